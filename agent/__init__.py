@@ -1,0 +1,1 @@
+"""The agent runtime that raises and resumes interrupts (no Slack code here)."""

@@ -1,0 +1,1 @@
+"""Signoff's Slack app: approval messages for agent interrupts."""

