@@ -1,0 +1,299 @@
+"""The agent loop: call the model, run the tools it asks for, stop on interrupts, resume.
+
+Semantics follow Strands Agents 1.62. When tools interrupt, the assistant toolUse message stays
+last in the conversation and the interrupt state keeps a ``PendingToolExecution``; a resume
+replays that message without calling the model, keeps the results that completed and re-runs
+only the calls without a result.
+
+Crash safety: before a batch runs, and after every result, the pending execution is saved, so a
+process that dies mid-batch is rebuilt from Redis and finishes the batch without re-running a
+call that completed. (A crash inside a tool, before its result is saved, re-runs that one call:
+tools get an idempotency key for that case.)
+"""
+
+import asyncio
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.hooks import (
+    AfterInvocationEvent,
+    AfterToolCallEvent,
+    BeforeInvocationEvent,
+    BeforeToolCallEvent,
+    BeforeToolsEvent,
+    HookProvider,
+    HookRegistry,
+)
+from agent.models.base import Model
+from agent.session import AgentState, SessionBinding
+from agent.tools import AgentTool, ToolContext, error_result, idempotency_key
+from state.interrupt import Interrupt, InterruptException, PendingToolExecution, _InterruptState
+from state.shapes import ContentBlock, Message, ToolResult, ToolUse
+from state.store import SessionStore
+
+Prompt = str | Sequence[ContentBlock] | Sequence[dict[str, Any]] | None
+
+_CANCELLED_BY_HOOK = "Not executed: the call was cancelled before it ran."
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What one invocation ended with.
+
+    Attributes:
+        stop_reason: ``"end_turn"``, ``"interrupt"``, ``"max_cycles"`` or what the model reported.
+        message: The last assistant message (``None`` if the run stopped before the model spoke).
+        interrupts: The interrupts that stopped this run and still await an answer.
+    """
+
+    stop_reason: str
+    message: Message | None
+    interrupts: list[Interrupt] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        """The text of the last message."""
+        if self.message is None:
+            return ""
+        return "\n".join(block["text"] for block in self.message["content"] if "text" in block)
+
+
+class Agent:
+    """An LLM with tools that can stop for humans and resume where it stopped.
+
+    Args:
+        model: The model (see ``agent.models``).
+        tools: The tools it may call.
+        hooks: Hook providers (e.g. ``ApprovalGate``).
+        session_id: Persist under this id (requires ``store``); an agent built later, in any
+            process, with the same id continues the same session.
+        store: Where sessions live.
+        system_prompt: Passed to the model on every call.
+        concurrent_tools: Run a batch's calls in parallel; one interrupting does not stop the others.
+        max_cycles: Model calls allowed per invocation before it stops with ``"max_cycles"``.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Iterable[AgentTool] = (),
+        *,
+        hooks: Iterable[HookProvider] = (),
+        session_id: str | None = None,
+        store: SessionStore | None = None,
+        system_prompt: str | None = None,
+        concurrent_tools: bool = False,
+        max_cycles: int = 20,
+    ) -> None:
+        """Load the session, if any; the model is not called until the agent is invoked."""
+        if (session_id is None) != (store is None):
+            raise ValueError("session_id and store go together")
+        self.model = model
+        self.tools = {agent_tool.name: agent_tool for agent_tool in tools}
+        self.hooks = HookRegistry()
+        for provider in hooks:
+            self.hooks.add_hook(provider)
+        self.session_id = session_id
+        self.system_prompt = system_prompt
+        self.concurrent_tools = concurrent_tools
+        self.max_cycles = max_cycles
+        self._session = SessionBinding(store, session_id) if store is not None and session_id else None
+        if self._session is not None:
+            self.messages, self.state, self._interrupt_state = self._session.load()
+        else:
+            self.messages, self.state, self._interrupt_state = [], AgentState({}), _InterruptState()
+        self._running = threading.Lock()
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the agent waits for interrupt responses."""
+        return self._interrupt_state.activated
+
+    def __call__(self, prompt: Prompt = None) -> AgentResult:
+        """Work on ``prompt``, or resume with a list of ``interruptResponse`` blocks.
+
+        Raises:
+            TypeError: Interrupted, and ``prompt`` is not a list of interruptResponse blocks.
+            KeyError: A response names an interrupt this agent did not raise.
+            ValueError: Responses were sent to an agent that is not interrupted.
+            RuntimeError: The agent is already running in another thread.
+            state.ConflictError: Another process changed the session since it was loaded.
+        """
+        if not self._running.acquire(blocking=False):
+            raise RuntimeError("agent is already running; one invocation at a time")
+        try:
+            return self._invoke(prompt)
+        finally:
+            self._running.release()
+
+    async def invoke_async(self, prompt: Prompt = None) -> AgentResult:
+        """``agent(prompt)`` without blocking the event loop (tools and model run in a thread)."""
+        return await asyncio.to_thread(self, prompt)
+
+    def _invoke(self, prompt: Prompt) -> AgentResult:
+        interrupt_state = self._interrupt_state
+        if interrupt_state.activated:
+            interrupt_state.resume(prompt)
+        elif _is_interrupt_responses(prompt):
+            raise ValueError("prompt=<interruptResponse> | agent is not interrupted; nothing to resume")
+        else:
+            self._append_prompt(prompt)
+        self._save()
+
+        result = self._run()
+        if result.stop_reason != "interrupt":
+            interrupt_state.end_interrupt_cycle()
+        self._save()
+        self.hooks.dispatch(AfterInvocationEvent(agent=self, stop_reason=result.stop_reason))
+        return result
+
+    def _run(self) -> AgentResult:
+        interrupt_state = self._interrupt_state
+        gate = BeforeInvocationEvent(agent=self, messages=self.messages, _interrupt_state=interrupt_state)
+        interrupts = self.hooks.dispatch(gate)
+        if interrupts:
+            interrupt_state.activate()
+            return AgentResult("interrupt", None, interrupts)
+        if interrupt_state.activated and interrupt_state.pending_tool_execution is None:
+            # Resumed from invocation gates alone: their answers hold for the rest of the cycle.
+            interrupt_state.end_tool_cycle()
+
+        last: Message | None = None
+        for _ in range(self.max_cycles):
+            batch = self._unfinished_batch()
+            if batch is None:
+                turn = self.model.converse(self.messages, self._tool_specs(), self.system_prompt)
+                self._append(turn.message)
+                if turn.stop_reason != "tool_use" or not _tool_uses(turn.message):
+                    return AgentResult(turn.stop_reason, turn.message)
+                batch = turn.message
+            last = batch
+            interrupts = self._execute_batch(batch)
+            if interrupts:
+                return AgentResult("interrupt", batch, interrupts)
+        return AgentResult("max_cycles", last)
+
+    def _unfinished_batch(self) -> Message | None:
+        """The toolUse message to (re)run without a model call: after an interrupt or a crash."""
+        pending = self._interrupt_state.pending_tool_execution
+        if pending is not None:
+            return pending.assistant_message
+        if self.messages and self.messages[-1]["role"] == "assistant" and _tool_uses(self.messages[-1]):
+            return self.messages[-1]
+        return None
+
+    def _execute_batch(self, message: Message) -> list[Interrupt]:
+        interrupt_state = self._interrupt_state
+        pending = interrupt_state.pending_tool_execution
+        results = list(pending.completed_tool_results) if pending is not None else []
+        done = {result["toolUseId"] for result in results}
+        todo = [tool_use for tool_use in _tool_uses(message) if tool_use["toolUseId"] not in done]
+
+        before = BeforeToolsEvent(agent=self, message=message, tool_uses=todo, _interrupt_state=interrupt_state)
+        interrupts = self.hooks.dispatch(before)
+        if interrupts:
+            return self._stop_for(message, results, interrupts)
+        if pending is None:
+            interrupt_state.pending_tool_execution = PendingToolExecution(message, list(results))
+
+        def record(result: ToolResult) -> None:
+            results.append(result)
+            interrupt_state.set_pending_tool_results(list(results))
+            self._save()
+
+        if before.cancel:
+            text = before.cancel if isinstance(before.cancel, str) else _CANCELLED_BY_HOOK
+            for tool_use in todo:
+                record(error_result(tool_use["toolUseId"], text))
+        elif self.concurrent_tools and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="tool") as pool:
+                futures = [pool.submit(self._call_tool, tool_use) for tool_use in todo]
+                for future in as_completed(futures):
+                    outcome = future.result()
+                    if isinstance(outcome, list):
+                        interrupts.extend(outcome)
+                    else:
+                        record(outcome)
+        else:
+            for tool_use in todo:
+                outcome = self._call_tool(tool_use)
+                if isinstance(outcome, list):
+                    interrupts.extend(outcome)
+                    break
+                record(outcome)
+
+        if interrupts:
+            return self._stop_for(message, results, interrupts)
+        interrupt_state.end_tool_cycle()
+        self._append({"role": "user", "content": [{"toolResult": result} for result in results]})
+        return []
+
+    def _call_tool(self, tool_use: ToolUse) -> ToolResult | list[Interrupt]:
+        """Run one call through its hooks; return its result, or the interrupts that stopped it."""
+        tool_use_id = tool_use["toolUseId"]
+        agent_tool = self.tools.get(tool_use["name"])
+        before = BeforeToolCallEvent(
+            agent=self, tool_use=tool_use, tool=agent_tool, _interrupt_state=self._interrupt_state
+        )
+        interrupts = self.hooks.dispatch(before)
+        if interrupts:
+            return interrupts
+        if before.cancel_tool:
+            result = error_result(
+                tool_use_id, before.cancel_tool if isinstance(before.cancel_tool, str) else _CANCELLED_BY_HOOK
+            )
+        elif agent_tool is None:
+            result = error_result(tool_use_id, f"Not executed: there is no tool named {tool_use['name']!r}.")
+        else:
+            context = ToolContext(
+                tool_use=tool_use,
+                agent=self,
+                idempotency_key=idempotency_key(self.session_id, tool_use_id),
+                _interrupt_state=self._interrupt_state,
+            )
+            try:
+                result = agent_tool.invoke(tool_use, context)
+            except InterruptException as raised:
+                return [raised.interrupt]
+        after = AfterToolCallEvent(agent=self, tool_use=tool_use, result=result)
+        self.hooks.dispatch(after)
+        return after.result
+
+    def _stop_for(self, message: Message, results: list[ToolResult], interrupts: list[Interrupt]) -> list[Interrupt]:
+        self._interrupt_state.pending_tool_execution = PendingToolExecution(message, results)
+        self._interrupt_state.activate()
+        self._save()
+        return interrupts
+
+    def _append_prompt(self, prompt: Prompt) -> None:
+        if prompt is None or (not isinstance(prompt, str) and len(prompt) == 0):
+            return
+        content: list[ContentBlock] = (
+            [{"text": prompt}] if isinstance(prompt, str) else [dict(block) for block in prompt]  # type: ignore[misc]
+        )
+        self._append({"role": "user", "content": content})
+
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        self._save()
+
+    def _save(self) -> None:
+        if self._session is not None:
+            self._session.save(self.messages, self.state, self._interrupt_state)
+
+    def _tool_specs(self) -> list[Any]:
+        return [agent_tool.spec for agent_tool in self.tools.values()]
+
+
+def _tool_uses(message: Message) -> list[ToolUse]:
+    return [block["toolUse"] for block in message["content"] if "toolUse" in block]
+
+
+def _is_interrupt_responses(prompt: Prompt) -> bool:
+    return (
+        isinstance(prompt, list)
+        and bool(prompt)
+        and any(isinstance(block, dict) and "interruptResponse" in block for block in prompt)
+    )

@@ -1,0 +1,99 @@
+"""Approval gates: a hook that asks a human before risky tools run, and the decision it expects.
+
+The human's answer travels as the interrupt's response: a ``Decision`` record (the bot builds
+it from a click). Anything else fails closed: the call is refused. A refused call never runs,
+and the model is told plainly why, in words that do not invite a blind retry.
+"""
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.hooks import BeforeToolCallEvent, HookRegistry
+from state.shapes import ToolUse
+
+APPROVAL_INTERRUPT = "approval"
+
+
+class DiscussionEntry(BaseModel):
+    """One reply in the approval message's thread."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user: str
+    text: str
+    at: datetime
+
+
+class Decision(BaseModel):
+    """A human's (or the clock's) decision on one approval request.
+
+    ``expired`` means nobody decided in time: it is never reported as a human denial.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decision: Literal["approve", "deny", "expired"]
+    decided_by: str | None = None
+    reason: str | None = None
+    discussion: tuple[DiscussionEntry, ...] = Field(default_factory=tuple)
+    decided_at: datetime
+
+
+def refusal_text(decision: Decision) -> str:
+    """What the model is told when a call is refused."""
+    if decision.decision == "expired":
+        return (
+            "Not executed: the approval request expired without a decision. "
+            "Do not retry automatically; tell the user it needs a fresh approval."
+        )
+    reason = f": {decision.reason}" if decision.reason else " (no reason given)"
+    return (
+        f"Not executed: denied by {decision.decided_by or 'an approver'}{reason}. "
+        "Do not retry this call; explain the refusal to the user."
+    )
+
+
+def parse_decision(response: Any) -> Decision | None:
+    """Return the decision carried by an interrupt response, or ``None`` if it carries none."""
+    try:
+        return Decision.model_validate(response)
+    except ValidationError:
+        return None
+
+
+def describe_call(tool_use: ToolUse) -> dict[str, Any]:
+    """The interrupt reason for a tool call: what a human needs to decide."""
+    return {"tool": tool_use["name"], "input": tool_use["input"], "toolUseId": tool_use["toolUseId"]}
+
+
+class ApprovalGate:
+    """Hook provider: calls to the named tools wait for an approving ``Decision``.
+
+    Args:
+        tools: Names of the tools that need approval, or a predicate on the call.
+    """
+
+    def __init__(self, tools: Iterable[str] | Callable[[ToolUse], bool]) -> None:
+        """Keep which calls are gated."""
+        if callable(tools):
+            self._needs_approval = tools
+        else:
+            names = frozenset(tools)
+            self._needs_approval = lambda tool_use: tool_use["name"] in names
+
+    def register_hooks(self, registry: HookRegistry) -> None:
+        """Gate every tool call."""
+        registry.add_callback(BeforeToolCallEvent, self._gate)
+
+    def _gate(self, event: BeforeToolCallEvent) -> None:
+        if not self._needs_approval(event.tool_use):
+            return
+        response = event.interrupt(APPROVAL_INTERRUPT, reason=describe_call(event.tool_use))
+        decision = parse_decision(response)
+        if decision is None:
+            event.cancel_tool = "Not executed: the approval response was not understood. Do not retry automatically."
+        elif decision.decision != "approve":
+            event.cancel_tool = refusal_text(decision)

@@ -1,0 +1,41 @@
+"""The ``interrupt()`` that hook events and tool contexts offer."""
+
+from typing import Any
+
+from agent.ids import Scope, interrupt_id
+from state.interrupt import Interrupt, InterruptException, _InterruptState
+
+
+class Interruptible:
+    """Mixin: ``interrupt(name, reason=...)`` for an event or context bound to one agent's state.
+
+    An implementation sets ``_interrupt_state``, ``_interrupt_scope`` and ``_interrupt_tool_use_id``.
+    """
+
+    _interrupt_state: _InterruptState
+    _interrupt_scope: Scope
+    _interrupt_tool_use_id: str | None = None
+
+    def interrupt(self, name: str, reason: Any = None, response: Any = None) -> Any:
+        """Ask a human; return the answer once there is one.
+
+        The interrupt is registered at once, so a later resume can answer it by id.
+
+        Args:
+            name: Unique among the interrupts of one hook dispatch or one tool call.
+            reason: Why the human is asked (shown to them); JSON-serializable.
+            response: An answer known in advance; when given, nobody is asked.
+
+        Returns:
+            The human's response (any value but ``None``; falsy values are answers too).
+
+        Raises:
+            InterruptException: No answer yet; the agent stops and reports the interrupt.
+        """
+        identifier = interrupt_id(self._interrupt_scope, name, self._interrupt_tool_use_id)
+        registered = self._interrupt_state.interrupts.setdefault(
+            identifier, Interrupt(identifier, name, reason, response)
+        )
+        if registered.response is not None:
+            return registered.response
+        raise InterruptException(registered)
