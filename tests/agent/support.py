@@ -1,0 +1,66 @@
+"""Helpers shared by the agent tests."""
+
+from typing import Any
+
+from agent import AgentTool, ToolContext, tool
+from state.shapes import Message
+
+
+def decision(kind: str, by: str | None = "U_APPROVER", reason: str | None = None) -> dict[str, Any]:
+    """A decision record in the JSON form the bot sends as an interrupt response."""
+    return {"decision": kind, "decided_by": by, "reason": reason, "decided_at": "2026-11-30T05:00:00Z"}
+
+
+def respond(interrupt_id: str, response: Any) -> dict[str, Any]:
+    """One interruptResponse block."""
+    return {"interruptResponse": {"interruptId": interrupt_id, "response": response}}
+
+
+class Recorder:
+    """Tools that record every execution, to prove what ran and how often."""
+
+    def __init__(self) -> None:
+        """Start with no calls."""
+        self.calls: list[tuple[str, Any]] = []
+
+    def names(self) -> list[str]:
+        """The tool names called, in order."""
+        return [name for name, _ in self.calls]
+
+    def tools(self) -> list[AgentTool]:
+        """restart_service (plain), read_logs (plain), delete_volume (asks inside the tool)."""
+
+        @tool
+        def restart_service(service: str) -> str:
+            """Restart a service.
+
+            Args:
+                service: Name of the service.
+            """
+            self.calls.append(("restart_service", service))
+            return f"restarted {service}"
+
+        @tool
+        def read_logs(service: str, lines: int = 10) -> dict[str, Any]:
+            """Read the last lines of a service's log."""
+            self.calls.append(("read_logs", service))
+            return {"service": service, "lines": lines}
+
+        @tool
+        def delete_volume(volume: str, tool_context: ToolContext) -> str:
+            """Delete a volume after a human confirms it in the tool."""
+            self.calls.append(("delete_volume:start", volume))
+            answer = tool_context.interrupt("confirm_delete", reason={"volume": volume})
+            self.calls.append(("delete_volume", answer))
+            return f"deleted {volume}" if answer else f"kept {volume}"
+
+        return [restart_service, read_logs, delete_volume]
+
+
+def tool_results(message: Message) -> dict[str, dict[str, Any]]:
+    """The toolResult blocks of a user message, by toolUseId."""
+    return {
+        block["toolResult"]["toolUseId"]: dict(block["toolResult"])
+        for block in message["content"]
+        if "toolResult" in block
+    }
