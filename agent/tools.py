@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from agent.ids import Scope
 from agent.interrupting import Interruptible
 from state.interrupt import InterruptException, _InterruptState
-from state.shapes import ToolResult, ToolResultContent, ToolUse
+from state.shapes import ToolResult, ToolUse
 
 _ARG_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
 
@@ -136,18 +136,19 @@ def error_result(tool_use_id: str, text: str) -> ToolResult:
 
 
 def _as_result(tool_use_id: str, value: Any) -> ToolResult:
+    """Wrap a return value as Strands does: a ready result as is, anything else as JSON text."""
     if isinstance(value, dict) and {"status", "content"} <= value.keys():
         return {"toolUseId": tool_use_id, "status": value["status"], "content": value["content"]}
-    content: ToolResultContent
     if isinstance(value, str):
-        content = {"text": value}
+        text = value
+    elif isinstance(value, BaseModel):
+        text = value.model_dump_json()
     else:
         try:
-            json.dumps(value)
-            content = {"json": value}
+            text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError):
-            content = {"text": repr(value)}
-    return {"toolUseId": tool_use_id, "status": "success", "content": [content]}
+            text = str(value)
+    return {"toolUseId": tool_use_id, "status": "success", "content": [{"text": text}]}
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
