@@ -1,8 +1,9 @@
-"""``python -m bot``: until the Slack app lands, a walk through the interrupt state machine.
+"""``python -m bot``: until the Slack app lands, a walk through one approval, end to end.
 
-It runs on ``REDIS_URL`` when set, else on an embedded real Redis server, and prints each step
-of one approval: the interrupt raised, the session stored and reloaded, the human's answer, the
-tool cycle closed.
+It runs on ``REDIS_URL`` when set, else on an embedded real Redis server. The demonstration
+operations agent asks to restart a service and stops on the approval interrupt; the session is
+in Redis; a second agent, built from Redis alone (as the bot's worker will), resumes it with an
+approving decision record, and the restart runs. A denied request shows the refusal path.
 """
 
 import json
@@ -10,55 +11,54 @@ import os
 import sys
 import uuid
 from contextlib import ExitStack
+from datetime import UTC, datetime
+from typing import Literal
 
 import redis
 
+from agent.approval import Decision
+from agent.demo import build_operations_agent
 from state import RedisServer, SessionStore
-from state.interrupt import Interrupt, PendingToolExecution, _InterruptState
+
+DecisionKind = Literal["approve", "deny", "expired"]
 
 
-def _show(step: str, data: object) -> None:
-    print(f"\n# {step}\n{json.dumps(data, indent=2, ensure_ascii=False)}")
+def _decide(kind: DecisionKind, reason: str | None = None) -> dict[str, object]:
+    record = Decision(decision=kind, decided_by="U_DEMO", reason=reason, decided_at=datetime.now(UTC))
+    return record.model_dump(mode="json")
 
 
-def demo(redis_url: str) -> None:
-    """Raise, persist, answer and close one interrupt against the Redis at ``redis_url``."""
-    store = SessionStore(redis.Redis.from_url(redis_url))
+def _said(text: object) -> str:
+    return "  agent: " + str(text).replace("\n", "\n         ")
+
+
+def _walk(store: SessionStore, request: str, decision: DecisionKind, reason: str | None = None) -> None:
     session_id = f"demo:{uuid.uuid4().hex[:8]}"
-    tool_use = {"toolUseId": "tooluse_1", "name": "restart_service", "input": {"service": "checkout"}}
-    interrupt_id = f"v1:before_tool_call:tooluse_1:{uuid.uuid5(uuid.NAMESPACE_OID, 'approval')}"
+    print(f"\n> {request}")
+    stopped = build_operations_agent(session_id=session_id, store=store)(request)
+    for interrupt in stopped.interrupts:
+        print(f"  waiting for approval: {json.dumps(interrupt.reason)}")
+    print(f"  interrupted sessions in Redis: {store.interrupted_sessions()}")
 
-    state = _InterruptState()
-    state.interrupts[interrupt_id] = Interrupt(interrupt_id, "approval", reason={"tool": tool_use["name"]})
-    state.pending_tool_execution = PendingToolExecution(
-        assistant_message={"role": "assistant", "content": [{"toolUse": tool_use}]},  # type: ignore[typeddict-item]
-        completed_tool_results=[],
-    )
-    state.activate()
-    version = store.save(session_id, expected_version=0, messages=[], agent_state={}, interrupt_state=state.to_dict())
-    _show(f"interrupt raised, session {session_id} stored at version {version}", state.to_dict())
-    print(f"interrupted sessions: {store.interrupted_sessions()}")
-
-    session = store.load(session_id)
-    assert session is not None
-    restored = _InterruptState.from_dict(session.interrupt_state)
-    restored.resume([{"interruptResponse": {"interruptId": interrupt_id, "response": {"decision": "approve"}}}])
-    _show("reloaded from Redis and answered", restored.to_dict())
-
-    restored.end_tool_cycle()
-    version = store.save(
-        session_id, expected_version=session.version, messages=[], agent_state={}, interrupt_state=restored.to_dict()
-    )
-    _show(f"tool cycle closed, stored at version {version}", restored.to_dict())
-    print(f"interrupted sessions: {store.interrupted_sessions()}")
+    resumed_elsewhere = build_operations_agent(session_id=session_id, store=store)
+    responses = [
+        {"interruptResponse": {"interruptId": interrupt.id, "response": _decide(decision, reason)}}
+        for interrupt in stopped.interrupts
+    ]
+    print(f"  {decision} (resumed by a fresh agent loaded from Redis)")
+    print(_said(resumed_elsewhere(responses)))
 
 
 def main() -> int:
-    """Run the demonstration; return the exit status."""
+    """Run the walk-through; return the exit status."""
     with ExitStack() as stack:
         url = os.environ.get("REDIS_URL") or stack.enter_context(RedisServer()).url
         print(f"Redis: {url}")
-        demo(url)
+        store = SessionStore(redis.Redis.from_url(url))
+        print("\n> logs for checkout")
+        print(_said(build_operations_agent()("logs for checkout")))
+        _walk(store, "restart checkout", "approve")
+        _walk(store, "roll back payments", "deny", "release freeze until 18:00")
     return 0
 
 

@@ -1,0 +1,144 @@
+"""The demonstration agent: an operations assistant over a small local inventory.
+
+Its scripted model maps plain requests ("restart checkout", "scale search to 5", "roll back
+payments", "logs for api") to tool calls, so the whole approval flow can be shown without an
+LLM. Reading logs is free; restarting, scaling and rolling back wait for an approval.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from agent.agent import Agent
+from agent.approval import ApprovalGate
+from agent.models.base import ModelTurn
+from agent.models.scripted import ScriptedModel, text_turn, tool_turn
+from agent.tools import AgentTool, ToolContext, tool
+from state.shapes import Message
+from state.store import SessionStore
+
+RISKY_TOOLS = ("restart_service", "scale_service", "rollback_deploy")
+
+_HELP = (
+    "I can read logs, restart, scale or roll back these services: {services}. "
+    "Try 'restart checkout', 'scale search to 5', 'roll back payments' or 'logs for api'."
+)
+
+
+@dataclass
+class Service:
+    """One service of the demonstration inventory."""
+
+    replicas: int
+    version: str
+    previous_version: str
+    log: list[str] = field(default_factory=list)
+
+
+def default_inventory() -> dict[str, Service]:
+    """A fresh inventory (each agent gets its own, so runs never interfere)."""
+    return {
+        "checkout": Service(3, "v42", "v41", ["GET /cart 200", "POST /pay 502 upstream timeout"]),
+        "search": Service(2, "v17", "v16", ["query took 1800 ms", "index lag 40 s"]),
+        "payments": Service(4, "v8", "v7", ["card declined spike", "deploy v8 finished"]),
+        "api": Service(6, "v120", "v119", ["p99 410 ms", "GET /health 200"]),
+    }
+
+
+def operations_tools(inventory: dict[str, Service]) -> list[AgentTool]:
+    """The four tools, bound to ``inventory``."""
+
+    def find(service: str) -> Service:
+        if service not in inventory:
+            raise KeyError(f"unknown service {service!r}; known: {', '.join(sorted(inventory))}")
+        return inventory[service]
+
+    @tool
+    def read_logs(service: str, lines: int = 5) -> str:
+        """Read the latest log lines of a service.
+
+        Args:
+            service: Service name.
+            lines: How many lines, newest last.
+        """
+        return "\n".join(find(service).log[-lines:])
+
+    @tool
+    def restart_service(service: str, tool_context: ToolContext) -> str:
+        """Restart every replica of a service.
+
+        Args:
+            service: Service name.
+        """
+        target = find(service)
+        target.log.append(f"restart requested (key {tool_context.idempotency_key[:8]})")
+        return f"{service}: {target.replicas} replicas restarted"
+
+    @tool
+    def scale_service(service: str, replicas: int) -> str:
+        """Change the number of replicas of a service.
+
+        Args:
+            service: Service name.
+            replicas: The new replica count (1 to 50).
+        """
+        if not 1 <= replicas <= 50:
+            raise ValueError("replicas must be between 1 and 50")
+        target = find(service)
+        before, target.replicas = target.replicas, replicas
+        return f"{service}: scaled from {before} to {replicas} replicas"
+
+    @tool
+    def rollback_deploy(service: str) -> str:
+        """Roll a service back to its previous version.
+
+        Args:
+            service: Service name.
+        """
+        target = find(service)
+        target.version, target.previous_version = target.previous_version, target.version
+        return f"{service}: rolled back from {target.previous_version} to {target.version}"
+
+    return [read_logs, restart_service, scale_service, rollback_deploy]
+
+
+_REQUESTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:logs?|read)\b.*?\b(?P<service>[a-z][\w-]*)\s*$"), "read_logs"),
+    (re.compile(r"\brestart\s+(?:the\s+)?(?P<service>[a-z][\w-]*)"), "restart_service"),
+    (re.compile(r"\bscale\s+(?:the\s+)?(?P<service>[a-z][\w-]*)\s+to\s+(?P<replicas>\d+)"), "scale_service"),
+    (re.compile(r"\broll\s*back\s+(?:the\s+)?(?P<service>[a-z][\w-]*)"), "rollback_deploy"),
+]
+
+
+def operations_model(services: list[str]) -> ScriptedModel:
+    """A scripted model: one tool call for a recognised request, then a summary of its result."""
+
+    def respond(messages: list[Message]) -> ModelTurn:
+        last = messages[-1]
+        results = [block["toolResult"] for block in last["content"] if "toolResult" in block]
+        if results:
+            lines = [content.get("text", "") for result in results for content in result["content"]]
+            return text_turn("\n".join(lines))
+        request = " ".join(block.get("text", "") for block in last["content"]).lower().strip()
+        for pattern, tool_name in _REQUESTS:
+            match = pattern.search(request)
+            if match:
+                tool_input: dict[str, object] = {"service": match["service"]}
+                if tool_name == "scale_service":
+                    tool_input["replicas"] = int(match["replicas"])
+                return tool_turn((f"tooluse_{len(messages)}", tool_name, tool_input))
+        return text_turn(_HELP.format(services=", ".join(services)))
+
+    return ScriptedModel(respond)
+
+
+def build_operations_agent(*, session_id: str | None = None, store: SessionStore | None = None) -> Agent:
+    """The demonstration agent; risky tools wait for an approval."""
+    inventory = default_inventory()
+    return Agent(
+        operations_model(sorted(inventory)),
+        operations_tools(inventory),
+        hooks=[ApprovalGate(RISKY_TOOLS)],
+        session_id=session_id,
+        store=store,
+        system_prompt="You are an operations assistant. Risky actions need a human's approval.",
+    )
