@@ -18,6 +18,8 @@ from pathlib import Path
 from types import TracebackType
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # (package, path of the binary inside it): packages that ship a real server binary.
 _PACKAGED_BINARIES = (
@@ -61,6 +63,12 @@ def _packaged_binary(package: str, relative: str) -> Path | None:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def _control_client(port: int, timeout: float) -> redis.Redis:
+    # redis-py retries a failed connection ten times with backoff (seconds per call): here a
+    # refused connection is an answer (not up yet, or already down), so never retry.
+    return redis.Redis(port=port, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
 
 
 def _free_loopback_port() -> int:
@@ -114,9 +122,14 @@ class RedisServer:
         # A port found free can be taken before the server binds it: try another.
         for _ in range(_START_ATTEMPTS):
             self.port = _free_loopback_port()
-            last_error = self._try_start(binary, self.data_dir)
+            try:
+                last_error = self._try_start(binary, self.data_dir)
+            except OSError as error:
+                self.stop()
+                raise RedisServerError(f"binary=<{binary}> | cannot run it: {error}") from error
             if not last_error:
                 return self
+        self.stop()
         raise RedisServerError(f"binary=<{binary}> | server did not start: {last_error}")
 
     def _try_start(self, binary: Path, data_dir: Path) -> str:
@@ -133,7 +146,7 @@ class RedisServer:
         ]  # fmt: skip
         self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + _START_TIMEOUT_S
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = _control_client(self.port, timeout=0.2)
         try:
             while time.monotonic() < deadline:
                 if self._process.poll() is not None:
@@ -152,7 +165,7 @@ class RedisServer:
     def stop(self) -> None:
         """Shut the server down cleanly (AOF flushed), then remove a temporary data directory."""
         if self._process is not None:
-            client = redis.Redis(port=self.port, socket_connect_timeout=1)
+            client = _control_client(self.port, timeout=1)
             try:
                 client.shutdown(nosave=True)
             except redis.RedisError:

@@ -15,12 +15,14 @@ single key outside the session's slot, so on Redis Cluster the script would be r
 """
 
 import json
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
+from redis.commands.core import Script
 
 from state.errors import ConflictError, SessionException
 from state.shapes import Message
@@ -53,7 +55,10 @@ if tonumber(ARGV[7]) > 0 then
 else
   redis.call('PERSIST', KEYS[1])
 end
-if ARGV[5] == '1' then
+if ARGV[5] == '1' and current == 0 then
+  -- A new session: an index entry left by an expired namesake must not keep its old time.
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[8])
+elseif ARGV[5] == '1' then
   redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[8])
 else
   redis.call('ZREM', KEYS[2], ARGV[8])
@@ -61,10 +66,18 @@ end
 return {1, new_version}
 """
 
-# KEYS: session hash, interrupted index. ARGV: expected version, session id.
+# KEYS: session hash, interrupted index. ARGV: expected version, session id, format.
+# Same returns as the save script; corrupted or foreign data is never deleted.
 _DELETE_SCRIPT: Final = """
 local raw = redis.call('HGET', KEYS[1], 'version')
-local current = tonumber(raw) or 0
+local current = 0
+if raw then
+  current = tonumber(raw)
+  if current == nil then return {-1, raw} end
+  if redis.call('HGET', KEYS[1], 'format') ~= ARGV[3] then return {-1, 'foreign format'} end
+elseif redis.call('EXISTS', KEYS[1]) == 1 then
+  return {-1, 'missing version'}
+end
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
@@ -131,7 +144,9 @@ class Session:
 
 def _to_json(value: Any, field: str, session_id: str) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text.encode()  # a lone surrogate is valid in a str but not in UTF-8
+        return text
     except (TypeError, ValueError) as error:
         raise TypeError(f"session_id=<{session_id}>, field=<{field}> | not JSON-serializable: {error}") from error
 
@@ -202,9 +217,13 @@ class SessionStore:
             ConflictError: Someone else wrote first; reload and redo the change.
             SessionException: The stored session is corrupted; it is left as it is.
             TypeError: A value is not JSON-serializable (nothing is written).
+            ValueError: A value does not have the session's shape, or the TTL is negative
+                (nothing is written).
         """
         keys = keys_for(session_id)
         ttl = self._ttl_seconds if ttl_seconds is None else ttl_seconds
+        if ttl is not None and ttl < 0:
+            raise ValueError(f"ttl_seconds=<{ttl}> | must not be negative")
         args: list[str | int] = [
             expected_version,
             _to_json(messages, "messages", session_id),
@@ -212,30 +231,45 @@ class SessionStore:
             _to_json(dict(interrupt_state), "interrupt_state", session_id),
             "1" if interrupt_state.get("activated") else "0",
             self._now_ms(),
-            int(ttl * 1000) if ttl else 0,
+            # Any positive TTL expires: round up so a sub-millisecond TTL is not "never".
+            math.ceil(ttl * 1000) if ttl else 0,
             session_id,
             FORMAT,
         ]
+        # Refuse what load() would refuse: a bad writer must not poison the session for everyone.
         try:
-            status, value = self._save(keys=[keys.session, keys.interrupted_index], args=args)
-        except redis.ResponseError as error:
-            raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
-        if status == -1:
-            raise SessionException(f"session_id=<{session_id}> | stored version is corrupted: {_text(value)!r}")
+            check_messages(messages)
+            check_agent_state(dict(agent_state))
+            check_interrupt_state(dict(interrupt_state))
+        except ShapeError as error:
+            raise ValueError(f"session_id=<{session_id}> | refusing to store: {error}") from error
+        status, value = self._run_script(self._save, session_id, keys, args)
         if status == 0:
             raise ConflictError(session_id, expected_version, int(value))
         return int(value)
+
+    @staticmethod
+    def _run_script(script: Script, session_id: str, keys: SessionKeys, args: list[str | int]) -> tuple[int, Any]:
+        """Run a write script; map "the key holds something else" to ``SessionException``."""
+        try:
+            status, value = script(keys=[keys.session, keys.interrupted_index], args=args)
+        except redis.ResponseError as error:
+            raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
+        if status == -1:
+            raise SessionException(f"session_id=<{session_id}> | stored session is corrupted: {_text(value)!r}")
+        return int(status), value
 
     def delete(self, session_id: str, *, expected_version: int) -> None:
         """Remove the session if it is still at ``expected_version``.
 
         Raises:
             ConflictError: It changed since it was read.
+            SessionException: The key holds corrupted or foreign data; it is left as it is.
         """
         keys = keys_for(session_id)
-        status, actual = self._delete(keys=[keys.session, keys.interrupted_index], args=[expected_version, session_id])
+        status, value = self._run_script(self._delete, session_id, keys, [expected_version, session_id, FORMAT])
         if status == 0:
-            raise ConflictError(session_id, expected_version, int(actual))
+            raise ConflictError(session_id, expected_version, int(value))
 
     def interrupted_sessions(self, *, limit: int = 1000) -> list[str]:
         """Return the ids of sessions stopped on interrupts, the longest waiting first.
@@ -243,6 +277,10 @@ class SessionStore:
         Cost is proportional to the number of interrupted sessions, never to all keys. Entries of
         sessions that expired are removed on the way.
         """
+        if limit < 0:
+            raise ValueError(f"limit=<{limit}> | must not be negative")
+        if limit == 0:  # ZRANGE 0 -1 would mean "everything"
+            return []
         members = self._client.zrange(INTERRUPTED_INDEX, 0, limit - 1)
         ids = [_text(member) for member in members if isinstance(member, bytes | str)]
         if not ids:
