@@ -27,6 +27,7 @@ from agent.hooks import (
     HookProvider,
     HookRegistry,
 )
+from agent.interrupting import REGISTRY_LOCK
 from agent.models.base import Model
 from agent.session import AgentState, SessionBinding
 from agent.tools import AgentTool, ToolContext, error_result, idempotency_key
@@ -281,7 +282,8 @@ class Agent:
 
     def _save(self) -> None:
         if self._session is not None:
-            self._session.save(self.messages, self.state, self._interrupt_state)
+            with REGISTRY_LOCK:
+                self._session.save(self.messages, self.state, self._interrupt_state)
 
     def _tool_specs(self) -> list[Any]:
         return [agent_tool.spec for agent_tool in self.tools.values()]

@@ -1,9 +1,14 @@
 """The ``interrupt()`` that hook events and tool contexts offer."""
 
+import threading
 from typing import Any
 
 from agent.ids import Scope, interrupt_id
 from state.interrupt import Interrupt, InterruptException, _InterruptState
+
+# Concurrent tools register interrupts from worker threads while the loop thread serializes the
+# state to save a finished result: both hold this lock so the dict never changes mid-iteration.
+REGISTRY_LOCK = threading.Lock()
 
 
 class Interruptible:
@@ -33,9 +38,10 @@ class Interruptible:
             InterruptException: No answer yet; the agent stops and reports the interrupt.
         """
         identifier = interrupt_id(self._interrupt_scope, name, self._interrupt_tool_use_id)
-        registered = self._interrupt_state.interrupts.setdefault(
-            identifier, Interrupt(identifier, name, reason, response)
-        )
+        with REGISTRY_LOCK:
+            registered = self._interrupt_state.interrupts.setdefault(
+                identifier, Interrupt(identifier, name, reason, response)
+            )
         if registered.response is not None:
             return registered.response
         raise InterruptException(registered)
