@@ -32,57 +32,57 @@ FORMAT: Final = "1"
 INTERRUPTED_INDEX: Final = "signoff:interrupted"
 _MAX_SESSION_ID_LENGTH: Final = 512
 
-# KEYS: session hash, interrupted index.
-# ARGV: expected version, messages, agent_state, interrupt_state, interrupted (0/1), now ms,
-#       ttl ms (0: no expiry), session id, format.
-# Returns {1, new_version} on success, {0, actual_version} on conflict, {-1, raw} when the
-# stored version is not a number (corrupted: refuse to write over it).
-_SAVE_SCRIPT: Final = """
+# Every write script starts with this guard. KEYS[1] is the session hash; ARGV[1] the expected
+# version, ARGV[2] the format. Returns {0, actual_version} on conflict and {-1, what} when the key
+# holds corrupted or foreign data, which is never written over nor deleted.
+_GUARD: Final = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 local current = 0
 if raw then
   current = tonumber(raw)
   if current == nil then return {-1, raw} end
+  if redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then return {-1, 'foreign format'} end
 elseif redis.call('EXISTS', KEYS[1]) == 1 then
   return {-1, 'missing version'}
 end
 if current ~= tonumber(ARGV[1]) then return {0, current} end
+"""
+
+# KEYS: session hash, interrupted index.
+# ARGV: expected version, format, session id, now ms, ttl ms (0: no expiry), interrupted (0/1),
+#       messages, agent_state, interrupt_state. Returns {1, new_version}.
+_SAVE_SCRIPT: Final = (
+    _GUARD
+    + """
 local new_version = current + 1
-redis.call('HSET', KEYS[1], 'version', new_version, 'messages', ARGV[2], 'agent_state', ARGV[3],
-  'interrupt_state', ARGV[4], 'format', ARGV[9], 'updated_at_ms', ARGV[6])
-if tonumber(ARGV[7]) > 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('HSET', KEYS[1], 'version', new_version, 'format', ARGV[2], 'updated_at_ms', ARGV[4],
+  'messages', ARGV[7], 'agent_state', ARGV[8], 'interrupt_state', ARGV[9])
+if tonumber(ARGV[5]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
 else
   redis.call('PERSIST', KEYS[1])
 end
-if ARGV[5] == '1' and current == 0 then
+if ARGV[6] == '1' and current == 0 then
   -- A new session: an index entry left by an expired namesake must not keep its old time.
-  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[8])
-elseif ARGV[5] == '1' then
-  redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[8])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+elseif ARGV[6] == '1' then
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
 else
-  redis.call('ZREM', KEYS[2], ARGV[8])
+  redis.call('ZREM', KEYS[2], ARGV[3])
 end
 return {1, new_version}
 """
+)
 
-# KEYS: session hash, interrupted index. ARGV: expected version, session id, format.
-# Same returns as the save script; corrupted or foreign data is never deleted.
-_DELETE_SCRIPT: Final = """
-local raw = redis.call('HGET', KEYS[1], 'version')
-local current = 0
-if raw then
-  current = tonumber(raw)
-  if current == nil then return {-1, raw} end
-  if redis.call('HGET', KEYS[1], 'format') ~= ARGV[3] then return {-1, 'foreign format'} end
-elseif redis.call('EXISTS', KEYS[1]) == 1 then
-  return {-1, 'missing version'}
-end
-if current ~= tonumber(ARGV[1]) then return {0, current} end
+# KEYS: session hash, interrupted index. ARGV: expected version, format, session id. Returns {1, 0}.
+_DELETE_SCRIPT: Final = (
+    _GUARD
+    + """
 redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[3])
 return {1, 0}
 """
+)
 
 # KEYS: session hash, interrupted index. ARGV: session id.
 # Drops an index entry whose session expired (TTL) or was removed behind the store's back.
@@ -226,15 +226,15 @@ class SessionStore:
             raise ValueError(f"ttl_seconds=<{ttl}> | must not be negative")
         args: list[str | int] = [
             expected_version,
-            _to_json(messages, "messages", session_id),
-            _to_json(dict(agent_state), "agent_state", session_id),
-            _to_json(dict(interrupt_state), "interrupt_state", session_id),
-            "1" if interrupt_state.get("activated") else "0",
+            FORMAT,
+            session_id,
             self._now_ms(),
             # Any positive TTL expires: round up so a sub-millisecond TTL is not "never".
             math.ceil(ttl * 1000) if ttl else 0,
-            session_id,
-            FORMAT,
+            "1" if interrupt_state.get("activated") else "0",
+            _to_json(messages, "messages", session_id),
+            _to_json(dict(agent_state), "agent_state", session_id),
+            _to_json(dict(interrupt_state), "interrupt_state", session_id),
         ]
         # Refuse what load() would refuse: a bad writer must not poison the session for everyone.
         try:
@@ -267,7 +267,7 @@ class SessionStore:
             SessionException: The key holds corrupted or foreign data; it is left as it is.
         """
         keys = keys_for(session_id)
-        status, value = self._run_script(self._delete, session_id, keys, [expected_version, session_id, FORMAT])
+        status, value = self._run_script(self._delete, session_id, keys, [expected_version, FORMAT, session_id])
         if status == 0:
             raise ConflictError(session_id, expected_version, int(value))
 

@@ -523,6 +523,7 @@ SAVE_OVER: dict[str, Callable[[redis.Redis, str], None]] = {
     "version-empty": _hash(version=""),
     "version-missing": _hash(version=None),
     "foreign-hash": _foreign_hash,
+    "foreign-hash-with-version": _hash(format="0"),
     "string-key": _string,
 }
 
