@@ -1,5 +1,7 @@
 """Raising and resuming interrupts: hook gates, tool interrupts, partial and falsy answers, errors."""
 
+import asyncio
+import threading
 import uuid
 from typing import Any
 
@@ -216,3 +218,37 @@ def test_the_same_interrupt_name_twice_in_one_dispatch_is_a_value_error() -> Non
     )
     with pytest.raises(ValueError, match=r"interrupt_name=<approval> \| interrupt name used more than once"):
         agent("go")
+
+
+def test_the_async_twin_interrupts_and_resumes_like_the_sync_call() -> None:
+    recorder = Recorder()
+    model = ScriptedModel([tool_turn(("t1", "restart_service", {"service": "a"})), text_turn("done")])
+    agent = Agent(model, recorder.tools(), hooks=[ApprovalGate(["restart_service"])])
+
+    async def run() -> tuple[str, str]:
+        stopped = await agent.invoke_async("restart a")
+        done = await agent.invoke_async([respond(stopped.interrupts[0].id, decision("approve"))])
+        return stopped.stop_reason, done.stop_reason
+
+    assert asyncio.run(run()) == ("interrupt", "end_turn")
+    assert recorder.calls == [("restart_service", "a")]
+    assert model.calls == 2
+
+
+def test_one_invocation_at_a_time() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(messages: list[Any]) -> Any:
+        entered.set()
+        release.wait(5)
+        return text_turn("slow answer")
+
+    agent = Agent(ScriptedModel(slow), [])
+    worker = threading.Thread(target=agent, args=("first",))
+    worker.start()
+    assert entered.wait(5)
+    with pytest.raises(RuntimeError, match="already running"):
+        agent("second")
+    release.set()
+    worker.join(5)
+    assert [message["role"] for message in agent.messages] == ["user", "assistant"]
