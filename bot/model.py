@@ -1,0 +1,72 @@
+"""The bot's records: one approval request per raised interrupt, and the decision on it.
+
+They are stored in Redis as JSON and rendered by ``bot.blocks``; every load validates them.
+The decision record itself is ``agent.approval.Decision``: it is what the agent receives.
+"""
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.approval import Decision, DiscussionEntry
+
+__all__ = ["ApprovalRequest", "Decision", "DiscussionEntry", "PolicySummary", "approval_id_for"]
+
+
+def approval_id_for(session_id: str, interrupt_id: str) -> str:
+    """A short, stable id for one interrupt of one session (fits in a button value)."""
+    return hashlib.sha256(f"{session_id}\n{interrupt_id}".encode()).hexdigest()[:24]
+
+
+class PolicySummary(BaseModel):
+    """What an approval message says about the policy that applies to it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    approver_users: tuple[str, ...] = ()
+    approver_groups: tuple[str, ...] = ()
+    allow_self_approval: bool = False
+    reason_required_on_deny: bool = False
+
+
+class ApprovalRequest(BaseModel):
+    """One interrupt waiting for a human, and where its Slack message lives.
+
+    Attributes:
+        approval_id: ``approval_id_for(session_id, interrupt_id)``; carried by the buttons.
+        session_id: The agent session (team, channel, thread).
+        interrupt_id: The interrupt to answer.
+        interrupt_name: The interrupt's name (``"approval"`` for tool gates).
+        team_id: Slack workspace.
+        channel_id: Channel of the thread.
+        thread_ts: The thread the session lives in.
+        requested_by: The Slack user whose request made the agent ask.
+        tool: The tool waiting, when the interrupt gates a tool call.
+        tool_input: Its arguments.
+        reason: The interrupt's reason, as the agent gave it.
+        policy: The policy that decides who may answer.
+        created_at: When the interrupt was raised.
+        expires_at: When it expires without a decision, if ever.
+        message_ts: The approval message, once posted.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    approval_id: str
+    session_id: str
+    interrupt_id: str
+    interrupt_name: str
+    team_id: str
+    channel_id: str
+    thread_ts: str
+    requested_by: str
+    tool: str | None = None
+    tool_input: Any = None
+    reason: Any = None
+    policy: PolicySummary
+    created_at: datetime
+    expires_at: datetime | None = None
+    message_ts: str | None = None
