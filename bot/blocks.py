@@ -1,0 +1,261 @@
+"""Block Kit rendering: pure functions from records to message and view payloads.
+
+No I/O and no clock: every time shown comes from the records. Every text is bounded by Block
+Kit's limits (truncated with an explicit marker, never inside a code fence or an escape), and
+user-controlled text is escaped (see ``bot.messages``).
+"""
+
+import json
+from typing import Any, Final
+
+from bot import messages
+from bot.ids import (
+    APPROVE_ACTION,
+    DENY_ACTION,
+    DENY_MODAL_CALLBACK,
+    DENY_REASON_BLOCK,
+    DENY_REASON_INPUT,
+    DISCUSS_ACTION,
+)
+from bot.model import ApprovalRequest, Decision
+
+__all__ = [
+    "ACTIONS_BLOCK_PREFIX",
+    "MAX_BLOCKS",
+    "SECTION_TEXT_MAX",
+    "actions_block_id",
+    "agent_reply_blocks",
+    "agent_reply_message",
+    "approval_message",
+    "deny_modal",
+    "modal_errors",
+    "thread_reply",
+]
+
+SECTION_TEXT_MAX: Final = 3000
+MAX_BLOCKS: Final = 50
+DENY_REASON_MAX: Final = 2000
+MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (2000)
+MODAL_ERROR_MAX: Final = 300
+ACTIONS_BLOCK_PREFIX: Final = "signoff_actions:"
+
+FENCE: Final = "```"
+_CLOSE: Final = "\n" + FENCE
+
+
+# ---------------------------------------------------------------- block constructors
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(*lines: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
+
+
+def _button(action_id: str, label: str, approval_id: str, style: str | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": _plain(label), "value": approval_id}
+    if style is not None:
+        button["style"] = style
+    return button
+
+
+def _checked_approval_id(approval_id: str) -> str:
+    if not approval_id or len(approval_id) > MAX_APPROVAL_ID:
+        raise ValueError(f"approval id must be 1..{MAX_APPROVAL_ID} characters, got {len(approval_id)}")
+    return approval_id
+
+
+def actions_block_id(approval_id: str) -> str:
+    """Block id of the approval message's buttons: the prefix and the approval id."""
+    return ACTIONS_BLOCK_PREFIX + _checked_approval_id(approval_id)
+
+
+# ---------------------------------------------------------------- text shaping
+
+
+def _defang_fences(code: str) -> str:
+    """Break every run of backticks with zero-width spaces: code can never close our fence."""
+    return code.replace("``", "`\u200b`").replace("``", "`\u200b`")
+
+
+def _pretty_json(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return messages.UNDISPLAYABLE
+
+
+def _code_section(label: str, code: str) -> str:
+    """``label`` then ``code`` in a fence, within one section; the marker comes after the closed fence."""
+    code = _defang_fences(code)
+    head = f"{label}\n{FENCE}\n"
+    room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
+    body, omitted = messages.fit_escaped(code, room)
+    if not omitted:
+        return head + body + _CLOSE
+    marker_room = len(messages.truncation_marker(len(code))) + 1
+    body, omitted = messages.fit_escaped(code, room - marker_room)
+    return f"{head}{body}{_CLOSE}\n{messages.truncation_marker(omitted)}"
+
+
+def _break_point(text: str, room: int) -> int:
+    """Where to cut ``text`` (longer than ``room``): a newline or space if one is near, never inside
+    an escape, a backtick run or a visible character."""
+    cut = room
+    for separator in ("\n", " "):
+        found = text.rfind(separator, room // 2, room)
+        if found != -1:
+            cut = found + 1
+            break
+    amp = text.rfind("&", max(cut - 4, 0), cut)
+    if amp != -1 and ";" not in text[amp:cut]:
+        cut = amp
+    while cut > 1 and text[cut - 1] == "`" and text[cut] == "`":
+        cut -= 1
+    return messages.safe_cut(text, cut) if cut > 1 else room
+
+
+def _split_mrkdwn(text: str) -> list[str]:
+    """Split mrkdwn into section texts (≤ 3000 characters, ≤ 50 of them).
+
+    A code fence open at a cut is closed there and reopened in the next piece. Text beyond the
+    last piece is dropped with the truncation marker.
+    """
+    pieces: list[str] = []
+    rest = text
+    in_fence = False
+    while rest and len(pieces) < MAX_BLOCKS:
+        head = FENCE + "\n" if in_fence else ""
+        room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
+        last = len(pieces) == MAX_BLOCKS - 1
+        marker_room = len(messages.truncation_marker(len(rest))) + 1 if last and len(rest) > room else 0
+        room -= marker_room
+        cut = len(rest) if len(rest) <= room else _break_point(rest, room)
+        chunk, rest = rest[:cut].rstrip("\n"), rest[cut:]
+        in_fence ^= chunk.count(FENCE) % 2 == 1
+        piece = head + chunk + (_CLOSE if in_fence and rest else "")
+        if marker_room and rest:
+            piece += "\n" + messages.truncation_marker(len(rest))
+            rest = ""
+        if piece.strip():
+            pieces.append(piece)
+    return pieces
+
+
+# ---------------------------------------------------------------- payloads
+
+
+def _reason_section(request: ApprovalRequest) -> str | None:
+    reason = request.reason
+    if reason is None or reason == "":
+        return None
+    if isinstance(reason, str):
+        return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
+    describes_the_call = (
+        isinstance(reason, dict)
+        and set(reason) <= {"tool", "input", "toolUseId"}
+        and reason.get("tool") == request.tool
+        and reason.get("input") == request.tool_input
+    )
+    if describes_the_call:  # the tool gate's own description: already shown above
+        return None
+    return _code_section(messages.REASON_LABEL, _pretty_json(reason))
+
+
+def approval_message(request: ApprovalRequest, *, decision: Decision | None = None) -> dict[str, Any]:
+    """The approval message: ``{"text": fallback, "blocks": [...]}`` for chat.postMessage / chat.update.
+
+    Undecided, it ends with Approve / Deny / Discuss buttons (values: the approval id). Decided,
+    the buttons are replaced by the outcome and the number of discussion replies.
+    """
+    approval_id = _checked_approval_id(request.approval_id)
+    blocks = [
+        {"type": "header", "text": _plain(messages.approval_header(request.tool))},
+        _section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name)),
+    ]
+    if request.tool is not None or request.tool_input is not None:
+        blocks.append(_section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
+    reason = _reason_section(request)
+    if reason is not None:
+        blocks.append(_section(reason))
+    context = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
+    if decision is None:
+        if request.expires_at is not None:
+            context.append(messages.expires(request.expires_at))
+        blocks.append(_context(*context))
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": actions_block_id(approval_id),
+                "elements": [
+                    _button(APPROVE_ACTION, messages.APPROVE_LABEL, approval_id, "primary"),
+                    _button(DENY_ACTION, messages.DENY_LABEL, approval_id, "danger"),
+                    _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, approval_id),
+                ],
+            }
+        )
+    else:
+        blocks.append(_context(*context))
+        blocks.append(_section(messages.decision_status(decision)))
+        blocks.append(_context(messages.discussion_count(len(decision.discussion))))
+    return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
+
+
+def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, Any]:
+    """The deny view (views.open); its private metadata is the approval id."""
+    approval_id = _checked_approval_id(request.approval_id)
+    return {
+        "type": "modal",
+        "callback_id": DENY_MODAL_CALLBACK,
+        "private_metadata": approval_id,
+        "title": _plain(messages.DENY_MODAL_TITLE),
+        "submit": _plain(messages.DENY_MODAL_SUBMIT),
+        "close": _plain(messages.DENY_MODAL_CLOSE),
+        "blocks": [
+            _section(messages.deny_modal_intro(request)),
+            {
+                "type": "input",
+                "block_id": DENY_REASON_BLOCK,
+                "optional": not reason_required,
+                "label": _plain(messages.deny_reason_label(reason_required)),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": DENY_REASON_INPUT,
+                    "multiline": True,
+                    "max_length": DENY_REASON_MAX,
+                    "placeholder": _plain(messages.DENY_REASON_PLACEHOLDER),
+                },
+            },
+        ],
+    }
+
+
+def modal_errors(reason_problem: str) -> dict[str, Any]:
+    """A view-submission answer showing ``reason_problem`` under the reason input: ``ack(**modal_errors(...))``."""
+    problem = messages.clip_plain(reason_problem, MODAL_ERROR_MAX)
+    return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
+
+
+def thread_reply(text: str) -> dict[str, Any]:
+    """A message of the bot's own mrkdwn (from ``bot.messages``; not escaped again), split to fit."""
+    pieces = _split_mrkdwn(text)
+    if not pieces:
+        raise ValueError("a thread reply needs some text")
+    return {"text": pieces[0], "blocks": [_section(piece) for piece in pieces]}
+
+
+def agent_reply_blocks(text: str) -> list[dict[str, Any]]:
+    """The agent's raw text, escaped, as section blocks (≤ 3000 characters each, ≤ 50 blocks)."""
+    return [_section(piece) for piece in _split_mrkdwn(messages.agent_reply(text))]
+
+
+def agent_reply_message(text: str) -> dict[str, Any]:
+    """The agent's raw text as a message: ``{"text": fallback, "blocks": agent_reply_blocks(text)}``."""
+    blocks = agent_reply_blocks(text)
+    return {"text": blocks[0]["text"]["text"], "blocks": blocks}

@@ -1,0 +1,75 @@
+"""Every Redis key the bot uses, built in one place.
+
+Per-session keys carry the session's hash tag ``{session_id}`` (one Cluster slot, as in
+``state.store``)::
+
+    signoff:{<sid>}:thread                 hash    team_id, channel_id, thread_ts, requested_by
+    signoff:{<sid>}:round                  hash    version (session version when it stopped), approval ids,
+                                                   published (last session version whose outcome was posted)
+    signoff:{<sid>}:open                   set     approval ids of the round still waiting for a decision
+    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts
+    signoff:{<sid>}:discussion:<aid>       list    thread replies while the approval was open (JSON)
+
+Global keys::
+
+    signoff:approval-session               hash    approval id -> session id (buttons carry the approval id)
+    signoff:jobs                           stream  start and resume jobs (consumer group "workers")
+    signoff:outbox                         zset    outbox entry ids by due time (ms)
+    signoff:outbox:entries                 hash    outbox entry id -> entry (JSON)
+    signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
+    signoff:audit                          stream  who did what, when
+    signoff:event:<event_id>               string  Events API deliveries already handled (retries)
+    signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
+"""
+
+from typing import Final
+
+from state.store import keys_for
+
+APPROVAL_SESSION: Final = "signoff:approval-session"
+JOBS: Final = "signoff:jobs"
+JOBS_GROUP: Final = "workers"
+OUTBOX_DUE: Final = "signoff:outbox"
+OUTBOX_ENTRIES: Final = "signoff:outbox:entries"
+OUTBOX_WAKE: Final = "signoff:outbox:wake"
+AUDIT: Final = "signoff:audit"
+
+
+def _session_prefix(session_id: str) -> str:
+    keys_for(session_id)  # the same validation as the session store: braces would break the tag
+    return f"signoff:{{{session_id}}}"
+
+
+def thread(session_id: str) -> str:
+    """Where the session's thread lives and who started it."""
+    return f"{_session_prefix(session_id)}:thread"
+
+
+def round_(session_id: str) -> str:
+    """The current round of approvals of the session."""
+    return f"{_session_prefix(session_id)}:round"
+
+
+def open_approvals(session_id: str) -> str:
+    """Approval ids of the current round still waiting."""
+    return f"{_session_prefix(session_id)}:open"
+
+
+def approval(session_id: str, approval_id: str) -> str:
+    """One approval: its request and, once decided, its decision."""
+    return f"{_session_prefix(session_id)}:approval:{approval_id}"
+
+
+def discussion(session_id: str, approval_id: str) -> str:
+    """Thread replies collected for one approval."""
+    return f"{_session_prefix(session_id)}:discussion:{approval_id}"
+
+
+def event_seen(event_id: str) -> str:
+    """Marks an Events API delivery as handled."""
+    return f"signoff:event:{event_id}"
+
+
+def usergroup(group_id: str) -> str:
+    """Cached members of a user group."""
+    return f"signoff:usergroup:{group_id}"

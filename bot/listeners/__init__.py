@@ -1,0 +1,1 @@
+"""Bolt listeners: thin (ack, validate, call one domain function, queue the Slack side effects)."""

@@ -1,0 +1,30 @@
+"""Tell a clicker what happened to their click: an ephemeral message through the outbox."""
+
+from bot import messages
+from bot.decisions import Outcome
+from bot.outbox import Outbox, OutboxEntry
+
+
+def outcome_text(outcome: Outcome) -> str | None:
+    """The ephemeral text for a refused or repeated click (``None`` when there is nothing to say)."""
+    if outcome.status == "already" and outcome.decision is not None:
+        return messages.already_decided(outcome.decision)
+    if outcome.status == "not_an_approver":
+        return messages.not_authorized(outcome.approvers_text)
+    if outcome.status == "self_approval":
+        return messages.self_approval_refused()
+    if outcome.status == "unknown":
+        return messages.unknown_approval()
+    if outcome.status == "unavailable":
+        return messages.click_failed("Slack could not tell us who is in the approver groups")
+    if outcome.status == "reason_required":
+        return messages.reason_required()
+    return None
+
+
+def tell(outbox: Outbox, *, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+    """Queue an ephemeral message for ``user``."""
+    payload = {"channel": channel, "user": user, "text": text}
+    if thread_ts:
+        payload["thread_ts"] = thread_ts
+    outbox.send_later(OutboxEntry("post_ephemeral", payload))

@@ -1,0 +1,298 @@
+"""Every user-facing text of the bot, and the few primitives that make text safe to interpolate.
+
+Functions return Slack mrkdwn unless their name or docstring says plain text. Anything a user,
+an agent or a model controls is escaped (``&``, ``<``, ``>``) before it is interpolated, so an
+argument such as ``<!channel>`` is shown, never executed; ids are clipped so no text can grow
+past Block Kit's limits. Times use Slack date tokens, which render in each reader's time zone.
+"""
+
+import unicodedata
+from datetime import UTC, datetime
+from typing import Final
+
+from bot.model import ApprovalRequest, Decision, PolicySummary
+
+ELLIPSIS: Final = "…"
+MAX_ID = 64  # Slack ids are ~11 characters; anything longer is clipped, never trusted to be short.
+MAX_NAME = 200  # tool names, policy names, interrupt names
+MAX_DECISION_REASON = 2000
+MAX_SUMMARY = 500  # error summaries
+MAX_LISTED_APPROVERS = 20
+
+# Labels (plain text; the button ones are far below 75 characters, the modal ones below 24).
+APPROVE_LABEL: Final = "Approve"
+DENY_LABEL: Final = "Deny"
+DISCUSS_LABEL: Final = "Discuss"
+DENY_MODAL_TITLE: Final = "Deny request"
+DENY_MODAL_SUBMIT: Final = "Deny"
+DENY_MODAL_CLOSE: Final = "Cancel"
+DENY_REASON_PLACEHOLDER: Final = "Why not? The agent and the requester will read this."
+ARGUMENTS_LABEL: Final = "*Arguments*"
+REASON_LABEL: Final = "*Reason*"
+UNDISPLAYABLE: Final = "(could not be displayed: nested too deeply or not serializable)"
+
+_ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
+
+
+# ---------------------------------------------------------------- primitives
+
+
+def escape(text: str) -> str:
+    """Escape the three characters mrkdwn gives meaning to: mentions and links stay inert text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def truncation_marker(omitted: int) -> str:
+    """The explicit marker that ends every truncated text."""
+    return f"{ELLIPSIS} (truncated, {omitted} more characters)"
+
+
+def _continues(ch: str) -> bool:
+    """Whether ``ch`` belongs to the character before it (combining mark, joiner, modifier, tag)."""
+    code = ord(ch)
+    return (
+        unicodedata.combining(ch) != 0
+        or ch in _JOINERS
+        or 0x1F3FB <= code <= 0x1F3FF  # skin tone modifiers
+        or 0xE0020 <= code <= 0xE007F  # tag characters (subdivision flags)
+    )
+
+
+def safe_cut(text: str, cut: int) -> int:
+    """Move ``cut`` back so it does not split a visible character (emoji sequence, accent)."""
+    original = cut
+    while 0 < cut < len(text) and (_continues(text[cut]) or text[cut - 1] == "\u200d"):
+        cut -= 1
+    return cut if cut > 0 else original
+
+
+def fit_escaped(raw: str, budget: int) -> tuple[str, int]:
+    """The longest prefix of ``raw`` whose escaped form fits ``budget``: (escaped prefix, characters left out)."""
+    escaped = escape(raw)
+    if len(escaped) <= budget:
+        return escaped, 0
+    used = cut = 0
+    for ch in raw:
+        cost = len(_ESCAPES.get(ch, ch))
+        if used + cost > budget:
+            break
+        used += cost
+        cut += 1
+    cut = safe_cut(raw, cut)
+    return escape(raw[:cut]), len(raw) - cut
+
+
+def clip(raw: str, limit: int) -> str:
+    """``raw`` escaped, truncated with the marker so the result is at most ``limit`` characters."""
+    escaped = escape(raw)
+    if len(escaped) <= limit:
+        return escaped
+    prefix, omitted = fit_escaped(raw, limit - len(truncation_marker(len(raw))))
+    return prefix + truncation_marker(omitted)
+
+
+def clip_plain(text: str, limit: int) -> str:
+    """Plain text (not escaped: plain_text objects never ping) truncated to ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    short = f"{ELLIPSIS} (+{len(text)})"
+    cut = safe_cut(text, max(limit - len(short), 0))
+    return text[:cut] + f"{ELLIPSIS} (+{len(text) - cut})"
+
+
+def code_inline(raw: str, limit: int = MAX_NAME) -> str:
+    """``raw`` as inline code: escaped, backticks replaced so the span cannot end early."""
+    shown = clip(raw.replace("`", "'"), limit) or " "
+    return f"`{shown}`"
+
+
+def mention_user(user_id: str) -> str:
+    """A user mention (pings the user)."""
+    return f"<@{escape(user_id[:MAX_ID])}>"
+
+
+def mention_group(group_id: str) -> str:
+    """A user-group mention (pings the group)."""
+    return f"<!subteam^{escape(group_id[:MAX_ID])}>"
+
+
+def _who(user_id: str | None) -> str:
+    return mention_user(user_id) if user_id else "an approver"
+
+
+def slack_date(at: datetime) -> str:
+    """A Slack date token: short pretty date and time in the reader's zone, UTC text as fallback.
+
+    A naive ``at`` is taken as UTC.
+    """
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    fallback = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(at.timestamp())}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+# ---------------------------------------------------------------- approval message
+
+
+def approval_header(tool: str | None) -> str:
+    """Plain text of the header (at most 150 characters)."""
+    return clip_plain(f"Approval needed: {tool}" if tool else "Approval needed", 150)
+
+
+def request_intro(requested_by: str, tool: str | None, interrupt_name: str) -> str:
+    """Who asked, and what waits for a decision."""
+    if tool:
+        return f"{mention_user(requested_by)} asked the agent, and it wants to run {code_inline(tool)}."
+    return (
+        f"{mention_user(requested_by)} asked the agent, and it waits for a decision on {code_inline(interrupt_name)}."
+    )
+
+
+def approvers_text(policy: PolicySummary) -> str:
+    """Who may decide: mentions of the listed users and groups, or anyone (except the requester)."""
+    mentions = [mention_user(u) for u in policy.approver_users] + [mention_group(g) for g in policy.approver_groups]
+    if not mentions:
+        return "anyone" if policy.allow_self_approval else "anyone except the requester"
+    listed = ", ".join(mentions[:MAX_LISTED_APPROVERS])
+    if len(mentions) > MAX_LISTED_APPROVERS:
+        listed += f" and {len(mentions) - MAX_LISTED_APPROVERS} more"
+    return listed if policy.allow_self_approval else f"{listed} (not the requester)"
+
+
+def policy_line(policy: PolicySummary) -> str:
+    """The policy, in one context line."""
+    line = f"Policy *{clip(policy.name, MAX_NAME)}* · May decide: {approvers_text(policy)}"
+    return line + (" · A reason is required to deny" if policy.reason_required_on_deny else "")
+
+
+def requested_at(at: datetime) -> str:
+    """When the interrupt was raised."""
+    return f"Requested {slack_date(at)}"
+
+
+def expires(at: datetime) -> str:
+    """When the request expires without a decision."""
+    return f"⏳ Expires {slack_date(at)} without a decision"
+
+
+def decision_status(decision: Decision) -> str:
+    """The outcome, as the decided message shows it."""
+    at = slack_date(decision.decided_at)
+    if decision.decision == "approve":
+        return f"✅ Approved by {_who(decision.decided_by)} at {at}"
+    if decision.decision == "deny":
+        reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else " (no reason given)"
+        return f"❌ Denied by {_who(decision.decided_by)} at {at}{reason}"
+    return f"⌛ Expired without a decision at {at}"
+
+
+def discussion_count(replies: int) -> str:
+    """How many discussion replies travelled to the agent with the decision."""
+    if replies == 0:
+        return "No discussion replies travelled with it."
+    return f"{replies} discussion {'reply' if replies == 1 else 'replies'} travelled with it."
+
+
+def approval_fallback(request: ApprovalRequest, decision: Decision | None = None) -> str:
+    """Notification text of the approval message (shown where blocks are not)."""
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    text = f"Approval needed: {mention_user(request.requested_by)} → {what}"
+    return text if decision is None else f"{text} · {decision_status(decision)}"
+
+
+def deny_modal_intro(request: ApprovalRequest) -> str:
+    """The deny modal's first line."""
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    return f"Deny {mention_user(request.requested_by)}'s request {what}? The agent is told your reason."
+
+
+def deny_reason_label(required: bool) -> str:
+    """Plain-text label of the reason input."""
+    return "Reason" if required else "Reason (optional)"
+
+
+# ---------------------------------------------------------------- replies to clicks and submissions
+
+
+def already_decided(decision: Decision) -> str:
+    """Ephemeral answer to a click on a request that is already decided."""
+    at = slack_date(decision.decided_at)
+    if decision.decision == "approve":
+        return f"Already approved by {_who(decision.decided_by)} at {at}"
+    if decision.decision == "deny":
+        return f"Already denied by {_who(decision.decided_by)} at {at}"
+    return f"Already expired without a decision at {at}"
+
+
+def not_authorized(approvers: str) -> str:
+    """Ephemeral answer to a click by someone the policy does not allow (``approvers``: ``approvers_text``)."""
+    return f"You can't decide this request: only {approvers} may approve or deny it."
+
+
+def self_approval_refused() -> str:
+    """Ephemeral answer to a requester trying to approve their own request."""
+    return "You asked for this, so you can't approve it yourself: another approver has to."
+
+
+def reason_required() -> str:
+    """Modal error (plain text) for a blank reason where the policy requires one."""
+    return "Please give a reason: this policy requires one to deny."
+
+
+def discussion_prompt(user_id: str) -> str:
+    """Thread message when someone opens a discussion."""
+    return (
+        f"{mention_user(user_id)} wants to discuss this request. Reply in this thread: "
+        "the replies travel to the agent with the decision."
+    )
+
+
+def decision_recorded(decision: Decision) -> str:
+    """Thread message once a decision is recorded and sent to the agent."""
+    if decision.decision == "approve":
+        return f"{decision_status(decision)}. The agent is continuing."
+    if decision.decision == "deny":
+        return f"{decision_status(decision)}. The agent has been told not to run it."
+    return f"{decision_status(decision)}. The agent has been told it needs a fresh approval."
+
+
+def unknown_approval() -> str:
+    """Ephemeral answer to a click on a request the bot no longer knows."""
+    return "This approval request is no longer known (it may have expired and been cleaned up). Nothing was recorded."
+
+
+def click_failed(error_summary: str) -> str:
+    """Ephemeral answer when recording a click failed."""
+    return f"Your click was not recorded: {clip(error_summary, MAX_SUMMARY)} — try again."
+
+
+def awaiting_approval(tool: str | None) -> str:
+    """Thread message while the agent waits on a request."""
+    return f"Waiting for approval to run {code_inline(tool)}…" if tool else "Waiting for a decision…"
+
+
+def agent_reply(text: str) -> str:
+    """The agent's answer as mrkdwn: escaped (a model cannot ping a channel), never empty."""
+    stripped = text.strip()
+    return escape(stripped) if stripped else "_(The agent returned no text.)_"
+
+
+def agent_error(error_summary: str) -> str:
+    """Thread message when the agent failed."""
+    return f"⚠️ The agent hit an error: {clip(error_summary, MAX_SUMMARY)}"
+
+
+def session_busy() -> str:
+    """Ephemeral answer when the thread's agent is still busy."""
+    return "The agent is still working on an earlier message in this thread. Wait for its reply, then try again."
+
+
+def working() -> str:
+    """Thread message while the agent works."""
+    return "⏳ Working on it…"
+
+
+def several_open() -> str:
+    """A typed decision in a thread with more than one open approval."""
+    return "Several approvals are open in this thread: use the buttons on the one you mean."

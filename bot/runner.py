@@ -1,0 +1,212 @@
+"""Runs agent jobs: start a session from a request, resume it from a round's decisions, publish.
+
+Publishing an outcome is one Redis transaction: either a new approval round (requests, open
+set, outbox posts) or the agent's reply (an outbox post), together with the ``published`` mark.
+A job delivered twice is harmless:
+
+- start: the prompt's id is remembered in the agent's state, so a redelivered start continues
+  the run instead of appending the prompt again;
+- resume: a job for a version the session already left is dropped; a run that died half way
+  (tools done, outcome not posted) is finished and posted, and completed tools never re-run.
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import redis
+
+from agent import Agent, AgentResult
+from bot import keys, messages
+from bot.approvals import ApprovalStore
+from bot.jobs import Job
+from bot.model import ApprovalRequest, approval_id_for
+from bot.outbox import Outbox, OutboxEntry
+from bot.policy import PolicyBook
+from state.interrupt import Interrupt
+from state.store import SessionStore
+
+logger = logging.getLogger(__name__)
+
+AgentFactory = Callable[..., Agent]
+"""``factory(session_id=..., store=...) -> Agent``: builds the agent of one session."""
+
+_PROMPT_IDS: Final = "signoff_prompt_ids"
+_PROMPT_IDS_KEPT: Final = 50
+
+
+def session_id_for(team_id: str, channel_id: str, thread_ts: str) -> str:
+    """One session per Slack thread."""
+    return f"{team_id}:{channel_id}:{thread_ts}"
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    """Where a session's thread lives and who made the latest request in it."""
+
+    team_id: str
+    channel_id: str
+    thread_ts: str
+    requested_by: str
+
+
+class SessionRunner:
+    """Handles one job at a time; any number of runners may share Redis."""
+
+    def __init__(
+        self,
+        *,
+        client: redis.Redis,
+        store: SessionStore,
+        approvals: ApprovalStore,
+        outbox: Outbox,
+        agent_factory: AgentFactory,
+        policies: PolicyBook,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        """Keep the collaborators."""
+        self._client = client
+        self._store = store
+        self._approvals = approvals
+        self._outbox = outbox
+        self._factory = agent_factory
+        self._policies = policies
+        self._clock = clock
+
+    def handle(self, job: Job) -> None:
+        """Run one job to its published outcome.
+
+        Raises:
+            Whatever the agent or Redis raised: the job stays pending and is retried.
+        """
+        if job.kind == "start":
+            self._start(job.fields)
+        elif job.kind == "resume":
+            self._resume(job.fields["session_id"], int(job.fields["version"]))
+        else:
+            logger.warning("job_id=<%s>, kind=<%s> | unknown job kind, dropped", job.job_id, job.kind)
+
+    def report_failure(self, job: Job, text: str) -> None:
+        """Tell the job's thread that it failed for good."""
+        fields = job.fields
+        if job.kind == "start":
+            info = ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["user_id"])
+        else:
+            info = self._thread_info(fields["session_id"])
+        self._post(info, text=text)
+
+    def _start(self, fields: dict[str, str]) -> None:
+        info = ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["user_id"])
+        session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
+        self._client.hset(
+            keys.thread(session_id),
+            mapping={
+                "team_id": info.team_id,
+                "channel_id": info.channel_id,
+                "thread_ts": info.thread_ts,
+                "requested_by": info.requested_by,
+            },
+        )
+        agent = self._factory(session_id=session_id, store=self._store)
+        if agent.interrupted:
+            self._post(info, text=messages.session_busy())
+            return
+        prompt_id = fields["prompt_id"]
+        seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
+        if prompt_id in seen:
+            result = agent()  # redelivered: the prompt is in the conversation already
+        else:
+            agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
+            result = agent(fields["text"])
+        self._publish(session_id, info, agent, result)
+
+    def _resume(self, session_id: str, version: int) -> None:
+        info = self._thread_info(session_id)
+        agent = self._factory(session_id=session_id, store=self._store)
+        stored = self._store.load(session_id)
+        current = stored.version if stored is not None else 0
+        if agent.interrupted:
+            if current != version:
+                logger.info("session_id=<%s>, version=<%d> | resume job for an old round, dropped", session_id, version)
+                return
+            round_version, approvals = self._approvals.round_approvals(session_id)
+            if round_version != version:
+                logger.info("session_id=<%s>, version=<%d> | round moved on, dropped", session_id, version)
+                return
+            responses = [
+                {
+                    "interruptResponse": {
+                        "interruptId": approval.request.interrupt_id,
+                        "response": approval.decision.model_dump(mode="json"),
+                    }
+                }
+                for approval in approvals
+                if approval.decision is not None
+            ]
+            result = agent(responses)
+        elif self._published_version(session_id) >= current:
+            return  # already resumed and posted
+        else:
+            result = agent()  # a worker died half way: finish the run (completed tools are kept)
+        self._publish(session_id, info, agent, result)
+
+    def _publish(self, session_id: str, info: ThreadInfo, agent: Agent, result: AgentResult) -> None:
+        stored = self._store.load(session_id)
+        version = stored.version if stored is not None else 0
+        transaction = self._client.pipeline(transaction=True)
+        if result.stop_reason == "interrupt":
+            requests = [self._request(session_id, info, interrupt) for interrupt in result.interrupts]
+            self._approvals.open_round(session_id=session_id, version=version, requests=requests, pipeline=transaction)
+            for request in requests:
+                self._outbox.add(
+                    transaction,
+                    OutboxEntry("post_approval", {"session_id": session_id, "approval_id": request.approval_id}),
+                )
+        else:
+            self._outbox.add(transaction, _post_entry(info, text=str(result) or f"(stopped: {result.stop_reason})"))
+        transaction.hset(keys.round_(session_id), "published", version)
+        transaction.execute()
+
+    def _request(self, session_id: str, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:
+        reason = interrupt.reason
+        tool = reason.get("tool") if isinstance(reason, dict) else None
+        tool_input = reason.get("input") if isinstance(reason, dict) else None
+        policy = self._policies.for_call(tool=tool, interrupt_name=interrupt.name)
+        return ApprovalRequest(
+            approval_id=approval_id_for(session_id, interrupt.id),
+            session_id=session_id,
+            interrupt_id=interrupt.id,
+            interrupt_name=interrupt.name,
+            team_id=info.team_id,
+            channel_id=info.channel_id,
+            thread_ts=info.thread_ts,
+            requested_by=info.requested_by,
+            tool=tool,
+            tool_input=tool_input,
+            reason=reason,
+            policy=policy.summary(),
+            created_at=self._clock(),
+        )
+
+    def _thread_info(self, session_id: str) -> ThreadInfo:
+        raw = self._client.hgetall(keys.thread(session_id))
+        fields = {_text(key): _text(value) for key, value in raw.items()}
+        return ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["requested_by"])
+
+    def _published_version(self, session_id: str) -> int:
+        value = self._client.hget(keys.round_(session_id), "published")
+        return int(value) if value is not None else 0
+
+    def _post(self, info: ThreadInfo, *, text: str) -> None:
+        self._outbox.send_later(_post_entry(info, text=text))
+
+
+def _post_entry(info: ThreadInfo, *, text: str) -> OutboxEntry:
+    payload: dict[str, Any] = {"channel": info.channel_id, "thread_ts": info.thread_ts, "text": text}
+    return OutboxEntry("post_message", payload)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

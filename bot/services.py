@@ -1,0 +1,112 @@
+"""The bot's collaborators, built once from settings: Redis, stores, queues, Slack client, agent factory."""
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
+
+from bot.approvals import ApprovalStore
+from bot.audit import Audit
+from bot.decisions import DecisionService
+from bot.delivery import Deliverer
+from bot.directory import Directory
+from bot.jobs import JobQueue
+from bot.outbox import Outbox
+from bot.policy import PolicyBook, load_policy
+from bot.runner import AgentFactory, SessionRunner
+from bot.settings import ConfigError, Settings
+from bot.worker import Worker
+from state.store import SessionStore
+
+
+@dataclass
+class Services:
+    """Everything listeners and the worker use."""
+
+    redis: redis.Redis
+    slack: WebClient
+    store: SessionStore
+    approvals: ApprovalStore
+    outbox: Outbox
+    jobs: JobQueue
+    audit: Audit
+    decisions: DecisionService
+    runner: SessionRunner
+    deliverer: Deliverer
+
+    def worker(self, *, claim_idle_ms: int = 60_000) -> Worker:
+        """A worker over these services."""
+        return Worker(
+            queue=self.jobs,
+            runner=self.runner,
+            outbox=self.outbox,
+            deliverer=self.deliverer,
+            audit=self.audit,
+            claim_idle_ms=claim_idle_ms,
+        )
+
+
+def load_agent_factory(spec: str) -> AgentFactory:
+    """Import ``module:callable``.
+
+    Raises:
+        ConfigError: It cannot be imported or is not callable.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"AGENT_FACTORY must look like module:callable, got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(f"AGENT_FACTORY={spec!r} cannot be imported: {error}") from error
+    if not callable(factory):
+        raise ConfigError(f"AGENT_FACTORY={spec!r} is not callable")
+    return factory  # type: ignore[no-any-return]
+
+
+def build_services(
+    settings: Settings,
+    *,
+    redis_client: redis.Redis,
+    agent_factory: AgentFactory | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Services:
+    """Wire the collaborators.
+
+    Raises:
+        ConfigError: The policy file or the agent factory is unusable.
+    """
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    slack = WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()])
+    policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
+    store = SessionStore(redis_client)
+    approvals = ApprovalStore(redis_client)
+    outbox = Outbox(redis_client)
+    audit = Audit(redis_client)
+    factory = agent_factory or load_agent_factory(settings.agent_factory)
+    return Services(
+        redis=redis_client,
+        slack=slack,
+        store=store,
+        approvals=approvals,
+        outbox=outbox,
+        jobs=JobQueue(redis_client),
+        audit=audit,
+        decisions=DecisionService(
+            approvals=approvals, directory=Directory(client=slack, redis_client=redis_client), audit=audit, clock=clock
+        ),
+        runner=SessionRunner(
+            client=redis_client,
+            store=store,
+            approvals=approvals,
+            outbox=outbox,
+            agent_factory=factory,
+            policies=policies,
+            clock=clock,
+        ),
+        deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client),
+    )

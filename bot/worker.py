@@ -1,0 +1,99 @@
+"""The worker: runs agent jobs and delivers the outbox, until told to stop.
+
+Jobs: read new ones for this consumer; every few seconds also claim jobs that another worker
+took and never acknowledged (it died). A job that keeps failing is given up after a few
+deliveries: the thread is told, the audit trail records it, and the job is acknowledged so it
+cannot block the queue. The outbox is delivered by a second thread that wakes as soon as an
+entry is queued.
+"""
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from bot import messages
+from bot.audit import Audit
+from bot.delivery import Deliverer
+from bot.jobs import Job, JobQueue
+from bot.outbox import Outbox
+from bot.runner import SessionRunner
+
+logger = logging.getLogger(__name__)
+
+MAX_DELIVERIES: Final = 5
+
+
+@dataclass
+class Worker:
+    """One worker process's loops (run them in threads, or call the ``*_once`` methods in tests).
+
+    Attributes:
+        claim_idle_ms: How long a job may stay unacknowledged before another worker takes it.
+    """
+
+    queue: JobQueue
+    runner: SessionRunner
+    outbox: Outbox
+    deliverer: Deliverer
+    audit: Audit
+    claim_idle_ms: int = 60_000
+    consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def run_jobs_once(self, *, block_ms: int = 1000) -> int:
+        """Claim stale jobs, else read new ones; handle them; return how many were handled."""
+        jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms)
+        if not jobs:
+            jobs = self.queue.read(self.consumer, block_ms=block_ms)
+        for job in jobs:
+            self._handle(job)
+        return len(jobs)
+
+    def deliver_once(self, *, wait_s: float = 1.0) -> int:
+        """Deliver what is due; if nothing was, wait for new entries up to ``wait_s``."""
+        handled = self.deliverer.deliver_due()
+        if not handled:
+            self.outbox.wait_for_work(wait_s)
+        return handled
+
+    def run_forever(self) -> None:
+        """Both loops, until ``stop()``."""
+        self.queue.ensure_group()
+        delivery = threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True)
+        delivery.start()
+        self._loop(self.run_jobs_once)
+        delivery.join(timeout=5)
+
+    def stop(self) -> None:
+        """Ask both loops to finish their current step and return."""
+        self._stop.set()
+
+    def _loop(self, step: Callable[[], int]) -> None:
+        while not self._stop.is_set():
+            try:
+                step()
+            except Exception:
+                logger.exception("worker=<%s> | step failed; continuing", self.consumer)
+                time.sleep(1)
+
+    def _handle(self, job: Job) -> None:
+        if job.deliveries > MAX_DELIVERIES:
+            self._give_up(job)
+            return
+        try:
+            self.runner.handle(job)
+        except Exception:
+            logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
+            return
+        self.queue.ack(job)
+
+    def _give_up(self, job: Job) -> None:
+        logger.error("job_id=<%s> | failed %d times, giving up", job.job_id, job.deliveries - 1)
+        self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields)
+        self.runner.report_failure(job, messages.agent_error("the request failed repeatedly and was abandoned"))
+        self.queue.ack(job)
