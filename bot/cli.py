@@ -1,0 +1,98 @@
+"""``python -m bot [serve|socket|worker|demo]``: run the bot, its worker, or the terminal walk-through.
+
+With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
+credentials are, and the terminal walk-through when no Slack credentials are set at all.
+With ``REDIS_URL`` unset, an embedded Redis server is started and, since no other process can
+reach it, the worker runs inside the same process.
+"""
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+from bot import demo
+from bot.app import build_app
+from bot.http import serve
+from bot.services import build_services
+from bot.settings import ConfigError, Mode, Settings, load_settings
+from state import RedisServer
+
+logger = logging.getLogger("bot")
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run; return the exit status (2 for configuration errors)."""
+    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", choices=["serve", "socket", "worker", "demo"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    command = args.command or _default_command()
+    if command == "demo":
+        return demo.main()
+    mode: Mode = {"serve": "http", "socket": "socket", "worker": "worker"}[command]  # type: ignore[assignment]
+    try:
+        settings = load_settings(mode)
+        with _redis(settings) as (client, embedded):
+            return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
+    except ConfigError as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+
+
+def _default_command() -> str:
+    if os.environ.get("SLACK_APP_TOKEN"):
+        return "socket"
+    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
+        return "serve"
+    return "demo"
+
+
+@contextmanager
+def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
+    if settings.redis_url:
+        yield redis.Redis.from_url(settings.redis_url), False
+        return
+    with RedisServer() as server:
+        logger.info("REDIS_URL unset: embedded Redis at %s (data dir %s)", server.url, server.data_dir)
+        yield redis.Redis.from_url(server.url), True
+
+
+def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:
+    services = build_services(settings, redis_client=client)
+    worker = services.worker()
+    stop = threading.Event()
+
+    def shutdown(signum: int, _frame: object) -> None:
+        logger.info("signal %d: stopping", signum)
+        worker.stop()
+        stop.set()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    if mode == "worker":
+        worker.run_forever()
+        return 0
+    if in_process_worker:
+        threading.Thread(target=worker.run_forever, name="worker", daemon=True).start()
+    app = build_app(settings, services)
+    if mode == "socket":
+        assert settings.slack_app_token is not None  # load_settings checked it
+        handler = SocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        handler.connect()  # type: ignore[no-untyped-call]
+        stop.wait()
+        handler.close()  # type: ignore[no-untyped-call]
+    else:
+        serve(app, port=settings.port, stop=stop)
+    worker.stop()
+    return 0

@@ -1,0 +1,66 @@
+"""``python -m bot``: until the Slack app lands, a walk through one approval, end to end.
+
+It runs on ``REDIS_URL`` when set, else on an embedded real Redis server. The demonstration
+operations agent asks to restart a service and stops on the approval interrupt; the session is
+in Redis; a second agent, built from Redis alone (as the bot's worker will), resumes it with an
+approving decision record, and the restart runs. A denied request shows the refusal path.
+"""
+
+import json
+import os
+import sys
+import uuid
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from typing import Literal
+
+import redis
+
+from agent.approval import Decision
+from agent.demo import build_operations_agent
+from state import RedisServer, SessionStore
+
+DecisionKind = Literal["approve", "deny", "expired"]
+
+
+def _decide(kind: DecisionKind, reason: str | None = None) -> dict[str, object]:
+    record = Decision(decision=kind, decided_by="U_DEMO", reason=reason, decided_at=datetime.now(UTC))
+    return record.model_dump(mode="json")
+
+
+def _said(text: object) -> str:
+    return "  agent: " + str(text).replace("\n", "\n         ")
+
+
+def _walk(store: SessionStore, request: str, decision: DecisionKind, reason: str | None = None) -> None:
+    session_id = f"demo:{uuid.uuid4().hex[:8]}"
+    print(f"\n> {request}")
+    stopped = build_operations_agent(session_id=session_id, store=store)(request)
+    for interrupt in stopped.interrupts:
+        print(f"  waiting for approval: {json.dumps(interrupt.reason)}")
+    print(f"  interrupted sessions in Redis: {store.interrupted_sessions()}")
+
+    resumed_elsewhere = build_operations_agent(session_id=session_id, store=store)
+    responses = [
+        {"interruptResponse": {"interruptId": interrupt.id, "response": _decide(decision, reason)}}
+        for interrupt in stopped.interrupts
+    ]
+    print(f"  {decision} (resumed by a fresh agent loaded from Redis)")
+    print(_said(resumed_elsewhere(responses)))
+
+
+def main() -> int:
+    """Run the walk-through; return the exit status."""
+    with ExitStack() as stack:
+        url = os.environ.get("REDIS_URL") or stack.enter_context(RedisServer()).url
+        print(f"Redis: {url}")
+        store = SessionStore(redis.Redis.from_url(url))
+        print("\n> logs for checkout")
+        print(_said(build_operations_agent()("logs for checkout")))
+        _walk(store, "restart checkout", "approve")
+        _walk(store, "roll back payments", "deny", "release freeze until 18:00")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
