@@ -21,6 +21,7 @@ from bot.model import ApprovalRequest, Decision
 
 __all__ = [
     "ACTIONS_BLOCK_PREFIX",
+    "DECISION_BLOCK_PREFIX",
     "MAX_BLOCKS",
     "SECTION_TEXT_MAX",
     "actions_block_id",
@@ -38,6 +39,7 @@ DENY_REASON_MAX: Final = 2000
 MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (2000)
 MODAL_ERROR_MAX: Final = 300
 ACTIONS_BLOCK_PREFIX: Final = "signoff_actions:"
+DECISION_BLOCK_PREFIX: Final = "signoff_decision:"
 
 FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
@@ -77,6 +79,11 @@ def actions_block_id(approval_id: str) -> str:
 
 
 # ---------------------------------------------------------------- text shaping
+
+
+def decision_block_id(approval_id: str) -> str:
+    """The block id of a decided approval's outcome (keeps the message findable once its buttons are gone)."""
+    return DECISION_BLOCK_PREFIX + _checked_approval_id(approval_id)
 
 
 def _defang_fences(code: str) -> str:
@@ -202,7 +209,7 @@ def approval_message(request: ApprovalRequest, *, decision: Decision | None = No
         )
     else:
         blocks.append(_context(*context))
-        blocks.append(_section(messages.decision_status(decision)))
+        blocks.append({**_section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
         blocks.append(_context(messages.discussion_count(len(decision.discussion))))
     return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
 

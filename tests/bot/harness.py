@@ -1,0 +1,157 @@
+"""The whole bot as Slack sees it: Bolt over real HTTP, a loopback Web API, a real Redis, a worker.
+
+Tests act as Slack (signed requests) and as the people in the channel; ``drain()`` runs the
+worker's job and outbox loops until nothing is left to do, so scenarios are deterministic
+without sleeping.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from pydantic import SecretStr
+
+from agent import Agent
+from agent.demo import build_operations_agent
+from bot import blocks, ids
+from bot.app import build_app
+from bot.http import wsgi_app
+from bot.services import Services, build_services
+from bot.settings import Settings
+from bot.worker import Worker
+from tests.bot import slack_requests
+from tests.bot.fake_slack import FakeSlack
+from tests.bot.http_server import serve_wsgi
+from tests.bot.slack_requests import PostResult, SignedPoster
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C0OPS"
+REQUESTER = "U0REQUESTER"
+APPROVER = "U0APPROVER"
+SECOND_APPROVER = "U0SECOND"
+OUTSIDER = "U0OUTSIDER"
+
+
+@dataclass
+class Bot:
+    """A running bot and the handles a scenario needs."""
+
+    slack: FakeSlack
+    services: Services
+    poster: SignedPoster
+    worker: Worker
+    url: str
+
+    def drain(self, *, rounds: int = 50) -> None:
+        """Run jobs and deliver the outbox until both are idle."""
+        for _ in range(rounds):
+            jobs = self.worker.run_jobs_once(block_ms=1)
+            delivered = self.worker.deliverer.deliver_due()
+            if not jobs and not delivered:
+                return
+        raise AssertionError("the worker did not settle")
+
+    def mention(self, text: str, *, user: str = REQUESTER, thread_ts: str | None = None) -> PostResult:
+        """Someone mentions the bot in the channel (or in a thread)."""
+        event = slack_requests.app_mention(user=user, channel=CHANNEL, text=f"<@U0BOT> {text}", thread_ts=thread_ts)
+        return self.poster.post_event(event)
+
+    def reply(self, text: str, *, user: str, thread_ts: str) -> PostResult:
+        """Someone replies in a thread."""
+        event = slack_requests.message_event(channel=CHANNEL, text=text, user=user, thread_ts=thread_ts)
+        return self.poster.post_event(event)
+
+    def approval_messages(self) -> list[dict[str, Any]]:
+        """The bot's approval messages in the channel, latest state, oldest first."""
+        return [message for message in self.slack.messages(CHANNEL) if _approval_id(message) is not None]
+
+    def approval_id(self, index: int = 0) -> str:
+        """The approval id carried by the buttons of the ``index``-th approval message."""
+        approval_id = _approval_id(self.approval_messages()[index])
+        assert approval_id is not None
+        return approval_id
+
+    def click(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
+        """Someone clicks a button of an approval message."""
+        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        payload = slack_requests.block_actions(
+            action_id=action_id,
+            user_id=user,
+            channel_id=CHANNEL,
+            message_ts=message["ts"],
+            thread_ts=message.get("thread_ts"),
+            value=approval_id,
+            blocks=message.get("blocks"),
+            response_url=self.slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
+        )
+        return self.poster.post_action(payload)
+
+    def submit_deny(self, approval_id: str, *, user: str, reason: str | None) -> PostResult:
+        """Someone submits the deny modal."""
+        payload = slack_requests.view_submission(
+            callback_id=ids.DENY_MODAL_CALLBACK,
+            user_id=user,
+            private_metadata=approval_id,
+            values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}},
+        )
+        return self.poster.post_view_submission(payload)
+
+    def thread_texts(self, thread_ts: str) -> list[str]:
+        """Texts of the messages in a thread, in order."""
+        return [message.get("text", "") for message in self.slack.messages(CHANNEL, thread_ts=thread_ts)]
+
+    def ephemeral_texts(self, user: str) -> list[str]:
+        """Ephemeral texts shown to ``user``."""
+        return [
+            call.args.get("text", "")
+            for call in self.slack.calls("chat.postEphemeral")
+            if call.args.get("user") == user
+        ]
+
+
+def _approval_id(message: dict[str, Any]) -> str | None:
+    """The approval id of an approval message, decided or not (``None`` for other messages)."""
+    for block in message.get("blocks") or []:
+        block_id = str(block.get("block_id", ""))
+        for prefix in (blocks.ACTIONS_BLOCK_PREFIX, blocks.DECISION_BLOCK_PREFIX):
+            if block_id.startswith(prefix):
+                return block_id.removeprefix(prefix)
+    return None
+
+
+def is_decided(message: dict[str, Any]) -> bool:
+    """Whether the approval message shows a decision (and no buttons)."""
+    block_ids = [str(block.get("block_id", "")) for block in message.get("blocks") or []]
+    return any(b.startswith(blocks.DECISION_BLOCK_PREFIX) for b in block_ids) and not any(
+        b.startswith(blocks.ACTIONS_BLOCK_PREFIX) for b in block_ids
+    )
+
+
+@contextmanager
+def running_bot(
+    redis_client: redis.Redis,
+    *,
+    agent_factory: Any = None,
+    policy_path: Any = None,
+    usergroups: dict[str, list[str]] | None = None,
+) -> Iterator[Bot]:
+    """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``)."""
+    with FakeSlack(usergroups=usergroups or {}) as slack:
+        settings = Settings(
+            slack_bot_token=SecretStr(slack.token),
+            slack_signing_secret=SecretStr(SIGNING_SECRET),
+            slack_api_url=slack.url,
+            approval_policy=policy_path,
+        )
+        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory)
+        services.jobs.ensure_group()
+        app = build_app(settings, services)
+        with serve_wsgi(wsgi_app(app)) as base_url, SignedPoster(base_url, SIGNING_SECRET) as poster:
+            yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url)
+
+
+def demo_factory(*, session_id: str, store: Any) -> Agent:
+    """The demonstration operations agent (the bot's default)."""
+    return build_operations_agent(session_id=session_id, store=store)
