@@ -1,0 +1,79 @@
+"""Agents for the scenario tests (importable by a worker subprocess through ``AGENT_FACTORY``).
+
+``counting_agent``: a deploy (gated) followed by a notify (free) in one batch; every completed
+tool call is counted in Redis, and ``notify`` can be held on a Redis key so a test can kill
+the worker while it runs. ``two_gates_agent``: two gated restarts in one turn.
+"""
+
+import os
+import time
+from typing import Any
+
+import redis
+
+from agent import Agent, ApprovalGate, ScriptedModel, tool
+from agent.models.base import ModelTurn
+from agent.models.scripted import text_turn, tool_turn
+from state.shapes import Message
+from state.store import SessionStore
+
+HOLD_KEY = "test:hold:notify"
+STARTED_KEY = "test:started:notify"
+
+
+def completions(client: redis.Redis, tool_name: str) -> int:
+    """How many times ``tool_name`` ran to completion."""
+    value = client.get(f"test:completed:{tool_name}")
+    return int(value) if value is not None else 0
+
+
+def _answer_after_results(first_turn: ModelTurn, final_text: str) -> ScriptedModel:
+    def respond(messages: list[Message]) -> ModelTurn:
+        has_results = any("toolResult" in block for block in messages[-1]["content"])
+        return text_turn(final_text) if has_results else first_turn
+
+    return ScriptedModel(respond)
+
+
+def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) -> Agent:
+    """Deploy (gated) then notify (free); counts completions in Redis."""
+    counter: redis.Redis = client or redis.Redis.from_url(os.environ["REDIS_URL"])
+
+    @tool
+    def deploy(service: str) -> str:
+        """Deploy a service."""
+        counter.incr("test:completed:deploy")
+        return f"deployed {service}"
+
+    @tool
+    def notify(channel: str) -> str:
+        """Tell a channel."""
+        counter.set(STARTED_KEY, "1")
+        deadline = time.monotonic() + 30
+        while counter.exists(HOLD_KEY) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        counter.incr("test:completed:notify")
+        return f"told {channel}"
+
+    model = _answer_after_results(
+        tool_turn(("t1", "deploy", {"service": "api"}), ("t2", "notify", {"channel": "#ops"})), "deployed and told"
+    )
+    return Agent(model, [deploy, notify], hooks=[ApprovalGate(["deploy"])], session_id=session_id, store=store)
+
+
+def two_gates_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Two gated restarts in one turn (run concurrently)."""
+    from agent.demo import default_inventory, operations_tools
+
+    model = _answer_after_results(
+        tool_turn(("t1", "restart_service", {"service": "api"}), ("t2", "restart_service", {"service": "search"})),
+        "both restarted",
+    )
+    return Agent(
+        model,
+        operations_tools(default_inventory()),
+        hooks=[ApprovalGate(["restart_service"])],
+        session_id=session_id,
+        store=store,
+        concurrent_tools=True,
+    )
