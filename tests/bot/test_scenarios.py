@@ -211,7 +211,8 @@ def test_thread_discussion_travels_with_the_decision(bot: Bot) -> None:
 
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
     approval = bot.services.approvals.get(_session_of(thread_ts), bot.approval_id())
-    assert approval is not None and approval.decision is not None
+    assert approval is not None
+    assert approval.decision is not None
     assert [(entry.user, entry.text) for entry in approval.decision.discussion] == [
         (SECOND_APPROVER, "is anyone deploying checkout right now?"),
         (REQUESTER, "no, go ahead"),
@@ -230,7 +231,8 @@ def test_a_typed_approve_reply_decides(bot: Bot) -> None:
     bot.drain()
 
     approval = bot.services.approvals.get(_session_of(thread_ts), bot.approval_id())
-    assert approval is not None and approval.decision is not None
+    assert approval is not None
+    assert approval.decision is not None
     assert (approval.decision.decision, approval.decision.decided_by) == ("approve", APPROVER)
     assert approval.decision.reason == "checked the dashboards"
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
