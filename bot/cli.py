@@ -20,7 +20,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot import demo
 from bot.app import build_app
-from bot.http import serve
+from bot.http import guarded_wsgi_app, serve
 from bot.services import build_services
 from bot.settings import ConfigError, Mode, Settings, load_settings
 from state import RedisServer
@@ -93,6 +93,6 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
         stop.wait()
         handler.close()  # type: ignore[no-untyped-call]
     else:
-        serve(app, port=settings.port, stop=stop)
+        serve(guarded_wsgi_app(app, settings, services), port=settings.port, stop=stop)
     worker.stop()
     return 0

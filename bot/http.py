@@ -4,10 +4,13 @@ Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.http:create
 ``python -m bot serve`` uses a small threaded server, enough for one team and for development.
 """
 
+import io
+import json
 import logging
 import socketserver
 import threading
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -16,25 +19,59 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.app import build_app
-from bot.services import build_services
-from bot.settings import ConfigError, load_settings
+from bot.request_guard import MAX_BODY_BYTES, RequestGuard
+from bot.services import Services, build_services
+from bot.settings import ConfigError, Settings, load_settings
 
 logger = logging.getLogger(__name__)
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def wsgi_app(app: App, *, path: str = "/slack/events") -> WsgiApp:
-    """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it); 404 elsewhere."""
+def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack/events") -> WsgiApp:
+    """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
+
+    ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
+    """
     handler = SlackRequestHandler(app, path=path)
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
+        if guard is not None and environ.get("PATH_INFO") == path and environ.get("REQUEST_METHOD") == "POST":
+            body = _read_body(environ)
+            rejection = guard.check(
+                body=body,
+                timestamp=environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+                signature=environ.get("HTTP_X_SLACK_SIGNATURE"),
+                content_type=environ.get("CONTENT_TYPE", ""),
+            )
+            if rejection is not None:
+                payload = json.dumps({"error": rejection.message}).encode()
+                status = f"{rejection.status} {HTTPStatus(rejection.status).phrase}"
+                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
+                return [payload]
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
         return handler(environ, start_response)
 
     return application
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    # One byte more than the limit is enough to know the body is too large.
+    return bytes(environ["wsgi.input"].read(min(length, MAX_BODY_BYTES + 1)))
+
+
+def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
+    """The WSGI app with the request guard on (what production serves)."""
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    return wsgi_app(app, guard=RequestGuard(signing_secret=secret, redis_client=services.redis))
 
 
 def create_wsgi() -> WsgiApp:
@@ -43,7 +80,7 @@ def create_wsgi() -> WsgiApp:
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     services = build_services(settings, redis_client=redis.Redis.from_url(settings.redis_url))
-    return wsgi_app(build_app(settings, services))
+    return guarded_wsgi_app(build_app(settings, services), settings, services)
 
 
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -56,9 +93,9 @@ class _QuietHandler(WSGIRequestHandler):
         logger.debug(format, *args)
 
 
-def serve(app: App, *, port: int, stop: threading.Event, host: str = "0.0.0.0") -> None:
+def serve(application: WsgiApp, *, port: int, stop: threading.Event, host: str = "0.0.0.0") -> None:
     """Serve until ``stop`` is set."""
-    server = make_server(host, port, wsgi_app(app), server_class=_ThreadingServer, handler_class=_QuietHandler)
+    server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=_QuietHandler)
     logger.info("listening on http://%s:%d/slack/events", host, server.server_port)
     thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
     thread.start()

@@ -26,6 +26,7 @@ from bot.model import ApprovalRequest, approval_id_for
 from bot.outbox import Outbox, OutboxEntry
 from bot.policy import PolicyBook
 from state.interrupt import Interrupt
+from state.shapes import Message
 from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
@@ -123,18 +124,15 @@ class SessionRunner:
         self._publish(session_id, info, agent, result)
 
     def _resume(self, session_id: str, version: int) -> None:
+        round_version, approvals = self._approvals.round_approvals(session_id)
+        if round_version != version or self._published_version(session_id) > version:
+            logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
+            return
         info = self._thread_info(session_id)
         agent = self._factory(session_id=session_id, store=self._store)
-        stored = self._store.load(session_id)
-        current = stored.version if stored is not None else 0
         if agent.interrupted:
-            if current != version:
-                logger.info("session_id=<%s>, version=<%d> | resume job for an old round, dropped", session_id, version)
-                return
-            round_version, approvals = self._approvals.round_approvals(session_id)
-            if round_version != version:
-                logger.info("session_id=<%s>, version=<%d> | round moved on, dropped", session_id, version)
-                return
+            # Also right after a worker died mid-resume: the answers are recorded again (same
+            # values) and the pending batch continues; completed tools are not run again.
             responses = [
                 {
                     "interruptResponse": {
@@ -146,10 +144,10 @@ class SessionRunner:
                 if approval.decision is not None
             ]
             result = agent(responses)
-        elif self._published_version(session_id) >= current:
-            return  # already resumed and posted
+        elif agent.messages and _is_final_answer(agent.messages[-1]):
+            result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
-            result = agent()  # a worker died half way: finish the run (completed tools are kept)
+            result = agent()  # died between batches: carry on
         self._publish(session_id, info, agent, result)
 
     def _publish(self, session_id: str, info: ThreadInfo, agent: Agent, result: AgentResult) -> None:
@@ -201,6 +199,10 @@ class SessionRunner:
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         self._outbox.send_later(_post_entry(info, text=text))
+
+
+def _is_final_answer(message: Message) -> bool:
+    return message["role"] == "assistant" and not any("toolUse" in block for block in message["content"])
 
 
 def _post_entry(info: ThreadInfo, *, text: str) -> OutboxEntry:

@@ -17,7 +17,7 @@ from agent import Agent
 from agent.demo import build_operations_agent
 from bot import blocks, ids
 from bot.app import build_app
-from bot.http import wsgi_app
+from bot.http import guarded_wsgi_app
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.worker import Worker
@@ -148,7 +148,10 @@ def running_bot(
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory)
         services.jobs.ensure_group()
         app = build_app(settings, services)
-        with serve_wsgi(wsgi_app(app)) as base_url, SignedPoster(base_url, SIGNING_SECRET) as poster:
+        with (
+            serve_wsgi(guarded_wsgi_app(app, settings, services)) as base_url,
+            SignedPoster(base_url, SIGNING_SECRET) as poster,
+        ):
             yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url)
 
 
