@@ -8,6 +8,7 @@ import pytest
 from bot import ids, keys
 from tests.bot import slack_requests
 from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, Bot, is_decided
+from tests.bot.slack_requests import PostOptions
 
 
 def _mention_body() -> dict[str, object]:
@@ -16,7 +17,10 @@ def _mention_body() -> dict[str, object]:
 
 @pytest.mark.parametrize(("option", "status"), [("forge", 401), ("stale", 401), ("unsigned", 401)])
 def test_forged_stale_and_unsigned_requests_are_refused_and_queue_nothing(bot: Bot, option: str, status: int) -> None:
-    result = bot.poster.post_event(_mention_body(), **{option: True})  # type: ignore[misc]
+    options: PostOptions = (
+        {"forge": True} if option == "forge" else {"stale": True} if option == "stale" else {"unsigned": True}
+    )
+    result = bot.poster.post_event(_mention_body(), **options)
 
     assert result.status == status
     assert "signature" in result.json()["error"]
