@@ -1,0 +1,56 @@
+"""The two WSGI apps ``bench/ack.py`` compares, as gunicorn factories (configured by environment).
+
+Both are Bolt apps in the fastest mode either could use (``process_before_response=True``),
+served by the same gunicorn: ``bare()`` only acks the approve action; ``ours()`` is the real
+bot (request guard, decision checks, the atomic decision write and its outbox entry).
+"""
+
+import os
+
+import redis
+from pydantic import SecretStr
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot import ids
+from bot.app import build_app
+from bot.http import WsgiApp, guarded_wsgi_app, wsgi_app
+from bot.services import build_services
+from bot.settings import Settings
+
+
+def _api_url() -> str:
+    # Bolt calls auth.test once per process (on the first request); bench/ack.py answers it.
+    return os.environ["BENCH_SLACK_API_URL"]
+
+
+def _secret() -> str:
+    return os.environ["BENCH_SIGNING_SECRET"]
+
+
+def bare() -> WsgiApp:
+    """A Bolt app whose approve handler only acks."""
+    app = App(
+        client=WebClient(token="xoxb-bench", base_url=_api_url()),
+        signing_secret=_secret(),
+        process_before_response=True,
+        token_verification_enabled=False,
+    )
+
+    @app.action(ids.APPROVE_ACTION)
+    def approve(ack: Ack) -> None:
+        ack()
+
+    return wsgi_app(app)
+
+
+def ours() -> WsgiApp:
+    """The bot as it serves clicks."""
+    settings = Settings(
+        slack_bot_token=SecretStr("xoxb-bench"),
+        slack_signing_secret=SecretStr(_secret()),
+        slack_api_url=_api_url(),
+        redis_url=os.environ["REDIS_URL"],
+    )
+    services = build_services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
+    return guarded_wsgi_app(build_app(settings, services, token_verification=False), settings, services)
