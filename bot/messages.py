@@ -284,8 +284,21 @@ def agent_error(error_summary: str) -> str:
 
 
 def session_busy() -> str:
-    """Ephemeral answer when the thread's agent is still busy."""
-    return "The agent is still working on an earlier message in this thread. Wait for its reply, then try again."
+    """Thread answer when a request arrives while the thread's agent waits for approvals."""
+    return (
+        "The agent in this thread is waiting for the approvals above. Decide them first; "
+        "then mention me again with your new request."
+    )
+
+
+def agent_retrying(error_summary: str) -> str:
+    """Thread message after a job's first failure (it is retried)."""
+    return f"⚠️ The agent hit an error and will retry: {clip(error_summary, MAX_SUMMARY)}"
+
+
+def agent_gave_up(error_summary: str, attempts: int) -> str:
+    """Thread message when a job failed for good."""
+    return f"❌ The agent failed {attempts} times and gave up: {clip(error_summary, MAX_SUMMARY)}"
 
 
 def working() -> str:

@@ -82,18 +82,21 @@ class Worker:
                 time.sleep(1)
 
     def _handle(self, job: Job) -> None:
-        if job.deliveries > MAX_DELIVERIES:
-            self._give_up(job)
-            return
         try:
             self.runner.handle(job)
-        except Exception:
+        except Exception as error:
+            summary = f"{type(error).__name__}: {error}"
+            if job.deliveries >= MAX_DELIVERIES:
+                self._give_up(job, summary)
+                return
             logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
+            if job.deliveries == 1:  # say so once, not on every retry
+                self.runner.report_failure(job, messages.agent_retrying(summary))
             return
         self.queue.ack(job)
 
-    def _give_up(self, job: Job) -> None:
-        logger.error("job_id=<%s> | failed %d times, giving up", job.job_id, job.deliveries - 1)
-        self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields)
-        self.runner.report_failure(job, messages.agent_error("the request failed repeatedly and was abandoned"))
+    def _give_up(self, job: Job, summary: str) -> None:
+        logger.error("job_id=<%s> | failed %d times, giving up: %s", job.job_id, job.deliveries, summary)
+        self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields, error=summary)
+        self.runner.report_failure(job, messages.agent_gave_up(summary, job.deliveries))
         self.queue.ack(job)
