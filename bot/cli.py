@@ -21,6 +21,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from bot import demo
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
+from bot.policy import PolicyError
 from bot.services import build_services
 from bot.settings import ConfigError, Mode, Settings, load_settings
 from state import RedisServer
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(mode)
         with _redis(settings) as (client, embedded):
             return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
-    except ConfigError as error:
+    except (ConfigError, PolicyError) as error:
         print(f"signoff: {error}", file=sys.stderr)
         return 2
 
