@@ -81,7 +81,9 @@ def test_a_bad_policy_file_names_the_field_and_line(tmp_path: Path) -> None:
 def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     completed = _run([])
     assert completed.returncode == 0, completed.stderr
+    assert "waiting for approval" in completed.stdout
     assert "checkout: 3 replicas restarted" in completed.stdout
+    assert "denied by U_DEMO: release freeze until 18:00" in completed.stdout
 
 
 def _free_port() -> int:
