@@ -19,10 +19,13 @@ from bot import keys
 from bot.model import ApprovalRequest, Decision, DiscussionEntry
 from bot.outbox import OutboxEntry
 
-# KEYS: approval hash, open set, jobs stream, round hash, outbox due, outbox entries, outbox wake.
-# ARGV: decision JSON, approval id, session id, outbox entry id, outbox entry JSON, now ms.
+# KEYS: approval hash, open set, jobs stream, round hash, outbox due, outbox entries, outbox wake,
+#       audit stream.
+# ARGV: decision JSON, approval id, session id, outbox entry id, outbox entry JSON, now ms,
+#       then the audit record's field/value pairs.
 # Returns {"decided", "queued"|"waiting"}, {"already", <decision JSON>} or {"unknown", ""}.
-# The message update is queued in the same step: a decision is never recorded half way.
+# The message update and the audit record are written in the same step: a decision is never
+# recorded half way.
 _DECIDE: Final = """
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {'unknown', ''} end
 local previous = redis.call('HGET', KEYS[1], 'decision')
@@ -32,6 +35,7 @@ redis.call('SREM', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[6], ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
 redis.call('LPUSH', KEYS[7], '1')
+redis.call('XADD', KEYS[8], 'MAXLEN', '~', '1000000', '*', unpack(ARGV, 7))
 if redis.call('SCARD', KEYS[2]) == 0 then
   local version = redis.call('HGET', KEYS[4], 'version')
   redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[3], 'version', version)
@@ -64,10 +68,11 @@ class DecideResult:
 
 @dataclass(frozen=True)
 class Approval:
-    """An approval request and its decision, if any."""
+    """An approval request, its decision (if any) and the thread replies collected for it."""
 
     request: ApprovalRequest
     decision: Decision | None
+    discussion: tuple[DiscussionEntry, ...] = ()
 
 
 class ApprovalStore:
@@ -113,12 +118,15 @@ class ApprovalStore:
         return _text(value) if value is not None else None
 
     def get(self, session_id: str, approval_id: str) -> Approval | None:
-        """Load one approval.
+        """Load one approval with its discussion (one round trip).
 
         Raises:
             ApprovalDataError: The stored data is not a valid approval.
         """
-        fields = self._client.hgetall(keys.approval(session_id, approval_id))
+        pipeline = self._client.pipeline(transaction=False)
+        pipeline.hgetall(keys.approval(session_id, approval_id))
+        pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
+        fields, replies = pipeline.execute()
         if not fields:
             return None
         decoded = {_text(key): _text(value) for key, value in fields.items()}
@@ -127,9 +135,10 @@ class ApprovalStore:
             if "message_ts" in decoded:
                 request = request.model_copy(update={"message_ts": decoded["message_ts"]})
             decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
+            discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
         except (KeyError, ValidationError) as error:
             raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
-        return Approval(request, decision)
+        return Approval(request, decision, discussion)
 
     def round_approvals(self, session_id: str) -> tuple[int, list[Approval]]:
         """The current round's version and approvals, in the order they were raised."""
@@ -156,18 +165,20 @@ class ApprovalStore:
         """Keep a thread reply with the approval; it travels with the decision."""
         self._client.rpush(keys.discussion(session_id, approval_id), entry.model_dump_json())
 
-    def discussion(self, session_id: str, approval_id: str) -> tuple[DiscussionEntry, ...]:
-        """The replies collected so far."""
-        raw = self._client.lrange(keys.discussion(session_id, approval_id), 0, -1)
-        return tuple(DiscussionEntry.model_validate_json(item) for item in raw)
-
     def decide(
-        self, session_id: str, approval_id: str, decision: Decision, *, update: OutboxEntry, now_ms: int
+        self,
+        session_id: str,
+        approval_id: str,
+        decision: Decision,
+        *,
+        update: OutboxEntry,
+        audit: dict[str, str],
+        now_ms: int,
     ) -> DecideResult:
         """Record ``decision`` unless another already stands.
 
-        In the same atomic step: queue ``update`` (the message update) in the outbox, and the
-        resume job if this decision closes the round.
+        In the same atomic step: queue ``update`` (the message update) in the outbox, append
+        ``audit`` to the audit stream, and queue the resume job if this decision closes the round.
         """
         status, value = self._decide(
             keys=[
@@ -178,8 +189,17 @@ class ApprovalStore:
                 keys.OUTBOX_DUE,
                 keys.OUTBOX_ENTRIES,
                 keys.OUTBOX_WAKE,
+                keys.AUDIT,
             ],
-            args=[decision.model_dump_json(), approval_id, session_id, update.entry_id, update.to_json(), now_ms],
+            args=[
+                decision.model_dump_json(),
+                approval_id,
+                session_id,
+                update.entry_id,
+                update.to_json(),
+                now_ms,
+                *[item for pair in audit.items() for item in pair],
+            ],
         )
         status, value = _text(status), _text(value)
         if status == "unknown":

@@ -22,18 +22,18 @@ class Audit:
 
     def record(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> None:
         """Append one event: what happened, who did it, to which session, and the details."""
-        self._client.xadd(
-            keys.AUDIT,
-            {
-                "event": event,
-                "actor": actor,
-                "session_id": session_id,
-                "at_ms": str(int(self._clock() * 1000)),
-                "details": json.dumps(details, default=str, ensure_ascii=False),
-            },
-            maxlen=_MAX_ENTRIES,
-            approximate=True,
-        )
+        fields = self.fields(event, session_id=session_id, actor=actor, **details)
+        self._client.xadd(keys.AUDIT, fields, maxlen=_MAX_ENTRIES, approximate=True)  # type: ignore[arg-type]
+
+    def fields(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> dict[str, str]:
+        """The stream fields of one event (for writers that append it inside their own script)."""
+        return {
+            "event": event,
+            "actor": actor,
+            "session_id": session_id,
+            "at_ms": str(int(self._clock() * 1000)),
+            "details": json.dumps(details, default=str, ensure_ascii=False),
+        }
 
     def entries(self) -> list[dict[str, str]]:
         """Every event, oldest first (for tests and exports)."""

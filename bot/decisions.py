@@ -107,18 +107,11 @@ class DecisionService:
             decision=kind,
             decided_by=user_id,
             reason=reason,
-            discussion=self._approvals.discussion(request.session_id, approval_id),
+            discussion=approval.discussion,
             decided_at=now,
         )
         update = OutboxEntry("update_approval", {"session_id": request.session_id, "approval_id": approval_id})
-        result = self._approvals.decide(
-            request.session_id, approval_id, decision, update=update, now_ms=int(now.timestamp() * 1000)
-        )
-        if result.status == "already":
-            return Outcome("already", result.decision, approval=approval)
-        if result.status == "unknown":
-            return Outcome("unknown")
-        self._audit.record(
+        audit = self._audit.fields(
             "decision",
             session_id=request.session_id,
             actor=user_id,
@@ -126,6 +119,12 @@ class DecisionService:
             decision=kind,
             reason=reason,
             source=source,
-            resume_queued=result.resume_queued,
         )
+        result = self._approvals.decide(
+            request.session_id, approval_id, decision, update=update, audit=audit, now_ms=int(now.timestamp() * 1000)
+        )
+        if result.status == "already":
+            return Outcome("already", result.decision, approval=approval)
+        if result.status == "unknown":
+            return Outcome("unknown")
         return Outcome("decided", decision, approval=approval)

@@ -16,6 +16,7 @@ single key outside the session's slot, so on Redis Cluster the script would be r
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from state.validation import ShapeError, check_agent_state, check_interrupt_stat
 FORMAT: Final = "1"
 INTERRUPTED_INDEX: Final = "signoff:interrupted"
 _MAX_SESSION_ID_LENGTH: Final = 512
+_FORBIDDEN_IN_SESSION_ID: Final = re.compile(r"[\s{}]")
 
 # Every write script starts with this guard. KEYS[1] is the session hash; ARGV[1] the expected
 # version, ARGV[2] the format. Returns {0, actual_version} on conflict and {-1, what} when the key
@@ -111,7 +113,7 @@ def keys_for(session_id: str) -> SessionKeys:
     """
     if not session_id or len(session_id) > _MAX_SESSION_ID_LENGTH:
         raise ValueError(f"session_id=<{session_id!r}> | must be 1 to {_MAX_SESSION_ID_LENGTH} characters")
-    if any(char in "{}" or char.isspace() or not char.isprintable() for char in session_id):
+    if _FORBIDDEN_IN_SESSION_ID.search(session_id) or not session_id.isprintable():
         raise ValueError(f"session_id=<{session_id!r}> | must not contain braces, spaces or control characters")
     return SessionKeys(session=f"signoff:{{{session_id}}}:session", interrupted_index=INTERRUPTED_INDEX)
 
