@@ -8,6 +8,10 @@ HTTP 429 with ``Retry-After``, HTTP 5xx, ``ok: false`` errors and slow answers.
 Requests are accepted the way ``slack_sdk`` sends them: form-encoded (``blocks`` as a JSON string in a field), JSON
 (``Content-Type: application/json``), multipart, and query-string parameters. The bot token is checked from the
 ``Authorization: Bearer`` header (or a ``token`` field, which Slack also accepts).
+
+Socket Mode: ``apps.connections.open`` (which takes the app-level ``xapp-`` token, and only that) answers with a
+``ws://`` URL on a ``FakeSocketModeServer`` the fake starts on first use (``fake.socket_mode``); push envelopes to the
+connected app and read its acks there.
 """
 
 from __future__ import annotations
@@ -31,12 +35,17 @@ from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tests.bot.fake_socket_mode import FakeSocketModeServer
+
 __all__ = ["RESPONSE_URL_METHOD", "Call", "FakeSlack", "parse_request_args", "ts_key"]
 
 JsonDict = dict[str, Any]
 
 # Arguments that carry JSON documents; in form-encoded requests they arrive as JSON strings.
 _JSON_FIELDS = frozenset({"blocks", "attachments", "view", "metadata", "user_auth_blocks"})
+
+# Methods that take the app-level (xapp-) token and no other; every other method refuses it.
+_APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 
 # The recorded pseudo-method for POSTs to a URL from ``FakeSlack.response_url``.
 RESPONSE_URL_METHOD = "response_url"
@@ -217,6 +226,7 @@ class FakeSlack:
         self,
         *,
         token: str = "xoxb-test-token",
+        app_token: str = "xapp-1-A0APP-1-test-token",
         team_id: str = "T0TEST",
         team: str = "Test Team",
         bot_user_id: str = "U0BOT",
@@ -226,12 +236,15 @@ class FakeSlack:
         usergroups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.token = token
+        self.app_token = app_token
         self.team_id = team_id
         self.team = team
         self.bot_user_id = bot_user_id
         self.bot_id = bot_id
         self.app_id = app_id
         self._tokens = {token}
+        self._app_tokens = {app_token}
+        self._socket_mode: FakeSocketModeServer | None = None
         self._cond = threading.Condition(threading.RLock())
         self._closing = threading.Event()
         self._calls: list[Call] = []
@@ -250,6 +263,7 @@ class FakeSlack:
         self._thread: threading.Thread | None = None
         self._methods: dict[str, Callable[[JsonDict], JsonDict]] = {
             "auth.test": self._auth_test,
+            "apps.connections.open": self._apps_connections_open,
             "chat.postMessage": self._chat_post_message,
             "chat.update": self._chat_update,
             "chat.delete": self._chat_delete,
@@ -284,6 +298,10 @@ class FakeSlack:
     def close(self) -> None:
         server, thread = self._server, self._thread
         self._server = self._thread = None
+        with self._cond:
+            socket_mode, self._socket_mode = self._socket_mode, None
+        if socket_mode is not None:
+            socket_mode.close()
         if server is None:
             return
         self._closing.set()  # wakes handlers sleeping in slow_next
@@ -309,12 +327,27 @@ class FakeSlack:
             raise RuntimeError("FakeSlack is not running; use it as a context manager or call start()")
         return f"http://127.0.0.1:{self._server.server_port}/api/"
 
+    @property
+    def socket_mode(self) -> FakeSocketModeServer:
+        """The Socket Mode server ``apps.connections.open`` points at, started on first use; closed with the fake."""
+        with self._cond:
+            if self._socket_mode is None:
+                self._socket_mode = FakeSocketModeServer(app_id=self.app_id).start()
+            return self._socket_mode
+
     # ------------------------------------------------------------------ configuration
 
     def add_token(self, token: str) -> None:
         """Accept another bearer token."""
         with self._cond:
             self._tokens.add(token)
+
+    def add_app_token(self, token: str) -> None:
+        """Accept another app-level (``xapp-``) token for ``apps.connections.open``."""
+        if not token.startswith("xapp-"):
+            raise ValueError("app-level tokens start with xapp-")
+        with self._cond:
+            self._app_tokens.add(token)
 
     def add_user(
         self,
@@ -546,7 +579,7 @@ class FakeSlack:
         self, method: str, args: JsonDict, headers: dict[str, str]
     ) -> tuple[int, JsonDict, dict[str, str], float]:
         """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
-        auth_error = self._check_auth(headers, args)
+        auth_error = self._check_auth(method, headers, args)
         if auth_error is not None:
             return 200, {"ok": False, "error": auth_error}, {}, 0.0
         fault = self._take_fault(method)
@@ -566,7 +599,7 @@ class FakeSlack:
             data = {"ok": False, "error": error.error}
         return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
 
-    def _check_auth(self, headers: dict[str, str], args: JsonDict) -> str | None:
+    def _check_auth(self, method: str, headers: dict[str, str], args: JsonDict) -> str | None:
         authorization = headers.get("authorization", "")
         if authorization:
             scheme, _, token = authorization.partition(" ")
@@ -576,7 +609,11 @@ class FakeSlack:
             token = str(args.get("token", ""))
             if not token:
                 return "not_authed"
-        return None if token.strip() in self._tokens else "invalid_auth"
+        token = token.strip()
+        app_level = method in _APP_TOKEN_METHODS
+        if token in (self._tokens if app_level else self._app_tokens):
+            return "not_allowed_token_type"  # a bot token for an app-level method, or the other way round
+        return None if token in (self._app_tokens if app_level else self._tokens) else "invalid_auth"
 
     def _handle_response_url(self, key: str, headers: dict[str, str], body: bytes, arrived: float) -> _Reply:
         try:
@@ -687,6 +724,9 @@ class FakeSlack:
             "bot_id": self.bot_id,
             "is_enterprise_install": False,
         }
+
+    def _apps_connections_open(self, args: JsonDict) -> JsonDict:
+        return {"url": self.socket_mode.issue_url()}
 
     def _chat_post_message(self, args: JsonDict) -> JsonDict:
         channel = self._resolve_channel(args)
