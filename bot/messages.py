@@ -180,7 +180,8 @@ def decision_status(decision: Decision) -> str:
     """The outcome, as the decided message shows it."""
     at = slack_date(decision.decided_at)
     if decision.decision == "approve":
-        return f"✅ Approved by {_who(decision.decided_by)} at {at}"
+        reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""
+        return f"✅ Approved by {_who(decision.decided_by)} at {at}{reason}"
     if decision.decision == "deny":
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else " (no reason given)"
         return f"❌ Denied by {_who(decision.decided_by)} at {at}{reason}"

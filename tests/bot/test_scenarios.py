@@ -235,6 +235,7 @@ def test_a_typed_approve_reply_decides(bot: Bot) -> None:
     assert approval.decision is not None
     assert (approval.decision.decision, approval.decision.decided_by) == ("approve", APPROVER)
     assert approval.decision.reason == "checked the dashboards"
+    assert "checked the dashboards" in json.dumps(bot.approval_messages()[0]["blocks"])
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
 
 

@@ -1,0 +1,55 @@
+"""manifest.yml imports as a Slack app manifest and matches what the bot listens to and calls."""
+
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]
+
+from bot import ids
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _manifest() -> dict[str, Any]:
+    loaded = yaml.safe_load((ROOT / "manifest.yml").read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_the_manifest_has_the_sections_slack_requires() -> None:
+    manifest = _manifest()
+    assert manifest["display_information"]["name"]
+    assert manifest["features"]["bot_user"]["display_name"]
+    assert manifest["settings"]["socket_mode_enabled"] is True
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+
+
+def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
+    scopes = set(_manifest()["oauth_config"]["scopes"]["bot"])
+    # app_mention events, chat.postMessage/update/postEphemeral, /agent, thread replies in public and
+    # private channels, usergroups.users.list.
+    assert scopes == {
+        "app_mentions:read",
+        "chat:write",
+        "commands",
+        "channels:history",
+        "groups:history",
+        "usergroups:read",
+    }
+
+
+def test_events_and_the_command_match_the_listeners() -> None:
+    manifest = _manifest()
+    assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+    }
+    [command] = manifest["features"]["slash_commands"]
+    assert command["command"] == ids.AGENT_COMMAND
+
+
+def test_the_http_request_urls_are_documented() -> None:
+    text = (ROOT / "manifest.yml").read_text()
+    assert text.count("/slack/events") >= 3
