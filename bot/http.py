@@ -52,6 +52,12 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
                 status = f"{rejection.status} {HTTPStatus(rejection.status).phrase}"
                 start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
                 return [payload]
+            body, environ["HTTP_X_SLACK_SIGNATURE"] = guard.for_bolt(
+                body=body,
+                timestamp=environ["HTTP_X_SLACK_REQUEST_TIMESTAMP"],
+                signature=environ["HTTP_X_SLACK_SIGNATURE"],
+                content_type=environ.get("CONTENT_TYPE", ""),
+            )
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
         return handler(environ, start_response)

@@ -4,12 +4,19 @@ Bolt parses the body before it verifies the signature, so a malformed body gets 
 sent it, and it accepts an identical signed request again within its five-minute window.
 This guard answers first, with a clear status: 413 too large, 401 unsigned, forged or stale,
 409 replayed (the same signature seen before), 400 signed but malformed.
+
+It also works around a Bolt 1.30 parsing bug: any form body containing the text "payload" is
+taken for an interaction payload, so ``/agent restart payload-api`` would be dropped. Once the
+request is verified, such a slash command reaches Bolt with that text percent-encoded (the same
+fields once decoded) and signed again with the same secret and timestamp.
 """
 
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, quote
 
 import redis
 from slack_sdk.signature import SignatureVerifier
@@ -33,8 +40,20 @@ class RequestGuard:
 
     def __init__(self, *, signing_secret: str, redis_client: redis.Redis) -> None:
         """Keep the secret and the Redis used to remember signatures."""
+        self._secret = signing_secret.encode()
         self._verifier = SignatureVerifier(signing_secret)
         self._redis = redis_client
+
+    def for_bolt(self, *, body: bytes, timestamp: str, signature: str, content_type: str) -> tuple[bytes, str]:
+        """The body and signature to hand Bolt for a request that passed ``check``."""
+        if content_type.startswith("application/json") or b"payload" not in body:
+            return body, signature
+        fields = parse_qsl(body.decode(), keep_blank_values=True)
+        if any(name == "payload" for name, _value in fields):
+            return body, signature  # a real interaction payload
+        encoded = "&".join(f"{quote(name, safe='')}={_hide_payload(value)}" for name, value in fields).encode()
+        resigned = hmac.new(self._secret, f"v0:{timestamp}:".encode() + encoded, hashlib.sha256).hexdigest()
+        return encoded, f"v0={resigned}"
 
     def check(
         self, *, body: bytes, timestamp: str | None, signature: str | None, content_type: str
@@ -51,6 +70,10 @@ class RequestGuard:
             return Rejection(409, "replayed request: this signature was already used")
         problem = _shape_problem(text, content_type)
         return Rejection(400, problem) if problem else None
+
+
+def _hide_payload(value: str) -> str:
+    return quote(value, safe="").replace("payload", "%70ayload")
 
 
 def _shape_problem(text: str, content_type: str) -> str | None:

@@ -41,6 +41,16 @@ def test_the_slash_command_opens_a_thread_and_asks_there(bot: Bot) -> None:
     assert bot.thread_texts(anchor_ts)[-1] == "checkout: 3 replicas restarted"
 
 
+def test_a_slash_command_mentioning_payload_still_reaches_the_agent(bot: Bot) -> None:
+    # Bolt 1.30 mistakes any form body containing "payload" for an interaction; the guard fixes that.
+    command = slack_requests.slash_command(
+        command=ids.AGENT_COMMAND, user_id=REQUESTER, channel_id=CHANNEL, text="logs for payload-api & friends"
+    )
+    assert bot.poster.post_command(command).status == 200
+    [anchor] = bot.slack.wait_for("chat.postMessage")
+    assert anchor.args["text"] == f"<@{REQUESTER}> asked the agent: logs for payload-api & friends"
+
+
 def test_a_later_mention_in_the_thread_continues_the_same_session(bot: Bot) -> None:
     bot.mention("logs for checkout")
     bot.drain()
