@@ -20,6 +20,7 @@ import redis
 
 from agent import Agent, AgentResult
 from bot import keys, messages
+from bot.adapters import as_runnable
 from bot.approvals import ApprovalStore
 from bot.jobs import Job
 from bot.model import ApprovalRequest, approval_id_for
@@ -110,7 +111,7 @@ class SessionRunner:
                 "requested_by": info.requested_by,
             },
         )
-        agent = self._factory(session_id=session_id, store=self._store)
+        agent = as_runnable(self._factory(session_id=session_id, store=self._store))
         if agent.interrupted:
             self._post(info, text=messages.session_busy())
             return
@@ -129,7 +130,7 @@ class SessionRunner:
             logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
             return
         info = self._thread_info(session_id)
-        agent = self._factory(session_id=session_id, store=self._store)
+        agent = as_runnable(self._factory(session_id=session_id, store=self._store))
         if agent.interrupted:
             # Also right after a worker died mid-resume: the answers are recorded again (same
             # values) and the pending batch continues; completed tools are not run again.
