@@ -6,13 +6,13 @@ The decision record itself is ``agent.approval.Decision``: it is what the agent 
 
 import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from agent.approval import Decision, DiscussionEntry
 
-__all__ = ["ApprovalRequest", "Decision", "DiscussionEntry", "PolicySummary", "approval_id_for"]
+__all__ = ["ApprovalRequest", "Decision", "DiscussionEntry", "LevelRecord", "PolicySummary", "approval_id_for"]
 
 
 def approval_id_for(session_id: str, interrupt_id: str) -> str:
@@ -20,8 +20,20 @@ def approval_id_for(session_id: str, interrupt_id: str) -> str:
     return hashlib.sha256(f"{session_id}\n{interrupt_id}".encode()).hexdigest()[:24]
 
 
+class LevelRecord(BaseModel):
+    """One escalation level as recorded on a request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after_s: int
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+    rotation: str | None = None
+
+
 class PolicySummary(BaseModel):
-    """What an approval message says about the policy that applies to it."""
+    """The policy that applies to a request, recorded with it (a later edit of the file does not
+    change the rules of a request already asked)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -30,6 +42,13 @@ class PolicySummary(BaseModel):
     approver_groups: tuple[str, ...] = ()
     allow_self_approval: bool = False
     reason_required_on_deny: bool = False
+    quorum: int = 1
+    levels: tuple[LevelRecord, ...] = ()
+    repeat: int = 0
+    claim_pause_s: int | None = None
+    remind_every_s: int | None = None
+    expire_after_s: int | None = None
+    expiry_outcome: Literal["deny", "keep", "approve"] | None = None
 
 
 class ApprovalRequest(BaseModel):

@@ -45,7 +45,10 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from bot.model import PolicySummary
+from bot.ladder import Claim, Escalation, Expiry, Level, Reminders
+from bot.model import LevelRecord, PolicySummary
+from bot.oncall import Rotation
+from bot.slack_ids import UsergroupId, UserId
 
 __all__ = [
     "DEFAULT_POLICY_NAME",
@@ -65,8 +68,6 @@ __all__ = [
 DEFAULT_POLICY_NAME = "default"
 """The name of the policy that applies when no rule matches."""
 
-_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_USERGROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _SUFFIXES = {".yml": "yaml", ".yaml": "yaml", ".toml": "toml"}
 
@@ -75,26 +76,6 @@ _Locator: TypeAlias = Callable[[_Loc], int | None]
 
 
 # --- field types -----------------------------------------------------------------------------
-
-
-def _user_id(value: str) -> str:
-    if not _USER_ID.match(value):
-        raise PydanticCustomError(
-            "slack_user_id",
-            "'{value}' is not a Slack user id (U or W, then capital letters and digits, e.g. U012AB3CD)",
-            {"value": value},
-        )
-    return value
-
-
-def _usergroup_id(value: str) -> str:
-    if not _USERGROUP_ID.match(value):
-        raise PydanticCustomError(
-            "slack_usergroup_id",
-            "'{value}' is not a Slack user group id (S, then capital letters and digits, e.g. S0614TZR7)",
-            {"value": value},
-        )
-    return value
 
 
 def _rule_name(value: str) -> str:
@@ -116,8 +97,6 @@ def _name(value: str) -> str:
     return value
 
 
-UserId = Annotated[StrictStr, AfterValidator(_user_id)]
-UsergroupId = Annotated[StrictStr, AfterValidator(_usergroup_id)]
 RuleName = Annotated[StrictStr, AfterValidator(_rule_name)]
 ToolName = Annotated[StrictStr, AfterValidator(_name)]
 InterruptName = Annotated[StrictStr, AfterValidator(_name)]
@@ -143,16 +122,29 @@ class Approvers(_Model):
 
 
 class PolicySettings(_Model):
-    """What the ``default`` section and every rule set.
-
-    Later keys (quorum, escalation, reminders, expiry) belong here, with defaults that keep
-    today's behaviour.
-    """
+    """What the ``default`` section and every rule set (see ``bot.ladder`` for the timed keys)."""
 
     approvers: Approvers = Field(default_factory=Approvers)
     allow_self_approval: StrictBool = False
     """Whether the requester may decide on their own request (when otherwise allowed to)."""
     reason_required_on_deny: StrictBool = False
+    quorum: int = Field(default=1, ge=1, le=20)
+    """Distinct approvals needed; one deny ends the request."""
+    low_risk: StrictBool = False
+    """Only low-risk requests may be approved automatically on expiry."""
+    escalation: Escalation | None = None
+    claim: Claim | None = None
+    reminders: Reminders | None = None
+    expiry: Expiry | None = None
+
+    @model_validator(mode="after")
+    def _auto_approve_only_low_risk(self) -> Self:
+        if self.expiry is not None and self.expiry.outcome == "approve" and not self.low_risk:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [_error(("expiry", "outcome"), "'approve' on expiry needs 'low_risk: true' on the same rule")],
+            )
+        return self
 
 
 class Policy(PolicySettings):
@@ -168,6 +160,21 @@ class Policy(PolicySettings):
             approver_groups=self.approvers.usergroups,
             allow_self_approval=self.allow_self_approval,
             reason_required_on_deny=self.reason_required_on_deny,
+            quorum=self.quorum,
+            levels=tuple(
+                LevelRecord(
+                    after_s=level.after,
+                    users=level.targets.users,
+                    usergroups=level.targets.usergroups,
+                    rotation=level.targets.rotation,
+                )
+                for level in (self.escalation.levels if self.escalation else ())
+            ),
+            repeat=self.escalation.repeat if self.escalation else 0,
+            claim_pause_s=self.claim.pause if self.claim else None,
+            remind_every_s=self.reminders.every if self.reminders else None,
+            expire_after_s=self.expiry.after if self.expiry else None,
+            expiry_outcome=self.expiry.outcome if self.expiry else None,
         )
 
     @classmethod
@@ -216,6 +223,7 @@ class PolicyBook(_Model):
 
     default_settings: PolicySettings = Field(default_factory=PolicySettings, alias="default")
     rules: tuple[Rule, ...] = ()
+    rotations: dict[StrictStr, Rotation] = Field(default_factory=dict)
 
     @classmethod
     def default(cls) -> "PolicyBook":
@@ -237,6 +245,19 @@ class PolicyBook(_Model):
             if interrupt_name in rule.match.interrupts:
                 return rule
         return self.default_policy
+
+    def _unknown_rotations(self) -> list[InitErrorDetails]:
+        errors = []
+        places: list[tuple[tuple[int | str, ...], PolicySettings]] = [(("default",), self.default_settings)]
+        places += [(("rules", index), rule) for index, rule in enumerate(self.rules)]
+        for prefix, settings in places:
+            for position, level in enumerate(_levels_of(settings)):
+                name = level.targets.rotation
+                if name is not None and name not in self.rotations:
+                    loc = (*prefix, "escalation", "levels", position, "targets", "rotation")
+                    known = ", ".join(sorted(self.rotations)) or "none defined"
+                    errors.append(_error(loc, "unknown rotation '{name}' (rotations: {known})", name=name, known=known))
+        return errors
 
     @model_validator(mode="after")
     def _no_overlaps(self) -> Self:
@@ -260,10 +281,15 @@ class PolicyBook(_Model):
                         errors.append(_error(loc, message, noun=noun, value=value, first=other, rule=rule.name))
                     elif values.index(value) != position:
                         errors.append(_error(loc, "{noun} '{value}' is listed twice", noun=noun, value=value))
+        errors.extend(self._unknown_rotations())
         if errors:
             # Raised from a validator, a ValidationError keeps these precise locations.
             raise ValidationError.from_exception_data(type(self).__name__, errors)
         return self
+
+
+def _levels_of(settings: PolicySettings) -> tuple[Level, ...]:
+    return settings.escalation.levels if settings.escalation else ()
 
 
 def _error(loc: tuple[int | str, ...], template: str, **context: Any) -> InitErrorDetails:

@@ -203,7 +203,7 @@ def test_a_summary_records_the_policy_and_converts_back() -> None:
             rule:
               - name: a
             """,
-            "line 3, rule: unknown key 'rule' (expected one of: default, rules)",
+            "line 3, rule: unknown key 'rule' (expected one of: default, rotations, rules)",
             id="unknown-top-level-key",
         ),
         pytest.param(
@@ -490,7 +490,7 @@ def test_every_problem_is_reported_with_its_own_line(tmp_path: Path) -> None:
             reason_required = true
             """,
             "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_self_approval, "
-            "approvers, reason_required_on_deny)",
+            "approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, reminders)",
             id="unknown-key",
         ),
         pytest.param(
