@@ -64,7 +64,8 @@ def test_a_full_ladder_is_recorded_on_the_request_in_seconds(tmp_path: Path) -> 
     [
         (
             LADDER.replace("rotation: primary", "rotation: secondary"),
-            "line 17, rules[0].escalation.levels[1].targets.rotation: unknown rotation 'secondary' (rotations: primary)",
+            "line 17, rules[0].escalation.levels[1].targets.rotation: "
+            "unknown rotation 'secondary' (rotations: primary)",
         ),
         (
             LADDER.replace("    low_risk: true\n", ""),
