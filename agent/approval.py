@@ -37,6 +37,9 @@ class Decision(BaseModel):
 
     decision: Literal["approve", "deny", "expired"]
     decided_by: str | None = None
+    """Who decided (the last approver when a quorum was needed); ``None`` for the clock."""
+    approved_by: tuple[str, ...] = ()
+    """Every approver counted, when a quorum of several was needed."""
     reason: str | None = None
     discussion: tuple[DiscussionEntry, ...] = Field(default_factory=tuple)
     decided_at: datetime

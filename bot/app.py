@@ -2,7 +2,7 @@
 
 from slack_bolt import App
 
-from bot.listeners import approvals, requests, thread
+from bot.listeners import approvals, claims, home, requests, thread
 from bot.services import Services
 from bot.settings import Settings
 
@@ -23,4 +23,6 @@ def build_app(settings: Settings, services: Services, *, token_verification: boo
     requests.register(app, services)
     approvals.register(app, services)
     thread.register(app, services)
+    claims.register(app, services)
+    home.register(app, services)
     return app

@@ -3,13 +3,16 @@
 A *round* is the set of interrupts an agent stopped on. Opening a round stores every approval
 request, queues their Slack messages in the outbox and marks them open, in one transaction, so
 a crash never loses a request. A decision is one Lua script: it refuses a second decision
-(reporting the first), records this one, and when it closes the round's last open approval it
-queues the resume job, all atomically; a resume job is therefore queued exactly once per round.
+(reporting the first), counts votes toward a quorum, records the decision, cancels the
+request's schedule (reminders, escalation, expiry), queues the message update and the audit
+record, and, when it closes the round's last open approval, queues the resume job. A resume
+job is therefore queued exactly once per round.
 """
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, Literal
 
 import redis
@@ -19,32 +22,66 @@ from bot import keys
 from bot.model import ApprovalRequest, Decision, DiscussionEntry
 from bot.outbox import OutboxEntry
 
-# KEYS: approval hash, open set, jobs stream, round hash, outbox due, outbox entries, outbox wake,
-#       audit stream.
-# ARGV: decision JSON, approval id, session id, outbox entry id, outbox entry JSON, now ms,
-#       then the audit record's field/value pairs.
-# Returns {"decided", "queued"|"waiting"}, {"already", <decision JSON>} or {"unknown", ""}.
-# The message update and the audit record are written in the same step: a decision is never
-# recorded half way.
-_DECIDE: Final = """
-if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {'unknown', ''} end
+SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
+RECENT_KEPT: Final = 50
+
+# KEYS: 1 approval, 2 open set, 3 jobs, 4 round, 5 outbox due, 6 outbox entries, 7 outbox wake, 8 audit,
+#       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions.
+# ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides),
+#       6 approval id, 7 session id, 8 outbox entry id, 9 outbox entry JSON, 10 now ms,
+#       11 audit at ms, 12 audit details JSON.
+# Returns {'unknown'}, {'already', decision}, {'voted'} (this user already voted), {'retry'}
+# (someone voted meanwhile), {'vote', count}, {'decided', 'queued'|'waiting'}.
+_DECIDE: Final = f"""
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'unknown', ''}} end
 local previous = redis.call('HGET', KEYS[1], 'decision')
-if previous then return {'already', previous} end
-redis.call('HSET', KEYS[1], 'decision', ARGV[1])
-redis.call('SREM', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[6], ARGV[4], ARGV[5])
-redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
-redis.call('LPUSH', KEYS[7], '1')
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', '1000000', '*', unpack(ARGV, 7))
+if previous then return {{'already', previous}} end
+local function queue_update_and_audit(event)
+  redis.call('HSET', KEYS[6], ARGV[8], ARGV[9])
+  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
+  redis.call('LPUSH', KEYS[7], '1')
+  redis.call('XADD', KEYS[8], '*', 'event', event, 'actor', ARGV[2], 'session_id', ARGV[7],
+    'at_ms', ARGV[11], 'details', ARGV[12])
+end
+if ARGV[1] == 'approve' and tonumber(ARGV[3]) > 1 then
+  if redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 then return {{'voted', ''}} end
+  if redis.call('SCARD', KEYS[9]) ~= tonumber(ARGV[4]) then return {{'retry', ''}} end
+  redis.call('SADD', KEYS[9], ARGV[2])
+  local votes = redis.call('SCARD', KEYS[9])
+  if votes < tonumber(ARGV[3]) then
+    queue_update_and_audit('vote')
+    return {{'vote', tostring(votes)}}
+  end
+end
+redis.call('HSET', KEYS[1], 'decision', ARGV[5])
+redis.call('SREM', KEYS[2], ARGV[6])
+for _, kind in ipairs({{'{"', '".join(SCHEDULE_KINDS)}'}}) do
+  redis.call('ZREM', KEYS[10], ARGV[6] .. ':' .. kind)
+  redis.call('HDEL', KEYS[11], ARGV[6] .. ':' .. kind)
+end
+redis.call('ZREM', KEYS[12], ARGV[6])
+redis.call('LPUSH', KEYS[13], ARGV[6])
+redis.call('LTRIM', KEYS[13], 0, {RECENT_KEPT - 1})
+queue_update_and_audit('decision')
 if redis.call('SCARD', KEYS[2]) == 0 then
   local version = redis.call('HGET', KEYS[4], 'version')
-  redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[3], 'version', version)
-  return {'decided', 'queued'}
+  redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[7], 'version', version)
+  return {{'decided', 'queued'}}
 end
-return {'decided', 'waiting'}
+return {{'decided', 'waiting'}}
 """
 
-DecisionStatus = Literal["decided", "already", "unknown"]
+# KEYS: approval, schedule due. ARGV: user, until ms, escalate entry id.
+# Records the claim and pushes the next escalation back to the end of the pause.
+_CLAIM: Final = """
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return 'unknown' end
+if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 'already' end
+redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1], 'claimed_until_ms', ARGV[2])
+redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
+return 'claimed'
+"""
+
+DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "retry"]
 
 
 class ApprovalDataError(RuntimeError):
@@ -56,32 +93,43 @@ class DecideResult:
     """What a decision attempt did.
 
     Attributes:
-        status: ``decided`` (this one won), ``already`` (an earlier one stands) or ``unknown``.
-        decision: The decision that stands (``None`` if unknown).
+        status: ``decided`` (this one decided), ``vote`` (counted toward the quorum), ``voted``
+            (this person voted already), ``already`` (a decision stands), ``unknown``, or
+            ``retry`` (another vote landed meanwhile: reload and try again).
+        decision: The decision that stands, if any.
+        votes: Approvals counted so far (for ``vote``).
         resume_queued: This decision closed the round and queued the resume job.
     """
 
     status: DecisionStatus
-    decision: Decision | None
+    decision: Decision | None = None
+    votes: int = 0
     resume_queued: bool = False
 
 
 @dataclass(frozen=True)
 class Approval:
-    """An approval request, its decision (if any) and the thread replies collected for it."""
+    """An approval request and everything that happened to it so far."""
 
     request: ApprovalRequest
     decision: Decision | None
     discussion: tuple[DiscussionEntry, ...] = ()
+    votes: frozenset[str] = frozenset()
+    claimed_by: str | None = None
+    claimed_until_ms: int | None = None
+    level: int = 0
+    copies: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Direct-message copies of the approval message: user -> (channel, ts)."""
 
 
 class ApprovalStore:
     """Reads and writes approval rounds. Thread-safe (redis-py pools connections)."""
 
     def __init__(self, client: redis.Redis) -> None:
-        """Register the decision script; nothing is sent yet."""
+        """Register the scripts; nothing is sent yet."""
         self._client = client
         self._decide = client.register_script(_DECIDE)
+        self._claim = client.register_script(_CLAIM)
 
     def open_round(
         self,
@@ -107,6 +155,7 @@ class ApprovalStore:
         for request in requests:
             transaction.hset(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
             transaction.hset(keys.APPROVAL_SESSION, request.approval_id, session_id)
+            transaction.zadd(keys.OPEN_INDEX, {request.approval_id: int(request.created_at.timestamp() * 1000)})
         if ids:
             transaction.sadd(keys.open_approvals(session_id), *ids)
         if own:
@@ -117,8 +166,13 @@ class ApprovalStore:
         value = self._client.hget(keys.APPROVAL_SESSION, approval_id)
         return _text(value) if value is not None else None
 
+    def find(self, approval_id: str) -> Approval | None:
+        """The approval behind an id (a button's value), or ``None``."""
+        session_id = self.session_of(approval_id)
+        return self.get(session_id, approval_id) if session_id is not None else None
+
     def get(self, session_id: str, approval_id: str) -> Approval | None:
-        """Load one approval with its discussion (one round trip).
+        """Load one approval with its discussion and votes (one round trip).
 
         Raises:
             ApprovalDataError: The stored data is not a valid approval.
@@ -126,7 +180,8 @@ class ApprovalStore:
         pipeline = self._client.pipeline(transaction=False)
         pipeline.hgetall(keys.approval(session_id, approval_id))
         pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
-        fields, replies = pipeline.execute()
+        pipeline.smembers(keys.votes(session_id, approval_id))
+        fields, replies, votes = pipeline.execute()
         if not fields:
             return None
         decoded = {_text(key): _text(value) for key, value in fields.items()}
@@ -136,9 +191,25 @@ class ApprovalStore:
                 request = request.model_copy(update={"message_ts": decoded["message_ts"]})
             decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
             discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
-        except (KeyError, ValidationError) as error:
+            copies = {
+                name.removeprefix("copy:"): _channel_and_ts(value)
+                for name, value in decoded.items()
+                if name.startswith("copy:")
+            }
+            claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
+            level = int(decoded.get("level", "0"))
+        except (KeyError, ValueError, ValidationError) as error:
             raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
-        return Approval(request, decision, discussion)
+        return Approval(
+            request,
+            decision,
+            discussion,
+            frozenset(_text(vote) for vote in votes),
+            decoded.get("claimed_by"),
+            claimed_until,
+            level,
+            copies,
+        )
 
     def round_approvals(self, session_id: str) -> tuple[int, list[Approval]]:
         """The current round's version and approvals, in the order they were raised."""
@@ -157,9 +228,26 @@ class ApprovalStore:
         """Remember where the approval message was posted (so it can be updated)."""
         self._client.hset(keys.approval(session_id, approval_id), "message_ts", message_ts)
 
+    def add_copy(self, session_id: str, approval_id: str, *, user: str, channel: str, ts: str) -> None:
+        """Remember a direct-message copy of the approval message (updated with the original)."""
+        self._client.hset(keys.approval(session_id, approval_id), f"copy:{user}", f"{channel}|{ts}")
+
+    def set_level(self, session_id: str, approval_id: str, level: int) -> None:
+        """Record how far up the escalation ladder the request went."""
+        self._client.hset(keys.approval(session_id, approval_id), "level", level)
+
     def open_ids(self, session_id: str) -> set[str]:
         """Approval ids of the session still waiting for a decision."""
         return {_text(member) for member in self._client.smembers(keys.open_approvals(session_id))}
+
+    def open_everywhere(self, *, limit: int = 200) -> list[str]:
+        """Ids of approvals waiting anywhere, oldest first."""
+        members: list[bytes] = self._client.zrange(keys.OPEN_INDEX, 0, limit - 1)  # type: ignore[assignment]
+        return [_text(member) for member in members]
+
+    def recent_decisions(self, *, limit: int = 10) -> list[str]:
+        """Ids of the latest decided approvals, newest first."""
+        return [_text(member) for member in self._client.lrange(keys.RECENT_DECISIONS, 0, limit - 1)]
 
     def add_discussion(self, session_id: str, approval_id: str, entry: DiscussionEntry) -> None:
         """Keep a thread reply with the approval; it travels with the decision."""
@@ -167,19 +255,20 @@ class ApprovalStore:
 
     def decide(
         self,
-        session_id: str,
-        approval_id: str,
-        decision: Decision,
+        approval: Approval,
         *,
+        kind: str,
+        user: str,
+        quorum: int,
+        decision: Decision,
         update: OutboxEntry,
-        audit: dict[str, str],
-        now_ms: int,
+        audit_details: str,
+        now: datetime,
     ) -> DecideResult:
-        """Record ``decision`` unless another already stands.
-
-        In the same atomic step: queue ``update`` (the message update) in the outbox, append
-        ``audit`` to the audit stream, and queue the resume job if this decision closes the round.
-        """
+        """Count a vote or record ``decision``, atomically (see the module docstring)."""
+        request = approval.request
+        session_id, approval_id = request.session_id, request.approval_id
+        now_ms = int(now.timestamp() * 1000)
         status, value = self._decide(
             keys=[
                 keys.approval(session_id, approval_id),
@@ -190,23 +279,49 @@ class ApprovalStore:
                 keys.OUTBOX_ENTRIES,
                 keys.OUTBOX_WAKE,
                 keys.AUDIT,
+                keys.votes(session_id, approval_id),
+                keys.SCHEDULE_DUE,
+                keys.SCHEDULE_ENTRIES,
+                keys.OPEN_INDEX,
+                keys.RECENT_DECISIONS,
             ],
             args=[
+                kind,
+                user,
+                quorum,
+                len(approval.votes),
                 decision.model_dump_json(),
                 approval_id,
                 session_id,
                 update.entry_id,
                 update.to_json(),
                 now_ms,
-                *[item for pair in audit.items() for item in pair],
+                now_ms,
+                audit_details,
             ],
         )
         status, value = _text(status), _text(value)
-        if status == "unknown":
-            return DecideResult("unknown", None)
         if status == "already":
             return DecideResult("already", Decision.model_validate_json(value))
-        return DecideResult("decided", decision, resume_queued=value == "queued")
+        if status == "vote":
+            return DecideResult("vote", votes=int(value))
+        if status == "decided":
+            return DecideResult("decided", decision, resume_queued=value == "queued")
+        return DecideResult(status)  # type: ignore[arg-type]  # unknown, voted, retry
+
+    def claim(self, approval: Approval, *, user: str, until: datetime) -> str:
+        """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
+        request = approval.request
+        result = self._claim(
+            keys=[keys.approval(request.session_id, request.approval_id), keys.SCHEDULE_DUE],
+            args=[user, int(until.timestamp() * 1000), f"{request.approval_id}:escalate"],
+        )
+        return _text(result)
+
+
+def _channel_and_ts(value: str) -> tuple[str, str]:
+    channel, _, ts = value.partition("|")
+    return channel, ts
 
 
 def _text(value: bytes | str) -> str:

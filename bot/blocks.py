@@ -6,11 +6,14 @@ user-controlled text is escaped (see ``bot.messages``).
 """
 
 import json
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from bot import messages
 from bot.ids import (
     APPROVE_ACTION,
+    CLAIM_ACTION,
     DENY_ACTION,
     DENY_MODAL_CALLBACK,
     DENY_REASON_BLOCK,
@@ -24,6 +27,7 @@ __all__ = [
     "DECISION_BLOCK_PREFIX",
     "MAX_BLOCKS",
     "SECTION_TEXT_MAX",
+    "Progress",
     "actions_block_id",
     "agent_reply_blocks",
     "agent_reply_message",
@@ -45,23 +49,36 @@ FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
 
 
+@dataclass(frozen=True)
+class Progress:
+    """What happened to a pending request so far (votes toward a quorum, a claim, the ladder)."""
+
+    votes: tuple[str, ...] = ()
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+    level: int = 0
+
+
 # ---------------------------------------------------------------- block constructors
 
 
-def _plain(text: str) -> dict[str, Any]:
+def plain_text(text: str) -> dict[str, Any]:
+    """A plain-text object (emoji on)."""
     return {"type": "plain_text", "text": text, "emoji": True}
 
 
-def _section(text: str) -> dict[str, Any]:
+def section(text: str) -> dict[str, Any]:
+    """A section with mrkdwn text."""
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def _context(*lines: str) -> dict[str, Any]:
+def context(*lines: str) -> dict[str, Any]:
+    """A context block, one mrkdwn element per line."""
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
 
 
 def _button(action_id: str, label: str, approval_id: str, style: str | None = None) -> dict[str, Any]:
-    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": _plain(label), "value": approval_id}
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": approval_id}
     if style is not None:
         button["style"] = style
     return button
@@ -175,7 +192,9 @@ def _reason_section(request: ApprovalRequest) -> str | None:
     return _code_section(messages.REASON_LABEL, _pretty_json(reason))
 
 
-def approval_message(request: ApprovalRequest, *, decision: Decision | None = None) -> dict[str, Any]:
+def approval_message(
+    request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
     """The approval message: ``{"text": fallback, "blocks": [...]}`` for chat.postMessage / chat.update.
 
     Undecided, it ends with Approve / Deny / Discuss buttons (values: the approval id). Decided,
@@ -183,35 +202,52 @@ def approval_message(request: ApprovalRequest, *, decision: Decision | None = No
     """
     approval_id = _checked_approval_id(request.approval_id)
     blocks = [
-        {"type": "header", "text": _plain(messages.approval_header(request.tool))},
-        _section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name)),
+        {"type": "header", "text": plain_text(messages.approval_header(request.tool))},
+        section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name)),
     ]
     if request.tool is not None or request.tool_input is not None:
-        blocks.append(_section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
+        blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
     reason = _reason_section(request)
     if reason is not None:
-        blocks.append(_section(reason))
-    context = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
+        blocks.append(section(reason))
+    facts = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
     if decision is None:
         if request.expires_at is not None:
-            context.append(messages.expires(request.expires_at))
-        blocks.append(_context(*context))
-        blocks.append(
-            {
-                "type": "actions",
-                "block_id": actions_block_id(approval_id),
-                "elements": [
-                    _button(APPROVE_ACTION, messages.APPROVE_LABEL, approval_id, "primary"),
-                    _button(DENY_ACTION, messages.DENY_LABEL, approval_id, "danger"),
-                    _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, approval_id),
-                ],
-            }
-        )
+            facts.append(messages.expires(request.expires_at))
+        blocks.append(context(*facts))
+        status = _progress_lines(request, progress or Progress())
+        if status:
+            blocks.append(context(*status))
+        blocks.append(approval_actions(request))
     else:
-        blocks.append(_context(*context))
-        blocks.append({**_section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
-        blocks.append(_context(messages.discussion_count(len(decision.discussion))))
+        blocks.append(context(*facts))
+        blocks.append({**section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
+        blocks.append(context(messages.discussion_count(len(decision.discussion))))
     return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
+
+
+def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
+    """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
+    approval_id = _checked_approval_id(request.approval_id)
+    elements = [
+        _button(APPROVE_ACTION, messages.APPROVE_LABEL, approval_id, "primary"),
+        _button(DENY_ACTION, messages.DENY_LABEL, approval_id, "danger"),
+        _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, approval_id),
+    ]
+    if request.policy.claim_pause_s:
+        elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, approval_id))
+    return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
+
+
+def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
+    lines = []
+    if request.policy.quorum > 1:
+        lines.append(messages.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
+    if progress.claimed_by and progress.claimed_until:
+        lines.append(messages.claimed(progress.claimed_by, progress.claimed_until))
+    if progress.level:
+        lines.append(messages.escalation_level(progress.level))
+    return lines
 
 
 def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, Any]:
@@ -221,22 +257,22 @@ def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, 
         "type": "modal",
         "callback_id": DENY_MODAL_CALLBACK,
         "private_metadata": approval_id,
-        "title": _plain(messages.DENY_MODAL_TITLE),
-        "submit": _plain(messages.DENY_MODAL_SUBMIT),
-        "close": _plain(messages.DENY_MODAL_CLOSE),
+        "title": plain_text(messages.DENY_MODAL_TITLE),
+        "submit": plain_text(messages.DENY_MODAL_SUBMIT),
+        "close": plain_text(messages.DENY_MODAL_CLOSE),
         "blocks": [
-            _section(messages.deny_modal_intro(request)),
+            section(messages.deny_modal_intro(request)),
             {
                 "type": "input",
                 "block_id": DENY_REASON_BLOCK,
                 "optional": not reason_required,
-                "label": _plain(messages.deny_reason_label(reason_required)),
+                "label": plain_text(messages.deny_reason_label(reason_required)),
                 "element": {
                     "type": "plain_text_input",
                     "action_id": DENY_REASON_INPUT,
                     "multiline": True,
                     "max_length": DENY_REASON_MAX,
-                    "placeholder": _plain(messages.DENY_REASON_PLACEHOLDER),
+                    "placeholder": plain_text(messages.DENY_REASON_PLACEHOLDER),
                 },
             },
         ],
@@ -254,12 +290,12 @@ def thread_reply(text: str) -> dict[str, Any]:
     pieces = _split_mrkdwn(text)
     if not pieces:
         raise ValueError("a thread reply needs some text")
-    return {"text": pieces[0], "blocks": [_section(piece) for piece in pieces]}
+    return {"text": pieces[0], "blocks": [section(piece) for piece in pieces]}
 
 
 def agent_reply_blocks(text: str) -> list[dict[str, Any]]:
     """The agent's raw text, escaped, as section blocks (≤ 3000 characters each, ≤ 50 blocks)."""
-    return [_section(piece) for piece in _split_mrkdwn(messages.agent_reply(text))]
+    return [section(piece) for piece in _split_mrkdwn(messages.agent_reply(text))]
 
 
 def agent_reply_message(text: str) -> dict[str, Any]:

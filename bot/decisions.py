@@ -2,21 +2,25 @@
 
 Checks, in order: the approval exists; nobody decided it yet; the person may decide under the
 policy recorded on the request (approvers, user groups, no self-approval); a deny carries a
-reason when the policy requires one. Only then is the decision written, with the message
-update (and, if it closes the round, the resume job) in the same atomic step.
-Every refusal is audited and changes nothing.
+reason when the policy requires one. Only then is the vote or decision written, with the
+message update, the audit record, the schedule's cancellation and (if it closes the round) the
+resume job in the same atomic step. Every refusal is audited and changes nothing.
+
+With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
+The clock decides too (expiry), without the human checks: ``expire``.
 """
 
+import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import timedelta
 from typing import Literal
 
 from slack_sdk.errors import SlackApiError
 
 from bot.approvals import Approval, ApprovalStore
 from bot.audit import Audit
+from bot.clock import Clock, system_clock
 from bot.directory import Directory
 from bot.model import Decision
 from bot.outbox import OutboxEntry
@@ -25,36 +29,46 @@ from bot.policy import Policy, authorize
 logger = logging.getLogger(__name__)
 
 Kind = Literal["approve", "deny"]
-Status = Literal["decided", "already", "unknown", "not_an_approver", "self_approval", "reason_required", "unavailable"]
+Status = Literal[
+    "decided",
+    "vote",
+    "voted",
+    "already",
+    "unknown",
+    "not_an_approver",
+    "self_approval",
+    "reason_required",
+    "unavailable",
+    "claimed",
+    "no_claims",
+]
+_VOTE_RETRIES = 5
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to a decision attempt.
+    """What happened to an attempt.
 
     Attributes:
-        status: ``decided`` when this attempt was recorded; otherwise why not.
+        status: ``decided`` or ``vote`` when it was recorded; otherwise why not.
         decision: The decision that stands (this one, or an earlier one for ``already``).
         approvers_text: Who may decide (for refusals).
         approval: The approval, when it exists.
+        votes: Approvals counted so far toward the quorum.
     """
 
     status: Status
     decision: Decision | None = None
     approvers_text: str = ""
     approval: Approval | None = None
+    votes: int = 0
 
 
 class DecisionService:
-    """Applies decisions from buttons, modals and typed replies."""
+    """Applies decisions from buttons, modals, typed replies and the clock."""
 
     def __init__(
-        self,
-        *,
-        approvals: ApprovalStore,
-        directory: Directory,
-        audit: Audit,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        self, *, approvals: ApprovalStore, directory: Directory, audit: Audit, clock: Clock = system_clock
     ) -> None:
         """Keep the collaborators."""
         self._approvals = approvals
@@ -64,67 +78,136 @@ class DecisionService:
 
     def find(self, approval_id: str) -> Approval | None:
         """The approval behind a button, or ``None``."""
-        session_id = self._approvals.session_of(approval_id)
-        return self._approvals.get(session_id, approval_id) if session_id is not None else None
+        return self._approvals.find(approval_id)
 
     def check(self, approval: Approval, *, user_id: str) -> Outcome | None:
         """``None`` if ``user_id`` may decide ``approval`` now, else the refusal."""
         if approval.decision is not None:
             return Outcome("already", approval.decision, approval=approval)
-        policy = Policy.from_summary(approval.request.policy)
-        try:
-            members = self._directory.members(policy.approvers.usergroups)
-        except SlackApiError as error:
-            logger.warning("approval_id=<%s> | cannot resolve user groups: %s", approval.request.approval_id, error)
-            return Outcome("unavailable", approval=approval)
-        verdict = authorize(policy, user_id=user_id, requester_id=approval.request.requested_by, group_members=members)
-        if verdict.allowed:
+        allowed, refusal = self.may_decide(approval, user_id=user_id)
+        if allowed:
             return None
+        assert refusal is not None
         self._audit.record(
             "unauthorized",
             session_id=approval.request.session_id,
             actor=user_id,
             approval_id=approval.request.approval_id,
-            refusal=verdict.reason_code,
+            refusal=refusal.status,
         )
+        return refusal
+
+    def may_decide(self, approval: Approval, *, user_id: str) -> tuple[bool, Outcome | None]:
+        """Whether ``user_id`` may decide (no audit: for listing, e.g. App Home)."""
+        policy = Policy.from_summary(approval.request.policy)
+        try:
+            members = self._directory.members(policy.approvers.usergroups)
+        except SlackApiError as error:
+            logger.warning("approval_id=<%s> | cannot resolve user groups: %s", approval.request.approval_id, error)
+            return False, Outcome("unavailable", approval=approval)
+        verdict = authorize(policy, user_id=user_id, requester_id=approval.request.requested_by, group_members=members)
+        if verdict.allowed:
+            return True, None
         status: Status = "self_approval" if verdict.reason_code == "self_approval" else "not_an_approver"
-        return Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
+        return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
 
     def decide(self, approval_id: str, *, user_id: str, kind: Kind, reason: str | None, source: str) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes."""
+        for _ in range(_VOTE_RETRIES):
+            approval = self.find(approval_id)
+            if approval is None:
+                return Outcome("unknown")
+            refusal = self.check(approval, user_id=user_id)
+            if refusal is not None:
+                return refusal
+            text = (reason or "").strip() or None
+            if kind == "deny" and text is None and approval.request.policy.reason_required_on_deny:
+                return Outcome("reason_required", approval=approval)
+            outcome = self._write(approval, kind=kind, user_id=user_id, reason=text, source=source)
+            if outcome is not None:
+                return outcome
+        raise RuntimeError(f"approval_id=<{approval_id}> | votes kept changing; giving up after {_VOTE_RETRIES} tries")
+
+    def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
+        """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval."""
+        if outcome == "deny":
+            decision = Decision(decision="expired", decided_at=self._clock(), discussion=approval.discussion)
+        else:
+            decision = Decision(
+                decision="approve",
+                reason="approved automatically on expiry (low-risk)",
+                decided_at=self._clock(),
+                discussion=approval.discussion,
+            )
+        result = self._approvals.decide(
+            approval,
+            kind=decision.decision,
+            user="signoff:expiry",
+            quorum=1,
+            decision=decision,
+            update=self._update(approval),
+            audit_details=json.dumps({"approval_id": approval.request.approval_id, "outcome": decision.decision}),
+            now=self._clock(),
+        )
+        return Outcome("decided" if result.status == "decided" else "already", result.decision, approval=approval)
+
+    def claim(self, approval_id: str, *, user_id: str) -> Outcome:
+        """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
         approval = self.find(approval_id)
         if approval is None:
             return Outcome("unknown")
+        pause = approval.request.policy.claim_pause_s
+        if pause is None:
+            return Outcome("no_claims", approval=approval)
         refusal = self.check(approval, user_id=user_id)
         if refusal is not None:
             return refusal
-        reason = (reason or "").strip() or None
+        until = self._clock() + timedelta(seconds=pause)
+        result = self._approvals.claim(approval, user=user_id, until=until)
+        if result != "claimed":
+            return Outcome("already" if result == "already" else "unknown", approval=approval)
+        self._audit.record(
+            "claim", session_id=approval.request.session_id, actor=user_id, approval_id=approval_id, until=until
+        )
+        return Outcome("claimed", approval=approval)
+
+    def _write(
+        self, approval: Approval, *, kind: Kind, user_id: str, reason: str | None, source: str
+    ) -> Outcome | None:
         request = approval.request
-        if kind == "deny" and reason is None and request.policy.reason_required_on_deny:
-            return Outcome("reason_required", approval=approval)
         now = self._clock()
+        approvers = tuple(sorted({*approval.votes, user_id})) if kind == "approve" and request.policy.quorum > 1 else ()
         decision = Decision(
             decision=kind,
             decided_by=user_id,
+            approved_by=approvers,
             reason=reason,
             discussion=approval.discussion,
             decided_at=now,
         )
-        update = OutboxEntry("update_approval", {"session_id": request.session_id, "approval_id": approval_id})
-        audit = self._audit.fields(
-            "decision",
-            session_id=request.session_id,
-            actor=user_id,
-            approval_id=approval_id,
-            decision=kind,
-            reason=reason,
-            source=source,
-        )
+        details = {"approval_id": request.approval_id, "decision": kind, "reason": reason, "source": source}
         result = self._approvals.decide(
-            request.session_id, approval_id, decision, update=update, audit=audit, now_ms=int(now.timestamp() * 1000)
+            approval,
+            kind=kind,
+            user=user_id,
+            quorum=request.policy.quorum,
+            decision=decision,
+            update=self._update(approval),
+            audit_details=json.dumps(details, ensure_ascii=False),
+            now=now,
         )
+        if result.status == "retry":
+            return None
+        if result.status == "vote":
+            return Outcome("vote", approval=approval, votes=result.votes)
+        if result.status == "decided":
+            return Outcome("decided", decision, approval=approval)
         if result.status == "already":
             return Outcome("already", result.decision, approval=approval)
-        if result.status == "unknown":
-            return Outcome("unknown")
-        return Outcome("decided", decision, approval=approval)
+        return Outcome(result.status, approval=approval)  # voted, unknown
+
+    @staticmethod
+    def _update(approval: Approval) -> OutboxEntry:
+        return OutboxEntry(
+            "update_approval", {"session_id": approval.request.session_id, "approval_id": approval.request.approval_id}
+        )

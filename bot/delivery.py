@@ -14,8 +14,9 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import blocks
-from bot.approvals import ApprovalStore
+from bot import blocks, keys
+from bot.approvals import Approval, ApprovalStore
+from bot.home import HomeTab, progress_of
 from bot.outbox import Outbox, OutboxEntry, backoff_s
 
 logger = logging.getLogger(__name__)
@@ -32,17 +33,28 @@ class NotReady(Exception):
 class Deliverer:
     """Delivers claimed outbox entries through the Web API."""
 
-    def __init__(self, *, client: WebClient, approvals: ApprovalStore, outbox: Outbox, redis_client: redis.Redis):
-        """Keep the collaborators."""
+    def __init__(
+        self,
+        *,
+        client: WebClient,
+        approvals: ApprovalStore,
+        outbox: Outbox,
+        redis_client: redis.Redis,
+        home: HomeTab | None = None,
+    ):
+        """Keep the collaborators; ``home`` refreshes App Home tabs after changes."""
         self._slack = client
         self._approvals = approvals
         self._outbox = outbox
         self._redis = redis_client
+        self._home = home
         self._senders: dict[str, Callable[[dict[str, Any]], None]] = {
             "post_approval": self._post_approval,
+            "post_approval_copy": self._post_approval_copy,
             "update_approval": self._update_approval,
             "post_message": self._post_message,
             "post_ephemeral": self._post_ephemeral,
+            "publish_home": self._publish_home,
         }
 
     def deliver_due(self, *, limit: int = 20) -> int:
@@ -95,9 +107,21 @@ class Deliverer:
         if approval is None or approval.request.message_ts:
             return  # gone, or posted by an earlier attempt
         request = approval.request
-        message = blocks.approval_message(request, decision=approval.decision)
+        message = _message_of(approval)
         response = self._slack.chat_postMessage(channel=request.channel_id, thread_ts=request.thread_ts, **message)
         self._approvals.set_message_ts(request.session_id, request.approval_id, str(response["ts"]))
+        self._refresh_homes()
+
+    def _post_approval_copy(self, payload: dict[str, Any]) -> None:
+        approval = self._approvals.get(payload["session_id"], payload["approval_id"])
+        user = payload["user"]
+        if approval is None or approval.decision is not None or user in approval.copies:
+            return
+        response = self._slack.chat_postMessage(channel=user, **_message_of(approval))
+        request = approval.request
+        self._approvals.add_copy(
+            request.session_id, request.approval_id, user=user, channel=str(response["channel"]), ts=str(response["ts"])
+        )
 
     def _update_approval(self, payload: dict[str, Any]) -> None:
         approval = self._approvals.get(payload["session_id"], payload["approval_id"])
@@ -106,11 +130,28 @@ class Deliverer:
         request = approval.request
         if not request.message_ts:
             raise NotReady
-        message = blocks.approval_message(request, decision=approval.decision)
+        message = _message_of(approval)
         self._slack.chat_update(channel=request.channel_id, ts=request.message_ts, **message)
+        for channel, ts in approval.copies.values():
+            self._slack.chat_update(channel=channel, ts=ts, **message)
+        self._refresh_homes()
+
+    def _publish_home(self, payload: dict[str, Any]) -> None:
+        if self._home is not None:
+            self._slack.views_publish(user_id=payload["user"], view=self._home.view_for(payload["user"]))
+
+    def _refresh_homes(self) -> None:
+        """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
+        for viewer in self._redis.smembers(keys.HOME_VIEWERS):
+            user = viewer.decode() if isinstance(viewer, bytes) else str(viewer)
+            self._outbox.send_later(OutboxEntry("publish_home", {"user": user}))
 
     def _post_message(self, payload: dict[str, Any]) -> None:
         self._slack.chat_postMessage(**payload)
 
     def _post_ephemeral(self, payload: dict[str, Any]) -> None:
         self._slack.chat_postEphemeral(**payload)
+
+
+def _message_of(approval: Approval) -> dict[str, Any]:
+    return blocks.approval_message(approval.request, decision=approval.decision, progress=progress_of(approval))

@@ -9,15 +9,21 @@ Per-session keys carry the session's hash tag ``{session_id}`` (one Cluster slot
     signoff:{<sid>}:open                   set     approval ids of the round still waiting for a decision
     signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts
     signoff:{<sid>}:discussion:<aid>       list    thread replies while the approval was open (JSON)
+    signoff:{<sid>}:votes:<aid>            set     approvers counted toward a quorum
 
 Global keys::
 
     signoff:approval-session               hash    approval id -> session id (buttons carry the approval id)
+    signoff:open-approvals                 zset    approval ids waiting anywhere, by request time (ms)
+    signoff:recent-decisions               list    latest decided approval ids (App Home)
+    signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
+    signoff:schedule, signoff:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:jobs                           stream  start and resume jobs (consumer group "workers")
     signoff:outbox                         zset    outbox entry ids by due time (ms)
     signoff:outbox:entries                 hash    outbox entry id -> entry (JSON)
     signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
     signoff:audit                          stream  who did what, when
+    signoff:audit:exported                 string  id of the last audit entry exported (trimming keeps the rest)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
 """
@@ -27,12 +33,18 @@ from typing import Final
 from state.store import keys_for
 
 APPROVAL_SESSION: Final = "signoff:approval-session"
+OPEN_INDEX: Final = "signoff:open-approvals"
+RECENT_DECISIONS: Final = "signoff:recent-decisions"
+HOME_VIEWERS: Final = "signoff:home-viewers"
+SCHEDULE_DUE: Final = "signoff:schedule"
+SCHEDULE_ENTRIES: Final = "signoff:schedule:entries"
 JOBS: Final = "signoff:jobs"
 JOBS_GROUP: Final = "workers"
 OUTBOX_DUE: Final = "signoff:outbox"
 OUTBOX_ENTRIES: Final = "signoff:outbox:entries"
 OUTBOX_WAKE: Final = "signoff:outbox:wake"
 AUDIT: Final = "signoff:audit"
+AUDIT_EXPORTED: Final = "signoff:audit:exported"
 
 
 def _session_prefix(session_id: str) -> str:
@@ -63,6 +75,11 @@ def approval(session_id: str, approval_id: str) -> str:
 def discussion(session_id: str, approval_id: str) -> str:
     """Thread replies collected for one approval."""
     return f"{_session_prefix(session_id)}:discussion:{approval_id}"
+
+
+def votes(session_id: str, approval_id: str) -> str:
+    """Approvers counted toward one approval's quorum."""
+    return f"{_session_prefix(session_id)}:votes:{approval_id}"
 
 
 def event_seen(event_id: str) -> str:

@@ -7,7 +7,7 @@ past Block Kit's limits. Times use Slack date tokens, which render in each reade
 """
 
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from bot.model import ApprovalRequest, Decision, PolicySummary
@@ -23,6 +23,7 @@ MAX_LISTED_APPROVERS = 20
 APPROVE_LABEL: Final = "Approve"
 DENY_LABEL: Final = "Deny"
 DISCUSS_LABEL: Final = "Discuss"
+CLAIM_LABEL: Final = "Claim"
 DENY_MODAL_TITLE: Final = "Deny request"
 DENY_MODAL_SUBMIT: Final = "Deny"
 DENY_MODAL_CLOSE: Final = "Cancel"
@@ -310,3 +311,120 @@ def working() -> str:
 def several_open() -> str:
     """A typed decision in a thread with more than one open approval."""
     return "Several approvals are open in this thread: use the buttons on the one you mean."
+
+
+def _age(waited: timedelta) -> str:
+    minutes = int(waited.total_seconds() // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def reminder(request: ApprovalRequest, *, waited: timedelta) -> str:
+    """The periodic nudge in the thread while a request waits."""
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    asker = mention_user(request.requested_by)
+    return f"⏰ Still waiting for a decision on {what} (asked by {asker}, {_age(waited)} ago)."
+
+
+def escalation(
+    request: ApprovalRequest, *, level: int, users: tuple[str, ...], usergroups: tuple[str, ...], waited: timedelta
+) -> str:
+    """An escalation rung, mentioning its targets."""
+    targets = " ".join([*(mention_user(user) for user in users), *(mention_group(group) for group in usergroups)])
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    return f"🔔 Escalation, level {level}: {targets} — {what} has waited {_age(waited)} for a decision."
+
+
+def expired_kept() -> str:
+    """Expiry with the ``keep`` outcome."""
+    return "⌛ This request's time ran out; it stays open until someone decides."
+
+
+def claimed(user_id: str, until: datetime) -> str:
+    """Who is looking at a request, as its message shows it."""
+    return f"👀 Claimed by {mention_user(user_id)} until {slack_date(until)}"
+
+
+def votes_so_far(votes: int, quorum: int, approvers: tuple[str, ...]) -> str:
+    """Progress toward a quorum."""
+    who = ", ".join(mention_user(user) for user in approvers)
+    return f"🗳️ {votes} of {quorum} approvals so far" + (f": {who}" if who else "")
+
+
+def escalation_level(level: int) -> str:
+    """How far up the ladder a request went."""
+    return f"🔔 Escalated to level {level}"
+
+
+def vote_recorded(votes: int, quorum: int) -> str:
+    """Ephemeral confirmation of a vote that did not reach the quorum yet."""
+    return f"Your approval is counted: {votes} of {quorum} needed."
+
+
+def already_voted() -> str:
+    """A second approval by the same person."""
+    return "You have already approved this request; it needs approvals from other people."
+
+
+def claim_recorded(until: datetime) -> str:
+    """Ephemeral confirmation of a claim."""
+    return f"You claimed this request: escalation pauses until {slack_date(until)}."
+
+
+def claims_off() -> str:
+    """Claim on a request whose policy has no claims."""
+    return "This request's policy has no claims."
+
+
+HOME_QUEUE_TITLE: Final = "Waiting for your decision"
+HOME_RECENT_TITLE: Final = "Recent decisions"
+
+
+def home_queue_empty() -> str:
+    """The App Home queue with nothing in it."""
+    return "Nothing is waiting for you. :tada:"
+
+
+def home_recent_empty() -> str:
+    """The App Home with no decisions yet."""
+    return "No decisions yet."
+
+
+def home_more(hidden: int) -> str:
+    """More requests than the tab shows."""
+    return f"…and {hidden} more, oldest first above."
+
+
+def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, claimed_by: str | None) -> str:
+    """Age, escalation level and claim of a request in someone's queue."""
+    parts = [f"waiting {_age(now - request.created_at)}", f"in <#{request.channel_id}>"]
+    if level:
+        parts.append(f"escalation level {level}")
+    if claimed_by:
+        parts.append(f"claimed by {mention_user(claimed_by)}")
+    return " · ".join(parts)
+
+
+def home_recent_line(request: ApprovalRequest, decision: Decision) -> str:
+    """One recent decision on the App Home."""
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    return f"{what}: {decision_status(decision)}"
+
+
+def pending_header(count: int) -> str:
+    """Heading of the ``/approvals`` answer."""
+    return f"*{count} request{'s' if count != 1 else ''} waiting for a decision in this channel:*"
+
+
+def pending_line(request: ApprovalRequest, *, now: datetime, link: str | None) -> str:
+    """One pending request in the ``/approvals`` answer."""
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    where = f" — <{link}|open>" if link else ""
+    return f"• {what} asked by {mention_user(request.requested_by)}, waiting {_age(now - request.created_at)}{where}"
+
+
+def nothing_pending() -> str:
+    """``/approvals`` when nothing waits."""
+    return "Nothing is waiting for a decision in this channel."

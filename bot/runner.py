@@ -13,7 +13,6 @@ A job delivered twice is harmless:
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final
 
 import redis
@@ -22,6 +21,8 @@ from agent import Agent, AgentResult
 from bot import keys, messages
 from bot.adapters import as_runnable
 from bot.approvals import ApprovalStore
+from bot.clock import Clock, system_clock
+from bot.escalation import Schedule
 from bot.jobs import Job
 from bot.model import ApprovalRequest, approval_id_for
 from bot.outbox import Outbox, OutboxEntry
@@ -66,7 +67,8 @@ class SessionRunner:
         outbox: Outbox,
         agent_factory: AgentFactory,
         policies: PolicyBook,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        schedule: Schedule,
+        clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators."""
         self._client = client
@@ -75,6 +77,7 @@ class SessionRunner:
         self._outbox = outbox
         self._factory = agent_factory
         self._policies = policies
+        self._schedule = schedule
         self._clock = clock
 
     def handle(self, job: Job) -> None:
@@ -158,6 +161,8 @@ class SessionRunner:
         if result.stop_reason == "interrupt":
             requests = [self._request(session_id, info, interrupt) for interrupt in result.interrupts]
             self._approvals.open_round(session_id=session_id, version=version, requests=requests, pipeline=transaction)
+            for request in requests:
+                self._schedule.plan(transaction, request)
             for request in requests:
                 self._outbox.add(
                     transaction,

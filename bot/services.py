@@ -1,9 +1,7 @@
 """The bot's collaborators, built once from settings: Redis, stores, queues, Slack client, agent factory."""
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import redis
 from slack_sdk import WebClient
@@ -11,9 +9,12 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
 from bot.approvals import ApprovalStore
 from bot.audit import Audit
+from bot.clock import Clock, system_clock
 from bot.decisions import DecisionService
 from bot.delivery import Deliverer
 from bot.directory import Directory
+from bot.escalation import Escalator, Schedule
+from bot.home import HomeTab
 from bot.jobs import JobQueue
 from bot.outbox import Outbox
 from bot.policy import PolicyBook, load_policy
@@ -37,6 +38,11 @@ class Services:
     decisions: DecisionService
     runner: SessionRunner
     deliverer: Deliverer
+    schedule: Schedule
+    escalator: Escalator
+    home: HomeTab
+    policies: PolicyBook
+    clock: Clock
 
     def worker(self, *, claim_idle_ms: int = 60_000) -> Worker:
         """A worker over these services."""
@@ -45,6 +51,7 @@ class Services:
             runner=self.runner,
             outbox=self.outbox,
             deliverer=self.deliverer,
+            escalator=self.escalator,
             audit=self.audit,
             claim_idle_ms=claim_idle_ms,
         )
@@ -73,7 +80,7 @@ def build_services(
     *,
     redis_client: redis.Redis,
     agent_factory: AgentFactory | None = None,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Clock = system_clock,
 ) -> Services:
     """Wire the collaborators.
 
@@ -85,8 +92,13 @@ def build_services(
     policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
     store = SessionStore(redis_client)
     approvals = ApprovalStore(redis_client)
-    outbox = Outbox(redis_client)
-    audit = Audit(redis_client)
+    outbox = Outbox(redis_client, clock=lambda: clock().timestamp())
+    audit = Audit(redis_client, clock=lambda: clock().timestamp())
+    schedule = Schedule(redis_client, clock=clock)
+    decisions = DecisionService(
+        approvals=approvals, directory=Directory(client=slack, redis_client=redis_client), audit=audit, clock=clock
+    )
+    home = HomeTab(approvals=approvals, decisions=decisions, clock=clock)
     factory = agent_factory or load_agent_factory(settings.agent_factory)
     return Services(
         redis=redis_client,
@@ -96,9 +108,7 @@ def build_services(
         outbox=outbox,
         jobs=JobQueue(redis_client),
         audit=audit,
-        decisions=DecisionService(
-            approvals=approvals, directory=Directory(client=slack, redis_client=redis_client), audit=audit, clock=clock
-        ),
+        decisions=decisions,
         runner=SessionRunner(
             client=redis_client,
             store=store,
@@ -106,7 +116,21 @@ def build_services(
             outbox=outbox,
             agent_factory=factory,
             policies=policies,
+            schedule=schedule,
             clock=clock,
         ),
-        deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client),
+        deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client, home=home),
+        schedule=schedule,
+        escalator=Escalator(
+            schedule=schedule,
+            approvals=approvals,
+            decisions=decisions,
+            outbox=outbox,
+            policies=policies,
+            audit=audit,
+            clock=clock,
+        ),
+        home=home,
+        policies=policies,
+        clock=clock,
     )

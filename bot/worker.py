@@ -1,10 +1,10 @@
-"""The worker: runs agent jobs and delivers the outbox, until told to stop.
+"""The worker: runs agent jobs, delivers the outbox and fires the schedule, until told to stop.
 
 Jobs: read new ones for this consumer; every few seconds also claim jobs that another worker
 took and never acknowledged (it died). A job that keeps failing is given up after a few
 deliveries: the thread is told, the audit trail records it, and the job is acknowledged so it
 cannot block the queue. The outbox is delivered by a second thread that wakes as soon as an
-entry is queued.
+entry is queued; a third fires due reminders, escalations and expiries.
 """
 
 import logging
@@ -19,6 +19,7 @@ from typing import Final
 from bot import messages
 from bot.audit import Audit
 from bot.delivery import Deliverer
+from bot.escalation import Escalator
 from bot.jobs import Job, JobQueue
 from bot.outbox import Outbox
 from bot.runner import SessionRunner
@@ -40,6 +41,7 @@ class Worker:
     runner: SessionRunner
     outbox: Outbox
     deliverer: Deliverer
+    escalator: Escalator
     audit: Audit
     claim_idle_ms: int = 60_000
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
@@ -61,13 +63,25 @@ class Worker:
             self.outbox.wait_for_work(wait_s)
         return handled
 
+    def tick_once(self, *, idle_s: float = 1.0) -> int:
+        """Fire due reminders, escalations and expiries; sleep ``idle_s`` when none were due."""
+        fired = self.escalator.tick()
+        if not fired:
+            self._stop.wait(idle_s)
+        return fired
+
     def run_forever(self) -> None:
-        """Both loops, until ``stop()``."""
+        """All three loops, until ``stop()``."""
         self.queue.ensure_group()
-        delivery = threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True)
-        delivery.start()
+        helpers = [
+            threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True),
+            threading.Thread(target=self._loop, args=(self.tick_once,), name="schedule", daemon=True),
+        ]
+        for thread in helpers:
+            thread.start()
         self._loop(self.run_jobs_once)
-        delivery.join(timeout=5)
+        for thread in helpers:
+            thread.join(timeout=5)
 
     def stop(self) -> None:
         """Ask both loops to finish their current step and return."""

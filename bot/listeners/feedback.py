@@ -19,6 +19,12 @@ def outcome_text(outcome: Outcome) -> str | None:
         return messages.click_failed("Slack could not tell us who is in the approver groups")
     if outcome.status == "reason_required":
         return messages.reason_required()
+    if outcome.status == "vote" and outcome.approval is not None:
+        return messages.vote_recorded(outcome.votes, outcome.approval.request.policy.quorum)
+    if outcome.status == "voted":
+        return messages.already_voted()
+    if outcome.status == "no_claims":
+        return messages.claims_off()
     return None
 
 

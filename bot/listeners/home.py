@@ -1,0 +1,42 @@
+"""The App Home tab and ``/approvals``: what waits, for whom, and where."""
+
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+
+from bot import ids, keys, messages
+from bot.services import Services
+
+
+def register(app: App, services: Services) -> None:
+    """Add the App Home and ``/approvals`` listeners to ``app``."""
+
+    def home_opened(event: dict[str, Any], client: WebClient) -> None:
+        if event.get("tab", "home") != "home":
+            return
+        user = event["user"]
+        # Remember the viewer: their tab is refreshed whenever a request or decision changes.
+        services.redis.sadd(keys.HOME_VIEWERS, user)
+        client.views_publish(user_id=user, view=services.home.view_for(user))
+
+    def ack_command(ack: Ack) -> None:
+        ack()
+
+    def list_pending(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        channel = command["channel_id"]
+        lines = []
+        for approval_id in services.approvals.open_everywhere(limit=200):
+            approval = services.approvals.find(approval_id)
+            if approval is None or approval.decision is not None or approval.request.channel_id != channel:
+                continue
+            request = approval.request
+            link = None
+            if request.message_ts:
+                link = str(client.chat_getPermalink(channel=channel, message_ts=request.message_ts)["permalink"])
+            lines.append(messages.pending_line(request, now=services.clock(), link=link))
+        text = "\n".join([messages.pending_header(len(lines)), *lines]) if lines else messages.nothing_pending()
+        respond(text=text, response_type="ephemeral")
+
+    app.event("app_home_opened")(home_opened)
+    app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])
