@@ -23,6 +23,12 @@ from bot.due import DueQueue
 _WAKE_TOKENS_KEPT: Final = 64
 
 
+def _ordered_id() -> str:
+    # Entries due at the same millisecond are claimed in id order (ZRANGEBYSCORE breaks ties by
+    # member): a time-ordered id keeps them first in, first out.
+    return f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
+
+
 @dataclass
 class OutboxEntry:
     """One Slack call to make.
@@ -37,7 +43,7 @@ class OutboxEntry:
     kind: str
     payload: dict[str, Any]
     attempts: int = 0
-    entry_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    entry_id: str = field(default_factory=_ordered_id)
 
     def to_json(self) -> str:
         """Serialize for Redis."""

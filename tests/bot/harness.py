@@ -45,13 +45,18 @@ class Bot:
     url: str
 
     def drain(self, *, rounds: int = 50) -> None:
-        """Run jobs and deliver the outbox until both are idle."""
+        """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
         for _ in range(rounds):
             jobs = self.worker.run_jobs_once(block_ms=1)
+            fired = self.worker.escalator.tick()
             delivered = self.worker.deliverer.deliver_due()
-            if not jobs and not delivered:
+            if not jobs and not fired and not delivered:
                 return
         raise AssertionError("the worker did not settle")
+
+    def texts_posted(self) -> list[str]:
+        """Texts of every chat.postMessage the bot made, in order."""
+        return [str(call.args.get("text", "")) for call in self.slack.calls("chat.postMessage")]
 
     def mention(self, text: str, *, user: str = REQUESTER, thread_ts: str | None = None) -> PostResult:
         """Someone mentions the bot in the channel (or in a thread)."""
@@ -74,17 +79,23 @@ class Bot:
         return approval_id
 
     def click(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
-        """Someone clicks a button of an approval message."""
+        """Someone clicks a button of an approval message in the channel."""
         message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        return self.click_message(action_id, approval_id, user=user, channel=CHANNEL, message=message)
+
+    def click_message(
+        self, action_id: str, approval_id: str, *, user: str, channel: str, message: dict[str, Any]
+    ) -> PostResult:
+        """Someone clicks a button of ``message`` in ``channel`` (a DM copy, say)."""
         payload = slack_requests.block_actions(
             action_id=action_id,
             user_id=user,
-            channel_id=CHANNEL,
+            channel_id=channel,
             message_ts=message["ts"],
             thread_ts=message.get("thread_ts"),
             value=approval_id,
             blocks=message.get("blocks"),
-            response_url=self.slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
+            response_url=self.slack.response_url(channel=channel, message_ts=message["ts"]),
         )
         return self.poster.post_action(payload)
 
@@ -136,16 +147,19 @@ def running_bot(
     agent_factory: Any = None,
     policy_path: Any = None,
     usergroups: dict[str, list[str]] | None = None,
+    clock: Any = None,
 ) -> Iterator[Bot]:
     """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``)."""
-    with FakeSlack(usergroups=usergroups or {}) as slack:
+    people = (REQUESTER, APPROVER, SECOND_APPROVER, OUTSIDER, "U0ONCALLA", "U0ONCALLB", "U0THIRD", "U0LEAD")
+    with FakeSlack(usergroups=usergroups or {}, users={user: {} for user in people}) as slack:
         settings = Settings(
             slack_bot_token=SecretStr(slack.token),
             slack_signing_secret=SecretStr(SIGNING_SECRET),
             slack_api_url=slack.url,
             approval_policy=policy_path,
         )
-        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory)
+        extra = {"clock": clock} if clock is not None else {}
+        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         services.jobs.ensure_group()
         app = build_app(settings, services)
         with (
