@@ -17,9 +17,9 @@ from typing import Any, Final
 
 import redis
 
-from agent import Agent, AgentResult
+from agent import AgentResult
 from bot import keys, messages
-from bot.adapters import as_runnable
+from bot.adapters import Runnable, as_runnable
 from bot.approvals import ApprovalStore
 from bot.clock import Clock, system_clock
 from bot.escalation import Schedule
@@ -33,8 +33,8 @@ from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[..., Agent]
-"""``factory(session_id=..., store=...) -> Agent``: builds the agent of one session."""
+AgentFactory = Callable[..., Any]
+"""``factory(session_id=..., store=...) -> agent.Agent | strands.Agent``: builds the agent of one session."""
 
 _PROMPT_IDS: Final = "signoff_prompt_ids"
 _PROMPT_IDS_KEPT: Final = 50
@@ -154,7 +154,7 @@ class SessionRunner:
             result = agent()  # died between batches: carry on
         self._publish(session_id, info, agent, result)
 
-    def _publish(self, session_id: str, info: ThreadInfo, agent: Agent, result: AgentResult) -> None:
+    def _publish(self, session_id: str, info: ThreadInfo, agent: Runnable, result: AgentResult) -> None:
         stored = self._store.load(session_id)
         version = stored.version if stored is not None else 0
         transaction = self._client.pipeline(transaction=True)

@@ -177,6 +177,11 @@ class SessionStore:
         self._delete = client.register_script(_DELETE_SCRIPT)
         self._prune = client.register_script(_PRUNE_SCRIPT)
 
+    @property
+    def client(self) -> redis.Redis:
+        """The Redis client this store writes with."""
+        return self._client
+
     def load(self, session_id: str) -> Session | None:
         """Return the stored session, or ``None`` if there is none.
 

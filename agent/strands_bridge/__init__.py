@@ -1,0 +1,33 @@
+"""Real Strands agents behind Signoff (the optional ``strands`` extra; the only package importing ``strands``).
+
+- ``RedisSessionRepository``: Strands' ``SessionRepository`` on Signoff's Redis (same session ids
+  and hash tags as ``state.store``, compare-and-set updates), mirrored into the bot's session store.
+- ``signoff_session_manager``: a ``RepositorySessionManager`` built on it.
+- ``SignoffGate``: a Strands hook provider raising the ``"approval"`` interrupt the bot renders,
+  and applying the human's ``Decision`` on resume.
+- ``StrandsRunnable``: what the bot's runner drives when ``AGENT_FACTORY`` returns a ``strands.Agent``.
+"""
+
+from agent.strands_bridge.gate import PolicyFor, SignoffGate
+from agent.strands_bridge.repository import (
+    DEFAULT_AGENT_ID,
+    CorruptedSessionError,
+    RecordConflictError,
+    RedisSessionRepository,
+    strands_key,
+)
+from agent.strands_bridge.runner import StrandsRunnable, is_strands_agent, signoff_session_manager, to_agent_result
+
+__all__ = [
+    "DEFAULT_AGENT_ID",
+    "CorruptedSessionError",
+    "PolicyFor",
+    "RecordConflictError",
+    "RedisSessionRepository",
+    "SignoffGate",
+    "StrandsRunnable",
+    "is_strands_agent",
+    "signoff_session_manager",
+    "strands_key",
+    "to_agent_result",
+]

@@ -1,0 +1,500 @@
+"""A Strands ``SessionRepository`` on Signoff's Redis: sessions, agents and messages.
+
+Key layout (built by ``strands_key`` only, which validates the session id with
+``state.store.keys_for``; every key carries the session's hash tag)::
+
+    signoff:{<session_id>}:strands:session                  string  Strands ``Session`` (JSON)
+    signoff:{<session_id>}:strands:agent:<agent_id>         hash    version, record (``SessionAgent`` JSON)
+    signoff:{<session_id>}:strands:messages:<agent_id>      hash    <message_id> -> ``SessionMessage`` JSON
+    signoff:{<session_id>}:strands:message_versions:<agent_id>  hash  <message_id> -> version (absent: 1)
+
+Creating is refused when the record exists (``ConflictError``); updating in place
+(``update_agent``, ``update_message``) is a Lua compare-and-set on the version this repository
+last read or wrote: a stale writer gets ``ConflictError``, never a silent overwrite.
+
+The mirror: given a ``SessionStore``, every write of one agent (``mirror_agent_id``, Strands'
+``"default"`` unless told otherwise) is also written to the session's ``state.store`` hash
+(messages, agent state, interrupt state) with the store's own compare-and-set. That is what
+makes a Strands agent look like any other session to the bot: its version, the
+``signoff:interrupted`` index, and ``SessionStore.load`` all work unchanged. The Strands records
+above stay the source of truth for restoring the Strands agent; the mirror is written just after
+them (two writes, not one transaction).
+
+Stored data that is not what this module wrote (bad JSON, wrong shapes, another Redis type)
+raises ``CorruptedSessionError``, a ``state.SessionException`` that is also a Strands
+``SessionException``; nothing is deleted or overwritten.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import redis
+from strands.session.session_repository import SessionRepository
+from strands.types.exceptions import SessionException as StrandsSessionException
+from strands.types.session import Session as StrandsSession
+from strands.types.session import SessionAgent, SessionMessage, SessionType
+
+from state.errors import ConflictError, SessionException
+from state.shapes import Message
+from state.store import SessionStore, keys_for
+from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
+
+DEFAULT_AGENT_ID: Final = "default"
+"""The id Strands gives an agent built without ``agent_id``."""
+
+_KINDS: Final = ("session", "agent", "messages", "message_versions")
+_MAX_AGENT_ID_LENGTH: Final = 256
+
+# KEYS[1]: agent hash. ARGV[1]: record. Returns 1, or 0 when the agent exists.
+_CREATE_AGENT: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'version', 1, 'record', ARGV[1])
+return 1
+"""
+
+# KEYS[1]: agent hash. ARGV[1]: expected version, ARGV[2]: record.
+# Returns {1, new}, {0, actual} on conflict, {-2, 0} when missing, {-1, what} when corrupted.
+_UPDATE_AGENT: Final = """
+local raw = redis.call('HGET', KEYS[1], 'version')
+if not raw then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {-1, 'missing version'} end
+  return {-2, 0}
+end
+local current = tonumber(raw)
+if current == nil then return {-1, raw} end
+if current ~= tonumber(ARGV[1]) then return {0, current} end
+redis.call('HSET', KEYS[1], 'version', current + 1, 'record', ARGV[2])
+return {1, current + 1}
+"""
+
+# KEYS[1]: messages hash, KEYS[2]: message versions hash. ARGV[1]: message id, ARGV[2]: expected
+# version, ARGV[3]: record. Same returns as _UPDATE_AGENT.
+_UPDATE_MESSAGE: Final = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-2, 0} end
+local raw = redis.call('HGET', KEYS[2], ARGV[1]) or '1'
+local current = tonumber(raw)
+if current == nil then return {-1, raw} end
+if current ~= tonumber(ARGV[2]) then return {0, current} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], current + 1)
+return {1, current + 1}
+"""
+
+
+class CorruptedSessionError(SessionException, StrandsSessionException):  # type: ignore[misc]
+    """Stored Strands data cannot be used as it is; it is left in place.
+
+    Both a ``state.SessionException`` and a ``strands.types.exceptions.SessionException``.
+    """
+
+
+class RecordConflictError(ConflictError):
+    """A create or compare-and-set update found the record in another state than expected.
+
+    Attributes:
+        record: Which record: ``session``, ``agent:<id>`` or ``message:<agent id>:<message id>``.
+    """
+
+    def __init__(self, session_id: str, record: str, expected_version: int, actual_version: int) -> None:
+        """Name the record and both versions (0: did not exist)."""
+        super().__init__(session_id, expected_version, actual_version)
+        self.record = record
+        self.args = (
+            f"session_id=<{session_id}>, record=<{record}>, expected_version=<{expected_version}>, "
+            f"actual_version=<{actual_version}> | record changed since it was read",
+        )
+
+
+def strands_key(session_id: str, kind: str, agent_id: str | None = None) -> str:
+    """The Redis key of one kind of Strands record of a session; the only place these keys are built.
+
+    Raises:
+        ValueError: Bad session id (see ``state.store.keys_for``), unknown kind, or a bad or
+            missing agent id (agent ids follow the session id rules).
+    """
+    session_key = keys_for(session_id).session
+    base = session_key.removesuffix(":session") + ":strands"
+    if kind not in _KINDS:
+        raise ValueError(f"kind=<{kind}> | must be one of {', '.join(_KINDS)}")
+    if kind == "session":
+        if agent_id is not None:
+            raise ValueError("kind=<session> | takes no agent id")
+        return f"{base}:session"
+    if not agent_id or len(agent_id) > _MAX_AGENT_ID_LENGTH:
+        raise ValueError(f"agent_id=<{agent_id!r}> | must be 1 to {_MAX_AGENT_ID_LENGTH} characters")
+    if not agent_id.isprintable() or any(char.isspace() or char in "{}" for char in agent_id):
+        raise ValueError(f"agent_id=<{agent_id!r}> | must not contain braces, spaces or control characters")
+    return f"{base}:{kind}:{agent_id}"
+
+
+@dataclass
+class _MirrorView:
+    """What the mirror agent looks like in ``state.store``, and the version it was read at."""
+
+    version: int
+    messages: dict[int, Message] = field(default_factory=dict)
+    agent_state: dict[str, Any] = field(default_factory=dict)
+    interrupt_state: dict[str, Any] = field(
+        default_factory=lambda: {"interrupts": {}, "context": {}, "activated": False}
+    )
+
+
+class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
+    """Strands sessions, agents and messages in Redis, with compare-and-set updates.
+
+    One repository serves one process; it remembers the versions it read so its updates can be
+    compared. Build one per agent (as ``RepositorySessionManager`` expects), or share one between
+    agents of different sessions.
+
+    Args:
+        client: A redis-py client (bytes or str responses).
+        mirror: Also write ``mirror_agent_id``'s view to this store (see the module docstring).
+        mirror_agent_id: The agent mirrored (``"default"``: Strands' id for an unnamed agent).
+    """
+
+    def __init__(
+        self, client: redis.Redis, *, mirror: SessionStore | None = None, mirror_agent_id: str = DEFAULT_AGENT_ID
+    ) -> None:
+        """Register the scripts; nothing is sent until the first call."""
+        self._client = client
+        self._mirror = mirror
+        self._mirror_agent_id = mirror_agent_id
+        self._create_agent = client.register_script(_CREATE_AGENT)
+        self._update_agent = client.register_script(_UPDATE_AGENT)
+        self._update_message = client.register_script(_UPDATE_MESSAGE)
+        self._agent_versions: dict[tuple[str, str], int] = {}
+        self._agent_created_at: dict[tuple[str, str], str] = {}
+        self._message_versions: dict[tuple[str, str, int], int] = {}
+        self._message_created_at: dict[tuple[str, str, int], str] = {}
+        self._views: dict[str, _MirrorView] = {}
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    def create_session(self, session: Any, **kwargs: Any) -> Any:
+        """Store a new session.
+
+        Raises:
+            RecordConflictError: The session exists already.
+        """
+        session_id: str = session.session_id
+        key = strands_key(session_id, "session")
+        created = self._call(session_id, "session", lambda: self._client.set(key, _dumps(session.to_dict()), nx=True))
+        if not created:
+            raise RecordConflictError(session_id, "session", 0, 1)
+        return session
+
+    def read_session(self, session_id: str, **kwargs: Any) -> Any:
+        """The stored session, or ``None``."""
+        key = strands_key(session_id, "session")
+        raw = self._call(session_id, "session", lambda: self._client.get(key))
+        if raw is None:
+            return None
+        data = _object(session_id, "session", raw)
+        try:
+            session = StrandsSession.from_dict(data)
+            session.session_type = SessionType(session.session_type)
+        except (TypeError, ValueError) as error:
+            raise _corrupted(session_id, "session", f"not a Strands session: {error}") from error
+        if session.session_id != session_id:
+            raise _corrupted(session_id, "session", f"stored under another session id ({session.session_id!r})")
+        return session
+
+    # --- agents --------------------------------------------------------------------------------
+
+    def create_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
+        """Store a new agent of the session.
+
+        Raises:
+            RecordConflictError: The agent exists already.
+        """
+        agent_id: str = session_agent.agent_id
+        record = f"agent:{agent_id}"
+        key = strands_key(session_id, "agent", agent_id)
+        text = _dumps(session_agent.to_dict())
+        created = self._call(session_id, record, lambda: self._create_agent(keys=[key], args=[text]))
+        if not int(created):
+            raise RecordConflictError(session_id, record, 0, 1)
+        self._agent_versions[(session_id, agent_id)] = 1
+        self._agent_created_at[(session_id, agent_id)] = session_agent.created_at
+        if self._mirrors(agent_id):
+            view = self._load_view(session_id, agent_id)
+            self._set_agent_view(view, session_agent)
+            self._write_view(session_id, view)
+
+    def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> Any:
+        """The stored agent, or ``None``; its version becomes the base of the next ``update_agent``."""
+        key = strands_key(session_id, "agent", agent_id)
+        record = f"agent:{agent_id}"
+        fields = self._call(session_id, record, lambda: self._client.hgetall(key))
+        if not fields:
+            return None
+        version, session_agent = _decode_agent(session_id, agent_id, {_text(k): _text(v) for k, v in fields.items()})
+        self._agent_versions[(session_id, agent_id)] = version
+        self._agent_created_at[(session_id, agent_id)] = session_agent.created_at
+        if self._mirrors(agent_id):
+            self._views.pop(session_id, None)
+            self._load_view(session_id, agent_id)
+        return session_agent
+
+    def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
+        """Replace the agent if it is still at the version this repository last read or wrote.
+
+        Raises:
+            RecordConflictError: Another writer updated it since.
+            CorruptedSessionError: The agent does not exist, or its record is corrupted.
+        """
+        agent_id: str = session_agent.agent_id
+        record = f"agent:{agent_id}"
+        slot = (session_id, agent_id)
+        if slot not in self._agent_versions:
+            self.read_agent(session_id, agent_id)  # never read here: compare with what is stored now
+        if slot not in self._agent_versions:
+            raise _corrupted(session_id, record, "agent does not exist")
+        session_agent.created_at = self._agent_created_at.get(slot, session_agent.created_at)
+        key = strands_key(session_id, "agent", agent_id)
+        expected = self._agent_versions[slot]
+        text = _dumps(session_agent.to_dict())
+        status, value = self._cas(session_id, record, lambda: self._update_agent(keys=[key], args=[expected, text]))
+        if status == -2:
+            raise _corrupted(session_id, record, "agent does not exist")
+        if status == 0:
+            raise RecordConflictError(session_id, record, expected, int(value))
+        self._agent_versions[slot] = int(value)
+        if self._mirrors(agent_id):
+            view = self._load_view(session_id, agent_id)
+            self._set_agent_view(view, session_agent)
+            self._write_view(session_id, view)
+
+    # --- messages ------------------------------------------------------------------------------
+
+    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        """Store a new message of the agent.
+
+        Raises:
+            RecordConflictError: A message with this id exists already (another writer appended).
+        """
+        message_id: int = session_message.message_id
+        record = f"message:{agent_id}:{message_id}"
+        key = strands_key(session_id, "messages", agent_id)
+        text = _dumps(session_message.to_dict())
+        created = self._call(session_id, record, lambda: self._client.hsetnx(key, str(message_id), text))
+        if not created:
+            raise RecordConflictError(session_id, record, 0, 1)
+        self._message_versions[(session_id, agent_id, message_id)] = 1
+        self._message_created_at[(session_id, agent_id, message_id)] = session_message.created_at
+        if self._mirrors(agent_id):
+            view = self._load_view(session_id, agent_id)
+            view.messages[message_id] = session_message.to_message()
+            self._write_view(session_id, view)
+
+    def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> Any:
+        """The stored message, or ``None``."""
+        record = f"message:{agent_id}:{message_id}"
+        messages_key = strands_key(session_id, "messages", agent_id)
+        versions_key = strands_key(session_id, "message_versions", agent_id)
+
+        def read() -> list[Any]:
+            pipeline = self._client.pipeline(transaction=False)
+            pipeline.hget(messages_key, str(message_id))
+            pipeline.hget(versions_key, str(message_id))
+            return pipeline.execute()
+
+        raw, raw_version = self._call(session_id, record, read)
+        if raw is None:
+            return None
+        message = _decode_message(session_id, agent_id, str(message_id), raw)
+        self._remember_message(session_id, agent_id, message, raw_version)
+        return message
+
+    def update_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        """Replace a message (Strands does it to redact) if unchanged since this repository read or wrote it.
+
+        Raises:
+            RecordConflictError: Another writer updated it since.
+            CorruptedSessionError: The message does not exist, or its version is corrupted.
+        """
+        message_id: int = session_message.message_id
+        record = f"message:{agent_id}:{message_id}"
+        slot = (session_id, agent_id, message_id)
+        if slot not in self._message_versions and self.read_message(session_id, agent_id, message_id) is None:
+            raise _corrupted(session_id, record, "message does not exist")
+        session_message.created_at = self._message_created_at.get(slot, session_message.created_at)
+        expected = self._message_versions[slot]
+        keys = [strands_key(session_id, "messages", agent_id), strands_key(session_id, "message_versions", agent_id)]
+        text = _dumps(session_message.to_dict())
+        status, value = self._cas(
+            session_id, record, lambda: self._update_message(keys=keys, args=[message_id, expected, text])
+        )
+        if status == -2:
+            raise _corrupted(session_id, record, "message does not exist")
+        if status == 0:
+            raise RecordConflictError(session_id, record, expected, int(value))
+        self._message_versions[slot] = int(value)
+        if self._mirrors(agent_id):
+            view = self._load_view(session_id, agent_id)
+            view.messages[message_id] = session_message.to_message()
+            self._write_view(session_id, view)
+
+    def list_messages(
+        self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
+    ) -> list[Any]:
+        """The agent's messages in order of id, from ``offset``, at most ``limit`` of them."""
+        if offset < 0 or (limit is not None and limit < 0):
+            raise ValueError(f"offset=<{offset}>, limit=<{limit}> | must not be negative")
+        messages = self._read_all_messages(session_id, agent_id)
+        end = None if limit is None else offset + limit
+        return messages[offset:end]
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _read_all_messages(self, session_id: str, agent_id: str) -> list[Any]:
+        messages_key = strands_key(session_id, "messages", agent_id)
+        versions_key = strands_key(session_id, "message_versions", agent_id)
+
+        def read() -> list[Any]:
+            pipeline = self._client.pipeline(transaction=False)
+            pipeline.hgetall(messages_key)
+            pipeline.hgetall(versions_key)
+            return pipeline.execute()
+
+        raw_messages, raw_versions = self._call(session_id, f"messages:{agent_id}", read)
+        versions = {_text(k): v for k, v in raw_versions.items()}
+        decoded: list[Any] = []
+        for raw_id, raw in raw_messages.items():
+            message_id = _text(raw_id)
+            message = _decode_message(session_id, agent_id, message_id, raw)
+            self._remember_message(session_id, agent_id, message, versions.get(message_id))
+            decoded.append(message)
+        decoded.sort(key=lambda message: message.message_id)
+        return decoded
+
+    def _remember_message(self, session_id: str, agent_id: str, message: Any, raw_version: Any) -> None:
+        record = f"message:{agent_id}:{message.message_id}"
+        try:
+            version = 1 if raw_version is None else int(_text(raw_version))
+        except ValueError as error:
+            raise _corrupted(session_id, record, f"version is not an integer: {raw_version!r}") from error
+        self._message_versions[(session_id, agent_id, message.message_id)] = version
+        self._message_created_at[(session_id, agent_id, message.message_id)] = message.created_at
+
+    def _mirrors(self, agent_id: str) -> bool:
+        return self._mirror is not None and agent_id == self._mirror_agent_id
+
+    def _load_view(self, session_id: str, agent_id: str) -> _MirrorView:
+        """The mirror's view of the session, read once (its version is the base of the next write)."""
+        view = self._views.get(session_id)
+        if view is not None:
+            return view
+        assert self._mirror is not None
+        stored = self._mirror.load(session_id)
+        view = _MirrorView(version=stored.version if stored is not None else 0)
+        for message in self._read_all_messages(session_id, agent_id):
+            view.messages[message.message_id] = message.to_message()
+        fields = self._call(
+            session_id, f"agent:{agent_id}", lambda: self._client.hgetall(strands_key(session_id, "agent", agent_id))
+        )
+        if fields:
+            _, session_agent = _decode_agent(session_id, agent_id, {_text(k): _text(v) for k, v in fields.items()})
+            self._set_agent_view(view, session_agent)
+        self._views[session_id] = view
+        return view
+
+    @staticmethod
+    def _set_agent_view(view: _MirrorView, session_agent: Any) -> None:
+        view.agent_state = dict(session_agent.state)
+        interrupt_state = session_agent._internal_state.get("interrupt_state")
+        if interrupt_state is not None:
+            view.interrupt_state = interrupt_state
+
+    def _write_view(self, session_id: str, view: _MirrorView) -> None:
+        assert self._mirror is not None
+        try:
+            view.version = self._mirror.save(
+                session_id,
+                expected_version=view.version,
+                messages=[view.messages[message_id] for message_id in sorted(view.messages)],
+                agent_state=view.agent_state,
+                interrupt_state=view.interrupt_state,
+            )
+        except ConflictError:
+            self._views.pop(session_id, None)  # re-read on the next write; this one is lost to the caller
+            raise
+
+    def _call(self, session_id: str, record: str, operation: Any) -> Any:
+        try:
+            return operation()
+        except redis.ResponseError as error:
+            raise _corrupted(session_id, record, f"key holds something else: {error}") from error
+
+    def _cas(self, session_id: str, record: str, operation: Any) -> tuple[int, Any]:
+        status, value = self._call(session_id, record, operation)
+        if int(status) == -1:
+            raise _corrupted(session_id, record, f"version is corrupted: {_text(value)!r}")
+        return int(status), value
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _corrupted(session_id: str, record: str, problem: str) -> CorruptedSessionError:
+    return CorruptedSessionError(f"session_id=<{session_id}>, record=<{record}> | {problem}")
+
+
+def _object(session_id: str, record: str, raw: bytes | str) -> dict[str, Any]:
+    try:
+        data = json.loads(_text(raw))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise _corrupted(session_id, record, f"not valid JSON: {error}") from error
+    if not isinstance(data, dict):
+        raise _corrupted(session_id, record, f"not a JSON object (found {type(data).__name__})")
+    return data
+
+
+def _decode_agent(session_id: str, agent_id: str, fields: dict[str, str]) -> tuple[int, Any]:
+    record = f"agent:{agent_id}"
+    try:
+        version = int(fields["version"])
+    except (KeyError, ValueError) as error:
+        raise _corrupted(session_id, record, "version missing or not an integer") from error
+    if "record" not in fields:
+        raise _corrupted(session_id, record, "record missing")
+    data = _object(session_id, record, fields["record"])
+    for name in ("state", "conversation_manager_state", "_internal_state"):
+        if not isinstance(data.get(name, {}), dict):
+            raise _corrupted(session_id, record, f"field=<{name}> | not a JSON object")
+    try:
+        check_agent_state(data.get("state"), prefix="state")
+        interrupt_state = data.get("_internal_state", {}).get("interrupt_state")
+        if interrupt_state is not None:
+            check_interrupt_state(interrupt_state, prefix="_internal_state.interrupt_state")
+        session_agent = SessionAgent.from_dict(data)
+    except ShapeError as error:
+        raise _corrupted(session_id, record, str(error)) from error
+    except TypeError as error:
+        raise _corrupted(session_id, record, f"not a Strands agent: {error}") from error
+    if session_agent.agent_id != agent_id:
+        raise _corrupted(session_id, record, f"stored under another agent id ({session_agent.agent_id!r})")
+    return version, session_agent
+
+
+def _decode_message(session_id: str, agent_id: str, message_id: str, raw: bytes | str) -> Any:
+    record = f"message:{agent_id}:{message_id}"
+    data = _object(session_id, record, raw)
+    try:
+        check_messages([data.get("message")], prefix="message")
+        if data.get("redact_message") is not None:
+            check_messages([data["redact_message"]], prefix="redact_message")
+        message = SessionMessage.from_dict(data)
+    except ShapeError as error:
+        raise _corrupted(session_id, record, str(error)) from error
+    except TypeError as error:
+        raise _corrupted(session_id, record, f"not a Strands message: {error}") from error
+    if str(message.message_id) != message_id or isinstance(message.message_id, bool):
+        raise _corrupted(session_id, record, f"stored under another message id ({message.message_id!r})")
+    return message

@@ -1,0 +1,108 @@
+"""Drive a real ``strands.Agent`` with the interface the bot's runner uses for Signoff's own agent.
+
+``StrandsRunnable`` offers ``interrupted``, ``state`` (``get``/``set``, persisted by the Strands
+session manager with the next message or at the end of the invocation), ``messages`` and a call
+taking a prompt, ``interruptResponse`` blocks or nothing (continue: run the tool calls of a
+trailing toolUse message, else ask the model), returning ``agent.AgentResult``.
+"""
+
+from typing import Any, Protocol
+
+import redis
+from strands import Agent as StrandsAgent
+from strands.session import RepositorySessionManager
+
+from agent.agent import AgentResult, Prompt
+from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
+from state.interrupt import Interrupt
+from state.shapes import Message
+from state.store import SessionStore
+
+
+class AgentStateLike(Protocol):
+    """The part of an agent's state the bot uses (Strands' ``AgentState`` and ours both fit)."""
+
+    def get(self, key: str) -> Any:
+        """The value under ``key`` (``None`` if absent)."""
+
+    def set(self, key: str, value: Any) -> None:
+        """Store a JSON-serializable value."""
+
+
+def is_strands_agent(candidate: object) -> bool:
+    """Whether ``candidate`` is a ``strands.Agent`` (or a subclass)."""
+    return isinstance(candidate, StrandsAgent)
+
+
+class StrandsRunnable:
+    """A ``strands.Agent`` behind the bot's runner interface.
+
+    Args:
+        agent: The Strands agent; give it a session manager (``signoff_session_manager``) so a
+            worker in another process can resume it.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        """Wrap ``agent``; raise ``TypeError`` if it is not a ``strands.Agent``."""
+        if not is_strands_agent(agent):
+            raise TypeError(f"agent_type=<{type(agent).__qualname__}> | not a strands.Agent")
+        self.agent = agent
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the agent waits for interrupt responses."""
+        return bool(self.agent._interrupt_state.activated)
+
+    @property
+    def state(self) -> AgentStateLike:
+        """The agent's own JSON state (Strands' ``AgentState``)."""
+        state: AgentStateLike = self.agent.state
+        return state
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation (Strands may add ``metadata``/``tracking_id`` keys to messages)."""
+        messages: list[Message] = self.agent.messages
+        return messages
+
+    def __call__(self, prompt: Prompt = None) -> AgentResult:
+        """Invoke the Strands agent and report its result as ``agent.AgentResult``.
+
+        Raises:
+            TypeError: Interrupted, and ``prompt`` is not a list of interruptResponse blocks.
+            KeyError: A response names an interrupt this agent did not raise.
+            ValueError: Responses were sent to an agent that is not interrupted.
+        """
+        strands_prompt = prompt if prompt is None or isinstance(prompt, str) else list(prompt)
+        return to_agent_result(self.agent(strands_prompt))
+
+
+def to_agent_result(result: Any) -> AgentResult:
+    """Map a Strands ``AgentResult``: same stop reason and message; interrupts as ``state.interrupt.Interrupt``."""
+    interrupts = [
+        Interrupt(id=interrupt.id, name=interrupt.name, reason=interrupt.reason, response=interrupt.response)
+        for interrupt in (result.interrupts or [])
+    ]
+    message: Message | None = result.message
+    return AgentResult(str(result.stop_reason), message, interrupts)
+
+
+def signoff_session_manager(
+    session_id: str,
+    store: SessionStore,
+    *,
+    client: redis.Redis | None = None,
+    agent_id: str = DEFAULT_AGENT_ID,
+) -> Any:
+    """A Strands ``RepositorySessionManager`` on Signoff's Redis, mirrored into ``store`` for the bot.
+
+    Args:
+        session_id: The bot's session id (what ``AGENT_FACTORY`` receives).
+        store: The bot's session store (what ``AGENT_FACTORY`` receives); the Strands records go
+            to the same Redis unless ``client`` says otherwise.
+        client: The Redis client for the Strands records (default: the store's).
+        agent_id: The agent to mirror into ``store`` (give the Strands agent the same ``agent_id``).
+    """
+    redis_client = client if client is not None else store.client
+    repository = RedisSessionRepository(redis_client, mirror=store, mirror_agent_id=agent_id)
+    return RepositorySessionManager(session_id=session_id, session_repository=repository)

@@ -1,0 +1,240 @@
+"""Agents for the Strands scenarios: real ``strands.Agent`` instances and their Signoff twins.
+
+A Strands agent here is built exactly as a team would write one: a model, ``@strands.tool``
+functions, ``hooks=[SignoffGate(...)]`` and a session manager on Signoff's Redis. The model is
+``StrandsScriptedModel``, a subclass of Strands' ``Model`` that streams the turns a Signoff
+``ScriptedModel`` decides from the conversation, so both runtimes answer alike and a Strands
+agent rebuilt in another worker continues the same script.
+
+Tool runs are counted in Redis (``completions``), so a test sees them across agents and workers.
+"""
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis
+import strands
+from strands.models import Model as StrandsModel
+
+from agent import Agent, ApprovalGate, ScriptedModel, tool
+from agent.demo import RISKY_TOOLS, default_inventory, operations_model, operations_tools
+from agent.models.base import Model, ModelTurn
+from agent.models.scripted import text_turn, tool_turn
+from agent.strands_bridge import SignoffGate, signoff_session_manager
+from state.shapes import Message
+from state.store import SessionStore
+
+SYSTEM_PROMPT = "You are an operations assistant. Risky actions need a human's approval."
+
+
+class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
+    """A Strands model streaming the turns of one of our models (no network).
+
+    Attributes:
+        calls: How many times Strands asked the model for a turn.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.calls = 0
+
+    def update_config(self, **model_config: Any) -> None:
+        """Nothing to configure."""
+
+    def get_config(self) -> Any:
+        return {}
+
+    async def structured_output(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+        yield
+
+    async def stream(
+        self, messages: list[Message], tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        self.calls += 1
+        turn = self.model.converse(messages, tool_specs or [], system_prompt)
+        yield {"messageStart": {"role": "assistant"}}
+        for block in turn.message["content"]:
+            if "text" in block:
+                yield {"contentBlockDelta": {"delta": {"text": block["text"]}}}
+            else:
+                use = block["toolUse"]
+                start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+                yield {"contentBlockStart": {"start": start}}
+                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use["input"])}}}}
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": turn.stop_reason}}
+
+
+def completions(client: redis.Redis, tool_name: str) -> int:
+    """How many times ``tool_name`` ran to completion (either runtime)."""
+    value = client.get(f"test:completed:{tool_name}")
+    return int(value) if value is not None else 0
+
+
+def _count(client: redis.Redis, tool_name: str) -> None:
+    client.incr(f"test:completed:{tool_name}")
+
+
+def _client(store: SessionStore) -> redis.Redis:
+    client: redis.Redis = store.client
+    return client
+
+
+# --- the demonstration agent, written for Strands -----------------------------------------------
+
+
+def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
+    """The demonstration operations agent as a Strands agent: same requests, tools and replies."""
+    inventory = default_inventory()
+    counter = _client(store)
+
+    @strands.tool
+    def read_logs(service: str, lines: int = 5) -> str:
+        """Read the latest log lines of a service.
+
+        Args:
+            service: Service name.
+            lines: How many lines, newest last.
+        """
+        _count(counter, "read_logs")
+        return "\n".join(inventory[service].log[-lines:])
+
+    @strands.tool
+    def restart_service(service: str) -> str:
+        """Restart every replica of a service.
+
+        Args:
+            service: Service name.
+        """
+        _count(counter, "restart_service")
+        return f"{service}: {inventory[service].replicas} replicas restarted"
+
+    @strands.tool
+    def scale_service(service: str, replicas: int) -> str:
+        """Change the number of replicas of a service.
+
+        Args:
+            service: Service name.
+            replicas: The new replica count.
+        """
+        _count(counter, "scale_service")
+        before, inventory[service].replicas = inventory[service].replicas, replicas
+        return f"{service}: scaled from {before} to {replicas} replicas"
+
+    @strands.tool
+    def rollback_deploy(service: str) -> str:
+        """Roll a service back to its previous version.
+
+        Args:
+            service: Service name.
+        """
+        _count(counter, "rollback_deploy")
+        target = inventory[service]
+        target.version, target.previous_version = target.previous_version, target.version
+        return f"{service}: rolled back from {target.previous_version} to {target.version}"
+
+    return strands.Agent(
+        model=StrandsScriptedModel(operations_model(sorted(inventory))),
+        tools=[read_logs, restart_service, scale_service, rollback_deploy],
+        hooks=[SignoffGate(RISKY_TOOLS)],
+        system_prompt=SYSTEM_PROMPT,
+        session_manager=signoff_session_manager(session_id, store),
+        callback_handler=None,
+    )
+
+
+def signoff_operations_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Our demonstration agent, its tools counted like the Strands twin's."""
+    counter = _client(store)
+    tools = []
+    for plain in operations_tools(default_inventory()):
+        tools.append(_counted(plain, counter))
+    return Agent(
+        operations_model(sorted(default_inventory())),
+        tools,
+        hooks=[ApprovalGate(RISKY_TOOLS)],
+        session_id=session_id,
+        store=store,
+        system_prompt=SYSTEM_PROMPT,
+    )
+
+
+def _counted(agent_tool: Any, counter: redis.Redis) -> Any:
+    original = agent_tool.invoke
+
+    def invoke(tool_use: Any, context: Any) -> Any:
+        result = original(tool_use, context)
+        _count(counter, agent_tool.name)
+        return result
+
+    agent_tool.invoke = invoke
+    return agent_tool
+
+
+# --- two calls in one turn: a free one and a gated one ------------------------------------------
+
+BATCH_TURN = tool_turn(("t1", "notify", {"channel": "#ops"}), ("t2", "deploy", {"service": "api"}))
+
+
+def _batch_model() -> ScriptedModel:
+    def respond(messages: list[Message]) -> ModelTurn:
+        results = [block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block]
+        if not results:
+            return BATCH_TURN
+        texts = [content.get("text", "") for result in results for content in result["content"]]
+        return text_turn(" | ".join(sorted(texts)))
+
+    return ScriptedModel(respond)
+
+
+def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
+    """``notify`` (free) and ``deploy`` (gated) in one turn, run by Strands' concurrent executor."""
+    counter = _client(store)
+
+    @strands.tool
+    def notify(channel: str) -> str:
+        """Tell a channel."""
+        _count(counter, "notify")
+        return f"told {channel}"
+
+    @strands.tool
+    def deploy(service: str) -> str:
+        """Deploy a service."""
+        _count(counter, "deploy")
+        return f"deployed {service}"
+
+    return strands.Agent(
+        model=StrandsScriptedModel(_batch_model()),
+        tools=[notify, deploy],
+        hooks=[SignoffGate({"deploy": "production-changes"})],
+        session_manager=signoff_session_manager(session_id, store),
+        callback_handler=None,
+    )
+
+
+def signoff_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Our twin of ``strands_batch_agent`` (concurrent tools)."""
+    counter = _client(store)
+
+    @tool
+    def notify(channel: str) -> str:
+        """Tell a channel."""
+        _count(counter, "notify")
+        return f"told {channel}"
+
+    @tool
+    def deploy(service: str) -> str:
+        """Deploy a service."""
+        _count(counter, "deploy")
+        return f"deployed {service}"
+
+    return Agent(
+        _batch_model(),
+        [notify, deploy],
+        hooks=[ApprovalGate(["deploy"])],
+        session_id=session_id,
+        store=store,
+        concurrent_tools=True,
+    )

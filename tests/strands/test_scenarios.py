@@ -1,0 +1,156 @@
+"""The same bot scenarios, over signed HTTP against a loopback Slack, for both runtimes.
+
+Each scenario runs once with Signoff's own agent and once with a real ``strands.Agent`` (scripted
+model, Strands' concurrent tool executor, Signoff's Redis session repository): the bot must not
+be able to tell them apart.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+
+from agent.approval import refusal_text
+from bot import ids
+from state.interrupt import _InterruptState
+from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.strands.agents import (
+    completions,
+    signoff_batch_agent,
+    signoff_operations_agent,
+    strands_batch_agent,
+    strands_operations_agent,
+)
+
+Factory = Callable[..., Any]
+
+OPERATIONS = pytest.mark.parametrize(
+    "factory", [signoff_operations_agent, strands_operations_agent], ids=["signoff", "strands"]
+)
+BATCH = pytest.mark.parametrize("factory", [signoff_batch_agent, strands_batch_agent], ids=["signoff", "strands"])
+
+
+def _start(bot: Bot, request: str) -> str:
+    assert bot.mention(request).status == 200
+    bot.drain()
+    return str(bot.approval_messages()[0]["thread_ts"])
+
+
+def _session(thread_ts: str) -> str:
+    return f"T0TEST:{CHANNEL}:{thread_ts}"
+
+
+def _approval_view(message: dict[str, Any]) -> dict[str, Any]:
+    """An approval message without what differs between two runs (timestamps, ids)."""
+    blocks = json.dumps(message["blocks"])
+    return {"text": message["text"], "has_restart": "restart_service" in blocks, "checkout": "checkout" in blocks}
+
+
+@OPERATIONS
+def test_request_approval_approve_the_tool_ran_once_and_the_reply(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        thread_ts = _start(bot, "restart checkout")
+        [message] = bot.approval_messages()
+        assert "restart_service" in message["text"]
+        assert not is_decided(message)
+        assert bot.services.store.interrupted_sessions() == [_session(thread_ts)]
+        assert completions(redis_client, "restart_service") == 0
+
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        bot.drain()
+
+        assert is_decided(bot.approval_messages()[0])
+        assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
+        assert completions(redis_client, "restart_service") == 1
+        assert bot.services.store.interrupted_sessions() == []
+
+
+@OPERATIONS
+def test_deny_the_tool_never_ran_and_the_model_saw_the_denial(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        thread_ts = _start(bot, "roll back payments")
+        approval_id = bot.approval_id()
+        assert bot.click(ids.DENY_ACTION, approval_id, user=APPROVER).status == 200
+        assert bot.submit_deny(approval_id, user=APPROVER, reason="release freeze until 18:00").status == 200
+        bot.drain()
+
+        assert is_decided(bot.approval_messages()[0])
+        assert completions(redis_client, "rollback_deploy") == 0
+        approval = bot.services.approvals.get(_session(thread_ts), approval_id)
+        assert approval is not None
+        assert approval.decision is not None
+        # The scripted model answers with the tool results it saw: the refusal, word for word.
+        assert bot.thread_texts(thread_ts)[-1] == refusal_text(approval.decision)
+        assert f"denied by {APPROVER}: release freeze until 18:00" in bot.thread_texts(thread_ts)[-1]
+
+
+@BATCH
+def test_two_calls_in_one_turn_one_gated_the_other_kept_and_not_rerun(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        thread_ts = _start(bot, "ship it")
+        [message] = bot.approval_messages()
+        assert "deploy" in message["text"]
+        assert completions(redis_client, "notify") == 1  # ran before the decision
+        assert completions(redis_client, "deploy") == 0
+
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+
+        assert bot.thread_texts(thread_ts)[-1] == "deployed api | told #ops"
+        assert completions(redis_client, "notify") == 1  # kept, not re-run
+        assert completions(redis_client, "deploy") == 1
+
+
+@OPERATIONS
+def test_worker_restarted_between_interrupt_and_decision(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as first:
+        thread_ts = _start(first, "restart checkout")
+        approval_id = first.approval_id()
+        message = first.approval_messages()[0]
+
+    with running_bot(redis_client, agent_factory=factory) as restarted:
+        restarted.slack.add_message(
+            CHANNEL, user="U0BOT", text=message["text"], ts=message["ts"], thread_ts=thread_ts, blocks=message["blocks"]
+        )
+        assert restarted.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        restarted.drain()
+        replies = [call.args["text"] for call in restarted.slack.calls("chat.postMessage")]
+        assert replies == ["checkout: 3 replicas restarted"]
+        assert completions(redis_client, "restart_service") == 1
+
+
+@OPERATIONS
+def test_a_redelivered_resume_job_changes_nothing(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        thread_ts = _start(bot, "restart checkout")
+        session_id = _session(thread_ts)
+        [round_version] = [bot.services.approvals.round_approvals(session_id)[0]]
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+
+        # The same job, delivered again.
+        bot.services.jobs.enqueue({"kind": "resume", "session_id": session_id, "version": str(round_version)})
+        bot.drain()
+
+        assert bot.thread_texts(thread_ts).count("checkout: 3 replicas restarted") == 1
+        assert completions(redis_client, "restart_service") == 1
+
+
+def test_both_runtimes_post_the_same_approval_message(redis_client: redis.Redis) -> None:
+    views = []
+    for factory in (signoff_operations_agent, strands_operations_agent):
+        redis_client.flushdb()
+        with running_bot(redis_client, agent_factory=factory) as bot:
+            _start(bot, "restart checkout")
+            [message] = bot.approval_messages()
+            views.append(_approval_view(message))
+            session = bot.services.store.load(_session(str(message["thread_ts"])))
+            assert session is not None
+            [interrupt] = _InterruptState.from_dict(session.interrupt_state).interrupts.values()
+            views.append({"id": interrupt.id, "name": interrupt.name, "reason": interrupt.reason})
+    assert views[0] == views[2]
+    assert views[1] == views[3]
