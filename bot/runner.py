@@ -21,6 +21,7 @@ from agent import AgentResult
 from bot import keys, messages
 from bot.adapters import Runnable, as_runnable
 from bot.approvals import ApprovalStore
+from bot.audit import Audit
 from bot.clock import Clock, system_clock
 from bot.escalation import Schedule
 from bot.jobs import Job
@@ -68,6 +69,7 @@ class SessionRunner:
         agent_factory: AgentFactory,
         policies: PolicyBook,
         schedule: Schedule,
+        audit: Audit,
         clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators."""
@@ -78,6 +80,7 @@ class SessionRunner:
         self._factory = agent_factory
         self._policies = policies
         self._schedule = schedule
+        self._audit = audit
         self._clock = clock
 
     def handle(self, job: Job) -> None:
@@ -148,6 +151,7 @@ class SessionRunner:
                 if approval.decision is not None
             ]
             result = agent(responses)
+            self._audit.record("resume", session_id=session_id, version=version, answers=len(responses))
         elif agent.messages and _is_final_answer(agent.messages[-1]):
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
@@ -163,6 +167,16 @@ class SessionRunner:
             self._approvals.open_round(session_id=session_id, version=version, requests=requests, pipeline=transaction)
             for request in requests:
                 self._schedule.plan(transaction, request)
+                self._audit.add(
+                    transaction,
+                    "request",
+                    session_id=session_id,
+                    actor=request.requested_by,
+                    approval_id=request.approval_id,
+                    tool=request.tool,
+                    interrupt=request.interrupt_name,
+                    policy=request.policy.name,
+                )
             for request in requests:
                 self._outbox.add(
                     transaction,

@@ -43,6 +43,7 @@ class Services:
     home: HomeTab
     policies: PolicyBook
     clock: Clock
+    settings: Settings
 
     def worker(self, *, claim_idle_ms: int = 60_000) -> Worker:
         """A worker over these services."""
@@ -54,6 +55,8 @@ class Services:
             escalator=self.escalator,
             audit=self.audit,
             claim_idle_ms=claim_idle_ms,
+            audit_max_entries=self.settings.audit_max_entries,
+            audit_keep_unexported=self.settings.audit_keep_unexported,
         )
 
 
@@ -117,6 +120,7 @@ def build_services(
             agent_factory=factory,
             policies=policies,
             schedule=schedule,
+            audit=audit,
             clock=clock,
         ),
         deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client, home=home),
@@ -133,4 +137,5 @@ def build_services(
         home=home,
         policies=policies,
         clock=clock,
+        settings=settings,
     )

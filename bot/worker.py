@@ -44,8 +44,12 @@ class Worker:
     escalator: Escalator
     audit: Audit
     claim_idle_ms: int = 60_000
+    audit_max_entries: int = 1_000_000
+    audit_keep_unexported: bool = False
+    trim_every_s: float = 60.0
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _next_trim: float = field(default=0.0, repr=False)
 
     def run_jobs_once(self, *, block_ms: int = 1000) -> int:
         """Claim stale jobs, else read new ones; handle them; return how many were handled."""
@@ -64,8 +68,14 @@ class Worker:
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
-        """Fire due reminders, escalations and expiries; sleep ``idle_s`` when none were due."""
+        """Fire due reminders, escalations and expiries (and trim the audit trail now and then).
+
+        Sleeps ``idle_s`` when nothing was due.
+        """
         fired = self.escalator.tick()
+        if time.monotonic() >= self._next_trim:
+            self._next_trim = time.monotonic() + self.trim_every_s
+            self.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
         if not fired:
             self._stop.wait(idle_s)
         return fired

@@ -106,7 +106,7 @@ def test_the_ladder_walks_its_levels_in_order_and_stops_at_a_decision(
         bot.drain()
         assert [text for text in _later(bot, clock, 120) if "Escalation" in text] == []
         assert bot.services.schedule.pending() == 0
-        events = [entry["event"] for entry in bot.services.audit.entries()]
+        events = [entry.event for entry in bot.services.audit.entries()]
         assert events.count("escalation") == 2
 
 
@@ -311,8 +311,8 @@ def test_two_workers_ticking_the_same_schedule_fire_each_item_once(redis_client:
         bot.drain()
         reminders = [text for text in bot.texts_posted() if "Still waiting" in text]
         assert len(reminders) == 20
-        audited = [entry for entry in bot.services.audit.entries() if entry["event"] == "reminder"]
-        assert len({json.loads(entry["details"])["approval_id"] for entry in audited}) == 20
+        audited = [entry for entry in bot.services.audit.entries() if entry.event == "reminder"]
+        assert len({entry.details["approval_id"] for entry in audited}) == 20
         assert len(audited) == 20
 
 

@@ -119,5 +119,5 @@ def test_a_failing_agent_says_so_once_retries_then_gives_up(redis_client: redis.
         assert "the model is down" in texts[0]
         assert f"failed {MAX_DELIVERIES} times and gave up" in texts[1]
         assert bot.services.jobs.pending_count() == 0
-        abandoned = [entry for entry in bot.services.audit.entries() if entry["event"] == "job_abandoned"]
+        abandoned = [entry for entry in bot.services.audit.entries() if entry.event == "job_abandoned"]
         assert len(abandoned) == 1

@@ -4,12 +4,12 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
 
 from bot import ids, keys
+from bot.audit import AuditEntry
 from state.interrupt import _InterruptState
 from tests.bot.harness import (
     APPROVER,
@@ -41,8 +41,8 @@ def _start(bot: Bot, request: str) -> str:
     return str(bot.approval_messages()[0]["thread_ts"])
 
 
-def _resume_jobs(bot: Bot) -> list[dict[str, Any]]:
-    return [entry for entry in bot.services.audit.entries() if entry["event"] == "decision"]
+def _decisions(bot: Bot) -> list[AuditEntry]:
+    return [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
 
 
 def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
@@ -130,7 +130,7 @@ def test_a_double_click_changes_nothing_and_says_who_decided(bot: Bot) -> None:
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     bot.drain()
 
-    assert len(_resume_jobs(bot)) == 1
+    assert len(_decisions(bot)) == 1
     assert bot.thread_texts(thread_ts).count("checkout: 3 replicas restarted") == 1
     [notice] = bot.ephemeral_texts(APPROVER)
     assert "Already approved" in notice
@@ -155,8 +155,8 @@ def test_two_approvers_at_once_exactly_one_decision_stands(bot: Bot) -> None:
     bot.drain()
 
     assert statuses == [200, 200]
-    [decision] = _resume_jobs(bot)
-    winner = decision["actor"]
+    [decision] = _decisions(bot)
+    winner = decision.actor
     loser = SECOND_APPROVER if winner == APPROVER else APPROVER
     assert "Already approved" in bot.ephemeral_texts(loser)[0]
     assert bot.ephemeral_texts(winner) == []
@@ -175,9 +175,9 @@ def test_an_unauthorized_click_is_refused_named_and_audited(policed_bot: Bot) ->
     [notice] = bot.ephemeral_texts(OUTSIDER)
     assert f"<@{APPROVER}>" in notice
     assert "<!subteam^S0ONCALL>" in notice
-    [audited] = [entry for entry in bot.services.audit.entries() if entry["event"] == "unauthorized"]
-    assert audited["actor"] == OUTSIDER
-    assert json.loads(audited["details"])["refusal"] == "not_an_approver"
+    [audited] = [entry for entry in bot.services.audit.entries() if entry.event == "unauthorized"]
+    assert audited.actor == OUTSIDER
+    assert audited.details["refusal"] == "not_an_approver"
 
 
 def test_a_user_group_member_may_approve(policed_bot: Bot) -> None:
