@@ -1,7 +1,10 @@
-"""``python -m bot [serve|socket|worker|demo]``: run the bot, its worker, or the terminal walk-through.
+"""``python -m bot [serve|socket|worker|sandbox|demo]``: run the bot, its worker, the sandbox or the walk-through.
+
+``python -m bot audit export ...`` writes out the audit trail (see ``bot.audit_cli``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
-credentials are, and the terminal walk-through when no Slack credentials are set at all.
+credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
+no Slack credentials are set at all. ``demo`` is the terminal walk-through.
 With ``REDIS_URL`` unset, an embedded Redis server is started and, since no other process can
 reach it, the worker runs inside the same process.
 """
@@ -18,13 +21,14 @@ from contextlib import contextmanager
 import redis
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot import demo
+from bot import audit_cli, demo
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
 from bot.policy import PolicyError
+from bot.sandbox import run as sandbox
 from bot.services import build_services
 from bot.settings import ConfigError, Mode, Settings, load_settings
-from state import RedisServer
+from state import RedisServer, RedisServerError
 
 logger = logging.getLogger("bot")
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -32,15 +36,29 @@ _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["audit"]:
+        try:
+            return audit_cli.main(arguments[1:])
+        except ConfigError as error:
+            print(f"signoff: {error}", file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", choices=["serve", "socket", "worker", "demo"])
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    parser.add_argument("command", nargs="?", choices=["serve", "socket", "worker", "sandbox", "demo"])
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="sandbox only: the page's port (default: SANDBOX_PORT, else 3000; 0 picks a free one)",
     )
+    parser.add_argument("--host", default="127.0.0.1", help="sandbox only: the address the page listens on")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format=_LOG_FORMAT)
     command = args.command or _default_command()
     if command == "demo":
         return demo.main()
+    if command == "sandbox":
+        return _sandbox(args.port, args.host)
     mode: Mode = {"serve": "http", "socket": "socket", "worker": "worker"}[command]  # type: ignore[assignment]
     try:
         settings = load_settings(mode)
@@ -56,7 +74,20 @@ def _default_command() -> str:
         return "socket"
     if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
         return "serve"
-    return "demo"
+    return "sandbox"
+
+
+def _sandbox(port: int | None, host: str) -> int:
+    if port is None:
+        port = int(os.environ.get("SANDBOX_PORT") or 3000)
+    try:
+        return sandbox.run(port=port, host=host, announce=lambda line: print(line, flush=True))
+    except (ConfigError, PolicyError, RedisServerError) as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"signoff: cannot serve the sandbox on {host}:{port}: {error} (try --port 0)", file=sys.stderr)
+        return 2
 
 
 @contextmanager

@@ -24,10 +24,17 @@ class OffsetClock:
         """Read the offset from ``client`` on every call."""
         self._client = client
 
+    def offset_ms(self) -> int:
+        """How far ahead of real time (0 if unset, or while Redis is unreachable)."""
+        try:
+            raw = self._client.get(SANDBOX_OFFSET_KEY)
+        except redis.RedisError:
+            return 0
+        return int(raw) if raw is not None else 0
+
     def __call__(self) -> datetime:
         """Now, moved by the offset."""
-        offset = self._client.get(SANDBOX_OFFSET_KEY)
-        return datetime.now(UTC) + timedelta(milliseconds=int(offset or 0))
+        return datetime.now(UTC) + timedelta(milliseconds=self.offset_ms())
 
 
 class ManualClock:

@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import redis
 
+from bot.audit import Audit, read_export
 from state import RedisServer
 from tests.bot import slack_requests
 from tests.bot.fake_slack import FakeSlack
@@ -79,7 +81,7 @@ def test_a_bad_policy_file_names_the_field_and_line(tmp_path: Path) -> None:
 
 
 def test_no_credentials_runs_the_terminal_walkthrough() -> None:
-    completed = _run([])
+    completed = _run(["demo"])
     assert completed.returncode == 0, completed.stderr
     assert "waiting for approval" in completed.stdout
     assert "checkout: 3 replicas restarted" in completed.stdout
@@ -162,3 +164,26 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
                 assert poster.post_event(event, forge=True).status == 401
+
+
+def test_audit_export_writes_the_trail_as_jsonl_and_csv(redis_server: RedisServer, tmp_path: Path) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    client.delete("signoff:audit", "signoff:audit:exported")
+    Audit(client).record("decision", session_id="T:C:1.2", actor="U0A", decision="approve")
+    for fmt in ("jsonl", "csv"):
+        output = tmp_path / f"audit.{fmt}"
+        completed = _run(
+            ["audit", "export", "--since", "2020-01-01", "--format", fmt, "--output", str(output)],
+            REDIS_URL=redis_server.url,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert "exported 1 audit events" in completed.stderr
+        [entry] = read_export(output.read_text(), fmt)
+        assert (entry.event, entry.actor, entry.details) == ("decision", "U0A", {"decision": "approve"})
+
+
+def test_audit_export_needs_redis_url_and_a_valid_since() -> None:
+    assert "REDIS_URL is not set" in _run(["audit", "export"]).stderr
+    bad = _run(["audit", "export", "--since", "last tuesday"], REDIS_URL="redis://127.0.0.1:1/0")
+    assert bad.returncode == 2
+    assert "--since must be an ISO date" in bad.stderr

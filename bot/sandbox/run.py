@@ -1,0 +1,149 @@
+"""``python -m bot sandbox``: the whole product on one machine, with a local Slack stand-in instead of a workspace.
+
+One process tree: an embedded Redis (a child process, unless ``REDIS_URL`` is set), and in this process the bot in
+HTTP mode on a loopback port, the worker's loops, and the stand-in (Web API and page) on ``--port``. The bot is
+built exactly as ``python -m bot serve`` builds it; only its settings differ: a generated token and signing secret,
+``SLACK_API_URL`` pointing at the stand-in, the built-in policy unless ``APPROVAL_POLICY`` is set, and a clock that
+reads the sandbox's virtual-time offset. SIGINT and SIGTERM stop everything, the Redis child included.
+"""
+
+import logging
+import os
+import secrets
+import signal
+import socketserver
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import redis
+from pydantic import SecretStr, ValidationError
+
+from bot.app import build_app
+from bot.clock import OffsetClock
+from bot.http import guarded_wsgi_app
+from bot.sandbox.people import POLICY_FILE
+from bot.sandbox.requests import BotEndpoint
+from bot.sandbox.workspace import SandboxSlack
+from bot.services import build_services
+from bot.settings import ConfigError, Settings
+from state import RedisServer
+
+logger = logging.getLogger(__name__)
+
+
+class _BotServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)  # no getfqdn() DNS lookup
+        self.server_name, self.server_port = "127.0.0.1", int(self.server_address[1])
+        self.setup_environ()
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug(format, *args)
+
+
+def sandbox_settings(*, token: str, signing_secret: str, api_url: str) -> Settings:
+    """The environment's settings with the sandbox's Slack credentials and, unless set, its policy.
+
+    Raises:
+        ConfigError: A variable that is set is malformed.
+    """
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        problems = [f"{'.'.join(str(part) for part in item['loc']).upper()}: {item['msg']}" for item in error.errors()]
+        raise ConfigError("invalid settings:\n  " + "\n  ".join(problems)) from error
+    return settings.model_copy(
+        update={
+            "slack_bot_token": SecretStr(token),
+            "slack_signing_secret": SecretStr(signing_secret),
+            "slack_app_token": None,
+            "slack_api_url": api_url,
+            "approval_policy": settings.approval_policy or POLICY_FILE,
+        }
+    )
+
+
+@contextmanager
+def _redis_url() -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    with RedisServer() as server:
+        logger.info("embedded Redis at %s", server.url)
+        yield server.url
+
+
+@contextmanager
+def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[SandboxSlack]:
+    """Start Redis, the stand-in, the bot and the worker; yield the stand-in; stop them all on exit."""
+    token = "xoxb-sandbox-" + secrets.token_hex(12)
+    signing_secret = secrets.token_hex(16)
+    with _redis_url() as url:
+        client = redis.Redis.from_url(url)
+        slack = SandboxSlack(token=token, redis_client=client, port=port, host=host)
+        slack.start()
+        worker_thread: threading.Thread | None = None
+        bot_server: _BotServer | None = None
+        try:
+            settings = sandbox_settings(token=token, signing_secret=signing_secret, api_url=slack.url)
+            services = build_services(settings, redis_client=client, clock=OffsetClock(client))
+            worker = services.worker()
+            worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)
+            worker_thread.start()
+            application = guarded_wsgi_app(build_app(settings, services), settings, services)
+            bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
+            threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
+            slack.connect(BotEndpoint(f"http://127.0.0.1:{bot_server.server_port}/slack/events", signing_secret))
+            yield slack
+        finally:
+            slack.close()
+            if bot_server is not None:
+                bot_server.shutdown()
+                bot_server.server_close()
+            if worker_thread is not None:
+                worker.stop()
+                worker_thread.join(timeout=10)
+            client.close()
+
+
+class _QuietWhenStopping(logging.Filter):
+    """Drops the worker's errors once stopping: on Ctrl-C the terminal signals Redis too, so it may go first."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        super().__init__()
+        self._stop = stop
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        noisy = record.name.startswith(("bot.worker", "bot.delivery", "slack_sdk", "slack_bolt"))
+        return not (noisy and self._stop.is_set())
+
+
+def run(*, port: int, host: str = "127.0.0.1", announce: Callable[[str], None] = print) -> int:
+    """Run the sandbox until SIGINT or SIGTERM; return the exit status."""
+    stop = threading.Event()
+    quiet = _QuietWhenStopping(stop)
+    for log_handler in logging.getLogger().handlers:
+        log_handler.addFilter(quiet)
+
+    def shutdown(signum: int, _frame: object) -> None:
+        logger.info("signal %d: stopping the sandbox", signum)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with running_sandbox(port=port, host=host) as slack:
+            shown = "127.0.0.1" if host in {"0.0.0.0", ""} else host
+            announce(f"Signoff sandbox: open http://{shown}:{slack.port}/ (Ctrl-C to stop)")
+            stop.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

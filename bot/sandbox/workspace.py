@@ -1,0 +1,300 @@
+"""The sandbox's Slack stand-in: the Web API the bot calls, plus the page's endpoints that act as Slack's clients.
+
+One HTTP server on one port serves three things:
+
+- ``/api/<method>`` and response URLs: the Web API (``bot.sandbox.web_api.FakeSlack``), what the bot's client calls;
+- ``/`` and ``/static/*``: the page;
+- ``/sandbox/*``: what the page does as a person (post a message, click a button, submit or close a modal, move the
+  clock) and what it reads (``/sandbox/state``, long-polled on the stand-in's ``version``).
+
+A person's actions become the requests Slack would send the bot (``bot.sandbox.requests``), signed with the sandbox's
+signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
+"""
+
+import copy
+import json
+import mimetypes
+import time
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
+
+import redis
+
+from bot.clock import SANDBOX_OFFSET_KEY, OffsetClock
+from bot.sandbox import requests
+from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
+from bot.sandbox.web_api import FakeSlack, JsonDict, SlackError, _Reply
+
+STATIC_DIR: Final = Path(__file__).with_name("static")
+_STATIC_FILES: Final = frozenset({"index.html", "app.js", "app.css"})
+_LONG_POLL_S: Final = 15.0
+_MAX_ADVANCE_MS: Final = 30 * 24 * 3600 * 1000
+
+
+class PageError(Exception):
+    """A page request the stand-in refuses (answered as HTTP 400 with the message)."""
+
+
+class SandboxSlack(FakeSlack):
+    """The Web API stand-in with the page and its endpoints on the same port."""
+
+    def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
+        super().__init__(token=token, team_id="T0SANDBOX", team="Signoff Sandbox")
+        self.redis = redis_client
+        self.bind = (host, port)
+        self.bot: requests.BotEndpoint | None = None
+        self.space = requests.Workspace(self.team_id, "sandbox", self.app_id, self.bot_user_id, self.bot_id)
+        self._trigger_users: dict[str, str] = {}
+        self._view_owners: dict[str, str] = {}
+        self._closed_views: set[str] = set()
+        self._last_ts = 0.0
+        for person in PEOPLE:
+            self.add_user(person.user_id, name=person.name, real_name=person.real_name, title=person.role)
+
+    def connect(self, bot: requests.BotEndpoint) -> None:
+        """Send people's actions to ``bot`` from now on."""
+        self.bot = bot
+
+    # ------------------------------------------------------------------ Web API overrides (lock held)
+
+    def _next_ts(self) -> str:
+        # Real time, as Slack's timestamps are (strictly increasing).
+        self._last_ts = max(time.time(), self._last_ts + 0.000001)
+        return f"{self._last_ts:.6f}"
+
+    def _views_open(self, args: JsonDict) -> JsonDict:
+        answer = super()._views_open(args)
+        user = self._trigger_users.get(str(args.get("trigger_id")))
+        if user is None:
+            raise SlackError("invalid_trigger_id")
+        self._view_owners[answer["view"]["id"]] = user
+        return answer
+
+    # ------------------------------------------------------------------ routing
+
+    def _handle(self, raw_path: str, headers: dict[str, str], body: bytes) -> _Reply:
+        split = urlsplit(raw_path)
+        path = split.path
+        if path == "/" or path.startswith("/static/"):
+            return _static(path)
+        if not path.startswith("/sandbox/"):
+            return super()._handle(raw_path, headers, body)
+        try:
+            query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+            data = json.loads(body) if body else {}
+            if not isinstance(data, dict):
+                raise PageError("expected a JSON object")
+            answer = self._page(path.removeprefix("/sandbox/"), {**query, **data})
+        except (PageError, ValueError, KeyError) as error:
+            return _Reply(400, json.dumps({"ok": False, "error": str(error)}).encode())
+        return _Reply(200, json.dumps({"ok": True, **answer}).encode(), headers={"Cache-Control": "no-store"})
+
+    def _page(self, name: str, args: dict[str, Any]) -> JsonDict:
+        if name == "state":
+            since = int(args.get("since", -1))
+            if since == self.version:
+                self.wait_for_change(since, _LONG_POLL_S)
+            return self.state(_person({"user": args.get("user") or PEOPLE[0].user_id}))
+        if name == "message":
+            return self.say(_person(args), str(args["channel"]), str(args["text"]), args.get("thread_ts") or None)
+        if name == "action":
+            return self.click(_person(args), str(args["channel"]), str(args["ts"]), str(args["action_id"]))
+        if name == "submit":
+            return self.submit(_person(args), str(args["view_id"]), args.get("values") or {})
+        if name == "close":
+            return self.close_view(_person(args), str(args["view_id"]))
+        if name == "home_opened":
+            return self.open_home(_person(args))
+        if name == "clock":
+            return self.advance_clock(int(args.get("advance_ms", 0)))
+        raise PageError(f"unknown endpoint {name!r}")
+
+    # ------------------------------------------------------------------ what the page reads
+
+    def state(self, user: str) -> JsonDict:
+        """Everything the page shows to ``user``."""
+        offset = OffsetClock(self.redis).offset_ms()
+        with self._cond:
+            channels = sorted({c for c in self._messages if c.startswith(("C", "G"))} | {CHANNEL})
+            dm = self.dm_channel(user)
+            modal = next(
+                (
+                    copy.deepcopy(self._views[view_id])
+                    for view_id in reversed(list(self._views))
+                    if self._view_owners.get(view_id) == user and view_id not in self._closed_views
+                ),
+                None,
+            )
+            home_id = self._home_views.get(user)
+            return {
+                "version": self._version,
+                "team": self.team,
+                "bot": {"id": self.bot_user_id, "name": "signoff"},
+                "me": user,
+                "people": [person.__dict__ for person in PEOPLE],
+                "users": {uid: {"name": u["name"], "real_name": u["real_name"]} for uid, u in self._users.items()},
+                "channels": [
+                    {"id": c, "name": _channel_name(c), "messages": self._channel_messages(c, None)} for c in channels
+                ],
+                "dm": {"id": dm, "messages": self._channel_messages(dm, None)},
+                "ephemerals": [copy.deepcopy(e) for e in self._ephemerals if e.get("user") == user],
+                "modal": modal,
+                "home": copy.deepcopy(self._views[home_id]) if home_id else None,
+                "clock": {"offset_ms": offset, "now_ms": int(time.time() * 1000) + offset},
+                "connected": self.bot is not None,
+            }
+
+    # ------------------------------------------------------------------ what people do
+
+    def say(self, user: str, channel: str, text: str, thread_ts: str | None) -> JsonDict:
+        """``user`` posts ``text``; ``@signoff`` becomes a mention; ``/agent ...`` runs the slash command."""
+        text = text.strip()
+        if not text:
+            raise PageError("empty message")
+        if text.startswith("/"):
+            command, _, rest = text.partition(" ")
+            fields = requests.slash_command(
+                self.space,
+                user=user,
+                channel=channel,
+                command=command,
+                text=rest.strip(),
+                trigger_id=self._trigger(user),
+                response_url=self.response_url(channel, None, user),
+            )
+            return self._bot_answer(self._bot().command(fields))
+        text = text.replace("@signoff", f"<@{self.bot_user_id}>")
+        message = self.add_message(channel, user=user, text=text, thread_ts=thread_ts, team=self.team_id)
+        answers = [
+            self._bot().event(event)
+            for event in requests.message_events(
+                self.space, user=user, channel=channel, text=text, ts=message["ts"], thread_ts=thread_ts
+            )
+        ]
+        return {"ts": message["ts"], "statuses": [a.status for a in answers]}
+
+    def click(self, user: str, channel: str, ts: str, action_id: str) -> JsonDict:
+        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts``."""
+        with self._cond:
+            message = self._find(channel, ts)
+            ephemeral = next((e for e in self._ephemerals if e.get("message_ts") == ts and e.get("user") == user), None)
+            target = copy.deepcopy(message if message is not None else ephemeral)
+        if target is None:
+            raise PageError("no such message")
+        found = _find_action(target.get("blocks") or [], action_id)
+        if found is None:
+            raise PageError(f"no button {action_id!r} on that message")
+        block_id, action = found
+        target.setdefault("ts", ts)
+        payload = requests.block_actions(
+            self.space,
+            user=user,
+            channel=channel,
+            message=target,
+            action=action,
+            block_id=block_id,
+            trigger_id=self._trigger(user),
+            response_url=self.response_url(channel, ts if message is not None else None, user),
+            is_ephemeral=message is None,
+        )
+        return self._bot_answer(self._bot().interaction(payload))
+
+    def submit(self, user: str, view_id: str, values: dict[str, Any]) -> JsonDict:
+        """``user`` submits the modal ``view_id`` with ``values`` (block_id -> action_id -> text)."""
+        with self._cond:
+            if self._view_owners.get(view_id) != user or view_id in self._closed_views:
+                raise PageError("that modal is not open for you")
+            view = copy.deepcopy(self._views[view_id])
+        state = {
+            block_id: {
+                action_id: {"type": "plain_text_input", "value": (str(value) if value else None)}
+                for action_id, value in actions.items()
+            }
+            for block_id, actions in values.items()
+        }
+        payload = requests.view_submission(
+            self.space, user=user, view=view, values=state, trigger_id=self._trigger(user)
+        )
+        answer = self._bot().interaction(payload)
+        body = answer.json() or {}
+        if answer.status == 200 and body.get("response_action") == "errors":
+            return {"status": answer.status, "errors": body.get("errors") or {}}
+        if answer.status == 200:
+            self.close_view(user, view_id)
+        return {"status": answer.status, "errors": {}}
+
+    def open_home(self, user: str) -> JsonDict:
+        """``user`` opens the app's Home tab: Slack sends ``app_home_opened`` (the bot publishes the view)."""
+        with self._cond:
+            home_id = self._home_views.get(user)
+            view = copy.deepcopy(self._views[home_id]) if home_id else None
+        event = requests.app_home_opened(self.space, user=user, channel=self.dm_channel(user), view=view)
+        return self._bot_answer(self._bot().event(event))
+
+    def close_view(self, user: str, view_id: str) -> JsonDict:
+        """``user`` closes the modal (no request: the bot's modals do not ask for ``view_closed``)."""
+        with self._cond:
+            if self._view_owners.get(view_id) == user:
+                self._closed_views.add(view_id)
+                self._changed()
+        return {}
+
+    def advance_clock(self, advance_ms: int) -> JsonDict:
+        """Move the sandbox's virtual clock forward (``INCRBY signoff:clock:offset_ms``)."""
+        if not 0 <= advance_ms <= _MAX_ADVANCE_MS:
+            raise PageError("advance_ms must be between 0 and 30 days")
+        offset = int(self.redis.incrby(SANDBOX_OFFSET_KEY, advance_ms))
+        with self._cond:
+            self._changed()
+        return {"clock": {"offset_ms": offset, "now_ms": int(time.time() * 1000) + offset}}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _bot(self) -> requests.BotEndpoint:
+        if self.bot is None:
+            raise PageError("the bot is not connected yet")
+        return self.bot
+
+    def _trigger(self, user: str) -> str:
+        trigger_id = requests.new_id("trig")
+        with self._cond:
+            self._trigger_users[trigger_id] = user
+        return trigger_id
+
+    @staticmethod
+    def _bot_answer(answer: requests.Answer) -> JsonDict:
+        if answer.status != 200:
+            raise PageError(f"the bot answered HTTP {answer.status}: {answer.body[:200]}")
+        return {"status": answer.status}
+
+
+def _channel_name(channel: str) -> str:
+    return CHANNEL_NAME if channel == CHANNEL else channel.lower()
+
+
+def _person(args: dict[str, Any]) -> str:
+    user = str(args.get("user", ""))
+    if user not in {person.user_id for person in PEOPLE}:
+        raise PageError(f"unknown sandbox user {user!r}")
+    return user
+
+
+def _find_action(blocks: list[JsonDict], action_id: str) -> tuple[str, JsonDict] | None:
+    for block in blocks:
+        elements = list(block.get("elements") or [])
+        if block.get("accessory"):
+            elements.append(block["accessory"])
+        for element in elements:
+            if isinstance(element, dict) and element.get("action_id") == action_id:
+                return str(block.get("block_id", "")), element
+    return None
+
+
+def _static(path: str) -> _Reply:
+    name = "index.html" if path == "/" else path.removeprefix("/static/")
+    if name not in _STATIC_FILES:
+        return _Reply(404, b"not found", content_type="text/plain; charset=utf-8")
+    content_type = (mimetypes.guess_type(name)[0] or "application/octet-stream") + "; charset=utf-8"
+    body = (STATIC_DIR / name).read_bytes()
+    return _Reply(200, body, content_type=content_type, headers={"Cache-Control": "no-store"})

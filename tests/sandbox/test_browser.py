@@ -1,0 +1,125 @@
+"""The sandbox page in real headless Chromium: one person plays every role, as a new user would."""
+
+import re
+
+from playwright.sync_api import Locator, expect
+
+from bot import ids
+from bot.sandbox.workspace import SandboxSlack
+from tests.sandbox.browser import Steps
+from tests.sandbox.client import APPROVER, OUTSIDER, REQUESTER
+
+APPROVE = f"[data-testid=button-{ids.APPROVE_ACTION}]"
+DENY = f"[data-testid=button-{ids.DENY_ACTION}]"
+
+
+def _open(steps: Steps, sandbox: SandboxSlack, user: str) -> None:
+    steps.page.goto(f"http://127.0.0.1:{sandbox.port}/?as={user}")
+    expect(steps.page.get_by_test_id("user-switcher")).to_have_value(user)
+
+
+def _ask(steps: Steps, text: str) -> None:
+    composer = steps.page.get_by_test_id("composer-input")
+    composer.fill(text)
+    composer.press("Enter")
+    expect(steps.page.get_by_test_id("thread-messages").locator(APPROVE).last).to_be_visible()
+
+
+def _pinned(steps: Steps, button: str) -> Locator:
+    """The thread's approval message, found by its buttons and then pinned by its ts (it keeps it when updated)."""
+    thread = steps.page.get_by_test_id("thread-messages")
+    ts = thread.locator("[data-testid=message]", has=steps.page.locator(button)).last.get_attribute("data-ts")
+    return thread.locator(f'[data-testid=message][data-ts="{ts}"]')
+
+
+def _switch(steps: Steps, user: str) -> None:
+    steps.page.get_by_test_id("user-switcher").select_option(user)
+    expect(steps.page.get_by_test_id("user-switcher")).to_have_value(user)
+
+
+def test_request_approve_and_the_agent_replies_in_the_thread(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    steps.shot("empty-channel")
+    _ask(steps, "@signoff restart checkout")
+    approval = _pinned(steps, APPROVE)
+    expect(approval).to_contain_text("restart_service")
+    expect(approval).to_contain_text('"service": "checkout"')
+    steps.shot("approval-requested")
+
+    _switch(steps, APPROVER)
+    steps.shot("switched-to-approver")
+    approval.locator(APPROVE).click()
+    expect(approval.locator(APPROVE)).to_have_count(0)  # updated in place: buttons gone
+    expect(approval).to_contain_text("Approved by")
+    expect(approval).to_contain_text("(edited)")
+    steps.shot("approved-in-place")
+
+    expect(page.get_by_test_id("thread-messages")).to_contain_text("checkout: 3 replicas restarted")
+    expect(page.get_by_test_id("replies-link")).to_have_text("2 replies")
+    steps.shot("agent-reply-in-thread")
+
+
+def test_deny_needs_a_reason_shown_in_the_modal(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, "@signoff roll back payments")
+    approval = _pinned(steps, DENY)
+    steps.shot("rollback-requested")
+
+    _switch(steps, APPROVER)
+    approval.locator(DENY).click()
+    modal = page.get_by_test_id("modal")
+    expect(modal).to_be_visible()
+    steps.shot("deny-modal")
+    page.get_by_test_id("modal-submit").click()
+    expect(modal.get_by_test_id("input-error")).to_contain_text("Please give a reason")
+    steps.shot("blank-reason-refused")
+
+    modal.get_by_test_id(f"input-{ids.DENY_REASON_BLOCK}").fill("release freeze until 18:00")
+    page.get_by_test_id("modal-submit").click()
+    expect(modal).to_be_hidden()
+    expect(approval).to_contain_text("Denied by")
+    expect(approval).to_contain_text("release freeze until 18:00")
+    steps.shot("denied-with-reason")
+
+
+def test_a_non_approver_sees_a_refusal_only_they_can_see(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, "@signoff scale search to 5")
+    approval = _pinned(steps, APPROVE)
+
+    _switch(steps, OUTSIDER)
+    approval.locator(APPROVE).click()
+    refusal = page.get_by_test_id("thread-messages").get_by_test_id("ephemeral")
+    expect(refusal).to_contain_text("You can't decide this request")
+    expect(refusal).to_contain_text("Only visible to you")
+    steps.shot("refused-ephemeral")
+    expect(approval.locator(APPROVE)).to_be_visible()  # still undecided
+
+    _switch(steps, APPROVER)
+    expect(page.get_by_test_id("thread-messages")).to_be_visible()
+    expect(page.get_by_test_id("ephemeral")).to_have_count(0)
+    steps.shot("approver-does-not-see-it")
+
+
+def test_the_clock_control_moves_sandbox_time(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    page.get_by_role("button", name="+1 h").click()
+    expect(page.get_by_test_id("clock-offset")).to_have_text(re.compile(r"\+1 h 0 min ahead"))
+    page.get_by_role("button", name="+5 min").click()
+    expect(page.get_by_test_id("clock-offset")).to_have_text(re.compile(r"\+1 h 5 min ahead"))
+    steps.shot("clock-moved")
+
+
+def test_the_home_tab_shows_what_the_bot_published_for_the_current_user(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, "@signoff restart checkout")
+    _switch(steps, APPROVER)
+    page.get_by_test_id("home-link").click()
+    home = page.get_by_test_id("home")
+    expect(home).to_contain_text("restart_service")
+    steps.shot("approver-home")

@@ -1,0 +1,25 @@
+"""The sandbox's clock control: moving time forward shows the reminder the policy asks for."""
+
+from playwright.sync_api import expect
+
+from bot import ids
+from bot.sandbox.workspace import SandboxSlack
+from tests.sandbox.browser import Steps
+from tests.sandbox.client import REQUESTER
+
+APPROVE = f"[data-testid=button-{ids.APPROVE_ACTION}]"
+
+
+def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    page.goto(f"http://127.0.0.1:{sandbox.port}/?as={REQUESTER}")
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("@signoff restart checkout")
+    composer.press("Enter")
+    thread = page.get_by_test_id("thread-messages")
+    expect(thread.locator(APPROVE)).to_be_visible()
+    steps.shot("waiting-for-approval")
+    page.get_by_role("button", name="+1 h").click()
+    expect(thread).to_contain_text("Still waiting for a decision", timeout=20_000)
+    expect(thread).to_contain_text("Escalation, level 1", timeout=20_000)
+    steps.shot("reminder-after-an-hour")
