@@ -23,6 +23,7 @@ def test_the_manifest_has_the_sections_slack_requires() -> None:
     assert manifest["settings"]["socket_mode_enabled"] is True
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert manifest["features"]["app_home"]["messages_tab_enabled"] is True  # escalation DMs
 
 
 def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
@@ -42,12 +43,13 @@ def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
 def test_events_and_the_command_match_the_listeners() -> None:
     manifest = _manifest()
     assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_home_opened",
         "app_mention",
         "message.channels",
         "message.groups",
     }
-    [command] = manifest["features"]["slash_commands"]
-    assert command["command"] == ids.AGENT_COMMAND
+    commands = {command["command"] for command in manifest["features"]["slash_commands"]}
+    assert commands == {ids.AGENT_COMMAND, ids.APPROVALS_COMMAND}
 
 
 def test_the_http_request_urls_are_documented() -> None:

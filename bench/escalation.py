@@ -1,0 +1,133 @@
+"""Schedule tick cost: 50 due reminders among 100 pending versus among 100,000 pending.
+
+Run: ``python bench/escalation.py [--due 50] [--small 100] [--large 100000] [--rounds 15]``
+
+Two Redis databases on one real server hold the two schedules; each has the same ``--due``
+real approvals whose reminders are due every round, the rest are entries due in a year. Each
+round moves the shared clock by the reminder interval and runs one full tick on each side
+(claim what is due, load each approval, post the reminder through the outbox, audit it,
+reschedule it), alternating which side goes first. The goal is a ratio near 1: a tick costs in
+proportion to what is due, not to what is pending.
+"""
+
+import argparse
+import json
+import statistics
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import redis
+from slack_sdk import WebClient
+
+from bot.approvals import ApprovalStore
+from bot.audit import Audit
+from bot.clock import ManualClock, epoch_ms
+from bot.decisions import DecisionService
+from bot.directory import Directory
+from bot.escalation import Escalator, Schedule
+from bot.model import ApprovalRequest, PolicySummary, approval_id_for
+from bot.outbox import Outbox
+from bot.policy import PolicyBook
+from state import RedisServer
+
+EVERY_S = 900
+_CHUNK = 5000
+
+
+def _escalator(client: redis.Redis, clock: ManualClock) -> Escalator:
+    approvals = ApprovalStore(client)
+    audit = Audit(client, clock=lambda: clock().timestamp())
+    decisions = DecisionService(
+        approvals=approvals, directory=Directory(client=WebClient(), redis_client=client), audit=audit, clock=clock
+    )
+    return Escalator(
+        schedule=Schedule(client, clock=clock),
+        approvals=approvals,
+        decisions=decisions,
+        outbox=Outbox(client, clock=lambda: clock().timestamp()),
+        policies=PolicyBook.default(),
+        audit=audit,
+        clock=clock,
+    )
+
+
+def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int) -> None:
+    client.flushdb()
+    approvals = ApprovalStore(client)
+    schedule = Schedule(client, clock=clock)
+    policy = PolicySummary(name="bench", remind_every_s=EVERY_S)
+    transaction = client.pipeline(transaction=True)
+    for index in range(due):
+        session_id = f"T0BENCH:C0BENCH:{1700000000 + index}.000100"
+        interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
+        request = ApprovalRequest(
+            approval_id=approval_id_for(session_id, interrupt_id),
+            session_id=session_id,
+            interrupt_id=interrupt_id,
+            interrupt_name="approval",
+            team_id="T0BENCH",
+            channel_id="C0BENCH",
+            thread_ts=f"{1700000000 + index}.000100",
+            requested_by="U0REQUESTER",
+            tool="restart_service",
+            tool_input={"service": "checkout"},
+            policy=policy,
+            created_at=clock(),
+        )
+        approvals.open_round(session_id=session_id, version=1, requests=[request], pipeline=transaction)
+        schedule.plan(transaction, request)
+    transaction.execute()
+    far = epoch_ms(clock() + timedelta(days=365))
+    for start in range(0, pending - due, _CHUNK):
+        pipeline = client.pipeline(transaction=False)
+        for index in range(start, min(start + _CHUNK, pending - due)):
+            entry_id = f"idle{index:08d}:remind"
+            entry = json.dumps(
+                {"session_id": "T0:C0:1.1", "approval_id": f"idle{index:08d}", "kind": "remind", "step": 0}
+            )
+            pipeline.hset("signoff:schedule:entries", entry_id, entry)
+            pipeline.zadd("signoff:schedule", {entry_id: far})
+        pipeline.execute()
+
+
+def main() -> None:
+    """Populate both schedules, tick them alternately, print the medians and the ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--due", type=int, default=50)
+    parser.add_argument("--small", type=int, default=100)
+    parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
+    with RedisServer() as server:
+        sides = {
+            "small": redis.Redis.from_url(server.url.removesuffix("/0") + "/0"),
+            "large": redis.Redis.from_url(server.url.removesuffix("/0") + "/1"),
+        }
+        _populate(sides["small"], clock, due=args.due, pending=args.small)
+        _populate(sides["large"], clock, due=args.due, pending=args.large)
+        escalators = {name: _escalator(client, clock) for name, client in sides.items()}
+        timings: dict[str, list[float]] = {"small": [], "large": []}
+        fired: dict[str, list[int]] = {"small": [], "large": []}
+        for round_index in range(args.rounds + 1):
+            clock.advance(EVERY_S)
+            order = ["small", "large"] if round_index % 2 == 0 else ["large", "small"]
+            for name in order:
+                started = time.perf_counter()
+                count = escalators[name].tick(limit=args.due * 2)
+                elapsed = time.perf_counter() - started
+                if round_index:  # the first round warms caches and scripts up
+                    timings[name].append(elapsed)
+                    fired[name].append(count)
+        pending = {name: int(client.zcard("signoff:schedule")) for name, client in sides.items()}
+
+    small, large = statistics.median(timings["small"]), statistics.median(timings["large"])
+    print(f"escalation tick: {args.due} due reminders per tick, {args.rounds} rounds, one real Redis")
+    print(f"  {pending['small']:>7} pending: median {small * 1000:7.2f} ms per tick (fired {set(fired['small'])})")
+    print(f"  {pending['large']:>7} pending: median {large * 1000:7.2f} ms per tick (fired {set(fired['large'])})")
+    print(f"  ratio large/small: {large / small:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
