@@ -7,7 +7,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot import blocks, ids, messages
-from bot.listeners.feedback import outcome_text, tell
+from bot.listeners.feedback import clicker, outcome_text, tell
 from bot.outbox import OutboxEntry
 from bot.services import Services
 
@@ -18,14 +18,10 @@ def register(app: App, services: Services) -> None:
     """Add the approval listeners to ``app``."""
     decisions = services.decisions
 
-    def _clicker(body: dict[str, Any]) -> tuple[str, str, str | None]:
-        channel = (body.get("channel") or {}).get("id") or body["container"]["channel_id"]
-        thread_ts = (body.get("message") or {}).get("thread_ts")
-        return body["user"]["id"], channel, thread_ts
-
     def approve(ack: Ack, body: dict[str, Any], action: dict[str, Any], respond: Respond) -> None:
         ack()
-        user, channel, thread_ts = _clicker(body)
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
         try:
             outcome = decisions.decide(action["value"], user_id=user, kind="approve", reason=None, source="button")
         except Exception as error:
@@ -40,7 +36,8 @@ def register(app: App, services: Services) -> None:
         ack()
 
     def open_deny_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
-        user, channel, thread_ts = _clicker(body)
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
         approval = decisions.find(action["value"])
         refusal = decisions.check(approval, user_id=user) if approval is not None else None
         if approval is None or refusal is not None:
@@ -69,7 +66,8 @@ def register(app: App, services: Services) -> None:
 
     def discuss(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
-        user, channel, thread_ts = _clicker(body)
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
         approval = decisions.find(action["value"])
         if approval is None:
             tell(services.outbox, channel=channel, user=user, text=messages.unknown_approval(), thread_ts=thread_ts)

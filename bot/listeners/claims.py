@@ -6,7 +6,7 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot import ids, messages
-from bot.listeners.feedback import outcome_text, tell
+from bot.listeners.feedback import clicker, outcome_text, tell
 from bot.outbox import OutboxEntry
 from bot.services import Services
 
@@ -16,9 +16,8 @@ def register(app: App, services: Services) -> None:
 
     def claim(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
-        user = body["user"]["id"]
-        channel = (body.get("channel") or {}).get("id") or body["container"]["channel_id"]
-        thread_ts = (body.get("message") or {}).get("thread_ts")
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
         outcome = services.decisions.claim(action["value"], user_id=user)
         if outcome.status == "claimed" and outcome.approval is not None:
             request = outcome.approval.request

@@ -1,4 +1,10 @@
-"""Tell a clicker what happened to their click: an ephemeral message through the outbox."""
+"""Tell a clicker what happened to their click: an ephemeral message through the outbox.
+
+Clicks on the App Home tab come from no channel: there the answer is a direct message.
+"""
+
+from dataclasses import dataclass
+from typing import Any
 
 from bot import messages
 from bot.decisions import Outcome
@@ -28,8 +34,27 @@ def outcome_text(outcome: Outcome) -> str | None:
     return None
 
 
-def tell(outbox: Outbox, *, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
-    """Queue an ephemeral message for ``user``."""
+@dataclass(frozen=True)
+class Clicker:
+    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab)."""
+
+    user: str
+    channel: str | None
+    thread_ts: str | None
+
+
+def clicker(body: dict[str, Any]) -> Clicker:
+    """Read who clicked and where from a ``block_actions`` body."""
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    thread_ts = (body.get("message") or {}).get("thread_ts")
+    return Clicker(body["user"]["id"], channel, thread_ts)
+
+
+def tell(outbox: Outbox, *, channel: str | None, user: str, text: str, thread_ts: str | None = None) -> None:
+    """Queue a message only ``user`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
+    if channel is None:
+        outbox.send_later(OutboxEntry("post_message", {"channel": user, "text": text}))
+        return
     payload = {"channel": channel, "user": user, "text": text}
     if thread_ts:
         payload["thread_ts"] = thread_ts
