@@ -13,6 +13,7 @@ A job delivered twice is harmless:
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 
 import redis
@@ -191,7 +192,12 @@ class SessionRunner:
         reason = interrupt.reason
         tool = reason.get("tool") if isinstance(reason, dict) else None
         tool_input = reason.get("input") if isinstance(reason, dict) else None
-        policy = self._policies.for_call(tool=tool, interrupt_name=interrupt.name)
+        policy = self._policies.for_call(tool=tool, interrupt_name=interrupt.name).summary()
+        now = self._clock()
+        keeps_pending = policy.expiry_outcome == "keep"
+        expires_at = (
+            now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
+        )
         return ApprovalRequest(
             approval_id=approval_id_for(session_id, interrupt.id),
             session_id=session_id,
@@ -204,8 +210,9 @@ class SessionRunner:
             tool=tool,
             tool_input=tool_input,
             reason=reason,
-            policy=policy.summary(),
-            created_at=self._clock(),
+            policy=policy,
+            created_at=now,
+            expires_at=expires_at,
         )
 
     def _thread_info(self, session_id: str) -> ThreadInfo:

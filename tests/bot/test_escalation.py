@@ -8,6 +8,7 @@ import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 import redis
@@ -177,6 +178,8 @@ def test_expiry_deny_tells_the_model_it_expired_not_that_a_human_denied(
     """
     with _bot(redis_client, tmp_path, rules) as (bot, clock):
         thread_ts = _ask(bot)
+        expiry = int((clock() + timedelta(hours=1)).timestamp())
+        assert f"<!date^{expiry}^" in json.dumps(bot.approval_messages()[0]["blocks"])  # says when it expires
         posted = _later(bot, clock, 61)
         assert "expired without a decision" in posted[-1]
         assert "denied" not in posted[-1]
