@@ -384,7 +384,7 @@ HOME_RECENT_TITLE: Final = "Recent decisions"
 
 def home_queue_empty() -> str:
     """The App Home queue with nothing in it."""
-    return "Nothing is waiting for you. :tada:"
+    return "Nothing is waiting for you. 🎉"
 
 
 def home_recent_empty() -> str:

@@ -161,6 +161,34 @@ def block_actions(
     return payload
 
 
+def home_block_actions(
+    space: Workspace, *, user: str, view: JsonDict, action: JsonDict, block_id: str, trigger_id: str
+) -> JsonDict:
+    """A button click on the App Home tab: a view container, and no channel or message."""
+    clicked: JsonDict = {
+        "action_id": action.get("action_id", ""),
+        "block_id": block_id,
+        "text": action.get("text") or {"type": "plain_text", "text": ""},
+        "type": action.get("type", "button"),
+        "action_ts": f"{time.time():.6f}",
+    }
+    if "value" in action:
+        clicked["value"] = action["value"]
+    return {
+        "type": "block_actions",
+        "user": _user(space, user),
+        "api_app_id": space.app_id,
+        "token": "sandbox-verification-token",
+        "container": {"type": "view", "view_id": view.get("id", "")},
+        "trigger_id": trigger_id,
+        "team": {"id": space.team_id, "domain": space.team_domain},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "view": view,
+        "actions": [clicked],
+    }
+
+
 def view_submission(space: Workspace, *, user: str, view: JsonDict, values: JsonDict, trigger_id: str) -> JsonDict:
     """A modal submitted with ``values`` (block_id -> action_id -> state element)."""
     return {

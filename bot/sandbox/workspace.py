@@ -106,6 +106,8 @@ class SandboxSlack(FakeSlack):
             return self.close_view(_person(args), str(args["view_id"]))
         if name == "home_opened":
             return self.open_home(_person(args))
+        if name == "home_action":
+            return self.click_home(_person(args), str(args["block_id"]), str(args["action_id"]))
         if name == "clock":
             return self.advance_clock(int(args.get("advance_ms", 0)))
         raise PageError(f"unknown endpoint {name!r}")
@@ -197,6 +199,21 @@ class SandboxSlack(FakeSlack):
             trigger_id=self._trigger(user),
             response_url=self.response_url(channel, ts if message is not None else None, user),
             is_ephemeral=message is None,
+        )
+        return self._bot_answer(self._bot().interaction(payload))
+
+    def click_home(self, user: str, block_id: str, action_id: str) -> JsonDict:
+        """``user`` clicks the button ``action_id`` in block ``block_id`` of their App Home tab."""
+        view = self.home_view(user)
+        if view is None:
+            raise PageError("Signoff has not published a Home tab for you")
+        blocks = [block for block in view.get("blocks") or [] if block.get("block_id") == block_id]
+        found = _find_action(blocks, action_id)
+        if found is None:
+            raise PageError(f"no button {action_id!r} in block {block_id!r} of your Home tab")
+        _block_id, action = found
+        payload = requests.home_block_actions(
+            self.space, user=user, view=view, action=action, block_id=block_id, trigger_id=self._trigger(user)
         )
         return self._bot_answer(self._bot().interaction(payload))
 

@@ -123,3 +123,7 @@ def test_the_home_tab_shows_what_the_bot_published_for_the_current_user(sandbox:
     home = page.get_by_test_id("home")
     expect(home).to_contain_text("restart_service")
     steps.shot("approver-home")
+    home.locator(APPROVE).first.click()
+    expect(home).to_contain_text("Nothing is waiting for you", timeout=20_000)
+    expect(home).to_contain_text("Approved by")
+    steps.shot("approved-from-home")

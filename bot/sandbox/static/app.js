@@ -206,7 +206,7 @@ function renderBlock(block, context) {
     case "actions": {
       const node = el("div", { class: "block actions", "data-block-id": id });
       for (const element of block.elements || []) {
-        node.appendChild(element.type === "button" ? renderButton(element, context)
+        node.appendChild(element.type === "button" ? renderButton(element, context, id)
           : el("span", { class: "unsupported" }, `[${escapeHtml(element.type)}]`));
       }
       return node;
@@ -220,7 +220,7 @@ function renderBlock(block, context) {
   }
 }
 
-function renderButton(element, context) {
+function renderButton(element, context, blockId) {
   const button = el("button", {
     type: "button",
     class: `btn ${element.style || ""}`,
@@ -234,7 +234,7 @@ function renderButton(element, context) {
   button.addEventListener("click", async () => {
     if (element.confirm && !(await confirmDialog(element.confirm))) return;
     button.disabled = true;
-    await context.onAction(element);
+    await context.onAction(element, blockId);
     button.disabled = false;
   });
   return button;
@@ -365,7 +365,10 @@ function render() {
     composer.hidden = true;
     main.innerHTML = "";
     const home = el("div", { class: "home", "data-testid": "home" });
-    if (state.home) home.appendChild(renderBlocks(state.home.blocks, {}));
+    const homeContext = {
+      onAction: (element, blockId) => call("home_action", { block_id: blockId, action_id: element.action_id }),
+    };
+    if (state.home) home.appendChild(renderBlocks(state.home.blocks, homeContext));
     else home.appendChild(el("div", { class: "empty" }, "Signoff has not published a Home tab for you yet."));
     main.appendChild(home);
     $("#thread").hidden = true;
