@@ -4,19 +4,18 @@ Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.http:create
 ``python -m bot serve`` uses a small threaded server, enough for one team and for development.
 """
 
-import io
 import json
 import logging
 import socketserver
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from http import HTTPStatus
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import redis
 from slack_bolt import App
-from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.request import BoltRequest
 
 from bot.app import build_app
 from bot.request_guard import MAX_BODY_BYTES, RequestGuard
@@ -32,37 +31,70 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
     """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
 
     ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
+    The body is decoded once, by Bolt's own ``BoltRequest``: a body it cannot parse is a 400
+    here, never a 500.
     """
-    handler = SlackRequestHandler(app, path=path)
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") == "/healthz":
+        route = environ.get("PATH_INFO")
+        if route == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
-        if guard is not None and environ.get("PATH_INFO") == path and environ.get("REQUEST_METHOD") == "POST":
-            body = _read_body(environ)
+        if route != path or environ.get("REQUEST_METHOD") != "POST":
+            return _answer(start_response, 404, {"error": "not found"})
+        body = _read_body(environ)
+        content_type = environ.get("CONTENT_TYPE", "")
+        headers = _headers(environ)
+        if guard is not None:
             rejection = guard.check(
                 body=body,
                 timestamp=environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
                 signature=environ.get("HTTP_X_SLACK_SIGNATURE"),
-                content_type=environ.get("CONTENT_TYPE", ""),
+                content_type=content_type,
             )
             if rejection is not None:
-                payload = json.dumps({"error": rejection.message}).encode()
-                status = f"{rejection.status} {HTTPStatus(rejection.status).phrase}"
-                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))])
-                return [payload]
-            body, environ["HTTP_X_SLACK_SIGNATURE"] = guard.for_bolt(
+                return _answer(start_response, rejection.status, {"error": rejection.message})
+            body, headers["x-slack-signature"] = guard.for_bolt(
                 body=body,
                 timestamp=environ["HTTP_X_SLACK_REQUEST_TIMESTAMP"],
                 signature=environ["HTTP_X_SLACK_SIGNATURE"],
-                content_type=environ.get("CONTENT_TYPE", ""),
+                content_type=content_type,
             )
-            environ["wsgi.input"] = io.BytesIO(body)
-            environ["CONTENT_LENGTH"] = str(len(body))
-        return handler(environ, start_response)
+        try:
+            request = BoltRequest(
+                body=body.decode("utf-8", errors="replace"), query=environ.get("QUERY_STRING", ""), headers=headers
+            )
+        except json.JSONDecodeError as error:
+            return _answer(
+                start_response, 400, {"error": f"malformed payload: not JSON ({error.msg} at position {error.pos})"}
+            )
+        except AttributeError:  # Bolt reads fields of what should be a JSON object
+            return _answer(start_response, 400, {"error": "malformed payload: expected a JSON object"})
+        response = app.dispatch(request)
+        status = f"{response.status} {HTTPStatus(response.status).phrase}"
+        start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
+        return [response.body.encode() if isinstance(response.body, str) else response.body]
 
     return application
+
+
+def _headers(environ: dict[str, Any]) -> dict[str, str | Sequence[str]]:
+    headers: dict[str, str | Sequence[str]] = {
+        name[5:].replace("_", "-").lower(): value for name, value in environ.items() if name.startswith("HTTP_")
+    }
+    for name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(name):
+            headers[name.replace("_", "-").lower()] = environ[name]
+    return headers
+
+
+def _answer(start_response: Callable[..., Any], status: int, payload: dict[str, Any]) -> Iterable[bytes]:
+    data = json.dumps(payload).encode()
+    start_response(
+        f"{status} {HTTPStatus(status).phrase}",
+        [("Content-Type", "application/json"), ("Content-Length", str(len(data)))],
+    )
+    return [data]
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
