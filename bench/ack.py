@@ -1,6 +1,6 @@
 """Click latency: signed Approve clicks against the bot and against a bare Bolt app that only acks.
 
-Run: ``python bench/ack.py [--clicks N] [--clients C] [--workers W]``
+Run: ``python -m bench.ack [--clicks N] [--clients C] [--workers W]``
 
 Both apps are Bolt in ``process_before_response=True`` mode (the fastest either can use),
 served by the same gunicorn (W sync workers) on loopback, hit by C concurrent clients with the
@@ -22,7 +22,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -32,9 +31,10 @@ from urllib.parse import quote
 
 import redis
 
+from bench.fixtures import synthetic_request
 from bot import ids
 from bot.approvals import ApprovalStore
-from bot.model import ApprovalRequest, PolicySummary, approval_id_for
+from bot.model import PolicySummary
 from state import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,28 +114,13 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
 
 def _pending_approvals(client: redis.Redis, count: int) -> list[str]:
     store = ApprovalStore(client)
-    approval_ids = []
     now = datetime.now(UTC)
-    for index in range(count):
-        session_id = f"T0BENCH:C0BENCH:{1700000000 + index}.000100"
-        interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
-        request = ApprovalRequest(
-            approval_id=approval_id_for(session_id, interrupt_id),
-            session_id=session_id,
-            interrupt_id=interrupt_id,
-            interrupt_name="approval",
-            team_id="T0BENCH",
-            channel_id="C0BENCH",
-            thread_ts=f"{1700000000 + index}.000100",
-            requested_by="U0REQUESTER",
-            tool="restart_service",
-            tool_input={"service": "checkout"},
-            policy=PolicySummary(name="default"),
-            created_at=now,
-        )
-        store.open_round(session_id=session_id, version=1, requests=[request])
-        approval_ids.append(request.approval_id)
-    return approval_ids
+    requests = [
+        synthetic_request(index, policy=PolicySummary(name="default"), created_at=now) for index in range(count)
+    ]
+    for request in requests:
+        store.open_round(session_id=request.session_id, version=1, requests=[request])
+    return [request.approval_id for request in requests]
 
 
 def _click_body(approval_id: str) -> bytes:

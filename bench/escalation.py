@@ -1,6 +1,6 @@
 """Schedule tick cost: 50 due reminders among 100 pending versus among 100,000 pending.
 
-Run: ``python bench/escalation.py [--due 50] [--small 100] [--large 100000] [--rounds 15]``
+Run: ``python -m bench.escalation [--due 50] [--small 100] [--large 100000] [--rounds 15]``
 
 Two Redis databases on one real server hold the two schedules; each has the same ``--due``
 real approvals whose reminders are due every round, the rest are entries due in a year. Each
@@ -14,19 +14,19 @@ import argparse
 import json
 import statistics
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import redis
 from slack_sdk import WebClient
 
+from bench.fixtures import synthetic_request
 from bot.approvals import ApprovalStore
 from bot.audit import Audit
 from bot.clock import ManualClock, epoch_ms
 from bot.decisions import DecisionService
 from bot.directory import Directory
 from bot.escalation import Escalator, Schedule
-from bot.model import ApprovalRequest, PolicySummary, approval_id_for
+from bot.model import PolicySummary
 from bot.outbox import Outbox
 from bot.policy import PolicyBook
 from state import RedisServer
@@ -59,23 +59,8 @@ def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int
     policy = PolicySummary(name="bench", remind_every_s=EVERY_S)
     transaction = client.pipeline(transaction=True)
     for index in range(due):
-        session_id = f"T0BENCH:C0BENCH:{1700000000 + index}.000100"
-        interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
-        request = ApprovalRequest(
-            approval_id=approval_id_for(session_id, interrupt_id),
-            session_id=session_id,
-            interrupt_id=interrupt_id,
-            interrupt_name="approval",
-            team_id="T0BENCH",
-            channel_id="C0BENCH",
-            thread_ts=f"{1700000000 + index}.000100",
-            requested_by="U0REQUESTER",
-            tool="restart_service",
-            tool_input={"service": "checkout"},
-            policy=policy,
-            created_at=clock(),
-        )
-        approvals.open_round(session_id=session_id, version=1, requests=[request], pipeline=transaction)
+        request = synthetic_request(index, policy=policy, created_at=clock())
+        approvals.open_round(session_id=request.session_id, version=1, requests=[request], pipeline=transaction)
         schedule.plan(transaction, request)
     transaction.execute()
     far = epoch_ms(clock() + timedelta(days=365))

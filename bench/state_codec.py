@@ -1,6 +1,6 @@
 """Load-path cost of a serialized interrupt state: ours (with and without validation) against Strands 1.62.
 
-Run: ``python bench/state_codec.py [--states N] [--seed S] [--rounds R]``
+Run: ``python -m bench.state_codec [--states N] [--seed S] [--rounds R]``
 
 Builds N varied serialized states in the Strands 1.62 dict format (deterministic from the seed:
 interrupts of every id scope, JSON reasons and responses with falsy answers, typed, legacy and

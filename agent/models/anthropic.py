@@ -16,14 +16,11 @@ from anthropic.types import (
     ToolResultBlockParam,
 )
 
-from agent.models.base import ModelError, ModelTurn
+from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn
 from state.shapes import ContentBlock, Message, ToolResult
 
 if TYPE_CHECKING:
     from agent.tools import ToolSpec
-
-# Blocks that carry no content another provider can use; they are left out of the request.
-_SKIPPED_BLOCKS = frozenset({"reasoningContent", "cachePoint", "guardContent"})
 
 _STOP_REASONS = {
     "tool_use": "tool_use",
@@ -96,7 +93,7 @@ class AnthropicModel:
     def _messages(self, messages: list[Message]) -> list[MessageParam]:
         converted: list[MessageParam] = []
         for message in messages:
-            content = [self._block(block) for block in message["content"] if not _SKIPPED_BLOCKS & block.keys()]
+            content = [self._block(block) for block in message["content"] if not UNPORTABLE_BLOCKS & block.keys()]
             if not content:
                 continue
             if message["role"] == "assistant":

@@ -9,6 +9,10 @@ if TYPE_CHECKING:
     from agent.tools import ToolSpec
 
 
+UNPORTABLE_BLOCKS = frozenset({"reasoningContent", "cachePoint", "guardContent"})
+"""Converse blocks that carry nothing another provider can use: left out of provider requests."""
+
+
 @dataclass(frozen=True)
 class ModelTurn:
     """One answer of the model.

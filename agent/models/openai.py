@@ -16,14 +16,11 @@ from openai.types.chat import (
     ChatCompletionMessageToolCallUnionParam,
 )
 
-from agent.models.base import ModelError, ModelTurn
+from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn
 from state.shapes import ContentBlock, Message, ToolResult
 
 if TYPE_CHECKING:
     from agent.tools import ToolSpec
-
-# Blocks that carry no content another provider can use; they are left out of the request.
-_SKIPPED_BLOCKS = frozenset({"reasoningContent", "cachePoint", "guardContent"})
 
 _STOP_REASONS = {
     "tool_calls": "tool_use",
@@ -95,7 +92,7 @@ class OpenAIChatModel:
         if system_prompt:
             converted.append({"role": "system", "content": system_prompt})
         for message in messages:
-            blocks = [block for block in message["content"] if not _SKIPPED_BLOCKS & block.keys()]
+            blocks = [block for block in message["content"] if not UNPORTABLE_BLOCKS & block.keys()]
             if message["role"] == "assistant":
                 converted.extend(self._assistant(blocks))
             else:

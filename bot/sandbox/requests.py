@@ -110,6 +110,21 @@ def _user(space: Workspace, user: str) -> JsonDict:
     return {"id": user, "username": user.lower(), "name": user.lower(), "team_id": space.team_id}
 
 
+def _clicked(action: JsonDict, block_id: str) -> JsonDict:
+    """The ``actions[0]`` entry Slack sends for a click on ``action``."""
+    clicked: JsonDict = {
+        "action_id": action.get("action_id", ""),
+        "block_id": block_id,
+        "text": action.get("text") or {"type": "plain_text", "text": ""},
+        "type": action.get("type", "button"),
+        "action_ts": f"{time.time():.6f}",
+    }
+    for name in ("value", "style"):
+        if name in action:
+            clicked[name] = action[name]
+    return clicked
+
+
 def block_actions(
     space: Workspace,
     *,
@@ -123,16 +138,7 @@ def block_actions(
     is_ephemeral: bool = False,
 ) -> JsonDict:
     """A button click on ``message``: the ``block_actions`` payload."""
-    clicked: JsonDict = {
-        "action_id": action.get("action_id", ""),
-        "block_id": block_id,
-        "text": action.get("text") or {"type": "plain_text", "text": ""},
-        "type": action.get("type", "button"),
-        "action_ts": f"{time.time():.6f}",
-    }
-    for name in ("value", "style"):
-        if name in action:
-            clicked[name] = action[name]
+    clicked = _clicked(action, block_id)
     container: JsonDict = {
         "type": "message",
         "message_ts": message["ts"],
@@ -165,15 +171,7 @@ def home_block_actions(
     space: Workspace, *, user: str, view: JsonDict, action: JsonDict, block_id: str, trigger_id: str
 ) -> JsonDict:
     """A button click on the App Home tab: a view container, and no channel or message."""
-    clicked: JsonDict = {
-        "action_id": action.get("action_id", ""),
-        "block_id": block_id,
-        "text": action.get("text") or {"type": "plain_text", "text": ""},
-        "type": action.get("type", "button"),
-        "action_ts": f"{time.time():.6f}",
-    }
-    if "value" in action:
-        clicked["value"] = action["value"]
+    clicked = _clicked(action, block_id)
     return {
         "type": "block_actions",
         "user": _user(space, user),

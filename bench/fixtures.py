@@ -1,0 +1,27 @@
+"""Approval requests for the benchmarks: one per synthetic session, as the runner would open them."""
+
+import uuid
+from datetime import datetime
+
+from bot.model import ApprovalRequest, PolicySummary, approval_id_for
+
+
+def synthetic_request(index: int, *, policy: PolicySummary, created_at: datetime) -> ApprovalRequest:
+    """The ``index``-th request: its own session (thread), a gated restart, asked by one requester."""
+    thread_ts = f"{1700000000 + index}.000100"
+    session_id = f"T0BENCH:C0BENCH:{thread_ts}"
+    interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
+    return ApprovalRequest(
+        approval_id=approval_id_for(session_id, interrupt_id),
+        session_id=session_id,
+        interrupt_id=interrupt_id,
+        interrupt_name="approval",
+        team_id="T0BENCH",
+        channel_id="C0BENCH",
+        thread_ts=thread_ts,
+        requested_by="U0REQUESTER",
+        tool="restart_service",
+        tool_input={"service": "checkout"},
+        policy=policy,
+        created_at=created_at,
+    )
