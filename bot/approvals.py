@@ -154,7 +154,7 @@ class ApprovalStore:
         transaction.hset(keys.round_(session_id), mapping={"version": version, "approvals": json.dumps(ids)})
         for request in requests:
             transaction.hset(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
-            transaction.hset(keys.APPROVAL_SESSION, request.approval_id, session_id)
+            transaction.set(keys.approval_session(request.approval_id), session_id)
             transaction.zadd(keys.OPEN_INDEX, {request.approval_id: int(request.created_at.timestamp() * 1000)})
         if ids:
             transaction.sadd(keys.open_approvals(session_id), *ids)
@@ -163,7 +163,7 @@ class ApprovalStore:
 
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id."""
-        value = self._client.hget(keys.APPROVAL_SESSION, approval_id)
+        value = self._client.get(keys.approval_session(approval_id))
         return _text(value) if value is not None else None
 
     def find(self, approval_id: str) -> Approval | None:
@@ -223,6 +223,22 @@ class ApprovalStore:
             if approval is not None:
                 approvals.append(approval)
         return int(decoded["version"]), approvals
+
+    def expire_round(self, pipeline: redis.client.Pipeline, session_id: str, *, after_s: int) -> None:
+        """Let the current round's records expire ``after_s`` from now (inside the caller's transaction).
+
+        Called once its outcome is published: the round's approvals stay readable (App Home,
+        late clicks answered "already decided") for the retention period, then go.
+        """
+        raw = self._client.hget(keys.round_(session_id), "approvals")
+        for approval_id in json.loads(raw) if raw else []:
+            for key in (
+                keys.approval(session_id, approval_id),
+                keys.discussion(session_id, approval_id),
+                keys.votes(session_id, approval_id),
+                keys.approval_session(approval_id),
+            ):
+                pipeline.expire(key, after_s)
 
     def set_message_ts(self, session_id: str, approval_id: str, message_ts: str) -> None:
         """Remember where the approval message was posted (so it can be updated)."""

@@ -1,7 +1,8 @@
 """Every Redis key the bot uses, built in one place.
 
 Per-session keys carry the session's hash tag ``{session_id}`` (one Cluster slot, as in
-``state.store``)::
+``state.store``). Nothing grows without bound: decided approvals and idle threads expire after
+the retention period (``RETENTION_DAYS``), the audit stream is trimmed by the worker::
 
     signoff:{<sid>}:thread                 hash    team_id, channel_id, thread_ts, requested_by
     signoff:{<sid>}:round                  hash    version (session version when it stopped), approval ids,
@@ -13,7 +14,7 @@ Per-session keys carry the session's hash tag ``{session_id}`` (one Cluster slot
 
 Global keys::
 
-    signoff:approval-session               hash    approval id -> session id (buttons carry the approval id)
+    signoff:approval:<aid>:session         string  the approval's session id (buttons carry the approval id)
     signoff:open-approvals                 zset    approval ids waiting anywhere, by request time (ms)
     signoff:recent-decisions               list    latest decided approval ids (App Home)
     signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
@@ -32,7 +33,6 @@ from typing import Final
 
 from state.store import keys_for
 
-APPROVAL_SESSION: Final = "signoff:approval-session"
 OPEN_INDEX: Final = "signoff:open-approvals"
 RECENT_DECISIONS: Final = "signoff:recent-decisions"
 HOME_VIEWERS: Final = "signoff:home-viewers"
@@ -75,6 +75,11 @@ def approval(session_id: str, approval_id: str) -> str:
 def discussion(session_id: str, approval_id: str) -> str:
     """Thread replies collected for one approval."""
     return f"{_session_prefix(session_id)}:discussion:{approval_id}"
+
+
+def approval_session(approval_id: str) -> str:
+    """Which session an approval belongs to."""
+    return f"signoff:approval:{approval_id}:session"
 
 
 def votes(session_id: str, approval_id: str) -> str:

@@ -71,6 +71,7 @@ class SessionRunner:
         policies: PolicyBook,
         schedule: Schedule,
         audit: Audit,
+        retention_s: int = 30 * 86_400,
         clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators."""
@@ -82,6 +83,7 @@ class SessionRunner:
         self._policies = policies
         self._schedule = schedule
         self._audit = audit
+        self._retention_s = retention_s
         self._clock = clock
 
     def handle(self, job: Job) -> None:
@@ -163,6 +165,8 @@ class SessionRunner:
         stored = self._store.load(session_id)
         version = stored.version if stored is not None else 0
         transaction = self._client.pipeline(transaction=True)
+        # The previous round is over (its outcome is what we publish): keep it for the retention period only.
+        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
         if result.stop_reason == "interrupt":
             requests = [self._request(session_id, info, interrupt) for interrupt in result.interrupts]
             self._approvals.open_round(session_id=session_id, version=version, requests=requests, pipeline=transaction)
@@ -186,6 +190,8 @@ class SessionRunner:
         else:
             self._outbox.add(transaction, _post_entry(info, text=str(result) or f"(stopped: {result.stop_reason})"))
         transaction.hset(keys.round_(session_id), "published", version)
+        for key in (keys.round_(session_id), keys.thread(session_id)):
+            transaction.expire(key, self._retention_s)
         transaction.execute()
 
     def _request(self, session_id: str, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:

@@ -93,7 +93,8 @@ def build_services(
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()])
     policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
-    store = SessionStore(redis_client)
+    retention_s = settings.retention_days * 86_400
+    store = SessionStore(redis_client, ttl_seconds=retention_s)
     approvals = ApprovalStore(redis_client)
     outbox = Outbox(redis_client, clock=lambda: clock().timestamp())
     audit = Audit(redis_client, clock=lambda: clock().timestamp())
@@ -121,6 +122,7 @@ def build_services(
             policies=policies,
             schedule=schedule,
             audit=audit,
+            retention_s=retention_s,
             clock=clock,
         ),
         deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client, home=home),

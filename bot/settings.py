@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     agent_factory: str = "agent.demo:build_operations_agent"
     approval_policy: Path | None = None
     port: int = Field(default=3000, ge=1, le=65535)
+    retention_days: int = Field(default=30, ge=1)
+    """How long decided approvals and idle sessions are kept."""
     audit_max_entries: int = Field(default=1_000_000, ge=1)
     audit_keep_unexported: bool = False
 

@@ -283,3 +283,31 @@ def test_interrupt_state_stays_wire_compatible_through_the_bot(bot: Bot) -> None
     [interrupt] = restored.interrupts.values()
     assert interrupt.reason["tool"] == "restart_service"
     assert keys.approval(_session_of(thread_ts), bot.approval_id()).startswith("signoff:{")
+
+
+def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_lingers(bot: Bot) -> None:
+    thread_ts = _start(bot, "restart checkout")
+    approval_id = bot.approval_id()
+    session_id = _session_of(thread_ts)
+    redis_client = bot.services.redis
+    approval_key = keys.approval(session_id, approval_id)
+    assert redis_client.ttl(approval_key) == -1  # open: never expires while it waits
+
+    bot.reply("looks fine", user=SECOND_APPROVER, thread_ts=thread_ts)
+    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    bot.drain()
+
+    retention = bot.services.settings.retention_days * 86_400
+    for key in (
+        approval_key,
+        keys.discussion(session_id, approval_id),
+        keys.approval_session(approval_id),
+        keys.round_(session_id),
+        keys.thread(session_id),
+        "signoff:{" + session_id + "}:session",
+    ):
+        assert 0 < redis_client.ttl(key) <= retention, key
+    assert bot.services.redis.zcard(keys.OPEN_INDEX) == 0
+    assert bot.services.schedule.pending() == 0
+    assert bot.services.outbox.pending() == 0
+    assert bot.services.jobs.pending_count() == 0
