@@ -112,6 +112,13 @@ class Agent:
         """Whether the agent waits for interrupt responses."""
         return self._interrupt_state.activated
 
+    @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        """The interrupts still waiting for an answer (empty unless interrupted)."""
+        if not self._interrupt_state.activated:
+            return []
+        return [interrupt for interrupt in self._interrupt_state.interrupts.values() if interrupt.response is None]
+
     def __call__(self, prompt: Prompt = None) -> AgentResult:
         """Work on ``prompt``, or resume with a list of ``interruptResponse`` blocks.
 

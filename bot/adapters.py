@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from agent import Agent, AgentResult
 from agent.agent import Prompt
+from state.interrupt import Interrupt
 from state.shapes import Message
 
 
@@ -30,6 +31,10 @@ class Runnable(Protocol):
     @property
     def interrupted(self) -> bool:
         """Whether the agent waits for interrupt responses."""
+
+    @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        """The interrupts still waiting for an answer."""
 
     @property
     def state(self) -> RunnableState:

@@ -77,6 +77,10 @@ class JobQueue:
             jobs.append(_job(entry_id, fields, deliveries=self._deliveries(_text(entry_id))))
         return jobs
 
+    def touch(self, job: Job, consumer: str) -> None:
+        """Reset the job's idle time (a running job must not look abandoned to other workers)."""
+        self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id], justid=True)
+
     def ack(self, job: Job) -> None:
         """The job is done: acknowledge and delete it."""
         pipeline = self._client.pipeline(transaction=True)

@@ -19,7 +19,7 @@ from typing import Any, Final
 import redis
 
 from agent import AgentResult
-from bot import keys, messages
+from bot import blocks, keys, messages
 from bot.adapters import Runnable, as_runnable
 from bot.approvals import ApprovalStore
 from bot.audit import Audit
@@ -111,27 +111,46 @@ class SessionRunner:
     def _start(self, fields: dict[str, str]) -> None:
         info = ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["user_id"])
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        self._client.hset(
-            keys.thread(session_id),
-            mapping={
-                "team_id": info.team_id,
-                "channel_id": info.channel_id,
-                "thread_ts": info.thread_ts,
-                "requested_by": info.requested_by,
-            },
-        )
         agent = as_runnable(self._factory(session_id=session_id, store=self._store))
         if agent.interrupted:
-            self._post(info, text=messages.session_busy())
+            self._while_interrupted(session_id, info, agent)
             return
         prompt_id = fields["prompt_id"]
         seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
         if prompt_id in seen:
-            result = agent()  # redelivered: the prompt is in the conversation already
+            # Redelivered (a worker died or the job was retried): finish, never answer twice.
+            if self._published_version(session_id) >= self._stored_version(session_id):
+                return
+            if agent.messages and _is_final_answer(agent.messages[-1]):
+                result = AgentResult("end_turn", agent.messages[-1])
+            else:
+                result = agent()
         else:
+            # Accepted: from now on this person is the thread's requester (self-approval is judged against them).
+            self._remember_thread(session_id, info)
             agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
             result = agent(fields["text"])
         self._publish(session_id, info, agent, result)
+
+    def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
+        """A request arrived while the agent waits: recover what a crash left unpublished, else say so."""
+        known = self._known_interrupt_ids(session_id)
+        unpublished = [interrupt for interrupt in agent.pending_interrupts if interrupt.id not in known]
+        if unpublished:
+            # The agent stopped, but its approvals were never posted (a crash before publishing).
+            self._publish(
+                session_id,
+                self._thread_info(session_id, fallback=info),
+                agent,
+                AgentResult("interrupt", None, unpublished),
+            )
+            return
+        round_version, approvals = self._approvals.round_approvals(session_id)
+        if approvals and all(approval.decision is not None for approval in approvals):
+            # Every approval is decided but the resume never completed (it was given up): try again.
+            self._jobs_queue_resume(session_id, round_version)
+            return
+        self._post(info, text=messages.session_busy())
 
     def _resume(self, session_id: str, version: int) -> None:
         round_version, approvals = self._approvals.round_approvals(session_id)
@@ -140,7 +159,12 @@ class SessionRunner:
             return
         info = self._thread_info(session_id)
         agent = as_runnable(self._factory(session_id=session_id, store=self._store))
-        if agent.interrupted:
+        round_ids = {approval.request.interrupt_id for approval in approvals}
+        unpublished = [interrupt for interrupt in agent.pending_interrupts if interrupt.id not in round_ids]
+        if agent.interrupted and unpublished:
+            # A worker resumed this round, the agent stopped again, and the worker died before posting.
+            result = AgentResult("interrupt", None, unpublished)
+        elif agent.interrupted:
             # Also right after a worker died mid-resume: the answers are recorded again (same
             # values) and the pending batch continues; completed tools are not run again.
             responses = [
@@ -188,7 +212,10 @@ class SessionRunner:
                     OutboxEntry("post_approval", {"session_id": session_id, "approval_id": request.approval_id}),
                 )
         else:
-            self._outbox.add(transaction, _post_entry(info, text=str(result) or f"(stopped: {result.stop_reason})"))
+            reply = str(result) or f"(stopped: {result.stop_reason})"
+            # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
+            payload = {"channel": info.channel_id, "thread_ts": info.thread_ts, **blocks.agent_reply_message(reply)}
+            self._outbox.add(transaction, OutboxEntry("post_message", payload))
         transaction.hset(keys.round_(session_id), "published", version)
         for key in (keys.round_(session_id), keys.thread(session_id)):
             transaction.expire(key, self._retention_s)
@@ -221,10 +248,35 @@ class SessionRunner:
             expires_at=expires_at,
         )
 
-    def _thread_info(self, session_id: str) -> ThreadInfo:
+    def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
         raw = self._client.hgetall(keys.thread(session_id))
+        if not raw and fallback is not None:
+            return fallback
         fields = {_text(key): _text(value) for key, value in raw.items()}
         return ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["requested_by"])
+
+    def _remember_thread(self, session_id: str, info: ThreadInfo) -> None:
+        self._client.hset(
+            keys.thread(session_id),
+            mapping={
+                "team_id": info.team_id,
+                "channel_id": info.channel_id,
+                "thread_ts": info.thread_ts,
+                "requested_by": info.requested_by,
+            },
+        )
+
+    def _known_interrupt_ids(self, session_id: str) -> set[str]:
+        _version, approvals = self._approvals.round_approvals(session_id)
+        return {approval.request.interrupt_id for approval in approvals}
+
+    def _stored_version(self, session_id: str) -> int:
+        stored = self._store.load(session_id)
+        return stored.version if stored is not None else 0
+
+    def _jobs_queue_resume(self, session_id: str, version: int) -> None:
+        self._client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
+        self._audit.record("resume_requeued", session_id=session_id, version=version)
 
     def _published_version(self, session_id: str) -> int:
         value = self._client.hget(keys.round_(session_id), "published")

@@ -12,7 +12,8 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -105,9 +106,30 @@ class Worker:
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
 
+    @contextmanager
+    def _heartbeat(self, job: Job) -> Iterator[None]:
+        """Keep ``job`` claimed while it runs: a long model call or tool must not be taken over."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.claim_idle_ms / 3000):
+                try:
+                    self.queue.touch(job, self.consumer)
+                except Exception:
+                    logger.exception("job_id=<%s> | heartbeat failed", job.job_id)
+
+        thread = threading.Thread(target=beat, name=f"heartbeat-{job.job_id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=5)
+
     def _handle(self, job: Job) -> None:
         try:
-            self.runner.handle(job)
+            with self._heartbeat(job):
+                self.runner.handle(job)
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
             if job.deliveries >= MAX_DELIVERIES:

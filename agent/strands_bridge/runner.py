@@ -54,6 +54,18 @@ class StrandsRunnable:
         return bool(self.agent._interrupt_state.activated)
 
     @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        """The interrupts still waiting for an answer (empty unless interrupted)."""
+        state = self.agent._interrupt_state
+        if not state.activated:
+            return []
+        return [
+            Interrupt(id=interrupt.id, name=interrupt.name, reason=interrupt.reason)
+            for interrupt in state.interrupts.values()
+            if interrupt.response is None
+        ]
+
+    @property
     def state(self) -> AgentStateLike:
         """The agent's own JSON state (Strands' ``AgentState``)."""
         state: AgentStateLike = self.agent.state

@@ -18,15 +18,16 @@ def prompt_text(text: str) -> str:
     return _MENTION.sub("", text).strip()
 
 
+def first_delivery(services: Services, event_id: str) -> bool:
+    """Whether this is the first delivery of an event (Slack redelivers what it thinks we missed)."""
+    return bool(services.redis.set(keys.event_seen(event_id), "1", nx=True, ex=_EVENT_MEMORY_S))
+
+
 def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
-    def first_delivery(event_id: str) -> bool:
-        # Slack redelivers events it thinks we missed; the first delivery wins.
-        return bool(services.redis.set(keys.event_seen(event_id), "1", nx=True, ex=_EVENT_MEMORY_S))
-
     def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
-        if not first_delivery(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         services.jobs.enqueue(
             {

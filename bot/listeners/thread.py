@@ -13,6 +13,7 @@ from slack_bolt import App
 from bot import messages
 from bot.decisions import Kind
 from bot.listeners.feedback import outcome_text, tell
+from bot.listeners.requests import first_delivery
 from bot.model import DiscussionEntry
 from bot.runner import session_id_for
 from bot.services import Services
@@ -27,6 +28,8 @@ def register(app: App, services: Services) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("bot_id") or event.get("subtype") or "user" not in event:
             return
+        if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+            return  # Slack redelivered it: the reply is already with the approvals
         session_id = session_id_for(body.get("team_id") or event.get("team", ""), event["channel"], thread_ts)
         open_ids = sorted(services.approvals.open_ids(session_id))
         if not open_ids:

@@ -61,8 +61,8 @@ def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) 
     return Agent(model, [deploy, notify], hooks=[ApprovalGate(["deploy"])], session_id=session_id, store=store)
 
 
-def two_gates_agent(*, session_id: str, store: SessionStore) -> Agent:
-    """Two gated restarts in one turn (run concurrently)."""
+def two_gates_agent(*, session_id: str, store: SessionStore, concurrent: bool = True) -> Agent:
+    """Two gated restarts in one turn (run concurrently unless told otherwise)."""
     from agent.demo import default_inventory, operations_tools
 
     model = _answer_after_results(
@@ -75,5 +75,5 @@ def two_gates_agent(*, session_id: str, store: SessionStore) -> Agent:
         hooks=[ApprovalGate(["restart_service"])],
         session_id=session_id,
         store=store,
-        concurrent_tools=True,
+        concurrent_tools=concurrent,
     )
