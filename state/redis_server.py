@@ -127,6 +127,10 @@ class RedisServer:
             except OSError as error:
                 self.stop()
                 raise RedisServerError(f"binary=<{binary}> | cannot run it: {error}") from error
+            except BaseException:
+                self._kill()  # anything else (even Ctrl-C) must not leave a server behind
+                self.stop()
+                raise
             if not last_error:
                 return self
         self.stop()
@@ -155,7 +159,7 @@ class RedisServer:
                 try:
                     if client.ping():
                         return ""
-                except redis.ConnectionError:
+                except redis.RedisError:  # refused, or accepted but not answering yet
                     time.sleep(0.02)
         finally:
             client.close()

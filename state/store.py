@@ -9,7 +9,7 @@ Key layout (every key comes from ``keys_for``; all keys of one session share the
                                             scored by when the session entered that state (ms)
 
 A write is one Lua script (one round trip): it compares the stored version with the writer's,
-writes the hash, sets or clears the TTL, and keeps the interrupted index exact. The index is a
+writes the hash, sets or clears the TTL (never while interrupted), and keeps the interrupted index exact. The index is a
 single key outside the session's slot, so on Redis Cluster the script would be refused
 (CROSSSLOT): this store targets a single Redis primary (with replicas), like the bot.
 """
@@ -42,7 +42,7 @@ local raw = redis.call('HGET', KEYS[1], 'version')
 local current = 0
 if raw then
   current = tonumber(raw)
-  if current == nil then return {-1, raw} end
+  if current == nil or current < 1 then return {-1, raw} end
   if redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then return {-1, 'foreign format'} end
 elseif redis.call('EXISTS', KEYS[1]) == 1 then
   return {-1, 'missing version'}
@@ -59,7 +59,7 @@ _SAVE_SCRIPT: Final = (
 local new_version = current + 1
 redis.call('HSET', KEYS[1], 'version', new_version, 'format', ARGV[2], 'updated_at_ms', ARGV[4],
   'messages', ARGV[7], 'agent_state', ARGV[8], 'interrupt_state', ARGV[9])
-if tonumber(ARGV[5]) > 0 then
+if tonumber(ARGV[5]) > 0 and ARGV[6] ~= '1' then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 else
   redis.call('PERSIST', KEYS[1])
@@ -158,7 +158,8 @@ class SessionStore:
 
     Args:
         client: A redis-py client. Responses may be bytes or str.
-        ttl_seconds: Default expiry of a session after its last write (``None``: never).
+        ttl_seconds: Default expiry of a session after its last write (``None``: never). A session
+            stopped on interrupts never expires: its humans may take their time.
         clock: Returns the current time in seconds; injectable so tests can move time.
     """
 
@@ -195,7 +196,11 @@ class SessionStore:
             raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
         if not raw:
             return None
-        return _decode(session_id, {_text(k): _text(v) for k, v in raw.items()})
+        try:
+            fields = {_text(k): _text(v) for k, v in raw.items()}
+        except UnicodeDecodeError as error:
+            raise SessionException(f"session_id=<{session_id}> | stored session is not UTF-8 text: {error}") from error
+        return _decode(session_id, fields)
 
     def save(
         self,
@@ -215,7 +220,8 @@ class SessionStore:
             messages: The whole conversation.
             agent_state: The agent's JSON state.
             interrupt_state: ``_InterruptState.to_dict()`` output.
-            ttl_seconds: Expiry for this write; defaults to the store's.
+            ttl_seconds: Expiry for this write (0: none); defaults to the store's. Not applied
+                while the session is stopped on interrupts.
 
         Returns:
             The new version.
@@ -224,13 +230,13 @@ class SessionStore:
             ConflictError: Someone else wrote first; reload and redo the change.
             SessionException: The stored session is corrupted; it is left as it is.
             TypeError: A value is not JSON-serializable (nothing is written).
-            ValueError: A value does not have the session's shape, or the TTL is negative
+            ValueError: A value does not have the session's shape, or the TTL is negative or not finite
                 (nothing is written).
         """
         keys = keys_for(session_id)
         ttl = self._ttl_seconds if ttl_seconds is None else ttl_seconds
-        if ttl is not None and ttl < 0:
-            raise ValueError(f"ttl_seconds=<{ttl}> | must not be negative")
+        if ttl is not None and not (math.isfinite(ttl) and ttl >= 0):
+            raise ValueError(f"ttl_seconds=<{ttl}> | must be a finite, non-negative number of seconds")
         args: list[str | int] = [
             expected_version,
             FORMAT,

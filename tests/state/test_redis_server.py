@@ -4,10 +4,12 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -168,3 +170,23 @@ def test_bogus_binary_raises_server_error_naming_it_and_leaves_no_temp_dir(
 
     # __exit__ never runs when __enter__ fails: start() itself must clean up what it created.
     assert list(temp_root.iterdir()) == [], "a failed start leaked its temporary data directory"
+
+
+def test_an_interrupted_start_leaves_no_server_behind(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def recording_popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        process = real_popen(*args, **kwargs)
+        started.append(process)
+        return process
+
+    def interrupted_ping(self: redis.Redis) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "Popen", recording_popen)
+    monkeypatch.setattr(redis.Redis, "ping", interrupted_ping)
+    with pytest.raises(KeyboardInterrupt):
+        RedisServer(data_dir=tmp_path).start()
+    assert started
+    assert all(process.poll() is not None for process in started)

@@ -289,6 +289,9 @@ def test_any_positive_ttl_makes_the_session_expire(
 
 
 def _expire(redis_client: redis.Redis, session_id: str) -> None:
+    # An interrupted session never gets a TTL from the store: expire it the way an operator (or an
+    # older release) could, and wait until Redis has dropped it.
+    redis_client.pexpire(keys_for(session_id).session, 1)
     deadline = time.monotonic() + 5
     while redis_client.exists(keys_for(session_id).session) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -302,7 +305,7 @@ def _delete_behind_the_stores_back(redis_client: redis.Redis, session_id: str) -
 def test_vanished_session_leaves_the_index_and_is_pruned(
     store: SessionStore, redis_client: redis.Redis, clock: Clock, vanish: Callable[[redis.Redis, str], None]
 ) -> None:
-    save(store, "gone", interrupted=True, ttl_seconds=0.3)
+    save(store, "gone", interrupted=True)
     clock.now += 1
     save(store, "stays", interrupted=True)
     assert store.interrupted_sessions() == ["gone", "stays"]
@@ -383,7 +386,7 @@ def test_re_entering_the_interrupted_state_moves_to_the_end(
 def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    save(store, "a", interrupted=True, ttl_seconds=0.05)
+    save(store, "a", interrupted=True)
     clock.now += 10
     save(store, "b", interrupted=True)
     _expire(redis_client, "a")
@@ -616,7 +619,7 @@ def decoding_client(redis_server: RedisServer, redis_client: redis.Redis) -> Ite
 
 def test_store_works_with_a_decoding_client(decoding_client: redis.Redis, clock: Clock) -> None:
     store = SessionStore(decoding_client, clock=clock)
-    save(store, "a", interrupted=True, messages=[user("ünïcode")], ttl_seconds=0.05)
+    save(store, "a", interrupted=True, messages=[user("ünïcode")])
     clock.now += 1
     save(store, "b", interrupted=True)
     _expire(decoding_client, "a")
@@ -711,6 +714,39 @@ def test_save_refuses_what_load_would_refuse_and_writes_nothing(
         )
     assert redis_client.exists(keys_for("s-bad").session) == 0
     assert store.interrupted_sessions() == []
+
+
+def test_an_interrupted_session_never_expires_and_gets_its_ttl_back_once_answered(
+    redis_client: redis.Redis, clock: Clock
+) -> None:
+    store = SessionStore(redis_client, ttl_seconds=60, clock=clock)
+    key = keys_for("waiting").session
+    save(store, "waiting", interrupted=True)
+    assert redis_client.pttl(key) == -1  # humans may take their time
+    save(store, "waiting", expected_version=1, interrupted=False)
+    assert 0 < redis_client.pttl(key) <= 60_000
+
+
+@pytest.mark.parametrize("ttl", [float("nan"), float("inf")])
+def test_a_ttl_that_is_not_a_finite_number_is_refused(store: SessionStore, ttl: float) -> None:
+    with pytest.raises(ValueError, match="finite"):
+        save(store, "s-ttl", ttl_seconds=ttl)
+
+
+def test_a_version_of_zero_is_corruption_and_is_not_written_over(
+    store: SessionStore, redis_client: redis.Redis
+) -> None:
+    redis_client.hset(keys_for("zero").session, mapping={"version": "0", "format": "1", "messages": "[]"})
+    with pytest.raises(SessionException, match="corrupted"):
+        save(store, "zero", expected_version=0)
+    assert redis_client.hget(keys_for("zero").session, "messages") == b"[]"
+
+
+def test_a_stored_value_that_is_not_utf8_is_a_session_exception(store: SessionStore, redis_client: redis.Redis) -> None:
+    save(store, "bytes")
+    redis_client.hset(keys_for("bytes").session, "messages", b"\xff\xfe")
+    with pytest.raises(SessionException, match="not UTF-8"):
+        store.load("bytes")
 
 
 def test_negative_ttl_and_negative_limit_are_refused(store: SessionStore, redis_client: redis.Redis) -> None:
