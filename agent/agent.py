@@ -34,10 +34,12 @@ from agent.tools import AgentTool, ToolContext, error_result, idempotency_key
 from state.interrupt import Interrupt, InterruptException, PendingToolExecution, _InterruptState
 from state.shapes import ContentBlock, Message, ToolResult, ToolUse
 from state.store import SessionStore
+from state.validation import check_messages
 
 Prompt = str | Sequence[ContentBlock] | Sequence[dict[str, Any]] | None
 
 _CANCELLED_BY_HOOK = "Not executed: the call was cancelled before it ran."
+_NOT_RUN_BEFORE_NEW_PROMPT = "Not executed: the run stopped before this call ran, and a new request came in."
 
 
 @dataclass(frozen=True)
@@ -150,9 +152,13 @@ class Agent:
             self._append_prompt(prompt)
         self._save()
 
-        result = self._run()
-        if result.stop_reason != "interrupt":
-            interrupt_state.end_interrupt_cycle()
+        try:
+            result = self._run()
+        finally:
+            # Whatever ended the run (an answer, an error), an invocation-scoped answer must not
+            # outlive it unless the agent is stopped waiting for more answers.
+            if not interrupt_state.activated:
+                interrupt_state.end_interrupt_cycle()
         self._save()
         self.hooks.dispatch(AfterInvocationEvent(agent=self, stop_reason=result.stop_reason))
         return result
@@ -278,14 +284,43 @@ class Agent:
     def _append_prompt(self, prompt: Prompt) -> None:
         if prompt is None or (not isinstance(prompt, str) and len(prompt) == 0):
             return
-        content: list[ContentBlock] = (
-            [{"text": prompt}] if isinstance(prompt, str) else [dict(block) for block in prompt]  # type: ignore[misc]
-        )
-        self._append({"role": "user", "content": content})
+        if isinstance(prompt, str):
+            messages: list[Message] = [{"role": "user", "content": [{"text": prompt}]}]
+        elif all(isinstance(item, dict) and {"role", "content"} <= item.keys() for item in prompt):
+            messages = check_messages(list(prompt), prefix="prompt")  # a list of messages, as Strands accepts
+        else:
+            messages = check_messages([{"role": "user", "content": list(prompt)}], prefix="prompt")
+        self._close_unfinished_batch()
+        for message in messages:
+            self._append(message)
+
+    def _close_unfinished_batch(self) -> None:
+        """Before a new prompt: answer a batch a crash or an error left half done, as Strands does.
+
+        The model then reads results for every call it made (completed ones kept, the others
+        reported as not run), never a dangling toolUse.
+        """
+        batch = self._unfinished_batch()
+        if batch is None:
+            return
+        pending = self._interrupt_state.pending_tool_execution
+        results = list(pending.completed_tool_results) if pending is not None else []
+        done = {result["toolUseId"] for result in results}
+        results += [
+            error_result(tool_use["toolUseId"], _NOT_RUN_BEFORE_NEW_PROMPT)
+            for tool_use in _tool_uses(batch)
+            if tool_use["toolUseId"] not in done
+        ]
+        self._interrupt_state.end_tool_cycle()
+        self._append({"role": "user", "content": [{"toolResult": result} for result in results]})
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
-        self._save()
+        try:
+            self._save()
+        except Exception:
+            self.messages.pop()  # memory must not run ahead of what Redis holds
+            raise
 
     def _save(self) -> None:
         if self._session is not None:

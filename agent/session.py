@@ -26,7 +26,8 @@ class AgentState:
 
     def delete(self, key: str) -> None:
         """Forget ``key``."""
-        if self._values.pop(key, None) is not None:
+        if key in self._values:
+            del self._values[key]
             self._version += 1
 
     def to_dict(self) -> dict[str, Any]:

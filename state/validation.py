@@ -90,8 +90,20 @@ def _check(adapter: TypeAdapter[Any], data: Any, prefix: str) -> None:
 
 
 def check_messages(data: Any, *, prefix: str = "messages") -> list[Message]:
-    """Return ``data`` as a conversation once it has the Converse message shape."""
+    """Return ``data`` as a conversation once it has the Converse message shape.
+
+    Every content block holds exactly one kind of content, as in Bedrock Converse: ``{}``, two
+    kinds at once, or a whole message given as a block are refused. A kind this project does
+    not know (a newer Bedrock block) passes through.
+    """
     _check(_MESSAGES, data, prefix)
+    for index, message in enumerate(data):
+        for position, block in enumerate(message["content"]):
+            if len(block) != 1:
+                kinds = sorted(block)
+                raise ShapeError(
+                    f"{prefix}.{index}.content.{position}", f"a block holds exactly one kind of content, got {kinds}"
+                )
     return cast(list[Message], data)
 
 

@@ -13,6 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError  # type: ignore[impor
 
 from agent.models.base import ModelError, ModelTurn
 from state.shapes import ContentBlock, Message
+from state.validation import ShapeError, check_messages
 
 if TYPE_CHECKING:
     from agent.tools import ToolSpec
@@ -101,6 +102,13 @@ class BedrockModel:
                 f"{error!r}"
             ) from error
         outgoing: Message = {"role": "assistant", "content": list(message["content"])}
+        try:
+            check_messages([outgoing], prefix="output")
+        except ShapeError as error:
+            raise ModelError(
+                f"model_id=<{self.model_id}>, code=<MalformedResponse> | "
+                f"bedrock converse returned a bad message: {error}"
+            ) from error
         return ModelTurn(outgoing, stop_reason)
 
 
