@@ -2,7 +2,7 @@
 
 from slack_bolt import App
 
-from bot.listeners import approvals, claims, home, requests, thread
+from bot.listeners import approvals, claims, errors, home, requests, thread
 from bot.services import Services
 from bot.settings import Settings
 
@@ -20,6 +20,7 @@ def build_app(settings: Settings, services: Services, *, token_verification: boo
         process_before_response=True,
         token_verification_enabled=token_verification,
     )
+    errors.register(app, services)
     requests.register(app, services)
     approvals.register(app, services)
     thread.register(app, services)

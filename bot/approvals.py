@@ -36,6 +36,9 @@ _DECIDE: Final = f"""
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'unknown', ''}} end
 local previous = redis.call('HGET', KEYS[1], 'decision')
 if previous then return {{'already', previous}} end
+-- Read everything the last step needs before writing anything: never a half-recorded decision.
+local round_version = redis.call('HGET', KEYS[4], 'version')
+if not round_version then return {{'no_round', ''}} end
 local function queue_update_and_audit(event)
   redis.call('HSET', KEYS[6], ARGV[8], ARGV[9])
   redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
@@ -64,8 +67,7 @@ redis.call('LPUSH', KEYS[13], ARGV[6])
 redis.call('LTRIM', KEYS[13], 0, {RECENT_KEPT - 1})
 queue_update_and_audit('decision')
 if redis.call('SCARD', KEYS[2]) == 0 then
-  local version = redis.call('HGET', KEYS[4], 'version')
-  redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[7], 'version', version)
+  redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[7], 'version', round_version)
   return {{'decided', 'queued'}}
 end
 return {{'decided', 'waiting'}}
@@ -81,7 +83,7 @@ redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
 return 'claimed'
 """
 
-DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "retry"]
+DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "retry", "no_round"]
 
 
 class ApprovalDataError(RuntimeError):

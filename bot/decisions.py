@@ -198,13 +198,16 @@ class DecisionService:
         )
         if result.status == "retry":
             return None
+        if result.status == "no_round":
+            logger.error("approval_id=<%s> | its round is gone; the decision was not recorded", request.approval_id)
+            return Outcome("unknown", approval=approval)
         if result.status == "vote":
             return Outcome("vote", approval=approval, votes=result.votes)
         if result.status == "decided":
             return Outcome("decided", decision, approval=approval)
         if result.status == "already":
             return Outcome("already", result.decision, approval=approval)
-        return Outcome(result.status, approval=approval)  # voted, unknown
+        return Outcome("voted" if result.status == "voted" else "unknown", approval=approval)
 
     @staticmethod
     def _update(approval: Approval) -> OutboxEntry:

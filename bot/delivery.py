@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks, keys
 from bot.approvals import Approval, ApprovalStore
 from bot.home import HomeTab, progress_of
-from bot.outbox import Outbox, OutboxEntry, backoff_s
+from bot.outbox import Outbox, OutboxEntry, backoff_s, home_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,12 @@ class Deliverer:
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
             self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
+        except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
+            logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
+            if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
+                self._park(entry, f"{type(error).__name__}: {error}")
+            else:
+                self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
         else:
             self._outbox.complete(entry)
 
@@ -144,7 +150,7 @@ class Deliverer:
         """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
         for viewer in self._redis.smembers(keys.HOME_VIEWERS):
             user = viewer.decode() if isinstance(viewer, bytes) else str(viewer)
-            self._outbox.send_later(OutboxEntry("publish_home", {"user": user}))
+            self._outbox.send_later(home_refresh(user))
 
     def _post_message(self, payload: dict[str, Any]) -> None:
         self._slack.chat_postMessage(**payload)

@@ -31,6 +31,20 @@ logger = logging.getLogger(__name__)
 ScheduleKind = Literal["remind", "escalate", "expire"]
 _LEASE_S: Final = 60
 
+# KEYS: approval hash, schedule due, schedule entries. ARGV: entry id, entry JSON, due ms.
+# Reschedules a step unless a decision landed meanwhile (the decision deleted the entry; a step
+# fired concurrently must not bring it back).
+_AGAIN_IF_OPEN: Final = """
+if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  return 0
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+"""
+
 
 @dataclass(frozen=True)
 class Due:
@@ -65,6 +79,7 @@ class Schedule:
     def __init__(self, client: redis.Redis, *, clock: Clock = system_clock) -> None:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
+        self._again = client.register_script(_AGAIN_IF_OPEN)
         self._queue = DueQueue(
             client, due_key=keys.SCHEDULE_DUE, entries_key=keys.SCHEDULE_ENTRIES, now_ms=lambda: epoch_ms(clock())
         )
@@ -91,9 +106,10 @@ class Schedule:
         """Nothing more to do for this entry."""
         self._queue.complete(due.entry_id)
 
-    def again(self, due: Due, *, at: datetime) -> None:
-        """Run ``due`` (possibly a later step) at ``at``."""
-        self._queue.reschedule(due.entry_id, due.to_json(), due_ms=epoch_ms(at))
+    def again(self, due: Due, *, at: datetime) -> bool:
+        """Run ``due`` (possibly a later step) at ``at``, unless its request was decided meanwhile."""
+        keys_ = [keys.approval(due.session_id, due.approval_id), keys.SCHEDULE_DUE, keys.SCHEDULE_ENTRIES]
+        return bool(self._again(keys=keys_, args=[due.entry_id, due.to_json(), epoch_ms(at)]))
 
     def pending(self) -> int:
         """Entries waiting, due or not."""

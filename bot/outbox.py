@@ -102,6 +102,11 @@ class Outbox:
         self._client.blpop([keys.OUTBOX_WAKE], timeout=max(timeout_s, 0.01))
 
 
+def home_refresh(user: str) -> OutboxEntry:
+    """Re-publish ``user``'s App Home tab. One entry per person: refreshes queued meanwhile merge into it."""
+    return OutboxEntry("publish_home", {"user": user}, entry_id=f"home:{user}")
+
+
 def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> float:
     """Seconds to wait before the next attempt: 1, 2, 4, ... capped."""
     return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0)))

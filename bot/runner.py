@@ -218,7 +218,10 @@ class SessionRunner:
             self._outbox.add(transaction, OutboxEntry("post_message", payload))
         transaction.hset(keys.round_(session_id), "published", version)
         for key in (keys.round_(session_id), keys.thread(session_id)):
-            transaction.expire(key, self._retention_s)
+            if result.stop_reason == "interrupt":
+                transaction.persist(key)  # approvals are waiting: the thread's records must not expire
+            else:
+                transaction.expire(key, self._retention_s)
         transaction.execute()
 
     def _request(self, session_id: str, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:

@@ -6,19 +6,21 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot import ids, keys, messages
+from bot.outbox import home_refresh
 from bot.services import Services
 
 
 def register(app: App, services: Services) -> None:
     """Add the App Home and ``/approvals`` listeners to ``app``."""
 
-    def home_opened(event: dict[str, Any], client: WebClient) -> None:
+    def home_opened(event: dict[str, Any]) -> None:
         if event.get("tab", "home") != "home":
             return
         user = event["user"]
         # Remember the viewer: their tab is refreshed whenever a request or decision changes.
+        # Building the tab reads many approvals: the outbox does it, not the 3-second event.
         services.redis.sadd(keys.HOME_VIEWERS, user)
-        client.views_publish(user_id=user, view=services.home.view_for(user))
+        services.outbox.send_later(home_refresh(user))
 
     def ack_command(ack: Ack) -> None:
         ack()

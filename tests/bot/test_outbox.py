@@ -137,3 +137,18 @@ def test_a_slow_slack_times_out_and_is_retried_not_lost(
     impatient.deliver_due()
     assert outbox.pending() == 0
     assert len(slack.calls("chat.postMessage")) == 2
+
+
+def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
+    outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+) -> None:
+    # A session id no key can be built for: the sender raises ValueError, not a Slack error.
+    outbox.send_later(OutboxEntry("update_approval", {"session_id": "bad id", "approval_id": "a" * 24}))
+
+    for _ in range(10):
+        deliverer.deliver_due()
+        clock.now += 600
+
+    assert outbox.pending() == 0
+    [parked] = redis_client.hvals(DEAD_LETTERS)
+    assert b"ValueError" in parked

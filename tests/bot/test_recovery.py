@@ -1,5 +1,6 @@
 """Crashes at the worst moments, and what the bot does about them: nothing is lost, nothing runs twice."""
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -11,7 +12,8 @@ import redis
 
 from agent import Agent, ScriptedModel
 from agent.models.scripted import text_turn
-from bot import ids
+from bot import ids, keys
+from bot.escalation import Due
 from tests.bot import slack_requests
 from tests.bot.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
 from tests.bot.harness import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER, Bot, demo_factory, running_bot
@@ -185,3 +187,71 @@ def test_a_retried_thread_reply_is_kept_once(bot: Bot, user: str) -> None:
     approval = bot.services.approvals.find(bot.approval_id())
     assert approval is not None
     assert [entry.text for entry in approval.discussion] == ["careful, peak traffic"]
+
+
+def test_a_decision_is_never_half_recorded_when_its_round_is_gone(bot: Bot) -> None:
+    bot.mention("restart checkout")
+    bot.drain()
+    approval_id = bot.approval_id()
+    session_id = bot.services.approvals.session_of(approval_id)
+    assert session_id is not None
+    bot.services.redis.delete(keys.round_(session_id))
+
+    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    bot.drain()
+
+    approval = bot.services.approvals.find(approval_id)
+    assert approval is not None
+    assert approval.decision is None
+    assert bot.services.approvals.open_ids(session_id) == {approval_id}
+    assert [entry.event for entry in bot.services.audit.entries()] == ["request"]
+
+
+def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) -> None:
+    bot.mention("restart checkout")
+    bot.drain()
+    approval_id = bot.approval_id()
+    session_id = bot.services.approvals.session_of(approval_id)
+    assert session_id is not None
+    bot.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
+
+    claim = bot.click(ids.CLAIM_ACTION, approval_id, user=APPROVER)
+    assert claim.status == 200
+    [said] = bot.slack.calls("response_url")
+    assert "not recorded" in said.args["text"]
+
+    modal = bot.submit_deny(approval_id, user=APPROVER, reason="no")
+    assert modal.status == 200
+    assert "not recorded" in json.dumps(modal.json()["errors"])
+
+
+def test_a_failed_event_is_processed_when_slack_redelivers_it(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=demo_factory) as bot:
+        queue = bot.services.jobs
+        enqueue = queue.enqueue
+
+        def down(*args: Any, **kwargs: Any) -> None:
+            raise redis.ConnectionError("down")
+
+        queue.enqueue = down  # type: ignore[method-assign]
+        body = slack_requests.app_mention(user=REQUESTER, channel="C0OPS", text="<@U0BOT> restart checkout")
+        assert bot.poster.post_event(body).status == 500  # Slack will redeliver
+        queue.enqueue = enqueue  # type: ignore[method-assign]
+
+        assert bot.poster.post_event(body, retry_num=1, timestamp=int(time.time()) - 2).status == 200
+        bot.drain()
+        assert len(bot.approval_messages()) == 1
+
+
+def test_a_decided_request_cannot_be_rescheduled_by_a_late_step(bot: Bot) -> None:
+    bot.mention("restart checkout")
+    bot.drain()
+    approval_id = bot.approval_id()
+    session_id = bot.services.approvals.session_of(approval_id)
+    assert session_id is not None
+    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    bot.drain()
+
+    late = Due(session_id, approval_id, "remind")
+    assert bot.services.schedule.again(late, at=bot.services.clock()) is False
+    assert bot.services.schedule.pending() == 0

@@ -291,7 +291,13 @@ def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_li
     session_id = _session_of(thread_ts)
     redis_client = bot.services.redis
     approval_key = keys.approval(session_id, approval_id)
-    assert redis_client.ttl(approval_key) == -1  # open: never expires while it waits
+    for waiting in (
+        approval_key,
+        keys.round_(session_id),
+        keys.thread(session_id),
+        f"signoff:{{{session_id}}}:session",
+    ):
+        assert redis_client.ttl(waiting) == -1, waiting  # nothing expires while approvals wait
 
     bot.reply("looks fine", user=SECOND_APPROVER, thread_ts=thread_ts)
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
