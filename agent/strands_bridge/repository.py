@@ -435,7 +435,12 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
 
 
 def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+    if isinstance(value, str):
+        return value
+    try:
+        return value.decode()
+    except UnicodeDecodeError as error:  # foreign bytes in a key of ours: corruption, not a crash
+        raise CorruptedSessionError(f"stored value is not UTF-8 text: {error}") from error
 
 
 def _dumps(data: dict[str, Any]) -> str:

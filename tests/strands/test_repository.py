@@ -191,3 +191,10 @@ def test_a_strands_agent_rebuilt_in_a_fresh_process_restores_and_resumes(
     assert stored is not None
     assert not stored.interrupted
     assert [message["role"] for message in stored.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_bytes_that_are_not_utf8_are_reported_as_corruption(redis_client: redis.Redis) -> None:
+    repository = RedisSessionRepository(redis_client)
+    redis_client.set(strands_key("s-bytes", "session"), b"\xff\xfe")
+    with pytest.raises(CorruptedSessionError, match="not UTF-8"):
+        repository.read_session("s-bytes")
