@@ -7,10 +7,12 @@ response: approve lets the call run; deny, expired or anything unreadable cancel
 model is told why in the same words as with Signoff's own runtime (``refusal_text``).
 """
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from typing import Any, Final, cast
 
-from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
+from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
+from strands.types._events import ToolResultEvent
+from strands.types.tools import AgentTool
 
 from agent.approval import APPROVAL_INTERRUPT, describe_call, parse_decision, refusal_text
 from state.shapes import ToolUse
@@ -19,6 +21,34 @@ PolicyFor = Callable[[str], str | None]
 """``policy_for(tool_name)``: the name of the policy gating that tool, or ``None`` if it runs freely."""
 
 UNREADABLE_RESPONSE = "Not executed: the approval response was not understood. Do not retry automatically."
+
+COMPLETED_CALLS: Final = "signoff_completed_calls"
+"""Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result)."""
+_COMPLETED_KEPT: Final = 50
+
+
+class _RecordedResult(AgentTool):  # type: ignore[misc]
+    """Stands in for a call that already finished before its worker died: returns the recorded result."""
+
+    def __init__(self, original: Any, result: dict[str, Any]) -> None:
+        super().__init__()
+        self._original = original
+        self._result = result
+
+    @property
+    def tool_name(self) -> str:
+        return str(self._original.tool_name) if self._original is not None else "recorded"
+
+    @property
+    def tool_spec(self) -> Any:
+        return self._original.tool_spec if self._original is not None else {}
+
+    @property
+    def tool_type(self) -> str:
+        return "signoff_recorded_result"
+
+    async def stream(self, tool_use: Any, invocation_state: dict[str, Any], **kwargs: Any) -> AsyncGenerator[Any, None]:
+        yield ToolResultEvent({**self._result, "toolUseId": tool_use["toolUseId"]})
 
 
 class SignoffGate:
@@ -30,10 +60,12 @@ class SignoffGate:
             interrupt_name="approval").name if tool in risky else None``), or plain tool names
             (the reason then carries no policy name).
         interrupt_name: The interrupt's name (the bot's policies can match it).
-        checkpoint_results: While resuming, save each finished call's result with the session
-            (through the agent's session manager) as soon as it exists, so a worker that dies in
-            the middle of the batch never runs a finished call again. Strands alone saves them
-            only with the next message.
+        checkpoint_results: Save each finished call's result with the session (through the
+            agent's session manager) as soon as it exists, so a worker that dies in the middle
+            of a batch never runs a finished call again: while resuming, in the pending
+            execution; on a first pass, in the agent's state, from which a redelivered run
+            replays the recorded result instead of calling the tool. Strands alone saves
+            results only with the next message.
     """
 
     def __init__(
@@ -63,6 +95,7 @@ class SignoffGate:
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
         if self.checkpoint_results:
             registry.add_callback(AfterToolCallEvent, self.after_tool_call)
+            registry.add_callback(MessageAddedEvent, self.message_added)
 
     def reason_for(self, tool_use: ToolUse) -> dict[str, Any] | None:
         """The interrupt reason for a call, or ``None`` when the call is not gated."""
@@ -75,8 +108,12 @@ class SignoffGate:
         return reason
 
     def before_tool_call(self, event: Any) -> None:
-        """Ask for approval, or apply the decision received on resume."""
+        """Replay a call that already finished, ask for approval, or apply the decision received on resume."""
         tool_use = cast(ToolUse, event.tool_use)
+        recorded = (event.agent.state.get(COMPLETED_CALLS) or {}).get(tool_use["toolUseId"])
+        if self.checkpoint_results and recorded is not None:
+            event.selected_tool = _RecordedResult(event.selected_tool, recorded)
+            return
         reason = self.reason_for(tool_use)
         if reason is None:
             return
@@ -87,18 +124,36 @@ class SignoffGate:
         elif decision.decision != "approve":
             event.cancel_tool = refusal_text(decision)
 
+    def message_added(self, event: Any) -> None:
+        """Once the conversation holds a call's result, its record is no longer needed."""
+        completed = event.agent.state.get(COMPLETED_CALLS)
+        if not completed:
+            return
+        answered = {block["toolResult"]["toolUseId"] for block in event.message["content"] if "toolResult" in block}
+        if answered & completed.keys():
+            remaining = {
+                tool_use_id: result for tool_use_id, result in completed.items() if tool_use_id not in answered
+            }
+            if remaining:
+                event.agent.state.set(COMPLETED_CALLS, remaining)
+            else:
+                event.agent.state.delete(COMPLETED_CALLS)
+
     def after_tool_call(self, event: Any) -> None:
-        """While resuming, record the finished call in the pending execution and save the session."""
+        """Record the finished call (see ``checkpoint_results``) and save the session."""
         if getattr(event, "retry", False):
             return  # another hook asked Strands to run the call again: nothing final yet
         agent = event.agent
         interrupt_state = agent._interrupt_state
         pending = interrupt_state.pending_tool_execution
-        if not interrupt_state.activated or pending is None:
-            return
         result = event.result
-        kept = [done for done in pending.completed_tool_results if done["toolUseId"] != result["toolUseId"]]
-        interrupt_state.set_pending_tool_results([*kept, result])
+        if interrupt_state.activated and pending is not None:
+            kept = [done for done in pending.completed_tool_results if done["toolUseId"] != result["toolUseId"]]
+            interrupt_state.set_pending_tool_results([*kept, result])
+        else:
+            completed = dict(agent.state.get(COMPLETED_CALLS) or {})
+            completed[result["toolUseId"]] = dict(result)
+            agent.state.set(COMPLETED_CALLS, dict(list(completed.items())[-_COMPLETED_KEPT:]))
         session_manager = getattr(agent, "_session_manager", None)
         if session_manager is not None:
             session_manager.sync_agent(agent)

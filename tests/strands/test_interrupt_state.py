@@ -212,3 +212,44 @@ def test_a_worker_dying_mid_resume_never_reruns_a_finished_call(redis_client: re
     assert (result.stop_reason, str(result)) == ("end_turn", "ok")
     assert redis_client.get("test:completed:deploy:api") == b"1"
     assert redis_client.get("test:completed:deploy:web") == b"1"
+
+
+def test_a_worker_dying_in_a_first_pass_never_reruns_a_finished_call(redis_client: redis.Redis) -> None:
+    from strands.tools.executors import SequentialToolExecutor
+
+    from agent import ScriptedModel
+    from agent.models.scripted import text_turn, tool_turn
+    from agent.strands_bridge import signoff_session_manager
+
+    store = SessionStore(redis_client)
+    turn = tool_turn(("t1", "step", {"name": "a"}), ("t2", "step", {"name": "b"}))
+    dying = {"armed": True}
+
+    def build() -> Any:
+        @strands.tool
+        def step(name: str) -> str:
+            """One step of a rollout (no approval needed)."""
+            if name == "b" and dying["armed"]:
+                raise _WorkerDied
+            redis_client.incr(f"test:completed:step:{name}")
+            return f"{name} done"
+
+        return strands.Agent(
+            model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
+            tools=[step],
+            hooks=[SignoffGate(["deploy"])],
+            session_manager=signoff_session_manager("T0TEST:C0OPS:1700000000.000300", store),
+            tool_executor=SequentialToolExecutor(),
+            callback_handler=None,
+        )
+
+    with contextlib.suppress(_WorkerDied):
+        StrandsRunnable(build())("roll out")
+    assert redis_client.get("test:completed:step:a") == b"1"
+
+    dying["armed"] = False
+    result = StrandsRunnable(build())()  # the job, redelivered: carry on
+
+    assert (result.stop_reason, str(result)) == ("end_turn", "ok")
+    assert redis_client.get("test:completed:step:a") == b"1"  # replayed from the record, not re-run
+    assert redis_client.get("test:completed:step:b") == b"1"
