@@ -24,7 +24,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from bot import audit_cli, demo
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
-from bot.policy import PolicyError
+from bot.policy_file import PolicyError
 from bot.sandbox import run as sandbox
 from bot.services import build_services
 from bot.settings import ConfigError, Mode, Settings, load_settings

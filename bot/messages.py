@@ -4,6 +4,9 @@ Functions return Slack mrkdwn unless their name or docstring says plain text. An
 an agent or a model controls is escaped (``&``, ``<``, ``>``) before it is interpolated, so an
 argument such as ``<!channel>`` is shown, never executed; ids are clipped so no text can grow
 past Block Kit's limits. Times use Slack date tokens, which render in each reader's time zone.
+
+Longer than most modules on purpose: one place holds every word the bot says, so wording and
+escaping are reviewed together.
 """
 
 import unicodedata

@@ -17,7 +17,8 @@ from bot.escalation import Escalator, Schedule
 from bot.home import HomeTab
 from bot.jobs import JobQueue
 from bot.outbox import Outbox
-from bot.policy import PolicyBook, load_policy
+from bot.policy import PolicyBook
+from bot.policy_file import load_policy
 from bot.runner import AgentFactory, SessionRunner
 from bot.settings import ConfigError, Settings
 from bot.worker import Worker

@@ -23,6 +23,9 @@ them (two writes, not one transaction).
 Stored data that is not what this module wrote (bad JSON, wrong shapes, another Redis type)
 raises ``CorruptedSessionError``, a ``state.SessionException`` that is also a Strands
 ``SessionException``; nothing is deleted or overwritten.
+
+Longer than most modules because Strands' ``SessionRepository`` interface is one class (sessions,
+agents, messages, each with create / read / update / list).
 """
 
 import json

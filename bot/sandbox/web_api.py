@@ -13,6 +13,8 @@ Socket Mode: ``apps.connections.open`` (which takes the app-level ``xapp-`` toke
 ``socket_mode_url()`` gives; here there is none (``ok: false``), ``tests.bot.fake_slack`` adds a Socket Mode server.
 
 Every state change bumps ``version``; ``wait_for_change`` blocks until it moves (the sandbox page long-polls on it).
+
+Longer than most modules: it is one stand-in for one API, and its methods share the workspace state.
 """
 
 from __future__ import annotations

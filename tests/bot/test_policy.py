@@ -7,18 +7,8 @@ import pytest
 
 from agent.demo import RISKY_TOOLS
 from bot.model import PolicySummary
-from bot.policy import (
-    Approvers,
-    Match,
-    Policy,
-    PolicyBook,
-    PolicyError,
-    PolicyProblem,
-    Rule,
-    Verdict,
-    authorize,
-    load_policy,
-)
+from bot.policy import Approvers, Match, Policy, PolicyBook, Rule, Verdict, authorize
+from bot.policy_file import PolicyError, PolicyProblem, load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICIES = Path(__file__).resolve().parent / "policies"

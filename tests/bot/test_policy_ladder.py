@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bot.model import LevelRecord
-from bot.policy import PolicyError, load_policy
+from bot.policy_file import PolicyError, load_policy
 
 LADDER = """\
 rotations:
