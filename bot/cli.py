@@ -1,6 +1,7 @@
 """``python -m bot [serve|socket|worker|sandbox|demo]``: run the bot, its worker, the sandbox or the walk-through.
 
-``python -m bot audit export ...`` writes out the audit trail (see ``bot.audit_cli``).
+``python -m bot audit export ...`` writes out the audit trail (see ``bot.audit_cli``);
+``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.ops_cli``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
 credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
@@ -21,7 +22,7 @@ from contextlib import contextmanager
 import redis
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot import audit_cli, demo
+from bot import audit_cli, demo, ops_cli
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
 from bot.policy_file import PolicyError
@@ -37,9 +38,9 @@ _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
     arguments = sys.argv[1:] if argv is None else argv
-    if arguments[:1] == ["audit"]:
+    if arguments[:1] in (["audit"], ["pending"], ["resume"]):
         try:
-            return audit_cli.main(arguments[1:])
+            return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)
             return 2

@@ -18,7 +18,7 @@ from bot.audit import Audit, read_export
 from state import RedisServer
 from tests.bot import slack_requests
 from tests.bot.fake_slack import FakeSlack
-from tests.bot.harness import CHANNEL, REQUESTER, SIGNING_SECRET
+from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
 from tests.bot.slack_requests import SignedPoster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,3 +187,34 @@ def test_audit_export_needs_redis_url_and_a_valid_since() -> None:
     bad = _run(["audit", "export", "--since", "last tuesday"], REDIS_URL="redis://127.0.0.1:1/0")
     assert bad.returncode == 2
     assert "--since must be an ISO date" in bad.stderr
+
+
+def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    with running_bot(redis_client, agent_factory=demo_factory) as bot:
+        bot.mention("restart checkout")
+        bot.drain()
+        approval_id = bot.approval_id()
+
+        listed = _run(["pending"], REDIS_URL=redis_server.url)
+        assert listed.returncode == 0, listed.stderr
+        assert approval_id in listed.stdout
+        assert "restart_service" in listed.stdout
+        assert "open" in listed.stdout
+        session_id = listed.stdout.splitlines()[0]
+
+        refused = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        assert refused.returncode == 1
+        assert "still open" in refused.stderr
+
+        bot.click("signoff_approve", approval_id, user=APPROVER)
+        bot.services.jobs.ack = lambda job: None  # type: ignore[method-assign]
+        runner = bot.services.runner
+        runner._resume = lambda session_id, version: None  # type: ignore[method-assign]  # given up, say
+        bot.drain()
+        bot.services.redis.xtrim("signoff:jobs", maxlen=0)
+
+        queued = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        assert queued.returncode == 0, queued.stderr
+        assert bot.services.redis.xlen("signoff:jobs") == 1

@@ -1,0 +1,70 @@
+"""Operator commands for a 3 a.m. look at a running bot (both need ``REDIS_URL``).
+
+- ``python -m bot pending``: every session stopped on approvals, oldest first, with each open
+  request (tool, requester, age, escalation level, claim).
+- ``python -m bot resume <session id>``: queue the resume of a session whose approvals are all
+  decided but whose resume was given up (after a long outage, say). Refused otherwise.
+"""
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+import redis
+
+from bot import keys
+from bot.approvals import ApprovalStore
+from bot.settings import ConfigError, Settings
+from state.store import SessionStore
+
+
+def main(argv: list[str]) -> int:
+    """Run ``pending`` or ``resume``; return the exit status (1 when a resume is refused)."""
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Operator commands.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("pending", help="list the sessions waiting for approvals")
+    resume = commands.add_parser("resume", help="queue the resume of a fully decided session")
+    resume.add_argument("session_id")
+    args = parser.parse_args(argv)
+    settings = Settings()
+    if not settings.redis_url:
+        raise ConfigError("REDIS_URL is not set: point it at the bot's Redis")
+    client = redis.Redis.from_url(settings.redis_url)
+    if args.command == "pending":
+        return _pending(client)
+    return _resume(client, args.session_id)
+
+
+def _pending(client: redis.Redis) -> int:
+    approvals = ApprovalStore(client)
+    now = datetime.now(UTC)
+    sessions = SessionStore(client).interrupted_sessions()
+    for session_id in sessions:
+        _version, round_approvals = approvals.round_approvals(session_id)
+        print(session_id)
+        for approval in round_approvals:
+            request = approval.request
+            minutes = int((now - request.created_at).total_seconds() // 60)
+            state = f"decided: {approval.decision.decision}" if approval.decision else "open"
+            extra = [f"level {approval.level}"] if approval.level else []
+            extra += [f"claimed by {approval.claimed_by}"] if approval.claimed_by else []
+            print(
+                f"  {request.approval_id}  {request.tool or request.interrupt_name}  by {request.requested_by}"
+                f"  {minutes} min  {state}" + "".join(f"  {item}" for item in extra)
+            )
+    print(f"{len(sessions)} session(s) waiting", file=sys.stderr)
+    return 0
+
+
+def _resume(client: redis.Redis, session_id: str) -> int:
+    version, round_approvals = ApprovalStore(client).round_approvals(session_id)
+    if not round_approvals:
+        print(f"signoff: session {session_id!r} has no approval round", file=sys.stderr)
+        return 1
+    undecided = [approval.request.approval_id for approval in round_approvals if approval.decision is None]
+    if undecided:
+        print(f"signoff: {len(undecided)} approval(s) still open: {', '.join(undecided)}", file=sys.stderr)
+        return 1
+    client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
+    print(f"resume of {session_id} at version {version} queued; a worker picks it up", file=sys.stderr)
+    return 0
