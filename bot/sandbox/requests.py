@@ -41,7 +41,8 @@ def new_id(prefix: str = "") -> str:
     return f"{prefix}{int(time.time())}{n:05d}{hashlib.sha256(f'{prefix}{n}{time.time()}'.encode()).hexdigest()[:8]}"
 
 
-def _rich_text(text: str) -> list[JsonDict]:
+def rich_text(text: str) -> list[JsonDict]:
+    """The ``rich_text`` block Slack attaches to a person's message (``<@U…>`` mentions as user elements)."""
     elements: list[JsonDict] = []
     position = 0
     for match in _MENTION.finditer(text):
@@ -67,7 +68,7 @@ def message_events(
         "ts": ts,
         "event_ts": ts,
         "team": space.team_id,
-        "blocks": _rich_text(text),
+        "blocks": rich_text(text),
         "channel_type": "im" if channel.startswith("D") else "channel",
     }
     if thread_ts:

@@ -10,21 +10,19 @@ comparison, since no second run could reproduce them. Everything else must be eq
 """
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import strands
 from strands.hooks import BeforeToolCallEvent as StrandsBeforeToolCallEvent
-from strands.models import Model as StrandsModel
 from strands.session import FileSessionManager
 
 from agent import Agent, ApprovalGate, ScriptedModel
-from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
 from state import SessionStore
 from state.interrupt import _InterruptState
 from tests.agent.support import Recorder, decision, respond
+from tests.strands.agents import StrandsScriptedModel
 
 TURNS = [
     tool_turn(
@@ -34,39 +32,6 @@ TURNS = [
     ),
     text_turn("api restarted"),
 ]
-
-
-class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
-    """Streams our scripted turns as Converse stream events to a real Strands agent."""
-
-    def __init__(self, turns: list[ModelTurn]) -> None:
-        self.turns = list(turns)
-        self.calls = 0
-
-    def update_config(self, **model_config: Any) -> None:
-        """Nothing to configure."""
-
-    def get_config(self) -> Any:
-        return {}
-
-    async def structured_output(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError
-        yield
-
-    async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
-        turn = self.turns[self.calls]
-        self.calls += 1
-        yield {"messageStart": {"role": "assistant"}}
-        for block in turn.message["content"]:
-            if "text" in block:
-                yield {"contentBlockDelta": {"delta": {"text": block["text"]}}}
-            else:
-                use = block["toolUse"]
-                start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
-                yield {"contentBlockStart": {"start": start}}
-                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use["input"])}}}}
-            yield {"contentBlockStop": {}}
-        yield {"messageStop": {"stopReason": turn.stop_reason}}
 
 
 class StrandsApprovalGate:
@@ -101,7 +66,7 @@ def _strands_tools(calls: list[str]) -> list[Any]:
 
 
 def _strands_agent(tmp_path: Path, calls: list[str]) -> tuple[Any, StrandsScriptedModel]:
-    model = StrandsScriptedModel(TURNS)
+    model = StrandsScriptedModel(ScriptedModel(TURNS))
     session = FileSessionManager(session_id="parity", storage_dir=str(tmp_path))
     agent = strands.Agent(
         model=model,

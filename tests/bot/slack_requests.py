@@ -22,6 +22,8 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self, TypedDict, Unpack
 from urllib.parse import urlencode, urlsplit
 
+from bot.sandbox.requests import rich_text
+
 __all__ = [
     "APP_ID",
     "BOT_ID",
@@ -81,26 +83,6 @@ def _response_url(team_id: str) -> str:
     )
 
 
-def _rich_text(text: str) -> list[JsonDict]:
-    """The ``rich_text`` block Slack attaches to user messages, with ``<@U…>`` mentions as user elements."""
-    elements: list[JsonDict] = []
-    position = 0
-    for match in _MENTION.finditer(text):
-        if match.start() > position:
-            elements.append({"type": "text", "text": text[position : match.start()]})
-        elements.append({"type": "user", "user_id": match.group(1)})
-        position = match.end()
-    if position < len(text):
-        elements.append({"type": "text", "text": text[position:]})
-    return [
-        {
-            "type": "rich_text",
-            "block_id": f"rt{_next_id():05d}",
-            "elements": [{"type": "rich_text_section", "elements": elements}],
-        }
-    ]
-
-
 # ---------------------------------------------------------------------------------------------------- Events API
 
 
@@ -157,7 +139,7 @@ def app_mention(
         "ts": ts,
         "client_msg_id": f"{_next_id():08x}-0000-4000-8000-000000000000",
         "team": team_id,
-        "blocks": _rich_text(text),
+        "blocks": rich_text(text),
         "channel": channel,
         "event_ts": ts,
     }
@@ -199,7 +181,7 @@ def message_event(
         event["app_id"] = APP_ID if bot_id == BOT_ID else f"A{bot_id[1:]}"
     if user is not None and bot_id is None and subtype is None:
         event["client_msg_id"] = f"{_next_id():08x}-0000-4000-8000-000000000000"
-        event["blocks"] = _rich_text(text)
+        event["blocks"] = rich_text(text)
     if thread_ts is not None:
         event["thread_ts"] = thread_ts
         if parent_user_id is not None:
