@@ -1,7 +1,7 @@
 """The model protocol: Converse messages and tool specs in, one assistant turn out."""
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from state.shapes import Message
 
@@ -11,6 +11,18 @@ if TYPE_CHECKING:
 
 UNPORTABLE_BLOCKS = frozenset({"reasoningContent", "cachePoint", "guardContent"})
 """Converse blocks that carry nothing another provider can use: left out of provider requests."""
+
+
+def sdk_client_options(
+    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
+) -> dict[str, Any]:
+    """Keyword arguments for an official SDK client; unset retries and timeout keep the SDK's defaults."""
+    options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
+    if max_retries is not None:
+        options["max_retries"] = max_retries
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from openai.types.chat import (
     ChatCompletionMessageToolCallUnionParam,
 )
 
-from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn
+from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn, sdk_client_options
 from state.shapes import ContentBlock, Message, ToolResult
 
 if TYPE_CHECKING:
@@ -56,11 +56,7 @@ class OpenAIChatModel:
         """Keep the settings; build the client unless one is given (no request is made)."""
         self.model_id = model_id
         if client is None:
-            options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
-            if max_retries is not None:
-                options["max_retries"] = max_retries
-            if timeout is not None:
-                options["timeout"] = timeout
+            options = sdk_client_options(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
             client = openai.OpenAI(**options)
         self.client = client
 
