@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from agent import Agent
 from agent.demo import build_operations_agent
-from bot import blocks, ids
+from bot import blocks, ids, keys
 from bot.app import build_app
 from bot.http import guarded_wsgi_app
 from bot.services import Services, build_services
@@ -53,6 +53,19 @@ class Bot:
             if not jobs and not fired and not delivered:
                 return
         raise AssertionError("the worker did not settle")
+
+    def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
+        """Mention the bot with a request that needs an approval; return (approval id, session id)."""
+        self.mention(text, user=user)
+        self.drain()
+        approval_id = self.approval_id(-1)
+        session_id = self.services.approvals.session_of(approval_id)
+        assert session_id is not None
+        return approval_id, session_id
+
+    def corrupt(self, approval_id: str, session_id: str) -> None:
+        """Write garbage where the approval's request is stored."""
+        self.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
 
     def texts_posted(self) -> list[str]:
         """Texts of every chat.postMessage the bot made, in order."""

@@ -83,12 +83,8 @@ def test_a_click_on_an_unknown_approval_says_so_and_changes_nothing(bot: Bot) ->
 
 
 def test_a_corrupted_approval_fails_the_click_visibly_and_keeps_the_message_clickable(bot: Bot) -> None:
-    bot.mention("restart checkout")
-    bot.drain()
-    approval_id = bot.approval_id()
-    session_id = bot.services.approvals.session_of(approval_id)
-    assert session_id is not None
-    bot.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
+    approval_id, session_id = bot.ask()
+    bot.corrupt(approval_id, session_id)
 
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()

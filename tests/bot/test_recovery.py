@@ -190,11 +190,7 @@ def test_a_retried_thread_reply_is_kept_once(bot: Bot, user: str) -> None:
 
 
 def test_a_decision_is_never_half_recorded_when_its_round_is_gone(bot: Bot) -> None:
-    bot.mention("restart checkout")
-    bot.drain()
-    approval_id = bot.approval_id()
-    session_id = bot.services.approvals.session_of(approval_id)
-    assert session_id is not None
+    approval_id, session_id = bot.ask()
     bot.services.redis.delete(keys.round_(session_id))
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
@@ -208,12 +204,8 @@ def test_a_decision_is_never_half_recorded_when_its_round_is_gone(bot: Bot) -> N
 
 
 def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) -> None:
-    bot.mention("restart checkout")
-    bot.drain()
-    approval_id = bot.approval_id()
-    session_id = bot.services.approvals.session_of(approval_id)
-    assert session_id is not None
-    bot.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
+    approval_id, session_id = bot.ask()
+    bot.corrupt(approval_id, session_id)
 
     claim = bot.click(ids.CLAIM_ACTION, approval_id, user=APPROVER)
     assert claim.status == 200
@@ -244,11 +236,7 @@ def test_a_failed_event_is_processed_when_slack_redelivers_it(redis_client: redi
 
 
 def test_a_decided_request_cannot_be_rescheduled_by_a_late_step(bot: Bot) -> None:
-    bot.mention("restart checkout")
-    bot.drain()
-    approval_id = bot.approval_id()
-    session_id = bot.services.approvals.session_of(approval_id)
-    assert session_id is not None
+    approval_id, session_id = bot.ask()
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     bot.drain()
 
