@@ -127,10 +127,6 @@ class HookRegistry:
         """Let ``provider`` register its callbacks."""
         provider.register_hooks(self)
 
-    def has_callbacks(self, event_type: type[HookEvent]) -> bool:
-        """Whether anything listens to ``event_type``."""
-        return bool(self._callbacks.get(event_type))
-
     def dispatch(self, event: _EventT) -> list[Interrupt]:
         """Run every callback for ``event``; return the interrupts they raised, in order.
 

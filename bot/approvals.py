@@ -100,13 +100,11 @@ class DecideResult:
             ``retry`` (another vote landed meanwhile: reload and try again).
         decision: The decision that stands, if any.
         votes: Approvals counted so far (for ``vote``).
-        resume_queued: This decision closed the round and queued the resume job.
     """
 
     status: DecisionStatus
     decision: Decision | None = None
     votes: int = 0
-    resume_queued: bool = False
 
 
 @dataclass(frozen=True)
@@ -324,7 +322,7 @@ class ApprovalStore:
         if status == "vote":
             return DecideResult("vote", votes=int(value))
         if status == "decided":
-            return DecideResult("decided", decision, resume_queued=value == "queued")
+            return DecideResult("decided", decision)
         return DecideResult(status)  # type: ignore[arg-type]  # unknown, voted, retry
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> str:

@@ -34,7 +34,6 @@ __all__ = [
     "approval_message",
     "deny_modal",
     "modal_errors",
-    "thread_reply",
 ]
 
 SECTION_TEXT_MAX: Final = 3000
@@ -284,14 +283,6 @@ def modal_errors(reason_problem: str) -> dict[str, Any]:
     """A view-submission answer showing ``reason_problem`` under the reason input: ``ack(**modal_errors(...))``."""
     problem = messages.clip_plain(reason_problem, MODAL_ERROR_MAX)
     return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
-
-
-def thread_reply(text: str) -> dict[str, Any]:
-    """A message of the bot's own mrkdwn (from ``bot.messages``; not escaped again), split to fit."""
-    pieces = _split_mrkdwn(text)
-    if not pieces:
-        raise ValueError("a thread reply needs some text")
-    return {"text": pieces[0], "blocks": [section(piece) for piece in pieces]}
 
 
 def agent_reply_blocks(text: str) -> list[dict[str, Any]]:

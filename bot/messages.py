@@ -253,15 +253,6 @@ def discussion_prompt(user_id: str) -> str:
     )
 
 
-def decision_recorded(decision: Decision) -> str:
-    """Thread message once a decision is recorded and sent to the agent."""
-    if decision.decision == "approve":
-        return f"{decision_status(decision)}. The agent is continuing."
-    if decision.decision == "deny":
-        return f"{decision_status(decision)}. The agent has been told not to run it."
-    return f"{decision_status(decision)}. The agent has been told it needs a fresh approval."
-
-
 def unknown_approval() -> str:
     """Ephemeral answer to a click on a request the bot no longer knows."""
     return "This approval request is no longer known (it may have expired and been cleaned up). Nothing was recorded."
@@ -272,20 +263,10 @@ def click_failed(error_summary: str) -> str:
     return f"Your click was not recorded: {clip(error_summary, MAX_SUMMARY)} — try again."
 
 
-def awaiting_approval(tool: str | None) -> str:
-    """Thread message while the agent waits on a request."""
-    return f"Waiting for approval to run {code_inline(tool)}…" if tool else "Waiting for a decision…"
-
-
 def agent_reply(text: str) -> str:
     """The agent's answer as mrkdwn: escaped (a model cannot ping a channel), never empty."""
     stripped = text.strip()
     return escape(stripped) if stripped else "_(The agent returned no text.)_"
-
-
-def agent_error(error_summary: str) -> str:
-    """Thread message when the agent failed."""
-    return f"⚠️ The agent hit an error: {clip(error_summary, MAX_SUMMARY)}"
 
 
 def session_busy() -> str:
@@ -304,11 +285,6 @@ def agent_retrying(error_summary: str) -> str:
 def agent_gave_up(error_summary: str, attempts: int) -> str:
     """Thread message when a job failed for good."""
     return f"❌ The agent failed {attempts} times and gave up: {clip(error_summary, MAX_SUMMARY)}"
-
-
-def working() -> str:
-    """Thread message while the agent works."""
-    return "⏳ Working on it…"
 
 
 def several_open() -> str:

@@ -291,7 +291,6 @@ def test_user_controlled_text_is_escaped_everywhere() -> None:
 
 def test_messages_escape_their_arguments() -> None:
     assert "<!channel>" not in messages.click_failed("<!channel>")
-    assert "<!channel>" not in messages.agent_error("<!channel>")
     assert "<!channel>" not in messages.agent_reply("hi <!channel>")
     assert "<!channel>" not in messages.discussion_prompt("U1><!channel")
     assert messages.click_failed("boom") == "Your click was not recorded: boom — try again."
@@ -403,14 +402,6 @@ def test_modal_errors() -> None:
 
 
 # ---------------------------------------------------------------- replies
-
-
-def test_thread_reply_keeps_the_bots_own_mrkdwn() -> None:
-    reply = blocks.thread_reply(messages.discussion_prompt("U1"))
-    check_message(reply)
-    assert reply["blocks"][0]["text"]["text"].startswith("<@U1> wants to discuss")
-    with pytest.raises(ValueError, match="text"):
-        blocks.thread_reply("")
 
 
 def test_long_agent_text_is_split_into_sections() -> None:
