@@ -29,11 +29,26 @@ RECENT_KEPT: Final = 50
 #       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions.
 # ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides),
 #       6 approval id, 7 session id, 8 outbox entry id, 9 outbox entry JSON, 10 now ms,
-#       11 audit at ms, 12 audit details JSON.
-# Returns {'unknown'}, {'already', decision}, {'voted'} (this user already voted), {'retry'}
-# (someone voted meanwhile), {'vote', count}, {'decided', 'queued'|'waiting'}.
+#       11 audit at ms, 12 audit details JSON, 13 the ts of the typed reply deciding ('' for clicks
+#       and the clock).
+# Returns {'unknown'}, {'unseen'} (the reply was written before the approval message was posted),
+# {'already', decision}, {'voted'} (this user already voted), {'retry'} (someone voted meanwhile),
+# {'vote', count}, {'decided', 'queued'|'waiting'}.
 _DECIDE: Final = f"""
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'unknown', ''}} end
+-- Slack ts values are compared as decimal strings: doubles lose the last microsecond digits.
+local function ts_not_after(a, b)
+  local a_s, a_f = string.match(a, '^(%d+)%.?(%d*)$')
+  local b_s, b_f = string.match(b, '^(%d+)%.?(%d*)$')
+  if not a_s or not b_s then return false end
+  if tonumber(a_s) ~= tonumber(b_s) then return tonumber(a_s) < tonumber(b_s) end
+  local width = math.max(#a_f, #b_f)
+  return (a_f .. string.rep('0', width - #a_f)) <= (b_f .. string.rep('0', width - #b_f))
+end
+if ARGV[13] ~= '' then
+  local message_ts = redis.call('HGET', KEYS[1], 'message_ts')
+  if not message_ts or not ts_not_after(message_ts, ARGV[13]) then return {{'unseen', ''}} end
+end
 local previous = redis.call('HGET', KEYS[1], 'decision')
 if previous then return {{'already', previous}} end
 -- Read everything the last step needs before writing anything: never a half-recorded decision.
@@ -83,7 +98,7 @@ redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
 return 'claimed'
 """
 
-DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "retry", "no_round"]
+DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "unseen", "retry", "no_round"]
 
 
 class ApprovalDataError(RuntimeError):
@@ -97,7 +112,8 @@ class DecideResult:
     Attributes:
         status: ``decided`` (this one decided), ``vote`` (counted toward the quorum), ``voted``
             (this person voted already), ``already`` (a decision stands), ``unknown``, or
-            ``retry`` (another vote landed meanwhile: reload and try again).
+            ``unseen`` (a typed reply written before the approval message was posted), or ``retry``
+            (another vote landed meanwhile: reload and try again).
         decision: The decision that stands, if any.
         votes: Approvals counted so far (for ``vote``).
     """
@@ -280,8 +296,13 @@ class ApprovalStore:
         update: OutboxEntry,
         audit_details: str,
         now: datetime,
+        written_at: str | None = None,
     ) -> DecideResult:
-        """Count a vote or record ``decision``, atomically (see the module docstring)."""
+        """Count a vote or record ``decision``, atomically (see the module docstring).
+
+        ``written_at`` is the ts of the typed reply that decides: the script refuses (``unseen``)
+        unless the approval message was posted (its ts recorded) at or before it.
+        """
         request = approval.request
         session_id, approval_id = request.session_id, request.approval_id
         now_ms = int(now.timestamp() * 1000)
@@ -314,6 +335,7 @@ class ApprovalStore:
                 now_ms,
                 now_ms,
                 audit_details,
+                written_at or "",
             ],
         )
         status, value = _text(status), _text(value)
@@ -323,7 +345,7 @@ class ApprovalStore:
             return DecideResult("vote", votes=int(value))
         if status == "decided":
             return DecideResult("decided", decision)
-        return DecideResult(status)  # type: ignore[arg-type]  # unknown, voted, retry
+        return DecideResult(status)  # type: ignore[arg-type]  # unknown, unseen, voted, retry
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> str:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""

@@ -35,6 +35,7 @@ Status = Literal[
     "voted",
     "already",
     "unknown",
+    "unseen",
     "not_an_approver",
     "self_approval",
     "reason_required",
@@ -111,8 +112,22 @@ class DecisionService:
         status: Status = "self_approval" if verdict.reason_code == "self_approval" else "not_an_approver"
         return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
 
-    def decide(self, approval_id: str, *, user_id: str, kind: Kind, reason: str | None, source: str) -> Outcome:
-        """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes."""
+    def decide(
+        self,
+        approval_id: str,
+        *,
+        user_id: str,
+        kind: Kind,
+        reason: str | None,
+        source: str,
+        written_at: str | None = None,
+    ) -> Outcome:
+        """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes.
+
+        ``written_at``: the ts of the typed reply carrying the decision. It decides only if the
+        approval message was posted at or before that ts (checked in the same atomic write), so
+        a reply never decides a request raised after it was written (``unseen``).
+        """
         for _ in range(_VOTE_RETRIES):
             approval = self.find(approval_id)
             if approval is None:
@@ -123,7 +138,9 @@ class DecisionService:
             text = (reason or "").strip() or None
             if kind == "deny" and text is None and approval.request.policy.reason_required_on_deny:
                 return Outcome("reason_required", approval=approval)
-            outcome = self._write(approval, kind=kind, user_id=user_id, reason=text, source=source)
+            outcome = self._write(
+                approval, kind=kind, user_id=user_id, reason=text, source=source, written_at=written_at
+            )
             if outcome is not None:
                 return outcome
         raise RuntimeError(f"approval_id=<{approval_id}> | votes kept changing; giving up after {_VOTE_RETRIES} tries")
@@ -172,7 +189,7 @@ class DecisionService:
         return Outcome("claimed", approval=approval)
 
     def _write(
-        self, approval: Approval, *, kind: Kind, user_id: str, reason: str | None, source: str
+        self, approval: Approval, *, kind: Kind, user_id: str, reason: str | None, source: str, written_at: str | None
     ) -> Outcome | None:
         request = approval.request
         now = self._clock()
@@ -195,6 +212,7 @@ class DecisionService:
             update=self._update(approval),
             audit_details=json.dumps(details, ensure_ascii=False),
             now=now,
+            written_at=written_at,
         )
         if result.status == "retry":
             return None
@@ -207,6 +225,8 @@ class DecisionService:
             return Outcome("decided", decision, approval=approval)
         if result.status == "already":
             return Outcome("already", result.decision, approval=approval)
+        if result.status == "unseen":
+            return Outcome("unseen", approval=approval)
         return Outcome("voted" if result.status == "voted" else "unknown", approval=approval)
 
     @staticmethod

@@ -292,6 +292,30 @@ def several_open() -> str:
     return "Several approvals are open in this thread: use the buttons on the one you mean."
 
 
+def _requested_thing(request: ApprovalRequest) -> str:
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    return f"the request to run {what}" if request.tool else f"the {what} request"
+
+
+def typed_decision_unseen() -> str:
+    """A typed decision written before any open request of the thread was posted: it decides nothing."""
+    return (
+        "Nothing was decided: no open request in this thread had been posted when you wrote this. "
+        "Read the request first, then use its buttons or reply again."
+    )
+
+
+def typed_decision_applied(kind: str, request: ApprovalRequest) -> str:
+    """Which request a typed ``approve:`` / ``deny:`` decided."""
+    verb = "approved" if kind == "approve" else "denied"
+    return f"Your reply {verb} {_requested_thing(request)} (raised {slack_date(request.created_at)})."
+
+
+def typed_vote_counted(request: ApprovalRequest, votes: int, quorum: int) -> str:
+    """A typed approval counted toward a quorum, naming the request."""
+    return f"Your approval of {_requested_thing(request)} is counted: {votes} of {quorum} needed."
+
+
 def _age(waited: timedelta) -> str:
     minutes = int(waited.total_seconds() // 60)
     if minutes < 60:

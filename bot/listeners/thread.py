@@ -1,17 +1,21 @@
 """Replies in a thread with open approvals: discussion that travels with the decision.
 
 A reply can also carry the decision (``approve: <reason>`` / ``deny: <reason>``) when exactly
-one approval is open in the thread; with several, the buttons must say which.
+one open approval was already posted when the reply was written (its message ts at or before
+the reply's ts); with several, the buttons must say which, and a request posted after the reply
+(a later round, say) is never decided by it. The decide script checks the ts again atomically.
 """
 
 import re
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from slack_bolt import App
 
 from bot import messages
-from bot.decisions import Kind
+from bot.approvals import Approval, ApprovalDataError
+from bot.decisions import Kind, Outcome
 from bot.listeners.feedback import outcome_text, tell
 from bot.listeners.requests import first_delivery
 from bot.model import DiscussionEntry
@@ -41,14 +45,51 @@ def register(app: App, services: Services) -> None:
         typed = _TYPED_DECISION.match(text)
         if typed is None:
             return
-        user, channel = event["user"], event["channel"]
-        if len(open_ids) > 1:
-            tell(services.outbox, channel=channel, user=user, text=messages.several_open(), thread_ts=thread_ts)
+        user, channel, written_at = event["user"], event["channel"], event["ts"]
+        seen = [
+            approval_id
+            for approval_id in open_ids
+            if _posted_before(_load(services, session_id, approval_id), written_at)
+        ]
+        if len(seen) != 1:
+            answer = messages.several_open() if seen else messages.typed_decision_unseen()
+            tell(services.outbox, channel=channel, user=user, text=answer, thread_ts=thread_ts)
             return
         kind: Kind = "approve" if typed.group(1).lower() == "approve" else "deny"
-        outcome = services.decisions.decide(open_ids[0], user_id=user, kind=kind, reason=typed.group(2), source="reply")
-        feedback = outcome_text(outcome)
+        outcome = services.decisions.decide(
+            seen[0], user_id=user, kind=kind, reason=typed.group(2), source="reply", written_at=written_at
+        )
+        feedback = _typed_feedback(outcome, kind)
         if feedback:
             tell(services.outbox, channel=channel, user=user, text=feedback, thread_ts=thread_ts)
 
     app.event("message")(on_message)
+
+
+def _load(services: Services, session_id: str, approval_id: str) -> Approval | None:
+    try:
+        return services.approvals.get(session_id, approval_id)
+    except ApprovalDataError:
+        return None  # unreadable: it cannot be decided by a reply (its buttons answer why)
+
+
+def _posted_before(approval: Approval | None, written_at: str) -> bool:
+    """Whether the approval message existed when the reply was written (Slack ts, compared exactly)."""
+    if approval is None or approval.request.message_ts is None:
+        return False
+    try:
+        return Decimal(approval.request.message_ts) <= Decimal(written_at)
+    except InvalidOperation:
+        return False
+
+
+def _typed_feedback(outcome: Outcome, kind: Kind) -> str | None:
+    """Name the request a typed reply decided (or voted on); otherwise the usual refusal."""
+    if outcome.status == "unseen":
+        return messages.typed_decision_unseen()
+    if outcome.approval is not None and outcome.status == "decided":
+        return messages.typed_decision_applied(kind, outcome.approval.request)
+    if outcome.approval is not None and outcome.status == "vote":
+        request = outcome.approval.request
+        return messages.typed_vote_counted(request, outcome.votes, request.policy.quorum)
+    return outcome_text(outcome)
