@@ -12,6 +12,7 @@ import pytest
 
 from bot import ids
 from bot.sandbox.people import CHANNEL
+from state.redis_server import find_server_binary
 from tests.sandbox.client import APPROVER, REQUESTER, PageClient, buttons
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +36,14 @@ def _children(pid: int) -> list[int]:
         found += kids
         frontier += kids
     return found
+
+
+def _runs(pid: int, binary: Path) -> bool:
+    """Whether ``pid`` executes ``binary`` (whatever its process title says: redis-server, valkey-server)."""
+    try:
+        return Path(f"/proc/{pid}/exe").resolve() == binary
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
@@ -64,8 +73,10 @@ def test_a_fresh_start_serves_the_page_runs_a_request_and_stops_on_ctrl_c(args: 
         match = re.search(r"http://127\.0\.0\.1:\d+/", line)
         assert match, f"no URL printed: {line!r}"
         page = PageClient(match.group(0))
-        redis_children = [pid for pid in _children(process.pid) if "redis" in Path(f"/proc/{pid}/cmdline").read_text()]
-        assert redis_children, "the embedded Redis is a child of the sandbox"
+        # The child finds the server as the test does: same PATH, same packages.
+        server = find_server_binary().resolve()
+        redis_children = [pid for pid in _children(process.pid) if _runs(pid, server)]
+        assert redis_children, f"the embedded server ({server}) is a child of the sandbox"
 
         status, body = page.get("/")
         assert status == 200
@@ -87,7 +98,7 @@ def test_a_fresh_start_serves_the_page_runs_a_request_and_stops_on_ctrl_c(args: 
         deadline = time.monotonic() + 5
         while any(_alive(pid) for pid in redis_children) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not any(_alive(pid) for pid in redis_children), "redis-server outlived the sandbox"
+        assert not any(_alive(pid) for pid in redis_children), f"{server.name} outlived the sandbox"
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
