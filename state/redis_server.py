@@ -93,6 +93,9 @@ class RedisServer:
     Attributes:
         binary: The server binary to run (default: ``find_server_binary()``).
         data_dir: Where the AOF and log live (default: a fresh temporary directory, removed on stop).
+        port: The port to listen on (default 0: a free one). It is kept after ``stop()``, so a
+            stopped server with a given ``data_dir`` starts again where its clients expect it
+            (fault tests stop Redis for one step and bring it back).
     """
 
     binary: Path | None = None
@@ -119,9 +122,10 @@ class RedisServer:
             self.data_dir = Path(tempfile.mkdtemp(prefix="signoff-redis-"))
             self._owns_dir = True
         last_error = ""
-        # A port found free can be taken before the server binds it: try another.
-        for _ in range(_START_ATTEMPTS):
-            self.port = _free_loopback_port()
+        fixed_port = self.port
+        # A port found free can be taken before the server binds it: try another (unless one was given).
+        for _ in range(1 if fixed_port else _START_ATTEMPTS):
+            self.port = fixed_port or _free_loopback_port()
             try:
                 last_error = self._try_start(binary, self.data_dir)
             except OSError as error:

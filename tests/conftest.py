@@ -1,6 +1,7 @@
 """Shared fixtures: one real Redis server per test run, a clean database per test."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -22,3 +23,12 @@ def redis_client(redis_server: RedisServer) -> Iterator[redis.Redis]:
     client.flushdb()
     yield client
     client.close()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private server this test may stop and start again (same port, data kept): see ``tests.outage``."""
+    data_dir = tmp_path / "redis"
+    data_dir.mkdir()
+    with RedisServer(data_dir=data_dir) as server:
+        yield server
