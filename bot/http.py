@@ -13,13 +13,13 @@ from http import HTTPStatus
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-import redis
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 
+from bot import outage
 from bot.app import build_app
-from bot.request_guard import MAX_BODY_BYTES, RequestGuard
-from bot.services import Services, build_services
+from bot.request_guard import MAX_BODY_BYTES, RequestGuard, Unrecorded
+from bot.services import Services, build_services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,10 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
                 signature=environ.get("HTTP_X_SLACK_SIGNATURE"),
                 content_type=content_type,
             )
+            if isinstance(rejection, Unrecorded):
+                logger.warning("request not recorded: %s", rejection.message)
+                unrecorded = outage.answer(body, content_type)
+                return _answer(start_response, unrecorded.status, unrecorded.body)
             if rejection is not None:
                 return _answer(start_response, rejection.status, {"error": rejection.message})
             body, headers["x-slack-signature"] = guard.for_bolt(
@@ -88,8 +92,8 @@ def _headers(environ: dict[str, Any]) -> dict[str, str | Sequence[str]]:
     return headers
 
 
-def _answer(start_response: Callable[..., Any], status: int, payload: dict[str, Any]) -> Iterable[bytes]:
-    data = json.dumps(payload).encode()
+def _answer(start_response: Callable[..., Any], status: int, payload: dict[str, Any] | None) -> Iterable[bytes]:
+    data = json.dumps(payload).encode() if payload is not None else b""
     start_response(
         f"{status} {HTTPStatus(status).phrase}",
         [("Content-Type", "application/json"), ("Content-Length", str(len(data)))],
@@ -117,7 +121,8 @@ def create_wsgi() -> WsgiApp:
     settings = load_settings("http")
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
-    services = build_services(settings, redis_client=redis.Redis.from_url(settings.redis_url))
+    client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+    services = build_services(settings, redis_client=client)
     return guarded_wsgi_app(build_app(settings, services), settings, services)
 
 

@@ -3,7 +3,9 @@
 Bolt parses the body before it verifies the signature, so a malformed body gets a 500 whoever
 sent it, and it accepts an identical signed request again within its five-minute window.
 This guard answers first, with a clear status: 413 too large, 401 unsigned, forged or stale,
-409 replayed (the same signature seen before), 400 signed but malformed.
+409 replayed (the same signature seen before), 400 signed but malformed. A signed request that
+cannot be checked for a replay because Redis is unreachable is refused as ``Unrecorded``: nothing
+of it is recorded, and ``bot.outage`` tells the person so.
 
 It also works around a Bolt 1.30 parsing bug: any form body containing the text "payload" is
 taken for an interaction payload, so ``/agent restart payload-api`` would be dropped. Once the
@@ -33,6 +35,11 @@ class Rejection:
 
     status: int
     message: str
+
+
+@dataclass(frozen=True)
+class Unrecorded(Rejection):
+    """A genuine request refused because Redis is unreachable: answer it with ``bot.outage``."""
 
 
 class RequestGuard:
@@ -66,7 +73,11 @@ class RequestGuard:
         text = body.decode("utf-8", errors="replace")
         if not self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
             return Rejection(401, "invalid or expired Slack signature")
-        if not self._redis.set(_SEEN_PREFIX + signature, "1", nx=True, ex=_SEEN_SECONDS):
+        try:
+            first_time = self._redis.set(_SEEN_PREFIX + signature, "1", nx=True, ex=_SEEN_SECONDS)
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            return Unrecorded(503, f"Redis is unreachable ({type(error).__name__}): nothing was recorded")
+        if not first_time:
             return Rejection(409, "replayed request: this signature was already used")
         problem = _shape_problem(text, content_type)
         return Rejection(400, problem) if problem else None
