@@ -27,7 +27,7 @@ from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
 from bot.policy_file import PolicyError
 from bot.sandbox import run as sandbox
-from bot.services import build_services
+from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Mode, Settings, load_settings
 from state import RedisServer, RedisServerError
 
@@ -94,11 +94,11 @@ def _sandbox(port: int | None, host: str) -> int:
 @contextmanager
 def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
-        yield redis.Redis.from_url(settings.redis_url), False
+        yield connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds), False
         return
     with RedisServer() as server:
         logger.info("REDIS_URL unset: embedded Redis at %s (data dir %s)", server.url, server.data_dir)
-        yield redis.Redis.from_url(server.url), True
+        yield connect_redis(server.url, retry_s=settings.redis_retry_seconds), True
 
 
 def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:

@@ -41,13 +41,18 @@ class Deliverer:
         outbox: Outbox,
         redis_client: redis.Redis,
         home: HomeTab | None = None,
+        lease_s: float = 30,
     ):
-        """Keep the collaborators; ``home`` refreshes App Home tabs after changes."""
+        """Keep the collaborators; ``home`` refreshes App Home tabs after changes.
+
+        ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
+        """
         self._slack = client
         self._approvals = approvals
         self._outbox = outbox
         self._redis = redis_client
         self._home = home
+        self._lease_s = lease_s
         self._senders: dict[str, Callable[[dict[str, Any]], None]] = {
             "post_approval": self._post_approval,
             "post_approval_copy": self._post_approval_copy,
@@ -59,7 +64,7 @@ class Deliverer:
 
     def deliver_due(self, *, limit: int = 20) -> int:
         """Send what is due now; return how many entries were handled."""
-        entries = self._outbox.claim(limit=limit)
+        entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
         for entry in entries:
             self.deliver(entry)
         return len(entries)

@@ -3,6 +3,8 @@
 Two kinds: ``start`` (a person asked something in a thread) and ``resume`` (every approval of a
 round has a decision; queued by the decision script in ``bot.approvals``). A job stays pending
 until acknowledged; a worker that dies leaves it to be claimed by another (XAUTOCLAIM).
+A worker retries its own failed job itself (``redeliver``), and consumers that are gone (idle,
+nothing pending) are removed from the group, so the group lists only live workers.
 """
 
 import time
@@ -14,6 +16,55 @@ import redis
 from bot import keys
 
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
+_TOLD_SECONDS: Final = 86_400  # a job is given up long before: its delay notice is remembered that long
+
+# KEYS: jobs stream. ARGV: group, consumer, job id, "count" or "keep".
+# Claims the job again for the consumer only if it still holds it (another worker may have taken
+# it over); "count" counts a delivery, "keep" does not. Returns {fields, deliveries}, or false.
+_REDELIVER: Final = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #pending == 0 or pending[1][2] ~= ARGV[2] then return false end
+if ARGV[4] == 'keep' then
+  redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+  local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
+  if #entry == 0 then return false end
+  return {entry[1][2], pending[1][4]}
+end
+local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3])
+if #claimed == 0 or not claimed[1][2] then return false end
+return {claimed[1][2], pending[1][4] + 1}
+"""
+
+# KEYS: jobs stream. ARGV: group, idle ms, consumer to keep.
+# Deletes every other consumer with nothing pending and idle longer than ARGV[2]; returns how
+# many. One script, so no job can be delivered to a consumer between the check and the delete
+# (deleting a consumer drops its pending entries).
+_PRUNE: Final = """
+local removed = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] ~= ARGV[3] and tonumber(info['pending']) == 0 and tonumber(info['idle']) > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    removed = removed + 1
+  end
+end
+return removed
+"""
+
+# KEYS: jobs stream. ARGV: group, consumer.
+# Deletes the consumer if it holds no job (else its jobs wait for another worker to claim them).
+_LEAVE: Final = """
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] == ARGV[2] then
+    if tonumber(info['pending']) > 0 then return 0 end
+    return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) + 1
+  end
+end
+return 1
+"""
 
 
 @dataclass(frozen=True)
@@ -42,6 +93,9 @@ class JobQueue:
     def __init__(self, client: redis.Redis) -> None:
         """Remember the client; call ``ensure_group`` once before reading."""
         self._client = client
+        self._redeliver = client.register_script(_REDELIVER)
+        self._prune = client.register_script(_PRUNE)
+        self._leave = client.register_script(_LEAVE)
 
     def ensure_group(self) -> None:
         """Create the stream and the consumer group if they do not exist yet."""
@@ -76,6 +130,39 @@ class JobQueue:
                 continue
             jobs.append(_job(entry_id, fields, deliveries=self._deliveries(_text(entry_id))))
         return jobs
+
+    def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
+        """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
+
+        ``count=False`` does not count a delivery (the step never reached the agent: Redis was down).
+        """
+        reply: Any = self._redeliver(
+            keys=[keys.JOBS], args=[keys.JOBS_GROUP, consumer, job.job_id, "count" if count else "keep"]
+        )
+        if not reply:
+            return None
+        flat, deliveries = reply
+        return _job(job.job_id, dict(zip(flat[::2], flat[1::2], strict=True)), deliveries=int(deliveries))
+
+    def hand_back(self, job: Job, consumer: str, *, idle_ms: int) -> None:
+        """Make ``job`` look abandoned at once, so that the next worker claims it without waiting."""
+        self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id], idle=idle_ms, justid=True)
+
+    def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
+        """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
+        return int(self._prune(keys=[keys.JOBS], args=[keys.JOBS_GROUP, idle_ms, keep]))
+
+    def leave(self, consumer: str) -> bool:
+        """Remove ``consumer`` from the group unless it still holds jobs; return whether it is gone."""
+        return bool(self._leave(keys=[keys.JOBS], args=[keys.JOBS_GROUP, consumer]))
+
+    def consumers(self) -> list[str]:
+        """Names of the group's consumers."""
+        return [_text(info["name"]) for info in self._client.xinfo_consumers(keys.JOBS, keys.JOBS_GROUP)]
+
+    def first_notice(self, job: Job) -> bool:
+        """Whether the job's thread has not been told yet that it is delayed (and mark it told)."""
+        return bool(self._client.set(keys.job_told(job.job_id), "1", nx=True, ex=_TOLD_SECONDS))
 
     def touch(self, job: Job, consumer: str) -> None:
         """Reset the job's idle time (a running job must not look abandoned to other workers)."""

@@ -20,6 +20,7 @@ Global keys::
     signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
     signoff:schedule, signoff:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:jobs                           stream  start and resume jobs (consumer group "workers")
+    signoff:job:<job_id>:told              string  the job's thread was told its step is delayed (TTL)
     signoff:outbox                         zset    outbox entry ids by due time (ms)
     signoff:outbox:entries                 hash    outbox entry id -> entry (JSON)
     signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
@@ -90,6 +91,11 @@ def votes(session_id: str, approval_id: str) -> str:
 def event_seen(event_id: str) -> str:
     """Marks an Events API delivery as handled."""
     return f"signoff:event:{event_id}"
+
+
+def job_told(job_id: str) -> str:
+    """Marks a job whose thread was told that its step is delayed (told once, however many retries)."""
+    return f"signoff:job:{job_id}:told"
 
 
 def usergroup(group_id: str) -> str:

@@ -258,6 +258,11 @@ def unknown_approval() -> str:
     return "This approval request is no longer known (it may have expired and been cleaned up). Nothing was recorded."
 
 
+def store_unreachable() -> str:
+    """Ephemeral answer to a click, command or modal received while Redis is unreachable."""
+    return "⚠️ Not recorded: Signoff cannot reach its database right now. Nothing changed; try again in a moment."
+
+
 def click_failed(error_summary: str) -> str:
     """Ephemeral answer when recording a click failed."""
     return f"Your click was not recorded: {clip(error_summary, MAX_SUMMARY)} — try again."
@@ -280,6 +285,11 @@ def session_busy() -> str:
 def agent_retrying(error_summary: str) -> str:
     """Thread message after a job's first failure (it is retried)."""
     return f"⚠️ The agent hit an error and will retry: {clip(error_summary, MAX_SUMMARY)}"
+
+
+def redis_unreachable() -> str:
+    """Thread message when a job's step failed because Redis was unreachable (it is retried)."""
+    return "⏳ Redis was unreachable, so this step is delayed; retrying."
 
 
 def agent_gave_up(error_summary: str, attempts: int) -> str:

@@ -4,6 +4,8 @@ import importlib
 from dataclasses import dataclass
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
@@ -46,8 +48,9 @@ class Services:
     clock: Clock
     settings: Settings
 
-    def worker(self, *, claim_idle_ms: int = 60_000) -> Worker:
-        """A worker over these services."""
+    def worker(self, *, claim_idle_ms: int | None = None) -> Worker:
+        """A worker over these services (claim time from the settings unless given)."""
+        settings = self.settings
         return Worker(
             queue=self.jobs,
             runner=self.runner,
@@ -55,10 +58,29 @@ class Services:
             deliverer=self.deliverer,
             escalator=self.escalator,
             audit=self.audit,
-            claim_idle_ms=claim_idle_ms,
+            claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
+            retry_first_s=settings.job_retry_seconds,
             audit_max_entries=self.settings.audit_max_entries,
             audit_keep_unexported=self.settings.audit_keep_unexported,
         )
+
+
+def redis_retry(budget_s: float) -> Retry:
+    """Retry a lost connection in place (0.1 s, 0.2 s, ... up to 1 s apart) for at most ``budget_s`` in all.
+
+    A short outage (a failover, a restart) then costs a delay instead of a failed step.
+    """
+    backoff = ExponentialBackoff(cap=1.0, base=0.05)
+    retries, waited = 0, 0.0
+    while waited + backoff.compute(retries + 1) <= budget_s:
+        retries += 1
+        waited += backoff.compute(retries)
+    return Retry(backoff, retries, supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError))
+
+
+def connect_redis(url: str, *, retry_s: float) -> redis.Redis:
+    """A client for ``url`` whose commands ride out a connection lost for up to ``retry_s`` seconds."""
+    return redis.Redis.from_url(url, retry=redis_retry(retry_s))
 
 
 def load_agent_factory(spec: str) -> AgentFactory:
@@ -126,7 +148,14 @@ def build_services(
             retention_s=retention_s,
             clock=clock,
         ),
-        deliverer=Deliverer(client=slack, approvals=approvals, outbox=outbox, redis_client=redis_client, home=home),
+        deliverer=Deliverer(
+            client=slack,
+            approvals=approvals,
+            outbox=outbox,
+            redis_client=redis_client,
+            home=home,
+            lease_s=settings.outbox_lease_seconds,
+        ),
         schedule=schedule,
         escalator=Escalator(
             schedule=schedule,

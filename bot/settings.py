@@ -34,6 +34,16 @@ class Settings(BaseSettings):
     """How long decided approvals and idle sessions are kept."""
     audit_max_entries: int = Field(default=1_000_000, ge=1)
     audit_keep_unexported: bool = False
+    redis_retry_seconds: float = Field(default=2.0, ge=0, le=60)
+    """How long one Redis command retries a lost connection in place (backoff 0.1 s doubling to 1 s) before failing.
+
+    Kept under Slack's 3 s answer deadline: a click waits this long for Redis before it is told to try again."""
+    job_claim_seconds: float = Field(default=30.0, gt=0, le=3600)
+    """How long a job may go unacknowledged, its worker silent, before another worker takes it over."""
+    job_retry_seconds: float = Field(default=1.0, gt=0, le=3600)
+    """A worker retries its own failed job after this delay, doubling on each failure (up to half the claim time)."""
+    outbox_lease_seconds: float = Field(default=30.0, gt=0, le=3600)
+    """How long a dispatcher holds an outbox entry it claimed before another may send it."""
 
 
 class ConfigError(Exception):

@@ -1,10 +1,15 @@
 """The worker: runs agent jobs, delivers the outbox and fires the schedule, until told to stop.
 
-Jobs: read new ones for this consumer; every few seconds also claim jobs that another worker
-took and never acknowledged (it died). A job that keeps failing is given up after a few
-deliveries: the thread is told, the audit trail records it, and the job is acknowledged so it
-cannot block the queue. The outbox is delivered by a second thread that wakes as soon as an
-entry is queued; a third fires due reminders, escalations and expiries.
+Jobs: read new ones for this consumer; also claim jobs that another worker took and never
+acknowledged (it died), and remove such dead workers from the group once their jobs are claimed.
+A failed job is retried by the same worker after a backoff (1 s, 2 s, ... up to half the claim
+time), and its thread is told once that the step is delayed (as soon as the outbox can be written:
+during a Redis outage the notice waits for the retry). A job that keeps failing is given up after
+a few deliveries: the thread is told, the audit trail records it, and the job is acknowledged so
+it cannot block the queue; a step that failed only because Redis was unreachable does not count
+toward that. The outbox is delivered by a second thread that wakes as soon as an entry is queued;
+a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
+retries to the others and leaves the group.
 """
 
 import logging
@@ -16,6 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
+
+import redis
 
 from bot import messages
 from bot.audit import Audit
@@ -36,6 +43,7 @@ class Worker:
 
     Attributes:
         claim_idle_ms: How long a job may stay unacknowledged before another worker takes it.
+        retry_first_s: How long this worker waits before retrying its own failed job (doubling).
     """
 
     queue: JobQueue
@@ -44,19 +52,31 @@ class Worker:
     deliverer: Deliverer
     escalator: Escalator
     audit: Audit
-    claim_idle_ms: int = 60_000
+    claim_idle_ms: int = 30_000
+    retry_first_s: float = 1.0
     audit_max_entries: int = 1_000_000
     audit_keep_unexported: bool = False
     trim_every_s: float = 60.0
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _next_trim: float = field(default=0.0, repr=False)
+    _next_prune: float = field(default=0.0, repr=False)
+    _retries: dict[str, "_Retry"] = field(default_factory=dict, repr=False)
+    _owed_notices: dict[str, str] = field(default_factory=dict, repr=False)
+    _told: set[str] = field(default_factory=set, repr=False)
+    _failures: dict[str, int] = field(default_factory=dict, repr=False)
 
     def run_jobs_once(self, *, block_ms: int = 1000) -> int:
-        """Claim stale jobs, else read new ones; handle them; return how many were handled."""
-        jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms)
+        """Retry own failed jobs that are due, else claim stale jobs, else read new ones; handle them.
+
+        Returns how many were handled.
+        """
+        jobs = self._due_retries()
         if not jobs:
-            jobs = self.queue.read(self.consumer, block_ms=block_ms)
+            jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms)
+            self._prune_consumers()
+        if not jobs:
+            jobs = self.queue.read(self.consumer, block_ms=self._read_block_ms(block_ms))
         for job in jobs:
             self._handle(job)
         return len(jobs)
@@ -82,7 +102,7 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """All three loops, until ``stop()``."""
+        """All three loops, until ``stop()``; then hand back waiting retries and leave the group."""
         self.queue.ensure_group()
         helpers = [
             threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True),
@@ -93,6 +113,17 @@ class Worker:
         self._loop(self.run_jobs_once)
         for thread in helpers:
             thread.join(timeout=5)
+        self.leave()
+
+    def leave(self) -> None:
+        """Hand the jobs waiting for a retry to the other workers, then leave the group if nothing is held."""
+        try:
+            for retry in self._retries.values():
+                self.queue.hand_back(retry.job, self.consumer, idle_ms=self.claim_idle_ms)
+            self._retries.clear()
+            self.queue.leave(self.consumer)
+        except redis.RedisError:
+            logger.warning("worker=<%s> | could not leave the group; another worker prunes it", self.consumer)
 
     def stop(self) -> None:
         """Ask both loops to finish their current step and return."""
@@ -127,22 +158,94 @@ class Worker:
             thread.join(timeout=5)
 
     def _handle(self, job: Job) -> None:
+        self._retries.pop(job.job_id, None)
+        owed = self._owed_notices.get(job.job_id)
+        if owed is not None:
+            self._tell_delayed(job, owed)
         try:
             with self._heartbeat(job):
                 self.runner.handle(job)
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
-            if job.deliveries >= MAX_DELIVERIES:
+            outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
+            if job.deliveries >= MAX_DELIVERIES and not outage:
                 self._give_up(job, summary)
                 return
             logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
-            if job.deliveries == 1:  # say so once, not on every retry
-                self.runner.report_failure(job, messages.agent_retrying(summary))
+            self._retry_later(job, counted=not outage)
+            self._tell_delayed(job, messages.redis_unreachable() if outage else messages.agent_retrying(summary))
             return
         self.queue.ack(job)
+        self._forget(job.job_id)
+
+    def _retry_later(self, job: Job, *, counted: bool) -> None:
+        failures = self._failures[job.job_id] = self._failures.get(job.job_id, 0) + 1
+        # Under half the claim time: the job stays ours, no other worker takes it meanwhile.
+        delay_s = min(self.retry_first_s * 2 ** (failures - 1), self.claim_idle_ms / 2000)
+        self._retries[job.job_id] = _Retry(job, time.monotonic() + delay_s, counted)
+
+    def _due_retries(self) -> list[Job]:
+        jobs = []
+        now = time.monotonic()
+        for job_id, retry in sorted(self._retries.items(), key=lambda item: item[1].due):
+            if retry.due > now:
+                break
+            again = self.queue.redeliver(retry.job, self.consumer, count=retry.counted)
+            del self._retries[job_id]
+            if again is None:
+                logger.info("job_id=<%s> | taken over by another worker or gone; not retried here", job_id)
+                self._forget(job_id)
+                continue
+            jobs.append(again)
+        return jobs
+
+    def _read_block_ms(self, block_ms: int) -> int:
+        if not self._retries:
+            return block_ms
+        until_next = min(retry.due for retry in self._retries.values()) - time.monotonic()
+        return max(1, min(block_ms, int(until_next * 1000)))
+
+    def _tell_delayed(self, job: Job, text: str) -> None:
+        """Tell the job's thread once that its step is delayed; when Redis is down, owe it until the retry."""
+        if job.job_id in self._told:
+            return
+        try:
+            # A notice owed here was marked (or the mark failed): only this worker can still send it.
+            if self.queue.first_notice(job) or job.job_id in self._owed_notices:
+                self.runner.report_failure(job, self._owed_notices.get(job.job_id, text))
+        except Exception:
+            logger.warning("job_id=<%s> | could not tell the thread yet; will on the retry", job.job_id)
+            self._owed_notices.setdefault(job.job_id, text)
+            return
+        self._owed_notices.pop(job.job_id, None)
+        self._told.add(job.job_id)
+
+    def _forget(self, job_id: str) -> None:
+        self._retries.pop(job_id, None)
+        self._owed_notices.pop(job_id, None)
+        self._told.discard(job_id)
+        self._failures.pop(job_id, None)
+
+    def _prune_consumers(self) -> None:
+        if time.monotonic() < self._next_prune:
+            return
+        self._next_prune = time.monotonic() + self.claim_idle_ms / 1000
+        removed = self.queue.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
+        if removed:
+            logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 
     def _give_up(self, job: Job, summary: str) -> None:
         logger.error("job_id=<%s> | failed %d times, giving up: %s", job.job_id, job.deliveries, summary)
         self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields, error=summary)
         self.runner.report_failure(job, messages.agent_gave_up(summary, job.deliveries))
         self.queue.ack(job)
+        self._forget(job.job_id)
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """A failed job this worker retries itself at ``due`` (monotonic seconds)."""
+
+    job: Job
+    due: float
+    counted: bool

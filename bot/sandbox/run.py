@@ -27,7 +27,7 @@ from bot.http import guarded_wsgi_app
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.requests import BotEndpoint
 from bot.sandbox.workspace import SandboxSlack
-from bot.services import build_services
+from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
 from state import RedisServer
 
@@ -94,7 +94,8 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[Sandb
         bot_server: _BotServer | None = None
         try:
             settings = sandbox_settings(token=token, signing_secret=signing_secret, api_url=slack.url)
-            services = build_services(settings, redis_client=client, clock=OffsetClock(client))
+            bot_client = connect_redis(url, retry_s=settings.redis_retry_seconds)
+            services = build_services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
             worker = services.worker()
             worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)
             worker_thread.start()

@@ -2,7 +2,9 @@
 
 ``counting_agent``: a deploy (gated) followed by a notify (free) in one batch; every completed
 tool call is counted in Redis, and ``notify`` can be held on a Redis key so a test can kill
-the worker while it runs. ``two_gates_agent``: two gated restarts in one turn.
+the worker while it runs. ``two_gates_agent``: two gated restarts in one turn. ``held_agent``:
+the demonstration agent, built only once a Redis key is gone (a worker can be killed while a
+job waits there, before anything of it ran).
 """
 
 import os
@@ -12,6 +14,7 @@ from typing import Any
 import redis
 
 from agent import Agent, ApprovalGate, ScriptedModel, tool
+from agent.demo import build_operations_agent
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
 from state.shapes import Message
@@ -19,6 +22,8 @@ from state.store import SessionStore
 
 HOLD_KEY = "test:hold:notify"
 STARTED_KEY = "test:started:notify"
+HOLD_BUILD_KEY = "test:hold:build"
+BUILDS_KEY = "test:builds"
 
 
 def completions(client: redis.Redis, tool_name: str) -> int:
@@ -77,3 +82,13 @@ def two_gates_agent(*, session_id: str, store: SessionStore, concurrent: bool = 
         store=store,
         concurrent_tools=concurrent,
     )
+
+
+def held_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """The demonstration agent; each build is counted and waits while ``HOLD_BUILD_KEY`` exists."""
+    counter = redis.Redis.from_url(os.environ["REDIS_URL"])
+    counter.incr(BUILDS_KEY)
+    deadline = time.monotonic() + 30
+    while counter.exists(HOLD_BUILD_KEY) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return build_operations_agent(session_id=session_id, store=store)

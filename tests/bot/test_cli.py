@@ -60,6 +60,10 @@ def _run(args: list[str], **values: str) -> subprocess.CompletedProcess[str]:
             "AGENT_FACTORY must look like module:callable",
         ),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "AGENT_FACTORY": "agent.demo:missing"}, "cannot be imported"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_CLAIM_SECONDS": "0"}, "JOB_CLAIM_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_RETRY_SECONDS": "soon"}, "JOB_RETRY_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "OUTBOX_LEASE_SECONDS": "-5"}, "OUTBOX_LEASE_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "REDIS_RETRY_SECONDS": "600"}, "REDIS_RETRY_SECONDS"),
     ],
 )
 def test_bad_settings_end_with_one_clear_message_and_status_2(
