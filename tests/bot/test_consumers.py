@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import redis
@@ -51,6 +52,10 @@ def _builds(client: redis.Redis) -> int:
     return int(client.get(BUILDS_KEY) or 0)
 
 
+def _holds_build(client: redis.Redis, builds: int) -> bool:
+    return _builds(client) >= builds
+
+
 def test_killed_workers_leave_the_group_once_their_job_is_claimed_and_a_stopped_one_leaves_at_once(
     redis_client: redis.Redis, redis_server: RedisServer
 ) -> None:
@@ -59,7 +64,7 @@ def test_killed_workers_leave_the_group_once_their_job_is_claimed_and_a_stopped_
         assert bot.mention("logs for checkout").status == 200
         for killed in range(3):  # each takes the job (the first reads it, the next claim it), and dies with it
             with _worker(bot, redis_server) as doomed:
-                _wait(lambda held=killed: _builds(redis_client) > held, f"worker {killed + 1} holds the job")
+                _wait(partial(_holds_build, redis_client, killed + 1), f"worker {killed + 1} holds the job")
                 doomed.send_signal(signal.SIGKILL)
                 doomed.wait(10)
 
