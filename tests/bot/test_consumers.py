@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -78,3 +79,29 @@ def test_killed_workers_leave_the_group_once_their_job_is_claimed_and_a_stopped_
             assert survivor.wait(10) == 0
         assert bot.services.jobs.consumers() == []
         assert _builds(redis_client) == 4
+
+
+def test_a_worker_stopped_while_its_retry_waits_hands_the_job_to_another_at_once(redis_client: redis.Redis) -> None:
+    builds = {"n": 0}
+
+    def fails_once(*, session_id: str, store: Any) -> Any:
+        builds["n"] += 1
+        if builds["n"] == 1:
+            raise RuntimeError("the model provider is down")
+        return demo_factory(session_id=session_id, store=store)
+
+    with running_bot(redis_client, agent_factory=fails_once) as bot:
+        stopping = bot.services.worker(claim_idle_ms=60_000)
+        stopping.retry_first_s = 30  # its own retry would come late
+        bot.mention("logs for checkout")
+        assert stopping.run_jobs_once(block_ms=100) == 1
+        stopping.leave()
+        assert stopping.consumer in bot.services.jobs.consumers()  # it still holds the job: kept until claimed
+
+        other = bot.services.worker(claim_idle_ms=60_000)
+        assert other.run_jobs_once(block_ms=1) == 1  # claimed at once, not after the claim time
+        bot.drain()
+        assert _ANSWER in bot.texts_posted()[-1]
+        assert builds["n"] == 2
+        assert bot.services.jobs.pending_count() == 0
+        assert other.consumer in bot.services.jobs.consumers()
