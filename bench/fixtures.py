@@ -12,7 +12,7 @@ def synthetic_request(index: int, *, policy: PolicySummary, created_at: datetime
     session_id = f"T0BENCH:C0BENCH:{thread_ts}"
     interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
     return ApprovalRequest(
-        approval_id=approval_id_for(session_id, interrupt_id),
+        approval_id=approval_id_for(session_id, 1, interrupt_id),
         session_id=session_id,
         interrupt_id=interrupt_id,
         interrupt_name="approval",

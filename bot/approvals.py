@@ -154,28 +154,43 @@ class ApprovalStore:
         version: int,
         requests: Sequence[ApprovalRequest],
         pipeline: redis.client.Pipeline | None = None,
-    ) -> None:
+    ) -> list[ApprovalRequest]:
         """Store a round's requests and mark them open (in the caller's transaction, if given).
+
+        A stored approval is never overwritten: a request whose approval already holds one (the
+        same round published again) is left as it is, decided or not, and not opened again.
 
         Args:
             session_id: The session that stopped.
             version: The session's version once stopped; the resume job carries it.
             requests: One request per interrupt.
             pipeline: A MULTI pipeline to join (the caller adds the outbox entries and executes).
+
+        Returns:
+            The requests opened now (the caller posts their messages).
         """
+        ids = [request.approval_id for request in requests]
+        reads = self._client.pipeline(transaction=False)
+        reads.hget(keys.round_(session_id), "version")
+        for approval_id in ids:
+            reads.hexists(keys.approval(session_id, approval_id), "request")
+        current_version, *stored = reads.execute()
+        fresh = [request for request, exists in zip(requests, stored, strict=True) if not exists]
         own = pipeline is None
         transaction = self._client.pipeline(transaction=True) if pipeline is None else pipeline
-        ids = [request.approval_id for request in requests]
-        transaction.delete(keys.open_approvals(session_id))
+        if current_version is None or int(current_version) != version:
+            transaction.delete(keys.open_approvals(session_id))  # a new round: the previous one is over
         transaction.hset(keys.round_(session_id), mapping={"version": version, "approvals": json.dumps(ids)})
-        for request in requests:
-            transaction.hset(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
+        for request in fresh:
+            # HSETNX: even a publisher racing this one cannot replace a stored request.
+            transaction.hsetnx(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
             transaction.set(keys.approval_session(request.approval_id), session_id)
             transaction.zadd(keys.OPEN_INDEX, {request.approval_id: int(request.created_at.timestamp() * 1000)})
-        if ids:
-            transaction.sadd(keys.open_approvals(session_id), *ids)
+        if fresh:
+            transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
             transaction.execute()
+        return fresh
 
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id."""

@@ -15,9 +15,14 @@ from agent.approval import Decision, DiscussionEntry
 __all__ = ["ApprovalRequest", "Decision", "DiscussionEntry", "LevelRecord", "PolicySummary", "approval_id_for"]
 
 
-def approval_id_for(session_id: str, interrupt_id: str) -> str:
-    """A short, stable id for one interrupt of one session (fits in a button value)."""
-    return hashlib.sha256(f"{session_id}\n{interrupt_id}".encode()).hexdigest()[:24]
+def approval_id_for(session_id: str, version: int, interrupt_id: str) -> str:
+    """A short, stable id for one interrupt of one round of one session (fits in a button value).
+
+    The round is the session's version when the agent stopped: agents reuse interrupt ids (a
+    Strands batch hook's id is the same for every batch, a model may reuse toolUseIds), so an
+    id without the round would give a later round the record, and the decision, of an earlier one.
+    """
+    return hashlib.sha256(f"{session_id}\n{version}\n{interrupt_id}".encode()).hexdigest()[:24]
 
 
 class LevelRecord(BaseModel):
@@ -55,7 +60,7 @@ class ApprovalRequest(BaseModel):
     """One interrupt waiting for a human, and where its Slack message lives.
 
     Attributes:
-        approval_id: ``approval_id_for(session_id, interrupt_id)``; carried by the buttons.
+        approval_id: ``approval_id_for(session_id, version, interrupt_id)``; carried by the buttons.
         session_id: The agent session (team, channel, thread).
         interrupt_id: The interrupt to answer.
         interrupt_name: The interrupt's name (``"approval"`` for tool gates).

@@ -134,8 +134,7 @@ class SessionRunner:
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
         """A request arrived while the agent waits: recover what a crash left unpublished, else say so."""
-        known = self._known_interrupt_ids(session_id)
-        unpublished = [interrupt for interrupt in agent.pending_interrupts if interrupt.id not in known]
+        unpublished = self._unpublished(session_id, agent)
         if unpublished:
             # The agent stopped, but its approvals were never posted (a crash before publishing).
             self._publish(
@@ -159,8 +158,7 @@ class SessionRunner:
             return
         info = self._thread_info(session_id)
         agent = as_runnable(self._factory(session_id=session_id, store=self._store))
-        round_ids = {approval.request.interrupt_id for approval in approvals}
-        unpublished = [interrupt for interrupt in agent.pending_interrupts if interrupt.id not in round_ids]
+        unpublished = self._unpublished(session_id, agent)
         if agent.interrupted and unpublished:
             # A worker resumed this round, the agent stopped again, and the worker died before posting.
             result = AgentResult("interrupt", None, unpublished)
@@ -192,9 +190,11 @@ class SessionRunner:
         # The previous round is over (its outcome is what we publish): keep it for the retention period only.
         self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
         if result.stop_reason == "interrupt":
-            requests = [self._request(session_id, info, interrupt) for interrupt in result.interrupts]
-            self._approvals.open_round(session_id=session_id, version=version, requests=requests, pipeline=transaction)
-            for request in requests:
+            requests = [self._request(session_id, version, info, interrupt) for interrupt in result.interrupts]
+            opened = self._approvals.open_round(
+                session_id=session_id, version=version, requests=requests, pipeline=transaction
+            )
+            for request in opened:
                 self._schedule.plan(transaction, request)
                 self._audit.add(
                     transaction,
@@ -206,7 +206,7 @@ class SessionRunner:
                     interrupt=request.interrupt_name,
                     policy=request.policy.name,
                 )
-            for request in requests:
+            for request in opened:
                 self._outbox.add(
                     transaction,
                     OutboxEntry("post_approval", {"session_id": session_id, "approval_id": request.approval_id}),
@@ -224,7 +224,7 @@ class SessionRunner:
                 transaction.expire(key, self._retention_s)
         transaction.execute()
 
-    def _request(self, session_id: str, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:
+    def _request(self, session_id: str, version: int, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:
         reason = interrupt.reason
         tool = reason.get("tool") if isinstance(reason, dict) else None
         tool_input = reason.get("input") if isinstance(reason, dict) else None
@@ -235,7 +235,7 @@ class SessionRunner:
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
         )
         return ApprovalRequest(
-            approval_id=approval_id_for(session_id, interrupt.id),
+            approval_id=approval_id_for(session_id, version, interrupt.id),
             session_id=session_id,
             interrupt_id=interrupt.id,
             interrupt_name=interrupt.name,
@@ -269,9 +269,21 @@ class SessionRunner:
             },
         )
 
-    def _known_interrupt_ids(self, session_id: str) -> set[str]:
-        _version, approvals = self._approvals.round_approvals(session_id)
-        return {approval.request.interrupt_id for approval in approvals}
+    def _unpublished(self, session_id: str, agent: Runnable) -> list[Interrupt]:
+        """The interrupts the agent waits on that the stored round does not hold.
+
+        Compared by approval id, which names the round (the session's version) as well as the
+        interrupt: an agent stopped again on a reused interrupt id is a new round, never the
+        stored one (whose decisions would otherwise answer it).
+        """
+        version = self._stored_version(session_id)
+        _round_version, approvals = self._approvals.round_approvals(session_id)
+        published = {approval.request.approval_id for approval in approvals}
+        return [
+            interrupt
+            for interrupt in agent.pending_interrupts
+            if approval_id_for(session_id, version, interrupt.id) not in published
+        ]
 
     def _stored_version(self, session_id: str) -> int:
         stored = self._store.load(session_id)

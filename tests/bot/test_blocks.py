@@ -22,7 +22,7 @@ from bot.model import ApprovalRequest, Decision, DiscussionEntry, PolicySummary,
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 AT_TOKEN = "<!date^1796014800^{date_short_pretty} {time}|2026-11-30 05:00 UTC>"
-APPROVAL_ID = approval_id_for("T1:C1:1700000000.000100", "interrupt-1")
+APPROVAL_ID = approval_id_for("T1:C1:1700000000.000100", 1, "interrupt-1")
 MARKER = re.compile(r"… \(truncated, (\d+) more characters\)")
 HUGE_ARGS = {"payload": "x" * 100_000, "nested": {"a": [1, {"b": "<!channel>"}] * 50}}
 EMOJI = "👩🏽‍💻🇫🇷é́😀" * 2_000

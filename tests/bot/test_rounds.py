@@ -1,0 +1,62 @@
+"""Invariant 2 (one round): approval ids name the round, and a stored approval is never overwritten."""
+
+from datetime import UTC, datetime
+
+import redis
+
+from bot import keys
+from bot.approvals import ApprovalStore
+from bot.model import ApprovalRequest, Decision, PolicySummary, approval_id_for
+
+SID = "T0TEST:C0OPS:1700000000.000300"
+BATCH_ID = "v1:before_tools:0a4f2c8e-5b1d-5d3e-9a7c-1f2e3d4c5b6a"  # the same for every batch of a session
+
+
+def _request(version: int, *, tool: str = "delete_files") -> ApprovalRequest:
+    return ApprovalRequest(
+        approval_id=approval_id_for(SID, version, BATCH_ID),
+        session_id=SID,
+        interrupt_id=BATCH_ID,
+        interrupt_name="batch-approval",
+        team_id="T0TEST",
+        channel_id="C0OPS",
+        thread_ts="1700000000.000300",
+        requested_by="U0REQUESTER",
+        tool=tool,
+        policy=PolicySummary(name="default"),
+        created_at=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+    )
+
+
+def test_the_same_interrupt_id_in_two_rounds_gets_two_approval_ids() -> None:
+    assert approval_id_for(SID, 4, BATCH_ID) != approval_id_for(SID, 9, BATCH_ID)
+    assert approval_id_for(SID, 4, BATCH_ID) == approval_id_for(SID, 4, BATCH_ID)
+
+
+def test_a_decided_approval_is_never_overwritten_nor_opened_again(redis_client: redis.Redis) -> None:
+    approvals = ApprovalStore(redis_client)
+    first = _request(4)
+    assert approvals.open_round(session_id=SID, version=4, requests=[first]) == [first]
+    decision = Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC))
+    redis_client.hset(keys.approval(SID, first.approval_id), "decision", decision.model_dump_json())
+    redis_client.srem(keys.open_approvals(SID), first.approval_id)
+
+    # The same round published again (a redelivered job), with a request that differs.
+    again = _request(4, tool="inspect_files")
+    assert approvals.open_round(session_id=SID, version=4, requests=[again]) == []
+
+    stored = approvals.get(SID, first.approval_id)
+    assert stored is not None
+    assert stored.request.tool == "delete_files"
+    assert stored.decision == decision
+    assert approvals.open_ids(SID) == set()
+
+
+def test_a_new_round_with_a_reused_interrupt_id_is_a_new_open_approval(redis_client: redis.Redis) -> None:
+    approvals = ApprovalStore(redis_client)
+    approvals.open_round(session_id=SID, version=4, requests=[_request(4)])
+    second = _request(9)
+    assert approvals.open_round(session_id=SID, version=9, requests=[second]) == [second]
+    assert approvals.open_ids(SID) == {second.approval_id}
+    version, [current] = approvals.round_approvals(SID)
+    assert (version, current.request.approval_id, current.decision) == (9, second.approval_id, None)

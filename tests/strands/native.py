@@ -1,0 +1,230 @@
+"""Strands agents raising interrupts the ways the Strands docs show, with no ``SignoffGate``.
+
+Each factory builds a real ``strands.Agent`` persisted with ``signoff_session_manager``:
+
+- ``hook_agent``: a ``BeforeToolCallEvent`` hook calling ``event.interrupt(name, reason=...)`` and
+  reading the answer as the docs do (``approval.lower() != "y"``);
+- ``tool_agent``: a ``@tool(context=True)`` tool calling ``tool_context.interrupt(...)``, which
+  expects a boolean (asked for with the ``"response"`` key of its reason);
+- ``batch_agent``: a ``BeforeToolsEvent`` hook approving a whole batch, reading the decision record.
+
+The model is scripted: ``delete <paths>`` asks for ``delete_files``, ``inspect <paths>`` for
+``inspect_files``, ``clean <paths>`` for both in one turn, ``purge <paths>`` for one
+``delete_files`` per turn (the same toolUseIds every time, as a scripted model or a provider
+reusing ids would); once done it repeats the tool results. Signoff's
+own runtime gets twins of the same hooks (``own_*``). Tool runs are counted in Redis.
+"""
+
+from functools import partial
+from typing import Any
+
+import redis
+import strands
+from strands.hooks import BeforeToolCallEvent, BeforeToolsEvent
+
+from agent import Agent, ScriptedModel, tool
+from agent import hooks as own_hooks
+from agent.models.base import ModelTurn
+from agent.models.scripted import text_turn, tool_turn
+from agent.strands_bridge import signoff_session_manager
+from state.shapes import Message
+from state.store import SessionStore
+from tests.strands.agents import StrandsScriptedModel, completions
+
+__all__ = ["completions"]
+
+DENIED = "User denied permission to delete files"
+
+
+def _prompt_text(message: Message) -> str:
+    return " ".join(block["text"] for block in message["content"] if "text" in block)
+
+
+def _respond(messages: list[Message]) -> ModelTurn:
+    start = max(i for i, message in enumerate(messages) if message["role"] == "user" and _prompt_text(message))
+    verb, _, rest = _prompt_text(messages[start]).partition(" ")
+    paths = rest.split()
+    results = [
+        block["toolResult"]
+        for message in messages[start + 1 :]
+        for block in message["content"]
+        if "toolResult" in block
+    ]
+    if verb == "purge" and len(results) < len(paths):
+        # One path per turn, the same toolUseId every time: each turn is a new round with reused ids.
+        return tool_turn(("t1", "delete_files", {"paths": [paths[len(results)]]}))
+    if results:
+        return text_turn(" | ".join(content.get("text", "") for result in results for content in result["content"]))
+    if verb == "delete":
+        return tool_turn(("t1", "delete_files", {"paths": paths}))
+    if verb == "inspect":
+        return tool_turn(("t1", "inspect_files", {"paths": paths}))
+    if verb == "clean":
+        return tool_turn(("t1", "delete_files", {"paths": paths}), ("t2", "inspect_files", {"paths": paths}))
+    return text_turn("Say delete, inspect, clean or purge, with paths.")
+
+
+def _count(store: SessionStore, tool_name: str) -> None:
+    client: redis.Redis = store.client
+    client.incr(f"test:completed:{tool_name}")
+
+
+def _strands_tools(store: SessionStore) -> list[Any]:
+    @strands.tool
+    def delete_files(paths: list[str]) -> str:
+        """Delete files.
+
+        Args:
+            paths: The files.
+        """
+        _count(store, "delete_files")
+        return f"deleted {' '.join(paths)}"
+
+    @strands.tool
+    def inspect_files(paths: list[str]) -> str:
+        """Describe files.
+
+        Args:
+            paths: The files.
+        """
+        _count(store, "inspect_files")
+        return f"inspected {' '.join(paths)}"
+
+    return [delete_files, inspect_files]
+
+
+def _strands_agent(session_id: str, store: SessionStore, tools: list[Any], hooks: list[Any]) -> strands.Agent:
+    return strands.Agent(
+        model=StrandsScriptedModel(ScriptedModel(_respond)),
+        tools=tools,
+        hooks=hooks,
+        session_manager=signoff_session_manager(session_id, store),
+        callback_handler=None,
+    )
+
+
+# --- a BeforeToolCallEvent hook, as in the Strands docs ---------------------------------------
+
+
+class DocsApprovalHook(strands.hooks.HookProvider):  # type: ignore[misc]
+    """The docs' hook: asks before ``delete_files`` and expects ``"y"``."""
+
+    def __init__(self, *, dict_reason: bool) -> None:
+        self.dict_reason = dict_reason
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.approve)
+
+    def approve(self, event: Any) -> None:
+        if event.tool_use["name"] != "delete_files":
+            return
+        paths = event.tool_use["input"]["paths"]
+        reason: Any = {"paths": paths} if self.dict_reason else f"Delete {', '.join(paths)}?"
+        approval = event.interrupt("files-approval", reason=reason)
+        if approval.lower() != "y":
+            event.cancel_tool = DENIED
+
+
+def hook_agent(*, session_id: str, store: SessionStore, dict_reason: bool = False) -> strands.Agent:
+    """``delete_files`` gated by the docs' ``BeforeToolCallEvent`` hook (answers ``"y"``/``"n"``)."""
+    return _strands_agent(session_id, store, _strands_tools(store), [DocsApprovalHook(dict_reason=dict_reason)])
+
+
+hook_agent_dict_reason = partial(hook_agent, dict_reason=True)
+
+
+# --- a tool that interrupts through its context -----------------------------------------------
+
+
+def tool_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
+    """``delete_files`` asks itself, through ``tool_context.interrupt``, for a boolean."""
+
+    @strands.tool(context=True)
+    def delete_files(paths: list[str], tool_context: Any) -> str:
+        """Delete files.
+
+        Args:
+            paths: The files.
+        """
+        approved = tool_context.interrupt("delete-approval", reason={"paths": paths, "response": "boolean"})
+        if approved is not True:
+            return DENIED
+        _count(store, "delete_files")
+        return f"deleted {' '.join(paths)}"
+
+    inspect_files = _strands_tools(store)[1]
+    return _strands_agent(session_id, store, [delete_files, inspect_files], [])
+
+
+# --- a BeforeToolsEvent hook approving the whole batch ----------------------------------------
+
+
+class BatchApprovalHook(strands.hooks.HookProvider):  # type: ignore[misc]
+    """Asks once per batch; reads Signoff's decision record."""
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolsEvent, self.approve)
+
+    def approve(self, event: Any) -> None:
+        calls = [block["toolUse"]["name"] for block in event.message["content"] if "toolUse" in block]
+        response = event.interrupt("batch-approval", reason=f"Run {', '.join(calls)}?")
+        if response["decision"] != "approve":
+            event.cancel = DENIED
+
+
+def batch_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
+    """Every batch waits for one approval (the interrupt id is the same for every batch)."""
+    return _strands_agent(session_id, store, _strands_tools(store), [BatchApprovalHook()])
+
+
+# --- the same hooks on Signoff's own runtime --------------------------------------------------
+
+
+def _own_tools(store: SessionStore) -> list[Any]:
+    @tool
+    def delete_files(paths: list[str]) -> str:
+        """Delete files."""
+        _count(store, "delete_files")
+        return f"deleted {' '.join(paths)}"
+
+    @tool
+    def inspect_files(paths: list[str]) -> str:
+        """Describe files."""
+        _count(store, "inspect_files")
+        return f"inspected {' '.join(paths)}"
+
+    return [delete_files, inspect_files]
+
+
+class _OwnDocsHook:
+    def register_hooks(self, registry: own_hooks.HookRegistry) -> None:
+        registry.add_callback(own_hooks.BeforeToolCallEvent, self.approve)
+
+    def approve(self, event: own_hooks.BeforeToolCallEvent) -> None:
+        if event.tool_use["name"] != "delete_files":
+            return
+        approval = event.interrupt("files-approval", reason="Delete these files?")
+        if approval.lower() != "y":
+            event.cancel_tool = DENIED
+
+
+class _OwnBatchHook:
+    def register_hooks(self, registry: own_hooks.HookRegistry) -> None:
+        registry.add_callback(own_hooks.BeforeToolsEvent, self.approve)
+
+    def approve(self, event: own_hooks.BeforeToolsEvent) -> None:
+        response = event.interrupt("batch-approval", reason="Run this batch?")
+        if response["decision"] != "approve":
+            event.cancel = DENIED
+
+
+def own_hook_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Our twin of ``hook_agent``."""
+    return Agent(ScriptedModel(_respond), _own_tools(store), hooks=[_OwnDocsHook()], session_id=session_id, store=store)
+
+
+def own_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Our twin of ``batch_agent``."""
+    return Agent(
+        ScriptedModel(_respond), _own_tools(store), hooks=[_OwnBatchHook()], session_id=session_id, store=store
+    )

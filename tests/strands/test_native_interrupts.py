@@ -1,0 +1,153 @@
+"""Interrupts raised the ways the Strands docs show (no ``SignoffGate``), behind the real bot.
+
+Invariant 2 (one round): a batch hook's interrupt id is the same for every batch; a second batch
+in the same thread must be a new round, posted and decided by a human, never answered by the
+first round's decision.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+
+from bot import ids
+from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.strands.native import DENIED, batch_agent, completions, own_batch_agent
+
+Factory = Callable[..., Any]
+
+BATCH = pytest.mark.parametrize("factory", [own_batch_agent, batch_agent], ids=["signoff", "strands"])
+
+
+def _session(thread_ts: str) -> str:
+    return f"T0TEST:{CHANNEL}:{thread_ts}"
+
+
+def _approve_last(bot: Bot) -> None:
+    assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER).status == 200
+    bot.drain()
+
+
+@BATCH
+def test_a_second_batch_in_the_thread_is_a_new_round_decided_by_a_human(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        bot.mention("delete /tmp/a")
+        bot.drain()
+        [first] = bot.approval_messages()
+        thread_ts = str(first["thread_ts"])
+        _approve_last(bot)
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a"
+        assert completions(redis_client, "delete_files") == 1
+
+        bot.mention("delete /tmp/b", thread_ts=thread_ts)
+        bot.drain()
+
+        messages = bot.approval_messages()
+        assert len(messages) == 2, "the second batch must get its own approval message"
+        assert bot.approval_id(0) != bot.approval_id(1)
+        assert is_decided(messages[0])
+        assert not is_decided(messages[1])
+        assert completions(redis_client, "delete_files") == 1  # nobody decided the second batch yet
+
+        # Any message in the thread must not resume the agent with the first round's decision.
+        bot.mention("status?", thread_ts=thread_ts)
+        bot.drain()
+        assert completions(redis_client, "delete_files") == 1
+        assert bot.services.store.interrupted_sessions() == [_session(thread_ts)]
+
+        _approve_last(bot)
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/b"
+        assert completions(redis_client, "delete_files") == 2
+
+
+@BATCH
+def test_a_denied_second_batch_never_runs(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        bot.mention("delete /tmp/a")
+        bot.drain()
+        thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+        _approve_last(bot)
+
+        bot.mention("delete /tmp/b", thread_ts=thread_ts)
+        bot.drain()
+        approval_id = bot.approval_id(-1)
+        assert bot.click(ids.DENY_ACTION, approval_id, user=APPROVER).status == 200
+        assert bot.submit_deny(approval_id, user=APPROVER, reason="keep b").status == 200
+        bot.drain()
+
+        assert bot.thread_texts(thread_ts)[-1] == DENIED
+        assert completions(redis_client, "delete_files") == 1
+
+
+class Crash(Exception):
+    """The worker dies here (the job is not acknowledged, so it comes back)."""
+
+
+def _crash_once(bot: Bot, method: str) -> None:
+    runner = bot.services.runner
+    original: Callable[..., Any] = getattr(runner, method)
+    calls = {"n": 0}
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise Crash(method)
+        return original(*args, **kwargs)
+
+    setattr(runner, method, failing)
+
+
+def _redeliver(bot: Bot) -> None:
+    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+    bot.drain()
+
+
+@BATCH
+def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        bot.mention("purge /tmp/a /tmp/b")
+        bot.drain()
+        thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+        _crash_once(bot, "_publish")
+        _approve_last(bot)  # /tmp/a is deleted, then the batch of /tmp/b stops: same interrupt id
+        assert completions(redis_client, "delete_files") == 1
+        assert len(bot.approval_messages()) == 1
+
+        _redeliver(bot)  # the resume job again: it must post the new round, not answer it with the old decision
+
+        assert completions(redis_client, "delete_files") == 1
+        assert len(bot.approval_messages()) == 2
+        assert not is_decided(bot.approval_messages()[1])
+        _approve_last(bot)
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a | deleted /tmp/b"
+        assert completions(redis_client, "delete_files") == 2
+
+
+@BATCH
+def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_mention(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        bot.worker.claim_idle_ms = 60_000
+        bot.mention("delete /tmp/a")
+        bot.drain()
+        thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+        _approve_last(bot)
+        _crash_once(bot, "_publish")
+        bot.mention("delete /tmp/b", thread_ts=thread_ts)
+        bot.drain()
+        assert len(bot.approval_messages()) == 1
+
+        bot.mention("anything?", thread_ts=thread_ts)  # not a redelivery: a new request while it waits
+        bot.drain()
+
+        assert completions(redis_client, "delete_files") == 1
+        assert len(bot.approval_messages()) == 2
+        _approve_last(bot)
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/b"
+        assert completions(redis_client, "delete_files") == 2
