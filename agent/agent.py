@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.guarded import waiting_calls
 from agent.hooks import (
     AfterInvocationEvent,
     AfterToolCallEvent,
@@ -120,6 +121,11 @@ class Agent:
         if not self._interrupt_state.activated:
             return []
         return [interrupt for interrupt in self._interrupt_state.interrupts.values() if interrupt.response is None]
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        """The calls of the interrupted batch without a result yet (what its interrupts guard)."""
+        return waiting_calls(self._interrupt_state)
 
     def __call__(self, prompt: Prompt = None) -> AgentResult:
         """Work on ``prompt``, or resume with a list of ``interruptResponse`` blocks.

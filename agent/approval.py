@@ -16,6 +16,13 @@ from state.shapes import ToolUse
 
 APPROVAL_INTERRUPT = "approval"
 
+ResponseShape = Literal["record", "yes_no", "boolean"]
+"""What the agent receives as an interrupt's response: the ``Decision`` record (as a JSON dict),
+``"y"``/``"n"``, or ``True``/``False``. Only an approval gives ``"y"`` or ``True``: a denial and
+an expiry both give ``"n"`` / ``False`` (only the record tells them apart)."""
+
+RESPONSE_SHAPES: tuple[ResponseShape, ...] = ("record", "yes_no", "boolean")
+
 
 class DiscussionEntry(BaseModel):
     """One reply in the approval message's thread."""
@@ -57,6 +64,15 @@ def refusal_text(decision: Decision) -> str:
         f"Not executed: denied by {decision.decided_by or 'an approver'}{reason}. "
         "Do not retry this call; explain the refusal to the user."
     )
+
+
+def shape_response(decision: Decision, shape: ResponseShape) -> Any:
+    """The interrupt response that carries ``decision`` in ``shape``."""
+    if shape == "yes_no":
+        return "y" if decision.decision == "approve" else "n"
+    if shape == "boolean":
+        return decision.decision == "approve"
+    return decision.model_dump(mode="json")
 
 
 def parse_decision(response: Any) -> Decision | None:

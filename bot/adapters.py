@@ -1,10 +1,10 @@
 """Turns what ``AGENT_FACTORY`` returns into an agent the runner can drive.
 
-The runner needs: ``interrupted``, ``state`` (``get``/``set``), ``messages``, and a call that
-takes a prompt or ``interruptResponse`` blocks and returns an ``agent.AgentResult``. Our
-``agent.Agent`` has all of it; a real ``strands.Agent`` is wrapped in
-``agent.strands_bridge.StrandsRunnable`` (the ``strands`` extra). ``strands`` is imported only
-when the factory returned one of its agents.
+The runner needs: ``interrupted``, ``pending_interrupts``, ``pending_tool_uses``, ``state``
+(``get``/``set``), ``messages``, and a call that takes a prompt or ``interruptResponse`` blocks
+and returns an ``agent.AgentResult``. Our ``agent.Agent`` has all of it; a real ``strands.Agent``
+is wrapped in ``agent.strands_bridge.StrandsRunnable`` (the ``strands`` extra). ``strands`` is
+imported only when the factory returned one of its agents.
 """
 
 from typing import Any, Protocol
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from agent import Agent, AgentResult
 from agent.agent import Prompt
 from state.interrupt import Interrupt
-from state.shapes import Message
+from state.shapes import Message, ToolUse
 
 
 class RunnableState(Protocol):
@@ -35,6 +35,10 @@ class Runnable(Protocol):
     @property
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts still waiting for an answer."""
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        """The calls of the interrupted batch without a result yet (what its interrupts guard)."""
 
     @property
     def state(self) -> RunnableState:

@@ -201,12 +201,18 @@ def approval_message(
     the buttons are replaced by the outcome and the number of discussion replies.
     """
     approval_id = _checked_approval_id(request.approval_id)
+    tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
     blocks = [
-        {"type": "header", "text": plain_text(messages.approval_header(request.tool))},
-        section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name)),
+        {"type": "header", "text": plain_text(messages.approval_header(tools))},
+        section(messages.request_intro(request.requested_by, tools, request.interrupt_name)),
     ]
     if request.tool is not None or request.tool_input is not None:
         blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
+    elif request.calls:
+        batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
+        blocks.append(section(_code_section(messages.CALLS_LABEL, _pretty_json(batch))))
+    else:
+        blocks.append(context(messages.tool_unknown(request.interrupt_name)))
     reason = _reason_section(request)
     if reason is not None:
         blocks.append(section(reason))

@@ -10,6 +10,7 @@ escaping are reviewed together.
 """
 
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -32,6 +33,7 @@ DENY_MODAL_SUBMIT: Final = "Deny"
 DENY_MODAL_CLOSE: Final = "Cancel"
 DENY_REASON_PLACEHOLDER: Final = "Why not? The agent and the requester will read this."
 ARGUMENTS_LABEL: Final = "*Arguments*"
+CALLS_LABEL: Final = "*Tool calls (the whole batch waits for this decision)*"
 REASON_LABEL: Final = "*Reason*"
 UNDISPLAYABLE: Final = "(could not be displayed: nested too deeply or not serializable)"
 
@@ -142,6 +144,14 @@ def slack_date(at: datetime) -> str:
 def approval_header(tool: str | None) -> str:
     """Plain text of the header (at most 150 characters)."""
     return clip_plain(f"Approval needed: {tool}" if tool else "Approval needed", 150)
+
+
+def tool_unknown(interrupt_name: str) -> str:
+    """Said when the interrupt names no tool call the bot can find (an invocation gate, say)."""
+    return (
+        f"⚠️ The tool this request guards could not be determined: only the rules for the interrupt "
+        f"{code_inline(interrupt_name)} and the default policy apply."
+    )
 
 
 def request_intro(requested_by: str, tool: str | None, interrupt_name: str) -> str:
@@ -295,6 +305,25 @@ def redis_unreachable() -> str:
 def agent_gave_up(error_summary: str, attempts: int) -> str:
     """Thread message when a job failed for good."""
     return f"❌ The agent failed {attempts} times and gave up: {clip(error_summary, MAX_SUMMARY)}"
+
+
+_SHAPE_WORDS: Final = {
+    "record": "the decision record (a dict: decision, decided_by, reason, discussion, decided_at)",
+    "yes_no": 'the string "y" or "n"',
+    "boolean": "a boolean (True or False)",
+}
+
+
+def agent_code_failed(error_summary: str, shapes: Sequence[str]) -> str:
+    """Thread message when the agent's code failed on the responses it was resumed with (not retried)."""
+    received = " and ".join(_SHAPE_WORDS.get(shape, shape) for shape in dict.fromkeys(shapes)) or "no response"
+    return (
+        f"❌ The agent's code failed on the approval response and was stopped, not retried: "
+        f"{clip(error_summary, MAX_SUMMARY)}. The hook received {received}. "
+        "To change what it receives, set `response:` (record, yes_no or boolean) on the policy rule, "
+        'or a "response" key in the interrupt\'s reason. The decisions are kept: once the agent is fixed, '
+        "mention me in this thread (or run `python -m bot resume <session id>`) and it continues."
+    )
 
 
 def several_open() -> str:

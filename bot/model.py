@@ -10,9 +10,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.approval import Decision, DiscussionEntry
+from agent.approval import Decision, DiscussionEntry, ResponseShape
 
-__all__ = ["ApprovalRequest", "Decision", "DiscussionEntry", "LevelRecord", "PolicySummary", "approval_id_for"]
+__all__ = [
+    "ApprovalRequest",
+    "Decision",
+    "DiscussionEntry",
+    "GuardedCall",
+    "LevelRecord",
+    "PolicySummary",
+    "approval_id_for",
+]
 
 
 def approval_id_for(session_id: str, version: int, interrupt_id: str) -> str:
@@ -54,6 +62,17 @@ class PolicySummary(BaseModel):
     remind_every_s: int | None = None
     expire_after_s: int | None = None
     expiry_outcome: Literal["deny", "keep", "approve"] | None = None
+    response: ResponseShape = "record"
+
+
+class GuardedCall(BaseModel):
+    """A tool call an interrupt guards (found from the interrupt's id, never from its reason)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    input: Any = None
+    tool_use_id: str
 
 
 class ApprovalRequest(BaseModel):
@@ -68,10 +87,15 @@ class ApprovalRequest(BaseModel):
         channel_id: Channel of the thread.
         thread_ts: The thread the session lives in.
         requested_by: The Slack user whose request made the agent ask.
-        tool: The tool waiting, when the interrupt gates a tool call.
+        tool: The tool waiting, when the interrupt guards one tool call.
         tool_input: Its arguments.
+        tool_use_id: Its toolUseId.
+        calls: Every call the interrupt guards: one, several for a batch hook, none when the
+            tool cannot be determined (then only interrupt-name rules and the default apply).
         reason: The interrupt's reason, as the agent gave it.
         policy: The policy that decides who may answer.
+        response_shape: What the agent receives on resume: the rule's ``response``, unless the
+            reason's ``"response"`` key names another shape.
         created_at: When the interrupt was raised.
         expires_at: When it expires without a decision, if ever.
         message_ts: The approval message, once posted.
@@ -89,8 +113,11 @@ class ApprovalRequest(BaseModel):
     requested_by: str
     tool: str | None = None
     tool_input: Any = None
+    tool_use_id: str | None = None
+    calls: tuple[GuardedCall, ...] = ()
     reason: Any = None
     policy: PolicySummary
+    response_shape: ResponseShape = "record"
     created_at: datetime
     expires_at: datetime | None = None
     message_ts: str | None = None

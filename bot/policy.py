@@ -13,6 +13,7 @@ else the first rule listing its interrupt name, else the default::
         match: {tools: [restart_service, rollback_deploy]}
         approvers: {users: [U012AB3CD], usergroups: [S0614TZR7]}
         reason_required_on_deny: true
+        response: yes_no            # what the agent receives: record (default), yes_no or boolean
 
 The same in TOML is ``[default]`` / ``[default.approvers]`` and ``[[rules]]`` / ``[rules.match]``.
 
@@ -25,7 +26,7 @@ Deciding who may answer is ``authorize``: pure, given the members of the listed 
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Self
 
@@ -41,6 +42,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from agent.approval import ResponseShape
 from bot.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.model import LevelRecord, PolicySummary
 from bot.oncall import Rotation
@@ -121,6 +123,8 @@ class PolicySettings(_Model):
     """Distinct approvals needed; one deny ends the request."""
     low_risk: StrictBool = False
     """Only low-risk requests may be approved automatically on expiry."""
+    response: ResponseShape = "record"
+    """What the agent receives: the decision record, ``"y"``/``"n"`` (``yes_no``) or a boolean."""
     escalation: Escalation | None = None
     claim: Claim | None = None
     reminders: Reminders | None = None
@@ -164,6 +168,7 @@ class Policy(PolicySettings):
             remind_every_s=self.reminders.every if self.reminders else None,
             expire_after_s=self.expiry.after if self.expiry else None,
             expiry_outcome=self.expiry.outcome if self.expiry else None,
+            response=self.response,
         )
 
     @classmethod
@@ -224,12 +229,20 @@ class PolicyBook(_Model):
         """The policy that applies when no rule matches."""
         return Policy(name=DEFAULT_POLICY_NAME, **dict(self.default_settings))
 
-    def for_call(self, *, tool: str | None, interrupt_name: str) -> Policy:
-        """The policy for an interrupt: the first rule matching ``tool``, else ``interrupt_name``, else the default."""
-        if tool is not None:
-            for rule in self.rules:
-                if tool in rule.match.tools:
-                    return rule
+    def for_call(self, *, tool: str | None, interrupt_name: str, batch: Sequence[str] = ()) -> Policy:
+        """The policy for an interrupt: the first rule matching its tool, else ``interrupt_name``, else the default.
+
+        Args:
+            tool: The tool of the one call the interrupt guards, if it guards one.
+            interrupt_name: The interrupt's name.
+            batch: The tools of every call the interrupt guards, when it guards a batch: the
+                first rule matching any of them applies (a batch holding a gated tool is never
+                judged by the default).
+        """
+        tools = [tool] if tool is not None else list(batch)
+        for rule in self.rules:
+            if any(name in rule.match.tools for name in tools):
+                return rule
         for rule in self.rules:
             if interrupt_name in rule.match.interrupts:
                 return rule

@@ -19,6 +19,8 @@ from typing import Any, Final
 import redis
 
 from agent import AgentResult
+from agent.approval import RESPONSE_SHAPES, ResponseShape, shape_response
+from agent.guarded import guarded_calls
 from bot import blocks, keys, messages
 from bot.adapters import Runnable, as_runnable
 from bot.approvals import ApprovalStore
@@ -26,11 +28,11 @@ from bot.audit import Audit
 from bot.clock import Clock, system_clock
 from bot.escalation import Schedule
 from bot.jobs import Job
-from bot.model import ApprovalRequest, approval_id_for
+from bot.model import ApprovalRequest, GuardedCall, approval_id_for
 from bot.outbox import Outbox, OutboxEntry
 from bot.policy import PolicyBook
 from state.interrupt import Interrupt
-from state.shapes import Message
+from state.shapes import Message, ToolUse
 from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
@@ -55,6 +57,21 @@ class ThreadInfo:
     channel_id: str
     thread_ts: str
     requested_by: str
+
+
+class AgentCodeError(Exception):
+    """The agent's code failed on the responses it was resumed with; retrying cannot help.
+
+    Attributes:
+        error: What the agent raised.
+        shapes: The response shapes it received (one per approval of the round).
+    """
+
+    def __init__(self, error: Exception, shapes: list[ResponseShape]) -> None:
+        """Keep the error and the shapes for the thread's message."""
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
+        self.shapes = shapes
 
 
 class SessionRunner:
@@ -169,13 +186,20 @@ class SessionRunner:
                 {
                     "interruptResponse": {
                         "interruptId": approval.request.interrupt_id,
-                        "response": approval.decision.model_dump(mode="json"),
+                        "response": shape_response(approval.decision, approval.request.response_shape),
                     }
                 }
                 for approval in approvals
                 if approval.decision is not None
             ]
-            result = agent(responses)
+            try:
+                result = agent(responses)
+            except Exception as error:
+                cause = _code_error_in(error)
+                if cause is None:
+                    raise
+                # The agent's own code choked on the response: a retry would fail the same way.
+                raise AgentCodeError(cause, [approval.request.response_shape for approval in approvals]) from error
             self._audit.record("resume", session_id=session_id, version=version, answers=len(responses))
         elif agent.messages and _is_final_answer(agent.messages[-1]):
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
@@ -190,7 +214,8 @@ class SessionRunner:
         # The previous round is over (its outcome is what we publish): keep it for the retention period only.
         self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
         if result.stop_reason == "interrupt":
-            requests = [self._request(session_id, version, info, interrupt) for interrupt in result.interrupts]
+            waiting = agent.pending_tool_uses
+            requests = [self._request(session_id, version, info, interrupt, waiting) for interrupt in result.interrupts]
             opened = self._approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
@@ -224,11 +249,21 @@ class SessionRunner:
                 transaction.expire(key, self._retention_s)
         transaction.execute()
 
-    def _request(self, session_id: str, version: int, info: ThreadInfo, interrupt: Interrupt) -> ApprovalRequest:
-        reason = interrupt.reason
-        tool = reason.get("tool") if isinstance(reason, dict) else None
-        tool_input = reason.get("input") if isinstance(reason, dict) else None
-        policy = self._policies.for_call(tool=tool, interrupt_name=interrupt.name).summary()
+    def _request(
+        self, session_id: str, version: int, info: ThreadInfo, interrupt: Interrupt, waiting: list[ToolUse]
+    ) -> ApprovalRequest:
+        # The call comes from the interrupt's id and the agent's pending batch, never from the
+        # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
+        calls = tuple(
+            GuardedCall(tool=call["name"], input=call["input"], tool_use_id=call["toolUseId"])
+            for call in guarded_calls(interrupt.id, waiting)
+        )
+        single = calls[0] if len(calls) == 1 else None
+        policy = self._policies.for_call(
+            tool=single.tool if single else None,
+            interrupt_name=interrupt.name,
+            batch=[call.tool for call in calls],
+        ).summary()
         now = self._clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (
@@ -243,10 +278,13 @@ class SessionRunner:
             channel_id=info.channel_id,
             thread_ts=info.thread_ts,
             requested_by=info.requested_by,
-            tool=tool,
-            tool_input=tool_input,
-            reason=reason,
+            tool=single.tool if single else None,
+            tool_input=single.input if single else None,
+            tool_use_id=single.tool_use_id if single else None,
+            calls=calls,
+            reason=interrupt.reason,
             policy=policy,
+            response_shape=_asked_shape(interrupt.reason) or policy.response,
             created_at=now,
             expires_at=expires_at,
         )
@@ -299,6 +337,24 @@ class SessionRunner:
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         self._outbox.send_later(_post_entry(info, text=text))
+
+
+def _code_error_in(error: BaseException) -> Exception | None:
+    """The ``TypeError``/``AttributeError`` behind ``error`` (Strands wraps it in its own exception), if any."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if isinstance(seen, TypeError | AttributeError):
+            return seen
+        if seen is None:
+            return None
+        seen = seen.__cause__
+    return None
+
+
+def _asked_shape(reason: Any) -> ResponseShape | None:
+    """The response shape the raiser asked for with its reason's ``"response"`` key, if any."""
+    shape = reason.get("response") if isinstance(reason, dict) else None
+    return shape if shape in RESPONSE_SHAPES else None
 
 
 def _is_final_answer(message: Message) -> bool:

@@ -9,7 +9,8 @@ a few deliveries: the thread is told, the audit trail records it, and the job is
 it cannot block the queue; a step that failed only because Redis was unreachable does not count
 toward that. The outbox is delivered by a second thread that wakes as soon as an entry is queued;
 a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
-retries to the others and leaves the group.
+retries to the others and leaves the group. An error in the agent's own code on its responses
+(``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent.
 """
 
 import logging
@@ -30,7 +31,7 @@ from bot.delivery import Deliverer
 from bot.escalation import Escalator
 from bot.jobs import Job, JobQueue
 from bot.outbox import Outbox
-from bot.runner import SessionRunner
+from bot.runner import AgentCodeError, SessionRunner
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +166,9 @@ class Worker:
         try:
             with self._heartbeat(job):
                 self.runner.handle(job)
+        except AgentCodeError as error:
+            self._agent_code_failed(job, error)
+            return
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
@@ -233,6 +237,17 @@ class Worker:
         removed = self.queue.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
         if removed:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
+
+    def _agent_code_failed(self, job: Job, error: AgentCodeError) -> None:
+        """Not retried: the thread is told at once; the round stays decided, so a later mention
+        or ``python -m bot resume`` runs the resume again once the agent is fixed."""
+        logger.error("job_id=<%s> | the agent's code failed on its responses, not retried: %s", job.job_id, error)
+        self.audit.record(
+            "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
+        )
+        self.runner.report_failure(job, messages.agent_code_failed(str(error), error.shapes))
+        self.queue.ack(job)
+        self._forget(job.job_id)
 
     def _give_up(self, job: Job, summary: str) -> None:
         logger.error("job_id=<%s> | failed %d times, giving up: %s", job.job_id, job.deliveries, summary)

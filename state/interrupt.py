@@ -151,9 +151,8 @@ class _InterruptState:
             return
 
         if not isinstance(prompt, list):
-            raise TypeError(
-                f"prompt_type=<{type(prompt)}> | must resume from interrupt with list of interruptResponse's"
-            )
+            # No angle brackets around the type: Strands 1.62's message, character for character.
+            raise TypeError(f"prompt_type={type(prompt)} | must resume from interrupt with list of interruptResponse's")
         other_types = [key for block in prompt for key in block if key != "interruptResponse"]
         if other_types:
             raise TypeError(

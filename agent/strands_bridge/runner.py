@@ -13,9 +13,10 @@ from strands import Agent as StrandsAgent
 from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
+from agent.guarded import waiting_calls
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
 from state.interrupt import Interrupt
-from state.shapes import Message
+from state.shapes import Message, ToolUse
 from state.store import SessionStore
 
 
@@ -64,6 +65,11 @@ class StrandsRunnable:
             for interrupt in state.interrupts.values()
             if interrupt.response is None
         ]
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        """The calls of the interrupted batch without a result yet (what its interrupts guard)."""
+        return waiting_calls(self.agent._interrupt_state)
 
     @property
     def state(self) -> AgentStateLike:

@@ -480,7 +480,7 @@ def test_every_problem_is_reported_with_its_own_line(tmp_path: Path) -> None:
             reason_required = true
             """,
             "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_self_approval, "
-            "approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, reminders)",
+            "approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, reminders, response)",
             id="unknown-key",
         ),
         pytest.param(
@@ -663,3 +663,30 @@ def test_allowing_self_approval_does_not_make_the_requester_an_approver() -> Non
 )
 def test_approvers_text_mentions_users_and_groups_in_mrkdwn(approvers: Approvers, expected: str) -> None:
     assert Policy(name="p", approvers=approvers).approvers_text() == expected
+
+
+def test_an_interrupt_guarding_a_batch_is_judged_by_the_first_rule_matching_any_of_its_tools() -> None:
+    book = PolicyBook.model_validate(
+        {
+            "rules": [
+                {"name": "deploys", "match": {"tools": ["deploy"]}, "approvers": {"users": ["U0LEAD"]}},
+                {"name": "asks", "match": {"interrupts": ["batch-approval"]}},
+            ]
+        }
+    )
+    assert book.for_call(tool=None, interrupt_name="batch-approval", batch=["notify", "deploy"]).name == "deploys"
+    assert book.for_call(tool=None, interrupt_name="batch-approval", batch=["notify"]).name == "asks"
+    assert book.for_call(tool=None, interrupt_name="other", batch=["notify"]).name == "default"
+
+
+def test_a_rule_chooses_the_response_shape_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    book = PolicyBook.model_validate(
+        {"rules": [{"name": "files", "match": {"tools": ["delete_files"]}, "response": "yes_no"}]}
+    )
+    assert book.for_call(tool="delete_files", interrupt_name="x").summary().response == "yes_no"
+    assert book.default_policy.summary().response == "record"
+    path = tmp_path / "policy.yml"
+    path.write_text("rules:\n  - name: files\n    match: {tools: [delete_files]}\n    response: y/n\n")
+    message = str(load_error(path))
+    assert "line 4, rules[0].response" in message
+    assert "'record', 'yes_no' or 'boolean'" in message

@@ -390,14 +390,6 @@ def test_invocation_scoped_interrupts_live_as_in_strands(
 # --- properties: refused input -----------------------------------------------------------------
 
 
-def _outcome(call: Any) -> type[BaseException] | None:
-    try:
-        call()
-    except Exception as error:  # the type is what is compared
-        return type(error)
-    return None
-
-
 def _activated_pair(data: dict[str, Any]) -> tuple[Any, Any]:
     ours = _InterruptState.from_dict(data)
     theirs = TheirState.from_dict(data)
@@ -406,10 +398,22 @@ def _activated_pair(data: dict[str, Any]) -> tuple[Any, Any]:
     return ours, theirs
 
 
+def _failure(call: Any) -> Exception:
+    try:
+        call()
+    except Exception as error:
+        return error
+    raise AssertionError("no exception")
+
+
 def _assert_same_resume_failure(data: dict[str, Any], prompt: Any, expected: type[Exception]) -> None:
     ours, theirs = _activated_pair(data)
-    assert _outcome(lambda: ours.resume(copy.deepcopy(prompt))) is expected
-    assert _outcome(lambda: theirs.resume(copy.deepcopy(prompt))) is expected
+    our_error = _failure(lambda: ours.resume(copy.deepcopy(prompt)))
+    their_error = _failure(lambda: theirs.resume(copy.deepcopy(prompt)))
+    assert type(our_error) is expected
+    assert type(their_error) is expected
+    # Messages are part of the contract: the same words, character for character.
+    assert str(our_error) == str(their_error)
     # Whatever was applied before the failure, the same was applied.
     assert_identical(ours.to_dict(), theirs.to_dict())
     assert ours._get_version() == theirs._get_version()
@@ -485,3 +489,5 @@ def test_malformed_pending_block_fails_alike(data: dict[str, Any], pending: Any)
         TheirState.from_dict(data)
     assert isinstance(ours.value.__cause__, TypeError)
     assert isinstance(theirs.value.__cause__, TypeError)
+    # Python's own words name the class by its module; everything else is the same.
+    assert str(ours.value).replace("state.interrupt.", "strands.interrupt.") == str(theirs.value)

@@ -3,7 +3,8 @@
 Each factory builds a real ``strands.Agent`` persisted with ``signoff_session_manager``:
 
 - ``hook_agent``: a ``BeforeToolCallEvent`` hook calling ``event.interrupt(name, reason=...)`` and
-  reading the answer as the docs do (``approval.lower() != "y"``);
+  reading the answer as the docs do (``approval.lower() != "y"``; until ``FIXED_KEY`` is set, a
+  dict response makes it raise, as the docs' hook does);
 - ``tool_agent``: a ``@tool(context=True)`` tool calling ``tool_context.interrupt(...)``, which
   expects a boolean (asked for with the ``"response"`` key of its reason);
 - ``batch_agent``: a ``BeforeToolsEvent`` hook approving a whole batch, reading the decision record.
@@ -106,31 +107,44 @@ def _strands_agent(session_id: str, store: SessionStore, tools: list[Any], hooks
 # --- a BeforeToolCallEvent hook, as in the Strands docs ---------------------------------------
 
 
-class DocsApprovalHook(strands.hooks.HookProvider):  # type: ignore[misc]
-    """The docs' hook: asks before ``delete_files`` and expects ``"y"``."""
+FIXED_KEY = "test:hook-fixed"
+"""Set in Redis to 'deploy' a fixed hook: it then reads Signoff's decision record too."""
 
-    def __init__(self, *, dict_reason: bool) -> None:
+
+class DocsApprovalHook(strands.hooks.HookProvider):  # type: ignore[misc]
+    """The docs' hook: asks before the gated tools and expects ``"y"``."""
+
+    def __init__(self, store: SessionStore, *, dict_reason: bool, gated: tuple[str, ...]) -> None:
+        self.store = store
         self.dict_reason = dict_reason
+        self.gated = gated
 
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
         registry.add_callback(BeforeToolCallEvent, self.approve)
 
     def approve(self, event: Any) -> None:
-        if event.tool_use["name"] != "delete_files":
+        if event.tool_use["name"] not in self.gated:
             return
         paths = event.tool_use["input"]["paths"]
-        reason: Any = {"paths": paths} if self.dict_reason else f"Delete {', '.join(paths)}?"
-        approval = event.interrupt("files-approval", reason=reason)
+        # A reason dict may hold anything, a non-string "tool" included.
+        reason: Any = {"paths": paths, "tool": {"kind": "files"}} if self.dict_reason else f"{', '.join(paths)}?"
+        approval = event.interrupt(f"{event.tool_use['name']}-approval", reason=reason)
+        if self.store.client.exists(FIXED_KEY) and isinstance(approval, dict):
+            approval = "y" if approval["decision"] == "approve" else "n"
         if approval.lower() != "y":
             event.cancel_tool = DENIED
 
 
-def hook_agent(*, session_id: str, store: SessionStore, dict_reason: bool = False) -> strands.Agent:
-    """``delete_files`` gated by the docs' ``BeforeToolCallEvent`` hook (answers ``"y"``/``"n"``)."""
-    return _strands_agent(session_id, store, _strands_tools(store), [DocsApprovalHook(dict_reason=dict_reason)])
+def hook_agent(
+    *, session_id: str, store: SessionStore, dict_reason: bool = False, gated: tuple[str, ...] = ("delete_files",)
+) -> strands.Agent:
+    """The gated tools wait for the docs' ``BeforeToolCallEvent`` hook (which expects ``"y"``/``"n"``)."""
+    hook = DocsApprovalHook(store, dict_reason=dict_reason, gated=gated)
+    return _strands_agent(session_id, store, _strands_tools(store), [hook])
 
 
 hook_agent_dict_reason = partial(hook_agent, dict_reason=True)
+hook_agent_two_gates = partial(hook_agent, gated=("delete_files", "inspect_files"))
 
 
 # --- a tool that interrupts through its context -----------------------------------------------
@@ -197,15 +211,33 @@ def _own_tools(store: SessionStore) -> list[Any]:
 
 
 class _OwnDocsHook:
+    def __init__(self, store: SessionStore, gated: tuple[str, ...]) -> None:
+        self.store = store
+        self.gated = gated
+
     def register_hooks(self, registry: own_hooks.HookRegistry) -> None:
         registry.add_callback(own_hooks.BeforeToolCallEvent, self.approve)
 
     def approve(self, event: own_hooks.BeforeToolCallEvent) -> None:
-        if event.tool_use["name"] != "delete_files":
+        if event.tool_use["name"] not in self.gated:
             return
-        approval = event.interrupt("files-approval", reason="Delete these files?")
+        approval = event.interrupt(f"{event.tool_use['name']}-approval", reason="Go ahead?")
+        if self.store.client.exists(FIXED_KEY) and isinstance(approval, dict):
+            approval = "y" if approval["decision"] == "approve" else "n"
         if approval.lower() != "y":
             event.cancel_tool = DENIED
+
+
+class _OwnInvocationGate:
+    """Asks before any work (an invocation gate: it guards no tool call)."""
+
+    def register_hooks(self, registry: own_hooks.HookRegistry) -> None:
+        registry.add_callback(own_hooks.BeforeInvocationEvent, self.approve)
+
+    def approve(self, event: own_hooks.BeforeInvocationEvent) -> None:
+        response = event.interrupt("run-approval", reason={"tool": "inspect_files", "why": "a whole run"})
+        if response["decision"] != "approve":
+            raise PermissionError("run refused")
 
 
 class _OwnBatchHook:
@@ -218,13 +250,30 @@ class _OwnBatchHook:
             event.cancel = DENIED
 
 
-def own_hook_agent(*, session_id: str, store: SessionStore) -> Agent:
-    """Our twin of ``hook_agent``."""
-    return Agent(ScriptedModel(_respond), _own_tools(store), hooks=[_OwnDocsHook()], session_id=session_id, store=store)
+def own_hook_agent(*, session_id: str, store: SessionStore, gated: tuple[str, ...] = ("delete_files",)) -> Agent:
+    """Our twin of ``hook_agent`` (concurrent tools, so two gates stop in one turn)."""
+    return Agent(
+        ScriptedModel(_respond),
+        _own_tools(store),
+        hooks=[_OwnDocsHook(store, gated)],
+        session_id=session_id,
+        store=store,
+        concurrent_tools=True,
+    )
+
+
+own_hook_agent_two_gates = partial(own_hook_agent, gated=("delete_files", "inspect_files"))
 
 
 def own_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     """Our twin of ``batch_agent``."""
     return Agent(
         ScriptedModel(_respond), _own_tools(store), hooks=[_OwnBatchHook()], session_id=session_id, store=store
+    )
+
+
+def own_gated_run_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Every run waits for an invocation gate whose reason names a tool it does not guard."""
+    return Agent(
+        ScriptedModel(_respond), _own_tools(store), hooks=[_OwnInvocationGate()], session_id=session_id, store=store
     )

@@ -5,7 +5,9 @@ in the same thread must be a new round, posted and decided by a human, never ans
 first round's decision.
 """
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,3 +153,66 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
         _approve_last(bot)
         assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/b"
         assert completions(redis_client, "delete_files") == 2
+
+
+# --- invariant 3 (authorized): the tool's rules apply to native interrupts -------------------
+
+LEAD = "U0LEAD"
+
+
+def _policy(tmp_path: Path) -> Path:
+    path = tmp_path / "policy.yml"
+    path.write_text(
+        f"rules:\n  - name: deletions\n    match: {{tools: [delete_files]}}\n    approvers: {{users: [{LEAD}]}}\n"
+    )
+    return path
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    return json.dumps(message["blocks"])
+
+
+@BATCH
+def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(
+    redis_client: redis.Redis, tmp_path: Path, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
+        bot.mention("delete /tmp/a")
+        bot.drain()
+        [message] = bot.approval_messages()
+        assert "Approval needed: delete_files" in _message_text(message)
+        assert "/tmp/a" in _message_text(message)
+        assert "deletions" in _message_text(message)
+
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        bot.drain()
+        assert not is_decided(bot.approval_messages()[0])
+        assert completions(redis_client, "delete_files") == 0
+
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD).status == 200
+        bot.drain()
+        assert completions(redis_client, "delete_files") == 1
+
+
+@BATCH
+def test_a_batch_holding_a_gated_tool_is_judged_by_its_rule_and_lists_every_call(
+    redis_client: redis.Redis, tmp_path: Path, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
+        bot.mention("clean /tmp/a")
+        bot.drain()
+        [message] = bot.approval_messages()
+        text = _message_text(message)
+        assert "delete_files, inspect_files" in text
+        assert "deletions" in text
+        request = bot.services.approvals.find(bot.approval_id())
+        assert request is not None
+        assert [call.tool for call in request.request.calls] == ["delete_files", "inspect_files"]
+
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+        assert not is_decided(bot.approval_messages()[0])
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
+        bot.drain()
+        assert completions(redis_client, "delete_files") == 1
+        assert completions(redis_client, "inspect_files") == 1
