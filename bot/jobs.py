@@ -16,7 +16,7 @@ import redis
 from bot import keys
 
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
-_TOLD_SECONDS: Final = 86_400  # a job is given up long before: its delay notice is remembered that long
+_TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
 
 # KEYS: jobs stream. ARGV: group, consumer, job id, "count" or "keep".
 # Claims the job again for the consumer only if it still holds it (another worker may have taken

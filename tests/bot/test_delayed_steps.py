@@ -118,3 +118,31 @@ def test_the_bots_redis_client_gives_up_after_its_retry_budget(own_redis: RedisS
         waited = time.monotonic() - started
     assert 0.25 < waited < 1.0
     assert client.ping()
+
+
+def test_a_worker_never_retries_a_job_another_worker_took_over(redis_client: redis.Redis) -> None:
+    builds = {"n": 0}
+
+    def fails_twice(*, session_id: str, store: Any) -> Any:
+        builds["n"] += 1
+        if builds["n"] <= 2:
+            raise RuntimeError("the model provider is down")
+        return demo_factory(session_id=session_id, store=store)
+
+    with running_bot(redis_client, agent_factory=fails_twice) as bot:
+        first = bot.services.worker(claim_idle_ms=60_000)
+        first.retry_first_s = 0.05
+        bot.mention("logs for checkout")
+        assert first.run_jobs_once(block_ms=100) == 1  # fails; its own retry is due in 50 ms
+        taker = bot.services.worker(claim_idle_ms=0)
+        taker.retry_first_s = 0.05
+        assert taker.run_jobs_once(block_ms=1) == 1  # takes the job over, fails too
+        time.sleep(0.1)
+
+        assert first.run_jobs_once(block_ms=1) == 0  # the job is no longer its own: not run again here
+        assert builds["n"] == 2
+        assert taker.run_jobs_once(block_ms=1) == 1
+        bot.drain()
+        assert builds["n"] == 3
+        assert _ANSWER in bot.texts_posted()[-1]
+        assert sum("will retry" in text for text in bot.texts_posted()) == 1
