@@ -55,6 +55,7 @@ if previous then return {{'already', previous}} end
 local round_version = redis.call('HGET', KEYS[4], 'version')
 if not round_version then return {{'no_round', ''}} end
 local function queue_update_and_audit(event)
+  redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
   redis.call('HSET', KEYS[6], ARGV[8], ARGV[9])
   redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
   redis.call('LPUSH', KEYS[7], '1')
@@ -94,8 +95,24 @@ _CLAIM: Final = """
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return 'unknown' end
 if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 'already' end
 redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1], 'claimed_until_ms', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the message shows the claim: an update follows
 redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
 return 'claimed'
+"""
+
+# KEYS: approval, update lease. ARGV: lease token, version shown.
+# Records the version the approval's messages show, only while the caller still holds the lease
+# (a holder whose lease ran out may have been overtaken: its update must be redone, not recorded).
+_SHOWN_IF_HELD: Final = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'applied', ARGV[2]) end
+return 1
+"""
+
+# KEYS: update lease. ARGV: lease token. Releases the lease if the caller still holds it.
+_RELEASE_IF_HELD: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "unseen", "retry", "no_round"]
@@ -136,6 +153,12 @@ class Approval:
     level: int = 0
     copies: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Direct-message copies of the approval message: user -> (channel, ts)."""
+    version: int = 0
+    """Bumped with every queued message update: the state its messages should show."""
+    shown_version: int = -1
+    """The version its messages show (-1: not known, e.g. after an update that may have failed)."""
+    post_entry: str | None = None
+    """The outbox entry that posted the message (its marker stays on the message)."""
 
 
 class ApprovalStore:
@@ -146,6 +169,8 @@ class ApprovalStore:
         self._client = client
         self._decide = client.register_script(_DECIDE)
         self._claim = client.register_script(_CLAIM)
+        self._shown_if_held = client.register_script(_SHOWN_IF_HELD)
+        self._release_if_held = client.register_script(_RELEASE_IF_HELD)
 
     def open_round(
         self,
@@ -229,6 +254,8 @@ class ApprovalStore:
             }
             claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
             level = int(decoded.get("level", "0"))
+            version = int(decoded.get("version", "0"))
+            shown_version = int(decoded.get("applied", "-1"))
         except (KeyError, ValueError, ValidationError) as error:
             raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
         return Approval(
@@ -240,6 +267,9 @@ class ApprovalStore:
             claimed_until,
             level,
             copies,
+            version,
+            shown_version,
+            decoded.get("post_entry"),
         )
 
     def round_approvals(self, session_id: str) -> tuple[int, list[Approval]]:
@@ -271,13 +301,40 @@ class ApprovalStore:
             ):
                 pipeline.expire(key, after_s)
 
-    def set_message_ts(self, session_id: str, approval_id: str, message_ts: str) -> None:
-        """Remember where the approval message was posted (so it can be updated)."""
-        self._client.hset(keys.approval(session_id, approval_id), "message_ts", message_ts)
+    @staticmethod
+    def message_record(
+        request: ApprovalRequest, *, ts: str, version: int, entry_id: str
+    ) -> tuple[str, list[tuple[str, str]]]:
+        """Where the approval message was posted, as ``Outbox.complete_post`` records it with the completion.
 
-    def add_copy(self, session_id: str, approval_id: str, *, user: str, channel: str, ts: str) -> None:
-        """Remember a direct-message copy of the approval message (updated with the original)."""
-        self._client.hset(keys.approval(session_id, approval_id), f"copy:{user}", f"{channel}|{ts}")
+        Returns the approval's key and its fields: ``message_ts`` first (the record that is checked),
+        the version the message shows, and the entry whose marker it carries (kept by updates).
+        """
+        fields = [("message_ts", ts), ("applied", str(version)), ("post_entry", entry_id)]
+        return keys.approval(request.session_id, request.approval_id), fields
+
+    @staticmethod
+    def copy_record(request: ApprovalRequest, *, user: str, channel: str, ts: str) -> tuple[str, list[tuple[str, str]]]:
+        """A direct-message copy of the approval message (updated with the original), for ``complete_post``."""
+        return keys.approval(request.session_id, request.approval_id), [(f"copy:{user}", copy_value(channel, ts))]
+
+    def lease_updates(self, session_id: str, approval_id: str, *, token: str, lease_ms: int) -> bool:
+        """Take the right to update the approval's messages for ``lease_ms`` (one delivery at a time)."""
+        taken = self._client.set(keys.message_update_lease(session_id, approval_id), token, nx=True, px=lease_ms)
+        return bool(taken)
+
+    def shown_if_leased(self, session_id: str, approval_id: str, *, token: str, version: int) -> bool:
+        """Record that the messages show ``version``; ``False`` (nothing recorded) if the lease was lost."""
+        lease = keys.message_update_lease(session_id, approval_id)
+        return bool(self._shown_if_held(keys=[keys.approval(session_id, approval_id), lease], args=[token, version]))
+
+    def forget_shown(self, session_id: str, approval_id: str) -> None:
+        """The messages may show anything now (an update failed half way): the next update redoes them."""
+        self._client.hdel(keys.approval(session_id, approval_id), "applied")
+
+    def release_updates(self, session_id: str, approval_id: str, *, token: str) -> None:
+        """Give the update lease back (if still held)."""
+        self._release_if_held(keys=[keys.message_update_lease(session_id, approval_id)], args=[token])
 
     def set_level(self, session_id: str, approval_id: str, level: int) -> None:
         """Record how far up the escalation ladder the request went."""
@@ -370,6 +427,11 @@ class ApprovalStore:
             args=[user, int(until.timestamp() * 1000), f"{request.approval_id}:escalate"],
         )
         return _text(result)
+
+
+def copy_value(channel: str, ts: str) -> str:
+    """How a direct-message copy is recorded: ``channel|ts``."""
+    return f"{channel}|{ts}"
 
 
 def _channel_and_ts(value: str) -> tuple[str, str]:

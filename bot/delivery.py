@@ -3,10 +3,22 @@
 Errors decide what happens next: a 429 waits for ``Retry-After``; a server or network error
 backs off exponentially; a permanent error (the channel is gone, the token revoked) is parked
 in a dead-letter hash with its error after a few attempts, so an operator can see it.
+
+What Slack shows must match what is stored, whatever fails:
+
+- A post is made once. Each carries a marker (``bot.posted_copies``); an attempt that follows
+  one which may have posted looks for its copies first, adopts one and deletes the others, and
+  the copy kept is recorded in the same step that completes the entry (``complete_post``). So
+  no copy the bot lost track of keeps live buttons, and no answer shows twice.
+- Updates of an approval's messages apply in order. Each queued update bumps the approval's
+  version; one delivery at a time (a lease in Redis) renders the current state and records the
+  version shown, and skips when the messages already show it. A delivery that lost its lease
+  half way (a stall) was maybe overtaken, so it shows the current state again.
 """
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -15,19 +27,29 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks, keys
-from bot.approvals import Approval, ApprovalStore
+from bot.approvals import Approval, ApprovalStore, copy_value
 from bot.home import HomeTab, progress_of
 from bot.outbox import Outbox, OutboxEntry, backoff_s, home_refresh
+from bot.posted_copies import PostedCopy, find_copies, marker
 
 logger = logging.getLogger(__name__)
 
 DEAD_LETTERS: Final = "signoff:outbox:dead"
 _PERMANENT_ATTEMPTS: Final = 5
-_NOT_READY_DELAY_S: Final = 1.0
+_UPDATE_LEASE_MS: Final = 10_000
+_OVERTAKEN_RETRIES: Final = 3
 
 
 class NotReady(Exception):
     """The entry depends on another one not delivered yet (an update before its post)."""
+
+    delay_s = 1.0
+
+
+class Busy(NotReady):
+    """Another delivery is updating the same messages; this one comes back shortly (and may find nothing to do)."""
+
+    delay_s = 0.2
 
 
 class Deliverer:
@@ -53,7 +75,7 @@ class Deliverer:
         self._redis = redis_client
         self._home = home
         self._lease_s = lease_s
-        self._senders: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             "post_approval": self._post_approval,
             "post_approval_copy": self._post_approval_copy,
             "update_approval": self._update_approval,
@@ -76,9 +98,9 @@ class Deliverer:
             self._park(entry, f"unknown kind {entry.kind!r}")
             return
         try:
-            sender(entry.payload)
-        except NotReady:
-            self._outbox.reschedule(entry, delay_s=_NOT_READY_DELAY_S)
+            sender(entry)
+        except NotReady as wait:
+            self._outbox.reschedule(entry, delay_s=wait.delay_s)
         except SlackApiError as error:
             self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
@@ -113,43 +135,180 @@ class Deliverer:
         self._redis.hset(DEAD_LETTERS, entry.entry_id, json.dumps({"entry": json.loads(entry.to_json()), "why": why}))
         self._outbox.complete(entry)
 
-    def _post_approval(self, payload: dict[str, Any]) -> None:
-        approval = self._approvals.get(payload["session_id"], payload["approval_id"])
-        if approval is None or approval.request.message_ts:
-            return  # gone, or posted by an earlier attempt
-        request = approval.request
-        message = _message_of(approval)
-        response = self._slack.chat_postMessage(channel=request.channel_id, thread_ts=request.thread_ts, **message)
-        self._approvals.set_message_ts(request.session_id, request.approval_id, str(response["ts"]))
-        self._refresh_homes()
-
-    def _post_approval_copy(self, payload: dict[str, Any]) -> None:
-        approval = self._approvals.get(payload["session_id"], payload["approval_id"])
-        user = payload["user"]
-        if approval is None or approval.decision is not None or user in approval.copies:
-            return
-        response = self._slack.chat_postMessage(channel=user, **_message_of(approval))
-        request = approval.request
-        self._approvals.add_copy(
-            request.session_id, request.approval_id, user=user, channel=str(response["channel"]), ts=str(response["ts"])
-        )
-
-    def _update_approval(self, payload: dict[str, Any]) -> None:
-        approval = self._approvals.get(payload["session_id"], payload["approval_id"])
+    def _post_approval(self, entry: OutboxEntry) -> None:
+        approval = self._approvals.get(entry.payload["session_id"], entry.payload["approval_id"])
         if approval is None:
             return
         request = approval.request
-        if not request.message_ts:
-            raise NotReady
-        message = _message_of(approval)
-        self._slack.chat_update(channel=request.channel_id, ts=request.message_ts, **message)
-        for channel, ts in approval.copies.values():
-            self._slack.chat_update(channel=channel, ts=ts, **message)
-        self._refresh_homes()
+        if request.message_ts and not entry.may_have_been_sent:
+            return  # posted and recorded by an earlier attempt
+        known = PostedCopy(request.channel_id, request.message_ts, 0) if request.message_ts else None
+        kept = self._post_once(
+            entry,
+            channel=request.channel_id,
+            thread_ts=request.thread_ts,
+            message=_message_of(approval),
+            version=approval.version,
+            known=known,
+            identify=lambda copy: copy.ts,
+            record=lambda copy: self._approvals.message_record(
+                request, ts=copy.ts, version=copy.version, entry_id=entry.entry_id
+            ),
+        )
+        if kept is not None:
+            self._refresh_homes()
+            if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
+                self._show_latest(request.session_id, request.approval_id, force=False)
 
-    def _publish_home(self, payload: dict[str, Any]) -> None:
+    def _post_approval_copy(self, entry: OutboxEntry) -> None:
+        approval = self._approvals.get(entry.payload["session_id"], entry.payload["approval_id"])
+        user = entry.payload["user"]
+        if approval is None:
+            return
+        known = PostedCopy(*approval.copies[user], 0) if user in approval.copies else None
+        if known is not None and not entry.may_have_been_sent:
+            return
+        request = approval.request
+        kept = self._post_once(
+            entry,
+            channel=user,
+            thread_ts=None,
+            message=_message_of(approval),
+            version=approval.version,
+            known=known,
+            identify=lambda copy: copy_value(copy.channel, copy.ts),
+            record=lambda copy: self._approvals.copy_record(request, user=user, channel=copy.channel, ts=copy.ts),
+            post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
+        )
+        if kept is not None:
+            latest = self._approvals.get(request.session_id, request.approval_id)
+            if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
+                self._show_latest(request.session_id, request.approval_id, force=True)
+
+    def _post_message(self, entry: OutboxEntry) -> None:
+        message = dict(entry.payload)
+        channel = str(message.pop("channel"))
+        thread_ts = message.pop("thread_ts", None)
+        self._post_once(
+            entry,
+            channel=channel,
+            thread_ts=str(thread_ts) if thread_ts else None,
+            message=message,
+            version=0,
+            known=None,
+            identify=lambda copy: copy.ts,
+        )
+
+    def _post_once(
+        self,
+        entry: OutboxEntry,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        message: dict[str, Any],
+        version: int,
+        known: PostedCopy | None,
+        identify: Callable[[PostedCopy], str],
+        record: Callable[[PostedCopy], tuple[str, list[tuple[str, str]]]] | None = None,
+        post: bool = True,
+    ) -> PostedCopy | None:
+        """Post ``message`` for ``entry`` unless an earlier attempt did; complete the entry with the copy kept.
+
+        Args:
+            entry: The entry to deliver.
+            channel: Where to post (a user id: the DM with them).
+            thread_ts: The thread to post in, if any.
+            message: ``text`` / ``blocks`` of the post.
+            version: The approval version ``message`` shows (0 for other messages).
+            known: The copy already recorded, if any.
+            identify: What identifies a copy in the records (``complete_post``'s ``copy``).
+            record: The caller's record of a copy, for ``complete_post`` (its first field is the check).
+            post: Whether to post when no copy exists (else only find and keep one).
+
+        Returns:
+            The copy kept if this call posted or adopted it, else ``None``. Copies of this entry
+            other than the one kept are deleted.
+        """
+        found = (
+            find_copies(self._slack, channel=channel, thread_ts=thread_ts, entry_id=entry.entry_id)
+            if entry.may_have_been_sent
+            else []
+        )
+        if known is None and not found and post:
+            response = self._slack.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, metadata=marker(entry.entry_id, version=version), **message
+            )
+            found = [PostedCopy(str(response["channel"]), str(response["ts"]), version)]
+        candidate = known or (found[0] if found else None)
+        if candidate is None:
+            return None  # nothing posted, nothing to post: ``deliver`` completes the entry
+        key, fields = record(candidate) if record is not None else (None, [])
+        if candidate is known:
+            fields = fields[:1]  # recorded already: only check it
+        kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
+        for extra in found:
+            if identify(extra) != kept:
+                self._delete(extra)
+        return candidate if candidate is not known and identify(candidate) == kept else None
+
+    def _delete(self, copy: PostedCopy) -> None:
+        """Remove a copy nobody tracks (so its buttons cannot be clicked)."""
+        try:
+            self._slack.chat_delete(channel=copy.channel, ts=copy.ts)
+        except SlackApiError as error:
+            if error.response.get("error") != "message_not_found":
+                raise
+        logger.info("channel=<%s>, ts=<%s> | extra copy deleted", copy.channel, copy.ts)
+
+    def _update_approval(self, entry: OutboxEntry) -> None:
+        self._show_latest(entry.payload["session_id"], entry.payload["approval_id"], force=False)
+
+    def _show_latest(self, session_id: str, approval_id: str, *, force: bool) -> None:
+        """Show the approval's current state on its messages, unless they show it already (``force``: anyway).
+
+        Raises:
+            Busy: Another delivery holds the update lease.
+            NotReady: The message is not posted yet, or this delivery kept being overtaken.
+        """
+        for _attempt in range(_OVERTAKEN_RETRIES):
+            token = uuid.uuid4().hex
+            if not self._approvals.lease_updates(session_id, approval_id, token=token, lease_ms=_UPDATE_LEASE_MS):
+                raise Busy
+            try:
+                approval = self._approvals.get(session_id, approval_id)
+                if approval is None:
+                    return
+                if not approval.request.message_ts:
+                    raise NotReady
+                if not force and approval.shown_version >= approval.version:
+                    return
+                self._apply(approval)
+                if self._approvals.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
+                    self._refresh_homes()
+                    return
+                force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
+            finally:
+                self._approvals.release_updates(session_id, approval_id, token=token)
+        raise NotReady
+
+    def _apply(self, approval: Approval) -> None:
+        request = approval.request
+        assert request.message_ts is not None
+        message = _message_of(approval)
+        metadata = marker(approval.post_entry, version=approval.version) if approval.post_entry else None
+        try:
+            self._slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
+            for channel, ts in approval.copies.values():
+                self._slack.chat_update(channel=channel, ts=ts, **message)
+        except Exception:
+            # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
+            self._approvals.forget_shown(request.session_id, request.approval_id)
+            raise
+
+    def _publish_home(self, entry: OutboxEntry) -> None:
         if self._home is not None:
-            self._slack.views_publish(user_id=payload["user"], view=self._home.view_for(payload["user"]))
+            user = entry.payload["user"]
+            self._slack.views_publish(user_id=user, view=self._home.view_for(user))
 
     def _refresh_homes(self) -> None:
         """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
@@ -157,11 +316,8 @@ class Deliverer:
             user = viewer.decode() if isinstance(viewer, bytes) else str(viewer)
             self._outbox.send_later(home_refresh(user))
 
-    def _post_message(self, payload: dict[str, Any]) -> None:
-        self._slack.chat_postMessage(**payload)
-
-    def _post_ephemeral(self, payload: dict[str, Any]) -> None:
-        self._slack.chat_postEphemeral(**payload)
+    def _post_ephemeral(self, entry: OutboxEntry) -> None:
+        self._slack.chat_postEphemeral(**entry.payload)
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:

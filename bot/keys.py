@@ -8,7 +8,9 @@ the retention period (``RETENTION_DAYS``), the audit stream is trimmed by the wo
     signoff:{<sid>}:round                  hash    version (session version when it stopped), approval ids,
                                                    published (last session version whose outcome was posted)
     signoff:{<sid>}:open                   set     approval ids of the round still waiting for a decision
-    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts
+    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts, version (bumped
+                                                   with each queued message update), applied (version shown)
+    signoff:{<sid>}:updating:<aid>         string  token of the delivery updating the approval's messages (lease)
     signoff:{<sid>}:discussion:<aid>       list    thread replies while the approval was open (JSON)
     signoff:{<sid>}:votes:<aid>            set     approvers counted toward a quorum
 
@@ -24,6 +26,8 @@ Global keys::
     signoff:outbox                         zset    outbox entry ids by due time (ms)
     signoff:outbox:entries                 hash    outbox entry id -> entry (JSON)
     signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
+    signoff:outbox:claims                  hash    outbox entry id -> times claimed (above 1: an earlier holder died)
+    signoff:outbox:posted:<entry_id>       string  where the entry's message was posted (the copy kept; TTL)
     signoff:audit                          stream  who did what, when
     signoff:audit:exported                 string  id of the last audit entry exported (trimming keeps the rest)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
@@ -44,6 +48,7 @@ JOBS_GROUP: Final = "workers"
 OUTBOX_DUE: Final = "signoff:outbox"
 OUTBOX_ENTRIES: Final = "signoff:outbox:entries"
 OUTBOX_WAKE: Final = "signoff:outbox:wake"
+OUTBOX_CLAIMS: Final = "signoff:outbox:claims"
 AUDIT: Final = "signoff:audit"
 AUDIT_EXPORTED: Final = "signoff:audit:exported"
 
@@ -71,6 +76,16 @@ def open_approvals(session_id: str) -> str:
 def approval(session_id: str, approval_id: str) -> str:
     """One approval: its request and, once decided, its decision."""
     return f"{_session_prefix(session_id)}:approval:{approval_id}"
+
+
+def message_update_lease(session_id: str, approval_id: str) -> str:
+    """Held by the one delivery updating an approval's messages, so updates apply in order."""
+    return f"{_session_prefix(session_id)}:updating:{approval_id}"
+
+
+def outbox_posted(entry_id: str) -> str:
+    """Which copy of an outbox entry's message was kept (the first attempt to record one wins)."""
+    return f"signoff:outbox:posted:{entry_id}"
 
 
 def discussion(session_id: str, approval_id: str) -> str:

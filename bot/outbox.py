@@ -6,12 +6,17 @@ entries with a lease (``bot.due``: a dispatcher that dies releases them when the
 out), sends them, and completes or reschedules them: with exponential backoff, or after
 ``Retry-After`` on a 429. Delivery is at-least-once; senders make repeats harmless where Slack
 allows it.
+
+Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing.
+Each claim is counted, so the next holder knows an earlier one may have posted
+(``may_have_been_sent``) and looks for that copy before posting again; ``complete_post`` records
+the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
 """
 
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -21,6 +26,25 @@ from bot import keys
 from bot.due import DueQueue
 
 _WAKE_TOKENS_KEPT: Final = 64
+_POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
+
+# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
+# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
+#       first field is the caller's own record of the copy.
+# Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
+_COMPLETE_POST: Final = """
+local kept = redis.call('GET', KEYS[1])
+if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
+if kept and kept ~= ARGV[2] then return kept end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return ARGV[2]
+"""
 
 
 def _ordered_id() -> str:
@@ -38,12 +62,19 @@ class OutboxEntry:
         payload: Its data (JSON).
         attempts: Failed attempts so far.
         entry_id: Assigned when queued.
+        claims: Times it was claimed, this claim included (not stored in the entry).
     """
 
     kind: str
     payload: dict[str, Any]
     attempts: int = 0
     entry_id: str = field(default_factory=_ordered_id)
+    claims: int = 0
+
+    @property
+    def may_have_been_sent(self) -> bool:
+        """An earlier attempt failed or its holder vanished: Slack may have done the work anyway."""
+        return self.attempts > 0 or self.claims > 1
 
     def to_json(self) -> str:
         """Serialize for Redis."""
@@ -63,8 +94,13 @@ class Outbox:
         """``clock`` returns seconds (injectable for tests)."""
         self._client = client
         self._queue = DueQueue(
-            client, due_key=keys.OUTBOX_DUE, entries_key=keys.OUTBOX_ENTRIES, now_ms=lambda: int(clock() * 1000)
+            client,
+            due_key=keys.OUTBOX_DUE,
+            entries_key=keys.OUTBOX_ENTRIES,
+            claims_key=keys.OUTBOX_CLAIMS,
+            now_ms=lambda: int(clock() * 1000),
         )
+        self._complete_post = client.register_script(_COMPLETE_POST)
 
     def add(self, pipeline: redis.client.Pipeline, entry: OutboxEntry, *, delay_s: float = 0) -> None:
         """Queue ``entry`` inside the caller's transaction."""
@@ -80,13 +116,46 @@ class Outbox:
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
         """Take up to ``limit`` due entries for ``lease_s`` seconds."""
-        return [
-            OutboxEntry.from_json(entry_id, text) for entry_id, text in self._queue.claim(lease_s=lease_s, limit=limit)
-        ]
+        claimed = []
+        for entry_id, text, claims in self._queue.claim_counted(lease_s=lease_s, limit=limit):
+            entry = OutboxEntry.from_json(entry_id, text)
+            entry.claims = claims
+            claimed.append(entry)
+        return claimed
 
     def complete(self, entry: OutboxEntry) -> None:
         """Forget a delivered entry."""
         self._queue.complete(entry.entry_id)
+
+    def complete_post(
+        self,
+        entry: OutboxEntry,
+        *,
+        copy: str,
+        record_key: str | None = None,
+        record: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """Complete a posted entry and record which copy of its message is kept, in one step.
+
+        Args:
+            entry: The entry whose message was posted (or found posted by an earlier attempt).
+            copy: What identifies that copy (e.g. its ts).
+            record_key: A hash where the caller keeps its own record of the copy, written in the
+                same step (only if the hash still exists).
+            record: Field, value pairs for ``record_key``; the first must hold ``copy`` (it is
+                checked: a different value already there means another copy is kept).
+
+        Returns:
+            The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
+            case ``copy`` is one too many and the caller removes it.
+        """
+        keys_ = [keys.outbox_posted(entry.entry_id), keys.OUTBOX_DUE, keys.OUTBOX_ENTRIES, keys.OUTBOX_CLAIMS]
+        args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
+        if record_key is not None:
+            keys_.append(record_key)
+            args.extend(item for pair in record for item in pair)
+        kept = self._complete_post(keys=keys_, args=args)
+        return kept.decode() if isinstance(kept, bytes) else str(kept)
 
     def reschedule(self, entry: OutboxEntry, *, delay_s: float) -> None:
         """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt."""

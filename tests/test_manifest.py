@@ -29,13 +29,14 @@ def test_the_manifest_has_the_sections_slack_requires() -> None:
 def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
     scopes = set(_manifest()["oauth_config"]["scopes"]["bot"])
     # app_mention events, chat.postMessage/update/postEphemeral, /agent, thread replies in public and
-    # private channels, usergroups.users.list.
+    # private channels, usergroups.users.list, the bot's own DMs (conversations.history finds a lost copy).
     assert scopes == {
         "app_mentions:read",
         "chat:write",
         "commands",
         "channels:history",
         "groups:history",
+        "im:history",
         "usergroups:read",
     }
 

@@ -280,6 +280,7 @@ class FakeSlack:
             "users.info": self._users_info,
             "conversations.open": self._conversations_open,
             "conversations.replies": self._conversations_replies,
+            "conversations.history": self._conversations_history,
         }
         self.add_user(bot_user_id, name="signoff", real_name="Signoff", is_bot=True, tz="America/Los_Angeles")
         for user_id, attributes in (users or {}).items():
@@ -898,16 +899,43 @@ class FakeSlack:
     def _conversations_replies(self, args: JsonDict) -> JsonDict:
         channel = self._resolve_channel(args)
         ts = str(args.get("ts") or "")
-        if self._find(channel, ts) is None:
-            raise SlackError("thread_not_found")
-        parent = self._messages[channel][ts]
-        root = str(parent.get("thread_ts") or ts)  # Slack answers with the whole thread for a reply's ts too
+        parent = self._find(channel, ts)
+        root = str(parent.get("thread_ts") or ts) if parent else ts  # the whole thread for a reply's ts too
         thread = self._channel_messages(channel, root)
+        if not thread:  # neither the parent nor a reply (a thread whose parent went keeps its replies)
+            raise SlackError("thread_not_found")
+        return self._one_page(thread, args)
+
+    def _conversations_history(self, args: JsonDict) -> JsonDict:
+        channel = self._resolve_channel(args)
+        top_level = [
+            m for m in self._channel_messages(channel, None) if m.get("thread_ts") in (None, m["ts"])
+        ]  # as in Slack, replies stay in their threads (except the parent)
+        return self._one_page(list(reversed(top_level)), args)  # newest first
+
+    def _one_page(self, listed: list[JsonDict], args: JsonDict) -> JsonDict:
+        """One page of ``listed`` as conversations.replies / .history answer it.
+
+        ``oldest`` / ``latest`` bound the ts (exclusive unless ``inclusive``), ``limit`` and ``cursor`` page, and
+        ``metadata`` is left out unless ``include_all_metadata`` is set, as Slack does.
+        """
+        inclusive = _truthy(args.get("inclusive"))
+        if args.get("oldest"):
+            oldest = ts_key(str(args["oldest"]))
+            listed = [m for m in listed if ts_key(m["ts"]) > oldest or (inclusive and ts_key(m["ts"]) == oldest)]
+        if args.get("latest"):
+            latest = ts_key(str(args["latest"]))
+            listed = [m for m in listed if ts_key(m["ts"]) < latest or (inclusive and ts_key(m["ts"]) == latest)]
+        if not _truthy(args.get("include_all_metadata")):
+            listed = [{k: v for k, v in m.items() if k != "metadata"} for m in listed]
+        start = int(str(args.get("cursor") or "0").removeprefix("offset:") or 0)
         limit = int(args.get("limit") or 0)
+        end = start + limit if limit > 0 else len(listed)
+        more = end < len(listed)
         return {
-            "messages": thread[:limit] if limit > 0 else thread,
-            "has_more": 0 < limit < len(thread),
-            "response_metadata": {"next_cursor": ""},
+            "messages": listed[start:end],
+            "has_more": more,
+            "response_metadata": {"next_cursor": f"offset:{end}" if more else ""},
         }
 
     def __repr__(self) -> str:

@@ -193,6 +193,28 @@ def test_permalink_dm_and_replies(client: WebClient, fake: FakeSlack) -> None:
     assert [m["text"] for m in fake.messages(fake.dm_channel("U2"))] == ["psst"]
 
 
+def test_metadata_is_returned_only_when_asked_and_history_pages_newest_first(
+    client: WebClient, fake: FakeSlack
+) -> None:
+    marker = {"event_type": "signoff_outbox_entry", "event_payload": {"entry_id": "e1", "version": 2}}
+    parent = client.chat_postMessage(channel="C1", text="top", metadata=marker)
+    client.chat_postMessage(channel="C1", text="reply", thread_ts=parent["ts"], metadata=marker)
+    client.chat_postMessage(channel="C1", text="later")
+
+    plain = client.conversations_replies(channel="C1", ts=parent["ts"])["messages"]
+    assert all("metadata" not in m for m in plain)
+    rich = client.conversations_replies(channel="C1", ts=parent["ts"], include_all_metadata=True)["messages"]
+    assert [m["metadata"] for m in rich] == [marker, marker]
+
+    first = client.conversations_history(channel="C1", limit=1, include_all_metadata=True)
+    assert [m["text"] for m in first["messages"]] == ["later"]  # newest first; the reply stays in its thread
+    rest = client.conversations_history(channel="C1", cursor=first["response_metadata"]["next_cursor"], limit=5)
+    assert [m["text"] for m in rest["messages"]] == ["top"]
+    assert rest["has_more"] is False
+    newer = client.conversations_history(channel="C1", oldest=parent["ts"])["messages"]
+    assert [m["text"] for m in newer] == ["later"]
+
+
 # ------------------------------------------------------------------------------------------- auth and failures
 
 

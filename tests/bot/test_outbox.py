@@ -119,7 +119,7 @@ def test_an_update_waits_for_its_post(slack: FakeSlack, outbox: Outbox, delivere
     assert outbox.pending() == 0
 
 
-def test_a_slow_slack_times_out_and_is_retried_not_lost(
+def test_a_slow_slack_times_out_and_is_retried_not_lost_nor_posted_twice(
     slack: FakeSlack, outbox: Outbox, clock: Clock, redis_client: redis.Redis
 ) -> None:
     impatient = Deliverer(
@@ -131,12 +131,27 @@ def test_a_slow_slack_times_out_and_is_retried_not_lost(
     slack.slow_next("chat.postMessage", 1.5)
     outbox.send_later(_post("hello"))
 
-    impatient.deliver_due()  # times out: Slack may or may not have posted it, so it is sent again
+    impatient.deliver_due()  # times out: Slack may or may not have posted it, so it is tried again
     assert outbox.pending() == 1
     clock.now += backoff_s(1)
-    impatient.deliver_due()
+    impatient.deliver_due()  # Slack had posted it: the retry finds that copy by its marker
     assert outbox.pending() == 0
-    assert len(slack.calls("chat.postMessage")) == 2
+    assert len(slack.calls("chat.postMessage")) == 1
+    assert [message["text"] for message in slack.messages("C0OPS")] == ["hello"]
+
+
+def test_a_retry_posts_when_the_earlier_attempt_did_not(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+) -> None:
+    slack.fail_next("chat.postMessage", status=503, retry_after=None)
+    outbox.send_later(_post("hello"))
+
+    deliverer.deliver_due()
+    clock.now += backoff_s(1)
+    deliverer.deliver_due()
+    assert [call.status for call in slack.calls("chat.postMessage")] == [503, 200]
+    assert [message["text"] for message in slack.messages("C0OPS")] == ["hello"]
+    assert outbox.pending() == 0
 
 
 def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(

@@ -1,0 +1,180 @@
+"""A post is made once: a delivery that dies (or times out) after Slack posted leaves one copy, tracked.
+
+Each test stops a delivery between ``chat.postMessage`` and marking its outbox entry done (a real
+worker process SIGKILLed while Slack holds its answer, a client that times out, two holders of
+one entry whose lease ran out) and checks what people see: exactly one copy of each message, and
+no Approve / Deny buttons left on a copy of a decided request.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from slack_sdk import WebClient
+
+from bot import blocks, ids
+from bot.delivery import Deliverer
+from bot.outbox import Outbox
+from state import RedisServer
+from tests.bot.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
+from tests.bot.held_client import HeldClient
+
+ROOT = Path(__file__).resolve().parents[2]
+LEASE_S = 30  # the outbox lease: an entry whose holder died comes back after it
+
+
+def _copies(bot: Bot, approval_id: str) -> list[dict[str, Any]]:
+    """Every visible message of the channel that shows ``approval_id`` (posted or updated)."""
+    return [m for m in bot.slack.messages(CHANNEL) if approval_id in str(m.get("blocks"))]
+
+
+def _live(message: dict[str, Any]) -> bool:
+    return any(str(block.get("block_id", "")).startswith(blocks.ACTIONS_BLOCK_PREFIX) for block in message["blocks"])
+
+
+def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: float = 5) -> Deliverer:
+    """Another worker's dispatcher, ``after_s`` later (the dead holder's lease has run out)."""
+    return Deliverer(
+        client=WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout),
+        approvals=bot.services.approvals,
+        outbox=Outbox(bot.services.redis, clock=lambda: time.time() + after_s),
+        redis_client=bot.services.redis,
+    )
+
+
+@contextmanager
+def _worker_process(bot: Bot, redis_server: RedisServer) -> Iterator[subprocess.Popen[bytes]]:
+    environment = {
+        **os.environ,
+        "SLACK_BOT_TOKEN": bot.slack.token,
+        "SLACK_API_URL": bot.slack.url,
+        "REDIS_URL": redis_server.url,
+        "LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen([sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=environment)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+def _kill_while_slack_holds_the_answer(bot: Bot, redis_server: RedisServer, *, posts_before: int) -> None:
+    """A real worker posts (Slack posts it, then holds the answer); the worker is SIGKILLed before it hears back."""
+    bot.slack.slow_next("chat.postMessage", 30)
+    with _worker_process(bot, redis_server) as worker:
+        bot.slack.wait_for("chat.postMessage", count=posts_before + 1, timeout=30)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(10)
+
+
+@pytest.fixture
+def real_time_bot(redis_client: redis.Redis) -> Iterator[Bot]:
+    """The demonstration bot on the real clock (a worker process shares it)."""
+    with running_bot(redis_client, agent_factory=demo_factory) as running:
+        yield running
+
+
+def test_a_worker_killed_after_posting_an_approval_leaves_one_copy_and_it_is_the_one_updated(
+    real_time_bot: Bot, redis_server: RedisServer
+) -> None:
+    bot = real_time_bot
+    bot.mention("restart checkout")
+    bot.worker.run_jobs_once(block_ms=1)  # the round opens; its post waits in the outbox
+    _kill_while_slack_holds_the_answer(bot, redis_server, posts_before=0)
+    [posted] = bot.approval_messages()
+    approval_id = bot.approval_id()
+
+    assert _survivor(bot).deliver_due() == 1
+    assert len(bot.slack.calls("chat.postMessage")) == 1  # found by its marker, not posted again
+    approval = bot.services.approvals.find(approval_id)
+    assert approval is not None
+    assert approval.request.message_ts == posted["ts"]
+
+    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    bot.drain()
+    [shown] = _copies(bot, approval_id)
+    assert shown["ts"] == posted["ts"]
+    assert is_decided(shown)
+
+
+def test_a_worker_killed_after_posting_the_answer_leaves_one_answer(
+    real_time_bot: Bot, redis_server: RedisServer
+) -> None:
+    bot = real_time_bot
+    bot.mention("restart checkout")
+    bot.drain()
+    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+    bot.worker.run_jobs_once(block_ms=1)  # the decision's update, then the resume: the answer waits in the outbox
+    bot.worker.run_jobs_once(block_ms=1)
+    posts_before = len(bot.slack.calls("chat.postMessage"))
+    _kill_while_slack_holds_the_answer(bot, redis_server, posts_before=posts_before)
+    answer = bot.texts_posted()[-1]
+
+    _survivor(bot).deliver_due()
+    bot.drain()
+    assert bot.thread_texts(thread_ts).count(answer) == 1
+    assert bot.services.outbox.pending() == 0
+
+
+def test_slack_answering_too_late_does_not_post_twice(bot: Bot) -> None:
+    bot.slack.slow_next("chat.postMessage", 1.5)
+    bot.mention("restart checkout")
+    bot.worker.run_jobs_once(block_ms=1)
+    impatient = _survivor(bot, after_s=0, timeout=1)
+    impatient.deliver_due()  # Slack posts it, the client gives up waiting: the entry is retried
+    assert bot.services.outbox.pending() == 1
+
+    _survivor(bot, after_s=LEASE_S + 1).deliver_due()
+    [posted] = bot.approval_messages()
+    approval = bot.services.approvals.find(bot.approval_id())
+    assert approval is not None
+    assert approval.request.message_ts == posted["ts"]
+    assert bot.services.outbox.pending() == 0
+
+
+@pytest.mark.parametrize("delete_fails_once", [False, True])
+def test_two_holders_of_one_post_leave_one_copy_the_later_one_deletes_its_own(
+    bot: Bot, delete_fails_once: bool
+) -> None:
+    bot.mention("restart checkout")
+    bot.worker.run_jobs_once(block_ms=1)
+    stalled_client = HeldClient("chat_postMessage", token=bot.slack.token, base_url=bot.slack.url)
+    stalled = Deliverer(
+        client=stalled_client,
+        approvals=bot.services.approvals,
+        outbox=bot.services.outbox,
+        redis_client=bot.services.redis,
+    )
+    first = threading.Thread(target=stalled.deliver_due)
+    first.start()
+    assert stalled_client.waiting.wait(10)  # holds the entry, about to post
+
+    _survivor(bot).deliver_due()  # its lease ran out: another worker posts and records its copy
+    [kept] = bot.approval_messages()
+    if delete_fails_once:
+        bot.slack.fail_next("chat.delete", status=500, retry_after=None)
+    stalled_client.release.set()
+    first.join(10)
+    assert len(bot.slack.calls("chat.postMessage")) == 2  # both posted...
+    if delete_fails_once:
+        _survivor(bot, after_s=LEASE_S + 5).deliver_due()  # ...the extra copy is removed on the retry
+    assert [m["ts"] for m in bot.approval_messages()] == [kept["ts"]]  # ...one copy is left: the recorded one
+
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+    bot.drain()
+    [shown] = bot.approval_messages()
+    assert is_decided(shown)
+    assert not _live(shown)
+    assert bot.services.outbox.pending() == 0
