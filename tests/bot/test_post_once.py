@@ -41,7 +41,7 @@ def _live(message: dict[str, Any]) -> bool:
     return any(str(block.get("block_id", "")).startswith(blocks.ACTIONS_BLOCK_PREFIX) for block in message["blocks"])
 
 
-def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: float = 5) -> Deliverer:
+def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> Deliverer:
     """Another worker's dispatcher, ``after_s`` later (the dead holder's lease has run out)."""
     return Deliverer(
         client=WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout),
