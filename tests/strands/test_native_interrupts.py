@@ -15,7 +15,7 @@ import redis
 
 from bot import ids
 from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
-from tests.strands.native import DENIED, batch_agent, completions, own_batch_agent
+from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
 Factory = Callable[..., Any]
 
@@ -54,10 +54,13 @@ def test_a_second_batch_in_the_thread_is_a_new_round_decided_by_a_human(
         assert not is_decided(messages[1])
         assert completions(redis_client, "delete_files") == 1  # nobody decided the second batch yet
 
-        # Any message in the thread must not resume the agent with the first round's decision.
+        # Neither a message in the thread nor a click on the first round's message answers the second.
         bot.mention("status?", thread_ts=thread_ts)
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER)
         bot.drain()
         assert completions(redis_client, "delete_files") == 1
+        assert len(bot.approval_messages()) == 2
+        assert not is_decided(bot.approval_messages()[1])
         assert bot.services.store.interrupted_sessions() == [_session(thread_ts)]
 
         _approve_last(bot)
@@ -107,16 +110,29 @@ def _redeliver(bot: Bot) -> None:
     bot.drain()
 
 
-@BATCH
+YES_NO = "rules:\n  - name: deletions\n    match: {tools: [delete_files]}\n    response: yes_no\n"
+REUSING = pytest.mark.parametrize(
+    ("factory", "policy"),
+    [(own_batch_agent, None), (batch_agent, None), (own_hook_agent, YES_NO), (hook_agent, YES_NO)],
+    ids=["signoff-batch", "strands-batch", "signoff-hook", "strands-hook"],
+)
+
+
+@REUSING
 def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
-    redis_client: redis.Redis, factory: Factory
+    redis_client: redis.Redis, tmp_path: Path, factory: Factory, policy: str | None
 ) -> None:
-    with running_bot(redis_client, agent_factory=factory) as bot:
+    policy_path = None
+    if policy is not None:
+        policy_path = tmp_path / "policy.yml"
+        policy_path.write_text(policy)
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy_path) as bot:
         bot.mention("purge /tmp/a /tmp/b")
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+        first = bot.services.approvals.find(bot.approval_id())
         _crash_once(bot, "_publish")
-        _approve_last(bot)  # /tmp/a is deleted, then the batch of /tmp/b stops: same interrupt id
+        _approve_last(bot)  # /tmp/a is deleted, then the call for /tmp/b stops: the same interrupt id
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 1
 
@@ -125,6 +141,11 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 2
         assert not is_decided(bot.approval_messages()[1])
+        second = bot.services.approvals.find(bot.approval_id(1))
+        assert first is not None
+        assert second is not None
+        assert second.request.interrupt_id == first.request.interrupt_id
+        assert second.request.tool_input == {"paths": ["/tmp/b"]}
         _approve_last(bot)
         assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a | deleted /tmp/b"
         assert completions(redis_client, "delete_files") == 2
