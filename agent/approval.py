@@ -84,8 +84,17 @@ def parse_decision(response: Any) -> Decision | None:
 
 
 def describe_call(tool_use: ToolUse) -> dict[str, Any]:
-    """The interrupt reason for a tool call: what a human needs to decide."""
-    return {"tool": tool_use["name"], "input": tool_use["input"], "toolUseId": tool_use["toolUseId"]}
+    """The interrupt reason for a tool call: what a human needs to decide.
+
+    ``"response": "record"`` asks the bot for the decision record whatever the policy rule's
+    ``response`` says: the gates read nothing else (and tell the model who refused and why).
+    """
+    return {
+        "tool": tool_use["name"],
+        "input": tool_use["input"],
+        "toolUseId": tool_use["toolUseId"],
+        "response": "record",
+    }
 
 
 class ApprovalGate:

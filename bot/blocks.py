@@ -182,7 +182,7 @@ def _reason_section(request: ApprovalRequest) -> str | None:
         return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
     describes_the_call = (
         isinstance(reason, dict)
-        and set(reason) <= {"tool", "input", "toolUseId", "policy"}
+        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response"}
         and reason.get("policy") in (None, request.policy.name)
         and reason.get("tool") == request.tool
         and reason.get("input") == request.tool_input

@@ -1,7 +1,8 @@
 """A Strands hook provider that gates tool calls by Signoff's approval decisions.
 
 Before a gated call runs, ``SignoffGate`` raises the ``"approval"`` interrupt with the reason the
-bot renders (``{"tool", "input", "toolUseId"}``, plus ``"policy"`` when the gate knows the policy
+bot renders (``{"tool", "input", "toolUseId"}``, ``"response": "record"`` so that a rule's
+``response`` never changes what the gate reads, plus ``"policy"`` when the gate knows the policy
 name). On resume the human's ``agent.approval.Decision`` record comes back as the interrupt's
 response: approve lets the call run; deny, expired or anything unreadable cancels it, and the
 model is told why in the same words as with Signoff's own runtime (``refusal_text``).

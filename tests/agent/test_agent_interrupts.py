@@ -26,7 +26,12 @@ def test_hook_interrupt_stops_before_the_tool_and_resume_runs_it_without_calling
     assert stopped.stop_reason == "interrupt"
     [interrupt] = stopped.interrupts
     assert interrupt.id == f"v1:before_tool_call:t1:{_oid('approval')}"
-    assert interrupt.reason == {"tool": "restart_service", "input": {"service": "checkout"}, "toolUseId": "t1"}
+    assert interrupt.reason == {
+        "tool": "restart_service",
+        "input": {"service": "checkout"},
+        "toolUseId": "t1",
+        "response": "record",
+    }
     assert recorder.calls == []
     assert agent.messages[-1]["content"][0]["toolUse"]["toolUseId"] == "t1"  # the toolUse message stays last
     assert agent.interrupted

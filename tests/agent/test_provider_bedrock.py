@@ -262,7 +262,12 @@ def test_agent_interrupts_on_gated_tool_and_resume_runs_it_without_a_model_call(
 
     assert stopped.stop_reason == "interrupt"
     [interrupt] = stopped.interrupts
-    assert interrupt.reason == {"tool": "restart_service", "input": {"service": "checkout"}, "toolUseId": "t1"}
+    assert interrupt.reason == {
+        "tool": "restart_service",
+        "input": {"service": "checkout"},
+        "toolUseId": "t1",
+        "response": "record",
+    }
     assert recorder.calls == []
 
     done = agent([respond(interrupt.id, decision("approve"))])

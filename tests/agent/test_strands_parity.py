@@ -43,7 +43,7 @@ class StrandsApprovalGate:
     def gate(self, event: Any) -> None:
         use = event.tool_use
         if use["name"] == "restart_service":
-            reason = {"tool": use["name"], "input": use["input"], "toolUseId": use["toolUseId"]}
+            reason = {"tool": use["name"], "input": use["input"], "toolUseId": use["toolUseId"], "response": "record"}
             answer = event.interrupt("approval", reason=reason)
             if answer.get("decision") != "approve":
                 event.cancel_tool = "denied"

@@ -53,6 +53,7 @@ def test_the_persisted_interrupt_state_reads_back_through_state(redis_client: re
         "tool": "deploy",
         "input": {"service": "api"},
         "toolUseId": "t2",
+        "response": "record",
         "policy": "production-changes",
     }
     assert interrupt.id.startswith("v1:before_tool_call:t2:")
@@ -121,6 +122,7 @@ def test_the_gate_takes_a_policy_callable_and_lets_other_tools_run() -> None:
         "tool": "deploy_api",
         "input": {},
         "toolUseId": "t",
+        "response": "record",
         "policy": "prod",
     }
     assert gate.reason_for({"toolUseId": "t", "name": "notify", "input": {}}) is None
@@ -129,6 +131,7 @@ def test_the_gate_takes_a_policy_callable_and_lets_other_tools_run() -> None:
         "tool": "deploy",
         "input": {},
         "toolUseId": "t",
+        "response": "record",
     }
 
 

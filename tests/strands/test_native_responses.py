@@ -16,6 +16,7 @@ import redis
 
 from bot import ids, keys, ops_cli
 from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.strands.agents import signoff_operations_agent, strands_operations_agent
 from tests.strands.native import (
     DENIED,
     FIXED_KEY,
@@ -211,3 +212,26 @@ def test_after_a_hook_failure_the_operator_resume_command_runs_it_again(redis_cl
         assert bot.texts_posted()[-1] == "deleted /tmp/a"
         assert completions(redis_client, "delete_files") == 1
         assert redis_client.xlen(keys.AUDIT) > 0
+
+
+GATED = pytest.mark.parametrize(
+    "factory", [signoff_operations_agent, strands_operations_agent], ids=["signoff", "strands"]
+)
+
+
+@GATED
+def test_the_gates_ask_for_the_record_whatever_the_rule_says(
+    redis_client: redis.Redis, tmp_path: Path, factory: Factory
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text("rules:\n  - name: restarts\n    match: {tools: [restart_service]}\n    response: yes_no\n")
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
+        bot.mention("restart checkout")
+        bot.drain()
+        approval = bot.services.approvals.find(bot.approval_id())
+        assert approval is not None
+        assert (approval.request.policy.response, approval.request.response_shape) == ("yes_no", "record")
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+        assert bot.texts_posted()[-1] == "checkout: 3 replicas restarted"
+        assert completions(redis_client, "restart_service") == 1
