@@ -7,8 +7,10 @@ only the calls without a result.
 
 Crash safety: before a batch runs, and after every result, the pending execution is saved, so a
 process that dies mid-batch is rebuilt from Redis and finishes the batch without re-running a
-call that completed. (A crash inside a tool, before its result is saved, re-runs that one call:
-tools get an idempotency key for that case.)
+call that completed. Saving a result is retried in place while Redis is briefly unreachable
+(``RESULT_SAVE_RETRY_S``). Before a tool that is not idempotent runs, the call is marked started
+(``agent.attempts``): a call found started but unrecorded is never re-run silently; the agent
+stops on a ``rerun`` interrupt and a human decides.
 """
 
 import asyncio
@@ -16,8 +18,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from agent import attempts
 from agent.guarded import waiting_calls
 from agent.hooks import (
     AfterInvocationEvent,
@@ -38,6 +41,9 @@ from state.store import SessionStore
 from state.validation import check_messages
 
 Prompt = str | Sequence[ContentBlock] | Sequence[dict[str, Any]] | None
+
+RESULT_SAVE_RETRY_S: Final = 10.0
+"""How long recording a tool's result is retried while Redis is unreachable, before the run fails."""
 
 _CANCELLED_BY_HOOK = "Not executed: the call was cancelled before it ran."
 _NOT_RUN_BEFORE_NEW_PROMPT = "Not executed: the run stopped before this call ran, and a new request came in."
@@ -220,8 +226,10 @@ class Agent:
 
         def record(result: ToolResult) -> None:
             results.append(result)
-            interrupt_state.set_pending_tool_results(list(results))
-            self._save()
+            with REGISTRY_LOCK:
+                interrupt_state.set_pending_tool_results(list(results))
+                attempts.clear_started(self.state, [result["toolUseId"]])
+            self._save(retry_for_s=RESULT_SAVE_RETRY_S)
 
         if before.cancel:
             text = before.cancel if isinstance(before.cancel, str) else _CANCELLED_BY_HOOK
@@ -267,6 +275,12 @@ class Agent:
         elif agent_tool is None:
             result = error_result(tool_use_id, f"Not executed: there is no tool named {tool_use['name']!r}.")
         else:
+            try:
+                refusal = None if agent_tool.idempotent else self._start(before, tool_use)
+            except InterruptException as raised:
+                return [raised.interrupt]
+            if refusal is not None:
+                return self._after(tool_use, error_result(tool_use_id, refusal))
             context = ToolContext(
                 tool_use=tool_use,
                 agent=self,
@@ -276,10 +290,34 @@ class Agent:
             try:
                 result = agent_tool.invoke(tool_use, context)
             except InterruptException as raised:
+                # The tool stopped itself to ask a human: by design it runs again from its start.
+                with REGISTRY_LOCK:
+                    attempts.clear_started(self.state, [tool_use_id])
                 return [raised.interrupt]
+        return self._after(tool_use, result)
+
+    def _after(self, tool_use: ToolUse, result: ToolResult) -> ToolResult:
         after = AfterToolCallEvent(agent=self, tool_use=tool_use, result=result)
         self.hooks.dispatch(after)
         return after.result
+
+    def _start(self, before: BeforeToolCallEvent, tool_use: ToolUse) -> str | None:
+        """Mark the call started, durably, before it runs; or refuse a re-run a human declined.
+
+        Raises:
+            InterruptException: An earlier attempt may have run: a human must say whether to run it again.
+        """
+        tool_use_id = tool_use["toolUseId"]
+        with REGISTRY_LOCK:
+            started = attempts.attempts_started(self.state, tool_use_id)
+        if started:
+            refusal = attempts.refuse_rerun(before.interrupt, tool_use, started)
+            if refusal is not None:
+                return refusal
+        with REGISTRY_LOCK:
+            attempts.mark_started(self.state, tool_use_id)
+        self._save(retry_for_s=RESULT_SAVE_RETRY_S)
+        return None
 
     def _stop_for(self, message: Message, results: list[ToolResult], interrupts: list[Interrupt]) -> list[Interrupt]:
         self._interrupt_state.pending_tool_execution = PendingToolExecution(message, results)
@@ -312,11 +350,17 @@ class Agent:
         pending = self._interrupt_state.pending_tool_execution
         results = list(pending.completed_tool_results) if pending is not None else []
         done = {result["toolUseId"] for result in results}
+        unfinished = [tool_use["toolUseId"] for tool_use in _tool_uses(batch) if tool_use["toolUseId"] not in done]
         results += [
-            error_result(tool_use["toolUseId"], _NOT_RUN_BEFORE_NEW_PROMPT)
-            for tool_use in _tool_uses(batch)
-            if tool_use["toolUseId"] not in done
+            error_result(
+                tool_use_id,
+                attempts.UNRECORDED_RESULT
+                if attempts.attempts_started(self.state, tool_use_id)
+                else _NOT_RUN_BEFORE_NEW_PROMPT,
+            )
+            for tool_use_id in unfinished
         ]
+        attempts.clear_started(self.state, unfinished)
         self._interrupt_state.end_tool_cycle()
         self._append({"role": "user", "content": [{"toolResult": result} for result in results]})
 
@@ -328,10 +372,13 @@ class Agent:
             self.messages.pop()  # memory must not run ahead of what Redis holds
             raise
 
-    def _save(self) -> None:
+    def _save(self, *, retry_for_s: float = 0.0) -> None:
         if self._session is not None:
             with REGISTRY_LOCK:
-                self._session.save(self.messages, self.state, self._interrupt_state)
+                if retry_for_s:
+                    self._session.save_retrying(self.messages, self.state, self._interrupt_state, within_s=retry_for_s)
+                else:
+                    self._session.save(self.messages, self.state, self._interrupt_state)
 
     def _tool_specs(self) -> list[Any]:
         return [agent_tool.spec for agent_tool in self.tools.values()]

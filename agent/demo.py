@@ -52,7 +52,7 @@ def operations_tools(inventory: dict[str, Service]) -> list[AgentTool]:
             raise KeyError(f"unknown service {service!r}; known: {', '.join(sorted(inventory))}")
         return inventory[service]
 
-    @tool
+    @tool(idempotent=True)  # a read: running it again after a lost result is harmless
     def read_logs(service: str, lines: int = 5) -> str:
         """Read the latest log lines of a service.
 

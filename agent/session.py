@@ -1,11 +1,25 @@
 """Binds an agent to its session in ``state.store``: load once, save only what moved."""
 
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, TypeVar
+
+import redis
 
 from state.interrupt import _InterruptState
 from state.shapes import Message
 from state.store import SessionStore
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT_ERRORS: Final = (redis.ConnectionError, redis.TimeoutError)
+"""Redis errors worth retrying in place: the server is briefly unreachable (restart, failover, network)."""
+_RETRY_FIRST_DELAY_S: Final = 0.05
+_RETRY_MAX_DELAY_S: Final = 1.0
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -78,9 +92,44 @@ class SessionBinding:
         self._saved_mark = mark
         return True
 
+    def save_retrying(
+        self, messages: list[Message], agent_state: AgentState, interrupt_state: _InterruptState, *, within_s: float
+    ) -> bool:
+        """``save``, retried in place while Redis is unreachable (see ``retrying``).
+
+        For writes that must not be lost to a short outage: a tool's result, a call's start.
+        """
+        return retrying(
+            lambda: self.save(messages, agent_state, interrupt_state),
+            within_s=within_s,
+            what=f"session_id=<{self.session_id}> | save",
+        )
+
     @staticmethod
     def _mark(
         messages: list[Message], agent_state: AgentState, interrupt_state: _InterruptState
     ) -> tuple[int, int, int]:
         # Messages are only ever appended, and both states count their mutations.
         return (len(messages), agent_state._version, interrupt_state._get_version())
+
+
+def retrying(operation: Callable[[], T], *, within_s: float, what: str) -> T:
+    """Run ``operation``, again with backoff while Redis is unreachable, for up to ``within_s``.
+
+    A write whose reply was lost and that is sent again is answered as written by the store's
+    scripts (same version, same content), so retrying a compare-and-set write is safe.
+
+    Raises:
+        redis.ConnectionError | redis.TimeoutError: Still unreachable after ``within_s``.
+    """
+    deadline = time.monotonic() + within_s
+    delay = _RETRY_FIRST_DELAY_S
+    while True:
+        try:
+            return operation()
+        except TRANSIENT_ERRORS as error:
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.warning("%s failed (%s); retrying in %.2fs", what, error, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, _RETRY_MAX_DELAY_S)

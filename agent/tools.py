@@ -4,6 +4,10 @@ A tool is a typed function. Its spec (name, description, JSON schema of its inpu
 the signature and the Google-style docstring; its input is validated with pydantic before it
 runs, so a model that sends a bad argument gets an error result naming the field.
 A parameter annotated ``ToolContext`` is injected and left out of the schema.
+
+``@tool(idempotent=True)`` declares that running a call twice does no harm (a read, or a write
+keyed by ``ToolContext.idempotency_key``): a call whose worker stopped before its result was
+recorded is then simply run again. Any other such call is asked about again (see ``agent.agent``).
 """
 
 import inspect
@@ -60,12 +64,24 @@ def idempotency_key(session_id: str | None, tool_use_id: str) -> str:
 
 
 class AgentTool:
-    """A callable tool with its spec; build one with ``@tool``."""
+    """A callable tool with its spec; build one with ``@tool``.
 
-    def __init__(self, func: Callable[..., Any], *, name: str | None = None, description: str | None = None):
+    Attributes:
+        idempotent: Running a call again is harmless (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+    ):
         """Derive the spec and the input model from ``func``."""
         self.func = func
         self.name = name or func.__name__
+        self.idempotent = idempotent
         summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
         self._context_param: str | None = None
         fields: dict[str, Any] = {}
@@ -120,14 +136,21 @@ class AgentTool:
 @overload
 def tool(func: Callable[..., Any], /) -> AgentTool: ...
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[[Callable[..., Any]], AgentTool]: ...
 def tool(
-    func: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, idempotent: bool = False
+) -> Callable[[Callable[..., Any]], AgentTool]: ...
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
-    """Turn a typed function into an ``AgentTool`` (``@tool`` or ``@tool(name=...)``)."""
+    """Turn a typed function into an ``AgentTool`` (``@tool``, ``@tool(name=...)``, ``@tool(idempotent=True)``)."""
     if func is not None:
         return AgentTool(func)
-    return lambda wrapped: AgentTool(wrapped, name=name, description=description)
+    return lambda wrapped: AgentTool(wrapped, name=name, description=description, idempotent=idempotent)
 
 
 def error_result(tool_use_id: str, text: str) -> ToolResult:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from agent.attempts import is_rerun_interrupt
 from bot import messages
 from bot.ids import (
     APPROVE_ACTION,
@@ -182,7 +183,7 @@ def _reason_section(request: ApprovalRequest) -> str | None:
         return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
     describes_the_call = (
         isinstance(reason, dict)
-        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response"}
+        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response", "attempts"}
         and reason.get("policy") in (None, request.policy.name)
         and reason.get("tool") == request.tool
         and reason.get("input") == request.tool_input
@@ -206,6 +207,8 @@ def approval_message(
         {"type": "header", "text": plain_text(messages.approval_header(tools))},
         section(messages.request_intro(request.requested_by, tools, request.interrupt_name)),
     ]
+    if is_rerun_interrupt(request.interrupt_name):
+        blocks.append(section(messages.rerun_warning()))
     if request.tool is not None or request.tool_input is not None:
         blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
     elif request.calls:

@@ -163,6 +163,15 @@ def request_intro(requested_by: str, tool: str | None, interrupt_name: str) -> s
     )
 
 
+def rerun_warning() -> str:
+    """On a request to run again a call whose earlier attempt may have run."""
+    return (
+        "⚠️ *This call may already have run.* An earlier attempt started, but its worker stopped "
+        "before the result was recorded. Check whether it took effect: *Approve* runs it again, "
+        "*Deny* leaves it as it is (not run again)."
+    )
+
+
 def approvers_text(policy: PolicySummary) -> str:
     """Who may decide: mentions of the listed users and groups, or anyone (except the requester)."""
     mentions = [mention_user(u) for u in policy.approver_users] + [mention_group(g) for g in policy.approver_groups]

@@ -34,10 +34,11 @@ INTERRUPTED_INDEX: Final = "signoff:interrupted"
 _MAX_SESSION_ID_LENGTH: Final = 512
 _FORBIDDEN_IN_SESSION_ID: Final = re.compile(r"[\s{}]")
 
-# Every write script starts with this guard. KEYS[1] is the session hash; ARGV[1] the expected
-# version, ARGV[2] the format. Returns {0, actual_version} on conflict and {-1, what} when the key
-# holds corrupted or foreign data, which is never written over nor deleted.
-_GUARD: Final = """
+# Every write script starts with this guard (_READ_VERSION, then the version check). KEYS[1] is
+# the session hash; ARGV[1] the expected version, ARGV[2] the format. Returns {0, actual_version}
+# on conflict and {-1, what} when the key holds corrupted or foreign data, which is never written
+# over nor deleted.
+_READ_VERSION: Final = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 local current = 0
 if raw then
@@ -47,15 +48,27 @@ if raw then
 elseif redis.call('EXISTS', KEYS[1]) == 1 then
   return {-1, 'missing version'}
 end
+"""
+_GUARD: Final = (
+    _READ_VERSION
+    + """
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 """
+)
 
 # KEYS: session hash, interrupted index.
 # ARGV: expected version, format, session id, now ms, ttl ms (0: no expiry), interrupted (0/1),
 #       messages, agent_state, interrupt_state. Returns {1, new_version}.
+# The same write sent again (its reply was lost to a connection error and it was retried, by the
+# caller or by the client) finds its own result one version on: it is answered as written.
 _SAVE_SCRIPT: Final = (
-    _GUARD
+    _READ_VERSION
     + """
+if current == tonumber(ARGV[1]) + 1 then
+  local stored = redis.call('HMGET', KEYS[1], 'messages', 'agent_state', 'interrupt_state')
+  if stored[1] == ARGV[7] and stored[2] == ARGV[8] and stored[3] == ARGV[9] then return {1, current} end
+end
+if current ~= tonumber(ARGV[1]) then return {0, current} end
 local new_version = current + 1
 redis.call('HSET', KEYS[1], 'version', new_version, 'format', ARGV[2], 'updated_at_ms', ARGV[4],
   'messages', ARGV[7], 'agent_state', ARGV[8], 'interrupt_state', ARGV[9])

@@ -6,6 +6,12 @@ bot renders (``{"tool", "input", "toolUseId"}``, ``"response": "record"`` so tha
 name). On resume the human's ``agent.approval.Decision`` record comes back as the interrupt's
 response: approve lets the call run; deny, expired or anything unreadable cancels it, and the
 model is told why in the same words as with Signoff's own runtime (``refusal_text``).
+
+Calls run at most once (see ``agent.attempts``): before a tool that is not declared idempotent
+runs, the gate marks the call started in the agent's state and saves the session; its result is
+saved as soon as it exists (retried in place while Redis is briefly unreachable). A redelivered
+run that finds a call started but not recorded asks a human (the ``rerun`` interrupt) instead
+of running it again.
 """
 
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
@@ -15,7 +21,9 @@ from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedE
 from strands.types._events import ToolResultEvent
 from strands.types.tools import AgentTool
 
+from agent import attempts
 from agent.approval import APPROVAL_INTERRUPT, describe_call, parse_decision, refusal_text
+from agent.session import retrying
 from state.shapes import ToolUse
 
 PolicyFor = Callable[[str], str | None]
@@ -26,6 +34,8 @@ UNREADABLE_RESPONSE = "Not executed: the approval response was not understood. D
 COMPLETED_CALLS: Final = "signoff_completed_calls"
 """Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result)."""
 _COMPLETED_KEPT: Final = 50
+SAVE_RETRY_S: Final = 10.0
+"""How long saving a call's start or result is retried while Redis is unreachable."""
 
 
 class _RecordedResult(AgentTool):  # type: ignore[misc]
@@ -66,7 +76,10 @@ class SignoffGate:
             of a batch never runs a finished call again: while resuming, in the pending
             execution; on a first pass, in the agent's state, from which a redelivered run
             replays the recorded result instead of calling the tool. Strands alone saves
-            results only with the next message.
+            results only with the next message. Also marks each call started before it runs,
+            so a call whose result was lost is asked about instead of run again.
+        idempotent: Names of tools for which running a call twice is harmless: a call whose
+            result was lost simply runs again (any other asks a human first).
     """
 
     def __init__(
@@ -75,10 +88,12 @@ class SignoffGate:
         *,
         interrupt_name: str = APPROVAL_INTERRUPT,
         checkpoint_results: bool = True,
+        idempotent: Iterable[str] = (),
     ):
         """Keep which calls are gated."""
         self.interrupt_name = interrupt_name
         self.checkpoint_results = checkpoint_results
+        self.idempotent = frozenset(idempotent)
         self._policy_for: PolicyFor
         self._names_policy = False
         if isinstance(tools, Mapping):
@@ -116,14 +131,35 @@ class SignoffGate:
             event.selected_tool = _RecordedResult(event.selected_tool, recorded)
             return
         reason = self.reason_for(tool_use)
-        if reason is None:
-            return
-        response = event.interrupt(self.interrupt_name, reason=reason)  # raises until answered
-        decision = parse_decision(response)
-        if decision is None:
-            event.cancel_tool = UNREADABLE_RESPONSE
-        elif decision.decision != "approve":
-            event.cancel_tool = refusal_text(decision)
+        if reason is not None:
+            response = event.interrupt(self.interrupt_name, reason=reason)  # raises until answered
+            decision = parse_decision(response)
+            if decision is None:
+                event.cancel_tool = UNREADABLE_RESPONSE
+                return
+            if decision.decision != "approve":
+                event.cancel_tool = refusal_text(decision)
+                return
+        if self.checkpoint_results and event.selected_tool is not None and tool_use["name"] not in self.idempotent:
+            self._start(event, tool_use)
+
+    def _start(self, event: Any, tool_use: ToolUse) -> None:
+        """Mark the call started and save it before it runs; a call that may have run asks a human first."""
+        agent = event.agent
+        started = attempts.attempts_started(agent.state, tool_use["toolUseId"])
+        if started:
+            refusal = attempts.refuse_rerun(lambda name, why: event.interrupt(name, reason=why), tool_use, started)
+            if refusal is not None:
+                event.cancel_tool = refusal
+                return
+        attempts.mark_started(agent.state, tool_use["toolUseId"])
+        self._save(agent)
+
+    @staticmethod
+    def _save(agent: Any) -> None:
+        session_manager = getattr(agent, "_session_manager", None)
+        if session_manager is not None:
+            retrying(lambda: session_manager.sync_agent(agent), within_s=SAVE_RETRY_S, what="strands sync_agent")
 
     def message_added(self, event: Any) -> None:
         """Once the conversation holds a call's result, its record is no longer needed."""
@@ -155,6 +191,5 @@ class SignoffGate:
             completed = dict(agent.state.get(COMPLETED_CALLS) or {})
             completed[result["toolUseId"]] = dict(result)
             agent.state.set(COMPLETED_CALLS, dict(list(completed.items())[-_COMPLETED_KEPT:]))
-        session_manager = getattr(agent, "_session_manager", None)
-        if session_manager is not None:
-            session_manager.sync_agent(agent)
+        attempts.clear_started(agent.state, [result["toolUseId"]])
+        self._save(agent)

@@ -58,6 +58,7 @@ return 1
 
 # KEYS[1]: agent hash. ARGV[1]: expected version, ARGV[2]: record.
 # Returns {1, new}, {0, actual} on conflict, {-2, 0} when missing, {-1, what} when corrupted.
+# The same update sent again (its reply was lost and it was retried) is answered as written.
 _UPDATE_AGENT: Final = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 if not raw then
@@ -66,6 +67,9 @@ if not raw then
 end
 local current = tonumber(raw)
 if current == nil then return {-1, raw} end
+if current == tonumber(ARGV[1]) + 1 and redis.call('HGET', KEYS[1], 'record') == ARGV[2] then
+  return {1, current}
+end
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 redis.call('HSET', KEYS[1], 'version', current + 1, 'record', ARGV[2])
 return {1, current + 1}

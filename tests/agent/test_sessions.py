@@ -75,7 +75,7 @@ def test_a_crash_mid_batch_never_reruns_a_completed_tool(store: SessionStore) ->
     runs: list[str] = []
     crash = {"armed": True}
 
-    @tool
+    @tool(idempotent=True)  # it passes its idempotency key on: running it again is harmless
     def step(name: str, tool_context: ToolContext) -> str:
         """One step of a deployment."""
         runs.append(f"{name}:{tool_context.idempotency_key}")
@@ -102,7 +102,7 @@ def test_a_crash_mid_batch_never_reruns_a_completed_tool(store: SessionStore) ->
 def test_a_crash_before_any_result_was_saved_reruns_the_batch_without_a_model_call(store: SessionStore) -> None:
     runs: list[str] = []
 
-    @tool
+    @tool(idempotent=True)
     def only(name: str) -> str:
         """The only step."""
         runs.append(name)

@@ -50,7 +50,7 @@ def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) 
         counter.incr("test:completed:deploy")
         return f"deployed {service}"
 
-    @tool
+    @tool(idempotent=True)  # telling a channel twice is harmless: a lost attempt simply runs again
     def notify(channel: str) -> str:
         """Tell a channel."""
         counter.set(STARTED_KEY, "1")

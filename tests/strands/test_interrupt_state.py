@@ -240,7 +240,7 @@ def test_a_worker_dying_in_a_first_pass_never_reruns_a_finished_call(redis_clien
         return strands.Agent(
             model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
             tools=[step],
-            hooks=[SignoffGate(["deploy"])],
+            hooks=[SignoffGate(["deploy"], idempotent=["step"])],  # the call that died simply runs again
             session_manager=signoff_session_manager("T0TEST:C0OPS:1700000000.000300", store),
             tool_executor=SequentialToolExecutor(),
             callback_handler=None,
