@@ -68,17 +68,24 @@ class _RedisOutage:
     def __init__(self, server: RedisServer, pause_s: float) -> None:
         self.server, self.pause_s = server, pause_s
         self.restarted = threading.Event()
+        self._timer: threading.Timer | None = None
 
     def register_hooks(self, registry: HookRegistry) -> None:
         registry.add_callback(AfterToolCallEvent, self._after_tool)
 
     def _after_tool(self, event: AfterToolCallEvent) -> None:
         self.server.shut_down()
-        threading.Timer(self.pause_s, self._restart).start()
+        self._timer = threading.Timer(self.pause_s, self._restart)
+        self._timer.start()
 
     def _restart(self) -> None:
         self.server.restart()
         self.restarted.set()
+
+    def settle(self) -> None:
+        """Wait for the restart, so no server outlives the test."""
+        if self._timer is not None:
+            self._timer.join(10)
 
 
 @pytest.fixture
@@ -88,15 +95,22 @@ def own_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+@pytest.fixture
+def outage(own_server: RedisServer) -> Iterator[_RedisOutage]:
+    """Redis stopped right after the next tool returns, back 1.5 s later."""
+    blip = _RedisOutage(own_server, pause_s=1.5)
+    yield blip
+    blip.settle()
+
+
 def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
-    own_server: RedisServer,
+    own_server: RedisServer, outage: _RedisOutage
 ) -> None:
     # The client's own retries are off, so the outage reaches the result's save whatever its length.
     client = redis.Redis.from_url(own_server.url, retry=Retry(NoBackoff(), 0))
     store = SessionStore(client)
     deploys = _Deploys()
     responses = _approve_first_request(deploys, store, "s-blip")
-    outage = _RedisOutage(own_server, pause_s=1.5)
 
     result = deploys.agent(store, "s-blip", hooks=(outage,))(responses)
 

@@ -196,6 +196,21 @@ def test_stale_writer_gets_a_conflict_and_changes_nothing(
     assert store.interrupted_sessions() == []
 
 
+def test_a_write_sent_again_after_its_reply_was_lost_is_answered_as_written(
+    store: SessionStore, redis_client: redis.Redis
+) -> None:
+    save(store, "s-1")
+    assert save(store, "s-1", expected_version=1, messages=[user("result")], agent_state={"n": 1}) == 2
+    before = snapshot(redis_client)
+
+    # The same write again (a retry after a connection error): its own result, not a conflict.
+    assert save(store, "s-1", expected_version=1, messages=[user("result")], agent_state={"n": 1}) == 2
+
+    assert snapshot(redis_client) == before
+    with pytest.raises(ConflictError):  # any other write based on version 1 is still stale
+        save(store, "s-1", expected_version=1, messages=[user("result")], agent_state={"n": 2})
+
+
 def test_racing_read_modify_write_loses_no_update(store: SessionStore) -> None:
     threads, writes_per_thread = 8, 25
     successes: list[int] = []
