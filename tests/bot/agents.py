@@ -1,8 +1,8 @@
 """Agents for the scenario tests (importable by a worker subprocess through ``AGENT_FACTORY``).
 
-``counting_agent``: a deploy (gated) followed by a notify (free) in one batch; every completed
-tool call is counted in Redis, and ``notify`` can be held on a Redis key so a test can kill
-the worker while it runs. ``two_gates_agent``: two gated restarts in one turn. ``held_agent``:
+``counting_agent``: a deploy (gated) followed by a notify (free, idempotent) in one batch; every
+completed tool call is counted in Redis, and either tool can be held on a Redis key so a test
+can kill the worker while it runs. ``two_gates_agent``: two gated restarts in one turn. ``held_agent``:
 the demonstration agent, built only once a Redis key is gone (a worker can be killed while a
 job waits there, before anything of it ran).
 """
@@ -24,6 +24,8 @@ HOLD_KEY = "test:hold:notify"
 STARTED_KEY = "test:started:notify"
 HOLD_BUILD_KEY = "test:hold:build"
 BUILDS_KEY = "test:builds"
+HOLD_DEPLOY_KEY = "test:hold:deploy"
+STARTED_DEPLOY_KEY = "test:started:deploy"
 
 
 def completions(client: redis.Redis, tool_name: str) -> int:
@@ -44,19 +46,23 @@ def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) 
     """Deploy (gated) then notify (free); counts completions in Redis."""
     counter: redis.Redis = client or redis.Redis.from_url(os.environ["REDIS_URL"])
 
+    def hold(started_key: str, hold_key: str) -> None:
+        counter.incr(started_key)
+        deadline = time.monotonic() + 30
+        while counter.exists(hold_key) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
     @tool
     def deploy(service: str) -> str:
         """Deploy a service."""
+        hold(STARTED_DEPLOY_KEY, HOLD_DEPLOY_KEY)
         counter.incr("test:completed:deploy")
         return f"deployed {service}"
 
     @tool(idempotent=True)  # telling a channel twice is harmless: a lost attempt simply runs again
     def notify(channel: str) -> str:
         """Tell a channel."""
-        counter.set(STARTED_KEY, "1")
-        deadline = time.monotonic() + 30
-        while counter.exists(HOLD_KEY) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        hold(STARTED_KEY, HOLD_KEY)
         counter.incr("test:completed:notify")
         return f"told {channel}"
 
