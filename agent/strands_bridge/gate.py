@@ -163,6 +163,9 @@ class SignoffGate:
 
     def message_added(self, event: Any) -> None:
         """Once the conversation holds a call's result, its record is no longer needed."""
+        if event.message["role"] == "assistant":
+            # A new model turn: the previous batch is closed, whatever became of its calls.
+            attempts.clear_started(event.agent.state, list(event.agent.state.get(attempts.STARTED_CALLS) or {}))
         completed = event.agent.state.get(COMPLETED_CALLS)
         if not completed:
             return

@@ -1,0 +1,167 @@
+"""Invariant 4 (Once) for Strands agents behind ``SignoffGate``: an approved call runs at most once.
+
+A worker dead between "started" and "recorded": the redelivered run asks a human (the ``rerun``
+interrupt) unless the tool is declared idempotent. Redis stopped right after the tool returned:
+the gate saves the result once Redis is back, and the tool ran once.
+"""
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import strands
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from strands.hooks import AfterToolCallEvent
+from strands.tools.executors import SequentialToolExecutor
+
+from agent import ScriptedModel
+from agent.approval import Decision
+from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
+from agent.models.scripted import text_turn, tool_turn
+from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
+from state import RedisServer, SessionStore
+from tests.strands.agents import StrandsScriptedModel
+
+SID = "T0TEST:C0OPS:1700000000.000400"
+
+
+class _WorkerDied(BaseException):
+    """The process dies here: nothing after it runs."""
+
+
+def _respond(interrupt_id: str, kind: str, reason: str | None = None) -> list[dict[str, Any]]:
+    record = Decision(decision=kind, decided_by="U0APPROVER", reason=reason, decided_at=datetime.now(UTC))
+    return [{"interruptResponse": {"interruptId": interrupt_id, "response": record.model_dump(mode="json")}}]
+
+
+class _Deploys:
+    """A Strands agent with one gated ``deploy``; its real executions are counted in memory."""
+
+    def __init__(self, store: SessionStore, *, idempotent: bool = False) -> None:
+        self.store = store
+        self.runs = 0
+        self.die_next = False
+        self.idempotent = idempotent
+
+    def runnable(self, *extra_hooks: Any) -> StrandsRunnable:
+        @strands.tool
+        def deploy(service: str) -> str:
+            """Deploy a service."""
+            self.runs += 1
+            if self.die_next:
+                self.die_next = False
+                raise _WorkerDied  # it took effect; the worker died before the result was recorded
+            return f"deployed {service}"
+
+        turn = tool_turn(("t1", "deploy", {"service": "api"}))
+        gate = SignoffGate(["deploy"], idempotent=["deploy"] if self.idempotent else ())
+        agent = strands.Agent(
+            model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
+            tools=[deploy],
+            hooks=[gate, *extra_hooks],  # After* callbacks run in reverse: extra hooks run before the gate saves
+            session_manager=signoff_session_manager(SID, self.store),
+            tool_executor=SequentialToolExecutor(),  # a death inside a tool ends the run, as a killed process would
+            callback_handler=None,
+        )
+        return StrandsRunnable(agent)
+
+    def approved(self) -> list[dict[str, Any]]:
+        [gate] = self.runnable()("deploy api").interrupts
+        return _respond(gate.id, "approve")
+
+
+@pytest.mark.parametrize("answer", ["approve", "deny"])
+def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
+    store: SessionStore, answer: str
+) -> None:
+    deploys = _Deploys(store)
+    responses = deploys.approved()
+    deploys.die_next = True
+    with contextlib.suppress(_WorkerDied):
+        deploys.runnable()(responses)
+    assert deploys.runs == 1
+
+    stopped = deploys.runnable()(responses)  # the job, redelivered
+
+    assert deploys.runs == 1
+    [question] = stopped.interrupts
+    assert question.name == RERUN_INTERRUPT
+    assert question.reason == {"tool": "deploy", "input": {"service": "api"}, "toolUseId": "t1", "attempts": 1}
+    result = deploys.runnable()(_respond(question.id, answer, reason="already out"))
+    assert (result.stop_reason, str(result)) == ("end_turn", "ok")
+    assert deploys.runs == (2 if answer == "approve" else 1)
+    stored = store.load(SID)
+    assert stored is not None
+    [deploy_result] = [block["toolResult"] for block in stored.messages[-2]["content"] if "toolResult" in block]
+    if answer == "approve":
+        assert deploy_result["status"] == "success"
+    else:
+        assert "Not run again" in deploy_result["content"][0]["text"]
+    assert STARTED_CALLS not in stored.agent_state
+
+
+def test_an_idempotent_tool_started_but_not_recorded_runs_again(store: SessionStore) -> None:
+    deploys = _Deploys(store, idempotent=True)
+    responses = deploys.approved()
+    deploys.die_next = True
+    with contextlib.suppress(_WorkerDied):
+        deploys.runnable()(responses)
+
+    result = deploys.runnable()(responses)
+
+    assert (result.stop_reason, deploys.runs) == ("end_turn", 2)
+
+
+class _RedisOutage:
+    """Hook: stops the real server right after a tool returns; it comes back ``pause_s`` later."""
+
+    def __init__(self, server: RedisServer, pause_s: float) -> None:
+        self.server, self.pause_s = server, pause_s
+        self.restarted = threading.Event()
+        self._timer: threading.Timer | None = None
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        registry.add_callback(AfterToolCallEvent, self.after_tool)
+
+    def after_tool(self, event: Any) -> None:
+        self.server.shut_down()
+        self._timer = threading.Timer(self.pause_s, self._restart)
+        self._timer.start()
+
+    def _restart(self) -> None:
+        self.server.restart()
+        self.restarted.set()
+
+    def settle(self) -> None:
+        if self._timer is not None:
+            self._timer.join(10)
+
+
+@pytest.fixture
+def outage(tmp_path: Path) -> Iterator[_RedisOutage]:
+    """A private server that stops right after the next tool returns and is back 1.5 s later."""
+    with RedisServer(data_dir=tmp_path) as server:
+        blip = _RedisOutage(server, pause_s=1.5)
+        yield blip
+        blip.settle()
+
+
+def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
+    outage: _RedisOutage,
+) -> None:
+    # The client's own retries are off, so the outage reaches the gate's save whatever its length.
+    store = SessionStore(redis.Redis.from_url(outage.server.url, retry=Retry(NoBackoff(), 0)))
+    deploys = _Deploys(store)
+    responses = deploys.approved()
+
+    result = deploys.runnable(outage)(responses)
+
+    assert outage.restarted.is_set()
+    assert (result.stop_reason, str(result), deploys.runs) == ("end_turn", "ok", 1)
+    assert deploys.runnable().interrupted is False
