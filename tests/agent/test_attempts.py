@@ -143,7 +143,13 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     assert deploys.runs == 1
     [question] = stopped.interrupts
     assert question.name == RERUN_INTERRUPT
-    assert question.reason == {"tool": "deploy", "input": {"service": "api"}, "toolUseId": "t1", "attempts": 1}
+    assert question.reason == {
+        "tool": "deploy",
+        "input": {"service": "api"},
+        "toolUseId": "t1",
+        "response": "record",
+        "attempts": 1,
+    }
     result = deploys.agent(store, "s-lost")([respond(question.id, decision(answer, reason="it already went out"))])
     assert result.stop_reason == "end_turn"
     if answer == "approve":
