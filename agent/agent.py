@@ -45,6 +45,12 @@ Prompt = str | Sequence[ContentBlock] | Sequence[dict[str, Any]] | None
 RESULT_SAVE_RETRY_S: Final = 10.0
 """How long recording a tool's result is retried while Redis is unreachable, before the run fails."""
 
+# Strands 1.62's words, character for character (tests compare them).
+_NOT_INTERRUPTED = (
+    "Received interrupt responses but agent is not in interrupt state. "
+    "Ensure the agent instance is preserved between calls, or use session "
+    "management to persist interrupt state across requests."
+)
 _CANCELLED_BY_HOOK = "Not executed: the call was cancelled before it ran."
 _NOT_RUN_BEFORE_NEW_PROMPT = "Not executed: the run stopped before this call ran, and a new request came in."
 
@@ -159,7 +165,7 @@ class Agent:
         if interrupt_state.activated:
             interrupt_state.resume(prompt)
         elif _is_interrupt_responses(prompt):
-            raise ValueError("prompt=<interruptResponse> | agent is not interrupted; nothing to resume")
+            raise ValueError(_NOT_INTERRUPTED)
         else:
             self._append_prompt(prompt)
         self._save()

@@ -183,7 +183,7 @@ def test_resume_errors_keep_the_agent_interrupted() -> None:
 
 def test_responses_sent_to_an_agent_that_is_not_interrupted_raise_value_error() -> None:
     agent = Agent(ScriptedModel([text_turn("hi")]), [])
-    with pytest.raises(ValueError, match="not interrupted"):
+    with pytest.raises(ValueError, match="agent is not in interrupt state"):
         agent([respond("v1:before_tools:x", True)])
     assert agent.messages == []
 

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import strands
 from strands.hooks import BeforeToolCallEvent as StrandsBeforeToolCallEvent
 from strands.session import FileSessionManager
@@ -149,3 +150,14 @@ def test_each_side_resumes_from_the_others_stored_interrupt_state(tmp_path: Path
     assert recorder.names() == strands_calls == ["read_logs", "restart_service"]  # read_logs not re-run
     assert strands_model.calls == 2
     assert ours._interrupt_state.to_dict() == strands_agent._interrupt_state.to_dict()
+
+
+def test_responses_to_an_agent_not_interrupted_fail_with_strands_words(tmp_path: Path) -> None:
+    responses = [{"interruptResponse": {"interruptId": "v1:before_tools:x", "response": True}}]
+    theirs, _ = _strands_agent(tmp_path, [])
+    ours = Agent(ScriptedModel(TURNS), [])
+    with pytest.raises(ValueError, match="interrupt state") as their_error:
+        theirs(responses)
+    with pytest.raises(ValueError, match="interrupt state") as our_error:
+        ours(responses)
+    assert str(our_error.value) == str(their_error.value)

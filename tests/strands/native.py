@@ -23,7 +23,7 @@ import redis
 import strands
 from strands.hooks import BeforeToolCallEvent, BeforeToolsEvent
 
-from agent import Agent, ScriptedModel, tool
+from agent import Agent, ScriptedModel, ToolContext, tool
 from agent import hooks as own_hooks
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
@@ -270,6 +270,22 @@ def own_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     return Agent(
         ScriptedModel(_respond), _own_tools(store), hooks=[_OwnBatchHook()], session_id=session_id, store=store
     )
+
+
+def own_tool_agent(*, session_id: str, store: SessionStore) -> Agent:
+    """Our twin of ``tool_agent``: the tool asks through its context, for a boolean."""
+
+    @tool
+    def delete_files(paths: list[str], tool_context: ToolContext) -> str:
+        """Delete files."""
+        approved = tool_context.interrupt("delete-approval", reason={"paths": paths, "response": "boolean"})
+        if approved is not True:
+            return DENIED
+        _count(store, "delete_files")
+        return f"deleted {' '.join(paths)}"
+
+    tools = [delete_files, _own_tools(store)[1]]
+    return Agent(ScriptedModel(_respond), tools, session_id=session_id, store=store)
 
 
 def own_gated_run_agent(*, session_id: str, store: SessionStore) -> Agent:

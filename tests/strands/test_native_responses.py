@@ -27,6 +27,7 @@ from tests.strands.native import (
     own_gated_run_agent,
     own_hook_agent,
     own_hook_agent_two_gates,
+    own_tool_agent,
     tool_agent,
 )
 
@@ -116,8 +117,9 @@ def test_two_interrupts_in_one_turn_each_names_its_call(
         assert completions(redis_client, "inspect_files") == 1
 
 
-def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis) -> None:
-    with running_bot(redis_client, agent_factory=tool_agent) as bot:
+@pytest.mark.parametrize("factory", [own_tool_agent, tool_agent], ids=["signoff", "strands"])
+def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, factory: Factory) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
         bot.mention("delete /tmp/a")
         bot.drain()
         [message] = bot.approval_messages()
