@@ -196,14 +196,18 @@ class ApprovalStore:
         """
         ids = [request.approval_id for request in requests]
         reads = self._client.pipeline(transaction=False)
-        reads.hget(keys.round_(session_id), "version")
+        reads.hmget(keys.round_(session_id), ["version", "approvals"])
         for approval_id in ids:
             reads.hexists(keys.approval(session_id, approval_id), "request")
-        current_version, *stored = reads.execute()
+        (current_version, current_ids), *stored = reads.execute()
         fresh = [request for request, exists in zip(requests, stored, strict=True) if not exists]
         own = pipeline is None
         transaction = self._client.pipeline(transaction=True) if pipeline is None else pipeline
-        if current_version is None or int(current_version) != version:
+        if current_version is not None and int(current_version) == version:
+            # The same round again: it keeps every approval it had, and gains the new ones.
+            known: list[str] = json.loads(current_ids) if current_ids else []
+            ids = known + [approval_id for approval_id in ids if approval_id not in known]
+        else:
             transaction.delete(keys.open_approvals(session_id))  # a new round: the previous one is over
         transaction.hset(keys.round_(session_id), mapping={"version": version, "approvals": json.dumps(ids)})
         for request in fresh:

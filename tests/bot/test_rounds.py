@@ -60,3 +60,16 @@ def test_a_new_round_with_a_reused_interrupt_id_is_a_new_open_approval(redis_cli
     assert approvals.open_ids(SID) == {second.approval_id}
     version, [current] = approvals.round_approvals(SID)
     assert (version, current.request.approval_id, current.decision) == (9, second.approval_id, None)
+
+
+def test_the_same_round_published_again_keeps_its_approvals_and_gains_new_ones(redis_client: redis.Redis) -> None:
+    approvals = ApprovalStore(redis_client)
+    first = _request(4)
+    approvals.open_round(session_id=SID, version=4, requests=[first])
+    other = first.model_copy(
+        update={"interrupt_id": "v1:tool_call:t2:x", "approval_id": approval_id_for(SID, 4, "v1:tool_call:t2:x")}
+    )
+    assert approvals.open_round(session_id=SID, version=4, requests=[other]) == [other]
+    _version, stored = approvals.round_approvals(SID)
+    assert [approval.request.approval_id for approval in stored] == [first.approval_id, other.approval_id]
+    assert approvals.open_ids(SID) == {first.approval_id, other.approval_id}
