@@ -51,6 +51,8 @@ if ARGV[13] ~= '' then
 end
 local previous = redis.call('HGET', KEYS[1], 'decision')
 if previous then return {{'already', previous}} end
+-- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
+if redis.call('SISMEMBER', KEYS[2], ARGV[6]) == 0 then return {{'unknown', ''}} end
 -- Read everything the last step needs before writing anything: never a half-recorded decision.
 local round_version = redis.call('HGET', KEYS[4], 'version')
 if not round_version then return {{'no_round', ''}} end

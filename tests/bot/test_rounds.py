@@ -7,6 +7,7 @@ import redis
 from bot import keys
 from bot.approvals import ApprovalStore
 from bot.model import ApprovalRequest, Decision, PolicySummary, approval_id_for
+from bot.outbox import OutboxEntry
 
 SID = "T0TEST:C0OPS:1700000000.000300"
 BATCH_ID = "v1:before_tools:0a4f2c8e-5b1d-5d3e-9a7c-1f2e3d4c5b6a"  # the same for every batch of a session
@@ -73,3 +74,31 @@ def test_the_same_round_published_again_keeps_its_approvals_and_gains_new_ones(r
     _version, stored = approvals.round_approvals(SID)
     assert [approval.request.approval_id for approval in stored] == [first.approval_id, other.approval_id]
     assert approvals.open_ids(SID) == {first.approval_id, other.approval_id}
+
+
+def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_client: redis.Redis) -> None:
+    approvals = ApprovalStore(redis_client)
+    old = _request(4)
+    approvals.open_round(session_id=SID, version=4, requests=[old])
+    approvals.open_round(session_id=SID, version=9, requests=[_request(9)])  # round 4 is over
+    stale = approvals.get(SID, old.approval_id)
+    assert stale is not None
+    decision = Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC))
+    jobs_before = redis_client.xlen(keys.JOBS) if redis_client.exists(keys.JOBS) else 0
+
+    result = approvals.decide(
+        stale,
+        kind="approve",
+        user="U0APPROVER",
+        quorum=1,
+        decision=decision,
+        update=OutboxEntry("update_approval", {"session_id": SID, "approval_id": old.approval_id}),
+        audit_details="{}",
+        now=datetime.now(UTC),
+    )
+
+    assert result.status == "unknown"
+    after = approvals.get(SID, old.approval_id)
+    assert after is not None
+    assert after.decision is None
+    assert (redis_client.xlen(keys.JOBS) if redis_client.exists(keys.JOBS) else 0) == jobs_before
