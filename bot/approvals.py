@@ -10,6 +10,8 @@ job is therefore queued exactly once per round.
 """
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,8 +24,11 @@ from bot import keys
 from bot.model import ApprovalRequest, Decision, DiscussionEntry
 from bot.outbox import OutboxEntry
 
+logger = logging.getLogger(__name__)
+
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 RECENT_KEPT: Final = 50
+_QUARANTINE_WHY_MAX: Final = 500
 
 # KEYS: 1 approval, 2 open set, 3 jobs, 4 round, 5 outbox due, 6 outbox entries, 7 outbox wake, 8 audit,
 #       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions.
@@ -278,15 +283,60 @@ class ApprovalStore:
             decoded.get("post_entry"),
         )
 
-    def round_approvals(self, session_id: str) -> tuple[int, list[Approval]]:
-        """The current round's version and approvals, in the order they were raised."""
+    def find_readable(self, approval_id: str) -> Approval | None:
+        """``find`` for readers that list many approvals: an unreadable one is quarantined and skipped (``None``)."""
+        session_id = self.session_of(approval_id)
+        return self.get_readable(session_id, approval_id) if session_id is not None else None
+
+    def get_readable(self, session_id: str, approval_id: str) -> Approval | None:
+        """``get``, except that an unreadable approval is quarantined and ``None`` returned: one bad record
+        never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others."""
+        try:
+            return self.get(session_id, approval_id)
+        except ApprovalDataError as error:
+            self.quarantine(session_id, approval_id, why=str(error))
+            return None
+
+    def quarantine(self, session_id: str, approval_id: str, *, why: str) -> None:
+        """Take an unreadable approval out of the open index and record why, for operators (``python -m bot pending``).
+
+        The record itself stays in place, untouched, for inspection.
+        """
+        logger.error(
+            "session_id=<%s>, approval_id=<%s> | unreadable approval quarantined: %s", session_id, approval_id, why
+        )
+        note = {
+            "session_id": session_id,
+            "why": " ".join(why.split())[:_QUARANTINE_WHY_MAX],
+            "at_ms": int(time.time() * 1000),
+        }
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.zrem(keys.OPEN_INDEX, approval_id)
+        pipeline.hset(keys.QUARANTINE, approval_id, json.dumps(note))
+        pipeline.execute()
+
+    def quarantined(self) -> dict[str, dict[str, str]]:
+        """Quarantined approvals: id -> ``{"session_id", "why", "at_ms"}``."""
+        return {_text(key): json.loads(value) for key, value in self._client.hgetall(keys.QUARANTINE).items()}
+
+    def round_approvals(self, session_id: str, *, readable_only: bool = False) -> tuple[int, list[Approval]]:
+        """The current round's version and approvals, in the order they were raised.
+
+        Args:
+            session_id: The session.
+            readable_only: Quarantine and leave out unreadable approvals instead of raising.
+
+        Raises:
+            ApprovalDataError: An approval cannot be read back (unless ``readable_only``).
+        """
         fields = self._client.hgetall(keys.round_(session_id))
         if not fields:
             return 0, []
         decoded = {_text(key): _text(value) for key, value in fields.items()}
         approvals = []
+        read = self.get_readable if readable_only else self.get
         for approval_id in json.loads(decoded["approvals"]):
-            approval = self.get(session_id, approval_id)
+            approval = read(session_id, approval_id)
             if approval is not None:
                 approvals.append(approval)
         return int(decoded["version"]), approvals

@@ -136,7 +136,7 @@ class Deliverer:
         self._outbox.complete(entry)
 
     def _post_approval(self, entry: OutboxEntry) -> None:
-        approval = self._approvals.get(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         if approval is None:
             return
         request = approval.request
@@ -161,7 +161,7 @@ class Deliverer:
                 self._show_latest(request.session_id, request.approval_id, force=False)
 
     def _post_approval_copy(self, entry: OutboxEntry) -> None:
-        approval = self._approvals.get(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         user = entry.payload["user"]
         if approval is None:
             return
@@ -181,7 +181,7 @@ class Deliverer:
             post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
         )
         if kept is not None:
-            latest = self._approvals.get(request.session_id, request.approval_id)
+            latest = self._approvals.get_readable(request.session_id, request.approval_id)
             if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
                 self._show_latest(request.session_id, request.approval_id, force=True)
 
@@ -275,7 +275,7 @@ class Deliverer:
             if not self._approvals.lease_updates(session_id, approval_id, token=token, lease_ms=_UPDATE_LEASE_MS):
                 raise Busy
             try:
-                approval = self._approvals.get(session_id, approval_id)
+                approval = self._approvals.get_readable(session_id, approval_id)
                 if approval is None:
                     return
                 if not approval.request.message_ts:

@@ -151,7 +151,7 @@ class Escalator:
 
     def fire(self, due: Due) -> None:
         """Do one scheduled step (a decided or vanished request just drops it)."""
-        approval = self._approvals.get(due.session_id, due.approval_id)
+        approval = self._approvals.get_readable(due.session_id, due.approval_id)
         if approval is None or approval.decision is not None:
             self._schedule.done(due)
             return

@@ -72,7 +72,7 @@ class HomeTab:
         """The home view of ``user_id``: requests they may decide now, and recent decisions."""
         queue = []
         for approval_id in self._approvals.open_everywhere(limit=200):
-            approval = self._approvals.find(approval_id)
+            approval = self._approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or user_id in approval.votes:
                 continue
             allowed, _refusal = self._decisions.may_decide(approval, user_id=user_id)
@@ -81,6 +81,6 @@ class HomeTab:
         recent = [
             approval
             for approval_id in self._approvals.recent_decisions(limit=RECENT_SHOWN)
-            if (approval := self._approvals.find(approval_id)) is not None
+            if (approval := self._approvals.find_readable(approval_id)) is not None
         ]
         return render_home(queue=queue, recent=recent, now=self._clock())

@@ -20,6 +20,7 @@ Global keys::
     signoff:open-approvals                 zset    approval ids waiting anywhere, by request time (ms)
     signoff:recent-decisions               list    latest decided approval ids (App Home)
     signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
+    signoff:quarantine                     hash    approval id -> why it cannot be read back (JSON), for operators
     signoff:schedule, signoff:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:jobs                           stream  start and resume jobs (consumer group "workers")
     signoff:job:<job_id>:told              string  the job's thread was told its step is delayed (TTL)
@@ -41,6 +42,7 @@ from state.store import keys_for
 OPEN_INDEX: Final = "signoff:open-approvals"
 RECENT_DECISIONS: Final = "signoff:recent-decisions"
 HOME_VIEWERS: Final = "signoff:home-viewers"
+QUARANTINE: Final = "signoff:quarantine"
 SCHEDULE_DUE: Final = "signoff:schedule"
 SCHEDULE_ENTRIES: Final = "signoff:schedule:entries"
 JOBS: Final = "signoff:jobs"

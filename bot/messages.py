@@ -479,3 +479,14 @@ def pending_line(request: ApprovalRequest, *, now: datetime, link: str | None) -
 def nothing_pending() -> str:
     """``/approvals`` when nothing waits."""
     return "Nothing is waiting for a decision in this channel."
+
+
+# ---------------------------------------------------------------- shortened values
+
+
+NESTED_TOO_DEEPLY: Final = f"{ELLIPSIS} (nested too deeply: not shown)"
+
+
+def more_not_shown(count: int) -> str:
+    """Marker ending a list or object shortened to fit (``count`` entries left out)."""
+    return f"(truncated, {count} more {'entry' if count == 1 else 'entries'} not shown)"

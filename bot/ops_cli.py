@@ -1,7 +1,8 @@
 """Operator commands for a 3 a.m. look at a running bot (both need ``REDIS_URL``).
 
 - ``python -m bot pending``: every session stopped on approvals, oldest first, with each open
-  request (tool, requester, age, escalation level, claim).
+  request (tool, requester, age, escalation level, claim), then the approvals quarantined
+  because their stored data cannot be read back.
 - ``python -m bot resume <session id>``: queue the resume of a session whose approvals are all
   decided but whose resume was given up (after a long outage, say). Refused otherwise.
 """
@@ -40,7 +41,7 @@ def _pending(client: redis.Redis) -> int:
     now = datetime.now(UTC)
     sessions = SessionStore(client).interrupted_sessions()
     for session_id in sessions:
-        _version, round_approvals = approvals.round_approvals(session_id)
+        _version, round_approvals = approvals.round_approvals(session_id, readable_only=True)
         print(session_id)
         for approval in round_approvals:
             request = approval.request
@@ -52,7 +53,14 @@ def _pending(client: redis.Redis) -> int:
                 f"  {request.approval_id}  {request.tool or request.interrupt_name}  by {request.requested_by}"
                 f"  {minutes} min  {state}" + "".join(f"  {item}" for item in extra)
             )
+    quarantined = approvals.quarantined()
+    if quarantined:
+        print("quarantined (stored data unreadable; the records are left in place):")
+    for approval_id, note in quarantined.items():
+        print(f"  {approval_id}  session {note.get('session_id')}  {note.get('why')}")
     print(f"{len(sessions)} session(s) waiting", file=sys.stderr)
+    if quarantined:
+        print(f"{len(quarantined)} approval(s) quarantined", file=sys.stderr)
     return 0
 
 

@@ -25,6 +25,7 @@ from bot import blocks, keys, messages
 from bot.adapters import Runnable, as_runnable
 from bot.approvals import ApprovalStore
 from bot.audit import Audit
+from bot.bounded import bounded_json
 from bot.clock import Clock, system_clock
 from bot.escalation import Schedule
 from bot.jobs import Job
@@ -255,7 +256,7 @@ class SessionRunner:
         # The call comes from the interrupt's id and the agent's pending batch, never from the
         # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
         calls = tuple(
-            GuardedCall(tool=call["name"], input=call["input"], tool_use_id=call["toolUseId"])
+            GuardedCall(tool=call["name"], input=bounded_json(call["input"]), tool_use_id=call["toolUseId"])
             for call in guarded_calls(interrupt.id, waiting)
         )
         single = calls[0] if len(calls) == 1 else None
@@ -282,7 +283,7 @@ class SessionRunner:
             tool_input=single.input if single else None,
             tool_use_id=single.tool_use_id if single else None,
             calls=calls,
-            reason=interrupt.reason,
+            reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
             policy=policy,
             response_shape=_asked_shape(interrupt.reason) or policy.response,
             created_at=now,

@@ -29,7 +29,7 @@ def register(app: App, services: Services) -> None:
         channel = command["channel_id"]
         lines = []
         for approval_id in services.approvals.open_everywhere(limit=200):
-            approval = services.approvals.find(approval_id)
+            approval = services.approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or approval.request.channel_id != channel:
                 continue
             request = approval.request

@@ -98,3 +98,35 @@ def held_agent(*, session_id: str, store: SessionStore) -> Agent:
     while counter.exists(HOLD_BUILD_KEY) and time.monotonic() < deadline:
         time.sleep(0.02)
     return build_operations_agent(session_id=session_id, store=store)
+
+
+def one_gated_call(tool_name: str, payload: Any, *, answer: str = "done") -> Any:
+    """A factory whose agent asks to run one gated tool ``tool_name`` with ``{"payload": payload}``, then answers."""
+
+    def factory(*, session_id: str, store: SessionStore) -> Agent:
+        @tool(name=tool_name)
+        def act(payload: Any = None) -> str:
+            """Act on the payload."""
+            return "acted"
+
+        model = _answer_after_results(tool_turn(("t1", tool_name, {"payload": payload})), answer)
+        return Agent(model, [act], hooks=[ApprovalGate([tool_name])], session_id=session_id, store=store)
+
+    return factory
+
+
+def answering_agent(answer: str) -> Any:
+    """A factory whose agent answers ``answer`` at once, whatever it is asked."""
+
+    def factory(*, session_id: str, store: SessionStore) -> Agent:
+        return Agent(ScriptedModel(lambda _messages: text_turn(answer)), [], session_id=session_id, store=store)
+
+    return factory
+
+
+def nested(depth: int) -> Any:
+    """A JSON value nested ``depth`` lists deep."""
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value

@@ -19,27 +19,10 @@ from state import RedisServer
 from tests.bot import slack_requests
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
+from tests.bot.processes import ROOT
+from tests.bot.processes import bot_environment as _environment
+from tests.bot.processes import run_bot as _run
 from tests.bot.slack_requests import SignedPoster
-
-ROOT = Path(__file__).resolve().parents[2]
-_SLACK_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL", "APPROVAL_POLICY")
-
-
-def _environment(**values: str) -> dict[str, str]:
-    base = {key: value for key, value in os.environ.items() if key not in _SLACK_VARIABLES}
-    return {**base, "LOG_LEVEL": "WARNING", **values}
-
-
-def _run(args: list[str], **values: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        cwd=ROOT,
-        env=_environment(**values),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
