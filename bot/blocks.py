@@ -34,6 +34,7 @@ __all__ = [
     "agent_reply_message",
     "approval_message",
     "deny_modal",
+    "has_hidden_characters",
     "modal_errors",
 ]
 
@@ -117,7 +118,7 @@ def _pretty_json(value: Any) -> str:
 
 def _code_section(label: str, code: str) -> str:
     """``label`` then ``code`` in a fence, within one section; the marker comes after the closed fence."""
-    code = _defang_fences(code)
+    code = _defang_fences(messages.reveal(code))
     head = f"{label}\n{FENCE}\n"
     room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
     body, omitted = messages.fit_escaped(code, room)
@@ -193,6 +194,19 @@ def _reason_section(request: ApprovalRequest) -> str | None:
     return _code_section(messages.REASON_LABEL, _pretty_json(reason))
 
 
+def has_hidden_characters(request: ApprovalRequest) -> bool:
+    """Whether anything the agent or requester supplied holds characters that ``messages.reveal`` makes visible."""
+    reason = request.reason if isinstance(request.reason, str) else _pretty_json(request.reason)
+    supplied = (
+        request.tool or "",
+        request.interrupt_name,
+        request.requested_by,
+        _pretty_json(request.tool_input),
+        reason,
+    )
+    return any(messages.has_hidden(text) for text in supplied)
+
+
 def approval_message(
     request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
 ) -> dict[str, Any]:
@@ -209,6 +223,8 @@ def approval_message(
     ]
     if is_rerun_interrupt(request.interrupt_name):
         blocks.append(section(messages.rerun_warning()))
+    if has_hidden_characters(request):
+        blocks.append(context(messages.HIDDEN_CHARACTERS_WARNING))
     if request.tool is not None or request.tool_input is not None:
         blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
     elif request.calls:
@@ -271,6 +287,7 @@ def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, 
         "close": plain_text(messages.DENY_MODAL_CLOSE),
         "blocks": [
             section(messages.deny_modal_intro(request)),
+            *([context(messages.HIDDEN_CHARACTERS_WARNING)] if has_hidden_characters(request) else []),
             {
                 "type": "input",
                 "block_id": DENY_REASON_BLOCK,

@@ -41,11 +41,9 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
         view_blocks.append(
             blocks.section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name))
         )
-        view_blocks.append(
-            blocks.context(
-                messages.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
-            )
-        )
+        status = messages.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+        warning = [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+        view_blocks.append(blocks.context(status, *warning))
         view_blocks.append(blocks.approval_actions(request))
         view_blocks.append({"type": "divider"})
     if len(queue) > QUEUE_SHOWN:

@@ -9,6 +9,7 @@ Longer than most modules on purpose: one place holds every word the bot says, so
 escaping are reviewed together.
 """
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,15 @@ UNDISPLAYABLE: Final = "(could not be displayed: nested too deeply or not serial
 
 _ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
+# Letters and marks that draw nothing (names made of them look blank); the rest is found by category.
+_BLANK_LOOKING: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+_HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_FLAG_SEQUENCE: Final = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")  # 🏴 + tags: a region's flag
+_REVEALED_MAX: Final = len("⟨U+10FFFF⟩")
+HIDDEN_CHARACTERS_WARNING: Final = (
+    "⚠️ *Contains hidden characters*: invisible, control or text-direction characters are shown as "
+    "⟨U+…⟩. Read exactly what you approve."
+)
 
 
 # ---------------------------------------------------------------- primitives
@@ -47,6 +57,50 @@ _JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
 def escape(text: str) -> str:
     """Escape the three characters mrkdwn gives meaning to: mentions and links stay inert text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _pictographic(ch: str) -> bool:
+    return ord(ch) >= 0x1F000 or unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f"
+
+
+def _hidden_at(text: str, index: int) -> bool:
+    ch = text[index]
+    code = ord(ch)
+    if ch == "\u200d":  # a joiner between two emoji builds one emoji (👩‍💻); anywhere else it hides
+        return not (0 < index < len(text) - 1 and _pictographic(text[index - 1]) and _pictographic(text[index + 1]))
+    if ch in "\ufe0e\ufe0f":  # text / emoji presentation of the character before it
+        return index == 0 or text[index - 1].isspace() or _hidden_at(text, index - 1)
+    if 0xFE00 <= code <= 0xFE0D or 0xE0100 <= code <= 0xE01EF:  # other variation selectors: invisible
+        return True
+    if ch in "\n\t":
+        return False
+    return unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _BLANK_LOOKING
+
+
+def reveal(text: str) -> str:
+    """``text`` with every invisible, control or text-direction character shown as ``⟨U+202E⟩``.
+
+    A person must read exactly what they approve: ``cat report_\u202egpj.sh`` would display as
+    ``cat report_hs.jpg``. Newlines, tabs and the joiners inside emoji and flags stay as they are.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    flags = {match.start(): match.end() for match in _FLAG_SEQUENCE.finditer(text)} if "\U0001f3f4" in text else {}
+    shown: list[str] = []
+    index = 0
+    while index < len(text):
+        if index in flags:
+            shown.append(text[index : flags[index]])
+            index = flags[index]
+            continue
+        shown.append(f"⟨U+{ord(text[index]):04X}⟩" if _hidden_at(text, index) else text[index])
+        index += 1
+    return "".join(shown)
+
+
+def has_hidden(text: str) -> bool:
+    """Whether ``reveal`` would change ``text``."""
+    return reveal(text) != text
 
 
 def truncation_marker(omitted: int) -> str:
@@ -66,8 +120,11 @@ def _continues(ch: str) -> bool:
 
 
 def safe_cut(text: str, cut: int) -> int:
-    """Move ``cut`` back so it does not split a visible character (emoji sequence, accent)."""
+    """Move ``cut`` back so it does not split a visible character (emoji sequence, accent) or a revealed one."""
     original = cut
+    opened = text.rfind("⟨", max(cut - _REVEALED_MAX, 0), cut)
+    if opened != -1 and text.startswith("⟨U+", opened) and "⟩" not in text[opened:cut]:
+        cut = opened
     while 0 < cut < len(text) and (_continues(text[cut]) or text[cut - 1] == "\u200d"):
         cut -= 1
     return cut if cut > 0 else original
@@ -90,7 +147,8 @@ def fit_escaped(raw: str, budget: int) -> tuple[str, int]:
 
 
 def clip(raw: str, limit: int) -> str:
-    """``raw`` escaped, truncated with the marker so the result is at most ``limit`` characters."""
+    """``raw`` revealed and escaped, truncated with the marker so the result is at most ``limit`` characters."""
+    raw = reveal(raw)
     escaped = escape(raw)
     if len(escaped) <= limit:
         return escaped
@@ -99,7 +157,8 @@ def clip(raw: str, limit: int) -> str:
 
 
 def clip_plain(text: str, limit: int) -> str:
-    """Plain text (not escaped: plain_text objects never ping) truncated to ``limit`` characters."""
+    """Plain text (revealed, not escaped: plain_text objects never ping) truncated to ``limit`` characters."""
+    text = reveal(text)
     if len(text) <= limit:
         return text
     short = f"{ELLIPSIS} (+{len(text)})"
@@ -288,9 +347,23 @@ def click_failed(error_summary: str) -> str:
 
 
 def agent_reply(text: str) -> str:
-    """The agent's answer as mrkdwn: escaped (a model cannot ping a channel), never empty."""
+    """The agent's answer as mrkdwn: revealed and escaped (a model cannot ping a channel), never empty."""
     stripped = text.strip()
-    return escape(stripped) if stripped else "_(The agent returned no text.)_"
+    return escape(reveal(stripped)) if stripped else "_(The agent returned no text.)_"
+
+
+MAX_ECHOED_REQUEST: Final = 2000
+
+
+def unescape_slack(text: str) -> str:
+    """Text as the person typed it: Slack sends ``&``, ``<`` and ``>`` of typed text as entities."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def command_echo(user_id: str, request: str) -> str:
+    """The channel message a ``/agent`` request opens its thread with: the request shown as typed, never
+    live (``<!channel>``, a mention or a disguised link in it stay inert text)."""
+    return f"{mention_user(user_id)} asked the agent: {clip(unescape_slack(request), MAX_ECHOED_REQUEST)}"
 
 
 def session_busy() -> str:

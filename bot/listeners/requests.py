@@ -6,7 +6,7 @@ from typing import Any, Final
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot import ids, keys
+from bot import ids, keys, messages
 from bot.services import Services
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -47,7 +47,7 @@ def register(app: App, services: Services) -> None:
     def start_from_command(command: dict[str, Any], client: WebClient) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
-        anchor = client.chat_postMessage(channel=command["channel_id"], text=f"<@{user}> asked the agent: {request}")
+        anchor = client.chat_postMessage(channel=command["channel_id"], text=messages.command_echo(user, request))
         services.jobs.enqueue(
             {
                 "kind": "start",

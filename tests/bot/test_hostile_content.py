@@ -101,3 +101,41 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         assert bot.click(ids.APPROVE_ACTION, good_id, user=APPROVER).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[0])
+
+
+def _shown(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def test_hidden_and_direction_characters_are_shown_and_flagged_wherever_a_person_decides(
+    redis_client: redis.Redis,
+) -> None:
+    tool_name = "run\u2066_script"  # a left-to-right isolate hidden in the tool's name
+    with _bot(redis_client, one_gated_call(tool_name, "cat report_\u202egpj.sh")) as bot:
+        bot.mention("show the report")
+        bot.drain()
+        [message] = bot.approval_messages()
+        home = _open_home(bot, APPROVER)
+        assert bot.click(ids.DENY_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        [opened] = bot.slack.wait_for("views.open")
+
+        for shown in (_shown(message["blocks"]), _shown(home), _shown(opened.args["view"])):
+            assert "\u202e" not in shown
+            assert "\u2066" not in shown
+            assert "run⟨U+2066⟩_script" in shown
+            assert "Contains hidden characters" in shown
+        assert "cat report_⟨U+202E⟩gpj.sh" in _shown(message["blocks"])
+        assert "run⟨U+2066⟩_script" in message["text"]
+
+
+def test_an_agent_request_is_echoed_as_inert_text(bot: Bot) -> None:
+    typed = "<!channel> <@U0123> <https://evil.example|Click me> & co"
+    command = slack_requests.slash_command(command=ids.AGENT_COMMAND, user_id=REQUESTER, channel_id=CHANNEL, text=typed)
+    assert bot.poster.post_command(command).status == 200
+
+    [anchor] = bot.slack.wait_for("chat.postMessage")
+    echoed = anchor.args["text"]
+    assert echoed == (
+        f"<@{REQUESTER}> asked the agent: "
+        "&lt;!channel&gt; &lt;@U0123&gt; &lt;https://evil.example|Click me&gt; &amp; co"
+    )

@@ -48,7 +48,7 @@ def test_a_slash_command_mentioning_payload_still_reaches_the_agent(bot: Bot) ->
     )
     assert bot.poster.post_command(command).status == 200
     [anchor] = bot.slack.wait_for("chat.postMessage")
-    assert anchor.args["text"] == f"<@{REQUESTER}> asked the agent: logs for payload-api & friends"
+    assert anchor.args["text"] == f"<@{REQUESTER}> asked the agent: logs for payload-api &amp; friends"
 
 
 def test_a_later_mention_in_the_thread_continues_the_same_session(bot: Bot) -> None:

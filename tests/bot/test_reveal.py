@@ -1,0 +1,47 @@
+"""Hidden characters are made visible; emoji, flags and line breaks are not."""
+
+import pytest
+
+from bot import blocks, messages
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("cat report_\u202egpj.sh", "cat report_⟨U+202E⟩gpj.sh"),
+        ("a\u200bb\u2060c\ufeffd", "a⟨U+200B⟩b⟨U+2060⟩c⟨U+FEFF⟩d"),
+        ("x\u200dy", "x⟨U+200D⟩y"),
+        ("bell\x07 del\x7f nel\x85 ls\u2028", "bell⟨U+0007⟩ del⟨U+007F⟩ nel⟨U+0085⟩ ls⟨U+2028⟩"),
+        ("tag\U000e0041smuggled", "tag⟨U+E0041⟩smuggled"),
+        ("\u3164", "⟨U+3164⟩"),
+        ("\ufe0fstart", "⟨U+FE0F⟩start"),
+    ],
+)
+def test_hidden_characters_are_revealed(raw: str, shown: str) -> None:
+    assert messages.reveal(raw) == shown
+    assert messages.has_hidden(raw)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain",
+        "line\n\ttab",
+        "👩\u200d💻 ❤\ufe0f 👍🏽",
+        "🏴\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f",
+        "ünïcödé",
+    ],
+)
+def test_visible_text_emoji_and_flags_stay_as_they_are(text: str) -> None:
+    assert messages.reveal(text) == text
+    assert not messages.has_hidden(text)
+
+
+def test_truncation_never_splits_a_revealed_character() -> None:
+    clipped = messages.clip("\u202e" * 100, 60)
+    kept = clipped[: clipped.index(messages.ELLIPSIS)]
+    assert kept
+    assert kept.count("⟨") == kept.count("⟩")
+    for piece in blocks.agent_reply_blocks("\u202e" * 2_000):
+        text = piece["text"]["text"]
+        assert text.count("⟨") == text.count("⟩")
