@@ -18,6 +18,7 @@ from slack_bolt.request import BoltRequest
 
 from bot import outage
 from bot.app import build_app
+from bot.payload_shape import payload_problem
 from bot.request_guard import MAX_BODY_BYTES, RequestGuard, Unrecorded
 from bot.services import Services, build_services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
@@ -74,7 +75,16 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
             )
         except AttributeError:  # Bolt reads fields of what should be a JSON object
             return _answer(start_response, 400, {"error": "malformed payload: expected a JSON object"})
-        response = app.dispatch(request)
+        except RecursionError:
+            return _answer(start_response, 400, {"error": "malformed payload: nested too deeply"})
+        problem = payload_problem(request.body)
+        if problem is not None:
+            return _answer(start_response, 400, {"error": problem})
+        try:
+            response = app.dispatch(request)
+        except (KeyError, IndexError, TypeError) as error:  # Bolt read a field of a shape payload_problem missed
+            logger.exception("Bolt could not read a verified request")
+            return _answer(start_response, 400, {"error": f"malformed payload: {type(error).__name__} {error}"})
         status = f"{response.status} {HTTPStatus(response.status).phrase}"
         start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
         return [response.body.encode() if isinstance(response.body, str) else response.body]

@@ -32,6 +32,7 @@ Global keys::
     signoff:audit                          stream  who did what, when
     signoff:audit:exported                 string  id of the last audit entry exported (trimming keeps the rest)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
+    signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
 """
 
@@ -118,3 +119,8 @@ def job_told(job_id: str) -> str:
 def usergroup(group_id: str) -> str:
     """Cached members of a user group."""
     return f"signoff:usergroup:{group_id}"
+
+
+def seen_signature(signature: str) -> str:
+    """Marks a request signature as used (a second request with it is a replay)."""
+    return f"signoff:seen-signature:{signature}"

@@ -16,6 +16,8 @@ fields once decoded) and signed again with the same secret and timestamp.
 import hashlib
 import hmac
 import json
+import re
+import time
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qsl, quote
@@ -23,10 +25,15 @@ from urllib.parse import parse_qsl, quote
 import redis
 from slack_sdk.signature import SignatureVerifier
 
+from bot import keys
+
 MAX_BODY_BYTES: Final = 1 << 20
-# Slack's signatures are valid for five minutes: remembering them a little longer is enough.
-_SEEN_SECONDS: Final = 360
-_SEEN_PREFIX: Final = "signoff:seen-signature:"
+# A signature is accepted while its timestamp is within five minutes of now, before or after:
+# it is remembered until its timestamp is five minutes (and a margin for clock steps) in the past.
+_ACCEPTED_SECONDS: Final = 300
+_SEEN_MARGIN_SECONDS: Final = 60
+_TIMESTAMP: Final = re.compile(r"[0-9]{1,12}")
+_SIGNATURE: Final = re.compile(r"v0=[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -70,11 +77,17 @@ class RequestGuard:
             return Rejection(413, "request body too large")
         if not timestamp or not signature:
             return Rejection(401, "missing Slack signature headers")
+        if not _TIMESTAMP.fullmatch(timestamp):
+            return Rejection(401, "malformed X-Slack-Request-Timestamp: expected Unix time in seconds")
+        if not _SIGNATURE.fullmatch(signature):
+            return Rejection(401, "malformed X-Slack-Signature: expected v0= and 64 hexadecimal digits")
         text = body.decode("utf-8", errors="replace")
         if not self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
             return Rejection(401, "invalid or expired Slack signature")
+        # Counted from the request's timestamp, not from now: one timestamped ahead stays valid longer.
+        remember_s = int(timestamp) + _ACCEPTED_SECONDS + _SEEN_MARGIN_SECONDS - int(time.time())
         try:
-            first_time = self._redis.set(_SEEN_PREFIX + signature, "1", nx=True, ex=_SEEN_SECONDS)
+            first_time = self._redis.set(keys.seen_signature(signature), "1", nx=True, ex=max(remember_s, 1))
         except (redis.ConnectionError, redis.TimeoutError) as error:
             return Unrecorded(503, f"Redis is unreachable ({type(error).__name__}): nothing was recorded")
         if not first_time:
@@ -101,6 +114,8 @@ def _json_object_problem(text: str, what: str) -> str | None:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         return f"malformed {what}: not JSON ({error.msg} at position {error.pos})"
+    except RecursionError:
+        return f"malformed {what}: nested too deeply"
     if not isinstance(value, dict):
         return f"malformed {what}: expected a JSON object"
     return None
