@@ -31,7 +31,7 @@ __all__ = [
     "Progress",
     "actions_block_id",
     "agent_reply_blocks",
-    "agent_reply_message",
+    "agent_reply_messages",
     "approval_message",
     "deny_modal",
     "has_hidden_characters",
@@ -40,6 +40,11 @@ __all__ = [
 
 SECTION_TEXT_MAX: Final = 3000
 MAX_BLOCKS: Final = 50
+# Slack refuses a message whose blocks carry more than about 12,000 characters in all
+# (msg_blocks_too_long), whatever each block's own limit: a long answer is several messages.
+MESSAGE_BLOCKS_TEXT_MAX: Final = 12_000
+REPLY_SECTIONS_PER_MESSAGE: Final = 3  # three full sections (9,000 characters) stay well under it
+MAX_REPLY_MESSAGES: Final = 10
 DENY_REASON_MAX: Final = 2000
 MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (2000)
 MODAL_ERROR_MAX: Final = 300
@@ -146,8 +151,8 @@ def _break_point(text: str, room: int) -> int:
     return messages.safe_cut(text, cut) if cut > 1 else room
 
 
-def _split_mrkdwn(text: str) -> list[str]:
-    """Split mrkdwn into section texts (≤ 3000 characters, ≤ 50 of them).
+def _split_mrkdwn(text: str, max_pieces: int) -> list[str]:
+    """Split mrkdwn into section texts (≤ 3000 characters, ≤ ``max_pieces`` of them).
 
     A code fence open at a cut is closed there and reopened in the next piece. Text beyond the
     last piece is dropped with the truncation marker.
@@ -155,10 +160,10 @@ def _split_mrkdwn(text: str) -> list[str]:
     pieces: list[str] = []
     rest = text
     in_fence = False
-    while rest and len(pieces) < MAX_BLOCKS:
+    while rest and len(pieces) < max_pieces:
         head = FENCE + "\n" if in_fence else ""
         room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
-        last = len(pieces) == MAX_BLOCKS - 1
+        last = len(pieces) == max_pieces - 1
         marker_room = len(messages.truncation_marker(len(rest))) + 1 if last and len(rest) > room else 0
         room -= marker_room
         cut = len(rest) if len(rest) <= room else _break_point(rest, room)
@@ -312,11 +317,23 @@ def modal_errors(reason_problem: str) -> dict[str, Any]:
 
 
 def agent_reply_blocks(text: str) -> list[dict[str, Any]]:
-    """The agent's raw text, escaped, as section blocks (≤ 3000 characters each, ≤ 50 blocks)."""
-    return [section(piece) for piece in _split_mrkdwn(messages.agent_reply(text))]
+    """The agent's raw text, revealed and escaped, as section blocks (≤ 3000 characters each).
+
+    At most ``REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES`` of them: beyond, the text is cut
+    with the truncation marker.
+    """
+    pieces = _split_mrkdwn(messages.agent_reply(text), REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES)
+    return [section(piece) for piece in pieces]
 
 
-def agent_reply_message(text: str) -> dict[str, Any]:
-    """The agent's raw text as a message: ``{"text": fallback, "blocks": agent_reply_blocks(text)}``."""
-    blocks = agent_reply_blocks(text)
-    return {"text": blocks[0]["text"]["text"], "blocks": blocks}
+def agent_reply_messages(text: str) -> list[dict[str, Any]]:
+    """The agent's raw text as messages to post in this order: ``[{"text": fallback, "blocks": [...]}, ...]``.
+
+    Each is within Slack's limits (3000 characters a section, ``MESSAGE_BLOCKS_TEXT_MAX`` in all).
+    """
+    sections = agent_reply_blocks(text)
+    step = REPLY_SECTIONS_PER_MESSAGE
+    return [
+        {"text": sections[start]["text"]["text"], "blocks": sections[start : start + step]}
+        for start in range(0, len(sections), step)
+    ]

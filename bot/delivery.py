@@ -19,7 +19,7 @@ What Slack shows must match what is stored, whatever fails:
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import redis
@@ -38,6 +38,7 @@ DEAD_LETTERS: Final = "signoff:outbox:dead"
 _PERMANENT_ATTEMPTS: Final = 5
 _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3
+_AFTER: Final = "after"  # in a post_message payload: the entry whose message must be posted first
 
 
 class NotReady(Exception):
@@ -187,6 +188,9 @@ class Deliverer:
 
     def _post_message(self, entry: OutboxEntry) -> None:
         message = dict(entry.payload)
+        after = message.pop(_AFTER, None)
+        if after is not None and self._outbox.waits(str(after)):
+            raise NotReady  # the part before it is not delivered yet
         channel = str(message.pop("channel"))
         thread_ts = message.pop("thread_ts", None)
         self._post_once(
@@ -318,6 +322,23 @@ class Deliverer:
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:
         self._slack.chat_postEphemeral(**entry.payload)
+
+
+def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
+    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in this order: each waits
+    until the one before it is delivered, so a retry never lets a later part overtake."""
+    entries: list[OutboxEntry] = []
+    for part in parts:
+        after = {_AFTER: entries[-1].entry_id} if entries else {}
+        entries.append(OutboxEntry("post_message", {**part, **after}))
+    return entries
+
+
+def posts_in_order(parts: Sequence[dict[str, Any]]) -> OutboxEntry:
+    """One outbox entry posting ``parts`` (``chat.postMessage`` arguments) in order: each next part is
+    queued only once the one before it is posted, so retries never reorder a long answer."""
+    first, *rest = parts
+    return OutboxEntry("post_message", {**first, _THEN: rest} if rest else dict(first))
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:

@@ -162,6 +162,10 @@ class Outbox:
         entry.attempts += 1
         self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
 
+    def waits(self, entry_id: str) -> bool:
+        """Whether ``entry_id`` is still queued: neither delivered nor parked."""
+        return bool(self._client.hexists(keys.OUTBOX_ENTRIES, entry_id))
+
     def pending(self) -> int:
         """How many entries wait (due or not)."""
         return self._queue.pending()

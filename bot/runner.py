@@ -27,6 +27,7 @@ from bot.approvals import ApprovalStore
 from bot.audit import Audit
 from bot.bounded import bounded_json
 from bot.clock import Clock, system_clock
+from bot.delivery import posts_in_order
 from bot.escalation import Schedule
 from bot.jobs import Job
 from bot.model import ApprovalRequest, GuardedCall, approval_id_for
@@ -240,8 +241,11 @@ class SessionRunner:
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
-            payload = {"channel": info.channel_id, "thread_ts": info.thread_ts, **blocks.agent_reply_message(reply)}
-            self._outbox.add(transaction, OutboxEntry("post_message", payload))
+            # A long answer is several messages (Slack's limits), posted in order.
+            where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
+            parts = [{**where, **message} for message in blocks.agent_reply_messages(reply)]
+            for entry in posts_in_order(parts):
+                self._outbox.add(transaction, entry)
         transaction.hset(keys.round_(session_id), "published", version)
         for key in (keys.round_(session_id), keys.thread(session_id)):
             if result.stop_reason == "interrupt":

@@ -51,6 +51,52 @@ _APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 # The recorded pseudo-method for POSTs to a URL from ``FakeSlack.response_url``.
 RESPONSE_URL_METHOD = "response_url"
 
+# Slack's published limits, enforced as Slack does so that a message the fake takes Slack takes too.
+MESSAGE_TEXT_MAX = 40_000  # a message's ``text``: msg_too_long
+MESSAGE_BLOCKS_MAX = 50  # blocks in a message (a view takes 100): invalid_blocks
+VIEW_BLOCKS_MAX = 100
+SECTION_TEXT_MAX = 3_000  # a section's text: invalid_blocks
+HEADER_TEXT_MAX = 150
+CONTEXT_ELEMENTS_MAX = 10
+# All the text a message's blocks carry: msg_blocks_too_long. Slack documents no exact figure; the
+# cut-off is reported between about 12,000 and 13,300 characters, so the fake takes the lower one.
+MESSAGE_BLOCKS_TEXT_MAX = 12_000
+
+
+def _block_problem(block: object) -> bool:
+    if not isinstance(block, dict):
+        return True
+    text = block.get("text")
+    text_length = len(str(text.get("text", ""))) if isinstance(text, dict) else 0
+    if block.get("type") == "section" and text_length > SECTION_TEXT_MAX:
+        return True
+    if block.get("type") == "header" and text_length > HEADER_TEXT_MAX:
+        return True
+    elements = block.get("elements")
+    return block.get("type") == "context" and isinstance(elements, list) and len(elements) > CONTEXT_ELEMENTS_MAX
+
+
+def _text_characters(node: object) -> int:
+    """Characters of every text object in ``node`` (Block Kit JSON)."""
+    if isinstance(node, dict):
+        own = len(node["text"]) if isinstance(node.get("text"), str) else 0
+        return own + sum(_text_characters(value) for value in node.values())
+    if isinstance(node, list):
+        return sum(_text_characters(value) for value in node)
+    return 0
+
+
+def message_limit_error(args: JsonDict) -> str | None:
+    """The error Slack answers for a message (``text``, ``blocks``) over its limits, or ``None``."""
+    if len(str(args.get("text") or "")) > MESSAGE_TEXT_MAX:
+        return "msg_too_long"
+    blocks = args.get("blocks")
+    if not isinstance(blocks, list):
+        return None
+    if len(blocks) > MESSAGE_BLOCKS_MAX or any(_block_problem(block) for block in blocks):
+        return "invalid_blocks"
+    return "msg_blocks_too_long" if _text_characters(blocks) > MESSAGE_BLOCKS_TEXT_MAX else None
+
 
 @dataclass(frozen=True)
 class Call:
@@ -715,6 +761,9 @@ class FakeSlack:
         for name in ("blocks", "attachments"):
             if name in args and not isinstance(args[name], list):
                 raise SlackError("invalid_blocks" if name == "blocks" else "invalid_attachments")
+        error = message_limit_error(args)
+        if error is not None:
+            raise SlackError(error)
 
     def _store_bot_message(self, channel: str, args: JsonDict) -> JsonDict:
         message: JsonDict = {
@@ -811,6 +860,9 @@ class FakeSlack:
 
     def _store_view(self, spec: object, *, view_id: str | None = None, previous: JsonDict | None = None) -> JsonDict:
         if not isinstance(spec, dict) or "type" not in spec:
+            raise SlackError("invalid_arguments")
+        blocks = spec.get("blocks", [])
+        if not isinstance(blocks, list) or len(blocks) > VIEW_BLOCKS_MAX or any(_block_problem(b) for b in blocks):
             raise SlackError("invalid_arguments")
         view_id = view_id or f"V{next(self._id_counter):08d}"
         view: JsonDict = {

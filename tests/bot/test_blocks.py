@@ -19,6 +19,7 @@ from bot.ids import (
     DISCUSS_ACTION,
 )
 from bot.model import ApprovalRequest, Decision, DiscussionEntry, PolicySummary, approval_id_for
+from bot.sandbox.web_api import message_limit_error
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 AT_TOKEN = "<!date^1796014800^{date_short_pretty} {time}|2026-11-30 05:00 UTC>"
@@ -100,6 +101,15 @@ def check_message(message: dict[str, Any]) -> None:
     assert set(message) == {"text", "blocks"}
     assert 1 <= len(message["text"]) <= 40_000
     check_blocks(message["blocks"], 50)
+    assert message_limit_error(message) is None
+
+
+def check_reply(text: str) -> list[dict[str, Any]]:
+    replies = blocks.agent_reply_messages(text)
+    assert 1 <= len(replies) <= blocks.MAX_REPLY_MESSAGES
+    for message in replies:
+        check_message(message)
+    return replies
 
 
 def check_view(view: dict[str, Any]) -> None:
@@ -404,22 +414,21 @@ def test_modal_errors() -> None:
 # ---------------------------------------------------------------- replies
 
 
-def test_long_agent_text_is_split_into_sections() -> None:
+def test_long_agent_text_is_split_into_sections_and_messages() -> None:
     paragraph = "word " * 150 + "\n"
-    message = blocks.agent_reply_message(paragraph * 100)
-    check_message(message)
-    assert len(message["blocks"]) > 1
-    joined = "".join(block["text"]["text"] for block in message["blocks"]).replace("\n", "").replace(" ", "")
-    assert joined == (paragraph * 100).replace("\n", "").replace(" ", "")
+    replies = check_reply(paragraph * 60)
+    assert len(replies) > 1
+    joined = "".join(block["text"]["text"] for message in replies for block in message["blocks"])
+    assert joined.replace("\n", "").replace(" ", "") == (paragraph * 60).replace("\n", "").replace(" ", "")
 
 
-def test_enormous_agent_text_stops_at_fifty_blocks_with_a_marker() -> None:
-    message = blocks.agent_reply_message("<a> & b " * 100_000)
-    check_message(message)
-    assert len(message["blocks"]) == 50
-    assert MARKER.search(message["blocks"][-1]["text"]["text"])
-    for block in message["blocks"]:
-        assert not re.search(r"&(?!amp;|lt;|gt;)", block["text"]["text"])
+def test_enormous_agent_text_stops_at_the_last_message_with_a_marker() -> None:
+    replies = check_reply("<a> & b " * 100_000)
+    assert len(replies) == blocks.MAX_REPLY_MESSAGES
+    assert MARKER.search(replies[-1]["blocks"][-1]["text"]["text"])
+    for message in replies:
+        for block in message["blocks"]:
+            assert not re.search(r"&(?!amp;|lt;|gt;)", block["text"]["text"])
 
 
 def test_code_fences_survive_splitting() -> None:
@@ -434,4 +443,4 @@ def test_code_fences_survive_splitting() -> None:
 
 def test_unbroken_and_emoji_agent_text() -> None:
     for text in ("x" * 200_000, EMOJI * 10, "`" * 10_000):
-        check_message(blocks.agent_reply_message(text))
+        check_reply(text)
