@@ -61,6 +61,11 @@ def test_arguments_nested_200_deep_are_posted_shortened_and_can_be_decided(redis
         assert bot.services.redis.zcard(keys.OPEN_INDEX) == 0
 
 
+def _open_index(client: redis.Redis) -> list[str]:
+    members: list[bytes] = client.zrange(keys.OPEN_INDEX, 0, -1)  # type: ignore[assignment]
+    return [member.decode() for member in members]
+
+
 def _write_too_deep(bot: Bot, session_id: str, approval_id: str) -> None:
     """Store the request as a version without bounds did: valid JSON, nested deeper than a reader parses."""
     key = keys.approval(session_id, approval_id)
@@ -78,7 +83,7 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         bot.mention("restart search")
         while bot.worker.run_jobs_once(block_ms=1):  # the round is stored; its message not posted yet
             pass
-        [bad_id] = {member.decode() for member in redis_client.zrange(keys.OPEN_INDEX, 0, -1)} - {good_id}
+        [bad_id] = set(_open_index(redis_client)) - {good_id}
         bad_session = bot.services.approvals.session_of(bad_id)
         assert bad_session is not None
         _write_too_deep(bot, bad_session, bad_id)
@@ -87,7 +92,7 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         assert [bot.approval_id(i) for i in range(len(bot.approval_messages()))] == [good_id]
         assert good_id in json.dumps(_open_home(bot, APPROVER))
         assert "1 request waiting" in _slash_approvals(bot)
-        assert [member.decode() for member in redis_client.zrange(keys.OPEN_INDEX, 0, -1)] == [good_id]
+        assert _open_index(redis_client) == [good_id]
         assert bad_id in bot.services.approvals.quarantined()
         assert redis_client.hlen("signoff:outbox:dead") == 0
 
