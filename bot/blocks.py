@@ -207,6 +207,7 @@ def has_hidden_characters(request: ApprovalRequest) -> bool:
         request.interrupt_name,
         request.requested_by,
         _pretty_json(request.tool_input),
+        _pretty_json([{"tool": call.tool, "input": call.input} for call in request.calls]),
         reason,
     )
     return any(messages.has_hidden(text) for text in supplied)
