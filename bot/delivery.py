@@ -334,12 +334,5 @@ def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
     return entries
 
 
-def posts_in_order(parts: Sequence[dict[str, Any]]) -> OutboxEntry:
-    """One outbox entry posting ``parts`` (``chat.postMessage`` arguments) in order: each next part is
-    queued only once the one before it is posted, so retries never reorder a long answer."""
-    first, *rest = parts
-    return OutboxEntry("post_message", {**first, _THEN: rest} if rest else dict(first))
-
-
 def _message_of(approval: Approval) -> dict[str, Any]:
     return blocks.approval_message(approval.request, decision=approval.decision, progress=progress_of(approval))
