@@ -213,8 +213,9 @@ class SessionRunner:
         stored = self._store.load(session_id)
         version = stored.version if stored is not None else 0
         transaction = self._client.pipeline(transaction=True)
-        # The previous round is over (its outcome is what we publish): keep it for the retention period only.
-        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
+        if self._round_version(session_id) != version:
+            # The previous round is over (its outcome is what we publish): keep it for the retention period only.
+            self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
         if result.stop_reason == "interrupt":
             waiting = agent.pending_tool_uses
             requests = [self._request(session_id, version, info, interrupt, waiting) for interrupt in result.interrupts]
@@ -335,6 +336,10 @@ class SessionRunner:
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
         self._client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
         self._audit.record("resume_requeued", session_id=session_id, version=version)
+
+    def _round_version(self, session_id: str) -> int:
+        value = self._client.hget(keys.round_(session_id), "version")
+        return int(value) if value is not None else 0
 
     def _published_version(self, session_id: str) -> int:
         value = self._client.hget(keys.round_(session_id), "published")

@@ -1,5 +1,6 @@
 """Invariant 2 (one round): approval ids name the round, and a stored approval is never overwritten."""
 
+import json
 from datetime import UTC, datetime
 
 import redis
@@ -8,6 +9,8 @@ from bot import keys
 from bot.approvals import ApprovalStore
 from bot.model import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.outbox import OutboxEntry
+from tests.bot.agents import two_gates_agent
+from tests.bot.harness import running_bot
 
 SID = "T0TEST:C0OPS:1700000000.000300"
 BATCH_ID = "v1:before_tools:0a4f2c8e-5b1d-5d3e-9a7c-1f2e3d4c5b6a"  # the same for every batch of a session
@@ -102,3 +105,25 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
     assert after is not None
     assert after.decision is None
     assert (redis_client.xlen(keys.JOBS) if redis_client.exists(keys.JOBS) else 0) == jobs_before
+
+
+def test_approvals_published_late_into_their_round_leave_the_round_waiting(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=two_gates_agent) as bot:
+        bot.mention("restart api and search")
+        bot.drain()
+        first, lost = bot.approval_id(0), bot.approval_id(1)
+        session_id = bot.services.approvals.session_of(first)
+        assert session_id is not None
+        # As if only part of the round had been published before a crash.
+        redis_client.hset(keys.round_(session_id), "approvals", json.dumps([first]))
+        redis_client.srem(keys.open_approvals(session_id), lost)
+        redis_client.delete(keys.approval(session_id, lost))
+
+        bot.mention("status?", thread_ts=session_id.rsplit(":", 1)[1])  # recovers what was not published
+        bot.drain()
+
+        _version, stored = bot.services.approvals.round_approvals(session_id)
+        assert [approval.request.approval_id for approval in stored] == [first, lost]
+        assert bot.services.approvals.open_ids(session_id) == {first, lost}
+        for approval_id in (first, lost):
+            assert redis_client.ttl(keys.approval(session_id, approval_id)) == -1  # waiting: never expires
