@@ -172,17 +172,6 @@ class RedisServer:
 
     def stop(self) -> None:
         """Shut the server down cleanly (AOF flushed), then remove a temporary data directory."""
-        self.shut_down()
-        if self._owns_dir and self.data_dir is not None:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-            self.data_dir = None
-            self._owns_dir = False
-
-    def shut_down(self) -> None:
-        """Stop the process cleanly (AOF flushed) but keep its port and data: ``restart()`` brings it back.
-
-        Together they make a Redis outage in tests: clients get connection errors meanwhile.
-        """
         if self._process is not None:
             client = _control_client(self.port, timeout=1)
             try:
@@ -196,20 +185,10 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._process = None
-
-    def restart(self) -> None:
-        """Start the server again on the same port, with the data it had (after ``shut_down``).
-
-        Raises:
-            RedisServerError: It did not come up.
-        """
-        if self.binary is None or self.data_dir is None or not self.port:
-            raise RedisServerError("server was never started")
-        if self._process is not None:
-            return
-        problem = self._try_start(self.binary, self.data_dir)
-        if problem:
-            raise RedisServerError(f"port=<{self.port}> | server did not restart: {problem}")
+        if self._owns_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+            self._owns_dir = False
 
     def _kill(self) -> None:
         if self._process is not None:

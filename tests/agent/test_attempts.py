@@ -4,9 +4,7 @@ Redis stopped right after a tool returned: the result is saved once it is back a
 A worker dead between "started" and "recorded": the next run asks a human instead of running it again.
 """
 
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +18,7 @@ from agent.models.scripted import text_turn, tool_turn
 from state import RedisServer, SessionStore
 from state.shapes import Message
 from tests.agent.support import decision, respond, tool_results
+from tests.outage import TimedOutage
 
 
 class Crash(BaseException):
@@ -62,57 +61,34 @@ def _approve_first_request(deploys: _Deploys, store: SessionStore, session_id: s
     return [respond(gate.id, decision("approve"))]
 
 
-class _RedisOutage:
-    """Hook: stops the real server right after a tool returns; it comes back ``pause_s`` later."""
+class _StopRedisAfterTools:
+    """Hook: Redis stops right after a tool returns (before its result is saved)."""
 
-    def __init__(self, server: RedisServer, pause_s: float) -> None:
-        self.server, self.pause_s = server, pause_s
-        self.restarted = threading.Event()
-        self._timer: threading.Timer | None = None
+    def __init__(self, outage: TimedOutage) -> None:
+        self.outage = outage
 
     def register_hooks(self, registry: HookRegistry) -> None:
-        registry.add_callback(AfterToolCallEvent, self._after_tool)
-
-    def _after_tool(self, event: AfterToolCallEvent) -> None:
-        self.server.shut_down()
-        self._timer = threading.Timer(self.pause_s, self._restart)
-        self._timer.start()
-
-    def _restart(self) -> None:
-        self.server.restart()
-        self.restarted.set()
-
-    def settle(self) -> None:
-        """Wait for the restart, so no server outlives the test."""
-        if self._timer is not None:
-            self._timer.join(10)
+        registry.add_callback(AfterToolCallEvent, lambda event: self.outage.begin())
 
 
 @pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A private server this test may stop and restart (same port, same data)."""
-    with RedisServer(data_dir=tmp_path) as server:
-        yield server
-
-
-@pytest.fixture
-def outage(own_server: RedisServer) -> Iterator[_RedisOutage]:
+def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
     """Redis stopped right after the next tool returns, back 1.5 s later."""
-    blip = _RedisOutage(own_server, pause_s=1.5)
+    blip = TimedOutage(own_redis, pause_s=1.5)
     yield blip
     blip.settle()
 
 
 def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
-    own_server: RedisServer, outage: _RedisOutage
+    outage: TimedOutage,
 ) -> None:
     # The client's own retries are off, so the outage reaches the result's save whatever its length.
-    client = redis.Redis.from_url(own_server.url, retry=Retry(NoBackoff(), 0))
+    client = redis.Redis.from_url(outage.server.url, retry=Retry(NoBackoff(), 0))
     store = SessionStore(client)
     deploys = _Deploys()
     responses = _approve_first_request(deploys, store, "s-blip")
 
-    result = deploys.agent(store, "s-blip", hooks=(outage,))(responses)
+    result = deploys.agent(store, "s-blip", hooks=(_StopRedisAfterTools(outage),))(responses)
 
     assert outage.restarted.is_set()
     assert (result.stop_reason, str(result)) == ("end_turn", "deployed api")

@@ -6,10 +6,8 @@ the gate saves the result once Redis is back, and the tool ran once.
 """
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +24,7 @@ from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
 from state import RedisServer, SessionStore
+from tests.outage import TimedOutage
 from tests.strands.agents import StrandsScriptedModel
 
 SID = "T0TEST:C0OPS:1700000000.000400"
@@ -124,49 +123,33 @@ def test_an_idempotent_tool_started_but_not_recorded_runs_again(store: SessionSt
     assert (result.stop_reason, deploys.runs) == ("end_turn", 2)
 
 
-class _RedisOutage:
-    """Hook: stops the real server right after a tool returns; it comes back ``pause_s`` later."""
+class _StopRedisAfterTools:
+    """Strands hook: Redis stops right after a tool returns (before the gate saves its result)."""
 
-    def __init__(self, server: RedisServer, pause_s: float) -> None:
-        self.server, self.pause_s = server, pause_s
-        self.restarted = threading.Event()
-        self._timer: threading.Timer | None = None
+    def __init__(self, outage: TimedOutage) -> None:
+        self.outage = outage
 
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-        registry.add_callback(AfterToolCallEvent, self.after_tool)
-
-    def after_tool(self, event: Any) -> None:
-        self.server.shut_down()
-        self._timer = threading.Timer(self.pause_s, self._restart)
-        self._timer.start()
-
-    def _restart(self) -> None:
-        self.server.restart()
-        self.restarted.set()
-
-    def settle(self) -> None:
-        if self._timer is not None:
-            self._timer.join(10)
+        registry.add_callback(AfterToolCallEvent, lambda event: self.outage.begin())
 
 
 @pytest.fixture
-def outage(tmp_path: Path) -> Iterator[_RedisOutage]:
-    """A private server that stops right after the next tool returns and is back 1.5 s later."""
-    with RedisServer(data_dir=tmp_path) as server:
-        blip = _RedisOutage(server, pause_s=1.5)
-        yield blip
-        blip.settle()
+def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
+    """Redis stopped right after the next tool returns, back 1.5 s later."""
+    blip = TimedOutage(own_redis, pause_s=1.5)
+    yield blip
+    blip.settle()
 
 
 def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
-    outage: _RedisOutage,
+    outage: TimedOutage,
 ) -> None:
     # The client's own retries are off, so the outage reaches the gate's save whatever its length.
     store = SessionStore(redis.Redis.from_url(outage.server.url, retry=Retry(NoBackoff(), 0)))
     deploys = _Deploys(store)
     responses = deploys.approved()
 
-    result = deploys.runnable(outage)(responses)
+    result = deploys.runnable(_StopRedisAfterTools(outage))(responses)
 
     assert outage.restarted.is_set()
     assert (result.stop_reason, str(result), deploys.runs) == ("end_turn", "ok", 1)
