@@ -1,6 +1,7 @@
 """Replies in a thread with open approvals: discussion that travels with the decision.
 
-A reply can also carry the decision (``approve: <reason>`` / ``deny: <reason>``) when exactly
+Replies are kept with the open requests whose message was posted before they were written. A
+reply can also carry the decision (``approve: <reason>`` / ``deny: <reason>``) when exactly
 one open approval was already posted when the reply was written (its message ts at or before
 the reply's ts); with several, the buttons must say which, and a request posted after the reply
 (a later round, say) is never decided by it. The decide script checks the ts again atomically.
@@ -38,19 +39,19 @@ def register(app: App, services: Services) -> None:
         open_ids = sorted(services.approvals.open_ids(session_id))
         if not open_ids:
             return
-        text = event.get("text", "")
-        entry = DiscussionEntry(user=event["user"], text=text, at=datetime.fromtimestamp(float(event["ts"]), UTC))
-        for approval_id in open_ids:
-            services.approvals.add_discussion(session_id, approval_id, entry)
-        typed = _TYPED_DECISION.match(text)
-        if typed is None:
-            return
-        user, channel, written_at = event["user"], event["channel"], event["ts"]
+        user, channel, written_at, text = event["user"], event["channel"], event["ts"], event.get("text", "")
+        # Only requests whose message existed when the reply was written: a reply is never about a later one.
         seen = [
             approval_id
             for approval_id in open_ids
             if _posted_before(_load(services, session_id, approval_id), written_at)
         ]
+        entry = DiscussionEntry(user=user, text=text, at=datetime.fromtimestamp(float(written_at), UTC))
+        for approval_id in seen:
+            services.approvals.add_discussion(session_id, approval_id, entry)
+        typed = _TYPED_DECISION.match(text)
+        if typed is None:
+            return
         if len(seen) != 1:
             answer = messages.several_open() if seen else messages.typed_decision_unseen()
             tell(services.outbox, channel=channel, user=user, text=answer, thread_ts=thread_ts)

@@ -41,6 +41,7 @@ def test_a_reply_delivered_late_does_not_decide_the_next_round(redis_client: red
         approval = bot.services.approvals.find(second)
         assert approval is not None
         assert approval.decision is None
+        assert approval.discussion == ()  # not a reply to a request that did not exist yet
         assert bot.services.approvals.open_ids(approval.request.session_id) == {second}
         assert "Nothing was decided" in bot.ephemeral_texts(SECOND_APPROVER)[-1]
         assert [entry.event for entry in bot.services.audit.entries()].count("decision") == 1
