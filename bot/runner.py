@@ -20,6 +20,7 @@ import redis
 
 from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, shape_response
+from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from bot import blocks, keys, messages
 from bot.adapters import Runnable, as_runnable
@@ -270,6 +271,9 @@ class SessionRunner:
             interrupt_name=interrupt.name,
             batch=[call.tool for call in calls],
         ).summary()
+        if is_rerun_interrupt(interrupt.name) and policy.expiry_outcome == "approve":
+            # The call may have run already: nobody answering must never run it again.
+            policy = policy.model_copy(update={"expiry_outcome": "deny"})
         now = self._clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (

@@ -1,20 +1,23 @@
-"""Invariant 4 (Once) through the whole bot: Redis stops right after an approved tool returned.
+"""Invariant 4 (Once) through the whole bot: an approved call runs at most once.
 
-The worker saves the result once Redis is back (1.5 s later), publishes the answer and acknowledges
-the job: the tool ran once, and nothing is left for another worker to run again.
+Redis stops right after an approved tool returned: the worker saves the result once Redis is back
+(1.5 s later), publishes the answer and acknowledges the job; nothing is left to run again. A call
+whose worker died after it started is asked about again, and expiry never says yes to that.
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 
 from agent import AfterToolCallEvent, Agent, HookRegistry
 from bot import ids
+from bot.clock import ManualClock
 from bot.services import connect_redis
 from state import RedisServer, SessionStore
 from tests.bot.agents import completions, counting_agent
-from tests.bot.harness import APPROVER, running_bot
+from tests.bot.harness import APPROVER, is_decided, running_bot
 from tests.outage import TimedOutage
 
 
@@ -69,3 +72,48 @@ def test_redis_stopped_after_an_approved_tool_returned_the_tool_ran_once_and_the
         bot.drain()
         assert completions(counter, "deploy") == 1
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
+
+
+class Crash(BaseException):
+    """The worker dies here (nothing in the worker catches it)."""
+
+
+def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        "rules:\n  - {name: deploys, match: {tools: [deploy]}, low_risk: true, expiry: {after: 1h, outcome: approve}}\n"
+    )
+    runs = {"n": 0}
+
+    def factory(*, session_id: str, store: SessionStore) -> Agent:
+        agent = counting_agent(session_id=session_id, store=store, client=redis_client)
+
+        def deploy(service: str) -> str:
+            runs["n"] += 1
+            if runs["n"] == 1:
+                raise Crash  # it took effect; the worker died before the result was recorded
+            return f"deployed {service}"
+
+        agent.tools["deploy"].func = deploy
+        return agent
+
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy, clock=clock) as bot:
+        bot.mention("deploy api")
+        bot.drain()
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        with pytest.raises(Crash):
+            bot.drain()
+        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+        bot.drain()
+        assert len(bot.approval_messages()) == 2
+
+        clock.advance(61 * 60)
+        bot.drain()
+
+        assert runs["n"] == 1
+        assert is_decided(bot.approval_messages()[1])
+        question = bot.services.approvals.find(bot.approval_id(1))
+        assert question is not None
+        assert question.decision is not None
+        assert question.decision.decision == "expired"
