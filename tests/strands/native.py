@@ -12,8 +12,9 @@ Each factory builds a real ``strands.Agent`` persisted with ``signoff_session_ma
 The model is scripted: ``delete <paths>`` asks for ``delete_files``, ``inspect <paths>`` for
 ``inspect_files``, ``clean <paths>`` for both in one turn, ``purge <paths>`` for one
 ``delete_files`` per turn (the same toolUseIds every time, as a scripted model or a provider
-reusing ids would); once done it repeats the tool results. Signoff's
-own runtime gets twins of the same hooks (``own_*``). Tool runs are counted in Redis.
+reusing ids would); once done it repeats the tool results. Signoff's own runtime gets twins
+of the same hooks and tool (``own_*``), plus ``own_gated_run_agent``, an invocation gate that
+guards no tool call. Tool runs are counted in Redis.
 """
 
 from functools import partial
