@@ -4,13 +4,7 @@ Invariant 4 (Once): a call killed between "started" and "recorded" is asked abou
 """
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from functools import partial
-from pathlib import Path
 
 import pytest
 import redis
@@ -25,41 +19,8 @@ from tests.bot.agents import (
     completions,
     counting_agent,
 )
-from tests.bot.harness import APPROVER, Bot, is_decided, running_bot
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _wait_for_key(client: redis.Redis, key: str, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not client.exists(key):
-        assert process.poll() is None, (
-            f"worker exited early: {process.stderr.read().decode() if process.stderr else ''}"
-        )
-        assert time.monotonic() < deadline, f"{key} never set"
-        time.sleep(0.02)
-
-
-def _kill_a_worker_once_it_sets(client: redis.Redis, key: str, bot: Bot, redis_server: RedisServer) -> None:
-    """Run ``python -m bot worker`` (the counting agent) and SIGKILL it as soon as ``key`` exists."""
-    environment = {
-        **os.environ,
-        "SLACK_BOT_TOKEN": bot.slack.token,
-        "SLACK_API_URL": bot.slack.url,
-        "REDIS_URL": redis_server.url,
-        "AGENT_FACTORY": "tests.bot.agents:counting_agent",
-        "LOG_LEVEL": "WARNING",
-    }
-    doomed = subprocess.Popen(
-        [sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=environment, stderr=subprocess.PIPE
-    )
-    try:
-        _wait_for_key(client, key, doomed)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(10)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
+from tests.bot.doomed_worker import kill_a_worker_once_it_sets
+from tests.bot.harness import APPROVER, is_decided, running_bot
 
 
 def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
@@ -75,7 +36,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
 
         redis_client.set(HOLD_KEY, "1")
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        _kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_server)  # deploy done, notify running
+        kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_server)  # deploy done, notify running
         assert completions(redis_client, "deploy") == 1
         assert bot.services.jobs.pending_count() == 1  # the job is still pending, owned by the dead worker
 
@@ -101,7 +62,7 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
         thread_ts = bot.approval_messages()[0]["thread_ts"]
         redis_client.set(HOLD_DEPLOY_KEY, "1")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        _kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_server)  # deploy running
+        kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_server)  # deploy running
         redis_client.delete(HOLD_DEPLOY_KEY)
 
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)

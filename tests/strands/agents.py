@@ -6,10 +6,12 @@ functions, ``hooks=[SignoffGate(...)]`` and a session manager on Signoff's Redis
 ``ScriptedModel`` decides from the conversation, so both runtimes answer alike and a Strands
 agent rebuilt in another worker continues the same script.
 
-Tool runs are counted in Redis (``completions``), so a test sees them across agents and workers.
+Tool runs are counted in Redis (``completions``), so a test sees them across agents and workers. The
+Strands ``restart_service`` waits while ``HOLD_RESTART_KEY`` exists, so a test can kill its worker there.
 """
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,6 +28,8 @@ from state.shapes import Message
 from state.store import SessionStore
 
 SYSTEM_PROMPT = "You are an operations assistant. Risky actions need a human's approval."
+HOLD_RESTART_KEY = "test:hold:restart_service"
+STARTED_RESTART_KEY = "test:started:restart_service"
 
 
 class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
@@ -108,6 +112,10 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
         Args:
             service: Service name.
         """
+        counter.incr(STARTED_RESTART_KEY)
+        deadline = time.monotonic() + 30
+        while counter.exists(HOLD_RESTART_KEY) and time.monotonic() < deadline:  # a test kills the worker here
+            time.sleep(0.02)
         _count(counter, "restart_service")
         return f"{service}: {inventory[service].replicas} replicas restarted"
 

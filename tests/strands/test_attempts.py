@@ -6,6 +6,7 @@ the gate saves the result once Redis is back, and the tool ran once.
 """
 
 import contextlib
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -23,9 +24,20 @@ from agent.approval import Decision
 from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
+from bot import ids
 from state import RedisServer, SessionStore
+from tests.bot.doomed_worker import kill_a_worker_once_it_sets
+from tests.bot.harness import APPROVER, is_decided, running_bot
 from tests.outage import TimedOutage
-from tests.strands.agents import StrandsScriptedModel
+from tests.strands.agents import (
+    HOLD_RESTART_KEY,
+    STARTED_RESTART_KEY,
+    StrandsScriptedModel,
+    completions,
+    strands_operations_agent,
+)
+
+AGENTS = "tests.strands.agents"
 
 SID = "T0TEST:C0OPS:1700000000.000400"
 
@@ -154,3 +166,33 @@ def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_
     assert outage.restarted.is_set()
     assert (result.stop_reason, str(result), deploys.runs) == ("end_turn", "ok", 1)
     assert deploys.runnable().interrupted is False
+
+
+def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_approval_round(
+    redis_client: redis.Redis, redis_server: RedisServer
+) -> None:
+    with running_bot(redis_client, agent_factory=strands_operations_agent) as bot:
+        bot.mention("restart checkout")
+        bot.drain()
+        thread_ts = bot.approval_messages()[0]["thread_ts"]
+        redis_client.set(HOLD_RESTART_KEY, "1")
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        kill_a_worker_once_it_sets(
+            redis_client, STARTED_RESTART_KEY, bot, redis_server, agent_factory=f"{AGENTS}:strands_operations_agent"
+        )
+        redis_client.delete(HOLD_RESTART_KEY)
+
+        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)  # the job, redelivered
+        bot.drain()
+
+        assert redis_client.get(STARTED_RESTART_KEY) == b"1"  # not run again
+        assert len(bot.approval_messages()) == 2
+        question = bot.approval_messages()[1]
+        assert not is_decided(question)
+        assert "may already have run" in json.dumps(question["blocks"])
+        assert "restart_service" in question["text"]
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(1), user=APPROVER)
+        bot.drain()
+        assert redis_client.get(STARTED_RESTART_KEY) == b"2"
+        assert completions(redis_client, "restart_service") == 1
+        assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
