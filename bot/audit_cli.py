@@ -9,10 +9,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-import redis
-
+from bot import preflight
 from bot.audit import Audit
-from bot.settings import ConfigError, Settings
+from bot.settings import Settings
 
 
 def _since(text: str) -> datetime:
@@ -35,9 +34,8 @@ def main(argv: list[str]) -> int:
     export.add_argument("--output", type=Path, help="file to write (default: standard output)")
     args = parser.parse_args(argv)
     settings = Settings()
-    if not settings.redis_url:
-        raise ConfigError("REDIS_URL is not set: the audit trail lives in the bot's Redis; point REDIS_URL at it")
-    audit = Audit(redis.Redis.from_url(settings.redis_url))
+    unset = "REDIS_URL is not set: the audit trail lives in the bot's Redis; point REDIS_URL at it"
+    audit = Audit(preflight.operator_redis(settings, unset=unset))
     if args.output is None:
         count = audit.export(sys.stdout, since=args.since, fmt=args.format)
     else:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 import redis
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot import audit_cli, demo, ops_cli
+from bot import audit_cli, demo, ops_cli, preflight
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
 from bot.policy_file import PolicyError
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(mode)
         with _redis(settings) as (client, embedded):
             return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
-    except (ConfigError, PolicyError) as error:
+    except (ConfigError, PolicyError, RedisServerError) as error:
         print(f"signoff: {error}", file=sys.stderr)
         return 2
 
@@ -94,7 +94,9 @@ def _sandbox(port: int | None, host: str) -> int:
 @contextmanager
 def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
-        yield connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds), False
+        client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+        preflight.check_redis(client, url=settings.redis_url)
+        yield client, False
         return
     with RedisServer() as server:
         logger.info("REDIS_URL unset: embedded Redis at %s (data dir %s)", server.url, server.data_dir)
@@ -103,6 +105,7 @@ def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
 
 def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:
     services = build_services(settings, redis_client=client)
+    preflight.check_slack(settings, socket_mode=mode == "socket")
     worker = services.worker()
     stop = threading.Event()
 

@@ -16,7 +16,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 
-from bot import outage
+from bot import outage, preflight
 from bot.app import build_app
 from bot.payload_shape import payload_problem
 from bot.request_guard import MAX_BODY_BYTES, RequestGuard, Unrecorded
@@ -132,7 +132,9 @@ def create_wsgi() -> WsgiApp:
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+    preflight.check_redis(client, url=settings.redis_url)
     services = build_services(settings, redis_client=client)
+    preflight.check_slack(settings, socket_mode=False)
     return guarded_wsgi_app(build_app(settings, services), settings, services)
 
 

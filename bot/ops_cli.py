@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 import redis
 
-from bot import keys
+from bot import keys, preflight
 from bot.approvals import ApprovalStore
-from bot.settings import ConfigError, Settings
+from bot.settings import Settings
 from state.store import SessionStore
 
 
@@ -28,9 +28,7 @@ def main(argv: list[str]) -> int:
     resume.add_argument("session_id")
     args = parser.parse_args(argv)
     settings = Settings()
-    if not settings.redis_url:
-        raise ConfigError("REDIS_URL is not set: point it at the bot's Redis")
-    client = redis.Redis.from_url(settings.redis_url)
+    client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     if args.command == "pending":
         return _pending(client)
     return _resume(client, args.session_id)

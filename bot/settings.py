@@ -2,6 +2,7 @@
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -14,7 +15,29 @@ _HOW_TO_GET = {
     "SLACK_SIGNING_SECRET": "the Signing Secret on your app's 'Basic Information' page",
     "SLACK_APP_TOKEN": "an app-level token (xapp-...) with connections:write, under 'Basic Information' > "
     "'App-Level Tokens' (Socket Mode only)",
+    "REDIS_URL": "the URL of the Redis server every bot process shares, e.g. redis://localhost:6379/0 "
+    "(rediss:// for TLS, unix:///path/redis.sock); unset it and serve or socket start an embedded one",
+    "SLACK_API_URL": "the base URL of the Slack Web API: leave it unset for https://slack.com/api/",
 }
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def how_to_get(variable: str) -> str:
+    """Where a person finds the value of ``variable`` (one of the bot's settings)."""
+    return _HOW_TO_GET[variable]
+
+
+def redis_url_problem(url: str) -> str | None:
+    """Why ``url`` is not a Redis URL redis-py can use, or ``None``."""
+    split = urlsplit(url)
+    if split.scheme not in _REDIS_SCHEMES:
+        given = (
+            f"{split.scheme}:// given" if split.scheme else "no scheme given"
+        )  # never the rest: it may hold a password
+        return f"REDIS_URL must start with redis://, rediss:// or unix:// ({given}): it is {how_to_get('REDIS_URL')}."
+    if split.scheme != "unix" and not split.hostname:
+        return f"REDIS_URL names no host: it is {how_to_get('REDIS_URL')}."
+    return None
 
 
 class Settings(BaseSettings):
@@ -66,9 +89,18 @@ def load_settings(mode: Mode) -> Settings:
         required.append("SLACK_SIGNING_SECRET")
     if mode == "socket":
         required.append("SLACK_APP_TOKEN")
-    missing = [name for name in required if getattr(settings, name.lower()) is None]
-    if missing:
-        lines = [f"{name} is not set: it is {_HOW_TO_GET[name]}." for name in missing]
+    lines = []
+    for name in required:
+        value: SecretStr | None = getattr(settings, name.lower())
+        if value is None:
+            lines.append(f"{name} is not set: it is {_HOW_TO_GET[name]}.")
+        elif not value.get_secret_value().strip():
+            lines.append(f"{name} is blank: it is {_HOW_TO_GET[name]}.")
+    if settings.redis_url is not None and (problem := redis_url_problem(settings.redis_url)):
+        lines.append(problem)
+    if urlsplit(settings.slack_api_url).scheme not in ("http", "https"):
+        lines.append(f"SLACK_API_URL must be an http(s) URL: it is {_HOW_TO_GET['SLACK_API_URL']}.")
+    if lines:
         raise ConfigError("\n".join(lines))
     app_token = settings.slack_app_token
     if mode == "socket" and app_token is not None and not app_token.get_secret_value().startswith("xapp-"):

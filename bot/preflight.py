@@ -1,0 +1,80 @@
+"""Startup checks: Redis answers and Slack takes the tokens, or the process ends with one message.
+
+Run before anything is served, so a wrong URL or a revoked token is a line naming the variable
+and where to get it (exit status 2), not a traceback or a bot that starts and then fails every
+request.
+"""
+
+import logging
+from typing import Final
+from urllib.parse import urlsplit
+
+import redis
+from pydantic import SecretStr
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.settings import ConfigError, Settings, how_to_get, redis_url_problem
+
+_TIMEOUT_S: Final = 10
+
+
+def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
+    """The Redis of an operator command (``pending``, ``audit export``): set, well formed and answering.
+
+    Raises:
+        ConfigError: ``unset`` when ``REDIS_URL`` is not set, else what is wrong with it.
+    """
+    if not settings.redis_url:
+        raise ConfigError(unset)
+    problem = redis_url_problem(settings.redis_url)
+    if problem is not None:
+        raise ConfigError(problem)
+    client = redis.Redis.from_url(settings.redis_url)
+    check_redis(client, url=settings.redis_url)
+    return client
+
+
+def check_redis(client: redis.Redis, *, url: str) -> None:
+    """Raise ``ConfigError`` naming ``REDIS_URL`` unless Redis at ``url`` answers a PING."""
+    try:
+        client.ping()
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as error:
+        raise ConfigError(
+            f"REDIS_URL: cannot use Redis at {_without_password(url)} ({type(error).__name__}: {error}): "
+            f"it is {how_to_get('REDIS_URL')}."
+        ) from None
+
+
+def check_slack(settings: Settings, *, socket_mode: bool) -> None:
+    """Raise ``ConfigError`` naming the variable unless Slack answers and takes the bot (and app) token."""
+    if settings.slack_bot_token is not None:
+        _ask(settings, settings.slack_bot_token, "auth.test", variable="SLACK_BOT_TOKEN")
+    if socket_mode and settings.slack_app_token is not None:
+        _ask(settings, settings.slack_app_token, "apps.connections.open", variable="SLACK_APP_TOKEN")
+
+
+def _ask(settings: Settings, token: SecretStr, method: str, *, variable: str) -> None:
+    api_url = settings.slack_api_url
+    # Its own logger, silenced: the failure is reported once, below, not also as slack_sdk's error line.
+    quiet = logging.getLogger(f"{__name__}.slack")
+    quiet.setLevel(logging.CRITICAL)
+    client = WebClient(token=token.get_secret_value(), base_url=api_url, timeout=_TIMEOUT_S, logger=quiet)
+    try:
+        client.api_call(method)
+    except SlackApiError as error:
+        code = error.response.get("error") if isinstance(error.response.data, dict) else error.response.status_code
+        raise ConfigError(
+            f"{variable} was refused by Slack ({method}: {code}): it is {how_to_get(variable)}."
+        ) from None
+    except OSError as error:  # DNS, refused connection, timeout (urllib's errors are OSErrors)
+        raise ConfigError(
+            f"SLACK_API_URL: cannot reach Slack at {api_url} ({error}): it is {how_to_get('SLACK_API_URL')}."
+        ) from None
+
+
+def _without_password(url: str) -> str:
+    split = urlsplit(url)
+    if split.password is None:
+        return url
+    return split._replace(netloc=split.netloc.replace(f":{split.password}@", ":***@")).geturl()
