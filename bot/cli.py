@@ -11,6 +11,7 @@ reach it, the worker runs inside the same process.
 """
 
 import argparse
+import ipaddress
 import logging
 import os
 import signal
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 import redis
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-from bot import audit_cli, demo, ops_cli, preflight
+from bot import audit_cli, demo, messages, ops_cli, preflight
 from bot.app import build_app
 from bot.http import guarded_wsgi_app, serve
 from bot.policy_file import PolicyError
@@ -53,13 +54,18 @@ def main(argv: list[str] | None = None) -> int:
         help="sandbox only: the page's port (default: SANDBOX_PORT, else 3000; 0 picks a free one)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="sandbox only: the address the page listens on")
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="sandbox only: allow a --host other machines can reach (the page lets anyone act as anyone)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format=_LOG_FORMAT)
     command = args.command or _default_command()
     if command == "demo":
         return demo.main()
     if command == "sandbox":
-        return _sandbox(args.port, args.host)
+        return _sandbox(args.port, args.host, public=args.public)
     mode: Mode = {"serve": "http", "socket": "socket", "worker": "worker"}[command]  # type: ignore[assignment]
     try:
         settings = load_settings(mode)
@@ -78,7 +84,12 @@ def _default_command() -> str:
     return "sandbox"
 
 
-def _sandbox(port: int | None, host: str) -> int:
+def _sandbox(port: int | None, host: str, *, public: bool) -> int:
+    if not _loopback(host):
+        if not public:
+            print(f"signoff: {messages.sandbox_host_refused(host)}", file=sys.stderr)
+            return 2
+        print(messages.sandbox_public_warning(host), file=sys.stderr, flush=True)
     if port is None:
         port = int(os.environ.get("SANDBOX_PORT") or 3000)
     try:
@@ -89,6 +100,15 @@ def _sandbox(port: int | None, host: str) -> int:
     except OSError as error:
         print(f"signoff: cannot serve the sandbox on {host}:{port}: {error} (try --port 0)", file=sys.stderr)
         return 2
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @contextmanager
@@ -129,6 +149,6 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
         stop.wait()
         handler.close()  # type: ignore[no-untyped-call]
     else:
-        serve(guarded_wsgi_app(app, settings, services), port=settings.port, stop=stop)
+        serve(guarded_wsgi_app(app, settings, services), host=settings.host, port=settings.port, stop=stop)
     worker.stop()
     return 0

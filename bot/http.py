@@ -7,10 +7,11 @@ Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.http:create
 import json
 import logging
 import socketserver
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App
@@ -19,7 +20,7 @@ from slack_bolt.request import BoltRequest
 from bot import outage, preflight
 from bot.app import build_app
 from bot.payload_shape import payload_problem
-from bot.request_guard import MAX_BODY_BYTES, RequestGuard, Unrecorded
+from bot.request_guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded
 from bot.services import Services, build_services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 
@@ -43,7 +44,13 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
             return [b"ok"]
         if route != path or environ.get("REQUEST_METHOD") != "POST":
             return _answer(start_response, 404, {"error": "not found"})
-        body = _read_body(environ)
+        length = _content_length(environ)
+        if isinstance(length, Rejection):
+            return _answer(start_response, length.status, {"error": length.message})
+        try:
+            body = bytes(environ["wsgi.input"].read(length))
+        except TimeoutError:
+            return _answer(start_response, 408, {"error": "the request body did not arrive in time"})
         content_type = environ.get("CONTENT_TYPE", "")
         headers = _headers(environ)
         if guard is not None:
@@ -111,13 +118,20 @@ def _answer(start_response: Callable[..., Any], status: int, payload: dict[str, 
     return [data]
 
 
-def _read_body(environ: dict[str, Any]) -> bytes:
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    # One byte more than the limit is enough to know the body is too large.
-    return bytes(environ["wsgi.input"].read(min(length, MAX_BODY_BYTES + 1)))
+def _content_length(environ: dict[str, Any]) -> int | Rejection:
+    """The declared body length, or why the request is refused before any of its body is read.
+
+    Without a valid length the body could only be read to its end (a negative one means that
+    too), whatever its size: such requests are refused. Slack always sends the length.
+    """
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if not declared:
+        return Rejection(411, "Content-Length is required")
+    if not declared.isascii() or not declared.isdigit():
+        return Rejection(400, f"malformed Content-Length: {declared[:20]!r}")
+    if int(declared) > MAX_BODY_BYTES:
+        return Rejection(413, "request body too large")
+    return int(declared)
 
 
 def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
@@ -138,9 +152,20 @@ def create_wsgi() -> WsgiApp:
     return guarded_wsgi_app(build_app(settings, services), settings, services)
 
 
+# A request must arrive whole within this time: one sent half way and left open must not hold
+# a thread for ever. Slack sends each request at once and waits 3 seconds for the answer.
+REQUEST_TIMEOUT_S: Final = 10
+
+
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
     request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], TimeoutError | ConnectionError):
+            logger.info("client=<%s> | request not received in time or abandoned: dropped", client_address[0])
+            return
+        super().handle_error(request, client_address)
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -148,9 +173,24 @@ class _QuietHandler(WSGIRequestHandler):
         logger.debug(format, *args)
 
 
-def serve(application: WsgiApp, *, port: int, stop: threading.Event, host: str = "0.0.0.0") -> None:
-    """Serve until ``stop`` is set."""
-    server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=_QuietHandler)
+def serve(
+    application: WsgiApp,
+    *,
+    port: int,
+    stop: threading.Event,
+    host: str = "0.0.0.0",
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
+) -> None:
+    """Serve until ``stop`` is set; a connection silent for ``request_timeout_s`` is dropped.
+
+    Raises:
+        ConfigError: Nothing can listen on ``host``:``port`` (the address is unknown or taken).
+    """
+    try:
+        handler = type("_TimedHandler", (_QuietHandler,), {"timeout": request_timeout_s})
+        server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=handler)
+    except OSError as error:
+        raise ConfigError(f"HOST, PORT: cannot listen on {host}:{port} ({error})") from None
     logger.info("listening on http://%s:%d/slack/events", host, server.server_port)
     thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
     thread.start()

@@ -563,3 +563,23 @@ NESTED_TOO_DEEPLY: Final = f"{ELLIPSIS} (nested too deeply: not shown)"
 def more_not_shown(count: int) -> str:
     """Marker ending a list or object shortened to fit (``count`` entries left out)."""
     return f"(truncated, {count} more {'entry' if count == 1 else 'entries'} not shown)"
+
+
+# ---------------------------------------------------------------- the sandbox (plain text, a terminal)
+
+
+def sandbox_host_refused(host: str) -> str:
+    """``python -m bot sandbox --host <not loopback>`` without ``--public``."""
+    return (
+        f"the sandbox page lets whoever opens it act as any user, so it listens on 127.0.0.1 only; "
+        f"to serve it on {host} anyway, add --public"
+    )
+
+
+def sandbox_public_warning(host: str) -> str:
+    """Printed when the sandbox serves an address other machines can reach."""
+    rule = "!" * 78
+    return (
+        f"{rule}\nWARNING: the sandbox listens on {host}. Anyone who can reach this address can open the "
+        f"page and act as any user: approve, deny, read every thread. Use it on a trusted network only.\n{rule}"
+    )

@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     agent_factory: str = "agent.demo:build_operations_agent"
     approval_policy: Path | None = None
+    host: str = "0.0.0.0"
+    """The address ``python -m bot serve`` listens on (all interfaces by default: Slack must reach it)."""
     port: int = Field(default=3000, ge=1, le=65535)
     retention_days: int = Field(default=30, ge=1)
     """How long decided approvals and idle sessions are kept."""

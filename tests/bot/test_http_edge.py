@@ -1,14 +1,19 @@
 """The HTTP edge: every malformed, hostile or half-sent request gets a clear 4xx and changes nothing."""
 
 import json
+import socket
+import threading
 import time
-from urllib.parse import quote
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import quote, urlsplit
 
 import pytest
 
 from bot import ids, keys
+from bot.http import serve
 from tests.bot import slack_requests
-from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, Bot
+from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot
 
 
 def _mention() -> bytes:
@@ -80,3 +85,73 @@ def test_a_request_timestamped_ahead_is_remembered_for_as_long_as_it_is_accepted
     accepted_s = ahead + 300 - int(time.time())  # how long a replay would still pass the signature check
     assert remembered_s >= accepted_s
     assert bot.poster.replay().status == 409
+
+
+def _raw_exchange(url: str, head: str, body: bytes = b"", *, wait_s: float = 3) -> str:
+    """Send ``head`` (request line and headers) and ``body`` over one socket left open; the answer's status line."""
+    split = urlsplit(url)
+    with socket.create_connection((split.hostname or "127.0.0.1", split.port or 80), timeout=wait_s) as connection:
+        connection.sendall(head.encode("latin-1") + b"\r\n" + body)
+        return connection.makefile("rb").readline().decode("latin-1").strip()
+
+
+@pytest.mark.parametrize(
+    ("length_header", "status"),
+    [
+        ("", "411"),
+        ("Content-Length: -1\r\n", "400"),
+        ("Content-Length: 12abc\r\n", "400"),
+        ("Content-Length: 2097152\r\n", "413"),
+    ],
+)
+def test_a_missing_negative_or_huge_content_length_is_refused_before_the_body_is_read(
+    bot: Bot, length_header: str, status: str
+) -> None:
+    body = _mention()
+    now = str(int(time.time()))
+    head = (
+        "POST /slack/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        f"X-Slack-Request-Timestamp: {now}\r\nX-Slack-Signature: {slack_requests.sign(SIGNING_SECRET, now, body)}\r\n"
+        f"{length_header}"
+    )
+    # The connection stays open after the body: a server reading "to the end" would never answer.
+    assert _raw_exchange(bot.url, head, body).split(" ")[1] == status
+    bot.drain()
+    assert bot.services.redis.xlen(keys.JOBS) == 0
+
+
+def _ok(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok"]
+
+
+def test_serve_drops_connections_that_never_finish_their_request() -> None:
+    stop = threading.Event()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = threading.Thread(
+        target=serve, args=(_ok,), kwargs={"port": port, "stop": stop, "host": "127.0.0.1", "request_timeout_s": 0.3}
+    )
+    server.start()
+    try:
+        half_sent = []
+        deadline = time.monotonic() + 5
+        while not half_sent:
+            try:
+                half_sent = [socket.create_connection(("127.0.0.1", port), timeout=3) for _ in range(20)]
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline, "the server never listened"
+                time.sleep(0.02)
+        for connection in half_sent:
+            connection.sendall(b"POST /slack/events HTTP/1.1\r\nHost: local")
+        for connection in half_sent:
+            assert connection.recv(1) == b"", "a half-sent request still holds its connection"
+            connection.close()
+        assert (
+            _raw_exchange(f"http://127.0.0.1:{port}/", "GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+            == "HTTP/1.0 200 OK"
+        )
+    finally:
+        stop.set()
+        server.join(timeout=5)
