@@ -135,7 +135,7 @@ def test_serve_drops_connections_that_never_finish_their_request() -> None:
     )
     server.start()
     try:
-        half_sent = []
+        half_sent: list[socket.socket] = []
         deadline = time.monotonic() + 5
         while not half_sent:
             try:
