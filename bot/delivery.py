@@ -29,6 +29,7 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks, keys
 from bot.approvals import Approval, ApprovalStore, copy_value
 from bot.home import HomeTab, progress_of
+from bot.model import ApprovalRequest
 from bot.outbox import Outbox, OutboxEntry, backoff_s, home_refresh
 from bot.posted_copies import PostedCopy, find_copies, marker
 
@@ -42,7 +43,10 @@ _AFTER: Final = "after"  # in a post_message payload: the entry whose message mu
 
 
 class NotReady(Exception):
-    """The entry depends on another one not delivered yet (an update before its post)."""
+    """Not the entry's turn yet (an update before its post, a part before the one ahead of it).
+
+    It comes back later without counting a failed attempt, so a post raises it only before sending.
+    """
 
     delay_s = 1.0
 
@@ -100,8 +104,8 @@ class Deliverer:
             return
         try:
             sender(entry)
-        except NotReady as wait:
-            self._outbox.reschedule(entry, delay_s=wait.delay_s)
+        except NotReady as wait:  # not a failed attempt: nothing was sent
+            self._outbox.postpone(entry, delay_s=wait.delay_s)
         except SlackApiError as error:
             self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
@@ -159,7 +163,7 @@ class Deliverer:
         if kept is not None:
             self._refresh_homes()
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
-                self._show_latest(request.session_id, request.approval_id, force=False)
+                self._outbox.send_later(_update_of(request))
 
     def _post_approval_copy(self, entry: OutboxEntry) -> None:
         approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
@@ -184,7 +188,9 @@ class Deliverer:
         if kept is not None:
             latest = self._approvals.get_readable(request.session_id, request.approval_id)
             if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
-                self._show_latest(request.session_id, request.approval_id, force=True)
+                # The original may show the latest already: forget that, so the update redoes every copy.
+                self._approvals.forget_shown(request.session_id, request.approval_id)
+                self._outbox.send_later(_update_of(request))
 
     def _post_message(self, entry: OutboxEntry) -> None:
         message = dict(entry.payload)
@@ -332,6 +338,10 @@ def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
         after = {_AFTER: entries[-1].entry_id} if entries else {}
         entries.append(OutboxEntry("post_message", {**part, **after}))
     return entries
+
+
+def _update_of(request: ApprovalRequest) -> OutboxEntry:
+    return OutboxEntry("update_approval", {"session_id": request.session_id, "approval_id": request.approval_id})
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:

@@ -81,11 +81,13 @@ class DueQueue:
             pipeline.hdel(self.claims_key, entry_id)
         pipeline.execute()
 
-    def reschedule(self, entry_id: str, entry: str, *, due_ms: int) -> None:
-        """Replace an entry and set its due time."""
+    def reschedule(self, entry_id: str, entry: str, *, due_ms: int, reset_claims: bool = False) -> None:
+        """Replace an entry and set its due time (``reset_claims``: count its claims from zero again)."""
         pipeline = self._client.pipeline(transaction=True)
         pipeline.hset(self.entries_key, entry_id, entry)
         pipeline.zadd(self.due_key, {entry_id: due_ms})
+        if reset_claims and self.claims_key:
+            pipeline.hdel(self.claims_key, entry_id)
         pipeline.execute()
 
     def pending(self) -> int:

@@ -162,6 +162,15 @@ class Outbox:
         entry.attempts += 1
         self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
 
+    def postpone(self, entry: OutboxEntry, *, delay_s: float) -> None:
+        """Try ``entry`` again after ``delay_s`` seconds; it was not its turn, nothing was sent.
+
+        Neither an attempt nor this claim counts: the next holder does not look for a copy (only
+        call this before anything is sent).
+        """
+        due_ms = self._queue.now_ms() + int(delay_s * 1000)
+        self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=True)
+
     def waits(self, entry_id: str) -> bool:
         """Whether ``entry_id`` is still queued: neither delivered nor parked."""
         return bool(self._client.hexists(keys.OUTBOX_ENTRIES, entry_id))

@@ -7,7 +7,7 @@ import redis
 from slack_sdk import WebClient
 
 from bot.approvals import ApprovalStore
-from bot.delivery import DEAD_LETTERS, Deliverer
+from bot.delivery import DEAD_LETTERS, Deliverer, posts_in_order
 from bot.outbox import Outbox, OutboxEntry, backoff_s
 from tests.bot.fake_slack import FakeSlack
 
@@ -167,3 +167,21 @@ def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
     assert outbox.pending() == 0
     [parked] = redis_client.hvals(DEAD_LETTERS)
     assert b"ValueError" in parked
+
+
+def test_waiting_for_its_turn_is_not_a_failed_attempt(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+) -> None:
+    first, second = posts_in_order([{"channel": "C0OPS", "text": "part 1"}, {"channel": "C0OPS", "text": "part 2"}])
+    slack.fail_next("chat.postMessage", status=500, retry_after=None)
+    for entry in (first, second):
+        outbox.send_later(entry)
+
+    deliverer.deliver_due()  # part 1 fails; part 2 waits for it
+    clock.now += backoff_s(1)
+    deliverer.deliver_due()
+
+    assert [message["text"] for message in slack.messages("C0OPS")] == ["part 1", "part 2"]
+    # Only part 1's retry looked for an earlier copy; part 2 had sent nothing before.
+    assert len(slack.calls("conversations.history")) == 1
+    assert outbox.pending() == 0
