@@ -22,6 +22,7 @@ import redis
 from slack_sdk import WebClient
 
 from bot import blocks, ids
+from bot.clock import ManualClock
 from bot.delivery import Deliverer
 from bot.outbox import Outbox
 from state import RedisServer
@@ -178,3 +179,65 @@ def test_two_holders_of_one_post_leave_one_copy_the_later_one_deletes_its_own(
     assert is_decided(shown)
     assert not _live(shown)
     assert bot.services.outbox.pending() == 0
+
+
+ON_CALL_POLICY = """\
+rotations:
+  primary: {members: [U0ONCALLB], shift: 1d, handoff: "09:00", timezone: UTC, starts: 2026-11-29}
+rules:
+  - name: service-changes
+    match: {tools: [restart_service]}
+    approvers: {users: [U0APPROVER, U0ONCALLB]}
+    escalation:
+      levels:
+        - {after: 10m, targets: {rotation: primary}}
+"""
+
+
+class _AnswerLostForDms(WebClient):
+    """Slack posts a DM, then the answer is lost on the way back (once): the worker cannot know it posted."""
+
+    lost = False
+
+    def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        response = super().api_call(api_method, **kwargs)
+        arguments = kwargs.get("json") or kwargs.get("params") or {}
+        if api_method == "chat.postMessage" and str(arguments.get("channel", "")).startswith("U") and not self.lost:
+            self.lost = True
+            raise TimeoutError("the answer was lost")
+        return response
+
+
+def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(ON_CALL_POLICY)
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        bot.mention("restart checkout")
+        bot.drain()
+        approval_id = bot.approval_id()
+        lossy = Deliverer(
+            client=_AnswerLostForDms(token=bot.slack.token, base_url=bot.slack.url),
+            approvals=bot.services.approvals,
+            outbox=bot.services.outbox,
+            redis_client=bot.services.redis,
+        )
+        clock.advance(11 * 60)
+        bot.worker.escalator.tick()  # the rung: a notice in the thread and a copy for the on-call's DM
+        while lossy.deliver_due():
+            pass
+        dm_channel = bot.slack.dm_channel("U0ONCALLB")
+        [posted] = bot.slack.messages(dm_channel)
+
+        clock.advance(60)
+        bot.drain()  # the retry finds the copy by its marker
+        assert [m["ts"] for m in bot.slack.messages(dm_channel)] == [posted["ts"]]
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.copies == {"U0ONCALLB": (dm_channel, posted["ts"])}
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        bot.drain()
+        [copy] = bot.slack.messages(dm_channel)
+        assert is_decided(copy)
+        assert is_decided(bot.approval_messages()[0])
