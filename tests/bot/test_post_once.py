@@ -25,6 +25,7 @@ from bot import blocks, ids
 from bot.clock import ManualClock
 from bot.delivery import Deliverer
 from bot.outbox import Outbox
+from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
 from tests.bot.held_client import HeldClient
@@ -241,3 +242,42 @@ def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client:
         [copy] = bot.slack.messages(dm_channel)
         assert is_decided(copy)
         assert is_decided(bot.approval_messages()[0])
+
+
+class _RedisStopsAfterThePost(WebClient):
+    """Slack posts the message, then Redis goes away before the worker can record it (once)."""
+
+    def __init__(self, server: RedisServer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.server = server
+        self.stopped = False
+
+    def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        response = super().api_call(api_method, **kwargs)
+        if api_method == "chat.postMessage" and not self.stopped:
+            self.stopped = True
+            self.server.stop()
+        return response
+
+
+def test_redis_stopped_between_the_post_and_its_record_leaves_one_copy(own_redis: RedisServer) -> None:
+    with running_bot(connect_redis(own_redis.url, retry_s=0.3), agent_factory=demo_factory) as bot:
+        bot.mention("restart checkout")
+        bot.worker.run_jobs_once(block_ms=1)
+        unlucky = Deliverer(
+            client=_RedisStopsAfterThePost(own_redis, token=bot.slack.token, base_url=bot.slack.url),
+            approvals=bot.services.approvals,
+            outbox=bot.services.outbox,
+            redis_client=bot.services.redis,
+        )
+        with pytest.raises(redis.ConnectionError):
+            unlucky.deliver_due()  # posted; neither the record nor a retry could be written
+        own_redis.start()
+        [posted] = bot.approval_messages()
+
+        _survivor(bot).deliver_due()
+        assert [m["ts"] for m in bot.approval_messages()] == [posted["ts"]]
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+        [shown] = bot.approval_messages()
+        assert is_decided(shown)
