@@ -118,6 +118,23 @@ def test_a_stale_writer_gets_a_conflict_never_an_overwrite(redis_client: redis.R
         second.create_agent(SID, _agent())
 
 
+def test_an_update_sent_again_after_its_reply_was_lost_is_answered_as_written(redis_client: redis.Redis) -> None:
+    sent, lost_reply, stale = (RedisSessionRepository(redis_client) for _ in range(3))
+    sent.create_session(Session(session_id=SID, session_type=SessionType.AGENT))
+    sent.create_agent(SID, _agent())
+    lost_reply.read_agent(SID, "default")
+    stale.read_agent(SID, "default")
+    update = _agent(result="recorded")
+
+    sent.update_agent(SID, update)  # landed; the writer that retries never saw the reply
+    lost_reply.update_agent(SID, update)  # the same update again: its own result, not a conflict
+
+    assert redis_client.hget(strands_key(SID, "agent", "default"), "version") == b"2"
+    with pytest.raises(RecordConflictError):  # a different update based on version 1 is still stale
+        stale.update_agent(SID, _agent(result="other"))
+    assert sent.read_agent(SID, "default").state == {"result": "recorded"}
+
+
 @pytest.mark.parametrize(
     ("key_kind", "corrupt", "expected"),
     [
