@@ -68,6 +68,6 @@ def _parse(body: bytes, content_type: str) -> dict[str, Any] | None:
         else:
             form = dict(parse_qsl(text, keep_blank_values=True))
             value = json.loads(form["payload"]) if "payload" in form else form
-    except (json.JSONDecodeError, ValueError):
+    except (json.JSONDecodeError, ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return None
     return value if isinstance(value, dict) else None

@@ -12,8 +12,11 @@ import pytest
 
 from bot import ids, keys
 from bot.http import serve
+from bot.services import connect_redis
+from state import RedisServer
 from tests.bot import slack_requests
-from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot
+from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot, demo_factory, running_bot
+from tests.outage import redis_stopped
 
 
 def _mention() -> bytes:
@@ -155,3 +158,20 @@ def test_serve_drops_connections_that_never_finish_their_request() -> None:
     finally:
         stop.set()
         server.join(timeout=5)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "application/json"),
+        ("payload=" + quote("[" * 100_000 + "]" * 100_000), "application/x-www-form-urlencoded"),
+    ],
+)
+def test_signed_bodies_nested_100000_deep_while_redis_is_down_get_an_answer_not_a_500(
+    own_redis: RedisServer, body: str, content_type: str
+) -> None:
+    with running_bot(connect_redis(own_redis.url, retry_s=0.2), agent_factory=demo_factory) as bot:
+        with redis_stopped(own_redis):
+            result = bot.poster.post_raw(body, content_type)
+        assert result.status == 503, result.body
+        assert "error" in result.json()
