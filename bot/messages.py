@@ -554,6 +554,24 @@ def nothing_pending() -> str:
     return "Nothing is waiting for a decision in this channel."
 
 
+MAX_PENDING_TEXT: Final = 30_000  # well within the 40,000 characters Slack takes as a message's text
+
+
+def pending_list(lines: list[str]) -> str:
+    """The ``/approvals`` answer: the header and the ``pending_line``s that fit, then how many more wait."""
+    if not lines:
+        return nothing_pending()
+    shown = [pending_header(len(lines))]
+    used = len(shown[0])
+    for index, line in enumerate(lines):
+        if used + 1 + len(line) > MAX_PENDING_TEXT:
+            shown.append(home_more(len(lines) - index))
+            break
+        shown.append(line)
+        used += 1 + len(line)
+    return "\n".join(shown)
+
+
 # ---------------------------------------------------------------- shortened values
 
 

@@ -37,8 +37,7 @@ def register(app: App, services: Services) -> None:
             if request.message_ts:
                 link = str(client.chat_getPermalink(channel=channel, message_ts=request.message_ts)["permalink"])
             lines.append(messages.pending_line(request, now=services.clock(), link=link))
-        text = "\n".join([messages.pending_header(len(lines)), *lines]) if lines else messages.nothing_pending()
-        respond(text=text, response_type="ephemeral")
+        respond(text=messages.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
     app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])

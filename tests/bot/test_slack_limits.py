@@ -8,7 +8,9 @@ import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot import messages
 from bot.clock import ManualClock
+from bot.sandbox.web_api import message_limit_error
 from tests.bot.agents import answering_agent
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.harness import CHANNEL, running_bot
@@ -74,3 +76,15 @@ def test_a_long_answer_arrives_whole_in_several_messages_in_order(redis_client: 
         shown = "".join(block["text"]["text"] for message in thread for block in message["blocks"])
         assert _flat(shown) == _flat(answer)
         assert redis_client.hlen("signoff:outbox:dead") == 0
+
+
+def test_a_long_approvals_list_stays_within_slacks_text_limit() -> None:
+    lines = [
+        f"• `{'t' * 200}` asked by <@U{number:08d}>, waiting 5 min — <https://x.slack.com/p{number}|open>"
+        for number in range(200)
+    ]
+    text = messages.pending_list(lines)
+    assert message_limit_error({"text": text}) is None
+    assert text.startswith(messages.pending_header(200))
+    assert text.endswith(messages.home_more(200 - (text.count("\n") - 1)))
+    assert messages.pending_list(lines[:3]).count("\n") == 3
