@@ -43,6 +43,8 @@ _JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
 # Letters and marks that draw nothing (names made of them look blank); the rest is found by category.
 _BLANK_LOOKING: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 _HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+# What str.isprintable() accepts yet may hide: the blank-looking letters and the variation selectors.
+_PRINTABLE_BUT_HIDDEN: Final = re.compile("[" + "".join(sorted(_BLANK_LOOKING)) + "\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _FLAG_SEQUENCE: Final = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")  # 🏴 + tags: a region's flag
 _REVEALED_MAX: Final = len("⟨U+10FFFF⟩")
 HIDDEN_CHARACTERS_WARNING: Final = (
@@ -83,8 +85,8 @@ def reveal(text: str) -> str:
     A person must read exactly what they approve: ``cat report_\u202egpj.sh`` would display as
     ``cat report_hs.jpg``. Newlines, tabs and the joiners inside emoji and flags stay as they are.
     """
-    if text.isascii() and text.isprintable():
-        return text
+    if text.replace("\n", "").replace("\t", "").isprintable() and not _PRINTABLE_BUT_HIDDEN.search(text):
+        return text  # the common case, checked in C: no control, format or separator character at all
     flags = {match.start(): match.end() for match in _FLAG_SEQUENCE.finditer(text)} if "\U0001f3f4" in text else {}
     shown: list[str] = []
     index = 0
