@@ -107,21 +107,6 @@ redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
 return 'claimed'
 """
 
-# KEYS: approval, update lease. ARGV: lease token, version shown.
-# Records the version the approval's messages show, only while the caller still holds the lease
-# (a holder whose lease ran out may have been overtaken: its update must be redone, not recorded).
-_SHOWN_IF_HELD: Final = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'applied', ARGV[2]) end
-return 1
-"""
-
-# KEYS: update lease. ARGV: lease token. Releases the lease if the caller still holds it.
-_RELEASE_IF_HELD: Final = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
 DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "unseen", "retry", "no_round"]
 
 
@@ -162,8 +147,6 @@ class Approval:
     """Direct-message copies of the approval message: user -> (channel, ts)."""
     version: int = 0
     """Bumped with every queued message update: the state its messages should show."""
-    shown_version: int = -1
-    """The version its messages show (-1: not known, e.g. after an update that may have failed)."""
     post_entry: str | None = None
     """The outbox entry that posted the message (its marker stays on the message)."""
 
@@ -176,8 +159,6 @@ class ApprovalStore:
         self._client = client
         self._decide = client.register_script(_DECIDE)
         self._claim = client.register_script(_CLAIM)
-        self._shown_if_held = client.register_script(_SHOWN_IF_HELD)
-        self._release_if_held = client.register_script(_RELEASE_IF_HELD)
 
     def open_round(
         self,
@@ -266,7 +247,6 @@ class ApprovalStore:
             claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
             level = int(decoded.get("level", "0"))
             version = int(decoded.get("version", "0"))
-            shown_version = int(decoded.get("applied", "-1"))
         except (KeyError, ValueError, ValidationError) as error:
             raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
         return Approval(
@@ -279,7 +259,6 @@ class ApprovalStore:
             level,
             copies,
             version,
-            shown_version,
             decoded.get("post_entry"),
         )
 
@@ -358,39 +337,18 @@ class ApprovalStore:
                 pipeline.expire(key, after_s)
 
     @staticmethod
-    def message_record(
-        request: ApprovalRequest, *, ts: str, version: int, entry_id: str
-    ) -> tuple[str, list[tuple[str, str]]]:
+    def message_record(request: ApprovalRequest, *, ts: str, entry_id: str) -> tuple[str, list[tuple[str, str]]]:
         """Where the approval message was posted, as ``Outbox.complete_post`` records it with the completion.
 
         Returns the approval's key and its fields: ``message_ts`` first (the record that is checked),
-        the version the message shows, and the entry whose marker it carries (kept by updates).
+        then the entry whose marker the message carries (updates keep it).
         """
-        fields = [("message_ts", ts), ("applied", str(version)), ("post_entry", entry_id)]
-        return keys.approval(request.session_id, request.approval_id), fields
+        return keys.approval(request.session_id, request.approval_id), [("message_ts", ts), ("post_entry", entry_id)]
 
     @staticmethod
     def copy_record(request: ApprovalRequest, *, user: str, channel: str, ts: str) -> tuple[str, list[tuple[str, str]]]:
         """A direct-message copy of the approval message (updated with the original), for ``complete_post``."""
         return keys.approval(request.session_id, request.approval_id), [(f"copy:{user}", copy_value(channel, ts))]
-
-    def lease_updates(self, session_id: str, approval_id: str, *, token: str, lease_ms: int) -> bool:
-        """Take the right to update the approval's messages for ``lease_ms`` (one delivery at a time)."""
-        taken = self._client.set(keys.message_update_lease(session_id, approval_id), token, nx=True, px=lease_ms)
-        return bool(taken)
-
-    def shown_if_leased(self, session_id: str, approval_id: str, *, token: str, version: int) -> bool:
-        """Record that the messages show ``version``; ``False`` (nothing recorded) if the lease was lost."""
-        lease = keys.message_update_lease(session_id, approval_id)
-        return bool(self._shown_if_held(keys=[keys.approval(session_id, approval_id), lease], args=[token, version]))
-
-    def forget_shown(self, session_id: str, approval_id: str) -> None:
-        """The messages may show anything now (an update failed half way): the next update redoes them."""
-        self._client.hdel(keys.approval(session_id, approval_id), "applied")
-
-    def release_updates(self, session_id: str, approval_id: str, *, token: str) -> None:
-        """Give the update lease back (if still held)."""
-        self._release_if_held(keys=[keys.message_update_lease(session_id, approval_id)], args=[token])
 
     def set_level(self, session_id: str, approval_id: str, level: int) -> None:
         """Record how far up the escalation ladder the request went."""

@@ -11,14 +11,13 @@ What Slack shows must match what is stored, whatever fails:
   the copy kept is recorded in the same step that completes the entry (``complete_post``). So
   no copy the bot lost track of keeps live buttons, and no answer shows twice.
 - Updates of an approval's messages apply in order. Each queued update bumps the approval's
-  version; one delivery at a time (a lease in Redis) renders the current state and records the
+  version; one delivery at a time (a lease, ``bot.message_updates``) renders the current state and records the
   version shown, and skips when the messages already show it. A delivery that lost its lease
   half way (a stall) was maybe overtaken, so it shows the current state again.
 """
 
 import json
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -29,6 +28,7 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks, keys
 from bot.approvals import Approval, ApprovalStore, copy_value
 from bot.home import HomeTab, progress_of
+from bot.message_updates import MessageUpdates
 from bot.model import ApprovalRequest
 from bot.outbox import Outbox, OutboxEntry, backoff_s, home_refresh
 from bot.posted_copies import PostedCopy, find_copies, marker
@@ -68,6 +68,7 @@ class Deliverer:
         outbox: Outbox,
         redis_client: redis.Redis,
         home: HomeTab | None = None,
+        updates: MessageUpdates | None = None,
         lease_s: float = 30,
     ):
         """Keep the collaborators; ``home`` refreshes App Home tabs after changes.
@@ -79,6 +80,7 @@ class Deliverer:
         self._outbox = outbox
         self._redis = redis_client
         self._home = home
+        self._updates = updates or MessageUpdates(redis_client)
         self._lease_s = lease_s
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             "post_approval": self._post_approval,
@@ -156,9 +158,7 @@ class Deliverer:
             version=approval.version,
             known=known,
             identify=lambda copy: copy.ts,
-            record=lambda copy: self._approvals.message_record(
-                request, ts=copy.ts, version=copy.version, entry_id=entry.entry_id
-            ),
+            record=lambda copy: self._approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
             self._refresh_homes()
@@ -189,7 +189,7 @@ class Deliverer:
             latest = self._approvals.get_readable(request.session_id, request.approval_id)
             if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
                 # The original may show the latest already: forget that, so the update redoes every copy.
-                self._approvals.forget_shown(request.session_id, request.approval_id)
+                self._updates.forget_shown(request.session_id, request.approval_id)
                 self._outbox.send_later(_update_of(request))
 
     def _post_message(self, entry: OutboxEntry) -> None:
@@ -281,8 +281,8 @@ class Deliverer:
             NotReady: The message is not posted yet, or this delivery kept being overtaken.
         """
         for _attempt in range(_OVERTAKEN_RETRIES):
-            token = uuid.uuid4().hex
-            if not self._approvals.lease_updates(session_id, approval_id, token=token, lease_ms=_UPDATE_LEASE_MS):
+            token, shown = self._updates.lease(session_id, approval_id, lease_ms=_UPDATE_LEASE_MS)
+            if token is None:
                 raise Busy
             try:
                 approval = self._approvals.get_readable(session_id, approval_id)
@@ -290,15 +290,15 @@ class Deliverer:
                     return
                 if not approval.request.message_ts:
                     raise NotReady
-                if not force and approval.shown_version >= approval.version:
+                if not force and shown >= approval.version:
                     return
                 self._apply(approval)
-                if self._approvals.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
+                if self._updates.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
                     self._refresh_homes()
                     return
                 force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
             finally:
-                self._approvals.release_updates(session_id, approval_id, token=token)
+                self._updates.release(session_id, approval_id, token=token)
         raise NotReady
 
     def _apply(self, approval: Approval) -> None:
@@ -312,7 +312,7 @@ class Deliverer:
                 self._slack.chat_update(channel=channel, ts=ts, **message)
         except Exception:
             # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
-            self._approvals.forget_shown(request.session_id, request.approval_id)
+            self._updates.forget_shown(request.session_id, request.approval_id)
             raise
 
     def _publish_home(self, entry: OutboxEntry) -> None:

@@ -8,9 +8,10 @@ the retention period (``RETENTION_DAYS``), the audit stream is trimmed by the wo
     signoff:{<sid>}:round                  hash    version (session version when it stopped), approval ids,
                                                    published (last session version whose outcome was posted)
     signoff:{<sid>}:open                   set     approval ids of the round still waiting for a decision
-    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts, version (bumped
-                                                   with each queued message update), applied (version shown)
+    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts, post_entry,
+                                                   version (bumped with each queued message update)
     signoff:{<sid>}:updating:<aid>         string  token of the delivery updating the approval's messages (lease)
+    signoff:{<sid>}:shown:<aid>            string  the version the approval's messages show (TTL)
     signoff:{<sid>}:discussion:<aid>       list    thread replies while the approval was open (JSON)
     signoff:{<sid>}:votes:<aid>            set     approvers counted toward a quorum
 
@@ -84,6 +85,11 @@ def approval(session_id: str, approval_id: str) -> str:
 def message_update_lease(session_id: str, approval_id: str) -> str:
     """Held by the one delivery updating an approval's messages, so updates apply in order."""
     return f"{_session_prefix(session_id)}:updating:{approval_id}"
+
+
+def message_shown(session_id: str, approval_id: str) -> str:
+    """The version an approval's messages show (the last update applied)."""
+    return f"{_session_prefix(session_id)}:shown:{approval_id}"
 
 
 def outbox_posted(entry_id: str) -> str:
