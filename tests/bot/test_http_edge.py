@@ -175,3 +175,26 @@ def test_signed_bodies_nested_100000_deep_while_redis_is_down_get_an_answer_not_
             result = bot.poster.post_raw(body, content_type)
         assert result.status == 503, result.body
         assert "error" in result.json()
+
+
+@pytest.mark.parametrize(
+    ("payload", "named"),
+    [
+        ({"type": "block_actions", "user": {"id": APPROVER}, "actions": []}, "actions"),
+        ({"type": "block_actions", "user": {"id": APPROVER}, "actions": ["approve"]}, "actions"),
+        ({"type": "view_submission", "user": {"id": APPROVER}, "view": "deny"}, "view.type"),
+        ({"type": 7}, "type"),
+    ],
+)
+def test_signed_interactions_bolt_cannot_read_get_400_naming_the_field(
+    bot: Bot, payload: dict[str, object], named: str
+) -> None:
+    result = bot.poster.post_action(payload)
+    assert result.status == 400, result.body
+    assert named in result.json()["error"]
+
+
+def test_a_signed_event_without_an_event_type_gets_400(bot: Bot) -> None:
+    result = bot.poster.post_event({"type": "event_callback", "team_id": "T0TEST", "event": {"user": REQUESTER}})
+    assert result.status == 400, result.body
+    assert "event.type" in result.json()["error"]
