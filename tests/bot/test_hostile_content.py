@@ -3,11 +3,13 @@
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from bot import ids, keys
+from bot.clock import ManualClock
 from state import RedisServer
 from tests.bot import slack_requests
 from tests.bot.agents import nested, one_gated_call
@@ -144,3 +146,30 @@ def test_an_agent_request_is_echoed_as_inert_text(bot: Bot) -> None:
         f"<@{REQUESTER}> asked the agent: "
         "&lt;!channel&gt; &lt;@U0123&gt; &lt;https://evil.example|Click me&gt; &amp; co"
     )
+
+
+def test_the_on_call_direct_message_shows_hidden_characters_too(redis_client: redis.Redis, tmp_path: Path) -> None:
+    tool_name = "run\u2066_script"
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        "rotations:\n"
+        "  primary: {members: [U0ONCALLA], shift: 1d, handoff: '09:00', timezone: UTC, starts: 2026-11-29}\n"
+        "rules:\n"
+        "  - name: scripts\n"
+        '    match: {tools: ["run\\u2066_script"]}\n'
+        "    escalation: {levels: [{after: 5m, targets: {rotation: primary}}]}\n"
+    )
+    clock = ManualClock()
+    factory = one_gated_call(tool_name, "cat report_\u202egpj.sh")
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy, clock=clock) as bot:
+        bot.mention("show the report")
+        bot.drain()
+        clock.advance(6 * 60)
+        bot.drain()
+
+        [dm] = [call for call in bot.slack.calls("chat.postMessage") if call.args["channel"] == "U0ONCALLA"]
+        shown = _shown(dm.args["blocks"])
+        assert "Policy *scripts*" in shown
+        assert "\u202e" not in shown
+        assert "cat report_⟨U+202E⟩gpj.sh" in shown
+        assert "Contains hidden characters" in shown
