@@ -46,7 +46,7 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
             return _answer(start_response, 404, {"error": "not found"})
         length = _content_length(environ)
         if isinstance(length, Rejection):
-            return _answer(start_response, length.status, {"error": length.message})
+            return _DiscardBodyAfter(_answer(start_response, length.status, {"error": length.message}), environ)
         try:
             body = bytes(environ["wsgi.input"].read(length))
         except TimeoutError:
@@ -132,6 +132,39 @@ def _content_length(environ: dict[str, Any]) -> int | Rejection:
     if int(declared) > MAX_BODY_BYTES:
         return Rejection(413, "request body too large")
     return int(declared)
+
+
+# A refused body is read and dropped, up to this much, once the answer is sent: closing a socket
+# with unread data resets it, and a client still sending would never see the answer.
+_DISCARD_LIMIT_BYTES: Final = 8 * MAX_BODY_BYTES
+_DISCARD_CHUNK_BYTES: Final = 64 * 1024
+
+
+class _DiscardBodyAfter(list[bytes]):
+    """The answer's chunks; closing it (the server does, once they are sent) drains the refused body.
+
+    The drain is bounded in size and, by the server's socket timeout, in time; it never holds the
+    body, and nothing waits for it before the answer leaves.
+    """
+
+    def __init__(self, chunks: Iterable[bytes], environ: dict[str, Any]) -> None:
+        super().__init__(chunks)
+        self._environ = environ
+
+    def close(self) -> None:
+        declared = str(self._environ.get("CONTENT_LENGTH") or "").strip()
+        if not declared.isascii() or not declared.isdigit():
+            return  # no length to trust: nothing is read
+        remaining = min(int(declared), _DISCARD_LIMIT_BYTES)
+        stream = self._environ["wsgi.input"]
+        try:
+            while remaining > 0:
+                chunk = stream.read(min(remaining, _DISCARD_CHUNK_BYTES))
+                if not chunk:
+                    return
+                remaining -= len(chunk)
+        except (TimeoutError, ConnectionError):
+            return  # the client stalled or left
 
 
 def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
