@@ -44,10 +44,14 @@ def browser() -> Iterator["Browser"]:
 @pytest.fixture
 def steps(browser: "Browser", request: pytest.FixtureRequest) -> Iterator["Steps"]:
     """A fresh page (1400x900) whose screenshots go to ``screenshots/<test name>/``."""
+    from playwright.sync_api import expect
+
     from tests.sandbox.browser import SCREENSHOTS, Steps
 
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     context.set_default_timeout(15_000)
+    # Assertions wait as long as actions: on two busy cores a whole agent round can take over the default 5 s.
+    expect.set_options(timeout=15_000)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
     yield Steps(context.new_page(), SCREENSHOTS / name)
     context.close()
