@@ -368,6 +368,16 @@ def command_echo(user_id: str, request: str) -> str:
     return f"{mention_user(user_id)} asked the agent: {clip(unescape_slack(request), MAX_ECHOED_REQUEST)}"
 
 
+def command_not_started(error: str) -> str:
+    """Ephemeral answer to ``/agent`` when its request could not be posted in the channel (nothing started)."""
+    if error in ("not_in_channel", "channel_not_found"):
+        return (
+            "Your request was not started: I am not in this channel. "
+            "Invite me (`/invite @Signoff`) or mention me in a channel I am in, then try again."
+        )
+    return f"Your request was not started: Slack refused to post it ({clip(error, MAX_SUMMARY)}). Try again."
+
+
 def session_busy() -> str:
     """Thread answer when a request arrives while the thread's agent waits for approvals."""
     return (

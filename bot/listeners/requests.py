@@ -1,16 +1,20 @@
 """Requests to the agent: a mention, or ``/agent <request>``; each becomes a start job."""
 
+import logging
 import re
 from typing import Any, Final
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot import ids, keys, messages
 from bot.services import Services
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 _EVENT_MEMORY_S: Final = 3600
+
+logger = logging.getLogger(__name__)
 
 
 def prompt_text(text: str) -> str:
@@ -44,10 +48,17 @@ def register(app: App, services: Services) -> None:
     def ack_command(ack: Ack) -> None:
         ack()
 
-    def start_from_command(command: dict[str, Any], client: WebClient) -> None:
+    def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
-        anchor = client.chat_postMessage(channel=command["channel_id"], text=messages.command_echo(user, request))
+        try:
+            anchor = client.chat_postMessage(channel=command["channel_id"], text=messages.command_echo(user, request))
+        except SlackApiError as error:
+            # Lazy: the command was acked already, so only its response_url can still tell the person.
+            code = str(error.response.get("error") or "unknown error")
+            logger.warning("channel=<%s> | /agent request not posted: %s", command["channel_id"], code)
+            respond(text=messages.command_not_started(code), response_type="ephemeral")
+            return
         services.jobs.enqueue(
             {
                 "kind": "start",

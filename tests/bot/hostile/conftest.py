@@ -1,0 +1,5 @@
+"""Fixtures for the hostile-input tests (the bot's own)."""
+
+from tests.bot.conftest import bot
+
+__all__ = ["bot"]
