@@ -980,7 +980,10 @@ class FakeSlack:
             listed = [m for m in listed if ts_key(m["ts"]) < latest or (inclusive and ts_key(m["ts"]) == latest)]
         if not _truthy(args.get("include_all_metadata")):
             listed = [{k: v for k, v in m.items() if k != "metadata"} for m in listed]
-        start = int(str(args.get("cursor") or "0").removeprefix("offset:") or 0)
+        cursor = str(args.get("cursor") or "offset:0")
+        if not (cursor.startswith("offset:") and cursor.removeprefix("offset:").isdigit()):
+            raise SlackError("invalid_cursor")
+        start = int(cursor.removeprefix("offset:"))
         limit = int(args.get("limit") or 0)
         end = start + limit if limit > 0 else len(listed)
         more = end < len(listed)

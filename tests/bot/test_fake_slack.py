@@ -213,6 +213,9 @@ def test_metadata_is_returned_only_when_asked_and_history_pages_newest_first(
     assert rest["has_more"] is False
     newer = client.conversations_history(channel="C1", oldest=parent["ts"])["messages"]
     assert [m["text"] for m in newer] == ["later"]
+    with pytest.raises(SlackApiError) as bad:
+        client.conversations_history(channel="C1", cursor="bogus")
+    assert bad.value.response["error"] == "invalid_cursor"
 
 
 # ------------------------------------------------------------------------------------------- auth and failures
