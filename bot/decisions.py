@@ -102,7 +102,7 @@ class DecisionService:
         """Whether ``user_id`` may decide (no audit: for listing, e.g. App Home)."""
         policy = Policy.from_summary(approval.request.policy)
         try:
-            members = self._directory.members(policy.approvers.usergroups)
+            members = self._directory.members(policy.usergroups)
         except SlackApiError as error:
             logger.warning("approval_id=<%s> | cannot resolve user groups: %s", approval.request.approval_id, error)
             return False, Outcome("unavailable", approval=approval)

@@ -23,6 +23,7 @@ MAX_NAME = 200  # tool names, policy names, interrupt names
 MAX_DECISION_REASON = 2000
 MAX_SUMMARY = 500  # error summaries
 MAX_LISTED_APPROVERS = 20
+MAX_APPROVER_LISTS = 3  # a batch under several rules: one list per rule
 
 # Labels (plain text; the button ones are far below 75 characters, the modal ones below 24).
 APPROVE_LABEL: Final = "Approve"
@@ -235,13 +236,24 @@ def rerun_warning() -> str:
 
 def approvers_text(policy: PolicySummary) -> str:
     """Who may decide: mentions of the listed users and groups, or anyone (except the requester)."""
-    mentions = [mention_user(u) for u in policy.approver_users] + [mention_group(g) for g in policy.approver_groups]
-    if not mentions:
+    if not policy.approver_users and not policy.approver_groups:
         return "anyone" if policy.allow_self_approval else "anyone except the requester"
+    # A batch under several rules: the person must be in every list.
+    lists = [(policy.approver_users, policy.approver_groups)]
+    lists += [(extra.users, extra.usergroups) for extra in policy.also_approvers]
+    shown = [_listed_approvers(users, groups) for users, groups in lists[:MAX_APPROVER_LISTS]]
+    listed = shown[0] if len(lists) == 1 else "one of " + "; and one of ".join(shown)
+    if len(lists) > MAX_APPROVER_LISTS:
+        listed += f"; and one of each of {len(lists) - MAX_APPROVER_LISTS} more lists"
+    return listed if policy.allow_self_approval else f"{listed} (not the requester)"
+
+
+def _listed_approvers(users: Sequence[str], groups: Sequence[str]) -> str:
+    mentions = [mention_user(u) for u in users] + [mention_group(g) for g in groups]
     listed = ", ".join(mentions[:MAX_LISTED_APPROVERS])
     if len(mentions) > MAX_LISTED_APPROVERS:
         listed += f" and {len(mentions) - MAX_LISTED_APPROVERS} more"
-    return listed if policy.allow_self_approval else f"{listed} (not the requester)"
+    return listed
 
 
 def policy_line(policy: PolicySummary) -> str:

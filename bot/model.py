@@ -14,6 +14,7 @@ from agent.approval import Decision, DiscussionEntry, ResponseShape
 
 __all__ = [
     "ApprovalRequest",
+    "ApproverSet",
     "Decision",
     "DiscussionEntry",
     "GuardedCall",
@@ -44,6 +45,15 @@ class LevelRecord(BaseModel):
     rotation: str | None = None
 
 
+class ApproverSet(BaseModel):
+    """Users and user groups, any of whom qualifies (as a rule's ``approvers`` lists them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+
+
 class PolicySummary(BaseModel):
     """The policy that applies to a request, recorded with it (a later edit of the file does not
     change the rules of a request already asked)."""
@@ -53,6 +63,8 @@ class PolicySummary(BaseModel):
     name: str
     approver_users: tuple[str, ...] = ()
     approver_groups: tuple[str, ...] = ()
+    also_approvers: tuple[ApproverSet, ...] = ()
+    """Further lists the person must also be in: a batch under several rules needs someone each admits."""
     allow_self_approval: bool = False
     reason_required_on_deny: bool = False
     quorum: int = 1

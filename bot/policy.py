@@ -2,7 +2,8 @@
 
 A policy file has a ``default`` section and an ordered list of ``rules``; a rule applies to the
 tools and/or interrupt names it lists. For an interrupt, the first rule listing its tool wins,
-else the first rule listing its interrupt name, else the default::
+else the first rule listing its interrupt name, else the default. An interrupt guarding a batch
+of calls gets every call's policy at once, combined into the strictest (``PolicyBook.for_call``)::
 
     default:                        # applies when no rule matches
       approvers: {}                 # nobody listed: anyone in the channel (but the requester)
@@ -35,6 +36,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     StrictStr,
     ValidationError,
@@ -44,7 +46,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent.approval import ResponseShape
 from bot.ladder import Claim, Escalation, Expiry, Level, Reminders
-from bot.model import LevelRecord, PolicySummary
+from bot.model import ApproverSet, LevelRecord, PolicySummary
 from bot.oncall import Rotation
 from bot.slack_ids import UsergroupId, UserId
 
@@ -58,6 +60,7 @@ __all__ = [
     "Rule",
     "Verdict",
     "authorize",
+    "strictest",
 ]
 
 DEFAULT_POLICY_NAME = "default"
@@ -144,6 +147,19 @@ class Policy(PolicySettings):
     """The settings that apply to one interrupt, under the name of the rule they come from."""
 
     name: StrictStr
+    # Not a key of the file: set only when several rules apply at once (a batch, see ``PolicyBook.for_call``).
+    _also_approvers: tuple[Approvers, ...] = PrivateAttr(default=())
+
+    @property
+    def also_approvers(self) -> tuple[Approvers, ...]:
+        """Further approver lists a person must also be in (each non-empty): one per other rule that applies."""
+        return self._also_approvers
+
+    @property
+    def usergroups(self) -> tuple[str, ...]:
+        """Every user group whose members matter to ``authorize``."""
+        groups = [*self.approvers.usergroups, *(group for extra in self.also_approvers for group in extra.usergroups)]
+        return tuple(dict.fromkeys(groups))
 
     def summary(self) -> PolicySummary:
         """What an approval message records about this policy."""
@@ -151,6 +167,9 @@ class Policy(PolicySettings):
             name=self.name,
             approver_users=self.approvers.users,
             approver_groups=self.approvers.usergroups,
+            also_approvers=tuple(
+                ApproverSet(users=extra.users, usergroups=extra.usergroups) for extra in self.also_approvers
+            ),
             allow_self_approval=self.allow_self_approval,
             reason_required_on_deny=self.reason_required_on_deny,
             quorum=self.quorum,
@@ -174,22 +193,22 @@ class Policy(PolicySettings):
     @classmethod
     def from_summary(cls, summary: PolicySummary) -> "Policy":
         """The policy an approval message recorded (so a later click is judged by the same rules)."""
-        return cls(
+        policy = cls(
             name=summary.name,
             approvers=Approvers(users=summary.approver_users, usergroups=summary.approver_groups),
             allow_self_approval=summary.allow_self_approval,
             reason_required_on_deny=summary.reason_required_on_deny,
         )
+        policy._also_approvers = tuple(
+            Approvers(users=extra.users, usergroups=extra.usergroups) for extra in summary.also_approvers
+        )
+        return policy
 
     def approvers_text(self) -> str:
-        """Who may decide, in Slack mrkdwn: ``<@U1>, <@U2> or <!subteam^S1>``."""
+        """Who may decide, in Slack mrkdwn: ``<@U1>, <@U2> or <!subteam^S1>`` (``…, and also …`` per further list)."""
         if self.approvers.is_open:
             return "anyone in the channel" if self.allow_self_approval else "anyone in the channel except the requester"
-        mentions = [f"<@{user}>" for user in dict.fromkeys(self.approvers.users)]
-        mentions += [f"<!subteam^{group}>" for group in dict.fromkeys(self.approvers.usergroups)]
-        if len(mentions) == 1:
-            return mentions[0]
-        return f"{', '.join(mentions[:-1])} or {mentions[-1]}"
+        return ", and also ".join(_one_of(listed) for listed in (self.approvers, *self.also_approvers))
 
 
 class Match(_Model):
@@ -235,18 +254,29 @@ class PolicyBook(_Model):
         Args:
             tool: The tool of the one call the interrupt guards, if it guards one.
             interrupt_name: The interrupt's name.
-            batch: The tools of every call the interrupt guards, when it guards a batch: the
-                first rule matching any of them applies (a batch holding a gated tool is never
-                judged by the default).
+            batch: The tools of every call the interrupt guards, when it guards a batch. One answer
+                covers them all, so it must satisfy each call's own policy: the policies of the
+                calls are combined into the strictest (``strictest``), named after them all.
         """
-        tools = [tool] if tool is not None else list(batch)
-        for rule in self.rules:
-            if any(name in rule.match.tools for name in tools):
-                return rule
-        for rule in self.rules:
-            if interrupt_name in rule.match.interrupts:
-                return rule
-        return self.default_policy
+        tools = [tool] if tool is not None else list(dict.fromkeys(batch))
+        by_name = self._for_interrupt_name(interrupt_name)
+        if not tools:
+            return by_name
+        applying = [self._for_tool(name) or by_name for name in tools]
+        # Rules in file order, each once: the combined name and ties do not depend on the batch's order.
+        ordered = sorted({policy.name: policy for policy in applying}.values(), key=self._position)
+        return ordered[0] if len(ordered) == 1 else strictest(ordered)
+
+    def _for_tool(self, tool: str) -> Policy | None:
+        return next((rule for rule in self.rules if tool in rule.match.tools), None)
+
+    def _for_interrupt_name(self, interrupt_name: str) -> Policy:
+        found = next((rule for rule in self.rules if interrupt_name in rule.match.interrupts), None)
+        return found or self.default_policy
+
+    def _position(self, policy: Policy) -> int:
+        names = [rule.name for rule in self.rules]
+        return names.index(policy.name) if policy.name in names else len(names)
 
     def _unknown_rotations(self) -> list[InitErrorDetails]:
         errors = []
@@ -290,6 +320,58 @@ class PolicyBook(_Model):
         return self
 
 
+def strictest(policies: Sequence[Policy]) -> Policy:
+    """One policy that satisfies each of ``policies`` (the rules of one batch's calls, in file order).
+
+    A person may decide only if every policy admits them (their approver lists must all admit
+    them; an open one admits anyone), and may approve their own request only if every policy
+    allows it. A deny needs a reason if any policy asks for one; the quorum is the largest. Expiry
+    approves only if every policy approves on expiry (all ``low_risk``); otherwise a ``deny``
+    expiry, the earliest, ends it; otherwise it stays pending. Reminders come as often as the
+    most frequent asks; the ladder (and its claim) is the one of the first policy that restricts
+    who may decide and has a ladder, else of the first that has one. ``response`` is the first
+    policy's: it is what the raiser reads, not a permission.
+    """
+    first = policies[0]
+    restricted = [policy for policy in policies if not policy.approvers.is_open]
+    with_ladder = [policy for policy in (*restricted, *policies) if policy.escalation is not None]
+    ladder = with_ladder[0] if with_ladder else None
+    reminders = [policy.reminders for policy in policies if policy.reminders is not None]
+    combined = Policy(
+        name=" + ".join(policy.name for policy in policies),
+        approvers=restricted[0].approvers if restricted else Approvers(),
+        allow_self_approval=all(policy.allow_self_approval for policy in policies),
+        reason_required_on_deny=any(policy.reason_required_on_deny for policy in policies),
+        quorum=max(policy.quorum for policy in policies),
+        low_risk=all(policy.low_risk for policy in policies),
+        response=first.response,
+        escalation=ladder.escalation if ladder else None,
+        claim=ladder.claim if ladder else None,
+        reminders=min(reminders, key=lambda nudge: nudge.every) if reminders else None,
+        expiry=_strictest_expiry([policy.expiry for policy in policies]),
+    )
+    lists = [listed for policy in restricted for listed in (policy.approvers, *policy.also_approvers)]
+    combined._also_approvers = tuple(listed for listed in dict.fromkeys(lists[1:]) if listed != lists[0])
+    return combined
+
+
+def _strictest_expiry(expiries: Sequence[Expiry | None]) -> Expiry | None:
+    if expiries and all(expiry is not None and expiry.outcome == "approve" for expiry in expiries):
+        return max(expiries, key=lambda expiry: expiry.after if expiry else 0)
+    denying = [expiry for expiry in expiries if expiry is not None and expiry.outcome == "deny"]
+    if denying:
+        return min(denying, key=lambda expiry: expiry.after)
+    return next((expiry for expiry in expiries if expiry is not None and expiry.outcome == "keep"), None)
+
+
+def _one_of(listed: Approvers) -> str:
+    mentions = [f"<@{user}>" for user in dict.fromkeys(listed.users)]
+    mentions += [f"<!subteam^{group}>" for group in dict.fromkeys(listed.usergroups)]
+    if len(mentions) == 1:
+        return mentions[0]
+    return f"{', '.join(mentions[:-1])} or {mentions[-1]}"
+
+
 def _levels_of(settings: PolicySettings) -> tuple[Level, ...]:
     return settings.escalation.levels if settings.escalation else ()
 
@@ -318,17 +400,18 @@ def authorize(
     """Whether ``user_id`` may approve or deny a request made by ``requester_id`` under ``policy``.
 
     The requester is refused unless the policy allows self-approval, even when listed as an
-    approver. ``group_members`` maps each of the policy's user groups to its members; a group
-    missing from it counts as empty (fails closed).
+    approver. A policy combining several rules (a batch) needs ``user_id`` in each of its approver
+    lists. ``group_members`` maps each of the policy's user groups (``policy.usergroups``) to its
+    members; a group missing from it counts as empty (fails closed).
     """
     text = policy.approvers_text()
     if user_id == requester_id and not policy.allow_self_approval:
         return Verdict(False, "self_approval", text)
-    approvers = policy.approvers
-    if (
+    if all(
         approvers.is_open
         or user_id in approvers.users
         or any(user_id in group_members.get(group, frozenset()) for group in approvers.usergroups)
+        for approvers in (policy.approvers, *policy.also_approvers)
     ):
         return Verdict(True, "allowed", text)
     return Verdict(False, "not_an_approver", text)
