@@ -227,7 +227,8 @@ def _report(
         latest[key] = max(version, latest.get(key, -1))
     deleted = sum(1 for call in slack.calls("chat.delete") if call.ok)
     lookups = sum(1 for call in slack.calls() if call.args.get("include_all_metadata") and call.ok)
-    stuck = sum(1 for session in sessions if session.finished_at is None)
+    stuck = [s for s in sessions if s.finished_at is None and s.error is None]
+    driver_errors = [s for s in sessions if s.error is not None]
     exactly_once = sum(1 for approval_id in requested if decisions[approval_id] == 1)
     undecided = sum(1 for approval_id in requested if decisions[approval_id] == 0)
     counts = [ran[ticket] for ticket in approved]
@@ -242,10 +243,26 @@ def _report(
         f"extra copies deleted: {deleted})",
         f"  stale live buttons: {stale}",
         f"  out-of-order updates: {out_of_order} of {len(slack.calls('chat.update'))} updates",
-        f"  stuck sessions: {stuck}",
+        f"  stuck sessions: {len(stuck)}",
     ]
+    lines.extend(_unfinished(stuck, driver_errors, slack))
     healthy = exactly_once == len(requested) and not (over or never or ran_denied or duplicates or stale)
-    return lines, healthy and not out_of_order and not stuck
+    return lines, healthy and not out_of_order and not stuck and not driver_errors
+
+
+def _unfinished(stuck: list[Session], driver_errors: list[Session], slack: SandboxSlack) -> list[str]:
+    """What the threads of unfinished sessions show, and what stopped the bench's own drivers."""
+    lines = []
+    for session in stuck[:5]:
+        thread = slack.messages(CHANNEL, session.thread_ts) if session.thread_ts else []
+        live = [live_approval_id(m) for m in thread if live_approval_id(m) is not None]
+        said = [str(m.get("text", ""))[:80] for m in thread if m.get("user") == slack.bot_user_id][-2:]
+        where = f"{session.ticket} ({session.shape}), thread {session.thread_ts}"
+        lines.append(f"    stuck: {where}: live {live}, last {said}")
+    if driver_errors:
+        lines.append(f"  sessions the bench's driver lost (its own errors, not counted): {len(driver_errors)}")
+        lines.extend(f"    {session.ticket}: {session.error}" for session in driver_errors[:5])
+    return lines
 
 
 def main() -> None:
@@ -310,7 +327,7 @@ def main() -> None:
     for line in lines:
         print(line)
     print(f"  time to recover after the last fault: {max(recovered_s, 0.0):.1f} s")
-    print(f"  ratio sessions finished/started: {done / max(len(sessions), 1):.2f}x")
+    print(f"  ratio sessions finished/started: {done / max(len(sessions), 1):.3f}x")
     sys.exit(0 if healthy else 1)
 
 
@@ -330,6 +347,8 @@ def _run(
     def drive(session: Session) -> None:
         try:
             people.run(session, until=give_up_at)
+        except Exception as error:  # the driver's own failure: reported, never counted as the bot's
+            session.error = f"{type(error).__name__}: {error}"
         finally:
             slots.release()
 

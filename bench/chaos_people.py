@@ -40,6 +40,8 @@ class Session:
     started_at: float = 0.0
     finished_at: float | None = None
     acted: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    """What stopped the bench's own driver of this session, if anything did (not the bot's doing)."""
 
 
 def live_approval_id(message: dict[str, Any]) -> str | None:
@@ -104,7 +106,7 @@ class People:
             self._slack.space, user=user, channel=CHANNEL, text=text, ts=message["ts"], thread_ts=thread_ts
         ):
             deadline = time.monotonic() + _EVENT_RETRY_S
-            while endpoint.event(event).status != 200 and time.monotonic() < deadline:
+            while not _taken(endpoint, event) and time.monotonic() < deadline:
                 time.sleep(0.5)  # Slack retries an event the app did not take
         return str(message["ts"])
 
@@ -171,6 +173,13 @@ class People:
                 time.sleep(0.05)
 
         return deny
+
+
+def _taken(endpoint: requests.BotEndpoint, event: dict[str, Any]) -> bool:
+    try:
+        return endpoint.event(event).status == 200
+    except OSError:  # refused or timed out (the web process is busy or restarting): not taken
+        return False
 
 
 def _all_at_once(moves: list[Callable[[], Any]]) -> None:
