@@ -16,6 +16,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import parse_body
 
 from bot import outage, preflight
 from bot.app import build_app
@@ -33,8 +34,8 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
     """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
 
     ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
-    The body is decoded once, by Bolt's own ``BoltRequest``: a body it cannot parse is a 400
-    here, never a 500.
+    The body is parsed with Bolt's own parser and checked by ``payload_problem`` before Bolt
+    builds its request from it: a body Bolt or a listener cannot read is a 400, never a 500.
     """
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -72,24 +73,21 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
                 signature=environ["HTTP_X_SLACK_SIGNATURE"],
                 content_type=content_type,
             )
+        text = body.decode("utf-8", errors="replace")
         try:
-            request = BoltRequest(
-                body=body.decode("utf-8", errors="replace"), query=environ.get("QUERY_STRING", ""), headers=headers
-            )
+            parsed = parse_body(text, content_type.split(";")[0] or None)  # as BoltRequest will
         except json.JSONDecodeError as error:
             return _answer(
                 start_response, 400, {"error": f"malformed payload: not JSON ({error.msg} at position {error.pos})"}
             )
-        except AttributeError:  # Bolt reads fields of what should be a JSON object
-            return _answer(start_response, 400, {"error": "malformed payload: expected a JSON object"})
         except RecursionError:
             return _answer(start_response, 400, {"error": "malformed payload: nested too deeply"})
-        problem = payload_problem(request.body)
+        problem = payload_problem(parsed)
         if problem is not None:
             return _answer(start_response, 400, {"error": problem})
         try:
-            response = app.dispatch(request)
-        except (KeyError, IndexError, TypeError) as error:  # Bolt read a field of a shape payload_problem missed
+            response = app.dispatch(BoltRequest(body=text, query=environ.get("QUERY_STRING", ""), headers=headers))
+        except (AttributeError, KeyError, IndexError, TypeError) as error:  # Bolt read a shape payload_problem missed
             logger.exception("Bolt could not read a verified request")
             return _answer(start_response, 400, {"error": f"malformed payload: {type(error).__name__} {error}"})
         status = f"{response.status} {HTTPStatus(response.status).phrase}"
