@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot import audit_cli, demo, messages, ops_cli, preflight
 from bot.app import build_app
@@ -30,6 +29,7 @@ from bot.policy_file import PolicyError
 from bot.sandbox import run as sandbox
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Mode, Settings, load_settings
+from bot.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
 
 logger = logging.getLogger("bot")
@@ -144,7 +144,7 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
     app = build_app(settings, services)
     if mode == "socket":
         assert settings.slack_app_token is not None  # load_settings checked it
-        handler = SocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        handler = CheckedSocketModeHandler(app, settings.slack_app_token.get_secret_value())
         handler.connect()  # type: ignore[no-untyped-call]
         stop.wait()
         handler.close()  # type: ignore[no-untyped-call]

@@ -1,8 +1,8 @@
-"""``python -m bot socket`` end to end: Bolt's builtin Socket Mode handler against a loopback Slack, no network.
+"""``python -m bot socket`` end to end: Bolt's builtin Socket Mode handler (checked) against a loopback Slack.
 
-The handler is built the way ``bot/cli.py`` builds it (``SocketModeHandler(app, app_token)`` over the app whose client
-points at the fake): it calls ``apps.connections.open`` with the ``xapp-`` token on the fake Web API, connects to the
-fake Socket Mode server, and acks the envelopes the test pushes; the worker is driven in-process as in ``harness``.
+The handler is built the way ``bot/cli.py`` builds it (``CheckedSocketModeHandler(app, app_token)`` over the app whose
+client points at the fake): it calls ``apps.connections.open`` with the ``xapp-`` token on the fake Web API, connects to
+the fake Socket Mode server, and acks the envelopes the test pushes; the worker is driven in-process as in ``harness``.
 """
 
 import json
@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 import redis
 from pydantic import SecretStr
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 
 from bot import blocks, ids
 from bot.app import build_app
 from bot.services import Services, build_services
 from bot.settings import Settings
+from bot.socket_mode import CheckedSocketModeHandler
 from bot.worker import Worker
 from tests.bot import slack_requests
 from tests.bot.fake_slack import Call, FakeSlack
@@ -65,7 +65,7 @@ class SocketBot:
 
     slack: FakeSlack
     services: Services
-    handler: SocketModeHandler
+    handler: CheckedSocketModeHandler
     worker: Worker
 
     @property
@@ -108,7 +108,7 @@ class SocketBot:
         return self.server.push_interactive(payload)
 
 
-def close_handler(handler: SocketModeHandler, server: FakeSocketModeServer) -> None:
+def close_handler(handler: CheckedSocketModeHandler, server: FakeSocketModeServer) -> None:
     """``handler.close()``, without its idle waits.
 
     ``close()`` marks the client closed (so it will not reconnect), then waits for its receive loop, which holds the
@@ -140,7 +140,7 @@ def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
         app = build_app(settings, services)
         assert settings.slack_app_token is not None
         # As bot/cli.py does: the handler reaches apps.connections.open through app.client (base_url = slack_api_url).
-        handler = SocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        handler = CheckedSocketModeHandler(app, settings.slack_app_token.get_secret_value())
         handler.connect()  # type: ignore[no-untyped-call]
         try:
             assert handler.client.is_connected(), "the Socket Mode handshake failed"
