@@ -22,6 +22,7 @@ from bot.approvals import Approval, ApprovalStore
 from bot.audit import Audit
 from bot.clock import Clock, system_clock
 from bot.directory import Directory
+from bot.messages import is_blank
 from bot.model import Decision
 from bot.outbox import OutboxEntry
 from bot.policy import Policy, authorize
@@ -135,7 +136,8 @@ class DecisionService:
             refusal = self.check(approval, user_id=user_id)
             if refusal is not None:
                 return refusal
-            text = (reason or "").strip() or None
+            # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
+            text = None if reason is None or is_blank(reason) else reason.strip()
             if kind == "deny" and text is None and approval.request.policy.reason_required_on_deny:
                 return Outcome("reason_required", approval=approval)
             outcome = self._write(

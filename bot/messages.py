@@ -106,6 +106,11 @@ def has_hidden(text: str) -> bool:
     return reveal(text) != text
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing to read: only whitespace and invisible characters (``⟨U+200B⟩``, ``⟨U+3164⟩``)."""
+    return all(ch.isspace() or _hidden_at(text, index) for index, ch in enumerate(text))
+
+
 def truncation_marker(omitted: int) -> str:
     """The explicit marker that ends every truncated text."""
     return f"{ELLIPSIS} (truncated, {omitted} more characters)"

@@ -45,3 +45,15 @@ def test_truncation_never_splits_a_revealed_character() -> None:
     for piece in blocks.agent_reply_blocks("\u202e" * 2_000):
         text = piece["text"]["text"]
         assert text.count("⟨") == text.count("⟩")
+
+
+@pytest.mark.parametrize(
+    "text", ["", " \n\t", "\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad", "\ufeff\u2060 \u115f"]
+)
+def test_text_of_only_whitespace_and_invisible_characters_is_blank(text: str) -> None:
+    assert messages.is_blank(text)
+
+
+@pytest.mark.parametrize("text", ["ok\u200b", "\u200b.", "👩\u200d💻", "\u2764\ufe0f", "e\u0301", "\u202eno"])
+def test_text_with_anything_to_read_is_not_blank(text: str) -> None:
+    assert not messages.is_blank(text)
