@@ -201,10 +201,11 @@ def _reason_section(request: ApprovalRequest) -> str | None:
 
 def has_hidden_characters(request: ApprovalRequest) -> bool:
     """Whether anything the agent or requester supplied holds characters that ``messages.reveal`` makes visible."""
+    names = (request.tool or "", request.interrupt_name, *(call.tool for call in request.calls))
+    if any(messages.reveal_inline(name) != name for name in names):
+        return True  # names are shown on one line: a newline in one is spelled out too
     reason = request.reason if isinstance(request.reason, str) else _pretty_json(request.reason)
     supplied = (
-        request.tool or "",
-        request.interrupt_name,
         request.requested_by,
         _pretty_json(request.tool_input),
         _pretty_json([{"tool": call.tool, "input": call.input} for call in request.calls]),

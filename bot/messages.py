@@ -174,9 +174,18 @@ def clip_plain(text: str, limit: int) -> str:
     return text[:cut] + f"{ELLIPSIS} (+{len(text) - cut})"
 
 
+def reveal_inline(text: str) -> str:
+    """``reveal`` for text shown on one line (names in inline code): newlines and tabs are spelled out too.
+
+    Inline code cannot span lines: a newline in a tool name would end the span, and the rest of
+    the name would render as mrkdwn (a fake quote, a bold "approved").
+    """
+    return reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
+
+
 def code_inline(raw: str, limit: int = MAX_NAME) -> str:
-    """``raw`` as inline code: escaped, backticks replaced so the span cannot end early."""
-    shown = clip(raw.replace("`", "'"), limit) or " "
+    """``raw`` as inline code on one line: escaped, backticks replaced so the span cannot end early."""
+    shown = clip(reveal_inline(raw.replace("`", "'")), limit) or " "
     return f"`{shown}`"
 
 

@@ -57,3 +57,19 @@ def test_text_of_only_whitespace_and_invisible_characters_is_blank(text: str) ->
 @pytest.mark.parametrize("text", ["ok\u200b", "\u200b.", "👩\u200d💻", "\u2764\ufe0f", "e\u0301", "\u202eno"])
 def test_text_with_anything_to_read_is_not_blank(text: str) -> None:
     assert not messages.is_blank(text)
+
+
+@pytest.mark.parametrize("name", ["deploy\n> *approved*", "deploy\tprod", "a\r\nb"])
+def test_a_name_in_inline_code_stays_on_one_line_with_its_breaks_spelled_out(name: str) -> None:
+    shown = messages.code_inline(name)
+    assert "\n" not in shown
+    assert "\t" not in shown
+    assert "⟨U+000A⟩" in shown or "⟨U+0009⟩" in shown
+
+
+def test_a_name_with_a_line_break_flags_the_message() -> None:
+    from tests.bot.test_blocks import request
+
+    assert not blocks.has_hidden_characters(request())
+    assert blocks.has_hidden_characters(request(tool="deploy\nprod"))
+    assert blocks.has_hidden_characters(request(interrupt_name="ask\n"))
