@@ -115,6 +115,27 @@ def one_gated_call(tool_name: str, payload: Any, *, answer: str = "done") -> Any
     return factory
 
 
+def gated_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> Any:
+    """A factory whose agent asks to run every ``(toolUseId, tool, input)`` of ``calls`` at once, each gated."""
+
+    def factory(*, session_id: str, store: SessionStore) -> Agent:
+        def make(name: str) -> Any:
+            @tool(name=name)
+            def act(n: int = 0) -> str:
+                """Act."""
+                return "acted"
+
+            return act
+
+        names = sorted({name for _, name, _ in calls})
+        model = _answer_after_results(tool_turn(*calls), "done")
+        hooks = [ApprovalGate(names)]
+        tools = [make(name) for name in names]
+        return Agent(model, tools, hooks=hooks, session_id=session_id, store=store, concurrent_tools=True)
+
+    return factory
+
+
 def answering_agent(answer: str) -> Any:
     """A factory whose agent answers ``answer`` at once, whatever it is asked."""
 
