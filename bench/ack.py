@@ -40,6 +40,7 @@ from state import RedisServer
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "bench-signing-secret"
 APPROVER = "U0APPROVER"
+MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 
 
 def _free_port() -> int:
@@ -49,11 +50,16 @@ def _free_port() -> int:
 
 
 class _AuthTestHandler(BaseHTTPRequestHandler):
-    """The one Web API method Bolt calls while serving clicks (``auth.test``, once per process)."""
+    """The Web API methods the apps call while serving clicks: ``auth.test`` (once per process) and
+    ``conversations.members`` (once a minute: the bot caches who is in the channel)."""
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = json.dumps({"ok": True, "team_id": "T0BENCH", "user_id": "U0BOT", "bot_id": "B0BOT"}).encode()
+        if self.path.endswith("/conversations.members"):
+            answer = {"ok": True, "members": [APPROVER, "U0BOT"], "response_metadata": {"next_cursor": ""}}
+        else:
+            answer = {"ok": True, "team_id": "T0BENCH", "user_id": "U0BOT", "bot_id": "B0BOT"}
+        body = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -120,6 +126,8 @@ def _pending_approvals(client: redis.Redis, count: int) -> list[str]:
     ]
     for request in requests:
         store.open_round(session_id=request.session_id, version=1, requests=[request])
+        key, fields = ApprovalStore.message_record(request, ts=MESSAGE_TS, version=0, entry_id="bench")
+        client.hset(key, mapping=dict(fields))  # posted: a click binds to the approval's message
     return [request.approval_id for request in requests]
 
 
@@ -130,10 +138,10 @@ def _click_body(approval_id: str) -> bytes:
         "user": {"id": APPROVER, "username": "approver", "team_id": "T0BENCH"},
         "api_app_id": "A0BENCH",
         "token": "legacy",
-        "container": {"type": "message", "message_ts": "1700000000.000200", "channel_id": "C0BENCH"},
+        "container": {"type": "message", "message_ts": MESSAGE_TS, "channel_id": "C0BENCH"},
         "trigger_id": "1.2.3",
         "channel": {"id": "C0BENCH", "name": "ops"},
-        "message": {"ts": "1700000000.000200", "thread_ts": "1700000000.000100", "text": "", "blocks": []},
+        "message": {"ts": MESSAGE_TS, "thread_ts": "1700000000.000100", "text": "", "blocks": []},
         "response_url": "http://127.0.0.1:9/response",
         "actions": [
             {

@@ -2,7 +2,7 @@
 
 from slack_bolt import App
 
-from bot.listeners import approvals, claims, errors, home, requests, thread
+from bot.listeners import approvals, claims, deny, errors, home, requests, thread
 from bot.services import Services
 from bot.settings import Settings
 
@@ -23,6 +23,7 @@ def build_app(settings: Settings, services: Services, *, token_verification: boo
     errors.register(app, services)
     requests.register(app, services)
     approvals.register(app, services)
+    deny.register(app, services)
     thread.register(app, services)
     claims.register(app, services)
     home.register(app, services)

@@ -31,7 +31,8 @@ RECENT_KEPT: Final = 50
 _QUARANTINE_WHY_MAX: Final = 500
 
 # KEYS: 1 approval, 2 open set, 3 jobs, 4 round, 5 outbox due, 6 outbox entries, 7 outbox wake, 8 audit,
-#       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions.
+#       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions,
+#       14 the channel's open index.
 # ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides),
 #       6 approval id, 7 session id, 8 outbox entry id, 9 outbox entry JSON, 10 now ms,
 #       11 audit at ms, 12 audit details JSON, 13 the ts of the typed reply deciding ('' for clicks
@@ -86,6 +87,7 @@ for _, kind in ipairs({{'{"', '".join(SCHEDULE_KINDS)}'}}) do
   redis.call('HDEL', KEYS[11], ARGV[6] .. ':' .. kind)
 end
 redis.call('ZREM', KEYS[12], ARGV[6])
+redis.call('ZREM', KEYS[14], ARGV[6])
 redis.call('LPUSH', KEYS[13], ARGV[6])
 redis.call('LTRIM', KEYS[13], 0, {RECENT_KEPT - 1})
 queue_update_and_audit('decision')
@@ -202,7 +204,9 @@ class ApprovalStore:
             # HSETNX: even a publisher racing this one cannot replace a stored request.
             transaction.hsetnx(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
             transaction.set(keys.approval_session(request.approval_id), session_id)
-            transaction.zadd(keys.OPEN_INDEX, {request.approval_id: int(request.created_at.timestamp() * 1000)})
+            opened_ms = int(request.created_at.timestamp() * 1000)
+            transaction.zadd(keys.OPEN_INDEX, {request.approval_id: opened_ms})
+            transaction.zadd(keys.channel_open(request.team_id, request.channel_id), {request.approval_id: opened_ms})
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
@@ -358,9 +362,14 @@ class ApprovalStore:
         """Approval ids of the session still waiting for a decision."""
         return {_text(member) for member in self._client.smembers(keys.open_approvals(session_id))}
 
-    def open_everywhere(self, *, limit: int = 200) -> list[str]:
-        """Ids of approvals waiting anywhere, oldest first."""
-        members: list[bytes] = self._client.zrange(keys.OPEN_INDEX, 0, limit - 1)  # type: ignore[assignment]
+    def open_everywhere(self) -> list[str]:
+        """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
+        members: list[bytes] = self._client.zrange(keys.OPEN_INDEX, 0, -1)  # type: ignore[assignment]
+        return [_text(member) for member in members]
+
+    def open_in_channel(self, team_id: str, channel_id: str) -> list[str]:
+        """Ids of approvals waiting in one channel, oldest first."""
+        members: list[bytes] = self._client.zrange(keys.channel_open(team_id, channel_id), 0, -1)  # type: ignore[assignment]
         return [_text(member) for member in members]
 
     def recent_decisions(self, *, limit: int = 10) -> list[str]:
@@ -407,6 +416,7 @@ class ApprovalStore:
                 keys.SCHEDULE_ENTRIES,
                 keys.OPEN_INDEX,
                 keys.RECENT_DECISIONS,
+                keys.channel_open(request.team_id, request.channel_id),
             ],
             args=[
                 kind,

@@ -282,13 +282,15 @@ def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
     return lines
 
 
-def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, Any]:
-    """The deny view (views.open); its private metadata is the approval id."""
+def deny_modal(
+    request: ApprovalRequest, *, reason_required: bool, private_metadata: str | None = None, external_id: str = ""
+) -> dict[str, Any]:
+    """The deny view (views.open); its private metadata names the approval (by default, its id alone)."""
     approval_id = _checked_approval_id(request.approval_id)
-    return {
+    view: dict[str, Any] = {
         "type": "modal",
         "callback_id": DENY_MODAL_CALLBACK,
-        "private_metadata": approval_id,
+        "private_metadata": approval_id if private_metadata is None else private_metadata,
         "title": plain_text(messages.DENY_MODAL_TITLE),
         "submit": plain_text(messages.DENY_MODAL_SUBMIT),
         "close": plain_text(messages.DENY_MODAL_CLOSE),
@@ -310,6 +312,9 @@ def deny_modal(request: ApprovalRequest, *, reason_required: bool) -> dict[str, 
             },
         ],
     }
+    if external_id:
+        view["external_id"] = external_id
+    return view
 
 
 def modal_errors(reason_problem: str) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """Deciding an approval: the checks a click or a typed reply must pass, then one atomic write.
 
-Checks, in order: the approval exists; nobody decided it yet; the person may decide under the
-policy recorded on the request (approvers, user groups, no self-approval); a deny carries a
-reason when the policy requires one. Only then is the vote or decision written, with the
+Checks, in order: the approval exists; the attempt comes from the request's workspace and from
+where the approval was shown (``bot.access``); nobody decided it yet; the person is in the
+request's channel (or was sent a direct-message copy); the person may decide under the policy
+recorded on the request (approvers, user groups, no self-approval); a deny carries a reason
+when the policy requires one. The requester may always deny their own request: that withdraws
+it (only approving it needs someone else). Only then is the vote or decision written, with the
 message update, the audit record, the schedule's cancellation and (if it closes the round) the
 resume job in the same atomic step. Every refusal is audited and changes nothing.
 
@@ -18,6 +21,7 @@ from typing import Literal
 
 from slack_sdk.errors import SlackApiError
 
+from bot.access import Origin, place_refusal
 from bot.approvals import Approval, ApprovalStore
 from bot.audit import Audit
 from bot.clock import Clock, system_clock
@@ -39,6 +43,9 @@ Status = Literal[
     "unseen",
     "not_an_approver",
     "self_approval",
+    "wrong_workspace",
+    "wrong_place",
+    "not_a_member",
     "reason_required",
     "unavailable",
     "claimed",
@@ -82,36 +89,68 @@ class DecisionService:
         """The approval behind a button, or ``None``."""
         return self._approvals.find(approval_id)
 
-    def check(self, approval: Approval, *, user_id: str) -> Outcome | None:
-        """``None`` if ``user_id`` may decide ``approval`` now, else the refusal."""
-        if approval.decision is not None:
+    def check(self, approval: Approval, *, user_id: str, kind: Kind, origin: Origin) -> Outcome | None:
+        """``None`` if ``user_id`` may record ``kind`` on ``approval`` from ``origin`` now, else the refusal."""
+        place = place_refusal(approval, user_id=user_id, origin=origin)
+        if place is not None:
+            refusal = Outcome(place, approval=approval)
+        elif approval.decision is not None:
             return Outcome("already", approval.decision, approval=approval)
-        allowed, refusal = self.may_decide(approval, user_id=user_id)
-        if allowed:
-            return None
-        assert refusal is not None
+        else:
+            allowed, denied = self.may_decide(approval, user_id=user_id, kind=kind)
+            if allowed:
+                return None
+            assert denied is not None
+            refusal = denied
         self._audit.record(
             "unauthorized",
             session_id=approval.request.session_id,
             actor=user_id,
             approval_id=approval.request.approval_id,
             refusal=refusal.status,
+            surface=origin.surface,
+            channel_id=origin.channel_id,
+            team_id=origin.user_team_id,
         )
         return refusal
 
-    def may_decide(self, approval: Approval, *, user_id: str) -> tuple[bool, Outcome | None]:
-        """Whether ``user_id`` may decide (no audit: for listing, e.g. App Home)."""
-        policy = Policy.from_summary(approval.request.policy)
+    def refuse(self, *, user_id: str, status: Status, **details: str) -> Outcome:
+        """Audit a refusal that names no approval the bot can trust (e.g. a deny form it did not open)."""
+        self._audit.record("unauthorized", actor=user_id, refusal=status, **details)
+        return Outcome(status)
+
+    def may_decide(self, approval: Approval, *, user_id: str, kind: Kind = "approve") -> tuple[bool, Outcome | None]:
+        """Whether ``user_id`` may decide: in the request's channel and allowed by its policy (no audit: App Home)."""
+        request = approval.request
+        policy = Policy.from_summary(request.policy)
         try:
+            if user_id not in approval.copies and not self._directory.in_channel(request.channel_id, user_id):
+                return False, Outcome("not_a_member", approval=approval)
+            if kind == "deny" and user_id == request.requested_by:
+                return True, None  # withdrawing one's own request
             members = self._directory.members(policy.usergroups)
         except SlackApiError as error:
-            logger.warning("approval_id=<%s> | cannot resolve user groups: %s", approval.request.approval_id, error)
+            logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
             return False, Outcome("unavailable", approval=approval)
-        verdict = authorize(policy, user_id=user_id, requester_id=approval.request.requested_by, group_members=members)
+        verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
         if verdict.allowed:
             return True, None
         status: Status = "self_approval" if verdict.reason_code == "self_approval" else "not_an_approver"
         return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
+
+    def may_see(self, approval: Approval, *, user_id: str) -> bool:
+        """Whether ``user_id`` could already see ``approval``: in its channel, or asked, decided or was sent it."""
+        request, decision = approval.request, approval.decision
+        involved = {request.requested_by, *approval.votes, *approval.copies}
+        if decision is not None:
+            involved.update({decision.decided_by or "", *decision.approved_by})
+        if user_id in involved:
+            return True
+        try:
+            return self._directory.in_channel(request.channel_id, user_id)
+        except SlackApiError as error:
+            logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
+            return False
 
     def decide(
         self,
@@ -121,6 +160,7 @@ class DecisionService:
         kind: Kind,
         reason: str | None,
         source: str,
+        origin: Origin,
         written_at: str | None = None,
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes.
@@ -133,7 +173,7 @@ class DecisionService:
             approval = self.find(approval_id)
             if approval is None:
                 return Outcome("unknown")
-            refusal = self.check(approval, user_id=user_id)
+            refusal = self.check(approval, user_id=user_id, kind=kind, origin=origin)
             if refusal is not None:
                 return refusal
             # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
@@ -170,7 +210,7 @@ class DecisionService:
         )
         return Outcome("decided" if result.status == "decided" else "already", result.decision, approval=approval)
 
-    def claim(self, approval_id: str, *, user_id: str) -> Outcome:
+    def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
         """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
         approval = self.find(approval_id)
         if approval is None:
@@ -178,7 +218,7 @@ class DecisionService:
         pause = approval.request.policy.claim_pause_s
         if pause is None:
             return Outcome("no_claims", approval=approval)
-        refusal = self.check(approval, user_id=user_id)
+        refusal = self.check(approval, user_id=user_id, kind="approve", origin=origin)
         if refusal is not None:
             return refusal
         until = self._clock() + timedelta(seconds=pause)

@@ -1,4 +1,8 @@
-"""Who is in a Slack user group: ``usergroups.users.list``, cached in Redis for a few minutes."""
+"""Who is in a Slack user group or channel: ``usergroups.users.list`` and ``conversations.members``, cached in Redis.
+
+Group members are kept for a few minutes; channel members for one minute, so that someone who
+leaves a private channel stops seeing and deciding its requests soon after.
+"""
 
 import json
 from collections.abc import Iterable, Mapping
@@ -10,10 +14,12 @@ from slack_sdk import WebClient
 from bot import keys
 
 _CACHE_SECONDS: Final = 300
+_CHANNEL_CACHE_SECONDS: Final = 60
+_MEMBERS_PAGE: Final = 1000
 
 
 class Directory:
-    """Resolves user groups to members; a cold cache costs one Web API call per group."""
+    """Resolves user groups and channels to members; a cold cache costs one Web API call per group or page."""
 
     def __init__(self, *, client: WebClient, redis_client: redis.Redis) -> None:
         """Keep the clients."""
@@ -37,3 +43,35 @@ class Directory:
             self._redis.set(keys.usergroup(group_id), json.dumps(users), ex=_CACHE_SECONDS)
             resolved[group_id] = frozenset(users)
         return resolved
+
+    def in_channel(self, channel_id: str, user_id: str) -> bool:
+        """Whether ``user_id`` is a member of ``channel_id`` (one Redis round trip when cached).
+
+        Raises:
+            slack_sdk.errors.SlackApiError: Slack could not list the channel (the caller refuses).
+        """
+        key = keys.channel_members(channel_id)
+        pipeline = self._redis.pipeline(transaction=False)
+        pipeline.exists(key)
+        pipeline.sismember(key, user_id)
+        cached, member = pipeline.execute()
+        if cached:
+            return bool(member)
+        users = self._channel_members_from_slack(channel_id)
+        if users:
+            transaction = self._redis.pipeline(transaction=True)
+            transaction.delete(key)
+            transaction.sadd(key, *users)
+            transaction.expire(key, _CHANNEL_CACHE_SECONDS)
+            transaction.execute()
+        return user_id in users
+
+    def _channel_members_from_slack(self, channel_id: str) -> set[str]:
+        users: set[str] = set()
+        cursor = ""
+        while True:
+            response = self._slack.conversations_members(channel=channel_id, limit=_MEMBERS_PAGE, cursor=cursor or None)
+            users.update(str(user) for user in response.get("members") or [])
+            cursor = str((response.get("response_metadata") or {}).get("next_cursor") or "")
+            if not cursor:
+                return users

@@ -1,5 +1,9 @@
 """The App Home tab: the viewer's queue (what they may decide now, oldest first) and recent decisions.
 
+A person sees only what they may decide (the request's policy allows them and they are in its
+channel, or were sent a copy) and decisions they could already see (their channel's, or ones
+they requested, decided or were sent).
+
 ``render_home`` is pure; ``HomeTab`` gathers what it needs (open approvals, who may decide them,
 the latest decisions) and is called when a person opens the tab and after every change that
 can alter a queue.
@@ -10,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot import blocks, messages
-from bot.approvals import Approval, ApprovalStore
+from bot.approvals import RECENT_KEPT, Approval, ApprovalStore
 from bot.clock import Clock, system_clock
 from bot.decisions import DecisionService
 
@@ -67,18 +71,20 @@ class HomeTab:
         self._clock = clock
 
     def view_for(self, user_id: str) -> dict[str, Any]:
-        """The home view of ``user_id``: requests they may decide now, and recent decisions."""
+        """The home view of ``user_id``: requests they may decide now, and recent decisions they could see."""
         queue = []
-        for approval_id in self._approvals.open_everywhere(limit=200):
+        for approval_id in self._approvals.open_everywhere():
             approval = self._approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or user_id in approval.votes:
                 continue
             allowed, _refusal = self._decisions.may_decide(approval, user_id=user_id)
             if allowed:
                 queue.append(approval)
-        recent = [
-            approval
-            for approval_id in self._approvals.recent_decisions(limit=RECENT_SHOWN)
-            if (approval := self._approvals.find_readable(approval_id)) is not None
-        ]
+        recent = []
+        for approval_id in self._approvals.recent_decisions(limit=RECENT_KEPT):
+            approval = self._approvals.find_readable(approval_id)
+            if approval is not None and self._decisions.may_see(approval, user_id=user_id):
+                recent.append(approval)
+                if len(recent) == RECENT_SHOWN:
+                    break
         return render_home(queue=queue, recent=recent, now=self._clock())

@@ -19,6 +19,7 @@ Global keys::
 
     signoff:approval:<aid>:session         string  the approval's session id (buttons carry the approval id)
     signoff:open-approvals                 zset    approval ids waiting anywhere, by request time (ms)
+    signoff:channel:<team>:<cid>:open      zset    approval ids waiting in one channel, by request time (ms)
     signoff:recent-decisions               list    latest decided approval ids (App Home)
     signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
     signoff:quarantine                     hash    approval id -> why it cannot be read back (JSON), for operators
@@ -35,6 +36,8 @@ Global keys::
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
+    signoff:channel-members:<cid>          set     cached members of a channel (TTL)
+    signoff:deny-view:<external_id>        string  which approval and message a deny modal was opened from (TTL)
 """
 
 from typing import Final
@@ -130,3 +133,18 @@ def usergroup(group_id: str) -> str:
 def seen_signature(signature: str) -> str:
     """Marks a request signature as used (a second request with it is a replay)."""
     return f"signoff:seen-signature:{signature}"
+
+
+def channel_open(team_id: str, channel_id: str) -> str:
+    """Approval ids waiting in one channel of one workspace."""
+    return f"signoff:channel:{team_id}:{channel_id}:open"
+
+
+def channel_members(channel_id: str) -> str:
+    """Cached members of a channel."""
+    return f"signoff:channel-members:{channel_id}"
+
+
+def deny_view(external_id: str) -> str:
+    """The approval and message a deny modal was opened from (checked when it is submitted)."""
+    return f"signoff:deny-view:{external_id}"

@@ -346,6 +346,35 @@ def self_approval_refused() -> str:
     return "You asked for this, so you can't approve it yourself: another approver has to."
 
 
+def other_workspace_refused() -> str:
+    """Ephemeral answer to someone of another workspace (or a payload naming another team)."""
+    return (
+        "You can't decide this request: it belongs to another workspace, and its policy does not let "
+        "people from other workspaces decide. Nothing was recorded."
+    )
+
+
+def wrong_place_refused() -> str:
+    """Ephemeral answer to a click or form that does not match where its approval was shown."""
+    return (
+        "This button or form does not match the approval it names, so nothing was recorded. "
+        "Use the buttons on the approval message itself (or click Deny again)."
+    )
+
+
+def not_a_channel_member(channel_id: str) -> str:
+    """Ephemeral answer to someone who is not in the request's channel."""
+    return (
+        f"You can't decide this request: only members of <#{escape(channel_id[:MAX_ID])}> may decide it. "
+        "Nothing was recorded."
+    )
+
+
+def membership_unknown() -> str:
+    """Ephemeral answer when Slack could not tell who may decide (channel members or user groups)."""
+    return "Slack could not tell us who may decide this request right now, so nothing was recorded — try again."
+
+
 def reason_required() -> str:
     """Modal error (plain text) for a blank reason where the policy requires one."""
     return "Please give a reason: this policy requires one to deny."

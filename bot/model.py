@@ -66,6 +66,7 @@ class PolicySummary(BaseModel):
     also_approvers: tuple[ApproverSet, ...] = ()
     """Further lists the person must also be in: a batch under several rules needs someone each admits."""
     allow_self_approval: bool = False
+    allow_external: bool = False
     reason_required_on_deny: bool = False
     quorum: int = 1
     levels: tuple[LevelRecord, ...] = ()

@@ -8,6 +8,7 @@ of calls gets every call's policy at once, combined into the strictest (``Policy
     default:                        # applies when no rule matches
       approvers: {}                 # nobody listed: anyone in the channel (but the requester)
       allow_self_approval: false
+      allow_external: false         # people of other workspaces (Slack Connect) may not decide
       reason_required_on_deny: false
     rules:
       - name: production-changes
@@ -121,6 +122,8 @@ class PolicySettings(_Model):
     approvers: Approvers = Field(default_factory=Approvers)
     allow_self_approval: StrictBool = False
     """Whether the requester may decide on their own request (when otherwise allowed to)."""
+    allow_external: StrictBool = False
+    """Whether people of another workspace (Slack Connect) may decide, when otherwise allowed to."""
     reason_required_on_deny: StrictBool = False
     quorum: int = Field(default=1, ge=1, le=20)
     """Distinct approvals needed; one deny ends the request."""
@@ -171,6 +174,7 @@ class Policy(PolicySettings):
                 ApproverSet(users=extra.users, usergroups=extra.usergroups) for extra in self.also_approvers
             ),
             allow_self_approval=self.allow_self_approval,
+            allow_external=self.allow_external,
             reason_required_on_deny=self.reason_required_on_deny,
             quorum=self.quorum,
             levels=tuple(
@@ -324,13 +328,13 @@ def strictest(policies: Sequence[Policy]) -> Policy:
     """One policy that satisfies each of ``policies`` (the rules of one batch's calls, in file order).
 
     A person may decide only if every policy admits them (their approver lists must all admit
-    them; an open one admits anyone), and may approve their own request only if every policy
-    allows it. A deny needs a reason if any policy asks for one; the quorum is the largest. Expiry
-    approves only if every policy approves on expiry (all ``low_risk``); otherwise a ``deny``
-    expiry, the earliest, ends it; otherwise it stays pending. Reminders come as often as the
-    most frequent asks; the ladder (and its claim) is the one of the first policy that restricts
-    who may decide and has a ladder, else of the first that has one. ``response`` is the first
-    policy's: it is what the raiser reads, not a permission.
+    them; an open one admits anyone), and may approve their own request (or decide from another
+    workspace) only if every policy allows it. A deny needs a reason if any policy asks for one;
+    the quorum is the largest. Expiry approves only if every policy approves on expiry (all
+    ``low_risk``); otherwise a ``deny`` expiry, the earliest, ends it; otherwise it stays pending.
+    Reminders come as often as the most frequent asks; the ladder (and its claim) is the one of the
+    first policy that restricts who may decide and has a ladder, else of the first that has one.
+    ``response`` is the first policy's: it is what the raiser reads, not a permission.
     """
     first = policies[0]
     restricted = [policy for policy in policies if not policy.approvers.is_open]
@@ -341,6 +345,7 @@ def strictest(policies: Sequence[Policy]) -> Policy:
         name=" + ".join(policy.name for policy in policies),
         approvers=restricted[0].approvers if restricted else Approvers(),
         allow_self_approval=all(policy.allow_self_approval for policy in policies),
+        allow_external=all(policy.allow_external for policy in policies),
         reason_required_on_deny=any(policy.reason_required_on_deny for policy in policies),
         quorum=max(policy.quorum for policy in policies),
         low_risk=all(policy.low_risk for policy in policies),

@@ -9,6 +9,7 @@ from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
+from bot.access import DenyModals
 from bot.approvals import ApprovalStore
 from bot.audit import Audit
 from bot.clock import Clock, system_clock
@@ -39,6 +40,7 @@ class Services:
     jobs: JobQueue
     audit: Audit
     decisions: DecisionService
+    deny_modals: DenyModals
     runner: SessionRunner
     deliverer: Deliverer
     schedule: Schedule
@@ -136,6 +138,7 @@ def build_services(
         jobs=JobQueue(redis_client),
         audit=audit,
         decisions=decisions,
+        deny_modals=DenyModals(redis_client),
         runner=SessionRunner(
             client=redis_client,
             store=store,

@@ -29,8 +29,11 @@ def test_the_manifest_has_the_sections_slack_requires() -> None:
 def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
     scopes = set(_manifest()["oauth_config"]["scopes"]["bot"])
     # app_mention events, chat.postMessage/update/postEphemeral, /agent, thread replies in public and
-    # private channels, usergroups.users.list, the bot's own DMs (conversations.history finds a lost copy).
+    # private channels, usergroups.users.list, the bot's own DMs (conversations.history finds a lost copy),
+    # conversations.members of public and private channels.
     assert scopes == {
+        "channels:read",
+        "groups:read",
         "app_mentions:read",
         "chat:write",
         "commands",

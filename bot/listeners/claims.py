@@ -6,7 +6,7 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot import ids, messages
-from bot.listeners.feedback import clicker, outcome_text, tell
+from bot.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.outbox import OutboxEntry
 from bot.services import Services
 
@@ -18,7 +18,7 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
-        outcome = services.decisions.claim(action["value"], user_id=user)
+        outcome = services.decisions.claim(action["value"], user_id=user, origin=click_origin(body))
         if outcome.status == "claimed" and outcome.approval is not None:
             request = outcome.approval.request
             update = {"session_id": request.session_id, "approval_id": request.approval_id}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import messages
+from bot.access import DenyBinding, Origin
 from bot.decisions import Outcome
 from bot.outbox import Outbox, OutboxEntry
 
@@ -22,7 +23,13 @@ def outcome_text(outcome: Outcome) -> str | None:
     if outcome.status == "unknown":
         return messages.unknown_approval()
     if outcome.status == "unavailable":
-        return messages.click_failed("Slack could not tell us who is in the approver groups")
+        return messages.membership_unknown()
+    if outcome.status == "wrong_workspace":
+        return messages.other_workspace_refused()
+    if outcome.status == "wrong_place":
+        return messages.wrong_place_refused()
+    if outcome.status == "not_a_member" and outcome.approval is not None:
+        return messages.not_a_channel_member(outcome.approval.request.channel_id)
     if outcome.status == "reason_required":
         return messages.reason_required()
     if outcome.status == "vote" and outcome.approval is not None:
@@ -48,6 +55,34 @@ def clicker(body: dict[str, Any]) -> Clicker:
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     thread_ts = (body.get("message") or {}).get("thread_ts")
     return Clicker(body["user"]["id"], channel, thread_ts)
+
+
+def click_origin(body: dict[str, Any]) -> Origin:
+    """Where a ``block_actions`` click comes from: a message (its channel and ts) or the App Home tab.
+
+    A missing team counts as another workspace (fails closed): Slack always sends both.
+    """
+    team_id = str((body.get("team") or {}).get("id") or "")
+    user_team_id = str((body.get("user") or {}).get("team_id") or "")
+    container = body.get("container") or {}
+    if container.get("type") == "view" and (body.get("view") or {}).get("type") == "home":
+        return Origin("home", team_id, user_team_id)
+    if container.get("type") != "message":
+        return Origin("message", team_id, user_team_id)  # nowhere an approval is shown: refused as such
+    return Origin("message", team_id, user_team_id, container.get("channel_id"), container.get("message_ts"))
+
+
+def reply_origin(body: dict[str, Any], event: dict[str, Any]) -> Origin:
+    """Where a thread reply comes from: its channel, its thread, the person's workspace (``user_team``)."""
+    user_team_id = str(event.get("user_team") or event.get("team") or "")
+    return Origin("reply", str(body.get("team_id") or ""), user_team_id, event.get("channel"), event.get("thread_ts"))
+
+
+def modal_origin(body: dict[str, Any], binding: DenyBinding) -> Origin:
+    """Where a deny modal's Deny button was clicked, with the workspaces of the submission."""
+    team_id = str((body.get("team") or {}).get("id") or "")
+    user_team_id = str((body.get("user") or {}).get("team_id") or "")
+    return Origin(binding.surface, team_id, user_team_id, binding.channel_id, binding.ts)
 
 
 def tell(outbox: Outbox, *, channel: str | None, user: str, text: str, thread_ts: str | None = None) -> None:

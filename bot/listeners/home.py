@@ -28,9 +28,9 @@ def register(app: App, services: Services) -> None:
     def list_pending(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]
         lines = []
-        for approval_id in services.approvals.open_everywhere(limit=200):
+        for approval_id in services.approvals.open_in_channel(str(command.get("team_id") or ""), channel):
             approval = services.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is not None or approval.request.channel_id != channel:
+            if approval is None or approval.decision is not None:
                 continue
             request = approval.request
             link = None

@@ -5,6 +5,7 @@ reply can also carry the decision (``approve: <reason>`` / ``deny: <reason>``) w
 one open approval was already posted when the reply was written (its message ts at or before
 the reply's ts); with several, the buttons must say which, and a request posted after the reply
 (a later round, say) is never decided by it. The decide script checks the ts again atomically.
+Such a reply is the decision (its text the reason), never discussion: refused, it goes nowhere.
 """
 
 import re
@@ -17,7 +18,7 @@ from slack_bolt import App
 from bot import messages
 from bot.approvals import Approval, ApprovalDataError
 from bot.decisions import Kind, Outcome
-from bot.listeners.feedback import outcome_text, tell
+from bot.listeners.feedback import outcome_text, reply_origin, tell
 from bot.listeners.requests import first_delivery
 from bot.model import DiscussionEntry
 from bot.runner import session_id_for
@@ -46,19 +47,26 @@ def register(app: App, services: Services) -> None:
             for approval_id in open_ids
             if _posted_before(_load(services, session_id, approval_id), written_at)
         ]
-        entry = DiscussionEntry(user=user, text=text, at=datetime.fromtimestamp(float(written_at), UTC))
-        for approval_id in seen:
-            services.approvals.add_discussion(session_id, approval_id, entry)
         typed = _TYPED_DECISION.match(text)
         if typed is None:
+            entry = DiscussionEntry(user=user, text=text, at=datetime.fromtimestamp(float(written_at), UTC))
+            for approval_id in seen:
+                services.approvals.add_discussion(session_id, approval_id, entry)
             return
+        # A typed decision is never discussion: a refused one must not reach the agent either.
         if len(seen) != 1:
             answer = messages.several_open() if seen else messages.typed_decision_unseen()
             tell(services.outbox, channel=channel, user=user, text=answer, thread_ts=thread_ts)
             return
         kind: Kind = "approve" if typed.group(1).lower() == "approve" else "deny"
         outcome = services.decisions.decide(
-            seen[0], user_id=user, kind=kind, reason=typed.group(2), source="reply", written_at=written_at
+            seen[0],
+            user_id=user,
+            kind=kind,
+            reason=typed.group(2),
+            source="reply",
+            origin=reply_origin(body, event),
+            written_at=written_at,
         )
         feedback = _typed_feedback(outcome, kind)
         if feedback:

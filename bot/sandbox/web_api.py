@@ -267,8 +267,9 @@ class FakeSlack:
     """A thread-safe, in-memory Slack Web API served on ``127.0.0.1:<random port>``.
 
     Use as a context manager (or ``start()`` / ``close()``). Configure users with ``add_user``, user groups with
-    ``set_usergroup``; read state with ``calls``, ``wait_for``, ``messages``, ``message``, ``ephemerals``, ``views``;
-    inject failures with ``fail_next``, ``error_next`` and ``slow_next``.
+    ``set_usergroup``, channel members with ``set_channel_members``; read state with ``calls``, ``wait_for``,
+    ``messages``, ``message``, ``ephemerals``, ``views``; inject failures with ``fail_next``, ``error_next`` and
+    ``slow_next``.
     """
 
     def __init__(
@@ -283,6 +284,7 @@ class FakeSlack:
         app_id: str = "A0APP",
         users: Mapping[str, Mapping[str, Any]] | None = None,
         usergroups: Mapping[str, Sequence[str]] | None = None,
+        channels: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.token = token
         self.app_token = app_token
@@ -305,6 +307,7 @@ class FakeSlack:
         self._home_views: dict[str, str] = {}
         self._users: dict[str, JsonDict] = {}
         self._usergroups: dict[str, list[str]] = {}
+        self._channel_members: dict[str, list[str]] = {}
         self._open_dms: set[str] = set()
         self._response_urls: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._ts_counter = itertools.count(1)
@@ -325,6 +328,7 @@ class FakeSlack:
             "usergroups.users.list": self._usergroups_users_list,
             "users.info": self._users_info,
             "conversations.open": self._conversations_open,
+            "conversations.members": self._conversations_members,
             "conversations.replies": self._conversations_replies,
             "conversations.history": self._conversations_history,
         }
@@ -333,6 +337,8 @@ class FakeSlack:
             self.add_user(user_id, **attributes)
         for group_id, members in (usergroups or {}).items():
             self.set_usergroup(group_id, members)
+        for channel_id, members in (channels or {}).items():
+            self.set_channel_members(channel_id, members)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -476,6 +482,11 @@ class FakeSlack:
         """Set the members ``usergroups.users.list`` answers for ``group_id``."""
         with self._cond:
             self._usergroups[group_id] = list(members)
+
+    def set_channel_members(self, channel_id: str, members: Sequence[str]) -> None:
+        """Set the members ``conversations.members`` answers for ``channel_id`` (unset: ``channel_not_found``)."""
+        with self._cond:
+            self._channel_members[channel_id] = list(members)
 
     def dm_channel(self, user_id: str) -> str:
         """The DM channel id ``conversations.open`` answers for ``user_id`` (posting to a user id lands there)."""
@@ -947,6 +958,19 @@ class FakeSlack:
                 channel.update({"created": int(time.time()), "is_im": True, "is_org_shared": False, "user": users[0]})
             return {"channel": channel, "no_op": already_open, "already_open": already_open}
         return {"channel": {"id": "G" + "".join(sorted(users))}}
+
+    def _conversations_members(self, args: JsonDict) -> JsonDict:
+        members = self._channel_members.get(str(args.get("channel") or ""))
+        if members is None:
+            raise SlackError("channel_not_found")
+        cursor = str(args.get("cursor") or "0")
+        if not cursor.isdigit():
+            raise SlackError("invalid_cursor")
+        start = int(cursor)
+        limit = int(args.get("limit") or 100)
+        page = members[start : start + limit]
+        after = start + len(page)
+        return {"members": page, "response_metadata": {"next_cursor": str(after) if after < len(members) else ""}}
 
     def _conversations_replies(self, args: JsonDict) -> JsonDict:
         channel = self._resolve_channel(args)

@@ -51,6 +51,7 @@ class SandboxSlack(FakeSlack):
         self._last_ts = 0.0
         for person in PEOPLE:
             self.add_user(person.user_id, name=person.name, real_name=person.real_name, title=person.role)
+        self.set_channel_members(CHANNEL, [self.bot_user_id, *(person.user_id for person in PEOPLE)])
 
     def connect(self, bot: requests.BotEndpoint) -> None:
         """Send people's actions to ``bot`` from now on."""

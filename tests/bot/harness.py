@@ -32,6 +32,9 @@ REQUESTER = "U0REQUESTER"
 APPROVER = "U0APPROVER"
 SECOND_APPROVER = "U0SECOND"
 OUTSIDER = "U0OUTSIDER"
+PEOPLE = (REQUESTER, APPROVER, SECOND_APPROVER, OUTSIDER, "U0ONCALLA", "U0ONCALLB", "U0THIRD", "U0LEAD")
+CHANNEL_MEMBERS = (*PEOPLE, "U0ONCALL", "U0BOT")
+"""Everyone is in the channel (a test that needs an outsider of the channel sets its members)."""
 
 
 @dataclass
@@ -112,15 +115,40 @@ class Bot:
         )
         return self.poster.post_action(payload)
 
-    def submit_deny(self, approval_id: str, *, user: str, reason: str | None) -> PostResult:
-        """Someone submits the deny modal."""
+    def open_deny(self, approval_id: str, *, user: str) -> dict[str, Any]:
+        """Someone clicks Deny on the approval message: the modal the bot opened for them."""
+        opened = len(self.slack.calls("views.open"))
+        self.click(ids.DENY_ACTION, approval_id, user=user)
+        call = self.slack.wait_for("views.open", count=opened + 1)[-1]
+        return dict(call.response["view"])
+
+    def submit_deny(
+        self, approval_id: str, *, user: str, reason: str | None, view: dict[str, Any] | None = None
+    ) -> PostResult:
+        """Someone submits the deny modal (opened by clicking Deny first, unless ``view`` is given)."""
+        view = view if view is not None else self.open_deny(approval_id, user=user)
         payload = slack_requests.view_submission(
             callback_id=ids.DENY_MODAL_CALLBACK,
             user_id=user,
-            private_metadata=approval_id,
+            view_id=view["id"],
+            external_id=view.get("external_id", ""),
+            private_metadata=view["private_metadata"],
             values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}},
         )
         return self.poster.post_view_submission(payload)
+
+    def open_home(self, user: str) -> dict[str, Any]:
+        """Someone opens the App Home tab: the view the bot published for them."""
+        event = {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
+        assert self.poster.post_event(slack_requests.event_callback(event)).status == 200
+        self.drain()  # the tab is built and published by the outbox
+        view = self.slack.home_view(user)
+        assert view is not None
+        return view
+
+    def click_home(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
+        """Someone clicks a button on their App Home tab."""
+        return self.poster.post_action(home_click(action_id, approval_id, user=user))
 
     def thread_texts(self, thread_ts: str) -> list[str]:
         """Texts of the messages in a thread, in order."""
@@ -133,6 +161,18 @@ class Bot:
             for call in self.slack.calls("chat.postEphemeral")
             if call.args.get("user") == user
         ]
+
+
+def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
+    """A click on the App Home tab, as Slack sends it: no channel, no message, a view container."""
+    payload = slack_requests.block_actions(
+        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id
+    )
+    for key in ("channel", "message"):
+        payload.pop(key, None)
+    payload["container"] = {"type": "view", "view_id": "V0HOME"}
+    payload["view"] = {"id": "V0HOME", "type": "home"}
+    return payload
 
 
 def _approval_id(message: dict[str, Any]) -> str | None:
@@ -163,8 +203,8 @@ def running_bot(
     clock: Any = None,
 ) -> Iterator[Bot]:
     """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``)."""
-    people = (REQUESTER, APPROVER, SECOND_APPROVER, OUTSIDER, "U0ONCALLA", "U0ONCALLB", "U0THIRD", "U0LEAD")
-    with FakeSlack(usergroups=usergroups or {}, users={user: {} for user in people}) as slack:
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(usergroups=usergroups or {}, users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         settings = Settings(
             slack_bot_token=SecretStr(slack.token),
             slack_signing_secret=SecretStr(SIGNING_SECRET),

@@ -5,9 +5,11 @@ from functools import partial
 import redis
 
 from bot import ids, keys
+from bot.access import Origin
 from tests.bot import slack_requests
 from tests.bot.agents import two_gates_agent
 from tests.bot.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, running_bot
+from tests.bot.slack_requests import TEAM_ID
 
 
 def _later(ts: str, micros: int = 1) -> str:
@@ -83,9 +85,16 @@ def test_the_decide_script_compares_slack_ts_exactly(bot: Bot) -> None:
     # Re-checked atomically with the decision, as decimal strings: these two differ by 0.1 us, equal as doubles.
     approval_id, session_id = bot.ask()
     bot.services.redis.hset(keys.approval(session_id, approval_id), "message_ts", "1764547200.1234570")
+    origin = Origin("reply", TEAM_ID, TEAM_ID, CHANNEL, session_id.rsplit(":", 1)[1])
 
     early = bot.services.decisions.decide(
-        approval_id, user_id=APPROVER, kind="approve", reason="ok", source="reply", written_at="1764547200.1234569"
+        approval_id,
+        user_id=APPROVER,
+        kind="approve",
+        reason="ok",
+        source="reply",
+        origin=origin,
+        written_at="1764547200.1234569",
     )
     assert early.status == "unseen"
     approval = bot.services.approvals.find(approval_id)
@@ -93,6 +102,12 @@ def test_the_decide_script_compares_slack_ts_exactly(bot: Bot) -> None:
     assert approval.decision is None
 
     on_time = bot.services.decisions.decide(
-        approval_id, user_id=APPROVER, kind="approve", reason="ok", source="reply", written_at="1764547200.123457"
+        approval_id,
+        user_id=APPROVER,
+        kind="approve",
+        reason="ok",
+        source="reply",
+        origin=origin,
+        written_at="1764547200.123457",
     )
     assert on_time.status == "decided"

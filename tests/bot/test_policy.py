@@ -479,8 +479,9 @@ def test_every_problem_is_reported_with_its_own_line(tmp_path: Path) -> None:
             allow_self_approval = true
             reason_required = true
             """,
-            "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_self_approval, "
-            "approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, reminders, response)",
+            "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_external, "
+            "allow_self_approval, approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, "
+            "reminders, response)",
             id="unknown-key",
         ),
         pytest.param(

@@ -205,6 +205,7 @@ def test_a_decision_is_never_half_recorded_when_its_round_is_gone(bot: Bot) -> N
 
 def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) -> None:
     approval_id, session_id = bot.ask()
+    opened = bot.open_deny(approval_id, user=APPROVER)
     bot.corrupt(approval_id, session_id)
 
     claim = bot.click(ids.CLAIM_ACTION, approval_id, user=APPROVER)
@@ -212,7 +213,7 @@ def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) ->
     [said] = bot.slack.calls("response_url")
     assert "not recorded" in said.args["text"]
 
-    modal = bot.submit_deny(approval_id, user=APPROVER, reason="no")
+    modal = bot.submit_deny(approval_id, user=APPROVER, reason="no", view=opened)
     assert modal.status == 200
     assert "not recorded" in json.dumps(modal.json()["errors"])
 

@@ -69,9 +69,11 @@ def test_deny_with_a_reason_through_the_modal(bot: Bot) -> None:
     assert bot.click(ids.DENY_ACTION, approval_id, user=APPROVER).status == 200
     [opened] = bot.slack.wait_for("views.open")
     assert opened.args["view"]["callback_id"] == ids.DENY_MODAL_CALLBACK
-    assert opened.args["view"]["private_metadata"] == approval_id
+    assert json.loads(opened.args["view"]["private_metadata"])["approval_id"] == approval_id
 
-    response = bot.submit_deny(approval_id, user=APPROVER, reason="release freeze until 18:00")
+    response = bot.submit_deny(
+        approval_id, user=APPROVER, reason="release freeze until 18:00", view=dict(opened.response["view"])
+    )
     assert response.status == 200
     assert response.body in ("", "{}")  # a plain ack closes the modal
     bot.drain()

@@ -31,7 +31,7 @@ from bot.worker import Worker
 from tests.bot import slack_requests
 from tests.bot.fake_slack import Call, FakeSlack
 from tests.bot.fake_socket_mode import FakeSocketModeServer
-from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, demo_factory, is_decided
+from tests.bot.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER, demo_factory, is_decided
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLY = "checkout: 3 replicas restarted"
@@ -129,7 +129,7 @@ def close_handler(handler: CheckedSocketModeHandler, server: FakeSocketModeServe
 @contextmanager
 def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
     """The bot as ``python -m bot socket`` runs it, with the fake Slack as its Web API and Socket Mode endpoint."""
-    with FakeSlack() as slack:
+    with FakeSlack(channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         settings = Settings(
             slack_bot_token=SecretStr(slack.token),
             slack_app_token=SecretStr(slack.app_token),
