@@ -55,6 +55,7 @@ def test_a_click_while_redis_is_down_is_told_it_was_not_recorded_and_the_next_on
 def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_errors(own_redis: RedisServer) -> None:
     with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
         approval_id, _session_id = bot.ask()
+        opened = bot.open_deny(approval_id, user=APPROVER)
         jobs_before = bot.services.redis.xlen(keys.JOBS)
 
         with redis_stopped(own_redis):
@@ -70,7 +71,7 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
             [said] = bot.slack.wait_for("response_url")
             assert _NOT_RECORDED in said.args["text"]
 
-            modal = bot.submit_deny(approval_id, user=APPROVER, reason="not now")
+            modal = bot.submit_deny(approval_id, user=APPROVER, reason="not now", view=opened)
             assert modal.status == 200
             assert _NOT_RECORDED in json.dumps(modal.json()["errors"])
 
