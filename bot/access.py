@@ -39,6 +39,7 @@ class Origin:
         user_team_id: The person's own workspace (``user.team_id``; another one for a Slack Connect guest).
         channel_id: The channel of the message or reply (``None`` on the App Home).
         ts: The message clicked, or the thread replied in (``None`` on the App Home).
+        thread_ts: The thread of the message clicked, if it is in one.
     """
 
     surface: Surface
@@ -46,6 +47,7 @@ class Origin:
     user_team_id: str
     channel_id: str | None = None
     ts: str | None = None
+    thread_ts: str | None = None
 
 
 def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> PlaceRefusal | None:
@@ -56,7 +58,10 @@ def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> PlaceR
         return "wrong_workspace"
     where = (origin.channel_id, origin.ts)
     if origin.surface == "message":
-        shown = request.message_ts is not None and where == (request.channel_id, request.message_ts)
+        if request.message_ts is not None:
+            shown = where == (request.channel_id, request.message_ts)
+        else:  # posted, its ts not recorded yet (a click within moments of posting): its thread must match
+            shown = (origin.channel_id, origin.thread_ts) == (request.channel_id, request.thread_ts)
         if not shown and approval.copies.get(user_id) != where:
             return "wrong_place"
     elif origin.surface == "reply" and where != (request.channel_id, request.thread_ts):

@@ -69,7 +69,8 @@ def click_origin(body: dict[str, Any]) -> Origin:
         return Origin("home", team_id, user_team_id)
     if container.get("type") != "message":
         return Origin("message", team_id, user_team_id)  # nowhere an approval is shown: refused as such
-    return Origin("message", team_id, user_team_id, container.get("channel_id"), container.get("message_ts"))
+    channel_id, ts, thread_ts = container.get("channel_id"), container.get("message_ts"), container.get("thread_ts")
+    return Origin("message", team_id, user_team_id, channel_id, ts, thread_ts)
 
 
 def reply_origin(body: dict[str, Any], event: dict[str, Any]) -> Origin:

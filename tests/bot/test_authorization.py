@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot import ids
+from bot import ids, keys
 from bot.audit import AuditEntry
 from bot.model import ApprovalRequest, PolicySummary
 from tests.bot import slack_requests
@@ -363,3 +363,24 @@ def test_approvals_and_home_see_a_request_behind_two_hundred_older_ones(bot: Bot
     home = json.dumps(bot.open_home(APPROVER))
     assert approval_id in home
     assert "parked" not in home  # not in that channel: not listed
+
+
+def test_a_click_moments_after_posting_binds_to_the_thread_until_the_ts_is_recorded(bot: Bot) -> None:
+    approval_id, session_id = bot.ask()
+    message = bot.approval_messages()[0]
+    bot.services.redis.hdel(keys.approval(session_id, approval_id), "message_ts")  # posted, not yet recorded
+
+    elsewhere = slack_requests.block_actions(
+        action_id=ids.APPROVE_ACTION,
+        user_id=APPROVER,
+        channel_id=CHANNEL,
+        message_ts=message["ts"],
+        thread_ts="1.000001",
+        value=approval_id,
+    )
+    assert bot.poster.post_action(elsewhere).status == 200
+    assert _decision_of(bot, approval_id) is None
+    assert [entry.details["refusal"] for entry in _refusals(bot)] == ["wrong_place"]
+
+    assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+    assert _decision_of(bot, approval_id).decided_by == APPROVER

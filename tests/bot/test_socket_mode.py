@@ -285,7 +285,7 @@ def test_socket_mode_needs_an_app_token(app_token: str | None, expected: str) ->
 
 def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
     """The real entry point: embedded Redis, in-process worker, Socket Mode against the fake; SIGTERM stops it."""
-    with FakeSlack() as slack:
+    with FakeSlack(channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         environment = _environment(
             SLACK_BOT_TOKEN=slack.token, SLACK_APP_TOKEN=slack.app_token, SLACK_API_URL=slack.url, LOG_LEVEL="WARNING"
         )
