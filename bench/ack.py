@@ -126,7 +126,7 @@ def _pending_approvals(client: redis.Redis, count: int) -> list[str]:
     ]
     for request in requests:
         store.open_round(session_id=request.session_id, version=1, requests=[request])
-        key, fields = ApprovalStore.message_record(request, ts=MESSAGE_TS, version=0, entry_id="bench")
+        key, fields = ApprovalStore.message_record(request, ts=MESSAGE_TS, entry_id="bench")
         client.hset(key, mapping=dict(fields))  # posted: a click binds to the approval's message
     return [request.approval_id for request in requests]
 
