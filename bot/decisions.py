@@ -114,6 +114,26 @@ class DecisionService:
         )
         return refusal
 
+    def may_discuss(self, approval: Approval, *, user_id: str, origin: Origin) -> Outcome | None:
+        """``None`` if ``user_id`` may open a discussion from ``origin`` (anyone who could see it), else the refusal."""
+        refusal: Outcome | None = None
+        place = place_refusal(approval, user_id=user_id, origin=origin)
+        if place is not None:
+            refusal = Outcome(place, approval=approval)
+        elif not self.may_see(approval, user_id=user_id):
+            refusal = Outcome("not_a_member", approval=approval)
+        if refusal is not None:
+            self._audit.record(
+                "unauthorized",
+                session_id=approval.request.session_id,
+                actor=user_id,
+                approval_id=approval.request.approval_id,
+                refusal=refusal.status,
+                surface=origin.surface,
+                action="discuss",
+            )
+        return refusal
+
     def refuse(self, *, user_id: str, status: Status, **details: str) -> Outcome:
         """Audit a refusal that names no approval the bot can trust (e.g. a deny form it did not open)."""
         self._audit.record("unauthorized", actor=user_id, refusal=status, **details)

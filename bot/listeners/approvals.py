@@ -38,8 +38,10 @@ def register(app: App, services: Services) -> None:
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
         approval = decisions.find(action["value"])
-        if approval is None:
-            tell(services.outbox, channel=channel, user=user, text=messages.unknown_approval(), thread_ts=thread_ts)
+        refusal = decisions.may_discuss(approval, user_id=user, origin=click_origin(body)) if approval else None
+        if approval is None or refusal is not None:
+            text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
+            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         payload = {
             "channel": approval.request.channel_id,

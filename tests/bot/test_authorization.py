@@ -384,3 +384,21 @@ def test_a_click_moments_after_posting_binds_to_the_thread_until_the_ts_is_recor
 
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     assert _decision_of(bot, approval_id).decided_by == APPROVER
+
+
+def test_discuss_from_another_channel_or_by_a_non_member_posts_nothing(small_channel_bot: Bot) -> None:
+    bot = small_channel_bot
+    approval_id, _session = bot.ask()
+    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+    bot.slack.set_channel_members("C0OTHER", [OUTSIDER, APPROVER, "U0BOT"])
+
+    forged = _click_payload(bot, ids.DISCUSS_ACTION, approval_id, user=APPROVER, channel_id="C0OTHER")
+    assert bot.poster.post_action(forged).status == 200
+    assert bot.click_home(ids.DISCUSS_ACTION, approval_id, user=OUTSIDER).status == 200
+    bot.drain()
+    assert not any("wants to discuss" in text for text in bot.thread_texts(thread_ts))
+    assert [entry.details["refusal"] for entry in _refusals(bot)] == ["wrong_place", "not_a_member"]
+
+    bot.click(ids.DISCUSS_ACTION, approval_id, user=SECOND_APPROVER)
+    bot.drain()
+    assert any(f"<@{SECOND_APPROVER}> wants to discuss" in text for text in bot.thread_texts(thread_ts))
