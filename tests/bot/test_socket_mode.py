@@ -296,6 +296,7 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group: a failure kills its embedded Redis too
         )
         try:
             server = slack.socket_mode
@@ -328,6 +329,7 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
             _, stderr = process.communicate(timeout=20)
         finally:
             if process.poll() is None:
-                process.kill()
-                process.communicate()
+                # The whole group: an embedded redis-server left alive would hold the pipes open for ever.
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate(timeout=20)
     assert process.returncode == 0, stderr
