@@ -5,6 +5,8 @@ round has a decision; queued by the decision script in ``bot.approvals``). A job
 until acknowledged; a worker that dies leaves it to be claimed by another (XAUTOCLAIM).
 A worker retries its own failed job itself (``redeliver``), and consumers that are gone (idle,
 nothing pending) are removed from the group, so the group lists only live workers.
+A job that can never run (not UTF-8, an unknown kind, a field missing) says so (``Job.problem``):
+the worker quarantines it at once instead of retrying it.
 """
 
 import time
@@ -17,6 +19,10 @@ from bot import keys
 
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
+_FIELDS_NEEDED: Final = {
+    "start": ("team_id", "channel_id", "thread_ts", "user_id", "text", "prompt_id"),
+    "resume": ("session_id", "version"),
+}
 
 # KEYS: jobs stream. ARGV: group, consumer, job id, "count" or "keep".
 # Claims the job again for the consumer only if it still holds it (another worker may have taken
@@ -75,16 +81,37 @@ class Job:
         job_id: The stream entry id.
         fields: The job's fields (``kind``, ``session_id``, ...).
         deliveries: How many times it was delivered (1 on the first).
+        unreadable: Why the stored fields could not be read as they are ("" when they could).
     """
 
     job_id: str
     fields: dict[str, str]
     deliveries: int = 1
+    unreadable: str = ""
 
     @property
     def kind(self) -> str:
         """``start`` or ``resume``."""
         return self.fields.get("kind", "")
+
+    def problem(self) -> str | None:
+        """Why the job can never run (every delivery would fail the same way), or ``None``."""
+        if self.unreadable:
+            return self.unreadable
+        needed = _FIELDS_NEEDED.get(self.kind)
+        if needed is None:
+            return f"unknown kind {self.kind!r}"
+        missing = [name for name in needed if name not in self.fields]
+        if missing:
+            return f"missing {', '.join(missing)}"
+        if self.kind == "resume":
+            if not self.fields["version"].isdigit():
+                return f"version {self.fields['version']!r} is not a number"
+            try:
+                keys.round_(self.fields["session_id"])
+            except ValueError as error:
+                return str(error)
+        return None
 
 
 class JobQueue:
@@ -186,11 +213,20 @@ class JobQueue:
 
 
 def _job(entry_id: bytes | str, fields: dict[Any, Any], *, deliveries: int = 1) -> Job:
-    return Job(_text(entry_id), {_text(key): _text(value) for key, value in fields.items()}, deliveries)
+    try:
+        return Job(_text(entry_id), {_text(key): _text(value) for key, value in fields.items()}, deliveries)
+    except UnicodeDecodeError as error:
+        shown = {_shown(key): _shown(value) for key, value in fields.items()}
+        return Job(_text(entry_id), shown, deliveries, unreadable=f"fields are not UTF-8: {error}")
 
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _shown(value: bytes | str) -> str:
+    """Text for logs and the audit trail even when the bytes are not UTF-8 (``\\xff`` for a bad byte)."""
+    return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value
 
 
 def now_ms() -> int:

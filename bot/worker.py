@@ -11,6 +11,8 @@ toward that. The outbox is delivered by a second thread that wakes as soon as an
 a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
 retries to the others and leaves the group. An error in the agent's own code on its responses
 (``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent.
+Nor is a job that can never run (``Job.problem``: not UTF-8, a field missing): it is quarantined,
+i.e. logged with its id, recorded in the audit trail as ``quarantined`` and acknowledged.
 """
 
 import logging
@@ -160,6 +162,10 @@ class Worker:
 
     def _handle(self, job: Job) -> None:
         self._retries.pop(job.job_id, None)
+        problem = job.problem()
+        if problem is not None:
+            self._quarantine(job, problem)
+            return
         owed = self._owed_notices.get(job.job_id)
         if owed is not None:
             self._tell_delayed(job, owed)
@@ -246,6 +252,19 @@ class Worker:
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
         self.runner.report_failure(job, messages.agent_code_failed(str(error), error.shapes))
+        self.queue.ack(job)
+        self._forget(job.job_id)
+
+    def _quarantine(self, job: Job, problem: str) -> None:
+        logger.error("job_id=<%s>, kind=<%s> | malformed job quarantined: %s", job.job_id, job.kind, problem)
+        self.audit.record(
+            "quarantined",
+            session_id=job.fields.get("session_id", ""),
+            record="job",
+            key=job.job_id,
+            job=job.fields,
+            why=problem,
+        )
         self.queue.ack(job)
         self._forget(job.job_id)
 
