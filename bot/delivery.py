@@ -35,7 +35,7 @@ from bot.posted_copies import PostedCopy, find_copies, marker
 
 logger = logging.getLogger(__name__)
 
-DEAD_LETTERS: Final = "signoff:outbox:dead"
+DEAD_LETTERS: Final = keys.OUTBOX_DEAD
 _PERMANENT_ATTEMPTS: Final = 5
 _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3

@@ -100,4 +100,11 @@ class DueQueue:
 
 
 def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    # A byte that is not UTF-8 becomes a lone surrogate, not an error that would stop the whole
+    # claim: the owner of the entry refuses it when it parses it (``bytes_of`` gives the bytes back).
+    return value.decode(errors="surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+def bytes_of(text: str) -> bytes:
+    """The bytes stored for ``text`` as a claim returned it (undoes the decoding, bad bytes included)."""
+    return text.encode(errors="surrogateescape")

@@ -31,6 +31,7 @@ Global keys::
     signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
     signoff:outbox:claims                  hash    outbox entry id -> times claimed (above 1: an earlier holder died)
     signoff:outbox:posted:<entry_id>       string  where the entry's message was posted (the copy kept; TTL)
+    signoff:outbox:dead                    hash    outbox entry id -> the entry and why it was not delivered (JSON)
     signoff:audit                          stream  who did what, when
     signoff:audit:exported                 string  id of the last audit entry exported (trimming keeps the rest)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
@@ -56,6 +57,7 @@ OUTBOX_DUE: Final = "signoff:outbox"
 OUTBOX_ENTRIES: Final = "signoff:outbox:entries"
 OUTBOX_WAKE: Final = "signoff:outbox:wake"
 OUTBOX_CLAIMS: Final = "signoff:outbox:claims"
+OUTBOX_DEAD: Final = "signoff:outbox:dead"
 AUDIT: Final = "signoff:audit"
 AUDIT_EXPORTED: Final = "signoff:audit:exported"
 

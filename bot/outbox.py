@@ -14,6 +14,7 @@ the copy kept and completes the entry in one step, and tells a late holder whose
 """
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,10 +24,13 @@ from typing import Any, Final
 import redis
 
 from bot import keys
-from bot.due import DueQueue
+from bot.due import DueQueue, bytes_of
+
+logger = logging.getLogger(__name__)
 
 _WAKE_TOKENS_KEPT: Final = 64
 _POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
+_UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
 
 # KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
 # ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
@@ -82,9 +86,23 @@ class OutboxEntry:
 
     @classmethod
     def from_json(cls, entry_id: str, data: str) -> "OutboxEntry":
-        """Restore from Redis."""
-        decoded = json.loads(data)
-        return cls(decoded["kind"], decoded["payload"], int(decoded["attempts"]), entry_id)
+        """Restore from Redis.
+
+        Raises:
+            ValueError: ``data`` is not an entry (not JSON, or not ``kind``, ``payload``, ``attempts``).
+        """
+        try:
+            decoded = json.loads(data)
+        except (ValueError, RecursionError) as error:
+            raise ValueError(f"entry=<{entry_id}> | not JSON: {type(error).__name__}") from None
+        if not (
+            isinstance(decoded, dict)
+            and isinstance(decoded.get("kind"), str)
+            and isinstance(decoded.get("payload"), dict)
+            and type(decoded.get("attempts")) is int
+        ):
+            raise ValueError(f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number)")
+        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id)
 
 
 class Outbox:
@@ -118,10 +136,26 @@ class Outbox:
         """Take up to ``limit`` due entries for ``lease_s`` seconds."""
         claimed = []
         for entry_id, text, claims in self._queue.claim_counted(lease_s=lease_s, limit=limit):
-            entry = OutboxEntry.from_json(entry_id, text)
+            try:
+                entry = OutboxEntry.from_json(entry_id, text)
+            except ValueError as error:
+                self._quarantine(entry_id, text, why=str(error))
+                continue
             entry.claims = claims
             claimed.append(entry)
         return claimed
+
+    def _quarantine(self, entry_id: str, text: str, *, why: str) -> None:
+        """Move an unreadable entry to the dead letters (with why and what it held), out of the queue."""
+        shown = bytes_of(text).decode(errors="backslashreplace")
+        logger.error("entry=<%s> | unreadable outbox entry quarantined: %s", entry_id, why)
+        raw_id = bytes_of(entry_id)
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.hset(keys.OUTBOX_DEAD, raw_id, json.dumps({"unreadable": shown[:_UNREADABLE_KEPT], "why": why}))
+        pipeline.zrem(keys.OUTBOX_DUE, raw_id)
+        pipeline.hdel(keys.OUTBOX_ENTRIES, raw_id)
+        pipeline.hdel(keys.OUTBOX_CLAIMS, raw_id)
+        pipeline.execute()
 
     def complete(self, entry: OutboxEntry) -> None:
         """Forget a delivered entry."""
