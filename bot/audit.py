@@ -4,6 +4,10 @@ resume, appended to one Redis stream; exported as JSON lines or CSV; trimmed by 
 Trimming keeps the stream bounded (``max_entries``). With ``keep_unexported``, nothing newer
 than the last export is ever trimmed, whatever the bound: an operator who exports regularly
 loses nothing.
+
+One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\\xff``),
+a time that is not a number is taken from the entry's id, and details that do not parse (or nest
+too deep) are kept as their raw text.
 """
 
 import csv
@@ -83,7 +87,7 @@ class Audit:
         while True:
             page: Any = self._client.xrange(keys.AUDIT, min=start, count=_PAGE)
             for entry_id, fields in page:
-                yield _entry(_text(entry_id), {_text(key): _text(value) for key, value in fields.items()})
+                yield _entry(_text(entry_id), {_shown(key): _shown(value) for key, value in fields.items()})
             if len(page) < _PAGE:
                 return
             start = "(" + _text(page[-1][0])
@@ -143,10 +147,12 @@ def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:
 
 
 def _entry(entry_id: str, fields: dict[str, str]) -> AuditEntry:
-    at_ms = int(fields.get("at_ms") or entry_id.split("-", maxsplit=1)[0])
+    id_ms = int(entry_id.split("-", maxsplit=1)[0])
+    stored_ms = fields.get("at_ms", "")
+    at_ms = int(stored_ms) if stored_ms.isdigit() and len(stored_ms) <= len(str(id_ms)) else id_ms
     try:
         details = json.loads(fields.get("details") or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         details = {"raw": fields.get("details")}
     return AuditEntry(
         id=entry_id,
@@ -169,3 +175,7 @@ def _next_id(stream_id: tuple[int, int]) -> tuple[int, int]:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _shown(value: bytes | str) -> str:
+    return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value
