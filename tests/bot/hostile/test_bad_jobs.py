@@ -2,6 +2,7 @@
 
 import json
 import time
+from typing import Any
 
 import pytest
 import redis
@@ -63,7 +64,7 @@ def test_one_malformed_outbox_entry_does_not_stop_delivery(bot: Bot, redis_clien
 
 def test_a_job_that_can_never_run_is_quarantined_once_not_retried(bot: Bot, redis_client: redis.Redis) -> None:
     """Nothing blinds: the job is acknowledged at once and the audit trail names it, for operators."""
-    job_id = redis_client.xadd(keys.JOBS, BAD_JOBS["not_utf8"])  # type: ignore[arg-type]
+    job_id: Any = redis_client.xadd(keys.JOBS, BAD_JOBS["not_utf8"])  # type: ignore[arg-type]
     bot.worker.run_jobs_once(block_ms=50)
     assert bot.worker.queue.pending_count() == 0
     assert redis_client.xlen(keys.JOBS) == 0
