@@ -236,8 +236,8 @@ class ApprovalStore:
         fields, replies, votes = pipeline.execute()
         if not fields:
             return None
-        decoded = {_text(key): _text(value) for key, value in fields.items()}
         try:
+            decoded = {_text(key): _text(value) for key, value in fields.items()}
             request = ApprovalRequest.model_validate_json(decoded["request"])
             if "message_ts" in decoded:
                 request = request.model_copy(update={"message_ts": decoded["message_ts"]})
@@ -310,19 +310,26 @@ class ApprovalStore:
             readable_only: Quarantine and leave out unreadable approvals instead of raising.
 
         Raises:
-            ApprovalDataError: An approval cannot be read back (unless ``readable_only``).
+            ApprovalDataError: An approval (unless ``readable_only``) or the round itself cannot be read back.
         """
         fields = self._client.hgetall(keys.round_(session_id))
         if not fields:
             return 0, []
-        decoded = {_text(key): _text(value) for key, value in fields.items()}
+        try:
+            decoded = {_text(key): _text(value) for key, value in fields.items()}
+            approval_ids = json.loads(decoded["approvals"])
+            version = int(decoded["version"])
+            if not isinstance(approval_ids, list) or not all(isinstance(item, str) for item in approval_ids):
+                raise ValueError("approvals is not a list of ids")
+        except (KeyError, ValueError, RecursionError) as error:
+            raise ApprovalDataError(f"session_id=<{session_id}> | stored round is unreadable: {error!r}") from error
         approvals = []
         read = self.get_readable if readable_only else self.get
-        for approval_id in json.loads(decoded["approvals"]):
+        for approval_id in approval_ids:
             approval = read(session_id, approval_id)
             if approval is not None:
                 approvals.append(approval)
-        return int(decoded["version"]), approvals
+        return version, approvals
 
     def expire_round(self, pipeline: redis.client.Pipeline, session_id: str, *, after_s: int) -> None:
         """Let the current round's records expire ``after_s`` from now (inside the caller's transaction).
@@ -365,12 +372,24 @@ class ApprovalStore:
     def open_everywhere(self) -> list[str]:
         """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
         members: list[bytes] = self._client.zrange(keys.OPEN_INDEX, 0, -1)  # type: ignore[assignment]
-        return [_text(member) for member in members]
+        return self._approval_ids(keys.OPEN_INDEX, members)
 
     def open_in_channel(self, team_id: str, channel_id: str) -> list[str]:
         """Ids of approvals waiting in one channel, oldest first."""
-        members: list[bytes] = self._client.zrange(keys.channel_open(team_id, channel_id), 0, -1)  # type: ignore[assignment]
-        return [_text(member) for member in members]
+        index = keys.channel_open(team_id, channel_id)
+        members: list[bytes] = self._client.zrange(index, 0, -1)  # type: ignore[assignment]
+        return self._approval_ids(index, members)
+
+    def _approval_ids(self, index: str, members: list[bytes]) -> list[str]:
+        """An index's members as approval ids; one that is not UTF-8 (never ours) is dropped from the index."""
+        approval_ids = []
+        for member in members:
+            try:
+                approval_ids.append(_text(member))
+            except UnicodeDecodeError:
+                logger.error("index=<%s>, member=<%r> | not an approval id (not UTF-8), removed", index, member)
+                self._client.zrem(index, member)
+        return approval_ids
 
     def recent_decisions(self, *, limit: int = 10) -> list[str]:
         """Ids of the latest decided approvals, newest first."""
