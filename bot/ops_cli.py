@@ -2,9 +2,12 @@
 
 - ``python -m bot pending``: every session stopped on approvals, oldest first, with each open
   request (tool, requester, age, escalation level, claim), then the approvals quarantined
-  because their stored data cannot be read back.
+  because their stored data cannot be read back. A session whose round cannot be read is named
+  on stderr and skipped. Stored text is printed with hidden and terminal-control characters
+  spelled out (``⟨U+202E⟩``): an agent's tool name must not rewrite the operator's screen.
 - ``python -m bot resume <session id>``: queue the resume of a session whose approvals are all
-  decided but whose resume was given up (after a long outage, say). Refused otherwise.
+  decided but whose resume was given up (after a long outage, say). Refused otherwise, and
+  when the session's records cannot be read back.
 """
 
 import argparse
@@ -13,8 +16,8 @@ from datetime import UTC, datetime
 
 import redis
 
-from bot import keys, preflight
-from bot.approvals import ApprovalStore
+from bot import keys, messages, preflight
+from bot.approvals import ApprovalDataError, ApprovalStore
 from bot.settings import Settings
 from state.store import SessionStore
 
@@ -39,8 +42,12 @@ def _pending(client: redis.Redis) -> int:
     now = datetime.now(UTC)
     sessions = SessionStore(client).interrupted_sessions()
     for session_id in sessions:
-        _version, round_approvals = approvals.round_approvals(session_id, readable_only=True)
-        print(session_id)
+        try:
+            _version, round_approvals = approvals.round_approvals(session_id, readable_only=True)
+        except ApprovalDataError as error:
+            print(f"signoff: skipped: {_line(str(error))}", file=sys.stderr)
+            continue
+        print(_line(session_id))
         for approval in round_approvals:
             request = approval.request
             minutes = int((now - request.created_at).total_seconds() // 60)
@@ -48,14 +55,16 @@ def _pending(client: redis.Redis) -> int:
             extra = [f"level {approval.level}"] if approval.level else []
             extra += [f"claimed by {approval.claimed_by}"] if approval.claimed_by else []
             print(
-                f"  {request.approval_id}  {request.tool or request.interrupt_name}  by {request.requested_by}"
-                f"  {minutes} min  {state}" + "".join(f"  {item}" for item in extra)
+                _line(
+                    f"  {request.approval_id}  {request.tool or request.interrupt_name}  by {request.requested_by}"
+                    f"  {minutes} min  {state}" + "".join(f"  {item}" for item in extra)
+                )
             )
     quarantined = approvals.quarantined()
     if quarantined:
         print("quarantined (stored data unreadable; the records are left in place):")
     for approval_id, note in quarantined.items():
-        print(f"  {approval_id}  session {note.get('session_id')}  {note.get('why')}")
+        print(_line(f"  {approval_id}  session {note.get('session_id')}  {note.get('why')}"))
     print(f"{len(sessions)} session(s) waiting", file=sys.stderr)
     if quarantined:
         print(f"{len(quarantined)} approval(s) quarantined", file=sys.stderr)
@@ -63,7 +72,11 @@ def _pending(client: redis.Redis) -> int:
 
 
 def _resume(client: redis.Redis, session_id: str) -> int:
-    version, round_approvals = ApprovalStore(client).round_approvals(session_id)
+    try:
+        version, round_approvals = ApprovalStore(client).round_approvals(session_id)
+    except ApprovalDataError as error:
+        print(f"signoff: not resumed, the session's records cannot be read back: {_line(str(error))}", file=sys.stderr)
+        return 1
     if not round_approvals:
         print(f"signoff: session {session_id!r} has no approval round", file=sys.stderr)
         return 1
@@ -74,3 +87,8 @@ def _resume(client: redis.Redis, session_id: str) -> int:
     client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
     print(f"resume of {session_id} at version {version} queued; a worker picks it up", file=sys.stderr)
     return 0
+
+
+def _line(text: str) -> str:
+    """``text`` for one line of a terminal: hidden and control characters spelled out, line breaks too."""
+    return messages.reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
