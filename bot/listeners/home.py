@@ -1,13 +1,17 @@
 """The App Home tab and ``/approvals``: what waits, for whom, and where."""
 
+import logging
 from typing import Any
 
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot import ids, keys, messages
 from bot.outbox import home_refresh
 from bot.services import Services
+
+logger = logging.getLogger(__name__)
 
 
 def register(app: App, services: Services) -> None:
@@ -33,11 +37,18 @@ def register(app: App, services: Services) -> None:
             if approval is None or approval.decision is not None:
                 continue
             request = approval.request
-            link = None
-            if request.message_ts:
-                link = str(client.chat_getPermalink(channel=channel, message_ts=request.message_ts)["permalink"])
+            link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
             lines.append(messages.pending_line(request, now=services.clock(), link=link))
         respond(text=messages.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
     app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])
+
+
+def _permalink(client: WebClient, *, channel: str, ts: str) -> str | None:
+    """The message's link, or ``None`` when Slack gives none (the message was deleted): listed without it."""
+    try:
+        return str(client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
+    except (SlackApiError, OSError) as error:
+        logger.warning("channel=<%s>, ts=<%s> | no permalink, listed without: %s", channel, ts, error)
+        return None
