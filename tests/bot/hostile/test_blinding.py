@@ -1,11 +1,14 @@
 """Hostile content and bad records must not blind a reader or reach a person raw."""
 
+from typing import Any
+
 import redis
 
-from bot import keys
+from bot import ids, keys
 from state import RedisServer
+from tests.bot import slack_requests
 from tests.bot.agents import one_gated_call
-from tests.bot.harness import running_bot
+from tests.bot.harness import APPROVER, CHANNEL, REQUESTER, running_bot
 from tests.bot.processes import run_bot
 
 HOSTILE_TOOL = "cat_report_\u202egpj.sh\x1b[2J\x1b[31m"
@@ -45,3 +48,82 @@ def test_audit_export_survives_deeply_nested_details(redis_client: redis.Redis, 
     done = run_bot(["audit", "export"], REDIS_URL=redis_server.url)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"actor": "y"' in done.stdout
+
+
+def test_pending_shows_hidden_and_terminal_control_characters_visibly(
+    redis_client: redis.Redis, redis_server: RedisServer
+) -> None:
+    """Truthful: the operator's `python -m bot pending` prints a tool name with U+202E and ANSI escapes raw."""
+    with running_bot(redis_client, agent_factory=one_gated_call(HOSTILE_TOOL, {"x": 1})) as bot:
+        bot.mention("go")
+        bot.drain()
+        assert bot.approval_messages()
+    done = run_bot(["pending"], REDIS_URL=redis_server.url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cat_report_" in done.stdout
+    assert "\u202e" not in done.stdout
+    assert "\x1b" not in done.stdout
+
+
+def _approvals_answer(bot: Any, channel: str) -> str:
+    command = slack_requests.slash_command(
+        command=ids.APPROVALS_COMMAND,
+        user_id=REQUESTER,
+        channel_id=channel,
+        response_url=bot.slack.response_url(channel=channel),
+    )
+    assert bot.poster.post_command(command).status == 200
+    answers = bot.slack.wait_for("response_url")
+    return str(answers[-1].args["text"])
+
+
+def test_pending_survives_one_session_with_a_corrupt_round(
+    redis_client: redis.Redis, redis_server: RedisServer
+) -> None:
+    """Nothing blinds: one session's round record is garbage; `pending` still lists the other session."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
+        _first, first_session = bot.ask("one")
+        second, _second_session = bot.ask("two")
+    redis_client.hset(keys.round_(first_session), "approvals", "{garbage")
+    done = run_bot(["pending"], REDIS_URL=redis_server.url)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert second in done.stdout
+
+
+def test_home_and_approvals_survive_a_non_utf8_member_of_the_open_index(redis_client: redis.Redis) -> None:
+    """Nothing blinds: one foreign member in the open index; Home and /approvals still answer."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
+        approval_id, _ = bot.ask("one")
+        redis_client.zadd(keys.OPEN_INDEX, {b"\xff\xfe": 0})
+        text = _approvals_answer(bot, CHANNEL)
+        assert "deploy" in text, text
+        event = {"type": "app_home_opened", "user": APPROVER, "channel": "D1", "tab": "home"}
+        assert bot.poster.post_event(slack_requests.event_callback(event)).status == 200
+        bot.drain()
+        published = [c for c in bot.slack.calls("views.publish") if c.ok and c.args.get("user_id") == APPROVER]
+        assert published
+        assert approval_id in str(published[-1].args["view"])
+
+
+def test_resume_of_a_session_with_an_unreadable_approval_is_one_clear_refusal(
+    redis_client: redis.Redis, redis_server: RedisServer
+) -> None:
+    """Nothing blinds: `python -m bot resume` on a session whose approval is corrupt says so (no traceback)."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
+        approval_id, session_id = bot.ask("one")
+        bot.corrupt(approval_id, session_id)
+    done = run_bot(["resume", session_id], REDIS_URL=redis_server.url)
+    assert "Traceback" not in done.stderr, done.stderr[-1500:]
+    assert done.returncode == 1
+    jobs: Any = redis_client.xrange(keys.JOBS)
+    assert not [fields for _id, fields in jobs if fields.get(b"kind") == b"resume"]
+
+
+def test_approvals_answers_when_one_permalink_cannot_be_had(redis_client: redis.Redis) -> None:
+    """Nothing blinds: one request whose message Slack no longer finds (deleted); /approvals still lists the rest."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
+        bot.ask("one")
+        bot.ask("two")
+        bot.slack.error_next("chat.getPermalink", "message_not_found")
+        text = _approvals_answer(bot, CHANNEL)
+        assert "deploy" in text, text
