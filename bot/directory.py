@@ -2,9 +2,13 @@
 
 Group members are kept for a few minutes; channel members for one minute, so that someone who
 leaves a private channel stops seeing and deciding its requests soon after.
+
+A cached group record that cannot be read (not JSON, not a list of user ids) is dropped and the
+group asked of Slack again: one bad record never refuses every click nor blinds App Home.
 """
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Final
 
@@ -12,6 +16,8 @@ import redis
 from slack_sdk import WebClient
 
 from bot import keys
+
+logger = logging.getLogger(__name__)
 
 _CACHE_SECONDS: Final = 300
 _CHANNEL_CACHE_SECONDS: Final = 60
@@ -34,9 +40,9 @@ class Directory:
         """
         resolved: dict[str, frozenset[str]] = {}
         for group_id in group_ids:
-            cached = self._redis.get(keys.usergroup(group_id))
+            cached = self._cached(group_id)
             if cached is not None:
-                resolved[group_id] = frozenset(json.loads(cached))
+                resolved[group_id] = cached
                 continue
             response = self._slack.usergroups_users_list(usergroup=group_id)
             users = [str(user) for user in response.get("users") or []]
@@ -75,3 +81,18 @@ class Directory:
             cursor = str((response.get("response_metadata") or {}).get("next_cursor") or "")
             if not cursor:
                 return users
+
+    def _cached(self, group_id: str) -> frozenset[str] | None:
+        """The cached members, or ``None``: not cached, or unreadable (then dropped, so Slack is asked again)."""
+        raw = self._redis.get(keys.usergroup(group_id))
+        if raw is None:
+            return None
+        try:
+            users = json.loads(raw)
+        except (ValueError, RecursionError):
+            users = None
+        if isinstance(users, list) and all(isinstance(user, str) for user in users):
+            return frozenset(users)
+        logger.warning("group=<%s> | cached members unreadable; dropped, asking Slack again", group_id)
+        self._redis.delete(keys.usergroup(group_id))
+        return None
