@@ -5,6 +5,8 @@ approval request and read back by every reader (the message, App Home, ``/approv
 ``pending``), so one value nested hundreds deep or megabytes long must not make a record that
 cannot be read back (pydantic's JSON parser stops at 200 levels). Such values are shortened
 where they overflow, with a visible marker saying what was left out; whatever fits is kept as is.
+A lone surrogate (valid in a Python ``str``, and in JSON as ``\\ud800``, but not in UTF-8 nor in
+the stored record) is spelled out as ``messages.reveal`` shows it: ``⟨U+D800⟩``.
 """
 
 import math
@@ -60,14 +62,25 @@ def _walk(value: Any, depth_left: int, budget: _Budget) -> Any:
         budget.charge(len(repr(value)))
         return value
     if isinstance(value, str):
-        return budget.take(value)
+        return budget.take(storable_text(value))
     if isinstance(value, dict | list | tuple | set | frozenset):
         if depth_left <= 0:
             return messages.NESTED_TOO_DEEPLY
         if isinstance(value, dict):
             return _walk_object(value, depth_left - 1, budget)
         return _walk_array(list(value), depth_left - 1, budget)
-    return budget.take(str(value))
+    return budget.take(storable_text(str(value)))
+
+
+def storable_text(text: str) -> str:
+    """``text`` with each lone surrogate spelled out (``⟨U+D800⟩``): it fits in UTF-8 and in a record."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return "".join(messages.reveal(ch) if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return text
 
 
 def _walk_object(value: dict[Any, Any], depth_left: int, budget: _Budget) -> dict[str, Any]:
@@ -77,7 +90,7 @@ def _walk_object(value: dict[Any, Any], depth_left: int, budget: _Budget) -> dic
         if budget.left <= 0:
             shown[messages.ELLIPSIS] = messages.more_not_shown(len(items) - index)
             break
-        name = budget.take(str(key))
+        name = budget.take(storable_text(str(key)))
         shown[name] = _walk(item, depth_left, budget)
     return shown
 

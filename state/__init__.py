@@ -1,6 +1,6 @@
 """The interrupt system and its persistence: no Slack and no model code lives here."""
 
-from state.errors import ConflictError, SessionException
+from state.errors import ConflictError, SessionException, UnstorableValueError
 from state.interrupt import Interrupt, InterruptException, PendingToolExecution
 from state.redis_server import RedisServer, RedisServerError, find_server_binary
 from state.store import Session, SessionStore, keys_for
@@ -17,6 +17,7 @@ __all__ = [
     "SessionException",
     "SessionStore",
     "ShapeError",
+    "UnstorableValueError",
     "find_server_binary",
     "keys_for",
 ]

@@ -25,7 +25,7 @@ from typing import Any, Final
 import redis
 from redis.commands.core import Script
 
-from state.errors import ConflictError, SessionException
+from state.errors import ConflictError, SessionException, UnstorableValueError
 from state.shapes import Message
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
 
@@ -158,12 +158,25 @@ class Session:
 
 
 def _to_json(value: Any, field: str, session_id: str) -> str:
+    """``value`` as JSON text for Redis.
+
+    A lone surrogate (valid in a ``str`` and in JSON as ``\\ud800``, not in UTF-8) is written as
+    that escape, which reads back to the same string: a model may well produce one.
+
+    Raises:
+        UnstorableValueError: ``value`` holds something JSON has no form for (an object, NaN).
+    """
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        text.encode()  # a lone surrogate is valid in a str but not in UTF-8
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
         return text
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"session_id=<{session_id}>, field=<{field}> | not JSON-serializable: {error}") from error
+    except (TypeError, ValueError, RecursionError) as error:
+        raise UnstorableValueError(
+            f"session_id=<{session_id}>, field=<{field}> | not JSON-serializable: {error}"
+        ) from error
 
 
 class SessionStore:

@@ -127,3 +127,34 @@ def test_approvals_answers_when_one_permalink_cannot_be_had(redis_client: redis.
         bot.slack.error_next("chat.getPermalink", "message_not_found")
         text = _approvals_answer(bot, CHANNEL)
         assert "deploy" in text, text
+
+
+def test_a_lone_surrogate_in_tool_arguments_still_posts_an_approval(redis_client: redis.Redis) -> None:
+    """Nothing blinds: a model's JSON may carry a lone surrogate (\\ud800 is valid JSON); the request is still shown."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"note": "a\ud800b"})) as bot:
+        bot.mention("deploy")
+        bot.drain()
+        assert bot.approval_messages(), bot.texts_posted()
+
+
+def test_a_lone_surrogate_is_spelled_out_and_the_call_runs_as_the_model_gave_it(redis_client: redis.Redis) -> None:
+    """Truthful and lossless: the message shows ⟨U+D800⟩; once approved the tool runs and the thread hears."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"note": "a\ud800b"})) as bot:
+        bot.mention("deploy")
+        bot.drain()
+        [message] = bot.approval_messages()
+        assert "a⟨U+D800⟩b" in str(message["blocks"])
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        bot.drain()
+        assert bot.thread_texts(str(message["thread_ts"]))[-1] == "done"
+
+
+def test_a_value_no_record_can_hold_is_refused_once_with_a_clear_message(redis_client: redis.Redis) -> None:
+    """Nothing blinds: NaN in a model's tool arguments has no JSON form; the thread is told at once, no retries."""
+    with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"ratio": float("nan")})) as bot:
+        bot.mention("deploy")
+        bot.drain()
+        texts = bot.texts_posted()
+        assert not [text for text in texts if "will retry" in text], texts
+        assert [text for text in texts if "cannot be stored" in text and "not retried" in text], texts
+        assert bot.worker.queue.pending_count() == 0
