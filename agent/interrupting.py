@@ -1,5 +1,6 @@
 """The ``interrupt()`` that hook events and tool contexts offer."""
 
+import math
 import threading
 from typing import Any
 
@@ -28,7 +29,8 @@ class Interruptible:
 
         Args:
             name: Unique among the interrupts of one hook dispatch or one tool call.
-            reason: Why the human is asked (shown to them); JSON-serializable.
+            reason: Why the human is asked (shown to them); JSON-serializable. A float that is not
+                finite (JSON has no number for it) is kept as its name, ``"NaN"`` or ``"Infinity"``.
             response: An answer known in advance; when given, nobody is asked.
 
         Returns:
@@ -40,8 +42,19 @@ class Interruptible:
         identifier = interrupt_id(self._interrupt_scope, name, self._interrupt_tool_use_id)
         with REGISTRY_LOCK:
             registered = self._interrupt_state.interrupts.setdefault(
-                identifier, Interrupt(identifier, name, reason, response)
+                identifier, Interrupt(identifier, name, _finite(reason), response)
             )
         if registered.response is not None:
             return registered.response
         raise InterruptException(registered)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each float that is not finite replaced by its name: the reason is stored as JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_finite(item) for item in value)
+    return value

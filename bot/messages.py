@@ -456,6 +456,12 @@ def agent_gave_up(error_summary: str, attempts: int) -> str:
     return f"❌ The agent failed {attempts} times and gave up: {clip(error_summary, MAX_SUMMARY)}"
 
 
+def agent_value_unstorable(error_summary: str) -> str:
+    """Thread message when the agent produced a value that cannot be stored (not retried: it would recur)."""
+    summary = clip(error_summary, MAX_SUMMARY)
+    return f"❌ The agent produced a value that cannot be stored, so it was stopped, not retried: {summary}"
+
+
 _SHAPE_WORDS: Final = {
     "record": "the decision record (a dict: decision, decided_by, reason, discussion, decided_at)",
     "yes_no": 'the string "y" or "n"',

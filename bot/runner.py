@@ -34,6 +34,7 @@ from bot.jobs import Job
 from bot.model import ApprovalRequest, GuardedCall, approval_id_for
 from bot.outbox import Outbox, OutboxEntry
 from bot.policy import PolicyBook
+from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
@@ -357,6 +358,8 @@ def _code_error_in(error: BaseException) -> Exception | None:
     """The ``TypeError``/``AttributeError`` behind ``error`` (Strands wraps it in its own exception), if any."""
     seen: BaseException | None = error
     for _ in range(5):
+        if isinstance(seen, UnstorableValueError):
+            return None  # the agent produced a value no record can hold; the worker reports that itself
         if isinstance(seen, TypeError | AttributeError):
             return seen
         if seen is None:

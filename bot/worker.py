@@ -10,7 +10,8 @@ it cannot block the queue; a step that failed only because Redis was unreachable
 toward that. The outbox is delivered by a second thread that wakes as soon as an entry is queued;
 a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
 retries to the others and leaves the group. An error in the agent's own code on its responses
-(``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent.
+(``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent;
+nor is a value the agent produced that no record can hold (``UnstorableValueError``: NaN, an object).
 Nor is a job that can never run (``Job.problem``: not UTF-8, a field missing): it is quarantined,
 i.e. logged with its id, recorded in the audit trail as ``quarantined`` and acknowledged.
 """
@@ -34,6 +35,7 @@ from bot.escalation import Escalator
 from bot.jobs import Job, JobQueue
 from bot.outbox import Outbox
 from bot.runner import AgentCodeError, SessionRunner
+from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +177,9 @@ class Worker:
         except AgentCodeError as error:
             self._agent_code_failed(job, error)
             return
+        except UnstorableValueError as error:
+            self._unstorable(job, error)
+            return
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
@@ -252,6 +257,18 @@ class Worker:
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
         self.runner.report_failure(job, messages.agent_code_failed(str(error), error.shapes))
+        self.queue.ack(job)
+        self._forget(job.job_id)
+
+    def _unstorable(self, job: Job, error: UnstorableValueError) -> None:
+        """Not retried: the agent produced a value no record can hold (NaN, an object), every run would."""
+        logger.error(
+            "job_id=<%s> | the agent produced a value that cannot be stored, not retried: %s", job.job_id, error
+        )
+        self.audit.record(
+            "job_failed_unstorable", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
+        )
+        self.runner.report_failure(job, messages.agent_value_unstorable(str(error)))
         self.queue.ack(job)
         self._forget(job.job_id)
 
