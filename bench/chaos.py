@@ -246,7 +246,10 @@ def _report(
         f"  stuck sessions: {len(stuck)}",
     ]
     lines.extend(_unfinished(stuck, driver_errors, slack))
-    healthy = exactly_once == len(requested) and not (over or never or ran_denied or duplicates or stale)
+    # A run whose denies all went astray (a modal never found, say) would prove nothing about them.
+    lines.extend([] if denied else ["  no call was denied: the denial races were not exercised"])
+    healthy = exactly_once == len(requested) and bool(denied) and not (over or never or ran_denied or duplicates)
+    healthy = healthy and not stale
     return lines, healthy and not out_of_order and not stuck and not driver_errors
 
 

@@ -10,6 +10,7 @@ Slack retries it.
 """
 
 import contextlib
+import json
 import random
 import threading
 import time
@@ -20,7 +21,7 @@ from typing import Any, Final
 from bench.chaos_agent import FINAL_PREFIX
 from bot import blocks, ids
 from bot.sandbox import requests
-from bot.sandbox.people import CHANNEL
+from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import PageError, SandboxSlack
 
 REQUESTER: Final = "USBXREQ"
@@ -72,12 +73,15 @@ class People:
     """Drives sessions through the stand-in; thread-safe (each session runs in its own thread)."""
 
     def __init__(self, slack: SandboxSlack, *, seed: int) -> None:
-        """Add the approvers the sandbox lacks; randomness from ``seed``."""
+        """Add the approvers the sandbox lacks, as members of its channel; randomness from ``seed``."""
         self._slack = slack
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         for user in APPROVERS:
             slack.add_user(user, name=user.lower())
+        # Only members of a request's channel may decide it: the extra approvers join the channel.
+        members = {slack.bot_user_id, REQUESTER, *APPROVERS, *(person.user_id for person in PEOPLE)}
+        slack.set_channel_members(CHANNEL, sorted(members))
 
     def run(self, session: Session, *, until: float) -> None:
         """Ask, then race on every live approval message until the answer arrives or ``until`` (monotonic)."""
@@ -161,7 +165,7 @@ class People:
                     (
                         view
                         for view in self._slack.views()
-                        if view["id"] not in seen and view.get("private_metadata") == approval_id
+                        if view["id"] not in seen and _modal_approval(view) == approval_id
                     ),
                     None,
                 )
@@ -195,3 +199,12 @@ def _all_at_once(moves: list[Callable[[], Any]]) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def _modal_approval(view: dict[str, Any]) -> str | None:
+    """The approval a deny modal was opened for (its ``private_metadata`` is the bot's JSON binding)."""
+    try:
+        binding = json.loads(str(view.get("private_metadata") or ""))
+    except json.JSONDecodeError:
+        return None
+    return binding.get("approval_id") if isinstance(binding, dict) else None
