@@ -102,13 +102,11 @@ class DecisionService:
                 return None
             assert denied is not None
             refusal = denied
-        self._audit.record(
-            "unauthorized",
-            session_id=approval.request.session_id,
-            actor=user_id,
-            approval_id=approval.request.approval_id,
-            refusal=refusal.status,
-            surface=origin.surface,
+        self._audit_refusal(
+            approval,
+            user_id=user_id,
+            refusal=refusal,
+            origin=origin,
             channel_id=origin.channel_id,
             team_id=origin.user_team_id,
         )
@@ -123,16 +121,22 @@ class DecisionService:
         elif not self.may_see(approval, user_id=user_id):
             refusal = Outcome("not_a_member", approval=approval)
         if refusal is not None:
-            self._audit.record(
-                "unauthorized",
-                session_id=approval.request.session_id,
-                actor=user_id,
-                approval_id=approval.request.approval_id,
-                refusal=refusal.status,
-                surface=origin.surface,
-                action="discuss",
-            )
+            self._audit_refusal(approval, user_id=user_id, refusal=refusal, origin=origin, action="discuss")
         return refusal
+
+    def _audit_refusal(
+        self, approval: Approval, *, user_id: str, refusal: Outcome, origin: Origin, **details: str | None
+    ) -> None:
+        """One ``unauthorized`` audit event for a refused attempt on ``approval``."""
+        self._audit.record(
+            "unauthorized",
+            session_id=approval.request.session_id,
+            actor=user_id,
+            approval_id=approval.request.approval_id,
+            refusal=refusal.status,
+            surface=origin.surface,
+            **details,
+        )
 
     def refuse(self, *, user_id: str, status: Status, **details: str) -> Outcome:
         """Audit a refusal that names no approval the bot can trust (e.g. a deny form it did not open)."""
