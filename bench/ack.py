@@ -32,9 +32,9 @@ from urllib.parse import quote
 import redis
 
 from bench.fixtures import synthetic_request
-from bot import ids
-from bot.approvals import ApprovalStore
-from bot.model import PolicySummary
+from bot.domain.records import PolicySummary
+from bot.render import action_ids as ids
+from bot.store.approvals import ApprovalStore
 from state import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,11 +12,11 @@ from pydantic import SecretStr
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot import ids
-from bot.app import build_app
-from bot.http import WsgiApp, guarded_wsgi_app, wsgi_app
+from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.settings import Settings
+from bot.slack.app import build_app
+from bot.slack.http import WsgiApp, guarded_wsgi_app, wsgi_app
 
 
 def _api_url() -> str:

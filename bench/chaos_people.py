@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from bench.chaos_agent import FINAL_PREFIX
-from bot import blocks, ids
+from bot.render import action_ids as ids
+from bot.render import blocks
 from bot.sandbox import requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import PageError, SandboxSlack

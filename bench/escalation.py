@@ -20,15 +20,15 @@ import redis
 from slack_sdk import WebClient
 
 from bench.fixtures import synthetic_request
-from bot.approvals import ApprovalStore
-from bot.audit import Audit
-from bot.clock import ManualClock, epoch_ms
-from bot.decisions import DecisionService
-from bot.directory import Directory
-from bot.escalation import Escalator, Schedule
-from bot.model import PolicySummary
-from bot.outbox import Outbox
-from bot.policy import PolicyBook
+from bot.domain.clock import ManualClock, epoch_ms
+from bot.domain.policy import PolicyBook
+from bot.domain.records import PolicySummary
+from bot.flow.decisions import DecisionService
+from bot.flow.escalation import Escalator, Schedule
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.directory import Directory
+from bot.store.outbox import Outbox
 from state import RedisServer
 
 EVERY_S = 900

@@ -3,7 +3,7 @@
 import uuid
 from datetime import datetime
 
-from bot.model import ApprovalRequest, PolicySummary, approval_id_for
+from bot.domain.records import ApprovalRequest, PolicySummary, approval_id_for
 
 
 def synthetic_request(index: int, *, policy: PolicySummary, created_at: datetime) -> ApprovalRequest:

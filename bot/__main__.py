@@ -1,8 +1,8 @@
-"""Entry point: ``python -m bot`` (see ``bot.cli``)."""
+"""Entry point: ``python -m bot`` (see ``bot.cli.main``)."""
 
 import sys
 
-from bot.cli import main
+from bot.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,21 +9,21 @@ from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
-from bot.access import DenyModals
-from bot.approvals import ApprovalStore
-from bot.audit import Audit
-from bot.clock import Clock, system_clock
-from bot.decisions import DecisionService
-from bot.delivery import Deliverer
-from bot.directory import Directory
-from bot.escalation import Escalator, Schedule
-from bot.home import HomeTab
-from bot.jobs import JobQueue
-from bot.outbox import Outbox
-from bot.policy import PolicyBook
-from bot.policy_file import load_policy
-from bot.runner import AgentFactory, SessionRunner
+from bot.domain.clock import Clock, system_clock
+from bot.domain.policy import PolicyBook
+from bot.domain.policy_file import load_policy
+from bot.flow.access import DenyModals
+from bot.flow.decisions import DecisionService
+from bot.flow.escalation import Escalator, Schedule
+from bot.flow.home_queue import HomeTab
+from bot.flow.runner import AgentFactory, SessionRunner
 from bot.settings import ConfigError, Settings
+from bot.slack.delivery import Deliverer
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.directory import Directory
+from bot.store.jobs import JobQueue
+from bot.store.outbox import Outbox
 from bot.worker import Worker
 from state.store import SessionStore
 

@@ -28,13 +28,13 @@ from typing import Final
 
 import redis
 
-from bot import messages
-from bot.audit import Audit
-from bot.delivery import Deliverer
-from bot.escalation import Escalator
-from bot.jobs import Job, JobQueue
-from bot.outbox import Outbox
-from bot.runner import AgentCodeError, SessionRunner
+from bot.flow.escalation import Escalator
+from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.render import messages
+from bot.slack.delivery import Deliverer
+from bot.store.audit import Audit
+from bot.store.jobs import Job, JobQueue
+from bot.store.outbox import Outbox
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)

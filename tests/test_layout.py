@@ -1,5 +1,6 @@
 """The package layout: dependencies point one way (bot -> agent -> state), and every package ships types."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -63,3 +64,57 @@ def test_importing_a_package_loads_nothing_above_it(package: str, forbidden: set
 @pytest.mark.parametrize("package", ["state", "agent", "bot"])
 def test_every_package_ships_py_typed(package: str) -> None:
     assert (ROOT / package / "py.typed").is_file()
+
+
+# Inside ``bot`` the tree is the architecture: a click arrives in ``slack``, is decided in ``flow``, is kept
+# in ``store``; ``render`` turns records into what people see; ``domain`` is the vocabulary of them all.
+# Each layer may import only the layers listed for it. The modules at the top of ``bot`` (settings, the
+# services that wire everything, the worker process, preflight) and ``cli`` / ``sandbox`` compose them.
+_LAYERS: dict[str, set[str]] = {
+    "domain": set(),
+    "render": {"domain"},
+    "store": {"domain"},
+    "flow": {"store", "render", "domain"},
+    "slack": {"flow", "store", "render", "domain"},
+}
+# Top-level modules a layer may still read: plain settings, and the services container listeners are handed.
+_SHARED = {"slack": {"settings", "services", "preflight"}, "flow": {"settings"}}
+
+
+def _bot_imports(path: Path) -> set[str]:
+    """The ``bot.<name>`` first components imported by the module at ``path``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            parts = node.module.split(".")
+            if parts[0] != "bot":
+                continue
+            if len(parts) > 1:
+                found.add(parts[1])
+            else:
+                found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "bot" and len(parts) > 1:
+                    found.add(parts[1])
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(_LAYERS))
+def test_bot_layers_import_only_the_layers_below(layer: str) -> None:
+    modules = sorted((ROOT / "bot" / layer).rglob("*.py"))
+    assert modules, f"bot/{layer} has no modules"
+    allowed = _LAYERS[layer] | {layer} | _SHARED.get(layer, set())
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported - allowed)
+        for path in modules
+        if (imported := _bot_imports(path)) - allowed
+    }
+    assert wrong == {}, f"bot/{layer} may import only {sorted(allowed)}"
+
+
+def test_bot_has_no_flat_modules_beyond_its_composition() -> None:
+    flat = {path.stem for path in (ROOT / "bot").glob("*.py")}
+    assert flat == {"__init__", "__main__", "settings", "services", "worker", "preflight"}

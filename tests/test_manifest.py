@@ -5,7 +5,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
-from bot import ids
+from bot.render import action_ids as ids
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,14 +21,14 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import redis
 from pydantic import SecretStr, ValidationError
 
-from bot.app import build_app
-from bot.clock import OffsetClock
-from bot.http import guarded_wsgi_app
+from bot.domain.clock import OffsetClock
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.requests import BotEndpoint
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
+from bot.slack.app import build_app
+from bot.slack.http import guarded_wsgi_app
 from state import RedisServer
 
 logger = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class _QuietWhenStopping(logging.Filter):
         self._stop = stop
 
     def filter(self, record: logging.LogRecord) -> bool:
-        noisy = record.name.startswith(("bot.worker", "bot.delivery", "slack_sdk", "slack_bolt"))
+        noisy = record.name.startswith(("bot.worker", "bot.slack.delivery", "slack_sdk", "slack_bolt"))
         return not (noisy and self._stop.is_set())
 
 

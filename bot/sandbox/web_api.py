@@ -10,7 +10,8 @@ Requests are accepted the way ``slack_sdk`` sends them: form-encoded (``blocks``
 ``Authorization: Bearer`` header (or a ``token`` field, which Slack also accepts).
 
 Socket Mode: ``apps.connections.open`` (which takes the app-level ``xapp-`` token, and only that) answers with the URL
-``socket_mode_url()`` gives; here there is none (``ok: false``), ``tests.bot.fake_slack`` adds a Socket Mode server.
+``socket_mode_url()`` gives; here there is none (``ok: false``), ``tests.bot.support.fake_slack`` adds a Socket Mode
+server.
 
 Every state change bumps ``version``; ``wait_for_change`` blocks until it moves (the sandbox page long-polls on it).
 

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
-from bot.clock import SANDBOX_OFFSET_KEY, OffsetClock
+from bot.domain.clock import SANDBOX_OFFSET_KEY, OffsetClock
 from bot.sandbox import requests
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
 from bot.sandbox.web_api import FakeSlack, JsonDict, SlackError, _Reply

@@ -4,7 +4,7 @@ import re
 
 from playwright.sync_api import Locator, expect
 
-from bot import ids
+from bot.render import action_ids as ids
 from bot.sandbox.workspace import SandboxSlack
 from tests.sandbox.browser import Steps
 from tests.sandbox.client import APPROVER, OUTSIDER, REQUESTER

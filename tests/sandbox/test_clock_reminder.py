@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from bot import ids
+from bot.render import action_ids as ids
 from bot.sandbox.workspace import SandboxSlack
 from tests.sandbox.browser import Steps
 from tests.sandbox.client import REQUESTER

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import ids
+from bot.render import action_ids as ids
 from bot.sandbox.people import CHANNEL
 from state.redis_server import find_server_binary
 from tests.sandbox.client import APPROVER, REQUESTER, PageClient, buttons

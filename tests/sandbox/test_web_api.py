@@ -11,9 +11,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 
-from bot import blocks
-from bot.clock import SANDBOX_OFFSET_KEY
-from bot.model import ApprovalRequest, PolicySummary
+from bot.domain.clock import SANDBOX_OFFSET_KEY
+from bot.domain.records import ApprovalRequest, PolicySummary
+from bot.render import blocks
 from bot.sandbox import requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack

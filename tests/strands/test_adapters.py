@@ -1,4 +1,4 @@
-"""``bot.adapters.as_runnable``: our agent as it is, a Strands agent wrapped, anything else refused."""
+"""``bot.flow.agent_adapters.as_runnable``: our agent as it is, a Strands agent wrapped, anything else refused."""
 
 from typing import Any
 
@@ -9,7 +9,7 @@ import strands
 from agent.demo import build_operations_agent
 from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import StrandsRunnable, signoff_session_manager
-from bot.adapters import as_runnable
+from bot.flow.agent_adapters import as_runnable
 from state import SessionStore
 from tests.strands.agents import StrandsScriptedModel, completions, strands_operations_agent
 

@@ -24,10 +24,10 @@ from agent.approval import Decision
 from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
-from bot import ids
+from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
-from tests.bot.doomed_worker import kill_a_worker_once_it_sets
-from tests.bot.harness import APPROVER, is_decided, running_bot
+from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
+from tests.bot.support.harness import APPROVER, is_decided, running_bot
 from tests.outage import TimedOutage
 from tests.strands.agents import (
     HOLD_RESTART_KEY,

@@ -12,10 +12,10 @@ from agent import Agent
 from agent.approval import Decision
 from agent.strands_bridge import SignoffGate, StrandsRunnable, strands_key
 from agent.strands_bridge.gate import UNREADABLE_RESPONSE
-from bot import ids
+from bot.render import action_ids as ids
 from state import SessionStore
 from state.interrupt import _InterruptState
-from tests.bot.harness import APPROVER, CHANNEL, running_bot
+from tests.bot.support.harness import APPROVER, CHANNEL, running_bot
 from tests.strands.agents import BATCH_TURN, StrandsScriptedModel, completions, strands_batch_agent
 
 SID = "T0TEST:C0OPS:1700000000.000200"

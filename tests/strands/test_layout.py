@@ -22,8 +22,8 @@ def test_only_the_bridge_imports_strands() -> None:
 
 def test_the_bot_does_not_load_strands_for_our_own_agent() -> None:
     probe = (
-        "import sys, bot.adapters, bot.runner, agent.demo\n"
-        "bot.adapters.as_runnable(agent.demo.build_operations_agent())\n"
+        "import sys, bot.flow.agent_adapters, bot.flow.runner, agent.demo\n"
+        "bot.flow.agent_adapters.as_runnable(agent.demo.build_operations_agent())\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'strands'))"
     )
     result = subprocess.run(

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis
 
-from bot import ids
-from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from bot.render import action_ids as ids
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
 Factory = Callable[..., Any]

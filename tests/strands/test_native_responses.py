@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 import redis
 
-from bot import ids, keys, ops_cli
-from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from bot.cli import ops as ops_cli
+from bot.render import action_ids as ids
+from bot.store import keys
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
 from tests.strands.agents import signoff_operations_agent, strands_operations_agent
 from tests.strands.native import (
     DENIED,

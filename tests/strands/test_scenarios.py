@@ -13,9 +13,9 @@ import pytest
 import redis
 
 from agent.approval import refusal_text
-from bot import ids
+from bot.render import action_ids as ids
 from state.interrupt import _InterruptState
-from tests.bot.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
 from tests.strands.agents import (
     completions,
     signoff_batch_agent,

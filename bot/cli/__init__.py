@@ -1,0 +1,1 @@
+"""``python -m bot ...``: the commands an operator runs."""

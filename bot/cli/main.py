@@ -1,0 +1,158 @@
+"""``python -m bot [serve|socket|worker|sandbox|demo]``: run the bot, its worker, the sandbox or the walk-through.
+
+``python -m bot audit export ...`` writes out the audit trail (see ``bot.cli.audit_export``);
+``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``).
+
+With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
+credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
+no Slack credentials are set at all. ``demo`` is the terminal walk-through.
+With ``REDIS_URL`` unset, an embedded Redis server is started and, since no other process can
+reach it, the worker runs inside the same process.
+"""
+
+import argparse
+import ipaddress
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+
+from bot import preflight
+from bot.cli import audit_export as audit_cli
+from bot.cli import demo
+from bot.cli import ops as ops_cli
+from bot.domain.policy_file import PolicyError
+from bot.render import messages
+from bot.sandbox import run as sandbox
+from bot.services import build_services, connect_redis
+from bot.settings import ConfigError, Mode, Settings, load_settings
+from bot.slack.app import build_app
+from bot.slack.http import guarded_wsgi_app, serve
+from bot.slack.socket_mode import CheckedSocketModeHandler
+from state import RedisServer, RedisServerError
+
+logger = logging.getLogger("bot")
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run; return the exit status (2 for configuration errors)."""
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] in (["audit"], ["pending"], ["resume"]):
+        try:
+            return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
+        except ConfigError as error:
+            print(f"signoff: {error}", file=sys.stderr)
+            return 2
+    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", choices=["serve", "socket", "worker", "sandbox", "demo"])
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="sandbox only: the page's port (default: SANDBOX_PORT, else 3000; 0 picks a free one)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="sandbox only: the address the page listens on")
+    parser.add_argument(
+        "--public",
+        action="store_true",
+        help="sandbox only: allow a --host other machines can reach (the page lets anyone act as anyone)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format=_LOG_FORMAT)
+    command = args.command or _default_command()
+    if command == "demo":
+        return demo.main()
+    if command == "sandbox":
+        return _sandbox(args.port, args.host, public=args.public)
+    mode: Mode = {"serve": "http", "socket": "socket", "worker": "worker"}[command]  # type: ignore[assignment]
+    try:
+        settings = load_settings(mode)
+        with _redis(settings) as (client, embedded):
+            return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
+    except (ConfigError, PolicyError, RedisServerError) as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+
+
+def _default_command() -> str:
+    if os.environ.get("SLACK_APP_TOKEN"):
+        return "socket"
+    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
+        return "serve"
+    return "sandbox"
+
+
+def _sandbox(port: int | None, host: str, *, public: bool) -> int:
+    if not _loopback(host):
+        if not public:
+            print(f"signoff: {messages.sandbox_host_refused(host)}", file=sys.stderr)
+            return 2
+        print(messages.sandbox_public_warning(host), file=sys.stderr, flush=True)
+    if port is None:
+        port = int(os.environ.get("SANDBOX_PORT") or 3000)
+    try:
+        return sandbox.run(port=port, host=host, announce=lambda line: print(line, flush=True))
+    except (ConfigError, PolicyError, RedisServerError) as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"signoff: cannot serve the sandbox on {host}:{port}: {error} (try --port 0)", file=sys.stderr)
+        return 2
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextmanager
+def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
+    if settings.redis_url:
+        client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+        preflight.check_redis(client, url=settings.redis_url)
+        yield client, False
+        return
+    with RedisServer() as server:
+        logger.info("REDIS_URL unset: embedded Redis at %s (data dir %s)", server.url, server.data_dir)
+        yield connect_redis(server.url, retry_s=settings.redis_retry_seconds), True
+
+
+def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:
+    services = build_services(settings, redis_client=client)
+    preflight.check_slack(settings, socket_mode=mode == "socket")
+    worker = services.worker()
+    stop = threading.Event()
+
+    def shutdown(signum: int, _frame: object) -> None:
+        logger.info("signal %d: stopping", signum)
+        worker.stop()
+        stop.set()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    if mode == "worker":
+        worker.run_forever()
+        return 0
+    if in_process_worker:
+        threading.Thread(target=worker.run_forever, name="worker", daemon=True).start()
+    app = build_app(settings, services)
+    if mode == "socket":
+        assert settings.slack_app_token is not None  # load_settings checked it
+        handler = CheckedSocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        handler.connect()  # type: ignore[no-untyped-call]
+        stop.wait()
+        handler.close()  # type: ignore[no-untyped-call]
+    else:
+        serve(guarded_wsgi_app(app, settings, services), host=settings.host, port=settings.port, stop=stop)
+    worker.stop()
+    return 0

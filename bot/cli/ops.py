@@ -1,0 +1,96 @@
+"""Operator commands for a 3 a.m. look at a running bot (both need ``REDIS_URL``).
+
+- ``python -m bot pending``: every session stopped on approvals, oldest first, with each open
+  request (tool, requester, age, escalation level, claim), then the approvals quarantined
+  because their stored data cannot be read back. A session whose round cannot be read is named
+  on stderr and skipped. Stored text is printed with hidden and terminal-control characters
+  spelled out (``⟨U+202E⟩``): an agent's tool name must not rewrite the operator's screen.
+- ``python -m bot resume <session id>``: queue the resume of a session whose approvals are all
+  decided but whose resume was given up (after a long outage, say). Refused otherwise, and
+  when the session's records cannot be read back.
+"""
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+import redis
+
+from bot import preflight
+from bot.render import messages
+from bot.settings import Settings
+from bot.store import keys
+from bot.store.approvals import ApprovalDataError, ApprovalStore
+from state.store import SessionStore
+
+
+def main(argv: list[str]) -> int:
+    """Run ``pending`` or ``resume``; return the exit status (1 when a resume is refused)."""
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Operator commands.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("pending", help="list the sessions waiting for approvals")
+    resume = commands.add_parser("resume", help="queue the resume of a fully decided session")
+    resume.add_argument("session_id")
+    args = parser.parse_args(argv)
+    settings = Settings()
+    client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
+    if args.command == "pending":
+        return _pending(client)
+    return _resume(client, args.session_id)
+
+
+def _pending(client: redis.Redis) -> int:
+    approvals = ApprovalStore(client)
+    now = datetime.now(UTC)
+    sessions = SessionStore(client).interrupted_sessions()
+    for session_id in sessions:
+        try:
+            _version, round_approvals = approvals.round_approvals(session_id, readable_only=True)
+        except ApprovalDataError as error:
+            print(f"signoff: skipped: {_line(str(error))}", file=sys.stderr)
+            continue
+        print(_line(session_id))
+        for approval in round_approvals:
+            request = approval.request
+            minutes = int((now - request.created_at).total_seconds() // 60)
+            state = f"decided: {approval.decision.decision}" if approval.decision else "open"
+            extra = [f"level {approval.level}"] if approval.level else []
+            extra += [f"claimed by {approval.claimed_by}"] if approval.claimed_by else []
+            print(
+                _line(
+                    f"  {request.approval_id}  {request.tool or request.interrupt_name}  by {request.requested_by}"
+                    f"  {minutes} min  {state}" + "".join(f"  {item}" for item in extra)
+                )
+            )
+    quarantined = approvals.quarantined()
+    if quarantined:
+        print("quarantined (stored data unreadable; the records are left in place):")
+    for approval_id, note in quarantined.items():
+        print(_line(f"  {approval_id}  session {note.get('session_id')}  {note.get('why')}"))
+    print(f"{len(sessions)} session(s) waiting", file=sys.stderr)
+    if quarantined:
+        print(f"{len(quarantined)} approval(s) quarantined", file=sys.stderr)
+    return 0
+
+
+def _resume(client: redis.Redis, session_id: str) -> int:
+    try:
+        version, round_approvals = ApprovalStore(client).round_approvals(session_id)
+    except ApprovalDataError as error:
+        print(f"signoff: not resumed, the session's records cannot be read back: {_line(str(error))}", file=sys.stderr)
+        return 1
+    if not round_approvals:
+        print(f"signoff: session {session_id!r} has no approval round", file=sys.stderr)
+        return 1
+    undecided = [approval.request.approval_id for approval in round_approvals if approval.decision is None]
+    if undecided:
+        print(f"signoff: {len(undecided)} approval(s) still open: {', '.join(undecided)}", file=sys.stderr)
+        return 1
+    client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
+    print(f"resume of {session_id} at version {version} queued; a worker picks it up", file=sys.stderr)
+    return 0
+
+
+def _line(text: str) -> str:
+    """``text`` for one line of a terminal: hidden and control characters spelled out, line breaks too."""
+    return messages.reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")

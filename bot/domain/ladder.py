@@ -1,0 +1,72 @@
+"""Policy-file sections that act over time: quorum aside, the escalation ladder, claims, reminders, expiry.
+
+escalation:
+  levels:
+    - after: 15m                       # from the request
+      targets: {usergroups: [S0614TZR7]}
+    - after: 30m                       # from the previous level
+      targets: {rotation: primary}     # the rotation's current on-call person (DMed)
+  repeat: 1                            # walk the whole ladder once more
+claim: {pause: 30m}                    # "I'm looking": pauses the ladder
+reminders: {every: 10m}                # a nudge in the thread while pending
+expiry: {after: 4h, outcome: deny}     # deny | keep | approve (approve: low_risk rules only)
+"""
+
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
+from pydantic_core import PydanticCustomError
+
+from bot.domain.durations import Seconds
+from bot.domain.slack_ids import UsergroupId, UserId
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Targets(_Section):
+    """Who an escalation level notifies: users, user groups and/or a rotation's on-call person."""
+
+    users: tuple[UserId, ...] = ()
+    usergroups: tuple[UsergroupId, ...] = ()
+    rotation: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _someone(self) -> Self:
+        if not self.users and not self.usergroups and self.rotation is None:
+            raise PydanticCustomError("targets", "a level needs users, usergroups or a rotation")
+        return self
+
+
+class Level(_Section):
+    """One rung: ``after`` (from the request for the first, else from the previous rung), ``targets``."""
+
+    after: Seconds
+    targets: Targets
+
+
+class Escalation(_Section):
+    """The ladder and how many more times to walk it."""
+
+    levels: tuple[Level, ...] = Field(min_length=1)
+    repeat: int = Field(default=0, ge=0, le=10)
+
+
+class Claim(_Section):
+    """Claiming pauses the ladder for ``pause``."""
+
+    pause: Seconds
+
+
+class Reminders(_Section):
+    """A nudge in the thread every ``every`` while the request is pending."""
+
+    every: Seconds
+
+
+class Expiry(_Section):
+    """After ``after``, the request ends with ``outcome`` (``keep`` leaves it pending)."""
+
+    after: Seconds
+    outcome: Literal["deny", "keep", "approve"]

@@ -1,0 +1,136 @@
+"""The bot's records: one approval request per raised interrupt, and the decision on it.
+
+They are stored in Redis as JSON and rendered by ``bot.render.blocks``; every load validates them.
+The decision record itself is ``agent.approval.Decision``: it is what the agent receives.
+"""
+
+import hashlib
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.approval import Decision, DiscussionEntry, ResponseShape
+
+__all__ = [
+    "ApprovalRequest",
+    "ApproverSet",
+    "Decision",
+    "DiscussionEntry",
+    "GuardedCall",
+    "LevelRecord",
+    "PolicySummary",
+    "approval_id_for",
+]
+
+
+def approval_id_for(session_id: str, version: int, interrupt_id: str) -> str:
+    """A short, stable id for one interrupt of one round of one session (fits in a button value).
+
+    The round is the session's version when the agent stopped: agents reuse interrupt ids (a
+    Strands batch hook's id is the same for every batch, a model may reuse toolUseIds), so an
+    id without the round would give a later round the record, and the decision, of an earlier one.
+    """
+    return hashlib.sha256(f"{session_id}\n{version}\n{interrupt_id}".encode()).hexdigest()[:24]
+
+
+class LevelRecord(BaseModel):
+    """One escalation level as recorded on a request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after_s: int
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+    rotation: str | None = None
+
+
+class ApproverSet(BaseModel):
+    """Users and user groups, any of whom qualifies (as a rule's ``approvers`` lists them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    users: tuple[str, ...] = ()
+    usergroups: tuple[str, ...] = ()
+
+
+class PolicySummary(BaseModel):
+    """The policy that applies to a request, recorded with it (a later edit of the file does not
+    change the rules of a request already asked)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    approver_users: tuple[str, ...] = ()
+    approver_groups: tuple[str, ...] = ()
+    also_approvers: tuple[ApproverSet, ...] = ()
+    """Further lists the person must also be in: a batch under several rules needs someone each admits."""
+    allow_self_approval: bool = False
+    allow_external: bool = False
+    reason_required_on_deny: bool = False
+    quorum: int = 1
+    levels: tuple[LevelRecord, ...] = ()
+    repeat: int = 0
+    claim_pause_s: int | None = None
+    remind_every_s: int | None = None
+    expire_after_s: int | None = None
+    expiry_outcome: Literal["deny", "keep", "approve"] | None = None
+    response: ResponseShape = "record"
+
+
+class GuardedCall(BaseModel):
+    """A tool call an interrupt guards (found from the interrupt's id, never from its reason)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    input: Any = None
+    tool_use_id: str
+
+
+class ApprovalRequest(BaseModel):
+    """One interrupt waiting for a human, and where its Slack message lives.
+
+    Attributes:
+        approval_id: ``approval_id_for(session_id, version, interrupt_id)``; carried by the buttons.
+        session_id: The agent session (team, channel, thread).
+        interrupt_id: The interrupt to answer.
+        interrupt_name: The interrupt's name (``"approval"`` for tool gates).
+        team_id: Slack workspace.
+        channel_id: Channel of the thread.
+        thread_ts: The thread the session lives in.
+        requested_by: The Slack user whose request made the agent ask.
+        tool: The tool waiting, when the interrupt guards one tool call.
+        tool_input: Its arguments.
+        tool_use_id: Its toolUseId.
+        calls: Every call the interrupt guards: one, several for a batch hook, none when the
+            tool cannot be determined (then only interrupt-name rules and the default apply).
+        reason: The interrupt's reason, as the agent gave it.
+        policy: The policy that decides who may answer.
+        response_shape: What the agent receives on resume: the rule's ``response``, unless the
+            reason's ``"response"`` key names another shape.
+        created_at: When the interrupt was raised.
+        expires_at: When it expires without a decision, if ever.
+        message_ts: The approval message, once posted.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    approval_id: str
+    session_id: str
+    interrupt_id: str
+    interrupt_name: str
+    team_id: str
+    channel_id: str
+    thread_ts: str
+    requested_by: str
+    tool: str | None = None
+    tool_input: Any = None
+    tool_use_id: str | None = None
+    calls: tuple[GuardedCall, ...] = ()
+    reason: Any = None
+    policy: PolicySummary
+    response_shape: ResponseShape = "record"
+    created_at: datetime
+    expires_at: datetime | None = None
+    message_ts: str | None = None

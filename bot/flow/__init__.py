@@ -1,0 +1,1 @@
+"""What happens to a request: decisions, escalation, the agent runner. Imports ``store``, ``render``, ``domain``."""

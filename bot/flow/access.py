@@ -1,0 +1,114 @@
+"""Where a person acted, and whether that place may act on an approval at all (before its policy is asked).
+
+A decision is bound to the approval *and* to where it was shown (invariant 1, "Seen"): a
+click counts only on the approval's own message or on the direct-message copy the bot sent
+that person, a typed reply only in the approval's own thread; a click on the App Home is
+re-checked against the channel. It is also bound to the workspace that asked: a person of
+another workspace (Slack Connect), or a payload naming another team, is refused unless the
+request's policy says ``allow_external: true``.
+
+Deny modals carry where their button was clicked in their ``private_metadata``, and the bot
+remembers the same for the view it opened (``DenyModals``): a submission whose metadata does
+not match what the bot opened that view with, or names another approval, is refused.
+"""
+
+import json
+import secrets
+from dataclasses import asdict, dataclass
+from typing import Final, Literal
+
+import redis
+
+from bot.store import keys
+from bot.store.approvals import Approval
+
+Surface = Literal["message", "home", "reply"]
+PlaceRefusal = Literal["wrong_workspace", "wrong_place"]
+
+_MODAL_MEMORY_S: Final = 24 * 3600
+_EXTERNAL_ID_MAX: Final = 255  # Slack's limit for a view's external_id
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an attempt comes from, as the signed payload says.
+
+    Attributes:
+        surface: ``message`` (a button on a message), ``home`` (the App Home tab) or ``reply`` (a typed reply).
+        team_id: The workspace the payload comes from (``team.id``, or an event's ``team_id``).
+        user_team_id: The person's own workspace (``user.team_id``; another one for a Slack Connect guest).
+        channel_id: The channel of the message or reply (``None`` on the App Home).
+        ts: The message clicked, or the thread replied in (``None`` on the App Home).
+        thread_ts: The thread of the message clicked, if it is in one.
+    """
+
+    surface: Surface
+    team_id: str
+    user_team_id: str
+    channel_id: str | None = None
+    ts: str | None = None
+    thread_ts: str | None = None
+
+
+def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> PlaceRefusal | None:
+    """Why ``origin`` cannot act on ``approval`` whoever the person is, or ``None``."""
+    request = approval.request
+    foreign = origin.team_id != request.team_id or origin.user_team_id != request.team_id
+    if foreign and not request.policy.allow_external:
+        return "wrong_workspace"
+    where = (origin.channel_id, origin.ts)
+    if origin.surface == "message":
+        if request.message_ts is not None:
+            shown = where == (request.channel_id, request.message_ts)
+        else:  # posted, its ts not recorded yet (a click within moments of posting): its thread must match
+            shown = (origin.channel_id, origin.thread_ts) == (request.channel_id, request.thread_ts)
+        if not shown and approval.copies.get(user_id) != where:
+            return "wrong_place"
+    elif origin.surface == "reply" and where != (request.channel_id, request.thread_ts):
+        return "wrong_place"
+    return None
+
+
+@dataclass(frozen=True)
+class DenyBinding:
+    """What a deny modal was opened for: the approval, the person, and where they clicked Deny."""
+
+    approval_id: str
+    user_id: str
+    surface: Surface
+    channel_id: str | None
+    ts: str | None
+
+    def metadata(self) -> str:
+        """The modal's ``private_metadata`` (well under Slack's 3,000 characters: ids only)."""
+        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+
+
+class DenyModals:
+    """Remembers what each deny modal was opened for, under the view's ``external_id`` (a fresh random key).
+
+    The record is written before the view is opened, so it is there whenever Slack sends the submission.
+    """
+
+    def __init__(self, client: redis.Redis) -> None:
+        """Keep the client."""
+        self._client = client
+
+    def remember(self, binding: DenyBinding) -> str:
+        """Record ``binding``; return the ``external_id`` to open its view with."""
+        external_id = secrets.token_urlsafe(18)
+        self._client.set(keys.deny_view(external_id), binding.metadata(), ex=_MODAL_MEMORY_S)
+        return external_id
+
+    def matches(self, external_id: str, *, metadata: str, user_id: str) -> DenyBinding | None:
+        """The binding of a submitted view if its metadata and submitter are the ones it was opened with."""
+        if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:
+            return None
+        stored = self._client.get(keys.deny_view(external_id))
+        if stored is None:
+            return None
+        text = stored.decode() if isinstance(stored, bytes) else str(stored)
+        if text != metadata:
+            return None
+        binding = DenyBinding(**json.loads(text))
+        return binding if binding.user_id == user_id else None

@@ -1,0 +1,90 @@
+"""The App Home tab: the viewer's queue (what they may decide now, oldest first) and recent decisions.
+
+A person sees only what they may decide (the request's policy allows them and they are in its
+channel, or were sent a copy) and decisions they could already see (their channel's, or ones
+they requested, decided or were sent).
+
+``render_home`` is pure; ``HomeTab`` gathers what it needs (open approvals, who may decide them,
+the latest decisions) and is called when a person opens the tab and after every change that
+can alter a queue.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from bot.domain.clock import Clock, system_clock
+from bot.flow.decisions import DecisionService
+from bot.render import blocks, messages
+from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
+
+QUEUE_SHOWN: Final = 15  # 4 blocks each: within the tab's 100 blocks, with the headers and recent decisions
+RECENT_SHOWN: Final = 10
+
+
+def progress_of(approval: Approval) -> blocks.Progress:
+    """What a pending approval's message shows besides the request."""
+    until = (
+        datetime.fromtimestamp(approval.claimed_until_ms / 1000, approval.request.created_at.tzinfo)
+        if approval.claimed_until_ms is not None
+        else None
+    )
+    return blocks.Progress(
+        votes=tuple(sorted(approval.votes)), claimed_by=approval.claimed_by, claimed_until=until, level=approval.level
+    )
+
+
+def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: datetime) -> dict[str, Any]:
+    """The ``views.publish`` view."""
+    view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(messages.HOME_QUEUE_TITLE)}]
+    if not queue:
+        view_blocks.append(blocks.section(messages.home_queue_empty()))
+    for approval in queue[:QUEUE_SHOWN]:
+        request = approval.request
+        progress = progress_of(approval)
+        view_blocks.append(
+            blocks.section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name))
+        )
+        status = messages.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+        warning = [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+        view_blocks.append(blocks.context(status, *warning))
+        view_blocks.append(blocks.approval_actions(request))
+        view_blocks.append({"type": "divider"})
+    if len(queue) > QUEUE_SHOWN:
+        view_blocks.append(blocks.context(messages.home_more(len(queue) - QUEUE_SHOWN)))
+    view_blocks.append({"type": "header", "text": blocks.plain_text(messages.HOME_RECENT_TITLE)})
+    if not recent:
+        view_blocks.append(blocks.section(messages.home_recent_empty()))
+    for approval in recent[:RECENT_SHOWN]:
+        if approval.decision is not None:
+            view_blocks.append(blocks.context(messages.home_recent_line(approval.request, approval.decision)))
+    return {"type": "home", "blocks": view_blocks}
+
+
+class HomeTab:
+    """Builds a person's App Home from Redis."""
+
+    def __init__(self, *, approvals: ApprovalStore, decisions: DecisionService, clock: Clock = system_clock) -> None:
+        """Keep the collaborators."""
+        self._approvals = approvals
+        self._decisions = decisions
+        self._clock = clock
+
+    def view_for(self, user_id: str) -> dict[str, Any]:
+        """The home view of ``user_id``: requests they may decide now, and recent decisions they could see."""
+        queue = []
+        for approval_id in self._approvals.open_everywhere():
+            approval = self._approvals.find_readable(approval_id)
+            if approval is None or approval.decision is not None or user_id in approval.votes:
+                continue
+            allowed, _refusal = self._decisions.may_decide(approval, user_id=user_id)
+            if allowed:
+                queue.append(approval)
+        recent = []
+        for approval_id in self._approvals.recent_decisions(limit=RECENT_KEPT):
+            approval = self._approvals.find_readable(approval_id)
+            if approval is not None and self._decisions.may_see(approval, user_id=user_id):
+                recent.append(approval)
+                if len(recent) == RECENT_SHOWN:
+                    break
+        return render_home(queue=queue, recent=recent, now=self._clock())

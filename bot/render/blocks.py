@@ -1,0 +1,346 @@
+"""Block Kit rendering: pure functions from records to message and view payloads.
+
+No I/O and no clock: every time shown comes from the records. Every text is bounded by Block
+Kit's limits (truncated with an explicit marker, never inside a code fence or an escape), and
+user-controlled text is escaped (see ``bot.render.messages``).
+"""
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from agent.attempts import is_rerun_interrupt
+from bot.domain.records import ApprovalRequest, Decision
+from bot.render import messages
+from bot.render.action_ids import (
+    APPROVE_ACTION,
+    CLAIM_ACTION,
+    DENY_ACTION,
+    DENY_MODAL_CALLBACK,
+    DENY_REASON_BLOCK,
+    DENY_REASON_INPUT,
+    DISCUSS_ACTION,
+)
+
+__all__ = [
+    "ACTIONS_BLOCK_PREFIX",
+    "DECISION_BLOCK_PREFIX",
+    "MAX_BLOCKS",
+    "SECTION_TEXT_MAX",
+    "Progress",
+    "actions_block_id",
+    "agent_reply_blocks",
+    "agent_reply_messages",
+    "approval_message",
+    "deny_modal",
+    "has_hidden_characters",
+    "modal_errors",
+]
+
+SECTION_TEXT_MAX: Final = 3000
+MAX_BLOCKS: Final = 50
+# Slack refuses a message whose blocks carry more than about 12,000 characters in all
+# (msg_blocks_too_long), whatever each block's own limit: a long answer is several messages.
+MESSAGE_BLOCKS_TEXT_MAX: Final = 12_000
+REPLY_SECTIONS_PER_MESSAGE: Final = 3  # three full sections (9,000 characters) stay well under it
+MAX_REPLY_MESSAGES: Final = 10
+DENY_REASON_MAX: Final = 2000
+MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (2000)
+MODAL_ERROR_MAX: Final = 300
+ACTIONS_BLOCK_PREFIX: Final = "signoff_actions:"
+DECISION_BLOCK_PREFIX: Final = "signoff_decision:"
+
+FENCE: Final = "```"
+_CLOSE: Final = "\n" + FENCE
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What happened to a pending request so far (votes toward a quorum, a claim, the ladder)."""
+
+    votes: tuple[str, ...] = ()
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+    level: int = 0
+
+
+# ---------------------------------------------------------------- block constructors
+
+
+def plain_text(text: str) -> dict[str, Any]:
+    """A plain-text object (emoji on)."""
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def section(text: str) -> dict[str, Any]:
+    """A section with mrkdwn text."""
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def context(*lines: str) -> dict[str, Any]:
+    """A context block, one mrkdwn element per line."""
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
+
+
+def _button(action_id: str, label: str, approval_id: str, style: str | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": approval_id}
+    if style is not None:
+        button["style"] = style
+    return button
+
+
+def _checked_approval_id(approval_id: str) -> str:
+    if not approval_id or len(approval_id) > MAX_APPROVAL_ID:
+        raise ValueError(f"approval id must be 1..{MAX_APPROVAL_ID} characters, got {len(approval_id)}")
+    return approval_id
+
+
+def actions_block_id(approval_id: str) -> str:
+    """Block id of the approval message's buttons: the prefix and the approval id."""
+    return ACTIONS_BLOCK_PREFIX + _checked_approval_id(approval_id)
+
+
+# ---------------------------------------------------------------- text shaping
+
+
+def decision_block_id(approval_id: str) -> str:
+    """The block id of a decided approval's outcome (keeps the message findable once its buttons are gone)."""
+    return DECISION_BLOCK_PREFIX + _checked_approval_id(approval_id)
+
+
+def _defang_fences(code: str) -> str:
+    """Break every run of backticks with zero-width spaces: code can never close our fence."""
+    return code.replace("``", "`\u200b`").replace("``", "`\u200b`")
+
+
+def _pretty_json(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return messages.UNDISPLAYABLE
+
+
+def _code_section(label: str, code: str) -> str:
+    """``label`` then ``code`` in a fence, within one section; the marker comes after the closed fence."""
+    code = _defang_fences(messages.reveal(code))
+    head = f"{label}\n{FENCE}\n"
+    room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
+    body, omitted = messages.fit_escaped(code, room)
+    if not omitted:
+        return head + body + _CLOSE
+    marker_room = len(messages.truncation_marker(len(code))) + 1
+    body, omitted = messages.fit_escaped(code, room - marker_room)
+    return f"{head}{body}{_CLOSE}\n{messages.truncation_marker(omitted)}"
+
+
+def _break_point(text: str, room: int) -> int:
+    """Where to cut ``text`` (longer than ``room``): a newline or space if one is near, never inside
+    an escape, a backtick run or a visible character."""
+    cut = room
+    for separator in ("\n", " "):
+        found = text.rfind(separator, room // 2, room)
+        if found != -1:
+            cut = found + 1
+            break
+    amp = text.rfind("&", max(cut - 4, 0), cut)
+    if amp != -1 and ";" not in text[amp:cut]:
+        cut = amp
+    while cut > 1 and text[cut - 1] == "`" and text[cut] == "`":
+        cut -= 1
+    return messages.safe_cut(text, cut) if cut > 1 else room
+
+
+def _split_mrkdwn(text: str, max_pieces: int) -> list[str]:
+    """Split mrkdwn into section texts (≤ 3000 characters, ≤ ``max_pieces`` of them).
+
+    A code fence open at a cut is closed there and reopened in the next piece. Text beyond the
+    last piece is dropped with the truncation marker.
+    """
+    pieces: list[str] = []
+    rest = text
+    in_fence = False
+    while rest and len(pieces) < max_pieces:
+        head = FENCE + "\n" if in_fence else ""
+        room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
+        last = len(pieces) == max_pieces - 1
+        marker_room = len(messages.truncation_marker(len(rest))) + 1 if last and len(rest) > room else 0
+        room -= marker_room
+        cut = len(rest) if len(rest) <= room else _break_point(rest, room)
+        chunk, rest = rest[:cut].rstrip("\n"), rest[cut:]
+        in_fence ^= chunk.count(FENCE) % 2 == 1
+        piece = head + chunk + (_CLOSE if in_fence and rest else "")
+        if marker_room and rest:
+            piece += "\n" + messages.truncation_marker(len(rest))
+            rest = ""
+        if piece.strip():
+            pieces.append(piece)
+    return pieces
+
+
+# ---------------------------------------------------------------- payloads
+
+
+def _reason_section(request: ApprovalRequest) -> str | None:
+    reason = request.reason
+    if reason is None or reason == "":
+        return None
+    if isinstance(reason, str):
+        return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
+    describes_the_call = (
+        isinstance(reason, dict)
+        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response", "attempts"}
+        and reason.get("policy") in (None, request.policy.name)
+        and reason.get("tool") == request.tool
+        and reason.get("input") == request.tool_input
+    )
+    if describes_the_call:  # the tool gate's own description: already shown above
+        return None
+    return _code_section(messages.REASON_LABEL, _pretty_json(reason))
+
+
+def has_hidden_characters(request: ApprovalRequest) -> bool:
+    """Whether anything the agent or requester supplied holds characters that ``messages.reveal`` makes visible."""
+    names = (request.tool or "", request.interrupt_name, *(call.tool for call in request.calls))
+    if any(messages.reveal_inline(name) != name for name in names):
+        return True  # names are shown on one line: a newline in one is spelled out too
+    reason = request.reason if isinstance(request.reason, str) else _pretty_json(request.reason)
+    supplied = (
+        request.requested_by,
+        _pretty_json(request.tool_input),
+        _pretty_json([{"tool": call.tool, "input": call.input} for call in request.calls]),
+        reason,
+    )
+    return any(messages.has_hidden(text) for text in supplied)
+
+
+def approval_message(
+    request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """The approval message: ``{"text": fallback, "blocks": [...]}`` for chat.postMessage / chat.update.
+
+    Undecided, it ends with Approve / Deny / Discuss buttons (values: the approval id). Decided,
+    the buttons are replaced by the outcome and the number of discussion replies.
+    """
+    approval_id = _checked_approval_id(request.approval_id)
+    tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
+    blocks = [
+        {"type": "header", "text": plain_text(messages.approval_header(tools))},
+        section(messages.request_intro(request.requested_by, tools, request.interrupt_name)),
+    ]
+    if is_rerun_interrupt(request.interrupt_name):
+        blocks.append(section(messages.rerun_warning()))
+    if has_hidden_characters(request):
+        blocks.append(context(messages.HIDDEN_CHARACTERS_WARNING))
+    if request.tool is not None or request.tool_input is not None:
+        blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
+    elif request.calls:
+        batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
+        blocks.append(section(_code_section(messages.CALLS_LABEL, _pretty_json(batch))))
+    else:
+        blocks.append(context(messages.tool_unknown(request.interrupt_name)))
+    reason = _reason_section(request)
+    if reason is not None:
+        blocks.append(section(reason))
+    facts = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
+    if decision is None:
+        if request.expires_at is not None:
+            facts.append(messages.expires(request.expires_at))
+        blocks.append(context(*facts))
+        status = _progress_lines(request, progress or Progress())
+        if status:
+            blocks.append(context(*status))
+        blocks.append(approval_actions(request))
+    else:
+        blocks.append(context(*facts))
+        blocks.append({**section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
+        blocks.append(context(messages.discussion_count(len(decision.discussion))))
+    return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
+
+
+def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
+    """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
+    approval_id = _checked_approval_id(request.approval_id)
+    elements = [
+        _button(APPROVE_ACTION, messages.APPROVE_LABEL, approval_id, "primary"),
+        _button(DENY_ACTION, messages.DENY_LABEL, approval_id, "danger"),
+        _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, approval_id),
+    ]
+    if request.policy.claim_pause_s:
+        elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, approval_id))
+    return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
+
+
+def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
+    lines = []
+    if request.policy.quorum > 1:
+        lines.append(messages.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
+    if progress.claimed_by and progress.claimed_until:
+        lines.append(messages.claimed(progress.claimed_by, progress.claimed_until))
+    if progress.level:
+        lines.append(messages.escalation_level(progress.level))
+    return lines
+
+
+def deny_modal(
+    request: ApprovalRequest, *, reason_required: bool, private_metadata: str | None = None, external_id: str = ""
+) -> dict[str, Any]:
+    """The deny view (views.open); its private metadata names the approval (by default, its id alone)."""
+    approval_id = _checked_approval_id(request.approval_id)
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": DENY_MODAL_CALLBACK,
+        "private_metadata": approval_id if private_metadata is None else private_metadata,
+        "title": plain_text(messages.DENY_MODAL_TITLE),
+        "submit": plain_text(messages.DENY_MODAL_SUBMIT),
+        "close": plain_text(messages.DENY_MODAL_CLOSE),
+        "blocks": [
+            section(messages.deny_modal_intro(request)),
+            *([context(messages.HIDDEN_CHARACTERS_WARNING)] if has_hidden_characters(request) else []),
+            {
+                "type": "input",
+                "block_id": DENY_REASON_BLOCK,
+                "optional": not reason_required,
+                "label": plain_text(messages.deny_reason_label(reason_required)),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": DENY_REASON_INPUT,
+                    "multiline": True,
+                    "max_length": DENY_REASON_MAX,
+                    "placeholder": plain_text(messages.DENY_REASON_PLACEHOLDER),
+                },
+            },
+        ],
+    }
+    if external_id:
+        view["external_id"] = external_id
+    return view
+
+
+def modal_errors(reason_problem: str) -> dict[str, Any]:
+    """A view-submission answer showing ``reason_problem`` under the reason input: ``ack(**modal_errors(...))``."""
+    problem = messages.clip_plain(reason_problem, MODAL_ERROR_MAX)
+    return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
+
+
+def agent_reply_blocks(text: str) -> list[dict[str, Any]]:
+    """The agent's raw text, revealed and escaped, as section blocks (≤ 3000 characters each).
+
+    At most ``REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES`` of them: beyond, the text is cut
+    with the truncation marker.
+    """
+    pieces = _split_mrkdwn(messages.agent_reply(text), REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES)
+    return [section(piece) for piece in pieces]
+
+
+def agent_reply_messages(text: str) -> list[dict[str, Any]]:
+    """The agent's raw text as messages to post in this order: ``[{"text": fallback, "blocks": [...]}, ...]``.
+
+    Each is within Slack's limits (3000 characters a section, ``MESSAGE_BLOCKS_TEXT_MAX`` in all).
+    """
+    sections = agent_reply_blocks(text)
+    step = REPLY_SECTIONS_PER_MESSAGE
+    return [
+        {"text": sections[start]["text"]["text"], "blocks": sections[start : start + step]}
+        for start in range(0, len(sections), step)
+    ]

@@ -1,0 +1,338 @@
+"""Sends outbox entries to Slack, one sender per entry kind.
+
+Errors decide what happens next: a 429 waits for ``Retry-After``; a server or network error
+backs off exponentially; a permanent error (the channel is gone, the token revoked) is parked
+in a dead-letter hash with its error after a few attempts, so an operator can see it.
+
+What Slack shows must match what is stored, whatever fails:
+
+- A post is made once. Each carries a marker (``bot.slack.posted_copies``); an attempt that follows
+  one which may have posted looks for its copies first, adopts one and deletes the others, and
+  the copy kept is recorded in the same step that completes the entry (``complete_post``). So
+  no copy the bot lost track of keeps live buttons, and no answer shows twice.
+- Updates of an approval's messages apply in order. Each queued update bumps the approval's
+  version; one delivery at a time (a lease, ``bot.store.message_updates``) renders the current state and records the
+  version shown, and skips when the messages already show it. A delivery that lost its lease
+  half way (a stall) was maybe overtaken, so it shows the current state again.
+"""
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.domain.records import ApprovalRequest
+from bot.flow.home_queue import HomeTab, progress_of
+from bot.render import blocks
+from bot.slack.posted_copies import PostedCopy, find_copies, marker
+from bot.store import keys
+from bot.store.approvals import Approval, ApprovalStore, copy_value
+from bot.store.message_updates import MessageUpdates
+from bot.store.outbox import AFTER, Outbox, OutboxEntry, backoff_s, home_refresh
+
+logger = logging.getLogger(__name__)
+
+DEAD_LETTERS: Final = keys.OUTBOX_DEAD
+_PERMANENT_ATTEMPTS: Final = 5
+_UPDATE_LEASE_MS: Final = 10_000
+_OVERTAKEN_RETRIES: Final = 3
+
+
+class NotReady(Exception):
+    """Not the entry's turn yet (an update before its post, a part before the one ahead of it).
+
+    It comes back later without counting a failed attempt, so a post raises it only before sending.
+    """
+
+    delay_s = 1.0
+
+
+class Busy(NotReady):
+    """Another delivery is updating the same messages; this one comes back shortly (and may find nothing to do)."""
+
+    delay_s = 0.2
+
+
+class Deliverer:
+    """Delivers claimed outbox entries through the Web API."""
+
+    def __init__(
+        self,
+        *,
+        client: WebClient,
+        approvals: ApprovalStore,
+        outbox: Outbox,
+        redis_client: redis.Redis,
+        home: HomeTab | None = None,
+        updates: MessageUpdates | None = None,
+        lease_s: float = 30,
+    ):
+        """Keep the collaborators; ``home`` refreshes App Home tabs after changes.
+
+        ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
+        """
+        self._slack = client
+        self._approvals = approvals
+        self._outbox = outbox
+        self._redis = redis_client
+        self._home = home
+        self._updates = updates or MessageUpdates(redis_client)
+        self._lease_s = lease_s
+        self._senders: dict[str, Callable[[OutboxEntry], None]] = {
+            "post_approval": self._post_approval,
+            "post_approval_copy": self._post_approval_copy,
+            "update_approval": self._update_approval,
+            "post_message": self._post_message,
+            "post_ephemeral": self._post_ephemeral,
+            "publish_home": self._publish_home,
+        }
+
+    def deliver_due(self, *, limit: int = 20) -> int:
+        """Send what is due now; return how many entries were handled."""
+        entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
+        for entry in entries:
+            self.deliver(entry)
+        return len(entries)
+
+    def deliver(self, entry: OutboxEntry) -> None:
+        """Send one entry, then complete or reschedule it."""
+        sender = self._senders.get(entry.kind)
+        if sender is None:
+            self._park(entry, f"unknown kind {entry.kind!r}")
+            return
+        try:
+            sender(entry)
+        except NotReady as wait:  # not a failed attempt: nothing was sent
+            self._outbox.postpone(entry, delay_s=wait.delay_s)
+        except SlackApiError as error:
+            self._failed(entry, error)
+        except (OSError, TimeoutError) as error:  # network trouble: try again later
+            logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
+            self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
+        except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
+            logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
+            if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
+                self._park(entry, f"{type(error).__name__}: {error}")
+            else:
+                self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
+        else:
+            self._outbox.complete(entry)
+
+    def _failed(self, entry: OutboxEntry, error: SlackApiError) -> None:
+        status = error.response.status_code
+        code = error.response.get("error") if isinstance(error.response.data, dict) else None
+        if status == 429:
+            retry_after = float(error.response.headers.get("Retry-After", error.response.headers.get("retry-after", 1)))
+            logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
+            self._outbox.reschedule(entry, delay_s=retry_after)
+        elif status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
+            logger.warning(
+                "entry=<%s>, status=<%s>, error=<%s> | Slack refused, retrying", entry.entry_id, status, code
+            )
+            self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
+        else:
+            self._park(entry, f"status {status}: {code}")
+
+    def _park(self, entry: OutboxEntry, why: str) -> None:
+        logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
+        self._redis.hset(DEAD_LETTERS, entry.entry_id, json.dumps({"entry": json.loads(entry.to_json()), "why": why}))
+        self._outbox.complete(entry)
+
+    def _post_approval(self, entry: OutboxEntry) -> None:
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        if approval is None:
+            return
+        request = approval.request
+        if request.message_ts and not entry.may_have_been_sent:
+            return  # posted and recorded by an earlier attempt
+        known = PostedCopy(request.channel_id, request.message_ts, 0) if request.message_ts else None
+        kept = self._post_once(
+            entry,
+            channel=request.channel_id,
+            thread_ts=request.thread_ts,
+            message=_message_of(approval),
+            version=approval.version,
+            known=known,
+            identify=lambda copy: copy.ts,
+            record=lambda copy: self._approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
+        )
+        if kept is not None:
+            self._refresh_homes()
+            if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
+                self._outbox.send_later(_update_of(request))
+
+    def _post_approval_copy(self, entry: OutboxEntry) -> None:
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        user = entry.payload["user"]
+        if approval is None:
+            return
+        known = PostedCopy(*approval.copies[user], 0) if user in approval.copies else None
+        if known is not None and not entry.may_have_been_sent:
+            return
+        request = approval.request
+        kept = self._post_once(
+            entry,
+            channel=user,
+            thread_ts=None,
+            message=_message_of(approval),
+            version=approval.version,
+            known=known,
+            identify=lambda copy: copy_value(copy.channel, copy.ts),
+            record=lambda copy: self._approvals.copy_record(request, user=user, channel=copy.channel, ts=copy.ts),
+            post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
+        )
+        if kept is not None:
+            latest = self._approvals.get_readable(request.session_id, request.approval_id)
+            if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
+                # The original may show the latest already: forget that, so the update redoes every copy.
+                self._updates.forget_shown(request.session_id, request.approval_id)
+                self._outbox.send_later(_update_of(request))
+
+    def _post_message(self, entry: OutboxEntry) -> None:
+        message = dict(entry.payload)
+        after = message.pop(AFTER, None)
+        if after is not None and self._outbox.waits(str(after)):
+            raise NotReady  # the part before it is not delivered yet
+        channel = str(message.pop("channel"))
+        thread_ts = message.pop("thread_ts", None)
+        self._post_once(
+            entry,
+            channel=channel,
+            thread_ts=str(thread_ts) if thread_ts else None,
+            message=message,
+            version=0,
+            known=None,
+            identify=lambda copy: copy.ts,
+        )
+
+    def _post_once(
+        self,
+        entry: OutboxEntry,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        message: dict[str, Any],
+        version: int,
+        known: PostedCopy | None,
+        identify: Callable[[PostedCopy], str],
+        record: Callable[[PostedCopy], tuple[str, list[tuple[str, str]]]] | None = None,
+        post: bool = True,
+    ) -> PostedCopy | None:
+        """Post ``message`` for ``entry`` unless an earlier attempt did; complete the entry with the copy kept.
+
+        Args:
+            entry: The entry to deliver.
+            channel: Where to post (a user id: the DM with them).
+            thread_ts: The thread to post in, if any.
+            message: ``text`` / ``blocks`` of the post.
+            version: The approval version ``message`` shows (0 for other messages).
+            known: The copy already recorded, if any.
+            identify: What identifies a copy in the records (``complete_post``'s ``copy``).
+            record: The caller's record of a copy, for ``complete_post`` (its first field is the check).
+            post: Whether to post when no copy exists (else only find and keep one).
+
+        Returns:
+            The copy kept if this call posted or adopted it, else ``None``. Copies of this entry
+            other than the one kept are deleted.
+        """
+        found = (
+            find_copies(self._slack, channel=channel, thread_ts=thread_ts, entry_id=entry.entry_id)
+            if entry.may_have_been_sent
+            else []
+        )
+        if known is None and not found and post:
+            response = self._slack.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, metadata=marker(entry.entry_id, version=version), **message
+            )
+            found = [PostedCopy(str(response["channel"]), str(response["ts"]), version)]
+        candidate = known or (found[0] if found else None)
+        if candidate is None:
+            return None  # nothing posted, nothing to post: ``deliver`` completes the entry
+        key, fields = record(candidate) if record is not None else (None, [])
+        if candidate is known:
+            fields = fields[:1]  # recorded already: only check it
+        kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
+        for extra in found:
+            if identify(extra) != kept:
+                self._delete(extra)
+        return candidate if candidate is not known and identify(candidate) == kept else None
+
+    def _delete(self, copy: PostedCopy) -> None:
+        """Remove a copy nobody tracks (so its buttons cannot be clicked)."""
+        try:
+            self._slack.chat_delete(channel=copy.channel, ts=copy.ts)
+        except SlackApiError as error:
+            if error.response.get("error") != "message_not_found":
+                raise
+        logger.info("channel=<%s>, ts=<%s> | extra copy deleted", copy.channel, copy.ts)
+
+    def _update_approval(self, entry: OutboxEntry) -> None:
+        self._show_latest(entry.payload["session_id"], entry.payload["approval_id"], force=False)
+
+    def _show_latest(self, session_id: str, approval_id: str, *, force: bool) -> None:
+        """Show the approval's current state on its messages, unless they show it already (``force``: anyway).
+
+        Raises:
+            Busy: Another delivery holds the update lease.
+            NotReady: The message is not posted yet, or this delivery kept being overtaken.
+        """
+        for _attempt in range(_OVERTAKEN_RETRIES):
+            token, shown = self._updates.lease(session_id, approval_id, lease_ms=_UPDATE_LEASE_MS)
+            if token is None:
+                raise Busy
+            try:
+                approval = self._approvals.get_readable(session_id, approval_id)
+                if approval is None:
+                    return
+                if not approval.request.message_ts:
+                    raise NotReady
+                if not force and shown >= approval.version:
+                    return
+                self._apply(approval)
+                if self._updates.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
+                    self._refresh_homes()
+                    return
+                force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
+            finally:
+                self._updates.release(session_id, approval_id, token=token)
+        raise NotReady
+
+    def _apply(self, approval: Approval) -> None:
+        request = approval.request
+        assert request.message_ts is not None
+        message = _message_of(approval)
+        metadata = marker(approval.post_entry, version=approval.version) if approval.post_entry else None
+        try:
+            self._slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
+            for channel, ts in approval.copies.values():
+                self._slack.chat_update(channel=channel, ts=ts, **message)
+        except Exception:
+            # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
+            self._updates.forget_shown(request.session_id, request.approval_id)
+            raise
+
+    def _publish_home(self, entry: OutboxEntry) -> None:
+        if self._home is not None:
+            user = entry.payload["user"]
+            self._slack.views_publish(user_id=user, view=self._home.view_for(user))
+
+    def _refresh_homes(self) -> None:
+        """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
+        for viewer in self._redis.smembers(keys.HOME_VIEWERS):
+            user = viewer.decode() if isinstance(viewer, bytes) else str(viewer)
+            self._outbox.send_later(home_refresh(user))
+
+    def _post_ephemeral(self, entry: OutboxEntry) -> None:
+        self._slack.chat_postEphemeral(**entry.payload)
+
+
+def _update_of(request: ApprovalRequest) -> OutboxEntry:
+    return OutboxEntry("update_approval", {"session_id": request.session_id, "approval_id": request.approval_id})
+
+
+def _message_of(approval: Approval) -> dict[str, Any]:
+    return blocks.approval_message(approval.request, decision=approval.decision, progress=progress_of(approval))

@@ -1,0 +1,231 @@
+"""HTTP mode: the Bolt app as a WSGI application at ``/slack/events``.
+
+Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.slack.http:create_wsgi()'``);
+``python -m bot serve`` uses a small threaded server, enough for one team and for development.
+"""
+
+import json
+import logging
+import socketserver
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from http import HTTPStatus
+from typing import Any, Final
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from slack_bolt import App
+from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import parse_body
+
+from bot import preflight
+from bot.services import Services, build_services, connect_redis
+from bot.settings import ConfigError, Settings, load_settings
+from bot.slack import outage
+from bot.slack.app import build_app
+from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded
+from bot.slack.payload_shape import payload_problem
+
+logger = logging.getLogger(__name__)
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack/events") -> WsgiApp:
+    """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
+
+    ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
+    The body is parsed with Bolt's own parser and checked by ``payload_problem`` before Bolt
+    builds its request from it: a body Bolt or a listener cannot read is a 400, never a 500.
+    """
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        route = environ.get("PATH_INFO")
+        if route == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok"]
+        if route != path or environ.get("REQUEST_METHOD") != "POST":
+            return _answer(start_response, 404, {"error": "not found"})
+        length = _content_length(environ)
+        if isinstance(length, Rejection):
+            return _DiscardBodyAfter(_answer(start_response, length.status, {"error": length.message}), environ)
+        try:
+            body = bytes(environ["wsgi.input"].read(length))
+        except TimeoutError:
+            return _answer(start_response, 408, {"error": "the request body did not arrive in time"})
+        content_type = environ.get("CONTENT_TYPE", "")
+        headers = _headers(environ)
+        if guard is not None:
+            rejection = guard.check(
+                body=body,
+                timestamp=environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+                signature=environ.get("HTTP_X_SLACK_SIGNATURE"),
+                content_type=content_type,
+            )
+            if isinstance(rejection, Unrecorded):
+                logger.warning("request not recorded: %s", rejection.message)
+                unrecorded = outage.answer(body, content_type)
+                return _answer(start_response, unrecorded.status, unrecorded.body)
+            if rejection is not None:
+                return _answer(start_response, rejection.status, {"error": rejection.message})
+            body, headers["x-slack-signature"] = guard.for_bolt(
+                body=body,
+                timestamp=environ["HTTP_X_SLACK_REQUEST_TIMESTAMP"],
+                signature=environ["HTTP_X_SLACK_SIGNATURE"],
+                content_type=content_type,
+            )
+        text = body.decode("utf-8", errors="replace")
+        try:
+            parsed = parse_body(text, content_type.split(";")[0] or None)  # as BoltRequest will
+        except json.JSONDecodeError as error:
+            return _answer(
+                start_response, 400, {"error": f"malformed payload: not JSON ({error.msg} at position {error.pos})"}
+            )
+        except RecursionError:
+            return _answer(start_response, 400, {"error": "malformed payload: nested too deeply"})
+        problem = payload_problem(parsed)
+        if problem is not None:
+            return _answer(start_response, 400, {"error": problem})
+        try:
+            response = app.dispatch(BoltRequest(body=text, query=environ.get("QUERY_STRING", ""), headers=headers))
+        except (AttributeError, KeyError, IndexError, TypeError) as error:  # Bolt read a shape payload_problem missed
+            logger.exception("Bolt could not read a verified request")
+            return _answer(start_response, 400, {"error": f"malformed payload: {type(error).__name__} {error}"})
+        status = f"{response.status} {HTTPStatus(response.status).phrase}"
+        start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
+        return [response.body.encode() if isinstance(response.body, str) else response.body]
+
+    return application
+
+
+def _headers(environ: dict[str, Any]) -> dict[str, str | Sequence[str]]:
+    headers: dict[str, str | Sequence[str]] = {
+        name[5:].replace("_", "-").lower(): value for name, value in environ.items() if name.startswith("HTTP_")
+    }
+    for name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(name):
+            headers[name.replace("_", "-").lower()] = environ[name]
+    return headers
+
+
+def _answer(start_response: Callable[..., Any], status: int, payload: dict[str, Any] | None) -> Iterable[bytes]:
+    data = json.dumps(payload).encode() if payload is not None else b""
+    start_response(
+        f"{status} {HTTPStatus(status).phrase}",
+        [("Content-Type", "application/json"), ("Content-Length", str(len(data)))],
+    )
+    return [data]
+
+
+def _content_length(environ: dict[str, Any]) -> int | Rejection:
+    """The declared body length, or why the request is refused before any of its body is read.
+
+    Without a valid length the body could only be read to its end (a negative one means that
+    too), whatever its size: such requests are refused. Slack always sends the length.
+    """
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if not declared:
+        return Rejection(411, "Content-Length is required")
+    if not declared.isascii() or not declared.isdigit():
+        return Rejection(400, f"malformed Content-Length: {declared[:20]!r}")
+    if int(declared) > MAX_BODY_BYTES:
+        return Rejection(413, "request body too large")
+    return int(declared)
+
+
+# A refused body is read and dropped, up to this much, once the answer is sent: closing a socket
+# with unread data resets it, and a client still sending would never see the answer.
+_DISCARD_LIMIT_BYTES: Final = 8 * MAX_BODY_BYTES
+_DISCARD_CHUNK_BYTES: Final = 64 * 1024
+
+
+class _DiscardBodyAfter(list[bytes]):
+    """The answer's chunks; closing it (the server does, once they are sent) drains the refused body.
+
+    The drain is bounded in size and, by the server's socket timeout, in time; it never holds the
+    body, and nothing waits for it before the answer leaves.
+    """
+
+    def __init__(self, chunks: Iterable[bytes], environ: dict[str, Any]) -> None:
+        super().__init__(chunks)
+        self._environ = environ
+
+    def close(self) -> None:
+        declared = str(self._environ.get("CONTENT_LENGTH") or "").strip()
+        if not declared.isascii() or not declared.isdigit():
+            return  # no length to trust: nothing is read
+        remaining = min(int(declared), _DISCARD_LIMIT_BYTES)
+        stream = self._environ["wsgi.input"]
+        try:
+            while remaining > 0:
+                chunk = stream.read(min(remaining, _DISCARD_CHUNK_BYTES))
+                if not chunk:
+                    return
+                remaining -= len(chunk)
+        except (TimeoutError, ConnectionError):
+            return  # the client stalled or left
+
+
+def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
+    """The WSGI app with the request guard on (what production serves)."""
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    return wsgi_app(app, guard=RequestGuard(signing_secret=secret, redis_client=services.redis))
+
+
+def create_wsgi() -> WsgiApp:
+    """Factory for gunicorn: settings from the environment, ``REDIS_URL`` required (the worker runs apart)."""
+    settings = load_settings("http")
+    if not settings.redis_url:
+        raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
+    client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+    preflight.check_redis(client, url=settings.redis_url)
+    services = build_services(settings, redis_client=client)
+    preflight.check_slack(settings, socket_mode=False)
+    return guarded_wsgi_app(build_app(settings, services), settings, services)
+
+
+# A request must arrive whole within this time: one sent half way and left open must not hold
+# a thread for ever. Slack sends each request at once and waits 3 seconds for the answer.
+REQUEST_TIMEOUT_S: Final = 10
+
+
+class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], TimeoutError | ConnectionError):
+            logger.info("client=<%s> | request not received in time or abandoned: dropped", client_address[0])
+            return
+        super().handle_error(request, client_address)
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug(format, *args)
+
+
+def serve(
+    application: WsgiApp,
+    *,
+    port: int,
+    stop: threading.Event,
+    host: str = "0.0.0.0",
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
+) -> None:
+    """Serve until ``stop`` is set; a connection silent for ``request_timeout_s`` is dropped.
+
+    Raises:
+        ConfigError: Nothing can listen on ``host``:``port`` (the address is unknown or taken).
+    """
+    try:
+        handler = type("_TimedHandler", (_QuietHandler,), {"timeout": request_timeout_s})
+        server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=handler)
+    except OSError as error:
+        raise ConfigError(f"HOST, PORT: cannot listen on {host}:{port} ({error})") from None
+    logger.info("listening on http://%s:%d/slack/events", host, server.server_port)
+    thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
+    thread.start()
+    stop.wait()
+    server.shutdown()
+    server.server_close()

@@ -1,0 +1,55 @@
+"""Approve and Discuss on an approval message (Deny and its modal: ``bot.slack.listeners.deny``)."""
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.store.outbox import OutboxEntry
+
+logger = logging.getLogger(__name__)
+
+
+def register(app: App, services: Services) -> None:
+    """Add the approval listeners to ``app``."""
+    decisions = services.decisions
+
+    def approve(ack: Ack, body: dict[str, Any], action: dict[str, Any], respond: Respond) -> None:
+        ack()
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        try:
+            outcome = decisions.decide(
+                action["value"], user_id=user, kind="approve", reason=None, source="button", origin=click_origin(body)
+            )
+        except Exception as error:
+            logger.exception("approval_id=<%s> | approve click failed", action.get("value"))
+            respond(text=messages.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False)
+            return
+        text = outcome_text(outcome)
+        if text:
+            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+
+    def discuss(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        approval = decisions.find(action["value"])
+        refusal = decisions.may_discuss(approval, user_id=user, origin=click_origin(body)) if approval else None
+        if approval is None or refusal is not None:
+            text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
+            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            return
+        payload = {
+            "channel": approval.request.channel_id,
+            "thread_ts": approval.request.thread_ts,
+            "text": messages.discussion_prompt(user),
+        }
+        services.outbox.send_later(OutboxEntry("post_message", payload))
+
+    app.action(ids.APPROVE_ACTION)(approve)
+    app.action(ids.DISCUSS_ACTION)(discuss)

@@ -1,0 +1,32 @@
+"""Claim ("I'm looking"): pauses a request's escalation ladder and shows who is on it."""
+
+from datetime import timedelta
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.store.outbox import OutboxEntry
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Claim listener to ``app``."""
+
+    def claim(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        outcome = services.decisions.claim(action["value"], user_id=user, origin=click_origin(body))
+        if outcome.status == "claimed" and outcome.approval is not None:
+            request = outcome.approval.request
+            update = {"session_id": request.session_id, "approval_id": request.approval_id}
+            services.outbox.send_later(OutboxEntry("update_approval", update))
+            text = messages.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
+        else:
+            text = outcome_text(outcome) or messages.unknown_approval()
+        tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+
+    app.action(ids.CLAIM_ACTION)(claim)

@@ -1,0 +1,69 @@
+"""Deny on an approval message or the App Home: the modal it opens, and that modal's submission.
+
+The modal is bound to the approval and to where Deny was clicked (``bot.flow.access.DenyBinding``):
+its ``private_metadata`` says so, and the bot remembered the same under the view's
+``external_id`` before opening it. A submission that does not match is refused and audited.
+"""
+
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.flow.access import DenyBinding
+from bot.render import action_ids as ids
+from bot.render import blocks, messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Deny listeners to ``app``."""
+    decisions = services.decisions
+
+    def ack_only(ack: Ack) -> None:
+        ack()
+
+    def open_deny_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+        who = clicker(body)
+        user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        origin = click_origin(body)
+        approval = decisions.find(action["value"])
+        refusal = decisions.check(approval, user_id=user, kind="deny", origin=origin) if approval is not None else None
+        if approval is None or refusal is not None:
+            text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
+            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            return
+        request = approval.request
+        binding = DenyBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
+        view = blocks.deny_modal(
+            request,
+            reason_required=request.policy.reason_required_on_deny,
+            private_metadata=binding.metadata(),
+            external_id=services.deny_modals.remember(binding),
+        )
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def submit_deny(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = body["user"]["id"]
+        values = view.get("state", {}).get("values", {})
+        reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")
+        binding = services.deny_modals.matches(
+            str(view.get("external_id") or ""), metadata=str(view.get("private_metadata") or ""), user_id=user
+        )
+        if binding is None:
+            decisions.refuse(user_id=user, status="wrong_place", surface="modal")
+            ack(**blocks.modal_errors(messages.wrong_place_refused()))
+            return
+        origin = modal_origin(body, binding)
+        outcome = decisions.decide(
+            binding.approval_id, user_id=user, kind="deny", reason=reason, source="modal", origin=origin
+        )
+        text = outcome_text(outcome)
+        if text:
+            ack(**blocks.modal_errors(text))
+        else:
+            ack()
+
+    app.action(ids.DENY_ACTION)(ack=ack_only, lazy=[open_deny_modal])
+    app.view(ids.DENY_MODAL_CALLBACK)(submit_deny)

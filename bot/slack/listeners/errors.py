@@ -1,0 +1,51 @@
+"""What a listener's failure looks like from Slack's side (Bolt answers 500 by default).
+
+- A click: the message stays clickable and the clicker is told, through the click's
+  ``response_url``, that nothing was recorded (Slack does not retry interactivity).
+- A modal submission: the modal stays open with the error under the reason input.
+- An event: 500, so that Slack redelivers it, and the delivery is forgotten so that the
+  redelivery is processed rather than dropped as a duplicate.
+"""
+
+import json
+import logging
+from typing import Any
+
+from slack_bolt import App, BoltResponse
+from slack_sdk.webhook import WebhookClient
+
+from bot.render import blocks, messages
+from bot.services import Services
+from bot.store import keys
+
+logger = logging.getLogger(__name__)
+
+
+def register(app: App, services: Services) -> None:
+    """Install the error handler on ``app``."""
+
+    def on_error(error: Exception, body: dict[str, Any], response: BoltResponse) -> None:
+        kind = body.get("type")
+        logger.error("type=<%s> | listener failed: %s", kind, error, exc_info=error)
+        summary = type(error).__name__
+        if kind == "block_actions":
+            response.status = 200
+            response.body = ""
+            if body.get("response_url"):
+                try:
+                    WebhookClient(body["response_url"]).send(
+                        text=messages.click_failed(summary), response_type="ephemeral", replace_original=False
+                    )
+                except Exception:
+                    logger.exception("could not tell the clicker that the click failed")
+        elif kind == "view_submission":
+            response.status = 200
+            response.body = json.dumps(blocks.modal_errors(messages.click_failed(summary)))
+            response.headers["content-type"] = ["application/json;charset=utf-8"]
+        elif kind == "event_callback" and body.get("event_id"):
+            try:
+                services.redis.delete(keys.event_seen(body["event_id"]))
+            except Exception:
+                logger.exception("event_id=<%s> | could not forget the failed delivery", body["event_id"])
+
+    app.error(on_error)

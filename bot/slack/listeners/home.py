@@ -1,0 +1,56 @@
+"""The App Home tab and ``/approvals``: what waits, for whom, and where."""
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.services import Services
+from bot.store import keys
+from bot.store.outbox import home_refresh
+
+logger = logging.getLogger(__name__)
+
+
+def register(app: App, services: Services) -> None:
+    """Add the App Home and ``/approvals`` listeners to ``app``."""
+
+    def home_opened(event: dict[str, Any]) -> None:
+        if event.get("tab", "home") != "home":
+            return
+        user = event["user"]
+        # Remember the viewer: their tab is refreshed whenever a request or decision changes.
+        # Building the tab reads many approvals: the outbox does it, not the 3-second event.
+        services.redis.sadd(keys.HOME_VIEWERS, user)
+        services.outbox.send_later(home_refresh(user))
+
+    def ack_command(ack: Ack) -> None:
+        ack()
+
+    def list_pending(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        channel = command["channel_id"]
+        lines = []
+        for approval_id in services.approvals.open_in_channel(str(command.get("team_id") or ""), channel):
+            approval = services.approvals.find_readable(approval_id)
+            if approval is None or approval.decision is not None:
+                continue
+            request = approval.request
+            link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
+            lines.append(messages.pending_line(request, now=services.clock(), link=link))
+        respond(text=messages.pending_list(lines), response_type="ephemeral")
+
+    app.event("app_home_opened")(home_opened)
+    app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])
+
+
+def _permalink(client: WebClient, *, channel: str, ts: str) -> str | None:
+    """The message's link, or ``None`` when Slack gives none (the message was deleted): listed without it."""
+    try:
+        return str(client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
+    except (SlackApiError, OSError) as error:
+        logger.warning("channel=<%s>, ts=<%s> | no permalink, listed without: %s", channel, ts, error)
+        return None

@@ -1,0 +1,77 @@
+"""Requests to the agent: a mention, or ``/agent <request>``; each becomes a start job."""
+
+import logging
+import re
+from typing import Any, Final
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.services import Services
+from bot.store import keys
+
+_MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
+_EVENT_MEMORY_S: Final = 3600
+
+logger = logging.getLogger(__name__)
+
+
+def prompt_text(text: str) -> str:
+    """The request without the bot's mention."""
+    return _MENTION.sub("", text).strip()
+
+
+def first_delivery(services: Services, event_id: str) -> bool:
+    """Whether this is the first delivery of an event (Slack redelivers what it thinks we missed)."""
+    return bool(services.redis.set(keys.event_seen(event_id), "1", nx=True, ex=_EVENT_MEMORY_S))
+
+
+def register(app: App, services: Services) -> None:
+    """Add the request listeners to ``app``."""
+
+    def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+        if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+            return
+        services.jobs.enqueue(
+            {
+                "kind": "start",
+                "team_id": body.get("team_id") or event.get("team", ""),
+                "channel_id": event["channel"],
+                "thread_ts": event.get("thread_ts") or event["ts"],
+                "user_id": event["user"],
+                "text": prompt_text(event.get("text", "")),
+                "prompt_id": body.get("event_id") or event["ts"],
+            }
+        )
+
+    def ack_command(ack: Ack) -> None:
+        ack()
+
+    def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+        request = command.get("text", "").strip()
+        user = command["user_id"]
+        try:
+            anchor = client.chat_postMessage(channel=command["channel_id"], text=messages.command_echo(user, request))
+        except SlackApiError as error:
+            # Lazy: the command was acked already, so only its response_url can still tell the person.
+            code = str(error.response.get("error") or "unknown error")
+            logger.warning("channel=<%s> | /agent request not posted: %s", command["channel_id"], code)
+            respond(text=messages.command_not_started(code), response_type="ephemeral")
+            return
+        services.jobs.enqueue(
+            {
+                "kind": "start",
+                "team_id": command.get("team_id", ""),
+                "channel_id": command["channel_id"],
+                "thread_ts": str(anchor["ts"]),
+                "user_id": user,
+                "text": request,
+                "prompt_id": f"command:{command.get('trigger_id') or anchor['ts']}",
+            }
+        )
+
+    app.event("app_mention")(on_mention)
+    app.command(ids.AGENT_COMMAND)(ack=ack_command, lazy=[start_from_command])

@@ -1,0 +1,181 @@
+"""The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and
+resume, appended to one Redis stream; exported as JSON lines or CSV; trimmed by policy.
+
+Trimming keeps the stream bounded (``max_entries``). With ``keep_unexported``, nothing newer
+than the last export is ever trimmed, whatever the bound: an operator who exports regularly
+loses nothing.
+
+One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\\xff``),
+a time that is not a number is taken from the entry's id, and details that do not parse (or nest
+too deep) are kept as their raw text.
+"""
+
+import csv
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, TextIO
+
+import redis
+
+from bot.store import keys
+
+ExportFormat = Literal["jsonl", "csv"]
+CSV_COLUMNS = ("id", "at", "event", "actor", "session_id", "details")
+_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One event as exported."""
+
+    id: str
+    at: str
+    event: str
+    actor: str
+    session_id: str
+    details: dict[str, Any]
+
+    def row(self) -> dict[str, Any]:
+        """The entry as a flat record (the JSON line; CSV serializes ``details`` as JSON)."""
+        return {
+            "id": self.id,
+            "at": self.at,
+            "event": self.event,
+            "actor": self.actor,
+            "session_id": self.session_id,
+            "details": self.details,
+        }
+
+
+class Audit:
+    """Appends, reads, exports and trims audit events."""
+
+    def __init__(self, client: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
+        """Keep the client and clock (seconds)."""
+        self._client = client
+        self._clock = clock
+
+    def record(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> None:
+        """Append one event; an unserializable detail is stringified rather than lost."""
+        self.add(self._client, event, session_id=session_id, actor=actor, **details)
+
+    def add(
+        self,
+        target: redis.Redis | redis.client.Pipeline,
+        event: str,
+        *,
+        session_id: str = "",
+        actor: str = "",
+        **details: Any,
+    ) -> None:
+        """Append one event through ``target`` (a pipeline joins the caller's transaction)."""
+        fields = {
+            "event": event,
+            "actor": actor,
+            "session_id": session_id,
+            "at_ms": str(int(self._clock() * 1000)),
+            "details": json.dumps(details, default=str, ensure_ascii=False),
+        }
+        target.xadd(keys.AUDIT, fields)  # type: ignore[arg-type]
+
+    def entries(self, *, since: datetime | None = None) -> Iterator[AuditEntry]:
+        """Every event from ``since`` on, oldest first, read page by page."""
+        start = f"{int(since.timestamp() * 1000)}-0" if since is not None else "-"
+        while True:
+            page: Any = self._client.xrange(keys.AUDIT, min=start, count=_PAGE)
+            for entry_id, fields in page:
+                yield _entry(_text(entry_id), {_shown(key): _shown(value) for key, value in fields.items()})
+            if len(page) < _PAGE:
+                return
+            start = "(" + _text(page[-1][0])
+
+    def export(self, out: TextIO, *, since: datetime | None = None, fmt: ExportFormat = "jsonl") -> int:
+        """Write events to ``out``; remember the last one exported (for trimming). Return how many."""
+        count = 0
+        last: str | None = None
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if fmt == "csv" else None
+        if writer is not None:
+            writer.writeheader()
+        for entry in self.entries(since=since):
+            row = entry.row()
+            if writer is not None:
+                writer.writerow({**row, "details": json.dumps(row["details"], ensure_ascii=False, sort_keys=True)})
+            else:
+                out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+            last = entry.id
+        if last is not None:
+            self._mark_exported(last)
+        return count
+
+    def trim(self, *, max_entries: int, keep_unexported: bool) -> int:
+        """Drop the oldest events beyond ``max_entries`` (never unexported ones if asked). Return how many."""
+        length = int(self._client.xlen(keys.AUDIT))
+        if length <= max_entries:
+            return 0
+        newest: Any = self._client.xrevrange(keys.AUDIT, count=max_entries) if max_entries else []
+        cut = _stream_id(_text(newest[-1][0])) if newest else _next_id(_stream_id(_text(self._last_id())))
+        if keep_unexported:
+            exported = self._client.get(keys.AUDIT_EXPORTED)
+            first_unexported = _next_id(_stream_id(_text(exported))) if exported else (0, 0)
+            cut = min(cut, first_unexported)
+        if cut == (0, 0):
+            return 0
+        removed = self._client.xtrim(keys.AUDIT, minid=f"{cut[0]}-{cut[1]}", approximate=False)
+        return int(removed)
+
+    def _mark_exported(self, entry_id: str) -> None:
+        previous = self._client.get(keys.AUDIT_EXPORTED)
+        if previous is None or _stream_id(_text(previous)) < _stream_id(entry_id):
+            self._client.set(keys.AUDIT_EXPORTED, entry_id)
+
+    def _last_id(self) -> str:
+        last: Any = self._client.xrevrange(keys.AUDIT, count=1)
+        return _text(last[0][0]) if last else "0-0"
+
+
+def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:
+    """Parse an export back into entries (round trips ``Audit.export``)."""
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        rows = [{**row, "details": json.loads(row["details"])} for row in csv.DictReader(text.splitlines())]
+    return [AuditEntry(**row) for row in rows]
+
+
+def _entry(entry_id: str, fields: dict[str, str]) -> AuditEntry:
+    id_ms = int(entry_id.split("-", maxsplit=1)[0])
+    stored_ms = fields.get("at_ms", "")
+    at_ms = int(stored_ms) if stored_ms.isdigit() and len(stored_ms) <= len(str(id_ms)) else id_ms
+    try:
+        details = json.loads(fields.get("details") or "{}")
+    except (ValueError, RecursionError):
+        details = {"raw": fields.get("details")}
+    return AuditEntry(
+        id=entry_id,
+        at=datetime.fromtimestamp(at_ms / 1000, UTC).isoformat(timespec="milliseconds"),
+        event=fields.get("event", ""),
+        actor=fields.get("actor", ""),
+        session_id=fields.get("session_id", ""),
+        details=details if isinstance(details, dict) else {"value": details},
+    )
+
+
+def _stream_id(text: str) -> tuple[int, int]:
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _next_id(stream_id: tuple[int, int]) -> tuple[int, int]:
+    return stream_id[0], stream_id[1] + 1
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _shown(value: bytes | str) -> str:
+    return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value

@@ -1,0 +1,240 @@
+"""The outbox: Slack calls the bot owes, kept in Redis until Slack has taken them.
+
+Entries are queued in the same transaction as the change that makes them due (an approval
+round, a decision), so a crash or a Slack outage never loses one. A dispatcher claims due
+entries with a lease (``bot.store.due``: a dispatcher that dies releases them when the lease runs
+out), sends them, and completes or reschedules them: with exponential backoff, or after
+``Retry-After`` on a 429. Delivery is at-least-once; senders make repeats harmless where Slack
+allows it.
+
+Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing.
+Each claim is counted, so the next holder knows an earlier one may have posted
+(``may_have_been_sent``) and looks for that copy before posting again; ``complete_post`` records
+the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
+"""
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import redis
+
+from bot.store import keys
+from bot.store.due import DueQueue, bytes_of
+
+logger = logging.getLogger(__name__)
+
+_WAKE_TOKENS_KEPT: Final = 64
+_POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
+_UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
+
+# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
+# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
+#       first field is the caller's own record of the copy.
+# Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
+_COMPLETE_POST: Final = """
+local kept = redis.call('GET', KEYS[1])
+if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
+if kept and kept ~= ARGV[2] then return kept end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return ARGV[2]
+"""
+
+AFTER: Final = "after"  # in a post_message payload: the entry whose message must be posted first
+
+
+def _ordered_id() -> str:
+    # Entries due at the same millisecond are claimed in id order (ZRANGEBYSCORE breaks ties by
+    # member): a time-ordered id keeps them first in, first out.
+    return f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class OutboxEntry:
+    """One Slack call to make.
+
+    Attributes:
+        kind: What to do (a sender is registered per kind).
+        payload: Its data (JSON).
+        attempts: Failed attempts so far.
+        entry_id: Assigned when queued.
+        claims: Times it was claimed, this claim included (not stored in the entry).
+    """
+
+    kind: str
+    payload: dict[str, Any]
+    attempts: int = 0
+    entry_id: str = field(default_factory=_ordered_id)
+    claims: int = 0
+
+    @property
+    def may_have_been_sent(self) -> bool:
+        """An earlier attempt failed or its holder vanished: Slack may have done the work anyway."""
+        return self.attempts > 0 or self.claims > 1
+
+    def to_json(self) -> str:
+        """Serialize for Redis."""
+        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts})
+
+    @classmethod
+    def from_json(cls, entry_id: str, data: str) -> "OutboxEntry":
+        """Restore from Redis.
+
+        Raises:
+            ValueError: ``data`` is not an entry (not JSON, or not ``kind``, ``payload``, ``attempts``).
+        """
+        try:
+            decoded = json.loads(data)
+        except (ValueError, RecursionError) as error:
+            raise ValueError(f"entry=<{entry_id}> | not JSON: {type(error).__name__}") from None
+        if not (
+            isinstance(decoded, dict)
+            and isinstance(decoded.get("kind"), str)
+            and isinstance(decoded.get("payload"), dict)
+            and type(decoded.get("attempts")) is int
+        ):
+            raise ValueError(f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number)")
+        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id)
+
+
+class Outbox:
+    """Queue, claim, complete and reschedule outbox entries (a ``DueQueue`` plus a wake-up list)."""
+
+    def __init__(self, client: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
+        """``clock`` returns seconds (injectable for tests)."""
+        self._client = client
+        self._queue = DueQueue(
+            client,
+            due_key=keys.OUTBOX_DUE,
+            entries_key=keys.OUTBOX_ENTRIES,
+            claims_key=keys.OUTBOX_CLAIMS,
+            now_ms=lambda: int(clock() * 1000),
+        )
+        self._complete_post = client.register_script(_COMPLETE_POST)
+
+    def add(self, pipeline: redis.client.Pipeline, entry: OutboxEntry, *, delay_s: float = 0) -> None:
+        """Queue ``entry`` inside the caller's transaction."""
+        self._queue.add(pipeline, entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
+        pipeline.lpush(keys.OUTBOX_WAKE, "1")
+        pipeline.ltrim(keys.OUTBOX_WAKE, 0, _WAKE_TOKENS_KEPT - 1)
+
+    def send_later(self, entry: OutboxEntry) -> None:
+        """Queue ``entry`` on its own."""
+        pipeline = self._client.pipeline(transaction=True)
+        self.add(pipeline, entry)
+        pipeline.execute()
+
+    def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
+        """Take up to ``limit`` due entries for ``lease_s`` seconds."""
+        claimed = []
+        for entry_id, text, claims in self._queue.claim_counted(lease_s=lease_s, limit=limit):
+            try:
+                entry = OutboxEntry.from_json(entry_id, text)
+            except ValueError as error:
+                self._quarantine(entry_id, text, why=str(error))
+                continue
+            entry.claims = claims
+            claimed.append(entry)
+        return claimed
+
+    def _quarantine(self, entry_id: str, text: str, *, why: str) -> None:
+        """Move an unreadable entry to the dead letters (with why and what it held), out of the queue."""
+        shown = bytes_of(text).decode(errors="backslashreplace")
+        logger.error("entry=<%s> | unreadable outbox entry quarantined: %s", entry_id, why)
+        raw_id = bytes_of(entry_id)
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.hset(keys.OUTBOX_DEAD, raw_id, json.dumps({"unreadable": shown[:_UNREADABLE_KEPT], "why": why}))
+        pipeline.zrem(keys.OUTBOX_DUE, raw_id)
+        pipeline.hdel(keys.OUTBOX_ENTRIES, raw_id)
+        pipeline.hdel(keys.OUTBOX_CLAIMS, raw_id)
+        pipeline.execute()
+
+    def complete(self, entry: OutboxEntry) -> None:
+        """Forget a delivered entry."""
+        self._queue.complete(entry.entry_id)
+
+    def complete_post(
+        self,
+        entry: OutboxEntry,
+        *,
+        copy: str,
+        record_key: str | None = None,
+        record: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """Complete a posted entry and record which copy of its message is kept, in one step.
+
+        Args:
+            entry: The entry whose message was posted (or found posted by an earlier attempt).
+            copy: What identifies that copy (e.g. its ts).
+            record_key: A hash where the caller keeps its own record of the copy, written in the
+                same step (only if the hash still exists).
+            record: Field, value pairs for ``record_key``; the first must hold ``copy`` (it is
+                checked: a different value already there means another copy is kept).
+
+        Returns:
+            The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
+            case ``copy`` is one too many and the caller removes it.
+        """
+        keys_ = [keys.outbox_posted(entry.entry_id), keys.OUTBOX_DUE, keys.OUTBOX_ENTRIES, keys.OUTBOX_CLAIMS]
+        args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
+        if record_key is not None:
+            keys_.append(record_key)
+            args.extend(item for pair in record for item in pair)
+        kept = self._complete_post(keys=keys_, args=args)
+        return kept.decode() if isinstance(kept, bytes) else str(kept)
+
+    def reschedule(self, entry: OutboxEntry, *, delay_s: float) -> None:
+        """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt."""
+        entry.attempts += 1
+        self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
+
+    def postpone(self, entry: OutboxEntry, *, delay_s: float) -> None:
+        """Try ``entry`` again after ``delay_s`` seconds; it was not its turn, nothing was sent.
+
+        Neither an attempt nor this claim counts: the next holder does not look for a copy (only
+        call this before anything is sent).
+        """
+        due_ms = self._queue.now_ms() + int(delay_s * 1000)
+        self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=True)
+
+    def waits(self, entry_id: str) -> bool:
+        """Whether ``entry_id`` is still queued: neither delivered nor parked."""
+        return bool(self._client.hexists(keys.OUTBOX_ENTRIES, entry_id))
+
+    def pending(self) -> int:
+        """How many entries wait (due or not)."""
+        return self._queue.pending()
+
+    def wait_for_work(self, timeout_s: float) -> None:
+        """Block until an entry is queued or ``timeout_s`` passes."""
+        self._client.blpop([keys.OUTBOX_WAKE], timeout=max(timeout_s, 0.01))
+
+
+def home_refresh(user: str) -> OutboxEntry:
+    """Re-publish ``user``'s App Home tab. One entry per person: refreshes queued meanwhile merge into it."""
+    return OutboxEntry("publish_home", {"user": user}, entry_id=f"home:{user}")
+
+
+def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> float:
+    """Seconds to wait before the next attempt: 1, 2, 4, ... capped."""
+    return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0)))
+
+
+def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
+    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in this order: each waits
+    until the one before it is delivered, so a retry never lets a later part overtake."""
+    entries: list[OutboxEntry] = []
+    for part in parts:
+        after = {AFTER: entries[-1].entry_id} if entries else {}
+        entries.append(OutboxEntry("post_message", {**part, **after}))
+    return entries

@@ -1,0 +1,143 @@
+"""Red team: the policy applied to a batch is chosen by rule order, not by what the batch holds."""
+
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from agent import Agent, BeforeToolsEvent, HookRegistry, tool
+from agent.models.scripted import ScriptedModel, text_turn, tool_turn
+from bot.render import action_ids as ids
+from tests.bot.support.harness import APPROVER, running_bot
+
+POLICY = """
+default:
+  approvers: {}
+rules:
+  - name: reads
+    match: {tools: [read_logs]}
+    approvers: {}
+  - name: destructive
+    match: {tools: [delete_files]}
+    approvers:
+      users: [U0LEAD]
+"""
+
+
+def _batch_gated_agent(*, session_id: str, store: Any) -> Agent:
+    @tool
+    def read_logs(service: str) -> str:
+        """Read logs."""
+        return "logs"
+
+    @tool
+    def delete_files(path: str) -> str:
+        """Delete files."""
+        return "deleted"
+
+    def review(event: BeforeToolsEvent) -> None:
+        answer = event.interrupt("batch_review", reason="review this batch")
+        if not (isinstance(answer, dict) and answer.get("decision") == "approve"):
+            event.cancel = "denied"
+
+    class Provider:
+        def register_hooks(self, hooks: HookRegistry) -> None:
+            hooks.add_callback(BeforeToolsEvent, review)
+
+    def respond(messages: list[Any]) -> Any:
+        has_results = any("toolResult" in block for block in messages[-1]["content"])
+        if has_results:
+            return text_turn("done")
+        return tool_turn(("t1", "read_logs", {"service": "api"}), ("t2", "delete_files", {"path": "/srv"}))
+
+    return Agent(
+        ScriptedModel(respond), [read_logs, delete_files], hooks=[Provider()], session_id=session_id, store=store
+    )
+
+
+def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Authorized: the batch holds delete_files (only U0LEAD); the earlier 'reads' rule must not let anyone approve."""
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+    with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy) as bot:
+        bot.mention("clean up")
+        bot.drain()
+        approval_id = bot.approval_id(-1)
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert {call.tool for call in approval.request.calls} == {"read_logs", "delete_files"}
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        bot.drain()
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+
+
+STRANDS_POLICY = """
+default:
+  approvers: {}
+rules:
+  - name: reads
+    match: {tools: [inspect_files]}
+    approvers: {}
+  - name: destructive
+    match: {tools: [delete_files]}
+    approvers:
+      users: [U0LEAD]
+"""
+
+
+def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Authorized, real strands.Agent with a BeforeToolsEvent hook: 'clean' asks delete_files + inspect_files."""
+    from tests.strands.native import batch_agent
+
+    policy = tmp_path / "policy.yml"
+    policy.write_text(STRANDS_POLICY)
+    with running_bot(redis_client, agent_factory=batch_agent, policy_path=policy) as bot:
+        bot.mention("clean /srv/data")
+        bot.drain()
+        approval_id = bot.approval_id(-1)
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        bot.drain()
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+
+
+LOW_RISK_POLICY = """
+default:
+  approvers: {}
+rules:
+  - name: reads
+    match: {tools: [read_logs]}
+    low_risk: true
+    expiry: {after: 1h, outcome: approve}
+  - name: destructive
+    match: {tools: [delete_files]}
+    approvers:
+      users: [U0LEAD]
+"""
+
+
+def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Authorized/Once: the low-risk rule of read_logs must not auto-approve delete_files in the same batch."""
+    from bot.domain.clock import ManualClock
+
+    policy = tmp_path / "policy.yml"
+    policy.write_text(LOW_RISK_POLICY)
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy, clock=clock) as bot:
+        bot.mention("clean up")
+        bot.drain()
+        approval_id = bot.approval_id(-1)
+        clock.advance(2 * 3600)
+        bot.drain()
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is None or approval.decision.decision != "approve", approval.decision

@@ -1,0 +1,31 @@
+"""Red team: a required deny reason cannot be satisfied by invisible characters."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.bot.support.harness import APPROVER, Bot, demo_factory, is_decided, running_bot
+
+POLICY = Path(__file__).parents[2] / "support" / "policies" / "scenario.yml"
+
+
+@pytest.fixture
+def policed_bot(redis_client: redis.Redis) -> Iterator[Bot]:
+    with running_bot(
+        redis_client, agent_factory=demo_factory, policy_path=POLICY, usergroups={"S0ONCALL": ["U0ONCALL"]}
+    ) as running:
+        yield running
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad"])
+def test_a_required_reason_cannot_be_invisible(policed_bot: Bot, invisible: str) -> None:
+    bot = policed_bot
+    assert bot.mention("roll back payments").status == 200
+    bot.drain()
+    approval_id = bot.approval_id()
+    response = bot.submit_deny(approval_id, user=APPROVER, reason=invisible)
+    bot.drain()
+    assert response.status == 200
+    assert not is_decided(bot.approval_messages()[0]), "a deny with an invisible 'reason' was recorded"

@@ -1,0 +1,207 @@
+"""The real entry points: ``python -m bot`` and the Procfile's gunicorn line, as processes."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.store.audit import Audit, read_export
+from state import RedisServer
+from tests.bot.support import slack_requests
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
+from tests.bot.support.processes import ROOT
+from tests.bot.support.processes import bot_environment as _environment
+from tests.bot.support.processes import run_bot as _run
+from tests.bot.support.slack_requests import SignedPoster
+
+
+@pytest.mark.parametrize(
+    ("args", "values", "named"),
+    [
+        (["serve"], {}, "SLACK_BOT_TOKEN is not set"),
+        (["serve"], {"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET is not set"),
+        (["socket"], {"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN is not set"),
+        (
+            ["socket"],
+            {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-wrong"},
+            "SLACK_APP_TOKEN must start with xapp-",
+        ),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "PORT": "99999"}, "PORT"),
+        (
+            ["worker"],
+            {"SLACK_BOT_TOKEN": "xoxb-1", "AGENT_FACTORY": "nope"},
+            "AGENT_FACTORY must look like module:callable",
+        ),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "AGENT_FACTORY": "agent.demo:missing"}, "cannot be imported"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_CLAIM_SECONDS": "0"}, "JOB_CLAIM_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_RETRY_SECONDS": "soon"}, "JOB_RETRY_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "OUTBOX_LEASE_SECONDS": "-5"}, "OUTBOX_LEASE_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "REDIS_RETRY_SECONDS": "600"}, "REDIS_RETRY_SECONDS"),
+    ],
+)
+def test_bad_settings_end_with_one_clear_message_and_status_2(
+    args: list[str], values: dict[str, str], named: str
+) -> None:
+    completed = _run(args, **values)
+    assert completed.returncode == 2, completed.stderr
+    assert named in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_a_bad_policy_file_names_the_field_and_line(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text("rules:\n  - name: x\n    match: {tools: [restart_service]}\n    approvers: {users: [bob]}\n")
+    completed = _run(["worker"], SLACK_BOT_TOKEN="xoxb-1", APPROVAL_POLICY=str(policy))
+    assert completed.returncode == 2
+    assert "line 4" in completed.stderr
+    assert "rules[0].approvers.users[0]" in completed.stderr
+
+
+def test_no_credentials_runs_the_terminal_walkthrough() -> None:
+    completed = _run(["demo"])
+    assert completed.returncode == 0, completed.stderr
+    assert "waiting for approval" in completed.stdout
+    assert "checkout: 3 replicas restarted" in completed.stdout
+    assert "denied by U_DEMO: release freeze until 18:00" in completed.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_healthy(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert process.poll() is None, (process.stderr.read() if process.stderr else b"").decode()
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "server never became healthy"
+        time.sleep(0.05)
+
+
+@contextmanager
+def _process(command: list[str], environment: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(command, cwd=ROOT, env=environment, stderr=subprocess.PIPE)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
+    port = _free_port()
+    with FakeSlack() as slack:
+        environment = _environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            PORT=str(port),
+        )
+        with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
+            _wait_healthy(port, process)
+            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
+            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+                assert poster.post_event(event).status == 200
+            [posted] = slack.wait_for("chat.postMessage", timeout=20)
+            assert "restart_service" in posted.args["text"]
+
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(20) == 0
+
+
+def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
+    procfile = (ROOT / "Procfile").read_text()
+    web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
+    port = _free_port()
+    command = web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")
+    with FakeSlack() as slack:
+        environment = _environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_server.url,
+            PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        )
+        with _process(["/bin/sh", "-c", f"exec {command}"], environment) as process:
+            _wait_healthy(port, process)
+            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
+            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+                assert poster.post_event(event).status == 200
+                assert poster.post_event(event, forge=True).status == 401
+
+
+def test_audit_export_writes_the_trail_as_jsonl_and_csv(redis_server: RedisServer, tmp_path: Path) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    client.delete("signoff:audit", "signoff:audit:exported")
+    Audit(client).record("decision", session_id="T:C:1.2", actor="U0A", decision="approve")
+    for fmt in ("jsonl", "csv"):
+        output = tmp_path / f"audit.{fmt}"
+        completed = _run(
+            ["audit", "export", "--since", "2020-01-01", "--format", fmt, "--output", str(output)],
+            REDIS_URL=redis_server.url,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert "exported 1 audit events" in completed.stderr
+        [entry] = read_export(output.read_text(), fmt)
+        assert (entry.event, entry.actor, entry.details) == ("decision", "U0A", {"decision": "approve"})
+
+
+def test_audit_export_needs_redis_url_and_a_valid_since() -> None:
+    assert "REDIS_URL is not set" in _run(["audit", "export"]).stderr
+    bad = _run(["audit", "export", "--since", "last tuesday"], REDIS_URL="redis://127.0.0.1:1/0")
+    assert bad.returncode == 2
+    assert "--since must be an ISO date" in bad.stderr
+
+
+def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
+    with running_bot(redis_client, agent_factory=demo_factory) as bot:
+        bot.mention("restart checkout")
+        bot.drain()
+        approval_id = bot.approval_id()
+
+        listed = _run(["pending"], REDIS_URL=redis_server.url)
+        assert listed.returncode == 0, listed.stderr
+        assert approval_id in listed.stdout
+        assert "restart_service" in listed.stdout
+        assert "open" in listed.stdout
+        session_id = listed.stdout.splitlines()[0]
+
+        refused = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        assert refused.returncode == 1
+        assert "still open" in refused.stderr
+
+        bot.click("signoff_approve", approval_id, user=APPROVER)
+        bot.services.jobs.ack = lambda job: None  # type: ignore[method-assign]
+        runner = bot.services.runner
+        runner._resume = lambda session_id, version: None  # type: ignore[method-assign]  # given up, say
+        bot.drain()
+        bot.services.redis.xtrim("signoff:jobs", maxlen=0)
+
+        queued = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        assert queued.returncode == 0, queued.stderr
+        assert bot.services.redis.xlen("signoff:jobs") == 1

@@ -1,0 +1,90 @@
+"""Requests that arrive while Redis is down: a clear "not recorded" answer, never a 500, and nothing recorded."""
+
+import json
+
+import redis
+
+from bot.render import action_ids as ids
+from bot.services import connect_redis
+from bot.store import keys
+from state import RedisServer
+from tests.bot.support import slack_requests
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
+from tests.outage import redis_stopped
+
+_NOT_RECORDED = "Not recorded"
+
+
+def _bot_client(server: RedisServer) -> redis.Redis:
+    # The bot's own client (in-place retries), with a budget shorter than the outage.
+    return connect_redis(server.url, retry_s=0.3)
+
+
+def _said(bot: Bot) -> list[str]:
+    return [str(call.args.get("text", "")) for call in bot.slack.calls("response_url")]
+
+
+def test_a_click_while_redis_is_down_is_told_it_was_not_recorded_and_the_next_one_works(
+    own_redis: RedisServer,
+) -> None:
+    with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
+        approval_id, _session_id = bot.ask()
+
+        with redis_stopped(own_redis):
+            click = bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+            assert click.status == 200
+            assert click.body == ""
+            [said] = bot.slack.wait_for("response_url")
+            assert _NOT_RECORDED in said.args["text"]
+            assert said.args["response_type"] == "ephemeral"
+
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is None
+        assert [entry.event for entry in bot.services.audit.entries()] == ["request"]
+
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        bot.drain()
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is not None
+        assert approval.decision.decided_by == APPROVER
+        assert bot.texts_posted()[-1] == "checkout: 3 replicas restarted"
+        assert len(_said(bot)) == 1
+
+
+def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_errors(own_redis: RedisServer) -> None:
+    with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
+        approval_id, _session_id = bot.ask()
+        opened = bot.open_deny(approval_id, user=APPROVER)
+        jobs_before = bot.services.redis.xlen(keys.JOBS)
+
+        with redis_stopped(own_redis):
+            command = slack_requests.slash_command(
+                command=ids.AGENT_COMMAND,
+                user_id=REQUESTER,
+                channel_id=CHANNEL,
+                text="restart search",
+                response_url=bot.slack.response_url(channel=CHANNEL, user=REQUESTER),
+            )
+            answer = bot.poster.post_command(command)
+            assert (answer.status, answer.body) == (200, "")
+            [said] = bot.slack.wait_for("response_url")
+            assert _NOT_RECORDED in said.args["text"]
+
+            modal = bot.submit_deny(approval_id, user=APPROVER, reason="not now", view=opened)
+            assert modal.status == 200
+            assert _NOT_RECORDED in json.dumps(modal.json()["errors"])
+
+            mention = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart search")
+            event = bot.poster.post_event(mention)
+            assert event.status == 503  # Slack delivers the event again later
+            assert _NOT_RECORDED in event.json()["error"]
+
+        assert bot.services.redis.xlen(keys.JOBS) == jobs_before
+        approval = bot.services.approvals.find(approval_id)
+        assert approval is not None
+        assert approval.decision is None
+        assert bot.poster.post_event(mention, retry_num=1).status == 200  # Slack's redelivery, Redis back
+        bot.drain()
+        assert len(bot.approval_messages()) == 2

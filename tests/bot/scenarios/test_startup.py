@@ -1,0 +1,124 @@
+"""Startup as a real process: a setting Redis or Slack cannot use ends with one message naming it (exit 2)."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from state import RedisServer
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.processes import ROOT, bot_environment, run_bot
+
+
+@pytest.fixture(scope="module")
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # closed again on return: nothing listens there
+
+
+def _fails_clearly(args: list[str], *named: str, **values: str) -> str:
+    completed = run_bot(args, **values)
+    assert completed.returncode == 2, completed.stderr
+    assert "Traceback" not in completed.stderr, completed.stderr
+    assert completed.stderr.strip().splitlines()[-1].startswith("signoff: ")
+    for text in named:
+        assert text in completed.stderr
+    return completed.stderr
+
+
+def test_a_blank_signing_secret_is_named() -> None:
+    _fails_clearly(
+        ["serve"],
+        "SLACK_SIGNING_SECRET is blank",
+        "Basic Information",
+        SLACK_BOT_TOKEN="xoxb-1",
+        SLACK_SIGNING_SECRET=" ",
+    )
+
+
+@pytest.mark.parametrize("command", [["serve"], ["worker"], ["pending"], ["audit", "export"]])
+def test_a_redis_url_that_is_not_a_url_is_named(command: list[str]) -> None:
+    said = _fails_clearly(
+        command,
+        "REDIS_URL must start with redis://",
+        SLACK_BOT_TOKEN="xoxb-1",
+        SLACK_SIGNING_SECRET="s",
+        REDIS_URL="notaurl",
+    )
+    assert "notaurl" not in said  # a URL's text is never echoed: it may hold a password
+
+
+@pytest.mark.parametrize("command", [["worker"], ["pending"]])
+def test_an_unreachable_redis_is_named(command: list[str]) -> None:
+    url = f"redis://:hunter2@127.0.0.1:{_closed_port()}/0"
+    said = _fails_clearly(command, "REDIS_URL: cannot use Redis at", SLACK_BOT_TOKEN="xoxb-1", REDIS_URL=url)
+    assert "hunter2" not in said
+
+
+def test_a_token_slack_refuses_is_named(redis_server: RedisServer, slack: FakeSlack) -> None:
+    _fails_clearly(
+        ["worker"],
+        "SLACK_BOT_TOKEN was refused by Slack (auth.test: invalid_auth)",
+        "OAuth & Permissions",
+        SLACK_BOT_TOKEN="xoxb-revoked",
+        SLACK_API_URL=slack.url,
+        REDIS_URL=redis_server.url,
+    )
+
+
+def test_an_unreachable_slack_is_named(redis_server: RedisServer) -> None:
+    _fails_clearly(
+        ["worker"],
+        "SLACK_API_URL: cannot reach Slack",
+        SLACK_BOT_TOKEN="xoxb-1",
+        SLACK_API_URL=f"http://127.0.0.1:{_closed_port()}/api/",
+        REDIS_URL=redis_server.url,
+    )
+
+
+def test_serve_listens_where_host_says(redis_server: RedisServer, slack: FakeSlack) -> None:
+    _fails_clearly(
+        ["serve"],
+        "HOST, PORT: cannot listen on 192.0.2.1:",
+        SLACK_BOT_TOKEN=slack.token,
+        SLACK_SIGNING_SECRET="s",
+        SLACK_API_URL=slack.url,
+        REDIS_URL=redis_server.url,
+        HOST="192.0.2.1",  # documentation range: no interface of this machine has it
+        PORT=str(_closed_port()),
+    )
+
+
+def test_the_sandbox_serves_other_machines_only_when_told_and_then_warns() -> None:
+    said = _fails_clearly(["sandbox", "--host", "0.0.0.0", "--port", "0"], "act as any user", "add --public")
+    assert "listens on 127.0.0.1 only" in said
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "sandbox", "--host", "0.0.0.0", "--port", "0", "--public"],
+        cwd=ROOT,
+        env=bot_environment(PYTHONUNBUFFERED="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert "open http://" in process.stdout.readline()
+        warning = [process.stderr.readline() for _ in range(3)]
+        assert "WARNING: the sandbox listens on 0.0.0.0" in "".join(warning)
+        assert "act as any user" in "".join(warning)
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=30)

@@ -1,0 +1,99 @@
+"""A worker process killed mid-job: another worker claims the job and finishes it; no tool runs twice.
+
+Invariant 4 (Once): a call killed between "started" and "recorded" is asked about again, never re-run silently.
+"""
+
+import json
+from functools import partial
+
+import pytest
+import redis
+
+from bot.render import action_ids as ids
+from state import RedisServer
+from tests.bot.support.agents import (
+    HOLD_DEPLOY_KEY,
+    HOLD_KEY,
+    STARTED_DEPLOY_KEY,
+    STARTED_KEY,
+    completions,
+    counting_agent,
+)
+from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
+from tests.bot.support.harness import APPROVER, is_decided, running_bot
+
+
+def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
+    redis_client: redis.Redis, redis_server: RedisServer
+) -> None:
+    factory = partial(counting_agent, client=redis_client)
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        assert bot.mention("deploy api").status == 200
+        bot.drain()
+        approval_id = bot.approval_id()
+        thread_ts = bot.approval_messages()[0]["thread_ts"]
+        assert completions(redis_client, "deploy") == 0
+
+        redis_client.set(HOLD_KEY, "1")
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_server)  # deploy done, notify running
+        assert completions(redis_client, "deploy") == 1
+        assert bot.services.jobs.pending_count() == 1  # the job is still pending, owned by the dead worker
+
+        redis_client.delete(HOLD_KEY)
+        survivor = bot.services.worker(claim_idle_ms=0)
+        survivor.run_jobs_once(block_ms=1)
+        bot.drain()
+
+        assert completions(redis_client, "deploy") == 1
+        assert completions(redis_client, "notify") == 1
+        assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
+        assert bot.services.jobs.pending_count() == 0
+
+
+@pytest.mark.parametrize("answer", ["approve", "deny"])
+def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_running_it_again(
+    redis_client: redis.Redis, redis_server: RedisServer, answer: str
+) -> None:
+    factory = partial(counting_agent, client=redis_client)
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        bot.mention("deploy api")
+        bot.drain()
+        thread_ts = bot.approval_messages()[0]["thread_ts"]
+        redis_client.set(HOLD_DEPLOY_KEY, "1")
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_server)  # deploy running
+        redis_client.delete(HOLD_DEPLOY_KEY)
+
+        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+        bot.drain()
+
+        assert redis_client.get(STARTED_DEPLOY_KEY) == b"1"  # not run again by the survivor
+        first, second = bot.approval_messages()
+        assert is_decided(first)
+        assert not is_decided(second)
+        assert "may already have run" in json.dumps(second["blocks"])
+        assert "deploy" in second["text"]
+        if answer == "approve":
+            bot.click(ids.APPROVE_ACTION, bot.approval_id(1), user=APPROVER)
+        else:
+            bot.submit_deny(bot.approval_id(1), user=APPROVER, reason="it went out already")
+        bot.drain()
+
+        assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
+        assert completions(redis_client, "notify") == 1
+        session = bot.services.store.load(f"T0TEST:C0OPS:{thread_ts}")
+        assert session is not None
+        [deploy_result] = [
+            block["toolResult"]
+            for message in session.messages
+            for block in message["content"]
+            if "toolResult" in block and block["toolResult"]["toolUseId"] == "t1"
+        ]
+        if answer == "approve":
+            assert redis_client.get(STARTED_DEPLOY_KEY) == b"2"
+            assert deploy_result["status"] == "success"
+        else:
+            assert redis_client.get(STARTED_DEPLOY_KEY) == b"1"
+            assert "Not run again" in deploy_result["content"][0]["text"]
+        assert bot.services.jobs.pending_count() == 0

@@ -1,0 +1,229 @@
+"""The whole bot as Slack sees it: Bolt over real HTTP, a loopback Web API, a real Redis, a worker.
+
+Tests act as Slack (signed requests) and as the people in the channel; ``drain()`` runs the
+worker's job and outbox loops until nothing is left to do, so scenarios are deterministic
+without sleeping.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from pydantic import SecretStr
+
+from agent import Agent
+from agent.demo import build_operations_agent
+from bot.render import action_ids as ids
+from bot.render import blocks
+from bot.services import Services, build_services
+from bot.settings import Settings
+from bot.slack.app import build_app
+from bot.slack.http import guarded_wsgi_app
+from bot.store import keys
+from bot.worker import Worker
+from tests.bot.support import slack_requests
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.slack_requests import PostResult, SignedPoster
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C0OPS"
+REQUESTER = "U0REQUESTER"
+APPROVER = "U0APPROVER"
+SECOND_APPROVER = "U0SECOND"
+OUTSIDER = "U0OUTSIDER"
+PEOPLE = (REQUESTER, APPROVER, SECOND_APPROVER, OUTSIDER, "U0ONCALLA", "U0ONCALLB", "U0THIRD", "U0LEAD")
+CHANNEL_MEMBERS = (*PEOPLE, "U0ONCALL", "U0BOT")
+"""Everyone is in the channel (a test that needs an outsider of the channel sets its members)."""
+
+
+@dataclass
+class Bot:
+    """A running bot and the handles a scenario needs."""
+
+    slack: FakeSlack
+    services: Services
+    poster: SignedPoster
+    worker: Worker
+    url: str
+
+    def drain(self, *, rounds: int = 50) -> None:
+        """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
+        for _ in range(rounds):
+            jobs = self.worker.run_jobs_once(block_ms=1)
+            fired = self.worker.escalator.tick()
+            delivered = self.worker.deliverer.deliver_due()
+            if not jobs and not fired and not delivered:
+                return
+        raise AssertionError("the worker did not settle")
+
+    def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
+        """Mention the bot with a request that needs an approval; return (approval id, session id)."""
+        self.mention(text, user=user)
+        self.drain()
+        approval_id = self.approval_id(-1)
+        session_id = self.services.approvals.session_of(approval_id)
+        assert session_id is not None
+        return approval_id, session_id
+
+    def corrupt(self, approval_id: str, session_id: str) -> None:
+        """Write garbage where the approval's request is stored."""
+        self.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
+
+    def texts_posted(self) -> list[str]:
+        """Texts of every chat.postMessage the bot made, in order."""
+        return [str(call.args.get("text", "")) for call in self.slack.calls("chat.postMessage")]
+
+    def mention(self, text: str, *, user: str = REQUESTER, thread_ts: str | None = None) -> PostResult:
+        """Someone mentions the bot in the channel (or in a thread)."""
+        event = slack_requests.app_mention(user=user, channel=CHANNEL, text=f"<@U0BOT> {text}", thread_ts=thread_ts)
+        return self.poster.post_event(event)
+
+    def reply(self, text: str, *, user: str, thread_ts: str) -> PostResult:
+        """Someone replies in a thread."""
+        event = slack_requests.message_event(channel=CHANNEL, text=text, user=user, thread_ts=thread_ts)
+        return self.poster.post_event(event)
+
+    def approval_messages(self) -> list[dict[str, Any]]:
+        """The bot's approval messages in the channel, latest state, oldest first."""
+        return [message for message in self.slack.messages(CHANNEL) if _approval_id(message) is not None]
+
+    def approval_id(self, index: int = 0) -> str:
+        """The approval id carried by the buttons of the ``index``-th approval message."""
+        approval_id = _approval_id(self.approval_messages()[index])
+        assert approval_id is not None
+        return approval_id
+
+    def click(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
+        """Someone clicks a button of an approval message in the channel."""
+        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        return self.click_message(action_id, approval_id, user=user, channel=CHANNEL, message=message)
+
+    def click_message(
+        self, action_id: str, approval_id: str, *, user: str, channel: str, message: dict[str, Any]
+    ) -> PostResult:
+        """Someone clicks a button of ``message`` in ``channel`` (a DM copy, say)."""
+        payload = slack_requests.block_actions(
+            action_id=action_id,
+            user_id=user,
+            channel_id=channel,
+            message_ts=message["ts"],
+            thread_ts=message.get("thread_ts"),
+            value=approval_id,
+            blocks=message.get("blocks"),
+            response_url=self.slack.response_url(channel=channel, message_ts=message["ts"]),
+        )
+        return self.poster.post_action(payload)
+
+    def open_deny(self, approval_id: str, *, user: str) -> dict[str, Any]:
+        """Someone clicks Deny on the approval message: the modal the bot opened for them."""
+        opened = len(self.slack.calls("views.open"))
+        self.click(ids.DENY_ACTION, approval_id, user=user)
+        call = self.slack.wait_for("views.open", count=opened + 1)[-1]
+        return dict(call.response["view"])
+
+    def submit_deny(
+        self, approval_id: str, *, user: str, reason: str | None, view: dict[str, Any] | None = None
+    ) -> PostResult:
+        """Someone submits the deny modal (opened by clicking Deny first, unless ``view`` is given)."""
+        view = view if view is not None else self.open_deny(approval_id, user=user)
+        payload = slack_requests.view_submission(
+            callback_id=ids.DENY_MODAL_CALLBACK,
+            user_id=user,
+            view_id=view["id"],
+            external_id=view.get("external_id", ""),
+            private_metadata=view["private_metadata"],
+            values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}},
+        )
+        return self.poster.post_view_submission(payload)
+
+    def open_home(self, user: str) -> dict[str, Any]:
+        """Someone opens the App Home tab: the view the bot published for them."""
+        event = {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
+        assert self.poster.post_event(slack_requests.event_callback(event)).status == 200
+        self.drain()  # the tab is built and published by the outbox
+        view = self.slack.home_view(user)
+        assert view is not None
+        return view
+
+    def click_home(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
+        """Someone clicks a button on their App Home tab."""
+        return self.poster.post_action(home_click(action_id, approval_id, user=user))
+
+    def thread_texts(self, thread_ts: str) -> list[str]:
+        """Texts of the messages in a thread, in order."""
+        return [message.get("text", "") for message in self.slack.messages(CHANNEL, thread_ts=thread_ts)]
+
+    def ephemeral_texts(self, user: str) -> list[str]:
+        """Ephemeral texts shown to ``user``."""
+        return [
+            call.args.get("text", "")
+            for call in self.slack.calls("chat.postEphemeral")
+            if call.args.get("user") == user
+        ]
+
+
+def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
+    """A click on the App Home tab, as Slack sends it: no channel, no message, a view container."""
+    payload = slack_requests.block_actions(
+        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id
+    )
+    for key in ("channel", "message"):
+        payload.pop(key, None)
+    payload["container"] = {"type": "view", "view_id": "V0HOME"}
+    payload["view"] = {"id": "V0HOME", "type": "home"}
+    return payload
+
+
+def _approval_id(message: dict[str, Any]) -> str | None:
+    """The approval id of an approval message, decided or not (``None`` for other messages)."""
+    for block in message.get("blocks") or []:
+        block_id = str(block.get("block_id", ""))
+        for prefix in (blocks.ACTIONS_BLOCK_PREFIX, blocks.DECISION_BLOCK_PREFIX):
+            if block_id.startswith(prefix):
+                return block_id.removeprefix(prefix)
+    return None
+
+
+def is_decided(message: dict[str, Any]) -> bool:
+    """Whether the approval message shows a decision (and no buttons)."""
+    block_ids = [str(block.get("block_id", "")) for block in message.get("blocks") or []]
+    return any(b.startswith(blocks.DECISION_BLOCK_PREFIX) for b in block_ids) and not any(
+        b.startswith(blocks.ACTIONS_BLOCK_PREFIX) for b in block_ids
+    )
+
+
+@contextmanager
+def running_bot(
+    redis_client: redis.Redis,
+    *,
+    agent_factory: Any = None,
+    policy_path: Any = None,
+    usergroups: dict[str, list[str]] | None = None,
+    clock: Any = None,
+) -> Iterator[Bot]:
+    """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``)."""
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(usergroups=usergroups or {}, users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
+        settings = Settings(
+            slack_bot_token=SecretStr(slack.token),
+            slack_signing_secret=SecretStr(SIGNING_SECRET),
+            slack_api_url=slack.url,
+            approval_policy=policy_path,
+        )
+        extra = {"clock": clock} if clock is not None else {}
+        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
+        services.jobs.ensure_group()
+        app = build_app(settings, services)
+        with (
+            serve_wsgi(guarded_wsgi_app(app, settings, services)) as base_url,
+            SignedPoster(base_url, SIGNING_SECRET) as poster,
+        ):
+            yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url)
+
+
+def demo_factory(*, session_id: str, store: Any) -> Agent:
+    """The demonstration operations agent (the bot's default)."""
+    return build_operations_agent(session_id=session_id, store=store)

@@ -1,0 +1,87 @@
+"""The timed policy keys: quorum, escalation ladders with rotations, claims, reminders, expiry."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bot.domain.policy_file import PolicyError, load_policy
+from bot.domain.records import LevelRecord
+
+LADDER = """\
+rotations:
+  primary:
+    members: [U0ALICE, U0BOB]
+    shift: 7d
+    handoff: "09:00"
+    timezone: Europe/Berlin
+    starts: 2026-11-02
+rules:
+  - name: deploys
+    match: {tools: [deploy]}
+    quorum: 2
+    escalation:
+      levels:
+        - after: 15m
+          targets: {usergroups: [S0ONCALL]}
+        - after: 1h30m
+          targets: {rotation: primary, users: [U0LEAD]}
+      repeat: 1
+    claim: {pause: 30m}
+    reminders: {every: 600}
+    expiry: {after: 4h, outcome: deny}
+  - name: reads
+    match: {tools: [read_logs]}
+    low_risk: true
+    expiry: {after: 1d, outcome: approve}
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "policy.yml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_a_full_ladder_is_recorded_on_the_request_in_seconds(tmp_path: Path) -> None:
+    book = load_policy(_write(tmp_path, LADDER))
+    summary = book.for_call(tool="deploy", interrupt_name="approval").summary()
+
+    assert summary.quorum == 2
+    assert summary.levels == (
+        LevelRecord(after_s=900, usergroups=("S0ONCALL",)),
+        LevelRecord(after_s=5400, users=("U0LEAD",), rotation="primary"),
+    )
+    assert (summary.repeat, summary.claim_pause_s, summary.remind_every_s) == (1, 1800, 600)
+    assert (summary.expire_after_s, summary.expiry_outcome) == (14400, "deny")
+    assert book.rotations["primary"].members == ("U0ALICE", "U0BOB")
+    reads = book.for_call(tool="read_logs", interrupt_name="approval").summary()
+    assert (reads.expire_after_s, reads.expiry_outcome) == (86400, "approve")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            LADDER.replace("rotation: primary", "rotation: secondary"),
+            "line 17, rules[0].escalation.levels[1].targets.rotation: "
+            "unknown rotation 'secondary' (rotations: primary)",
+        ),
+        (
+            LADDER.replace("    low_risk: true\n", ""),
+            "rules[1].expiry.outcome: 'approve' on expiry needs 'low_risk: true' on the same rule",
+        ),
+        (
+            LADDER.replace("after: 15m", "after: soon"),
+            "line 14, rules[0].escalation.levels[0].after: expected a duration like 90, '15m' or '1h30m', got 'soon'",
+        ),
+        (LADDER.replace("quorum: 2", "quorum: 0"), "line 11, rules[0].quorum"),
+        (LADDER.replace("targets: {usergroups: [S0ONCALL]}", "targets: {}"), "needs users, usergroups or a rotation"),
+        (LADDER.replace("outcome: deny", "outcome: shrug"), "line 21, rules[0].expiry.outcome"),
+        (LADDER.replace("timezone: Europe/Berlin", "timezone: Mars/Base"), "unknown time zone 'Mars/Base'"),
+    ],
+)
+def test_ladder_errors_name_the_field_and_line(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(PolicyError) as raised:
+        load_policy(_write(tmp_path, text))
+    assert expected in str(raised.value)
