@@ -5,9 +5,10 @@ Run: ``python -m bench.escalation [--due 50] [--small 100] [--large 100000] [--r
 Two Redis databases on one real server hold the two schedules; each has the same ``--due``
 real approvals whose reminders are due every round, the rest are entries due in a year. Each
 round moves the shared clock by the reminder interval and runs one full tick on each side
-(claim what is due, load each approval, post the reminder through the outbox, audit it,
+(claim what is due, load the approvals, post each reminder through the outbox, audit it,
 reschedule it), alternating which side goes first. The goal is a ratio near 1: a tick costs in
-proportion to what is due, not to what is pending.
+proportion to what is due, not to what is pending; and it works in batches: the Redis round trips
+of each tick are counted on the client's connections (a pipeline is one) and printed.
 """
 
 import argparse
@@ -20,11 +21,13 @@ import redis
 from slack_sdk import WebClient
 
 from bench.fixtures import synthetic_request
+from bench.round_trips import RoundTrips, counting_client
 from bot.domain.clock import ManualClock, epoch_ms
 from bot.domain.policy import PolicyBook
 from bot.domain.records import PolicySummary
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
+from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
@@ -71,8 +74,8 @@ def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int
             entry = json.dumps(
                 {"session_id": "T0:C0:1.1", "approval_id": f"idle{index:08d}", "kind": "remind", "step": 0}
             )
-            pipeline.hset("signoff:schedule:entries", entry_id, entry)
-            pipeline.zadd("signoff:schedule", {entry_id: far})
+            pipeline.hset(keys.SCHEDULE_ENTRIES, entry_id, entry)
+            pipeline.zadd(keys.SCHEDULE_DUE, {entry_id: far})
         pipeline.execute()
 
 
@@ -86,32 +89,40 @@ def main() -> None:
     args = parser.parse_args()
     clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
     with RedisServer() as server:
-        sides = {
-            "small": redis.Redis.from_url(server.url.removesuffix("/0") + "/0"),
-            "large": redis.Redis.from_url(server.url.removesuffix("/0") + "/1"),
+        counted = {
+            "small": counting_client(server.url.removesuffix("/0") + "/0"),
+            "large": counting_client(server.url.removesuffix("/0") + "/1"),
         }
+        sides = {name: client for name, (client, _trips) in counted.items()}
+        trips: dict[str, RoundTrips] = {name: counter for name, (_client, counter) in counted.items()}
         _populate(sides["small"], clock, due=args.due, pending=args.small)
         _populate(sides["large"], clock, due=args.due, pending=args.large)
         escalators = {name: _escalator(client, clock) for name, client in sides.items()}
         timings: dict[str, list[float]] = {"small": [], "large": []}
         fired: dict[str, list[int]] = {"small": [], "large": []}
+        round_trips: dict[str, list[int]] = {"small": [], "large": []}
         for round_index in range(args.rounds + 1):
             clock.advance(EVERY_S)
             order = ["small", "large"] if round_index % 2 == 0 else ["large", "small"]
             for name in order:
+                sent_before = trips[name].count
                 started = time.perf_counter()
                 count = escalators[name].tick(limit=args.due * 2)
                 elapsed = time.perf_counter() - started
-                if round_index:  # the first round warms caches and scripts up
+                if round_index:  # the first round warms caches, connections and scripts up
                     timings[name].append(elapsed)
                     fired[name].append(count)
-        pending = {name: int(client.zcard("signoff:schedule")) for name, client in sides.items()}
+                    round_trips[name].append(trips[name].count - sent_before)
+        pending = {name: int(client.zcard(keys.SCHEDULE_DUE)) for name, client in sides.items()}
 
     small, large = statistics.median(timings["small"]), statistics.median(timings["large"])
     print(f"escalation tick: {args.due} due reminders per tick, {args.rounds} rounds, one real Redis")
     print(f"  {pending['small']:>7} pending: median {small * 1000:7.2f} ms per tick (fired {set(fired['small'])})")
     print(f"  {pending['large']:>7} pending: median {large * 1000:7.2f} ms per tick (fired {set(fired['large'])})")
     print(f"  ratio large/small: {large / small:.2f}x")
+    per_tick = round_trips["small"] + round_trips["large"]
+    shown = f"{min(per_tick)}" if min(per_tick) == max(per_tick) else f"{min(per_tick)}-{max(per_tick)}"
+    print(f"round trips per tick: {shown} ({args.due} due reminders, counted on the client's connections)")
 
 
 if __name__ == "__main__":

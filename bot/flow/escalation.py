@@ -5,10 +5,19 @@ ladder's first rung and the expiry, each an entry keyed ``<approval id>:<kind>``
 sorted set of due times (``bot.store.due``). Any number of workers tick; each due entry is taken by
 exactly one; a tick reads only what is due. A decision deletes the three entries in its own
 atomic step, so nothing fires after it. A claim pushes the next rung back by the claim's pause.
+
+A tick works in batches, three round trips whatever is due: claim the due entries, read their
+approvals (one pipeline), then write every step (one pipeline of fenced writes: its posts, audit
+record, level and next step). Each step's writes are atomic and apply only while this tick's claim
+still holds the entry, so a step overtaken by a decision, a claim pause, or another worker whose
+claim followed an expired lease writes nothing; a worker that dies before writing loses nothing,
+the entry comes back when its lease runs out. Only an expiry that decides costs one more round
+trip (the decision itself).
 """
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final, Literal
@@ -24,27 +33,13 @@ from bot.render import messages
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
-from bot.store.due import DueQueue
+from bot.store.due import DueQueue, FencedWrites
 from bot.store.outbox import Outbox, OutboxEntry
 
 logger = logging.getLogger(__name__)
 
 ScheduleKind = Literal["remind", "escalate", "expire"]
 _LEASE_S: Final = 60
-
-# KEYS: approval hash, schedule due, schedule entries. ARGV: entry id, entry JSON, due ms.
-# Reschedules a step unless a decision landed meanwhile (the decision deleted the entry; a step
-# fired concurrently must not bring it back).
-_AGAIN_IF_OPEN: Final = """
-if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[3], ARGV[1])
-  return 0
-end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-return 1
-"""
 
 
 @dataclass(frozen=True)
@@ -74,13 +69,20 @@ class Due:
         return cls(data["session_id"], data["approval_id"], data["kind"], int(data["step"]))
 
 
+@dataclass(frozen=True)
+class Step:
+    """A claimed entry and what firing it writes: applied at once, and only while the claim holds."""
+
+    due: Due
+    writes: FencedWrites
+
+
 class Schedule:
     """The due queue of reminders, escalations and expiries."""
 
     def __init__(self, client: redis.Redis, *, clock: Clock = system_clock) -> None:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
-        self._again = client.register_script(_AGAIN_IF_OPEN)
         self._queue = DueQueue(
             client, due_key=keys.SCHEDULE_DUE, entries_key=keys.SCHEDULE_ENTRIES, now_ms=lambda: epoch_ms(clock())
         )
@@ -99,18 +101,25 @@ class Schedule:
                 at = request.created_at + timedelta(seconds=after_s)
                 self._queue.add(pipeline, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
 
-    def take(self, *, limit: int) -> list[Due]:
-        """Claim what is due (each entry goes to exactly one caller)."""
-        return [Due.from_json(text) for _entry_id, text in self._queue.claim(lease_s=_LEASE_S, limit=limit)]
+    def take(self, *, limit: int) -> list["Step"]:
+        """Claim what is due (each entry goes to exactly one caller), as steps to write with ``apply``."""
+        leased = self._queue.lease(lease_s=_LEASE_S, limit=limit)
+        return [
+            Step(Due.from_json(text), self._queue.fenced(entry_id, lease_until_ms=leased.until_ms))
+            for entry_id, text in leased.entries
+        ]
 
-    def done(self, due: Due) -> None:
-        """Nothing more to do for this entry."""
-        self._queue.complete(due.entry_id)
+    def done(self, step: "Step") -> None:
+        """Nothing more to do for the step's entry (written with the step)."""
+        self._queue.remove(step.writes, step.due.entry_id)
 
-    def again(self, due: Due, *, at: datetime) -> bool:
-        """Run ``due`` (possibly a later step) at ``at``, unless its request was decided meanwhile."""
-        keys_ = [keys.approval(due.session_id, due.approval_id), keys.SCHEDULE_DUE, keys.SCHEDULE_ENTRIES]
-        return bool(self._again(keys=keys_, args=[due.entry_id, due.to_json(), epoch_ms(at)]))
+    def again(self, step: "Step", due: Due, *, at: datetime) -> None:
+        """Run ``due`` (the step's entry, possibly a later step) at ``at`` (written with the step)."""
+        self._queue.add(step.writes, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
+
+    def apply(self, steps: Sequence["Step"]) -> list[bool]:
+        """Write every step in one round trip; per step, whether it applied (its claim still held)."""
+        return self._queue.apply([step.writes for step in steps]) if steps else []
 
     def pending(self) -> int:
         """Entries waiting, due or not."""
@@ -141,40 +150,48 @@ class Escalator:
         self._clock = clock
 
     def tick(self, *, limit: int = 100) -> int:
-        """Fire what is due; return how many entries were handled."""
-        taken = self._schedule.take(limit=limit)
-        for due in taken:
+        """Fire what is due, in batches; return how many entries were handled."""
+        steps = self._schedule.take(limit=limit)
+        if not steps:
+            return 0
+        approvals = self._approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
+        planned = []
+        for step, approval in zip(steps, approvals, strict=True):
             try:
-                self.fire(due)
+                self.plan(step, approval)
             except Exception:
-                logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", due.entry_id)
-        return len(taken)
+                logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
+                continue
+            planned.append(step)
+        for step, applied in zip(planned, self._schedule.apply(planned), strict=True):
+            if not applied:
+                logger.info("entry=<%s> | step not written: decided, paused or taken over meanwhile", step.due.entry_id)
+        return len(steps)
 
-    def fire(self, due: Due) -> None:
-        """Do one scheduled step (a decided or vanished request just drops it)."""
-        approval = self._approvals.get_readable(due.session_id, due.approval_id)
+    def plan(self, step: Step, approval: Approval | None) -> None:
+        """Put one scheduled step's writes on ``step`` (a decided or vanished request just drops it)."""
         if approval is None or approval.decision is not None:
-            self._schedule.done(due)
+            self._schedule.done(step)
             return
-        if due.kind == "remind":
-            self._remind(due, approval)
-        elif due.kind == "escalate":
-            self._escalate(due, approval)
+        if step.due.kind == "remind":
+            self._remind(step, approval)
+        elif step.due.kind == "escalate":
+            self._escalate(step, approval)
         else:
-            self._expire(due, approval)
+            self._expire(step, approval)
 
-    def _remind(self, due: Due, approval: Approval) -> None:
+    def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request
-        self._post(request, messages.reminder(request, waited=self._waited(request)))
-        self._audit.record("reminder", session_id=request.session_id, approval_id=request.approval_id)
+        self._post(step, request, messages.reminder(request, waited=self._waited(request)))
+        self._audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
         every = request.policy.remind_every_s or 0
-        self._schedule.again(due, at=self._clock() + timedelta(seconds=every))
+        self._schedule.again(step, step.due, at=self._clock() + timedelta(seconds=every))
 
-    def _escalate(self, due: Due, approval: Approval) -> None:
-        request = approval.request
+    def _escalate(self, step: Step, approval: Approval) -> None:
+        due, request = step.due, approval.request
         now = self._clock()
         if approval.claimed_until_ms is not None and approval.claimed_until_ms > epoch_ms(now):
-            self._schedule.again(due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
+            self._schedule.again(step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
             return
         levels = request.policy.levels
         level = levels[due.step % len(levels)]
@@ -184,6 +201,7 @@ class Escalator:
         users = tuple(dict.fromkeys((*level.users, *((on_call_user,) if on_call_user else ()))))
         number = due.step % len(levels) + 1
         self._post(
+            step,
             request,
             messages.escalation(
                 request, level=number, users=users, usergroups=level.usergroups, waited=self._waited(request)
@@ -191,9 +209,10 @@ class Escalator:
         )
         if on_call_user is not None:
             payload = {"session_id": request.session_id, "approval_id": request.approval_id, "user": on_call_user}
-            self._outbox.send_later(OutboxEntry("post_approval_copy", payload))
-        self._approvals.set_level(request.session_id, request.approval_id, number)
-        self._audit.record(
+            self._outbox.add(step.writes, OutboxEntry("post_approval_copy", payload))
+        self._approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
+        self._audit.add(
+            step.writes,
             "escalation",
             session_id=request.session_id,
             approval_id=request.approval_id,
@@ -205,33 +224,38 @@ class Escalator:
         next_step = due.step + 1
         if next_step < len(levels) * (request.policy.repeat + 1):
             after = levels[next_step % len(levels)].after_s
-            self._schedule.again(
-                Due(due.session_id, due.approval_id, "escalate", next_step), at=now + timedelta(seconds=after)
-            )
+            following = Due(due.session_id, due.approval_id, "escalate", next_step)
+            self._schedule.again(step, following, at=now + timedelta(seconds=after))
         else:
-            self._schedule.done(due)
+            self._schedule.done(step)
 
-    def _expire(self, due: Due, approval: Approval) -> None:
+    def _expire(self, step: Step, approval: Approval) -> None:
         request = approval.request
         outcome = request.policy.expiry_outcome
         if outcome == "keep":
-            self._post(request, messages.expired_kept())
-            self._audit.record("expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep")
-            self._schedule.done(due)
+            self._post(step, request, messages.expired_kept())
+            self._audit.add(
+                step.writes, "expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep"
+            )
+            self._schedule.done(step)
             return
+        # The decision (its own atomic step, first one wins) deletes the request's entries: the
+        # audit record that follows it must not depend on the claim any more.
         result = self._decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
-        self._audit.record(
+        step.writes.drop_fence()
+        self._audit.add(
+            step.writes,
             "expiry",
             session_id=request.session_id,
             approval_id=request.approval_id,
             outcome=outcome,
             result=result.status,
         )
-        self._schedule.done(due)
+        self._schedule.done(step)
 
-    def _post(self, request: ApprovalRequest, text: str) -> None:
+    def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
         payload = {"channel": request.channel_id, "thread_ts": request.thread_ts, "text": text}
-        self._outbox.send_later(OutboxEntry("post_message", payload))
+        self._outbox.add(step.writes, OutboxEntry("post_message", payload))
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
         return self._clock() - request.created_at

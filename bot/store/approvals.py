@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.store import keys
+from bot.store.due import FencedWrites
 from bot.store.outbox import OutboxEntry
 
 logger = logging.getLogger(__name__)
@@ -230,41 +231,25 @@ class ApprovalStore:
             ApprovalDataError: The stored data is not a valid approval.
         """
         pipeline = self._client.pipeline(transaction=False)
-        pipeline.hgetall(keys.approval(session_id, approval_id))
-        pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
-        pipeline.smembers(keys.votes(session_id, approval_id))
+        _read(pipeline, session_id, approval_id)
         fields, replies, votes = pipeline.execute()
-        if not fields:
-            return None
-        try:
-            decoded = {_text(key): _text(value) for key, value in fields.items()}
-            request = ApprovalRequest.model_validate_json(decoded["request"])
-            if "message_ts" in decoded:
-                request = request.model_copy(update={"message_ts": decoded["message_ts"]})
-            decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
-            discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
-            copies = {
-                name.removeprefix("copy:"): _channel_and_ts(value)
-                for name, value in decoded.items()
-                if name.startswith("copy:")
-            }
-            claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
-            level = int(decoded.get("level", "0"))
-            version = int(decoded.get("version", "0"))
-        except (KeyError, ValueError, ValidationError) as error:
-            raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
-        return Approval(
-            request,
-            decision,
-            discussion,
-            frozenset(_text(vote) for vote in votes),
-            decoded.get("claimed_by"),
-            claimed_until,
-            level,
-            copies,
-            version,
-            decoded.get("post_entry"),
-        )
+        return _approval(approval_id, fields, replies, votes)
+
+    def get_many_readable(self, ids: Sequence[tuple[str, str]]) -> list[Approval | None]:
+        """``get_readable`` of many ``(session_id, approval_id)`` pairs in one round trip, in their order."""
+        pipeline = self._client.pipeline(transaction=False)
+        for session_id, approval_id in ids:
+            _read(pipeline, session_id, approval_id)
+        replies = pipeline.execute()
+        approvals: list[Approval | None] = []
+        for index, (session_id, approval_id) in enumerate(ids):
+            fields, discussion, votes = replies[3 * index : 3 * index + 3]
+            try:
+                approvals.append(_approval(approval_id, fields, discussion, votes))
+            except ApprovalDataError as error:
+                self.quarantine(session_id, approval_id, why=str(error))
+                approvals.append(None)
+        return approvals
 
     def find_readable(self, approval_id: str) -> Approval | None:
         """``find`` for readers that list many approvals: an unreadable one is quarantined and skipped (``None``)."""
@@ -361,9 +346,9 @@ class ApprovalStore:
         """A direct-message copy of the approval message (updated with the original), for ``complete_post``."""
         return keys.approval(request.session_id, request.approval_id), [(f"copy:{user}", copy_value(channel, ts))]
 
-    def set_level(self, session_id: str, approval_id: str, level: int) -> None:
-        """Record how far up the escalation ladder the request went."""
-        self._client.hset(keys.approval(session_id, approval_id), "level", level)
+    def set_level(self, session_id: str, approval_id: str, level: int, *, target: FencedWrites | None = None) -> None:
+        """Record how far up the escalation ladder the request went (through ``target``: with the caller's writes)."""
+        (target or self._client).hset(keys.approval(session_id, approval_id), "level", level)
 
     def open_ids(self, session_id: str) -> set[str]:
         """Approval ids of the session still waiting for a decision."""
@@ -470,6 +455,52 @@ class ApprovalStore:
             args=[user, int(until.timestamp() * 1000), f"{request.approval_id}:escalate"],
         )
         return _text(result)
+
+
+def _read(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:
+    """Queue the reads one approval is made of (its hash, discussion and votes)."""
+    pipeline.hgetall(keys.approval(session_id, approval_id))
+    pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
+    pipeline.smembers(keys.votes(session_id, approval_id))
+
+
+def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes], votes: set[bytes]) -> Approval | None:
+    """The approval the reads of ``_read`` returned (``None``: there is none).
+
+    Raises:
+        ApprovalDataError: The stored data is not a valid approval.
+    """
+    if not fields:
+        return None
+    try:
+        decoded = {_text(key): _text(value) for key, value in fields.items()}
+        request = ApprovalRequest.model_validate_json(decoded["request"])
+        if "message_ts" in decoded:
+            request = request.model_copy(update={"message_ts": decoded["message_ts"]})
+        decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
+        discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
+        copies = {
+            name.removeprefix("copy:"): _channel_and_ts(value)
+            for name, value in decoded.items()
+            if name.startswith("copy:")
+        }
+        claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
+        level = int(decoded.get("level", "0"))
+        version = int(decoded.get("version", "0"))
+    except (KeyError, ValueError, ValidationError) as error:
+        raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
+    return Approval(
+        request,
+        decision,
+        discussion,
+        frozenset(_text(vote) for vote in votes),
+        decoded.get("claimed_by"),
+        claimed_until,
+        level,
+        copies,
+        version,
+        decoded.get("post_entry"),
+    )
 
 
 def copy_value(channel: str, ts: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Literal, TextIO
 import redis
 
 from bot.store import keys
+from bot.store.due import FencedWrites
 
 ExportFormat = Literal["jsonl", "csv"]
 CSV_COLUMNS = ("id", "at", "event", "actor", "session_id", "details")
@@ -64,14 +65,14 @@ class Audit:
 
     def add(
         self,
-        target: redis.Redis | redis.client.Pipeline,
+        target: redis.Redis | redis.client.Pipeline | FencedWrites,
         event: str,
         *,
         session_id: str = "",
         actor: str = "",
         **details: Any,
     ) -> None:
-        """Append one event through ``target`` (a pipeline joins the caller's transaction)."""
+        """Append one event through ``target`` (a pipeline or fenced writes: with the caller's other writes)."""
         fields = {
             "event": event,
             "actor": actor,

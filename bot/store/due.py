@@ -6,10 +6,15 @@ pending; an entry claimed by a process that dies comes back when its lease runs 
 number of processes may claim at once, and each entry is taken by exactly one.
 """
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import redis
+from redis.exceptions import NoScriptError
+
+logger = logging.getLogger(__name__)
 
 # KEYS: due zset, entries hash, [claims hash]. ARGV: now ms, lease ms, limit.
 # Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
@@ -30,6 +35,106 @@ for _, id in ipairs(ids) do
 end
 return out
 """
+
+# KEYS: 1 the due zset holding the fence, 2.. the keys the writes touch.
+# ARGV: 1 entry id ('' = no fence), 2 the claim's lease end (ms), then per write: key index, argument
+#       count, command, arguments.
+# Applies the writes only while the claim still holds the entry: its due time is still the lease end
+# this claim set. A decision deleted it, or the lease ran out and another holder claimed it (a later
+# lease end), or someone pushed it back: then nothing is written. Returns 1 if the writes applied.
+_FENCED: Final = """
+if ARGV[1] ~= '' then
+  local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if (not held) or tonumber(held) ~= tonumber(ARGV[2]) then return 0 end
+end
+local index = 3
+while index <= #ARGV do
+  local count = tonumber(ARGV[index + 1])
+  redis.call(ARGV[index + 2], KEYS[tonumber(ARGV[index])], unpack(ARGV, index + 3, index + 2 + count))
+  index = index + 3 + count
+end
+return 1
+"""
+
+
+@dataclass
+class FencedWrites:
+    """Writes that apply only while one claim of an entry still holds it (``DueQueue.apply``).
+
+    It offers the pipeline methods the owners' write helpers call (``hset``, ``zadd``, ``xadd``...),
+    so each owner writes its own records through it as through a transaction; they apply atomically,
+    or not at all when the claim was overtaken.
+
+    Attributes:
+        entry_id: The claimed entry (``None``: no fence, the writes always apply).
+        lease_until_ms: The lease end the claim set (the fence).
+        keys: The keys written, the due zset first.
+    """
+
+    entry_id: str | None
+    lease_until_ms: int
+    keys: list[str]
+    args: list[str | int | float] = field(default_factory=list)
+
+    def drop_fence(self) -> None:
+        """Apply these writes whatever happened to the entry (it was consumed on purpose, e.g. by a decision)."""
+        self.entry_id = None
+
+    def hset(
+        self,
+        name: str,
+        key: str | None = None,
+        value: str | int | None = None,
+        *,
+        mapping: Mapping[str, str | int] | None = None,
+    ) -> None:
+        """``HSET``."""
+        pairs = [
+            *((key, value) if key is not None and value is not None else ()),
+            *(item for pair in (mapping or {}).items() for item in pair),
+        ]
+        self._write("HSET", name, *pairs)
+
+    def hdel(self, name: str, *fields: str) -> None:
+        """``HDEL``."""
+        self._write("HDEL", name, *fields)
+
+    def zadd(self, name: str, mapping: Mapping[str, int | float]) -> None:
+        """``ZADD`` (member -> score)."""
+        self._write("ZADD", name, *(item for member, score in mapping.items() for item in (score, member)))
+
+    def zrem(self, name: str, *members: str) -> None:
+        """``ZREM``."""
+        self._write("ZREM", name, *members)
+
+    def lpush(self, name: str, *values: str) -> None:
+        """``LPUSH``."""
+        self._write("LPUSH", name, *values)
+
+    def ltrim(self, name: str, start: int, end: int) -> None:
+        """``LTRIM``."""
+        self._write("LTRIM", name, start, end)
+
+    def xadd(self, name: str, fields: Mapping[str, str]) -> None:
+        """``XADD`` with an id the server assigns."""
+        self._write("XADD", name, "*", *(item for pair in fields.items() for item in pair))
+
+    def _write(self, command: str, key: str, *arguments: Any) -> None:
+        if key not in self.keys:
+            self.keys.append(key)
+        self.args.extend([self.keys.index(key) + 1, len(arguments), command, *arguments])
+
+    def script_args(self) -> list[str | int | float]:
+        """ARGV of the fenced-writes script."""
+        return [self.entry_id or "", self.lease_until_ms, *self.args]
+
+
+@dataclass(frozen=True)
+class Leased:
+    """Entries a claim took (``(id, entry)`` pairs) and the lease end it set on them (the fence of their writes)."""
+
+    until_ms: int
+    entries: list[tuple[str, str]]
 
 
 class DueQueue:
@@ -55,9 +160,10 @@ class DueQueue:
         self.claims_key = claims_key
         self._now_ms = now_ms
         self._claim = client.register_script(_CLAIM)
+        self._fenced = client.register_script(_FENCED)
 
-    def add(self, pipeline: redis.client.Pipeline, entry_id: str, entry: str, *, due_ms: int) -> None:
-        """Queue (or replace) an entry inside the caller's transaction."""
+    def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry_id: str, entry: str, *, due_ms: int) -> None:
+        """Queue (or replace) an entry inside the caller's transaction (or with the caller's fenced writes)."""
         pipeline.hset(self.entries_key, entry_id, entry)
         pipeline.zadd(self.due_key, {entry_id: due_ms})
 
@@ -67,10 +173,56 @@ class DueQueue:
 
     def claim_counted(self, *, lease_s: float, limit: int) -> list[tuple[str, str, int]]:
         """Like ``claim``, with how many times each entry was claimed so far (this claim included)."""
+        return self._claim_at(self._now_ms(), lease_ms=int(lease_s * 1000), limit=limit)
+
+    def lease(self, *, lease_s: float, limit: int) -> Leased:
+        """Like ``claim``, with the lease end: writes fenced by it (``fenced``) apply only while the claim holds."""
+        now_ms, lease_ms = self._now_ms(), int(lease_s * 1000)
+        claimed = self._claim_at(now_ms, lease_ms=lease_ms, limit=limit)
+        return Leased(now_ms + lease_ms, [(entry_id, entry) for entry_id, entry, _claims in claimed])
+
+    def _claim_at(self, now_ms: int, *, lease_ms: int, limit: int) -> list[tuple[str, str, int]]:
         keys = [self.due_key, self.entries_key, *([self.claims_key] if self.claims_key else [])]
-        flat = self._claim(keys=keys, args=[self._now_ms(), int(lease_s * 1000), limit])
+        flat = self._claim(keys=keys, args=[now_ms, lease_ms, limit])
         texts = [_text(item) for item in flat]
         return [(texts[index], texts[index + 1], int(texts[index + 2])) for index in range(0, len(texts), 3)]
+
+    def fenced(self, entry_id: str, *, lease_until_ms: int) -> FencedWrites:
+        """Writes for a claimed entry, applied by ``apply`` only while that claim still holds it."""
+        return FencedWrites(entry_id, lease_until_ms, [self.due_key])
+
+    def remove(self, writes: FencedWrites | redis.client.Pipeline, entry_id: str) -> None:
+        """Forget an entry inside the caller's writes."""
+        writes.zrem(self.due_key, entry_id)
+        writes.hdel(self.entries_key, entry_id)
+        if self.claims_key:
+            writes.hdel(self.claims_key, entry_id)
+
+    def apply(self, batch: Sequence[FencedWrites]) -> list[bool]:
+        """Apply each entry's fenced writes atomically, all of them in one round trip.
+
+        Returns, per entry, whether its writes applied (``False``: the claim was overtaken, or the
+        write failed; the error is logged and the entry comes back when its lease runs out).
+        """
+        results = self._run_fenced(batch)
+        missing = [index for index, result in enumerate(results) if isinstance(result, NoScriptError)]
+        if missing:  # the server lost its scripts (a restart, a failover): load it once, run those again
+            self._client.script_load(_FENCED)
+            for index, result in zip(missing, self._run_fenced([batch[index] for index in missing]), strict=True):
+                results[index] = result
+        applied = []
+        for writes, result in zip(batch, results, strict=True):
+            if isinstance(result, Exception):
+                logger.error("entry=<%s> | fenced writes failed: %s", writes.entry_id, result)
+            applied.append(result == 1)
+        return applied
+
+    def _run_fenced(self, batch: Sequence[FencedWrites]) -> list[Any]:
+        # EVALSHA straight into the pipeline: a registered script would first cost a SCRIPT EXISTS round trip.
+        pipeline = self._client.pipeline(transaction=False)
+        for writes in batch:
+            pipeline.evalsha(self._fenced.sha, len(writes.keys), *writes.keys, *writes.script_args())
+        return list(pipeline.execute(raise_on_error=False))
 
     def complete(self, entry_id: str) -> None:
         """Forget an entry."""

@@ -24,7 +24,7 @@ from typing import Any, Final
 import redis
 
 from bot.store import keys
-from bot.store.due import DueQueue, bytes_of
+from bot.store.due import DueQueue, FencedWrites, bytes_of
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +122,8 @@ class Outbox:
         )
         self._complete_post = client.register_script(_COMPLETE_POST)
 
-    def add(self, pipeline: redis.client.Pipeline, entry: OutboxEntry, *, delay_s: float = 0) -> None:
-        """Queue ``entry`` inside the caller's transaction."""
+    def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry: OutboxEntry, *, delay_s: float = 0) -> None:
+        """Queue ``entry`` inside the caller's transaction (or with the caller's fenced writes)."""
         self._queue.add(pipeline, entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
         pipeline.lpush(keys.OUTBOX_WAKE, "1")
         pipeline.ltrim(keys.OUTBOX_WAKE, 0, _WAKE_TOKENS_KEPT - 1)

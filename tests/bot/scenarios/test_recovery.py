@@ -12,7 +12,6 @@ import redis
 
 from agent import Agent, ScriptedModel
 from agent.models.scripted import text_turn
-from bot.flow.escalation import Due
 from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support import slack_requests
@@ -235,13 +234,3 @@ def test_a_failed_event_is_processed_when_slack_redelivers_it(redis_client: redi
         assert bot.poster.post_event(body, retry_num=1, timestamp=int(time.time()) - 2).status == 200
         bot.drain()
         assert len(bot.approval_messages()) == 1
-
-
-def test_a_decided_request_cannot_be_rescheduled_by_a_late_step(bot: Bot) -> None:
-    approval_id, session_id = bot.ask()
-    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
-    bot.drain()
-
-    late = Due(session_id, approval_id, "remind")
-    assert bot.services.schedule.again(late, at=bot.services.clock()) is False
-    assert bot.services.schedule.pending() == 0

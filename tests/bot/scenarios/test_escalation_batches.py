@@ -1,0 +1,152 @@
+"""The escalation tick in batches: a few round trips whatever is due, each step written only while its claim holds."""
+
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+
+from bench.round_trips import counting_client
+from bot.domain.clock import ManualClock
+from bot.flow.escalation import Step
+from bot.render import action_ids as ids
+from bot.services import build_services
+from bot.store import keys
+from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+
+REMINDERS = """\
+rules:
+  - name: service-changes
+    match: {tools: [restart_service]}
+    reminders: {every: 15m}
+"""
+LEASE_S = 60
+
+
+@contextmanager
+def _bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[tuple[Bot, ManualClock]]:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(textwrap.dedent(REMINDERS))
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        yield bot, clock
+
+
+def _requests(bot: Bot, count: int) -> list[str]:
+    for index in range(count):
+        bot.mention(f"restart checkout {index}")
+    bot.drain()
+    assert len(bot.approval_messages()) == count
+    return [bot.approval_id(index) for index in range(count)]
+
+
+def _take_and_plan(bot: Bot) -> list[Step]:
+    """What a tick does before it writes: claim what is due, read the approvals, plan every step."""
+    services = bot.services
+    steps = services.schedule.take(limit=100)
+    approvals = services.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
+    for step, approval in zip(steps, approvals, strict=True):
+        services.escalator.plan(step, approval)
+    return steps
+
+
+def _reminders(bot: Bot) -> list[str]:
+    return [text for text in bot.texts_posted() if "Still waiting" in text]
+
+
+def _audited_reminders(bot: Bot) -> list[str]:
+    return [entry.details["approval_id"] for entry in bot.services.audit.entries() if entry.event == "reminder"]
+
+
+def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    with _bot(redis_client, tmp_path) as (bot, clock):
+        _requests(bot, 12)
+        url = redis_client.connection_pool.connection_kwargs
+        counted, trips = counting_client(f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}")
+        escalator = build_services(bot.services.settings, redis_client=counted, agent_factory=demo_factory, clock=clock)
+        clock.advance(15 * 60)
+        assert escalator.escalator.tick() == 12  # the first tick also loads the scripts into the server
+
+        clock.advance(15 * 60)
+        before = trips.count
+        assert escalator.escalator.tick() == 12
+        assert trips.count - before == 3  # claim, read the approvals, write every step
+
+        bot.drain()
+        assert len(_reminders(bot)) == 24
+        assert sorted(_audited_reminders(bot)) == sorted([bot.approval_id(index) for index in range(12)] * 2)
+        assert bot.services.schedule.pending() == 12  # each reminder planned again
+
+
+def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twice(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    with _bot(redis_client, tmp_path) as (bot, clock):
+        approval_ids = _requests(bot, 5)
+        clock.advance(15 * 60)
+        services = bot.services
+
+        # A worker claims and plans every due step, then dies before writing them.
+        doomed = services.schedule.take(limit=100)
+        approvals = services.approvals.get_many_readable(
+            [(step.due.session_id, step.due.approval_id) for step in doomed]
+        )
+        for step, approval in zip(doomed, approvals, strict=True):
+            services.escalator.plan(step, approval)
+        assert len(doomed) == 5
+
+        bot.drain()
+        assert _reminders(bot) == []  # still leased to the dead worker
+        clock.advance(LEASE_S)
+        bot.drain()
+        assert len(_reminders(bot)) == 5  # the lease ran out: another worker fired them
+
+        # The "dead" worker was only stalled; its late writes are refused, nothing shows twice.
+        assert services.schedule.apply(doomed) == [False] * 5
+        bot.drain()
+        assert len(_reminders(bot)) == 5
+        assert sorted(_audited_reminders(bot)) == sorted(approval_ids)
+        assert services.schedule.pending() == 5
+
+
+def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    with _bot(redis_client, tmp_path) as (bot, clock):
+        approval_ids = _requests(bot, 3)
+        clock.advance(15 * 60)
+        services = bot.services
+        steps = services.schedule.take(limit=100)
+        approvals = services.approvals.get_many_readable(
+            [(step.due.session_id, step.due.approval_id) for step in steps]
+        )
+        for step, approval in zip(steps, approvals, strict=True):
+            services.escalator.plan(step, approval)
+
+        decided = steps[1].due.approval_id
+        bot.click(ids.APPROVE_ACTION, decided, user=APPROVER)
+        assert services.schedule.apply(steps) == [True, False, True]
+        bot.drain()
+
+        assert len(_reminders(bot)) == 2
+        assert sorted(_audited_reminders(bot)) == sorted(set(approval_ids) - {decided})
+        assert services.schedule.pending() == 2  # the decided request has nothing scheduled
+
+
+def test_an_unreadable_request_is_quarantined_and_the_others_fire(redis_client: redis.Redis, tmp_path: Path) -> None:
+    with _bot(redis_client, tmp_path) as (bot, clock):
+        approval_ids = _requests(bot, 3)
+        broken = approval_ids[0]
+        session_id = bot.services.approvals.session_of(broken)
+        assert session_id is not None
+        bot.corrupt(broken, session_id)
+        clock.advance(15 * 60)
+
+        assert bot.services.escalator.tick() == 3
+        bot.drain()
+        assert sorted(_audited_reminders(bot)) == sorted(approval_ids[1:])
+        assert broken in bot.services.approvals.quarantined()
+        assert not redis_client.hexists(keys.SCHEDULE_ENTRIES, f"{broken}:remind")  # dropped, not retried forever
