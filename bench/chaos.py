@@ -37,8 +37,8 @@ from typing import Any, Final
 import redis
 
 from bench.chaos_people import SHAPES, People, Session, is_final_answer, live_approval_id, shown_approval_id
-from bot.sandbox import requests
 from bot.sandbox.people import CHANNEL
+from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
@@ -286,7 +286,7 @@ def main() -> None:
         client = redis.Redis.from_url(server.url)
         slack = SandboxSlack(token=TOKEN, redis_client=client).start()
         port = _free_port()
-        slack.connect(requests.BotEndpoint(f"http://127.0.0.1:{port}/slack/events", SECRET))
+        slack.connect(SignedPoster(f"http://127.0.0.1:{port}", SECRET))
         environment = {
             **os.environ,
             "SLACK_BOT_TOKEN": TOKEN,

@@ -21,7 +21,7 @@ from typing import Any, Final
 from bench.chaos_agent import FINAL_PREFIX
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import requests
+from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import PageError, SandboxSlack
 
@@ -107,7 +107,7 @@ class People:
         message = self._slack.add_message(CHANNEL, user=user, text=text, thread_ts=thread_ts, team=self._slack.team_id)
         endpoint = self._slack.bot
         assert endpoint is not None
-        for event in requests.message_events(
+        for event in slack_requests.message_events(
             self._slack.space, user=user, channel=CHANNEL, text=text, ts=message["ts"], thread_ts=thread_ts
         ):
             deadline = time.monotonic() + _EVENT_RETRY_S
@@ -180,9 +180,9 @@ class People:
         return deny
 
 
-def _taken(endpoint: requests.BotEndpoint, event: dict[str, Any]) -> bool:
+def _taken(endpoint: slack_requests.SignedPoster, event: dict[str, Any]) -> bool:
     try:
-        return endpoint.event(event).status == 200
+        return endpoint.post_event(event).status == 200
     except OSError:  # refused or timed out (the web process is busy or restarting): not taken
         return False
 

@@ -23,7 +23,7 @@ from pydantic import SecretStr, ValidationError
 
 from bot.domain.clock import OffsetClock
 from bot.sandbox.people import POLICY_FILE
-from bot.sandbox.requests import BotEndpoint
+from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
@@ -102,7 +102,7 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[Sandb
             application = guarded_wsgi_app(build_app(settings, services), settings, services)
             bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
             threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
-            slack.connect(BotEndpoint(f"http://127.0.0.1:{bot_server.server_port}/slack/events", signing_secret))
+            slack.connect(SignedPoster(f"http://127.0.0.1:{bot_server.server_port}", signing_secret))
             yield slack
         finally:
             slack.close()

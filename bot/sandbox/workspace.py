@@ -2,19 +2,20 @@
 
 One HTTP server on one port serves three things:
 
-- ``/api/<method>`` and response URLs: the Web API (``bot.sandbox.web_api.FakeSlack``), what the bot's client calls;
+- ``/api/<method>`` and response URLs: the Web API (``bot.sandbox.slack_api.FakeSlack``), what the bot's client calls;
 - ``/`` and ``/static/*``: the page;
 - ``/sandbox/*``: what the page does as a person (post a message, click a button, submit or close a modal, move the
   clock) and what it reads (``/sandbox/state``, long-polled on the stand-in's ``version``).
 
-A person's actions become the requests Slack would send the bot (``bot.sandbox.requests``), signed with the sandbox's
-signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
+A person's actions become the requests Slack would send the bot (``bot.sandbox.slack_requests``), signed with the
+sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
 """
 
 import copy
 import json
 import mimetypes
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
@@ -22,9 +23,11 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 
 from bot.domain.clock import SANDBOX_OFFSET_KEY, OffsetClock
-from bot.sandbox import requests
+from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
-from bot.sandbox.web_api import FakeSlack, JsonDict, SlackError, _Reply
+from bot.sandbox.slack_api import FakeSlack, JsonDict, Method, Reply, SlackError
+from bot.sandbox.slack_api.state import WorkspaceState
+from bot.sandbox.slack_requests import PostResult, SignedPoster
 
 STATIC_DIR: Final = Path(__file__).with_name("static")
 _STATIC_FILES: Final = frozenset({"index.html", "app.js", "app.css"})
@@ -40,47 +43,47 @@ class SandboxSlack(FakeSlack):
     """The Web API stand-in with the page and its endpoints on the same port."""
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
-        super().__init__(token=token, team_id="T0SANDBOX", team="Signoff Sandbox")
+        super().__init__(
+            token=token, team_id="T0SANDBOX", team="Signoff Sandbox", timestamps=_real_time(), bind=(host, port)
+        )
         self.redis = redis_client
-        self.bind = (host, port)
-        self.bot: requests.BotEndpoint | None = None
-        self.space = requests.Workspace(self.team_id, "sandbox", self.app_id, self.bot_user_id, self.bot_id)
+        self.bot: SignedPoster | None = None
+        self.space = slack_requests.Team(self.team_id, "sandbox", self.app_id, self.bot_user_id, self.bot_id)
         self._trigger_users: dict[str, str] = {}
         self._view_owners: dict[str, str] = {}
         self._closed_views: set[str] = set()
-        self._last_ts = 0.0
+        self.methods["views.open"] = self._opened_by_a_person(self.methods["views.open"])
+        self.add_route("/", _static, exact=True)
+        self.add_route("/static/", _static)
+        self.add_route("/sandbox/", self._page_request)
         for person in PEOPLE:
             self.add_user(person.user_id, name=person.name, real_name=person.real_name, title=person.role)
         self.set_channel_members(CHANNEL, [self.bot_user_id, *(person.user_id for person in PEOPLE)])
 
-    def connect(self, bot: requests.BotEndpoint) -> None:
+    def connect(self, bot: SignedPoster) -> None:
         """Send people's actions to ``bot`` from now on."""
         self.bot = bot
 
-    # ------------------------------------------------------------------ Web API overrides (lock held)
+    # ------------------------------------------------------------------ Web API (lock held)
 
-    def _next_ts(self) -> str:
-        # Real time, as Slack's timestamps are (strictly increasing).
-        self._last_ts = max(time.time(), self._last_ts + 0.000001)
-        return f"{self._last_ts:.6f}"
+    def _opened_by_a_person(self, open_view: Method) -> Method:
+        """``views.open`` that takes only a trigger id a person's action made, and remembers whose modal it is."""
 
-    def _views_open(self, args: JsonDict) -> JsonDict:
-        answer = super()._views_open(args)
-        user = self._trigger_users.get(str(args.get("trigger_id")))
-        if user is None:
-            raise SlackError("invalid_trigger_id")
-        self._view_owners[answer["view"]["id"]] = user
-        return answer
+        def opened(state: WorkspaceState, args: JsonDict) -> JsonDict:
+            answer = open_view(state, args)
+            user = self._trigger_users.get(str(args.get("trigger_id")))
+            if user is None:
+                raise SlackError("invalid_trigger_id")
+            self._view_owners[answer["view"]["id"]] = user
+            return answer
+
+        return opened
 
     # ------------------------------------------------------------------ routing
 
-    def _handle(self, raw_path: str, headers: dict[str, str], body: bytes) -> _Reply:
+    def _page_request(self, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
         split = urlsplit(raw_path)
         path = split.path
-        if path == "/" or path.startswith("/static/"):
-            return _static(path)
-        if not path.startswith("/sandbox/"):
-            return super()._handle(raw_path, headers, body)
         try:
             query = {k: v[-1] for k, v in parse_qs(split.query).items()}
             data = json.loads(body) if body else {}
@@ -88,8 +91,8 @@ class SandboxSlack(FakeSlack):
                 raise PageError("expected a JSON object")
             answer = self._page(path.removeprefix("/sandbox/"), {**query, **data})
         except (PageError, ValueError, KeyError) as error:
-            return _Reply(400, json.dumps({"ok": False, "error": str(error)}).encode())
-        return _Reply(200, json.dumps({"ok": True, **answer}).encode(), headers={"Cache-Control": "no-store"})
+            return Reply.json(400, {"ok": False, "error": str(error)})
+        return Reply.json(200, {"ok": True, **answer}, headers={"Cache-Control": "no-store"})
 
     def _page(self, name: str, args: dict[str, Any]) -> JsonDict:
         if name == "state":
@@ -118,32 +121,33 @@ class SandboxSlack(FakeSlack):
     def state(self, user: str) -> JsonDict:
         """Everything the page shows to ``user``."""
         offset = OffsetClock(self.redis).offset_ms()
-        with self._cond:
-            channels = sorted({c for c in self._messages if c.startswith(("C", "G"))} | {CHANNEL})
+        with self.lock:
+            space = self.workspace
+            channels = sorted({c for c in space.messages if c.startswith(("C", "G"))} | {CHANNEL})
             dm = self.dm_channel(user)
             modal = next(
                 (
-                    copy.deepcopy(self._views[view_id])
-                    for view_id in reversed(list(self._views))
+                    copy.deepcopy(space.views[view_id])
+                    for view_id in reversed(list(space.views))
                     if self._view_owners.get(view_id) == user and view_id not in self._closed_views
                 ),
                 None,
             )
-            home_id = self._home_views.get(user)
+            home = space.home_view(user)
             return {
-                "version": self._version,
+                "version": self.version,
                 "team": self.team,
                 "bot": {"id": self.bot_user_id, "name": "signoff"},
                 "me": user,
                 "people": [person.__dict__ for person in PEOPLE],
-                "users": {uid: {"name": u["name"], "real_name": u["real_name"]} for uid, u in self._users.items()},
+                "users": {uid: {"name": u["name"], "real_name": u["real_name"]} for uid, u in space.users.items()},
                 "channels": [
-                    {"id": c, "name": _channel_name(c), "messages": self._channel_messages(c, None)} for c in channels
+                    {"id": c, "name": _channel_name(c), "messages": space.channel_messages(c, None)} for c in channels
                 ],
-                "dm": {"id": dm, "messages": self._channel_messages(dm, None)},
-                "ephemerals": [copy.deepcopy(e) for e in self._ephemerals if e.get("user") == user],
+                "dm": {"id": dm, "messages": space.channel_messages(dm, None)},
+                "ephemerals": [copy.deepcopy(e) for e in space.ephemerals if e.get("user") == user],
                 "modal": modal,
-                "home": copy.deepcopy(self._views[home_id]) if home_id else None,
+                "home": copy.deepcopy(home),
                 "clock": {"offset_ms": offset, "now_ms": int(time.time() * 1000) + offset},
                 "connected": self.bot is not None,
             }
@@ -157,21 +161,24 @@ class SandboxSlack(FakeSlack):
             raise PageError("empty message")
         if text.startswith("/"):
             command, _, rest = text.partition(" ")
-            fields = requests.slash_command(
-                self.space,
-                user=user,
-                channel=channel,
+            fields = slack_requests.slash_command(
                 command=command,
+                user_id=user,
+                channel_id=channel,
                 text=rest.strip(),
+                team_id=self.team_id,
+                api_app_id=self.app_id,
+                team_domain=self.space.team_domain,
+                channel_name=channel.lower(),
                 trigger_id=self._trigger(user),
                 response_url=self.response_url(channel, None, user),
             )
-            return self._bot_answer(self._bot().command(fields))
+            return self._bot_answer(self._bot().post_command(fields))
         text = text.replace("@signoff", f"<@{self.bot_user_id}>")
         message = self.add_message(channel, user=user, text=text, thread_ts=thread_ts, team=self.team_id)
         answers = [
-            self._bot().event(event)
-            for event in requests.message_events(
+            self._bot().post_event(event)
+            for event in slack_requests.message_events(
                 self.space, user=user, channel=channel, text=text, ts=message["ts"], thread_ts=thread_ts
             )
         ]
@@ -179,9 +186,11 @@ class SandboxSlack(FakeSlack):
 
     def click(self, user: str, channel: str, ts: str, action_id: str) -> JsonDict:
         """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts``."""
-        with self._cond:
-            message = self._find(channel, ts)
-            ephemeral = next((e for e in self._ephemerals if e.get("message_ts") == ts and e.get("user") == user), None)
+        with self.lock:
+            message = self.workspace.find(channel, ts)
+            ephemeral = next(
+                (e for e in self.workspace.ephemerals if e.get("message_ts") == ts and e.get("user") == user), None
+            )
             target = copy.deepcopy(message if message is not None else ephemeral)
         if target is None:
             raise PageError("no such message")
@@ -190,18 +199,27 @@ class SandboxSlack(FakeSlack):
             raise PageError(f"no button {action_id!r} on that message")
         block_id, action = found
         target.setdefault("ts", ts)
-        payload = requests.block_actions(
-            self.space,
-            user=user,
-            channel=channel,
-            message=target,
-            action=action,
+        text = action.get("text")
+        payload = slack_requests.block_actions(
+            action_id=action_id,
+            user_id=user,
+            channel_id=channel,
+            message_ts=ts,
+            value=action.get("value"),
             block_id=block_id,
+            thread_ts=target.get("thread_ts") or None,
+            button_text=str(text.get("text", "")) if isinstance(text, dict) else None,
+            style=action.get("style"),
+            team_id=self.team_id,
+            api_app_id=self.app_id,
+            team_domain=self.space.team_domain,
+            channel_name=channel.lower(),
             trigger_id=self._trigger(user),
             response_url=self.response_url(channel, ts if message is not None else None, user),
             is_ephemeral=message is None,
+            message=target,
         )
-        return self._bot_answer(self._bot().interaction(payload))
+        return self._bot_answer(self._bot().post_action(payload))
 
     def click_home(self, user: str, block_id: str, action_id: str) -> JsonDict:
         """``user`` clicks the button ``action_id`` in block ``block_id`` of their App Home tab."""
@@ -213,29 +231,33 @@ class SandboxSlack(FakeSlack):
         if found is None:
             raise PageError(f"no button {action_id!r} in block {block_id!r} of your Home tab")
         _block_id, action = found
-        payload = requests.home_block_actions(
+        payload = slack_requests.home_block_actions(
             self.space, user=user, view=view, action=action, block_id=block_id, trigger_id=self._trigger(user)
         )
-        return self._bot_answer(self._bot().interaction(payload))
+        return self._bot_answer(self._bot().post_action(payload))
 
     def submit(self, user: str, view_id: str, values: dict[str, Any]) -> JsonDict:
         """``user`` submits the modal ``view_id`` with ``values`` (block_id -> action_id -> text)."""
-        with self._cond:
+        with self.lock:
             if self._view_owners.get(view_id) != user or view_id in self._closed_views:
                 raise PageError("that modal is not open for you")
-            view = copy.deepcopy(self._views[view_id])
-        state = {
-            block_id: {
-                action_id: {"type": "plain_text_input", "value": (str(value) if value else None)}
-                for action_id, value in actions.items()
-            }
+            view = copy.deepcopy(self.workspace.views[view_id])
+        typed = {
+            block_id: {action_id: (str(value) if value else None) for action_id, value in actions.items()}
             for block_id, actions in values.items()
         }
-        payload = requests.view_submission(
-            self.space, user=user, view=view, values=state, trigger_id=self._trigger(user)
+        payload = slack_requests.view_submission(
+            callback_id=str(view.get("callback_id", "")),
+            user_id=user,
+            values=typed,
+            team_id=self.team_id,
+            api_app_id=self.app_id,
+            team_domain=self.space.team_domain,
+            trigger_id=self._trigger(user),
+            view=view,
         )
-        answer = self._bot().interaction(payload)
-        body = answer.json() or {}
+        answer = self._bot().post_action(payload)
+        body = answer.json_object() or {}
         if answer.status == 200 and body.get("response_action") == "errors":
             return {"status": answer.status, "errors": body.get("errors") or {}}
         if answer.status == 200:
@@ -244,18 +266,16 @@ class SandboxSlack(FakeSlack):
 
     def open_home(self, user: str) -> JsonDict:
         """``user`` opens the app's Home tab: Slack sends ``app_home_opened`` (the bot publishes the view)."""
-        with self._cond:
-            home_id = self._home_views.get(user)
-            view = copy.deepcopy(self._views[home_id]) if home_id else None
-        event = requests.app_home_opened(self.space, user=user, channel=self.dm_channel(user), view=view)
-        return self._bot_answer(self._bot().event(event))
+        view = self.home_view(user)
+        event = slack_requests.app_home_opened(self.space, user=user, channel=self.dm_channel(user), view=view)
+        return self._bot_answer(self._bot().post_event(event))
 
     def close_view(self, user: str, view_id: str) -> JsonDict:
         """``user`` closes the modal (no request: the bot's modals do not ask for ``view_closed``)."""
-        with self._cond:
+        with self.lock:
             if self._view_owners.get(view_id) == user:
                 self._closed_views.add(view_id)
-                self._changed()
+                self.changed()
         return {}
 
     def advance_clock(self, advance_ms: int) -> JsonDict:
@@ -263,25 +283,25 @@ class SandboxSlack(FakeSlack):
         if not 0 <= advance_ms <= _MAX_ADVANCE_MS:
             raise PageError("advance_ms must be between 0 and 30 days")
         offset = int(self.redis.incrby(SANDBOX_OFFSET_KEY, advance_ms))
-        with self._cond:
-            self._changed()
+        with self.lock:
+            self.changed()
         return {"clock": {"offset_ms": offset, "now_ms": int(time.time() * 1000) + offset}}
 
     # ------------------------------------------------------------------ helpers
 
-    def _bot(self) -> requests.BotEndpoint:
+    def _bot(self) -> SignedPoster:
         if self.bot is None:
             raise PageError("the bot is not connected yet")
         return self.bot
 
     def _trigger(self, user: str) -> str:
-        trigger_id = requests.new_id("trig")
-        with self._cond:
+        trigger_id = slack_requests.new_trigger_id()
+        with self.lock:
             self._trigger_users[trigger_id] = user
         return trigger_id
 
     @staticmethod
-    def _bot_answer(answer: requests.Answer) -> JsonDict:
+    def _bot_answer(answer: PostResult) -> JsonDict:
         if answer.status != 200:
             raise PageError(f"the bot answered HTTP {answer.status}: {answer.body[:200]}")
         return {"status": answer.status}
@@ -309,10 +329,23 @@ def _find_action(blocks: list[JsonDict], action_id: str) -> tuple[str, JsonDict]
     return None
 
 
-def _static(path: str) -> _Reply:
+def _static(raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+    path = urlsplit(raw_path).path
     name = "index.html" if path == "/" else path.removeprefix("/static/")
     if name not in _STATIC_FILES:
-        return _Reply(404, b"not found", content_type="text/plain; charset=utf-8")
+        return Reply.text(404, "not found")
     content_type = (mimetypes.guess_type(name)[0] or "application/octet-stream") + "; charset=utf-8"
-    body = (STATIC_DIR / name).read_bytes()
-    return _Reply(200, body, content_type=content_type, headers={"Cache-Control": "no-store"})
+    content = (STATIC_DIR / name).read_bytes()
+    return Reply(200, content, content_type=content_type, headers={"Cache-Control": "no-store"})
+
+
+def _real_time() -> Callable[[], str]:
+    """Timestamps from the real clock, as Slack's are, and strictly increasing."""
+    last = 0.0
+
+    def next_ts() -> str:
+        nonlocal last
+        last = max(time.time(), last + 0.000001)
+        return f"{last:.6f}"
+
+    return next_ts

@@ -14,7 +14,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot.domain.clock import SANDBOX_OFFSET_KEY
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import blocks
-from bot.sandbox import requests
+from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack
 from tests.sandbox.client import APPROVER, REQUESTER
@@ -89,16 +89,20 @@ def test_views_open_needs_a_trigger_the_stand_in_issued(stand_in: SandboxSlack, 
 def test_requests_to_the_bot_are_signed_as_slack_signs_them() -> None:
     verifier = SignatureVerifier("s3cret")
     body, now = b'{"type":"event_callback"}', int(time.time())
-    assert verifier.is_valid(body=body, timestamp=str(now), signature=requests.sign("s3cret", now, body))
-    assert not verifier.is_valid(body=body, timestamp=str(now), signature=requests.sign("other", now, body))
+    assert verifier.is_valid(body=body, timestamp=str(now), signature=slack_requests.sign("s3cret", now, body))
+    assert not verifier.is_valid(body=body, timestamp=str(now), signature=slack_requests.sign("other", now, body))
 
 
 def test_a_mention_is_a_message_event_and_an_app_mention_as_slack_sends_both() -> None:
-    space = requests.Workspace("T1", "t", "A1", "U0BOT", "B1")
-    sent = requests.message_events(space, user=REQUESTER, channel=CHANNEL, text="<@U0BOT> hi", ts="1.5", thread_ts=None)
+    space = slack_requests.Team("T1", "t", "A1", "U0BOT", "B1")
+    sent = slack_requests.message_events(
+        space, user=REQUESTER, channel=CHANNEL, text="<@U0BOT> hi", ts="1.5", thread_ts=None
+    )
     assert [body["event"]["type"] for body in sent] == ["message", "app_mention"]
     assert len({body["event_id"] for body in sent}) == 2
-    reply = requests.message_events(space, user=REQUESTER, channel=CHANNEL, text="why?", ts="2.5", thread_ts="1.5")
+    reply = slack_requests.message_events(
+        space, user=REQUESTER, channel=CHANNEL, text="why?", ts="2.5", thread_ts="1.5"
+    )
     assert [body["event"]["type"] for body in reply] == ["message"]
     assert reply[0]["event"]["thread_ts"] == "1.5"
 

@@ -16,9 +16,9 @@ import redis
 
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
 from bot.store.audit import AuditEntry
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,

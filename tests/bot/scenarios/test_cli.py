@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
 from bot.store.audit import Audit, read_export
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
 from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
-from tests.bot.support.slack_requests import SignedPoster
 
 
 @pytest.mark.parametrize(

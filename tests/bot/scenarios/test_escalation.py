@@ -15,7 +15,7 @@ import redis
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
-from tests.bot.support import slack_requests
+from bot.sandbox import slack_requests
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,

@@ -10,9 +10,9 @@ import redis
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import nested, one_gated_call
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.processes import run_bot

@@ -11,11 +11,11 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.services import connect_redis
 from bot.slack.http import serve
 from bot.store import keys
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot, demo_factory, running_bot
 from tests.outage import redis_stopped
 

@@ -6,11 +6,11 @@ import redis
 
 from bot.flow.access import Origin
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import TEAM_ID
 from bot.store import keys
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, running_bot
-from tests.bot.support.slack_requests import TEAM_ID
 
 
 def _later(ts: str, micros: int = 1) -> str:

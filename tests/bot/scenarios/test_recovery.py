@@ -13,8 +13,8 @@ import redis
 from agent import Agent, ScriptedModel
 from agent.models.scripted import text_turn
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
 from tests.bot.support.harness import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER, Bot, demo_factory, running_bot
 

@@ -5,10 +5,10 @@ import json
 import redis
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.services import connect_redis
 from bot.store import keys
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
 from tests.outage import redis_stopped
 

@@ -8,10 +8,10 @@ import redis
 
 from agent import Agent, ModelError, ScriptedModel
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
 from bot.worker import MAX_DELIVERIES
 from state.shapes import Message
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER, Bot, running_bot
 
 

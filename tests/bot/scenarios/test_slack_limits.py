@@ -10,7 +10,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import ManualClock
 from bot.render import messages
-from bot.sandbox.web_api import message_limit_error
+from bot.sandbox.slack_api import message_limit_error
 from tests.bot.support.agents import answering_agent
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, running_bot

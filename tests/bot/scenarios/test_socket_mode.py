@@ -25,12 +25,12 @@ from pydantic import SecretStr
 
 from bot.render import action_ids as ids
 from bot.render import blocks
+from bot.sandbox import slack_requests
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.app import build_app
 from bot.slack.socket_mode import CheckedSocketModeHandler
 from bot.worker import Worker
-from tests.bot.support import slack_requests
 from tests.bot.support.fake_slack import Call, FakeSlack
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
 from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER, demo_factory, is_decided

@@ -17,16 +17,16 @@ from agent import Agent
 from agent.demo import build_operations_agent
 from bot.render import action_ids as ids
 from bot.render import blocks
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app
 from bot.store import keys
 from bot.worker import Worker
-from tests.bot.support import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
-from tests.bot.support.slack_requests import PostResult, SignedPoster
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C0OPS"

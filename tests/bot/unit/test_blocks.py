@@ -19,7 +19,7 @@ from bot.render.action_ids import (
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
 )
-from bot.sandbox.web_api import message_limit_error
+from bot.sandbox.slack_api import message_limit_error
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 AT_TOKEN = "<!date^1796014800^{date_short_pretty} {time}|2026-11-30 05:00 UTC>"

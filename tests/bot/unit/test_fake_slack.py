@@ -17,9 +17,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
-from tests.bot.support.fake_slack import Call, FakeSlack, ts_key
-from tests.bot.support.http_server import serve_wsgi
-from tests.bot.support.slack_requests import (
+from bot.sandbox.slack_requests import (
     SignedPoster,
     app_mention,
     block_actions,
@@ -28,6 +26,8 @@ from tests.bot.support.slack_requests import (
     url_verification,
     view_submission,
 )
+from tests.bot.support.fake_slack import Call, FakeSlack, ts_key
+from tests.bot.support.http_server import serve_wsgi
 
 SECRET = "test-signing-secret"
 BLOCKS: list[dict[str, Any]] = [

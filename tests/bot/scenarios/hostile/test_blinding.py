@@ -5,9 +5,9 @@ from typing import Any
 import redis
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import one_gated_call
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, running_bot
 from tests.bot.support.processes import run_bot

@@ -7,8 +7,8 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from bot.store import keys
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
 
 POLICY = Path(__file__).parents[2] / "support" / "policies" / "scenario.yml"

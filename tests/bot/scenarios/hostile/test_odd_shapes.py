@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from bot.render import action_ids as ids
-from tests.bot.support import slack_requests
+from bot.sandbox import slack_requests
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot
 
 

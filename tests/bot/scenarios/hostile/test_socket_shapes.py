@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 import redis
 
+from bot.sandbox import slack_requests
 from tests.bot.scenarios.test_socket_mode import socket_bot
-from tests.bot.support import slack_requests
 from tests.bot.support.harness import CHANNEL, REQUESTER
 
 ODD: dict[str, Any] = {

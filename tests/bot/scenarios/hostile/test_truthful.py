@@ -7,8 +7,8 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
 from tests.bot.scenarios.hostile.limits import block_problems, view_problems
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import answering_agent, gated_calls, one_gated_call
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, running_bot
 

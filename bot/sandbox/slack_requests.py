@@ -1,10 +1,13 @@
 """Requests as Slack sends them to an app's Request URL, signed, and a poster that sends them over real HTTP.
 
-The builders return plain dicts shaped like Slack's: ``event_callback`` envelopes (``app_mention``, ``message``),
-``block_actions`` and ``view_submission`` interaction payloads, slash-command form fields and ``url_verification``.
-``SignedPoster`` encodes them the way Slack does (events as JSON, interactions as ``payload=<json>`` form fields,
-commands as form fields), signs them (``X-Slack-Signature: v0=HMAC-SHA256(secret, "v0:{ts}:{body}")``) and POSTs
-them; it can also forge, age, replay and mangle requests.
+The one builder of Slack's requests: the sandbox's stand-in sends what its people do through it, and the tests drive
+the bot with it. The builders return plain dicts shaped like Slack's: ``event_callback`` envelopes (``app_mention``,
+``message``, ``app_home_opened``), ``block_actions`` and ``view_submission`` interaction payloads, slash-command form
+fields and ``url_verification``. ``SignedPoster`` encodes them the way Slack does (events as JSON, interactions as
+``payload=<json>`` form fields, commands as form fields), signs them (``X-Slack-Signature:
+v0=HMAC-SHA256(secret, "v0:{ts}:{body}")``) and POSTs them; it can also forge, age, replay and mangle requests.
+
+Longer than most modules: each builder is one of Slack's request shapes, spelled out field by field.
 """
 
 from __future__ import annotations
@@ -18,11 +21,10 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple, Self, TypedDict, Unpack
 from urllib.parse import urlencode, urlsplit
-
-from bot.sandbox.requests import rich_text
 
 __all__ = [
     "APP_ID",
@@ -30,18 +32,25 @@ __all__ = [
     "BOT_USER_ID",
     "STALE_SECONDS",
     "TEAM_ID",
+    "TEST_TEAM",
     "VERIFICATION_TOKEN",
     "PostOptions",
     "PostResult",
     "SentRequest",
     "SignedPoster",
+    "Team",
+    "app_home_opened",
     "app_mention",
     "block_actions",
     "encode_command",
     "encode_event",
     "encode_payload",
     "event_callback",
+    "home_block_actions",
     "message_event",
+    "message_events",
+    "new_trigger_id",
+    "rich_text",
     "sign",
     "slash_command",
     "url_verification",
@@ -63,6 +72,20 @@ _counter = itertools.count(1)
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)>")
 
 
+@dataclass(frozen=True)
+class Team:
+    """The ids Slack puts in every request: the team, and the app and its bot user."""
+
+    team_id: str = TEAM_ID
+    team_domain: str = TEAM_DOMAIN
+    app_id: str = APP_ID
+    bot_user_id: str = BOT_USER_ID
+    bot_id: str = BOT_ID
+
+
+TEST_TEAM = Team()  # FakeSlack's defaults
+
+
 def _next_id() -> int:
     return next(_counter)
 
@@ -71,7 +94,8 @@ def _new_ts() -> str:
     return f"{time.time():.6f}"
 
 
-def _trigger_id() -> str:
+def new_trigger_id() -> str:
+    """A fresh ``trigger_id``, shaped like Slack's."""
     n = _next_id()
     return f"{1_000_000_000 + n}.{n:04d}.{hashlib.sha256(str(n).encode()).hexdigest()[:32]}"
 
@@ -81,6 +105,21 @@ def _response_url(team_id: str) -> str:
     return (
         f"https://hooks.slack.com/actions/{team_id}/{1_000_000 + n}/{hashlib.sha256(str(n).encode()).hexdigest()[:24]}"
     )
+
+
+def rich_text(text: str) -> list[JsonDict]:
+    """The ``rich_text`` block Slack attaches to a person's message (``<@U…>`` mentions as user elements)."""
+    elements: list[JsonDict] = []
+    position = 0
+    for match in _MENTION.finditer(text):
+        if match.start() > position:
+            elements.append({"type": "text", "text": text[position : match.start()]})
+        elements.append({"type": "user", "user_id": match.group(1)})
+        position = match.end()
+    if position < len(text):
+        elements.append({"type": "text", "text": text[position:]})
+    section = {"type": "rich_text_section", "elements": elements}
+    return [{"type": "rich_text", "block_id": f"rt{_next_id():05d}", "elements": [section]}]
 
 
 # ---------------------------------------------------------------------------------------------------- Events API
@@ -128,6 +167,8 @@ def app_mention(
     ts: str | None = None,
     thread_ts: str | None = None,
     team_id: str = TEAM_ID,
+    api_app_id: str = APP_ID,
+    bot_user_id: str = BOT_USER_ID,
     event_id: str | None = None,
 ) -> JsonDict:
     """An ``app_mention`` event_callback (``text`` should contain ``<@U0BOT>``); in a thread if ``thread_ts``."""
@@ -145,7 +186,7 @@ def app_mention(
     }
     if thread_ts is not None:
         event["thread_ts"] = thread_ts
-    return event_callback(event, team_id=team_id, event_id=event_id)
+    return event_callback(event, team_id=team_id, api_app_id=api_app_id, bot_user_id=bot_user_id, event_id=event_id)
 
 
 def message_event(
@@ -160,6 +201,8 @@ def message_event(
     subtype: str | None = None,
     channel_type: str = "channel",
     team_id: str = TEAM_ID,
+    api_app_id: str = APP_ID,
+    bot_user_id: str = BOT_USER_ID,
     event_id: str | None = None,
     **extra: Any,
 ) -> JsonDict:
@@ -188,7 +231,38 @@ def message_event(
             event["parent_user_id"] = parent_user_id
     event["channel_type"] = channel_type
     event.update(extra)
-    return event_callback(event, team_id=team_id, event_id=event_id)
+    return event_callback(event, team_id=team_id, api_app_id=api_app_id, bot_user_id=bot_user_id, event_id=event_id)
+
+
+def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, thread_ts: str | None) -> list[JsonDict]:
+    """What Slack sends for a person's message: a ``message`` event, plus an ``app_mention`` if it mentions the bot
+    outside a DM."""
+    direct = channel.startswith("D")
+    ids: dict[str, Any] = {"team_id": team.team_id, "api_app_id": team.app_id, "bot_user_id": team.bot_user_id}
+    sent = [
+        message_event(
+            channel=channel,
+            text=text,
+            user=user,
+            ts=ts,
+            thread_ts=thread_ts or None,
+            parent_user_id=team.bot_user_id if thread_ts else None,
+            channel_type="im" if direct else "channel",
+            **ids,
+        )
+    ]
+    if f"<@{team.bot_user_id}>" in text and not direct:
+        sent.append(app_mention(user=user, channel=channel, text=text, ts=ts, thread_ts=thread_ts or None, **ids))
+    return sent
+
+
+def app_home_opened(team: Team, *, user: str, channel: str, view: Mapping[str, Any] | None) -> JsonDict:
+    """What Slack sends when ``user`` opens the app's Home tab (``view``: the one published for them, if any)."""
+    event: JsonDict = {"type": "app_home_opened", "user": user, "channel": channel, "tab": "home"}
+    event["event_ts"] = _new_ts()
+    if view is not None:
+        event["view"] = dict(view)
+    return event_callback(event, team_id=team.team_id, api_app_id=team.app_id, bot_user_id=team.bot_user_id)
 
 
 def url_verification(challenge: str | None = None) -> JsonDict:
@@ -206,6 +280,22 @@ def url_verification(challenge: str | None = None) -> JsonDict:
 def _user(user_id: str, username: str | None, team_id: str) -> JsonDict:
     name = username or user_id.lower()
     return {"id": user_id, "username": name, "name": name, "team_id": team_id}
+
+
+def _clicked(action_id: str, block_id: str, value: str | None, button_text: str | None, style: str | None) -> JsonDict:
+    """The ``actions[0]`` entry Slack sends for a click on a button."""
+    action: JsonDict = {
+        "action_id": action_id,
+        "block_id": block_id,
+        "text": {"type": "plain_text", "text": button_text or action_id.replace("_", " ").title(), "emoji": True},
+        "type": "button",
+        "action_ts": _new_ts(),
+    }
+    if value is not None:
+        action["value"] = value
+    if style is not None:
+        action["style"] = style
+    return action
 
 
 def block_actions(
@@ -228,30 +318,22 @@ def block_actions(
     style: str | None = None,
     is_ephemeral: bool = False,
     channel_name: str = "general",
+    team_domain: str = TEAM_DOMAIN,
+    message: Mapping[str, Any] | None = None,
 ) -> JsonDict:
     """A ``block_actions`` payload for a button click on the bot's message ``message_ts`` in ``channel_id``.
 
     ``response_url`` defaults to a hooks.slack.com URL; pass ``FakeSlack.response_url(...)`` if the app uses it.
+    ``message`` is the message as Slack shows it (default: the bot's, with ``blocks`` and ``message_text``).
     """
-    block_id = block_id or f"b{_next_id():05d}"
-    action: JsonDict = {
-        "action_id": action_id,
-        "block_id": block_id,
-        "text": {"type": "plain_text", "text": button_text or action_id.replace("_", " ").title(), "emoji": True},
-        "type": "button",
-        "action_ts": _new_ts(),
-    }
-    if value is not None:
-        action["value"] = value
-    if style is not None:
-        action["style"] = style
+    action = _clicked(action_id, block_id or f"b{_next_id():05d}", value, button_text, style)
     container: JsonDict = {
         "type": "message",
         "message_ts": message_ts,
         "channel_id": channel_id,
         "is_ephemeral": is_ephemeral,
     }
-    message: JsonDict = {
+    shown: JsonDict = {
         "user": BOT_USER_ID,
         "type": "message",
         "ts": message_ts,
@@ -263,15 +345,17 @@ def block_actions(
     }
     if thread_ts is not None:
         container["thread_ts"] = thread_ts
-        message["thread_ts"] = thread_ts
+        shown["thread_ts"] = thread_ts
+    if message is not None:
+        shown = {k: v for k, v in message.items() if not k.startswith("_")}
     payload: JsonDict = {
         "type": "block_actions",
         "user": _user(user_id, username, team_id),
         "api_app_id": api_app_id,
         "token": VERIFICATION_TOKEN,
         "container": container,
-        "trigger_id": trigger_id or _trigger_id(),
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "trigger_id": trigger_id or new_trigger_id(),
+        "team": {"id": team_id, "domain": team_domain},
         "enterprise": None,
         "is_enterprise_install": False,
         "channel": {"id": channel_id, "name": channel_name},
@@ -280,8 +364,37 @@ def block_actions(
         "actions": [action],
     }
     if not is_ephemeral:
-        payload["message"] = message
+        payload["message"] = shown
     return payload
+
+
+def home_block_actions(
+    team: Team, *, user: str, view: Mapping[str, Any], action: Mapping[str, Any], block_id: str, trigger_id: str
+) -> JsonDict:
+    """A click on the button ``action`` (as the view shows it) of the App Home tab ``view``: a view container, and no
+    channel or message."""
+    text = action.get("text")
+    return {
+        "type": "block_actions",
+        "user": _user(user, None, team.team_id),
+        "api_app_id": team.app_id,
+        "token": VERIFICATION_TOKEN,
+        "container": {"type": "view", "view_id": view.get("id", "")},
+        "trigger_id": trigger_id,
+        "team": {"id": team.team_id, "domain": team.team_domain},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "view": dict(view),
+        "actions": [
+            _clicked(
+                str(action.get("action_id", "")),
+                block_id,
+                action.get("value"),
+                str(text.get("text", "")) if isinstance(text, Mapping) else None,
+                action.get("style"),
+            )
+        ],
+    }
 
 
 def _state_values(values: Mapping[str, Mapping[str, Any]]) -> JsonDict:
@@ -308,41 +421,47 @@ def view_submission(
     api_app_id: str = APP_ID,
     trigger_id: str | None = None,
     title: str = "Signoff",
+    team_domain: str = TEAM_DOMAIN,
+    view: Mapping[str, Any] | None = None,
 ) -> JsonDict:
     """A ``view_submission`` payload for the modal ``callback_id``.
 
     ``values`` maps block_id -> action_id -> a string (a ``plain_text_input`` value; ``None`` for an empty input) or a
-    full state element dict (e.g. ``{"type": "static_select", "selected_option": {...}}``).
+    full state element dict (e.g. ``{"type": "static_select", "selected_option": {...}}``). ``view`` is the modal as
+    Slack keeps it (default: one built from ``callback_id``, ``private_metadata``, ``blocks``...); its state becomes
+    ``values``.
     """
     view_id = view_id or f"V{_next_id():08d}"
+    state = {"values": _state_values(values or {})}
+    submitted: JsonDict = {
+        "id": view_id,
+        "team_id": team_id,
+        "type": "modal",
+        "blocks": [dict(b) for b in blocks] if blocks is not None else [],
+        "private_metadata": private_metadata,
+        "callback_id": callback_id,
+        "state": state,
+        "hash": f"{int(time.time())}.{_next_id():08d}",
+        "title": {"type": "plain_text", "text": title, "emoji": True},
+        "clear_on_close": False,
+        "notify_on_close": False,
+        "close": {"type": "plain_text", "text": "Cancel", "emoji": True},
+        "submit": {"type": "plain_text", "text": "Submit", "emoji": True},
+        "previous_view_id": None,
+        "root_view_id": view_id,
+        "app_id": api_app_id,
+        "external_id": external_id,
+        "app_installed_team_id": team_id,
+        "bot_id": BOT_ID,
+    }
     return {
         "type": "view_submission",
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "team": {"id": team_id, "domain": team_domain},
         "user": _user(user_id, username, team_id),
         "api_app_id": api_app_id,
         "token": VERIFICATION_TOKEN,
-        "trigger_id": trigger_id or _trigger_id(),
-        "view": {
-            "id": view_id,
-            "team_id": team_id,
-            "type": "modal",
-            "blocks": [dict(b) for b in blocks] if blocks is not None else [],
-            "private_metadata": private_metadata,
-            "callback_id": callback_id,
-            "state": {"values": _state_values(values or {})},
-            "hash": f"{int(time.time())}.{_next_id():08d}",
-            "title": {"type": "plain_text", "text": title, "emoji": True},
-            "clear_on_close": False,
-            "notify_on_close": False,
-            "close": {"type": "plain_text", "text": "Cancel", "emoji": True},
-            "submit": {"type": "plain_text", "text": "Submit", "emoji": True},
-            "previous_view_id": None,
-            "root_view_id": view_id,
-            "app_id": api_app_id,
-            "external_id": external_id,
-            "app_installed_team_id": team_id,
-            "bot_id": BOT_ID,
-        },
+        "trigger_id": trigger_id or new_trigger_id(),
+        "view": submitted if view is None else {**view, "state": state},
         "response_urls": [],
         "is_enterprise_install": False,
         "enterprise": None,
@@ -361,12 +480,13 @@ def slash_command(
     channel_name: str = "general",
     trigger_id: str | None = None,
     response_url: str | None = None,
+    team_domain: str = TEAM_DOMAIN,
 ) -> dict[str, str]:
     """The form fields of a slash command invocation (all strings, as Slack sends them)."""
     return {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,
-        "team_domain": TEAM_DOMAIN,
+        "team_domain": team_domain,
         "channel_id": channel_id,
         "channel_name": channel_name,
         "user_id": user_id,
@@ -376,7 +496,7 @@ def slash_command(
         "api_app_id": api_app_id,
         "is_enterprise_install": "false",
         "response_url": response_url or f"https://hooks.slack.com/commands/{team_id}/{1_000_000 + _next_id()}/x",
-        "trigger_id": trigger_id or _trigger_id(),
+        "trigger_id": trigger_id or new_trigger_id(),
     }
 
 
@@ -426,6 +546,14 @@ class PostResult(NamedTuple):
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+    def json_object(self) -> JsonDict | None:
+        """The body as a JSON object, or ``None`` when it is not one (an empty ack, say)."""
+        try:
+            value = json.loads(self.body)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
 
 
 class SentRequest(NamedTuple):

@@ -1,0 +1,410 @@
+"""``FakeSlack``: the Web API on a loopback port, put together from the API families, auth, faults and the state.
+
+Extension points (what the sandbox and the tests build on, instead of overriding internals):
+
+- ``methods``: the Web API methods by name; add one, or wrap one (``methods[name] = wrapper(methods[name])``);
+- ``add_route(prefix, respond)``: serve other paths than ``/api/`` and response URLs on the same port;
+- ``timestamps``: how new messages' ``ts`` are made (a counter by default, the same in every run);
+- ``socket_mode_url()``: what ``apps.connections.open`` answers; override it to offer Socket Mode;
+- ``lock``, ``changed()`` and ``workspace``: read or change the state as the methods do, under the lock.
+"""
+
+import copy
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+from bot.sandbox.slack_api import chat, directory, history, views
+from bot.sandbox.slack_api.auth import Tokens
+from bot.sandbox.slack_api.faults import Fault, FaultQueue
+from bot.sandbox.slack_api.methods import JsonDict, Method
+from bot.sandbox.slack_api.parsing import parse_request_args
+from bot.sandbox.slack_api.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
+from bot.sandbox.slack_api.server import HttpServer, Respond
+from bot.sandbox.slack_api.state import Identity, WorkspaceState
+
+_RESPONSE_PATH = "_response/"
+
+
+class FakeSlack:
+    """A thread-safe, in-memory Slack Web API served on ``127.0.0.1:<random port>``.
+
+    Use as a context manager (or ``start()`` / ``close()``). Configure users with ``add_user``, user groups with
+    ``set_usergroup``, channel members with ``set_channel_members``; read state with ``calls``, ``wait_for``,
+    ``messages``, ``message``, ``ephemerals``, ``views``; inject failures with ``fail_next``, ``error_next`` and
+    ``slow_next``.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str = "xoxb-test-token",
+        app_token: str = "xapp-1-A0APP-1-test-token",
+        team_id: str = "T0TEST",
+        team: str = "Test Team",
+        bot_user_id: str = "U0BOT",
+        bot_id: str = "B0BOT",
+        app_id: str = "A0APP",
+        users: Mapping[str, Mapping[str, Any]] | None = None,
+        usergroups: Mapping[str, Sequence[str]] | None = None,
+        channels: Mapping[str, Sequence[str]] | None = None,
+        timestamps: Callable[[], str] | None = None,
+        bind: tuple[str, int] = ("127.0.0.1", 0),
+    ) -> None:
+        self.token = token
+        self.app_token = app_token
+        self.team_id = team_id
+        self.team = team
+        self.bot_user_id = bot_user_id
+        self.bot_id = bot_id
+        self.app_id = app_id
+        self.bind = bind  # where start() listens
+        self.lock = threading.Condition(threading.RLock())
+        identity = Identity(team_id=team_id, team=team, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id)
+        self.workspace = WorkspaceState(identity) if timestamps is None else WorkspaceState(identity, timestamps)
+        self.methods: dict[str, Method] = {
+            **directory.METHODS,
+            **chat.METHODS,
+            **views.METHODS,
+            **history.METHODS,
+            "apps.connections.open": lambda _state, _args: {"url": self.socket_mode_url()},
+        }
+        self._routes: list[tuple[str, bool, Respond]] = []
+        self._tokens = Tokens(token, app_token)
+        self._faults = FaultQueue()
+        self._calls: list[Call] = []
+        self._version = 0
+        self._closing = threading.Event()
+        self._server: HttpServer | None = None
+        self._thread: threading.Thread | None = None
+        self.add_user(bot_user_id, name="signoff", real_name="Signoff", is_bot=True, tz="America/Los_Angeles")
+        for user_id, attributes in (users or {}).items():
+            self.add_user(user_id, **attributes)
+        for group_id, members in (usergroups or {}).items():
+            self.set_usergroup(group_id, members)
+        for channel_id, members in (channels or {}).items():
+            self.set_channel_members(channel_id, members)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Self:
+        if self._server is None:
+            self._closing.clear()
+            self._server = HttpServer(self.bind, self.handle, self._closing)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeSlack", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is None:
+            return
+        self._closing.set()  # wakes handlers sleeping in slow_next
+        with self.lock:
+            self.lock.notify_all()
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """The Web API base URL (ends in ``/``) for ``WebClient(base_url=...)``."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        if self._server is None:
+            raise RuntimeError("FakeSlack is not running; use it as a context manager or call start()")
+        return int(self._server.server_port)
+
+    @property
+    def version(self) -> int:
+        """A counter bumped by every state change (calls, seeded messages)."""
+        with self.lock:
+            return self._version
+
+    def wait_for_change(self, since: int, timeout: float) -> int:
+        """Block until ``version`` differs from ``since`` (or ``timeout`` passes, or the server closes); return it."""
+        with self.lock:
+            self.lock.wait_for(lambda: self._version != since or self._closing.is_set(), timeout=timeout)
+            return self._version
+
+    def changed(self) -> None:
+        """Record a state change and wake waiters (call it with ``lock`` held)."""
+        self._version += 1
+        self.lock.notify_all()
+
+    # ------------------------------------------------------------------ extension points
+
+    def socket_mode_url(self) -> str:
+        """The ``ws://`` URL ``apps.connections.open`` answers with; override to offer Socket Mode."""
+        raise SlackError("not_allowed")
+
+    def add_route(self, prefix: str, respond: Respond, *, exact: bool = False) -> None:
+        """Serve requests whose path starts with ``prefix`` (or is it, if ``exact``) with ``respond``."""
+        with self.lock:
+            self._routes.append((prefix, exact, respond))
+
+    # ------------------------------------------------------------------ configuration
+
+    def add_token(self, token: str) -> None:
+        """Accept another bearer token."""
+        with self.lock:
+            self._tokens.bot.add(token)
+
+    def add_app_token(self, token: str) -> None:
+        """Accept another app-level (``xapp-``) token for ``apps.connections.open``."""
+        with self.lock:
+            self._tokens.add_app(token)
+
+    def add_user(self, user_id: str, **attributes: Any) -> JsonDict:
+        """Add (or replace) a user answered by ``users.info``; returns the user object.
+
+        ``attributes``: ``name``, ``real_name``, ``display_name``, ``tz`` (default UTC), ``is_bot``, ``deleted``,
+        ``email``, and any other field to put in the object as is.
+        """
+        user = directory.user_object(self.workspace.identity, user_id, **attributes)
+        with self.lock:
+            self.workspace.users[user_id] = user
+        return copy.deepcopy(user)
+
+    def set_usergroup(self, group_id: str, members: Sequence[str]) -> None:
+        """Set the members ``usergroups.users.list`` answers for ``group_id``."""
+        with self.lock:
+            self.workspace.usergroups[group_id] = list(members)
+
+    def set_channel_members(self, channel_id: str, members: Sequence[str]) -> None:
+        """Set the members ``conversations.members`` answers for ``channel_id`` (unset: ``channel_not_found``)."""
+        with self.lock:
+            self.workspace.channel_members[channel_id] = list(members)
+
+    def dm_channel(self, user_id: str) -> str:
+        """The DM channel id ``conversations.open`` answers for ``user_id`` (posting to a user id lands there)."""
+        return self.workspace.dm_channel(user_id)
+
+    def response_url(self, channel: str | None = None, message_ts: str | None = None, user: str | None = None) -> str:
+        """A URL on this fake to put in an interaction payload's ``response_url``.
+
+        POSTs to it are recorded as ``method == "response_url"``; ``replace_original`` / ``delete_original`` apply to
+        the message ``(channel, message_ts)`` when given, ``response_type: in_channel`` posts to ``channel``; other
+        answers are ephemeral messages for ``user``.
+        """
+        with self.lock:
+            key = f"R{self.workspace.new_id():06d}"
+            self.workspace.response_urls[key] = (channel, message_ts, user)
+        return f"{self.url.removesuffix('api/')}{_RESPONSE_PATH}{key}"
+
+    def add_message(
+        self,
+        channel: str,
+        *,
+        user: str,
+        text: str,
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        **extra: Any,
+    ) -> JsonDict:
+        """Seed a message (e.g. a human's reply in a thread) that ``conversations.replies`` will return."""
+        with self.lock:
+            message: JsonDict = {
+                "type": "message",
+                "user": user,
+                "text": text,
+                "ts": ts or self.workspace.next_ts(),
+                **extra,
+            }
+            if thread_ts is not None:
+                message["thread_ts"] = thread_ts
+            self.workspace.store_message(channel, message)
+            self.changed()
+            return copy.deepcopy(message)
+
+    # ------------------------------------------------------------------ failure injection
+
+    def fail_next(self, method: str, *, status: int = 429, retry_after: int | None = 1, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP ``status`` (no state change).
+
+        A 429 carries ``Retry-After: retry_after`` (an integer, as ``slack_sdk`` parses it) unless it is ``None``.
+        """
+        error = "ratelimited" if status == 429 else "fatal_error"
+        self._add_fault(method, Fault("status", times, status=status, retry_after=retry_after, error=error))
+
+    def error_next(self, method: str, error: str, *, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP 200 ``{"ok": false, "error": error}``."""
+        self._add_fault(method, Fault("error", times, error=error))
+
+    def slow_next(self, method: str, seconds: float, *, times: int = 1) -> None:
+        """Delay the answer to the next ``times`` calls of ``method``.
+
+        The call is processed (and recorded) on arrival; only the response is late, as when Slack did the work but
+        the client timed out waiting.
+        """
+        self._add_fault(method, Fault("slow", times, seconds=seconds))
+
+    def _add_fault(self, method: str, fault: Fault) -> None:
+        with self.lock:
+            self._faults.add(method, fault)
+
+    # ------------------------------------------------------------------ inspection
+
+    def calls(self, method: str | None = None) -> list[Call]:
+        """Every call received so far (of ``method``, if given), oldest first."""
+        with self.lock:
+            return [call for call in self._calls if method is None or call.method == method]
+
+    def clear_calls(self) -> None:
+        with self.lock:
+            self._calls.clear()
+
+    def wait_for(
+        self,
+        method: str,
+        predicate: Callable[[Call], bool] | None = None,
+        count: int = 1,
+        timeout: float = 5,
+    ) -> list[Call]:
+        """Block until at least ``count`` calls of ``method`` (matching ``predicate``) were received; return them all.
+
+        Raises ``AssertionError`` after ``timeout`` seconds, listing what did arrive.
+        """
+
+        def matching() -> list[Call]:
+            return [c for c in self._calls if c.method == method and (predicate is None or predicate(c))]
+
+        with self.lock:
+            satisfied = self.lock.wait_for(lambda: len(matching()) >= count, timeout=timeout)
+            found = matching()
+            received = [f"{c.method}:{c.status}:{c.error or 'ok'}" for c in self._calls]
+        if not satisfied:
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {count} matching {method} call(s); "
+                f"{len(found)} matched; received: {received}"
+            )
+        return found
+
+    def messages(self, channel: str, thread_ts: str | None = None) -> list[JsonDict]:
+        """Current state of the messages in ``channel`` (updates applied, deletions removed), oldest first.
+
+        Without ``thread_ts``: every message in the channel, replies included. With it: the thread as
+        ``conversations.replies`` returns it — the parent first, then the replies.
+        """
+        with self.lock:
+            return copy.deepcopy(self.workspace.channel_messages(channel, thread_ts))
+
+    def message(self, channel: str, ts: str) -> JsonDict:
+        """The current state of one message; ``KeyError`` if there is none."""
+        with self.lock:
+            return copy.deepcopy(self.workspace.render(channel, self.workspace.messages.get(channel, {})[ts]))
+
+    def ephemerals(self, user: str | None = None) -> list[JsonDict]:
+        """Ephemeral messages posted (to ``user``, if given), oldest first; each has channel, user, text, blocks."""
+        with self.lock:
+            return [copy.deepcopy(e) for e in self.workspace.ephemerals if user is None or e.get("user") == user]
+
+    def views(self) -> list[JsonDict]:
+        """Every view opened or published, in its current state, oldest first."""
+        with self.lock:
+            return copy.deepcopy(list(self.workspace.views.values()))
+
+    def view(self, view_id: str) -> JsonDict:
+        with self.lock:
+            return copy.deepcopy(self.workspace.views[view_id])
+
+    def home_view(self, user_id: str) -> JsonDict | None:
+        """The App Home view published for ``user_id``, if any."""
+        with self.lock:
+            return copy.deepcopy(self.workspace.home_view(user_id))
+
+    # ------------------------------------------------------------------ request handling
+
+    def handle(self, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+        """Answer one HTTP request: a route added with ``add_route``, a response URL, or a Web API call."""
+        split = urlsplit(raw_path)
+        with self.lock:
+            routes = list(self._routes)
+        for prefix, exact, respond in routes:
+            if split.path == prefix or (not exact and split.path.startswith(prefix)):
+                return respond(raw_path, headers, body)
+        path = split.path.lstrip("/")
+        if path.startswith(_RESPONSE_PATH):
+            return self._handle_response_url(path.removeprefix(_RESPONSE_PATH), headers, body)
+        return self._handle_call(path.removeprefix("api/"), split.query, headers, body)
+
+    def _handle_call(self, method: str, query: str, headers: dict[str, str], body: bytes) -> Reply:
+        arrived = time.monotonic()
+        reply_headers: dict[str, str]
+        with self.lock:
+            try:
+                args = parse_request_args(query, headers.get("content-type", ""), body)
+            except (ValueError, UnicodeDecodeError):
+                args = {"_raw": body}
+                status, data, reply_headers, delay = 200, {"ok": False, "error": "invalid_json"}, {}, 0.0
+            else:
+                status, data, reply_headers, delay = self._answer(method, args, headers)
+            # Recorded with the state change under one lock hold: whoever wait_for()s the call sees its effect.
+            self._calls.append(Call(method, copy.deepcopy(args), dict(headers), arrived, status, copy.deepcopy(data)))
+            self.changed()
+        return Reply.json(status, data, headers=reply_headers, delay=delay)
+
+    def _answer(
+        self, method: str, args: JsonDict, headers: dict[str, str]
+    ) -> tuple[int, JsonDict, dict[str, str], float]:
+        """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
+        refusal = self._tokens.refusal(method, headers, args)
+        if refusal is not None:
+            return 200, {"ok": False, "error": refusal}, {}, 0.0
+        fault = self._faults.take(method)
+        if fault is not None and fault.kind == "status":
+            reply_headers: dict[str, str] = {}
+            if fault.status == 429 and fault.retry_after is not None:
+                reply_headers["Retry-After"] = str(fault.retry_after)
+            return fault.status, {"ok": False, "error": fault.error}, reply_headers, 0.0
+        if fault is not None and fault.kind == "error":
+            return 200, {"ok": False, "error": fault.error}, {}, 0.0
+        handler = self.methods.get(method)
+        if handler is None:
+            return 404, {"ok": False, "error": "unknown_method"}, {}, 0.0
+        try:
+            data = {"ok": True, **handler(self.workspace, args)}
+        except SlackError as error:
+            data = {"ok": False, "error": error.error}
+        return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
+
+    def _handle_response_url(self, key: str, headers: dict[str, str], body: bytes) -> Reply:
+        arrived = time.monotonic()
+        try:
+            args = parse_request_args("", headers.get("content-type", "application/json"), body)
+        except (ValueError, UnicodeDecodeError):
+            args = {"_raw": body}
+        with self.lock:
+            target = self.workspace.response_urls.get(key)
+            call = Call(RESPONSE_URL_METHOD, {**copy.deepcopy(args), "_key": key}, dict(headers), arrived, 200)
+            if target is None:
+                call = Call(call.method, call.args, call.headers, arrived, 404, {"ok": False, "error": "no_service"})
+            else:
+                chat.apply_response_url(self.workspace, target, args)
+            self._calls.append(call)
+            self.changed()
+        if target is None:
+            return Reply.text(404, "no_service")
+        return Reply.text(200, "ok", content_type="text/html; charset=utf-8")
+
+    def __repr__(self) -> str:
+        where = self.url if self._server is not None else "stopped"
+        return f"<FakeSlack {where} calls={len(self._calls)}>"

@@ -1,0 +1,42 @@
+"""Failures queued per Web API method: an HTTP status (429 with ``Retry-After``, 5xx), an ``ok: false`` error, or a
+slow answer. Each fault answers the next ``times`` calls of its method, in the order they were queued."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+FaultKind = Literal["status", "error", "slow"]
+
+
+@dataclass
+class Fault:
+    """One queued failure; ``times`` counts the calls it still answers."""
+
+    kind: FaultKind
+    times: int
+    status: int = 200
+    retry_after: int | None = None
+    error: str = ""
+    seconds: float = 0.0
+
+
+class FaultQueue:
+    """The faults waiting per method (not thread-safe: the fake calls it with its lock held)."""
+
+    def __init__(self) -> None:
+        self._queued: dict[str, list[Fault]] = {}
+
+    def add(self, method: str, fault: Fault) -> None:
+        if fault.times < 1:
+            raise ValueError("times must be at least 1")
+        self._queued.setdefault(method, []).append(fault)
+
+    def take(self, method: str) -> Fault | None:
+        """The fault answering this call of ``method``, if any (using up one of its times)."""
+        queue = self._queued.get(method)
+        if not queue:
+            return None
+        fault = queue[0]
+        fault.times -= 1
+        if fault.times == 0:
+            queue.pop(0)
+        return fault

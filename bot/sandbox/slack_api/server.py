@@ -1,0 +1,67 @@
+"""The fake's HTTP transport: a threading server on loopback that hands each request to one function and writes
+back the ``Reply`` it returns (holding it back for ``Reply.delay`` unless the server is closing)."""
+
+import socketserver
+import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from bot.sandbox.slack_api.records import Reply
+
+# (raw path with query string, headers with lower-case names, body) -> reply
+Respond = Callable[[str, dict[str, str], bytes], Reply]
+
+
+class HttpServer(ThreadingHTTPServer):
+    """Serves ``respond`` on ``bind``; ``closing`` cuts short the replies it holds back."""
+
+    daemon_threads = True
+
+    def __init__(self, bind: tuple[str, int], respond: Respond, closing: threading.Event) -> None:
+        self.respond = respond
+        self.closing = closing
+        super().__init__(bind, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind calls socket.getfqdn(), which can stall on a DNS lookup; a loopback name will do.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return  # a client hung up; nothing to report
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive for clients that want it
+    timeout = 30  # seconds an idle keep-alive connection may hold a thread
+    server: HttpServer
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read ``FakeSlack.calls()`` instead of an access log."""
+
+    def _dispatch(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        reply = self.server.respond(self.path, headers, body)
+        if reply.delay > 0:
+            self.server.closing.wait(reply.delay)
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.body)))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(reply.body)
