@@ -50,8 +50,8 @@ class Services:
     clock: Clock
     settings: Settings
 
-    def worker(self, *, claim_idle_ms: int | None = None) -> Worker:
-        """A worker over these services (claim time from the settings unless given)."""
+    def worker(self, *, claim_idle_ms: int | None = None, concurrency: int | None = None) -> Worker:
+        """A worker over these services (claim time and concurrency from the settings unless given)."""
         settings = self.settings
         return Worker(
             queue=self.jobs,
@@ -62,6 +62,7 @@ class Services:
             audit=self.audit,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retry_first_s=settings.job_retry_seconds,
+            concurrency=settings.worker_concurrency if concurrency is None else concurrency,
             audit_max_entries=self.settings.audit_max_entries,
             audit_keep_unexported=self.settings.audit_keep_unexported,
         )

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     """How long a job may go unacknowledged, its worker silent, before another worker takes it over."""
     job_retry_seconds: float = Field(default=1.0, gt=0, le=3600)
     """A worker retries its own failed job after this delay, doubling on each failure (up to half the claim time)."""
+    worker_concurrency: int = Field(default=8, ge=1, le=256)
+    """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
+    one process can overlap the waits of many sessions."""
     outbox_lease_seconds: float = Field(default=30.0, gt=0, le=3600)
     """How long a dispatcher holds an outbox entry it claimed before another may send it."""
 

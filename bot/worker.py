@@ -1,7 +1,10 @@
 """The worker: runs agent jobs, delivers the outbox and fires the schedule, until told to stop.
 
 Jobs: read new ones for this consumer; also claim jobs that another worker took and never
-acknowledged (it died), and remove such dead workers from the group once their jobs are claimed.
+acknowledged (it died), and remove such dead workers from the group once their jobs are claimed
+(looked for every quarter of the claim time, not before every read). Up to ``concurrency`` jobs
+run at once on threads (``WORKER_CONCURRENCY``), never two of one session (see ``bot.job_pool``);
+one heartbeat keeps every held job claimed while it runs.
 A failed job is retried by the same worker after a backoff (1 s, 2 s, ... up to half the claim
 time), and its thread is told once that the step is delayed (as soon as the outbox can be written:
 during a Redis outage the notice waits for the retry). A job that keeps failing is given up after
@@ -21,15 +24,15 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 import redis
 
 from bot.flow.escalation import Escalator
-from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.flow.runner import AgentCodeError, SessionRunner, session_id_for
+from bot.job_pool import JobPool
 from bot.render import messages
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
@@ -49,6 +52,7 @@ class Worker:
     Attributes:
         claim_idle_ms: How long a job may stay unacknowledged before another worker takes it.
         retry_first_s: How long this worker waits before retrying its own failed job (doubling).
+        concurrency: How many jobs run at once (threads); never two of one session.
     """
 
     queue: JobQueue
@@ -62,29 +66,58 @@ class Worker:
     audit_max_entries: int = 1_000_000
     audit_keep_unexported: bool = False
     trim_every_s: float = 60.0
+    concurrency: int = 1
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _next_trim: float = field(default=0.0, repr=False)
     _next_prune: float = field(default=0.0, repr=False)
+    _next_claim: float = field(default=0.0, repr=False)
+    _pool: JobPool | None = field(default=None, repr=False)
+    _book: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _retries: dict[str, "_Retry"] = field(default_factory=dict, repr=False)
     _owed_notices: dict[str, str] = field(default_factory=dict, repr=False)
     _told: set[str] = field(default_factory=set, repr=False)
     _failures: dict[str, int] = field(default_factory=dict, repr=False)
 
     def run_jobs_once(self, *, block_ms: int = 1000) -> int:
-        """Retry own failed jobs that are due, else claim stale jobs, else read new ones; handle them.
+        """Take jobs as ``start_jobs`` does and wait until they are done; return how many were taken."""
+        taken = self.start_jobs(block_ms=block_ms)
+        self.pool.wait_idle()
+        return taken
 
-        Returns how many were handled.
+    def start_jobs(self, *, block_ms: int = 1000) -> int:
+        """Hand jobs to the pool, as many as it has room for; return how many.
+
+        Own failed jobs whose retry is due come first, else stale jobs of dead workers (when it is time
+        to look), else new ones (blocking up to ``block_ms``).
         """
-        jobs = self._due_retries()
-        if not jobs:
-            jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms)
+        free = self.pool.free()
+        if free == 0:
+            return 0
+        jobs = self._due_retries(limit=free)
+        if not jobs and time.monotonic() >= self._next_claim:
+            # A job looks abandoned only after the claim time: looking four times per claim time is enough.
+            self._next_claim = time.monotonic() + self.claim_idle_ms / 4000
+            jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms, count=free)
             self._prune_consumers()
         if not jobs:
-            jobs = self.queue.read(self.consumer, block_ms=self._read_block_ms(block_ms))
+            jobs = self.queue.read(self.consumer, block_ms=self._read_block_ms(block_ms), count=free)
         for job in jobs:
-            self._handle(job)
+            self.pool.submit(job)
         return len(jobs)
+
+    @property
+    def pool(self) -> JobPool:
+        """The threads this worker's jobs run on (created on first use)."""
+        if self._pool is None:
+            self._pool = JobPool(
+                size=self.concurrency,
+                handle=self._handle,
+                session_of=_session_key,
+                touch=lambda jobs: self.queue.touch(jobs, self.consumer),
+                beat_every_s=self.claim_idle_ms / 3000,
+            )
+        return self._pool
 
     def deliver_once(self, *, wait_s: float = 1.0) -> int:
         """Deliver what is due; if nothing was, wait for new entries up to ``wait_s``."""
@@ -115,7 +148,9 @@ class Worker:
         ]
         for thread in helpers:
             thread.start()
-        self._loop(self.run_jobs_once)
+        self._loop(self._start_jobs_when_free)
+        # Jobs still running finish (their claim kept fresh) before the worker leaves the group.
+        self.pool.wait_idle(timeout_s=self.claim_idle_ms / 1000)
         for thread in helpers:
             thread.join(timeout=5)
         self.leave()
@@ -123,9 +158,11 @@ class Worker:
     def leave(self) -> None:
         """Hand the jobs waiting for a retry to the other workers, then leave the group if nothing is held."""
         try:
-            for retry in self._retries.values():
+            with self._book:
+                retries = list(self._retries.values())
+                self._retries.clear()
+            for retry in retries:
                 self.queue.hand_back(retry.job, self.consumer, idle_ms=self.claim_idle_ms)
-            self._retries.clear()
             self.queue.leave(self.consumer)
         except redis.RedisError:
             logger.warning("worker=<%s> | could not leave the group; another worker prunes it", self.consumer)
@@ -133,6 +170,11 @@ class Worker:
     def stop(self) -> None:
         """Ask both loops to finish their current step and return."""
         self._stop.set()
+
+    def _start_jobs_when_free(self) -> int:
+        if self.pool.wait_for_free(timeout_s=1.0) == 0:
+            return 0
+        return self.start_jobs()
 
     def _loop(self, step: Callable[[], int]) -> None:
         while not self._stop.is_set():
@@ -142,28 +184,9 @@ class Worker:
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
 
-    @contextmanager
-    def _heartbeat(self, job: Job) -> Iterator[None]:
-        """Keep ``job`` claimed while it runs: a long model call or tool must not be taken over."""
-        done = threading.Event()
-
-        def beat() -> None:
-            while not done.wait(self.claim_idle_ms / 3000):
-                try:
-                    self.queue.touch(job, self.consumer)
-                except Exception:
-                    logger.exception("job_id=<%s> | heartbeat failed", job.job_id)
-
-        thread = threading.Thread(target=beat, name=f"heartbeat-{job.job_id}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join(timeout=5)
-
     def _handle(self, job: Job) -> None:
-        self._retries.pop(job.job_id, None)
+        with self._book:
+            self._retries.pop(job.job_id, None)
         problem = job.problem()
         if problem is not None:
             self._quarantine(job, problem)
@@ -172,8 +195,7 @@ class Worker:
         if owed is not None:
             self._tell_delayed(job, owed)
         try:
-            with self._heartbeat(job):
-                self.runner.handle(job)
+            self.runner.handle(job)
         except AgentCodeError as error:
             self._agent_code_failed(job, error)
             return
@@ -197,16 +219,19 @@ class Worker:
         failures = self._failures[job.job_id] = self._failures.get(job.job_id, 0) + 1
         # Under half the claim time: the job stays ours, no other worker takes it meanwhile.
         delay_s = min(self.retry_first_s * 2 ** (failures - 1), self.claim_idle_ms / 2000)
-        self._retries[job.job_id] = _Retry(job, time.monotonic() + delay_s, counted)
+        with self._book:
+            self._retries[job.job_id] = _Retry(job, time.monotonic() + delay_s, counted)
 
-    def _due_retries(self) -> list[Job]:
-        jobs = []
+    def _due_retries(self, *, limit: int) -> list[Job]:
         now = time.monotonic()
-        for job_id, retry in sorted(self._retries.items(), key=lambda item: item[1].due):
-            if retry.due > now:
-                break
+        with self._book:
+            due = sorted((retry for retry in self._retries.values() if retry.due <= now), key=lambda r: r.due)[:limit]
+            for retry in due:
+                del self._retries[retry.job.job_id]
+        jobs = []
+        for retry in due:
+            job_id = retry.job.job_id
             again = self.queue.redeliver(retry.job, self.consumer, count=retry.counted)
-            del self._retries[job_id]
             if again is None:
                 logger.info("job_id=<%s> | taken over by another worker or gone; not retried here", job_id)
                 self._forget(job_id)
@@ -215,9 +240,10 @@ class Worker:
         return jobs
 
     def _read_block_ms(self, block_ms: int) -> int:
-        if not self._retries:
-            return block_ms
-        until_next = min(retry.due for retry in self._retries.values()) - time.monotonic()
+        with self._book:
+            if not self._retries:
+                return block_ms
+            until_next = min(retry.due for retry in self._retries.values()) - time.monotonic()
         return max(1, min(block_ms, int(until_next * 1000)))
 
     def _tell_delayed(self, job: Job, text: str) -> None:
@@ -236,7 +262,8 @@ class Worker:
         self._told.add(job.job_id)
 
     def _forget(self, job_id: str) -> None:
-        self._retries.pop(job_id, None)
+        with self._book:
+            self._retries.pop(job_id, None)
         self._owed_notices.pop(job_id, None)
         self._told.discard(job_id)
         self._failures.pop(job_id, None)
@@ -291,6 +318,16 @@ class Worker:
         self.runner.report_failure(job, messages.agent_gave_up(summary, job.deliveries))
         self.queue.ack(job)
         self._forget(job.job_id)
+
+
+def _session_key(job: Job) -> str:
+    """The session a job works on (a job that names none is its own key: it runs alone anyway)."""
+    fields = job.fields
+    if job.kind == "resume" and "session_id" in fields:
+        return fields["session_id"]
+    if job.kind == "start" and {"team_id", "channel_id", "thread_ts"} <= fields.keys():
+        return session_id_for(fields["team_id"], fields["channel_id"], fields["thread_ts"])
+    return f"job:{job.job_id}"
 
 
 @dataclass(frozen=True)

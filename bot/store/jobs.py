@@ -10,6 +10,7 @@ the worker quarantines it at once instead of retrying it.
 """
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -191,9 +192,10 @@ class JobQueue:
         """Whether the job's thread has not been told yet that it is delayed (and mark it told)."""
         return bool(self._client.set(keys.job_told(job.job_id), "1", nx=True, ex=_TOLD_SECONDS))
 
-    def touch(self, job: Job, consumer: str) -> None:
-        """Reset the job's idle time (a running job must not look abandoned to other workers)."""
-        self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id], justid=True)
+    def touch(self, jobs: Sequence[Job], consumer: str) -> None:
+        """Reset the jobs' idle time, all in one command (running jobs must not look abandoned to other workers)."""
+        if jobs:
+            self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id for job in jobs], justid=True)
 
     def ack(self, job: Job) -> None:
         """The job is done: acknowledge and delete it."""
