@@ -16,7 +16,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, get_type_hints, overload
+from typing import Any, Final, TypedDict, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -82,27 +82,13 @@ class AgentTool:
         self.func = func
         self.name = name or func.__name__
         self.idempotent = idempotent
-        summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
-        self._context_param: str | None = None
-        fields: dict[str, Any] = {}
-        hints = get_type_hints(func)
-        for param in inspect.signature(func).parameters.values():
-            annotation = hints.get(param.name, Any)
-            if annotation is ToolContext:
-                self._context_param = param.name
-                continue
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
-        self._input_model: type[BaseModel] = create_model(
-            f"{self.name}_input", __config__=ConfigDict(extra="forbid"), **fields
-        )
-        schema = self._input_model.model_json_schema()
-        schema.pop("title", None)
-        self.spec: ToolSpec = {
-            "name": self.name,
-            "description": description or summary or self.name,
-            "inputSchema": {"json": schema},
-        }
+        key = _derivation_key(func, self.name, description)
+        derived = _DERIVED.get(key) if key is not None else None
+        if derived is None:
+            derived = _derive(func, self.name, description)
+            if key is not None and len(_DERIVED) < _DERIVED_KEPT:
+                _DERIVED[key] = derived
+        self._input_model, self.spec, self._context_param = derived
 
     def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         """Run the tool for ``tool_use``; failures become error results.
@@ -151,6 +137,54 @@ def tool(
     if func is not None:
         return AgentTool(func)
     return lambda wrapped: AgentTool(wrapped, name=name, description=description, idempotent=idempotent)
+
+
+_Derived = tuple[type[BaseModel], ToolSpec, str | None]
+_DERIVED: dict[tuple[Any, ...], _Derived] = {}
+_DERIVED_KEPT: Final = 4096
+"""Tools built per agent (closures over its data) share their code: their input model and spec are made once."""
+
+
+def _derivation_key(func: Callable[..., Any], name: str, description: str | None) -> tuple[Any, ...] | None:
+    """What the input model and spec of ``func`` depend on, or ``None`` when that cannot be a key."""
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    key = (
+        code,
+        func.__module__,
+        func.__doc__,
+        name,
+        description,
+        func.__defaults__,
+        tuple(sorted((func.__kwdefaults__ or {}).items())),
+        tuple(func.__annotations__.items()),
+    )
+    try:
+        hash(key)
+    except TypeError:  # an unhashable default value: derive it every time
+        return None
+    return key
+
+
+def _derive(func: Callable[..., Any], name: str, description: str | None) -> _Derived:
+    """The input model, the spec and the name of the ``ToolContext`` parameter (if any) of ``func``."""
+    summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
+    context_param: str | None = None
+    fields: dict[str, Any] = {}
+    hints = get_type_hints(func)
+    for param in inspect.signature(func).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+    input_model: type[BaseModel] = create_model(f"{name}_input", __config__=ConfigDict(extra="forbid"), **fields)
+    schema = input_model.model_json_schema()
+    schema.pop("title", None)
+    spec: ToolSpec = {"name": name, "description": description or summary or name, "inputSchema": {"json": schema}}
+    return input_model, spec, context_param
 
 
 def error_result(tool_use_id: str, text: str) -> ToolResult:
