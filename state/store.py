@@ -228,6 +228,23 @@ class SessionStore:
             raise SessionException(f"session_id=<{session_id}> | stored session is not UTF-8 text: {error}") from error
         return _decode(session_id, fields)
 
+    def version(self, session_id: str) -> int:
+        """Return the stored version of the session (0 if there is none), without reading the session itself.
+
+        Raises:
+            SessionException: The stored version is not a number, or the key holds something else.
+        """
+        try:
+            raw = self._client.hget(keys_for(session_id).session, "version")
+        except redis.ResponseError as error:
+            raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
+        if raw is None:
+            return 0
+        try:
+            return int(raw)
+        except ValueError as error:
+            raise SessionException(f"session_id=<{session_id}>, field=<version> | not an integer: {raw!r}") from error
+
     def save(
         self,
         session_id: str,

@@ -140,7 +140,7 @@ class SessionRunner:
         seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
         if prompt_id in seen:
             # Redelivered (a worker died or the job was retried): finish, never answer twice.
-            if self._published_version(session_id) >= self._stored_version(session_id):
+            if self._published_version(session_id) >= self._store.version(session_id):
                 return
             if agent.messages and _is_final_answer(agent.messages[-1]):
                 result = AgentResult("end_turn", agent.messages[-1])
@@ -212,8 +212,7 @@ class SessionRunner:
         self._publish(session_id, info, agent, result)
 
     def _publish(self, session_id: str, info: ThreadInfo, agent: Runnable, result: AgentResult) -> None:
-        stored = self._store.load(session_id)
-        version = stored.version if stored is not None else 0
+        version = self._store.version(session_id)
         transaction = self._client.pipeline(transaction=True)
         if self._round_version(session_id) != version:
             # The previous round is over (its outcome is what we publish): keep it for the retention period only.
@@ -325,7 +324,7 @@ class SessionRunner:
         interrupt: an agent stopped again on a reused interrupt id is a new round, never the
         stored one (whose decisions would otherwise answer it).
         """
-        version = self._stored_version(session_id)
+        version = self._store.version(session_id)
         _round_version, approvals = self._approvals.round_approvals(session_id)
         published = {approval.request.approval_id for approval in approvals}
         return [
@@ -333,10 +332,6 @@ class SessionRunner:
             for interrupt in agent.pending_interrupts
             if approval_id_for(session_id, version, interrupt.id) not in published
         ]
-
-    def _stored_version(self, session_id: str) -> int:
-        stored = self._store.load(session_id)
-        return stored.version if stored is not None else 0
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
         self._client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})

@@ -154,6 +154,20 @@ def test_version_starts_at_one_and_increments(store: SessionStore, clock: Clock)
     assert loaded.updated_at_ms == int(clock.now * 1000)
 
 
+def test_version_is_read_without_the_session(store: SessionStore, redis_client: redis.Redis) -> None:
+    assert store.version("s-1") == 0
+    save(store, "s-1", messages=[user("first")])
+    save(store, "s-1", expected_version=1, messages=[user("second")])
+    assert store.version("s-1") == 2
+
+    redis_client.hset(keys_for("numberless").session, "version", "three")
+    with pytest.raises(SessionException, match=r"session_id=<numberless>, field=<version>"):
+        store.version("numberless")
+    redis_client.set(keys_for("a-string").session, "x")
+    with pytest.raises(SessionException, match=r"session_id=<a-string> \| key holds something else"):
+        store.version("a-string")
+
+
 def test_create_when_the_session_exists_is_a_conflict(store: SessionStore) -> None:
     save(store, "s-1", messages=[user("first")])
 
