@@ -163,12 +163,13 @@ class Agent:
     def _invoke(self, prompt: Prompt) -> AgentResult:
         interrupt_state = self._interrupt_state
         if interrupt_state.activated:
+            # Stored with the run's first write (a call's started mark, a result, the stop, the answer):
+            # a run that fails before it is resumed again with the same responses.
             interrupt_state.resume(prompt)
         elif _is_interrupt_responses(prompt):
             raise ValueError(_NOT_INTERRUPTED)
         else:
             self._append_prompt(prompt)
-        self._save()
 
         try:
             result = self._run()
@@ -197,7 +198,8 @@ class Agent:
             batch = self._unfinished_batch()
             if batch is None:
                 turn = self.model.converse(self.messages, self._tool_specs(), self.system_prompt)
-                self._append(turn.message)
+                # Stored before any of its calls runs, when the run stops, or with the answer: one write, not two.
+                self._append(turn.message, save=False)
                 if turn.stop_reason != "tool_use" or not _tool_uses(turn.message):
                     return AgentResult(turn.stop_reason, turn.message)
                 batch = turn.message
@@ -221,7 +223,8 @@ class Agent:
         pending = interrupt_state.pending_tool_execution
         results = list(pending.completed_tool_results) if pending is not None else []
         done = {result["toolUseId"] for result in results}
-        todo = [tool_use for tool_use in _tool_uses(message) if tool_use["toolUseId"] not in done]
+        calls = _tool_uses(message)
+        todo = [tool_use for tool_use in calls if tool_use["toolUseId"] not in done]
 
         before = BeforeToolsEvent(agent=self, message=message, tool_uses=todo, _interrupt_state=interrupt_state)
         interrupts = self.hooks.dispatch(before)
@@ -235,7 +238,8 @@ class Agent:
             with REGISTRY_LOCK:
                 interrupt_state.set_pending_tool_results(list(results))
                 attempts.clear_started(self.state, [result["toolUseId"]])
-            self._save(retry_for_s=RESULT_SAVE_RETRY_S)
+            if len(results) < len(calls):  # the last one is stored with the results message closing the batch
+                self._save(retry_for_s=RESULT_SAVE_RETRY_S)
 
         if before.cancel:
             text = before.cancel if isinstance(before.cancel, str) else _CANCELLED_BY_HOOK
@@ -261,7 +265,9 @@ class Agent:
         if interrupts:
             return self._stop_for(message, results, interrupts)
         interrupt_state.end_tool_cycle()
-        self._append({"role": "user", "content": [{"toolResult": result} for result in results]})
+        self._append(
+            {"role": "user", "content": [{"toolResult": result} for result in results]}, retry_for_s=RESULT_SAVE_RETRY_S
+        )
         return []
 
     def _call_tool(self, tool_use: ToolUse) -> ToolResult | list[Interrupt]:
@@ -281,6 +287,8 @@ class Agent:
         elif agent_tool is None:
             result = error_result(tool_use_id, f"Not executed: there is no tool named {tool_use['name']!r}.")
         else:
+            if agent_tool.idempotent:
+                self._save(retry_for_s=RESULT_SAVE_RETRY_S)  # its batch is stored before it runs (a no-op if it is)
             try:
                 refusal = None if agent_tool.idempotent else self._start(before, tool_use)
             except InterruptException as raised:
@@ -370,21 +378,23 @@ class Agent:
         self._interrupt_state.end_tool_cycle()
         self._append({"role": "user", "content": [{"toolResult": result} for result in results]})
 
-    def _append(self, message: Message) -> None:
+    def _append(self, message: Message, *, save: bool = True, retry_for_s: float = 0.0) -> None:
         self.messages.append(message)
-        try:
-            self._save()
-        except Exception:
-            self.messages.pop()  # memory must not run ahead of what Redis holds
-            raise
+        if save:
+            self._save(retry_for_s=retry_for_s)
 
     def _save(self, *, retry_for_s: float = 0.0) -> None:
-        if self._session is not None:
-            with REGISTRY_LOCK:
+        if self._session is None:
+            return
+        with REGISTRY_LOCK:
+            try:
                 if retry_for_s:
                     self._session.save_retrying(self.messages, self.state, self._interrupt_state, within_s=retry_for_s)
                 else:
                     self._session.save(self.messages, self.state, self._interrupt_state)
+            except Exception:
+                del self.messages[self._session.stored_messages :]  # memory must not run ahead of what Redis holds
+                raise
 
     def _tool_specs(self) -> list[Any]:
         return [agent_tool.spec for agent_tool in self.tools.values()]

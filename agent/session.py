@@ -77,6 +77,11 @@ class SessionBinding:
         self._saved_mark = self._mark(*loaded)
         return loaded
 
+    @property
+    def stored_messages(self) -> int:
+        """How many messages the stored session holds, as of this binding's last load or save."""
+        return self._saved_mark[0] if self._saved_mark is not None else 0
+
     def save(self, messages: list[Message], agent_state: AgentState, interrupt_state: _InterruptState) -> bool:
         """Write if anything changed since the last load or save; return whether it wrote."""
         mark = self._mark(messages, agent_state, interrupt_state)
