@@ -3,7 +3,7 @@
 Jobs: read new ones for this consumer; also claim jobs that another worker took and never
 acknowledged (it died), and remove such dead workers from the group once their jobs are claimed
 (looked for every quarter of the claim time, not before every read). Up to ``concurrency`` jobs
-run at once on threads (``WORKER_CONCURRENCY``), never two of one session (see ``bot.job_pool``);
+run at once on threads (``WORKER_CONCURRENCY``), never two of one session (see ``bot.flow.job_pool``);
 one heartbeat keeps every held job claimed while it runs.
 A failed job is retried by the same worker after a backoff (1 s, 2 s, ... up to half the claim
 time), and its thread is told once that the step is delayed (as soon as the outbox can be written:
@@ -31,8 +31,8 @@ from typing import Final
 import redis
 
 from bot.flow.escalation import Escalator
+from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner, session_id_for
-from bot.job_pool import JobPool
 from bot.render import messages
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
