@@ -1,0 +1,776 @@
+"""End to end: sessions per second and click -> reply latency of the whole flow, against a serial floor.
+
+Run: ``python -m bench.e2e [--sessions N] [--people U] [--web-workers W] [--workers P] [--concurrency C]``
+
+Ours, in the Procfile layout on loopback: gunicorn serving ``bot.slack.http:create_wsgi()`` (W workers,
+8 threads each), P ``python -m bot worker`` processes (``WORKER_CONCURRENCY=C``), one real Redis, and a
+loopback Slack Web API. U people work at once, each running sessions one after another: mention the bot
+("restart checkout", a signed event over HTTP) -> the approval message is posted in the thread -> click
+Approve (a signed ``block_actions`` over HTTP) -> the worker resumes the demonstration agent, the restart
+runs and the agent's reply is posted. Measured: sessions completed per second, click -> reply latency.
+
+Floor, in the same run: the Redis commands and Slack calls one session caused (captured with MONITOR and by
+the loopback Slack while one session ran alone), made again directly and serially from one thread: one
+round trip per command, a MULTI..EXEC block or a burst of pipelined commands counted as one, the Slack
+calls over HTTP as the bot makes them. It is the bare cost of a session's I/O, without HTTP in, Bolt, the
+agent or any waiting; ``ratio ours/floor sessions/s`` >= 1.0 means the whole system beats doing that work
+in one thread.
+
+People click ``--reaction-ms`` (20) after the approval appears: sooner, a click can come before the bot
+recorded where it posted the message, and is refused (the person clicks again; counted and printed). The
+CPU each process spent per session is printed too.
+
+Then a model that takes ``--model-delay`` (0.2 s) per call, with ``--slow-people`` (50) people at once, each
+clicking ``--slow-reaction-ms`` (500) after the approval appears: click -> reply p50 against the model's own
+time on that path (one call), as a ratio.
+"""
+
+import argparse
+import hashlib
+import hmac
+import http.client
+import itertools
+import json
+import os
+import queue
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import redis
+from slack_sdk import WebClient
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from state import RedisServer
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "bench-e2e-signing-secret"
+TOKEN = "xoxb-bench-e2e"
+TEAM = "T0BENCH"
+CHANNEL = "C0BENCH"
+REQUESTER = "U0REQUESTER"
+APPROVER = "U0APPROVER"
+BOT_USER = "U0BOT"
+REPLY_TIMEOUT_S = 20.0
+# Two commands of one connection closer together than this were sent in one write (a pipeline).
+_PIPELINED_WITHIN_S = 0.00004
+
+
+# ---------------------------------------------------------------------------------------------- loopback Slack
+
+
+@dataclass
+class _Thread:
+    """What the people of one session wait for: the bot's posts in their thread."""
+
+    posts: "queue.SimpleQueue[tuple[float, dict[str, Any]]]" = field(default_factory=queue.SimpleQueue)
+
+
+class LoopbackSlack:
+    """The Web API methods the bot calls, answered from memory; posts are handed to whoever waits on the thread.
+
+    While ``recording``, every call (method and arguments) is kept, for the floor to make again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._threads: dict[str, _Thread] = {}
+        self._ts = itertools.count(1)
+        self.recording: list[tuple[float, str, dict[str, Any]]] | None = None
+        self.calls = 0
+        handler = type("Handler", (_SlackHandler,), {"slack": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._serving = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL (``SLACK_API_URL``)."""
+        return f"http://127.0.0.1:{self._server.server_port}/api/"
+
+    def __enter__(self) -> "LoopbackSlack":
+        self._serving.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def thread(self, thread_ts: str) -> _Thread:
+        """The waiting room of one thread (created on first use)."""
+        with self._lock:
+            return self._threads.setdefault(thread_ts, _Thread())
+
+    def forget(self, thread_ts: str) -> None:
+        """The session is over: its posts are no longer awaited."""
+        with self._lock:
+            self._threads.pop(thread_ts, None)
+
+    def answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The Web API answer to one call."""
+        with self._lock:
+            self.calls += 1
+            if self.recording is not None:
+                self.recording.append((time.perf_counter(), method, args))
+        if method == "auth.test":
+            return {"ok": True, "team_id": TEAM, "team": "bench", "user_id": BOT_USER, "bot_id": "B0BOT"}
+        if method == "conversations.members":
+            return {"ok": True, "members": [REQUESTER, APPROVER, BOT_USER], "response_metadata": {"next_cursor": ""}}
+        if method == "users.info":
+            return {"ok": True, "user": {"id": args.get("user"), "name": "someone", "tz": "UTC", "is_bot": False}}
+        if method in ("chat.postMessage", "chat.postEphemeral"):
+            ts = f"{1800000000 + next(self._ts)}.000100"
+            message = {**args, "ts": ts, "user": BOT_USER, "bot_id": "B0BOT"}
+            thread_ts = str(args.get("thread_ts") or "")
+            with self._lock:
+                waiting = self._threads.get(thread_ts)
+            if waiting is not None:
+                waiting.posts.put((time.perf_counter(), message))
+            return {"ok": True, "channel": args.get("channel", CHANNEL), "ts": ts, "message": message}
+        if method == "chat.update":
+            return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts"), "text": args.get("text", "")}
+        if method == "chat.getPermalink":
+            return {"ok": True, "permalink": f"https://bench.slack.com/archives/{args.get('channel')}/p1"}
+        if method == "conversations.open":
+            return {"ok": True, "channel": {"id": f"D{args.get('users', 'X')}"}}
+        if method == "usergroups.users.list":
+            return {"ok": True, "users": []}
+        if method in ("views.publish", "views.open", "views.update"):
+            return {"ok": True, "view": {"id": "V0BENCH", **(args.get("view") or {})}}
+        return {"ok": True}
+
+
+class _SlackHandler(BaseHTTPRequestHandler):
+    slack: LoopbackSlack
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "json" in (self.headers.get("Content-Type") or ""):
+            args = json.loads(body or b"{}")
+        else:
+            args = {key: values[-1] for key, values in parse_qs(body.decode()).items()}
+        for name in ("blocks", "view", "attachments"):
+            if isinstance(args.get(name), str):
+                args[name] = json.loads(args[name])
+        answer = json.dumps(self.slack.answer(self.path.rsplit("/", 1)[-1], args)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+# ---------------------------------------------------------------------------------------------- the processes
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _environment(redis_url: str, slack_url: str, *, concurrency: int, model_delay_s: float) -> dict[str, str]:
+    return {
+        **os.environ,
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack_url,
+        "REDIS_URL": redis_url,
+        "AGENT_FACTORY": "bench.e2e_agent:operations_agent",
+        "BENCH_MODEL_DELAY_S": str(model_delay_s),
+        "WORKER_CONCURRENCY": str(concurrency),
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@dataclass(frozen=True)
+class Bot:
+    """The bot's running processes."""
+
+    port: int
+    web: subprocess.Popen[bytes]
+    workers: list[subprocess.Popen[bytes]]
+
+    def cpu_s(self) -> tuple[float, float]:
+        """CPU seconds used so far by the web processes (gunicorn and its workers) and by the worker processes."""
+        return _cpu_s([self.web.pid, *_children(self.web.pid)]), _cpu_s([worker.pid for worker in self.workers])
+
+
+def _cpu_s(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    children = []
+    for stat_path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_path.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            children.append(int(stat_path.parent.name))
+    return children
+
+
+def _redis_cpu_s(client: redis.Redis) -> float:
+    info: dict[str, Any] = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+@contextmanager
+def procfile(
+    redis_url: str, slack_url: str, *, web_workers: int, workers: int, concurrency: int, model_delay_s: float
+) -> Iterator[Bot]:
+    """The Procfile's web (gunicorn, as the Procfile runs it) and worker processes, started and ready."""
+    port = _free_port()
+    environment = _environment(redis_url, slack_url, concurrency=concurrency, model_delay_s=model_delay_s)
+    web = [
+        sys.executable, "-m", "gunicorn", "bot.slack.http:create_wsgi()", "--bind", f"127.0.0.1:{port}",
+        "--workers", str(web_workers), "--threads", "8", "--backlog", "2048", "--log-level", "warning",
+    ]  # fmt: skip
+    worker = [sys.executable, "-m", "bot", "worker"]
+    bot = Bot(
+        port,
+        subprocess.Popen(web, cwd=ROOT, env=environment),
+        [subprocess.Popen(worker, cwd=ROOT, env=environment) for _ in range(workers)],
+    )
+    processes = [bot.web, *bot.workers]
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                connection.request("GET", "/healthz")
+                if connection.getresponse().status == 200:
+                    break
+            except OSError:
+                if time.monotonic() > deadline or any(process.poll() is not None for process in processes):
+                    raise RuntimeError("the bot's processes did not start") from None
+                time.sleep(0.05)
+        yield bot
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+# ---------------------------------------------------------------------------------------------- Slack's requests
+
+
+class _Requests:
+    """Signed requests to the bot as Slack sends them, on one keep-alive connection."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._connection: http.client.HTTPConnection | None = None
+
+    def post(self, body: bytes, content_type: str) -> int:
+        timestamp = str(int(time.time()))
+        base = f"v0:{timestamp}:".encode() + body
+        signature = "v0=" + hmac.new(SECRET.encode(), base, hashlib.sha256).hexdigest()
+        headers = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": timestamp,
+            "X-Slack-Signature": signature,
+        }
+        for attempt in range(2):
+            if self._connection is None:
+                self._connection = http.client.HTTPConnection("127.0.0.1", self._port, timeout=30)
+            try:
+                self._connection.request("POST", "/slack/events", body=body, headers=headers)
+                response = self._connection.getresponse()
+                response.read()
+                return response.status
+            except (OSError, http.client.HTTPException):
+                self._connection.close()
+                self._connection = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def mention(self, index: int, thread_ts: str) -> int:
+        event = {
+            "type": "app_mention",
+            "user": REQUESTER,
+            "text": f"<@{BOT_USER}> restart checkout",
+            "ts": thread_ts,
+            "channel": CHANNEL,
+            "event_ts": thread_ts,
+            "team": TEAM,
+        }
+        envelope = {
+            "token": "legacy",
+            "team_id": TEAM,
+            "api_app_id": "A0BENCH",
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev{index:010d}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
+        return self.post(json.dumps(envelope).encode(), "application/json")
+
+    def approve(self, message: dict[str, Any]) -> int:
+        action = _approve_button(message)
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "bench"},
+            "user": {"id": APPROVER, "username": "approver", "team_id": TEAM},
+            "api_app_id": "A0BENCH",
+            "token": "legacy",
+            "container": {"type": "message", "message_ts": message["ts"], "channel_id": CHANNEL},
+            "trigger_id": "1.2.3",
+            "channel": {"id": CHANNEL, "name": "ops"},
+            "message": {
+                "ts": message["ts"],
+                "thread_ts": message.get("thread_ts"),
+                "text": message.get("text", ""),
+                "blocks": message.get("blocks", []),
+            },
+            "response_url": "http://127.0.0.1:9/response",
+            "actions": [{**action, "type": "button", "action_ts": f"{time.time():.6f}"}],
+        }
+        return self.post(f"payload={quote(json.dumps(payload))}".encode(), "application/x-www-form-urlencoded")
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+
+
+def _approve_button(message: dict[str, Any]) -> dict[str, Any]:
+    """The Approve button of an approval message, as Slack would send it back (empty if it has none)."""
+    for block in message.get("blocks") or []:
+        for element in block.get("elements") or []:
+            if element.get("action_id") == ids.APPROVE_ACTION:
+                return {
+                    "action_id": element["action_id"],
+                    "block_id": block.get("block_id"),
+                    "value": element.get("value"),
+                }
+    return {}
+
+
+# ---------------------------------------------------------------------------------------------- one person
+
+
+@dataclass
+class _Outcome:
+    """What the people saw (lists: appended to from many threads)."""
+
+    click_to_reply_s: list[float] = field(default_factory=list)
+    clicked_again: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> int:
+        """Sessions that ended with the agent's reply."""
+        return len(self.click_to_reply_s)
+
+
+_session_numbers = itertools.count(1)
+
+
+def _one_session(requests: _Requests, slack: LoopbackSlack, outcome: _Outcome, *, reaction_s: float) -> None:
+    """Mention -> approval posted -> Approve -> the agent's reply posted.
+
+    The person clicks ``reaction_s`` after the approval appeared. A click that came before the bot recorded where
+    it posted the message is refused (it cannot be matched to the message); the person clicks again, and the
+    latency still counts from the first click.
+    """
+    index = next(_session_numbers)
+    thread_ts = f"{1700000000 + index}.000100"
+    posts = slack.thread(thread_ts).posts
+    refused = messages.wrong_place_refused()
+    try:
+        if (status := requests.mention(index, thread_ts)) != 200:
+            raise RuntimeError(f"mention answered {status}")
+        posted_at, approval = _next_post(posts, lambda text, blocks: blocks, waiting_for="the approval")
+        time.sleep(max(0.0, posted_at + reaction_s - time.perf_counter()))
+        clicked = time.perf_counter()
+        for _attempt in range(5):
+            if (status := requests.approve(approval)) != 200:
+                raise RuntimeError(f"click answered {status}")
+            replied_at, reply = _next_post(
+                posts, lambda text, _blocks: "restarted" in text or text == refused, waiting_for="the reply"
+            )
+            if reply.get("text") != refused:
+                break
+            outcome.clicked_again.append(thread_ts)
+            time.sleep(reaction_s)
+        else:
+            raise RuntimeError("every click was refused")
+        outcome.click_to_reply_s.append(replied_at - clicked)
+    except Exception as error:
+        outcome.failures.append(f"thread {thread_ts}: {type(error).__name__}: {error}")
+    finally:
+        slack.forget(thread_ts)
+
+
+def _next_post(
+    posts: "queue.SimpleQueue[tuple[float, dict[str, Any]]]", wanted: Any, *, waiting_for: str
+) -> tuple[float, dict[str, Any]]:
+    """The first post in the thread for which ``wanted(text, has_approve_button)``, with when it was posted."""
+    deadline = time.monotonic() + REPLY_TIMEOUT_S
+    other: list[str] = []
+    while True:
+        try:
+            at, message = posts.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise TimeoutError(f"{waiting_for} was not posted in time (other posts: {other})") from None
+        text = str(message.get("text", ""))
+        if wanted(text, bool(_approve_button(message))):
+            return at, message
+        other.append(text[:200])
+
+
+def run_people(
+    port: int, slack: LoopbackSlack, *, people: int, sessions: int, reaction_s: float
+) -> tuple[_Outcome, float]:
+    """``people`` at once, ``sessions`` in all; return what happened and the wall time it took."""
+    outcome = _Outcome()
+    left = itertools.count(sessions, -1)
+    lock = threading.Lock()
+
+    def person() -> None:
+        requests = _Requests(port)
+        try:
+            while True:
+                with lock:
+                    if next(left) <= 0:
+                        return
+                _one_session(requests, slack, outcome, reaction_s=reaction_s)
+        finally:
+            requests.close()
+
+    threads = [threading.Thread(target=person) for _ in range(people)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcome, time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------------------------------- the floor
+
+
+@dataclass(frozen=True)
+class _RoundTrip:
+    at: float
+    commands: tuple[tuple[bytes, ...], ...]
+
+
+_MONITOR_LINE = re.compile(rb"^\+?(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$")
+_ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("a"): b"\a", ord("b"): b"\b"}
+_SETUP = {b"CLIENT", b"HELLO", b"AUTH", b"SELECT", b"MONITOR"}
+
+
+def _monitor_args(text: bytes) -> tuple[bytes, ...]:
+    """The arguments of one MONITOR line (``"SET" "k" "v\\x00"``), unescaped."""
+    args: list[bytes] = []
+    index = 0
+    while index < len(text):
+        if text[index] != ord('"'):
+            index += 1
+            continue
+        index += 1
+        value = bytearray()
+        while text[index] != ord('"'):
+            if text[index] == ord("\\"):
+                escaped = text[index + 1]
+                if escaped == ord("x"):
+                    value.append(int(text[index + 2 : index + 4], 16))
+                    index += 4
+                    continue
+                value += _ESCAPES.get(escaped, bytes([escaped]))
+                index += 2
+                continue
+            value.append(text[index])
+            index += 1
+        args.append(bytes(value))
+        index += 1
+    return tuple(args)
+
+
+class CommandCapture:
+    """MONITOR on a raw connection: every command the bot's processes send, with its time and connection."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self._socket = socket.create_connection((host, port))
+        self._socket.sendall(b"MONITOR\r\n")
+        self._lines = self._socket.makefile("rb")
+        self._lines.readline()  # +OK
+        self._seen: list[tuple[float, str, tuple[bytes, ...]]] = []
+        self._lock = threading.Lock()
+        self.on = False
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for raw in self._lines:
+            match = _MONITOR_LINE.match(raw.rstrip(b"\r\n"))
+            if match is None or not self.on:
+                continue
+            source = match[2].decode()
+            if source == "lua":
+                continue  # run inside a script: part of that script's round trip
+            with self._lock:
+                self._seen.append((float(match[1]), source, _monitor_args(match[3])))
+
+    def take(self) -> list[tuple[float, str, tuple[bytes, ...]]]:
+        """What was seen while ``on``, and forget it."""
+        with self._lock:
+            seen, self._seen = self._seen, []
+        return seen
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+def round_trips(seen: list[tuple[float, str, tuple[bytes, ...]]]) -> list[_RoundTrip]:
+    """Group captured commands into round trips: per connection, MULTI..EXEC or a burst of pipelined commands."""
+    trips: list[_RoundTrip] = []
+    by_connection: dict[str, list[tuple[float, tuple[bytes, ...]]]] = {}
+    for at, source, args in seen:
+        if args and args[0].upper() not in _SETUP:
+            by_connection.setdefault(source, []).append((at, args))
+    for commands in by_connection.values():
+        current: list[tuple[bytes, ...]] = []
+        started = last = 0.0
+        in_transaction = False
+        for at, args in commands:
+            name = args[0].upper()
+            joins = in_transaction or (current and at - last <= _PIPELINED_WITHIN_S)
+            if current and not joins:
+                trips.append(_RoundTrip(started, tuple(current)))
+                current = []
+            if not current:
+                started = at
+            current.append(args)
+            last = at
+            if name == b"MULTI":
+                in_transaction = True
+            elif name in (b"EXEC", b"DISCARD"):
+                in_transaction = False
+        if current:
+            trips.append(_RoundTrip(started, tuple(current)))
+    return sorted(trips, key=lambda trip: trip.at)
+
+
+def _without_blocking(args: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    """The command as one that answers at once (a blocking read waits for work; the floor does not)."""
+    name = args[0].upper()
+    if name in (b"BLPOP", b"BRPOP"):
+        return (name[1:], args[1])
+    if name in (b"XREAD", b"XREADGROUP"):
+        upper = [arg.upper() for arg in args]
+        if b"BLOCK" in upper:
+            at = upper.index(b"BLOCK")
+            return args[:at] + args[at + 2 :]
+    return args
+
+
+@dataclass(frozen=True)
+class SessionWork:
+    """The Redis round trips and Slack calls of one session, in the order they were made."""
+
+    steps: list[tuple[float, Any]]
+    redis_trips: int
+    redis_commands: int
+    slack_calls: int
+
+
+def session_work(trips: list[_RoundTrip], slack_calls: list[tuple[float, str, dict[str, Any]]]) -> SessionWork:
+    steps: list[tuple[float, Any]] = [(trip.at, trip) for trip in trips]
+    steps += [(at, (method, args)) for at, method, args in slack_calls]
+    return SessionWork(
+        steps=sorted(steps, key=lambda step: step[0]),
+        redis_trips=len(trips),
+        redis_commands=sum(len(trip.commands) for trip in trips),
+        slack_calls=len(slack_calls),
+    )
+
+
+def floor_sessions_per_s(work: SessionWork, redis_url: str, slack_url: str, *, repeat: int) -> float:
+    """Make one session's calls ``repeat`` times, serially, directly; return sessions per second.
+
+    The Redis commands go to database 1 of the same server (the scripts are loaded server-wide), so the
+    bot's own data is not touched.
+    """
+    client = redis.Redis.from_url(redis_url, db=1)
+    slack = WebClient(token=TOKEN, base_url=slack_url)
+    client.ping()
+    started = time.perf_counter()
+    for _ in range(repeat):
+        for _at, step in work.steps:
+            if isinstance(step, _RoundTrip):
+                _replay(client, step)
+            else:
+                method, args = step
+                slack.api_call(method, json=args)
+    elapsed = time.perf_counter() - started
+    client.close()
+    return repeat / elapsed
+
+
+def _replay(client: redis.Redis, trip: _RoundTrip) -> None:
+    commands = [_without_blocking(args) for args in trip.commands]
+    try:
+        if len(commands) == 1:
+            client.execute_command(*commands[0])  # type: ignore[no-untyped-call]
+            return
+        pipeline = client.pipeline(transaction=False)
+        for args in commands:
+            pipeline.execute_command(*args)  # type: ignore[no-untyped-call]
+        pipeline.execute(raise_on_error=False)
+    except redis.ResponseError:
+        pass  # database 1 lacks the bot's groups and records: the command still made its round trip
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _report(name: str, outcome: _Outcome, elapsed_s: float) -> float:
+    if outcome.failures:
+        raise RuntimeError(f"{name}: {len(outcome.failures)} sessions failed: {outcome.failures[:5]}")
+    rate = outcome.sessions / elapsed_s
+    latencies = outcome.click_to_reply_s
+    print(
+        f"  {name}: {outcome.sessions} sessions in {elapsed_s:.2f} s = {rate:.1f} sessions/s; click -> reply "
+        f"p50 {_percentile(latencies, 0.5) * 1000:.1f} ms, p99 {_percentile(latencies, 0.99) * 1000:.1f} ms, "
+        f"mean {statistics.fmean(latencies) * 1000:.1f} ms; clicks refused as too early, then clicked again: "
+        f"{len(outcome.clicked_again)}"
+    )
+    return rate
+
+
+def main() -> None:
+    """Run ours, the floor, and the slow-model run; print the numbers and the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=600)
+    parser.add_argument("--people", type=int, default=40)
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8, help="WORKER_CONCURRENCY of each worker")
+    parser.add_argument("--reaction-ms", type=float, default=20, help="how soon after the approval a person clicks")
+    parser.add_argument("--floor-repeat", type=int, default=300)
+    parser.add_argument("--model-delay", type=float, default=0.2, help="seconds per model call in the slow run")
+    parser.add_argument("--slow-people", type=int, default=50)
+    parser.add_argument("--slow-concurrency", type=int, default=32, help="WORKER_CONCURRENCY in the slow run")
+    parser.add_argument("--slow-reaction-ms", type=float, default=500, help="the people's reaction in the slow run")
+    args = parser.parse_args()
+    reaction_s = args.reaction_ms / 1000
+    layout = f"gunicorn {args.web_workers} workers x 8 threads, {args.workers} worker processes"
+
+    with ExitStack() as stack:
+        server = stack.enter_context(RedisServer())
+        client = redis.Redis.from_url(server.url)
+        slack = stack.enter_context(LoopbackSlack())
+        print(f"e2e bench: Procfile layout ({layout}), real Redis, loopback Slack, demonstration agent")
+        with procfile(
+            server.url, slack.url,
+            web_workers=args.web_workers, workers=args.workers, concurrency=args.concurrency, model_delay_s=0,
+        ) as bot:  # fmt: skip
+            port = bot.port
+            run_people(port, slack, people=args.people, sessions=args.people * 2, reaction_s=reaction_s)  # warm-up
+            work = _capture_one_session(port, slack, server, reaction_s=reaction_s)
+            floor_before = floor_sessions_per_s(work, server.url, slack.url, repeat=args.floor_repeat)
+            cpu_before = (*bot.cpu_s(), _redis_cpu_s(client), sum(os.times()[:2]))
+            outcome, elapsed = run_people(
+                port, slack, people=args.people, sessions=args.sessions, reaction_s=reaction_s
+            )
+            cpu_used = [after - before for after, before in zip(
+                (*bot.cpu_s(), _redis_cpu_s(client), sum(os.times()[:2])), cpu_before, strict=True
+            )]  # fmt: skip
+            floor_after = floor_sessions_per_s(work, server.url, slack.url, repeat=args.floor_repeat)
+        print(
+            f"  one session's I/O: {work.redis_trips} Redis round trips ({work.redis_commands} commands), "
+            f"{work.slack_calls} Slack calls"
+        )
+        print(f"  {args.people} people at once, WORKER_CONCURRENCY={args.concurrency}, click {args.reaction_ms:g} ms "
+              "after the approval appears")  # fmt: skip
+        ours = _report("ours", outcome, elapsed)
+        web_ms, worker_ms, redis_ms, bench_ms = (seconds * 1000 / outcome.sessions for seconds in cpu_used)
+        print(
+            f"  CPU per session: web {web_ms:.1f} ms, worker {worker_ms:.1f} ms, Redis {redis_ms:.1f} ms, "
+            f"this process (the people and the loopback Slack) {bench_ms:.1f} ms"
+        )
+        floor = (floor_before + floor_after) / 2
+        print(
+            f"  floor: the same Redis and Slack calls, serial, one thread: {floor:.1f} sessions/s "
+            f"(before {floor_before:.1f}, after {floor_after:.1f})"
+        )
+        print(f"  ratio ours/floor sessions/s: {ours / floor:.2f}x")
+
+        slow_reaction_s = args.slow_reaction_ms / 1000
+        print(
+            f"slow model: {args.model_delay * 1000:.0f} ms per model call, {args.slow_people} people at once "
+            f"(clicking {args.slow_reaction_ms:g} ms after the approval appears), "
+            f"{args.workers} worker processes x WORKER_CONCURRENCY={args.slow_concurrency}"
+        )
+        with procfile(
+            server.url, slack.url, web_workers=args.web_workers, workers=args.workers,
+            concurrency=args.slow_concurrency, model_delay_s=args.model_delay,
+        ) as bot:  # fmt: skip
+            run_people(bot.port, slack, people=args.slow_people, sessions=args.slow_people, reaction_s=slow_reaction_s)
+            outcome, elapsed = run_people(
+                bot.port, slack, people=args.slow_people, sessions=args.slow_people * 4, reaction_s=slow_reaction_s
+            )
+        _report("ours", outcome, elapsed)
+        p50 = _percentile(outcome.click_to_reply_s, 0.5)
+        print(f"  ratio click->reply p50/model time: {p50 / args.model_delay:.2f}x (goal <= 1.5x)")
+
+
+def _capture_one_session(port: int, slack: LoopbackSlack, server: RedisServer, *, reaction_s: float) -> SessionWork:
+    """One session alone, its Redis commands and Slack calls recorded."""
+    host, redis_port = server.url.removeprefix("redis://").split("/")[0].split(":")
+    capture = CommandCapture(host, int(redis_port))
+    try:
+        time.sleep(0.2)  # MONITOR is on before the session starts
+        slack.recording = []
+        capture.on = True
+        outcome, _elapsed = run_people(port, slack, people=1, sessions=1, reaction_s=reaction_s)
+        time.sleep(0.05)  # the last update of the approval message may come after the reply
+        capture.on = False
+        calls, slack.recording = slack.recording, None
+        if outcome.failures:
+            raise RuntimeError(f"the captured session failed: {outcome.failures[0]}")
+        return session_work(round_trips(capture.take()), calls)
+    finally:
+        capture.close()
+
+
+if __name__ == "__main__":
+    main()
