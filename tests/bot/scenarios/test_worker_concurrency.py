@@ -22,9 +22,9 @@ import redis
 from agent import Agent, ScriptedModel
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn
+from bot.sandbox import slack_requests
 from state import RedisServer
 from state.shapes import Message
-from tests.bot.support import slack_requests
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY, held_agent
 from tests.bot.support.harness import CHANNEL, REQUESTER, Bot, running_bot
 from tests.bot.support.processes import ROOT
