@@ -33,7 +33,7 @@ from tests.bot.support.processes import ROOT
 class _Sessions:
     """Agents that answer after ``hold`` returns, counting how many calls of each session run at once."""
 
-    def __init__(self, hold: Callable[[], None]) -> None:
+    def __init__(self, hold: Callable[[], object]) -> None:
         self._hold = hold
         self._lock = threading.Lock()
         self._running: Counter[str] = Counter()
