@@ -7,6 +7,7 @@ import pytest
 import redis
 
 from state import RedisServer
+from tests.outage import TimedOutage
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +33,11 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     data_dir.mkdir()
     with RedisServer(data_dir=data_dir) as server:
         yield server
+
+
+@pytest.fixture
+def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
+    """Redis (``own_redis``) stopped when ``begin()`` is called (by ``StopRedisAfterTool``, say), back 1.5 s later."""
+    blip = TimedOutage(own_redis, pause_s=1.5)
+    yield blip
+    blip.settle()

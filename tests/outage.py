@@ -3,6 +3,7 @@
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from state import RedisServer
 
@@ -37,6 +38,11 @@ class TimedOutage:
         self._timer = threading.Timer(self.pause_s, self._restart)
         self._timer.start()
 
+    @property
+    def begun(self) -> bool:
+        """Whether ``begin()`` was called."""
+        return self._timer is not None
+
     def settle(self) -> None:
         """Wait until the restart happened (if an outage began)."""
         if self._timer is not None:
@@ -45,3 +51,23 @@ class TimedOutage:
     def _restart(self) -> None:
         self.server.start()
         self.restarted.set()
+
+
+class StopRedisAfterTool:
+    """Hook, for Signoff's runtime or Strands': Redis stops right after a tool returns (before its result is saved).
+
+    ``after_tool_event`` is the runtime's ``AfterToolCallEvent``; with ``tool``, only that tool's return stops it.
+    The outage begins once.
+    """
+
+    def __init__(self, outage: TimedOutage, after_tool_event: type[Any], *, tool: str | None = None) -> None:
+        self.outage = outage
+        self.after_tool_event = after_tool_event
+        self.tool = tool
+
+    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+        registry.add_callback(self.after_tool_event, self._after_tool)
+
+    def _after_tool(self, event: Any) -> None:
+        if not self.outage.begun and (self.tool is None or event.tool_use["name"] == self.tool):
+            self.outage.begin()

@@ -4,7 +4,6 @@ Redis stopped right after a tool returned: the result is saved once it is back a
 A worker dead between "started" and "recorded": the next run asks a human instead of running it again.
 """
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,13 +11,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from agent import AfterToolCallEvent, Agent, ApprovalGate, HookRegistry, ScriptedModel, tool
+from agent import AfterToolCallEvent, Agent, ApprovalGate, ScriptedModel, tool
 from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
-from state import RedisServer, SessionStore
+from state import SessionStore
 from state.shapes import Message
 from tests.agent.support import decision, respond, tool_results
-from tests.outage import TimedOutage
+from tests.outage import StopRedisAfterTool, TimedOutage
 
 
 class Crash(BaseException):
@@ -61,24 +60,6 @@ def _approve_first_request(deploys: _Deploys, store: SessionStore, session_id: s
     return [respond(gate.id, decision("approve"))]
 
 
-class _StopRedisAfterTools:
-    """Hook: Redis stops right after a tool returns (before its result is saved)."""
-
-    def __init__(self, outage: TimedOutage) -> None:
-        self.outage = outage
-
-    def register_hooks(self, registry: HookRegistry) -> None:
-        registry.add_callback(AfterToolCallEvent, lambda event: self.outage.begin())
-
-
-@pytest.fixture
-def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
-    """Redis stopped right after the next tool returns, back 1.5 s later."""
-    blip = TimedOutage(own_redis, pause_s=1.5)
-    yield blip
-    blip.settle()
-
-
 def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
     outage: TimedOutage,
 ) -> None:
@@ -88,7 +69,7 @@ def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_
     deploys = _Deploys()
     responses = _approve_first_request(deploys, store, "s-blip")
 
-    result = deploys.agent(store, "s-blip", hooks=(_StopRedisAfterTools(outage),))(responses)
+    result = deploys.agent(store, "s-blip", hooks=(StopRedisAfterTool(outage, AfterToolCallEvent),))(responses)
 
     assert outage.restarted.is_set()
     assert (result.stop_reason, str(result)) == ("end_turn", "deployed api")

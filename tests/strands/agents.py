@@ -26,6 +26,9 @@ from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import SignoffGate, signoff_session_manager
 from state.shapes import Message
 from state.store import SessionStore
+from tests.bot.support.agents import completions, count_completion
+
+__all__ = ["completions"]
 
 SYSTEM_PROMPT = "You are an operations assistant. Risky actions need a human's approval."
 HOLD_RESTART_KEY = "test:hold:restart_service"
@@ -71,16 +74,6 @@ class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
         yield {"messageStop": {"stopReason": turn.stop_reason}}
 
 
-def completions(client: redis.Redis, tool_name: str) -> int:
-    """How many times ``tool_name`` ran to completion (either runtime)."""
-    value = client.get(f"test:completed:{tool_name}")
-    return int(value) if value is not None else 0
-
-
-def _count(client: redis.Redis, tool_name: str) -> None:
-    client.incr(f"test:completed:{tool_name}")
-
-
 def _client(store: SessionStore) -> redis.Redis:
     client: redis.Redis = store.client
     return client
@@ -102,7 +95,7 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
             service: Service name.
             lines: How many lines, newest last.
         """
-        _count(counter, "read_logs")
+        count_completion(counter, "read_logs")
         return "\n".join(inventory[service].log[-lines:])
 
     @strands.tool
@@ -116,7 +109,7 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
         deadline = time.monotonic() + 30
         while counter.exists(HOLD_RESTART_KEY) and time.monotonic() < deadline:  # a test kills the worker here
             time.sleep(0.02)
-        _count(counter, "restart_service")
+        count_completion(counter, "restart_service")
         return f"{service}: {inventory[service].replicas} replicas restarted"
 
     @strands.tool
@@ -127,7 +120,7 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
             service: Service name.
             replicas: The new replica count.
         """
-        _count(counter, "scale_service")
+        count_completion(counter, "scale_service")
         before, inventory[service].replicas = inventory[service].replicas, replicas
         return f"{service}: scaled from {before} to {replicas} replicas"
 
@@ -138,7 +131,7 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
         Args:
             service: Service name.
         """
-        _count(counter, "rollback_deploy")
+        count_completion(counter, "rollback_deploy")
         target = inventory[service]
         target.version, target.previous_version = target.previous_version, target.version
         return f"{service}: rolled back from {target.previous_version} to {target.version}"
@@ -174,7 +167,7 @@ def _counted(agent_tool: Any, counter: redis.Redis) -> Any:
 
     def invoke(tool_use: Any, context: Any) -> Any:
         result = original(tool_use, context)
-        _count(counter, agent_tool.name)
+        count_completion(counter, agent_tool.name)
         return result
 
     agent_tool.invoke = invoke
@@ -204,13 +197,13 @@ def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
     @strands.tool
     def notify(channel: str) -> str:
         """Tell a channel."""
-        _count(counter, "notify")
+        count_completion(counter, "notify")
         return f"told {channel}"
 
     @strands.tool
     def deploy(service: str) -> str:
         """Deploy a service."""
-        _count(counter, "deploy")
+        count_completion(counter, "deploy")
         return f"deployed {service}"
 
     return strands.Agent(
@@ -229,13 +222,13 @@ def signoff_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     @tool
     def notify(channel: str) -> str:
         """Tell a channel."""
-        _count(counter, "notify")
+        count_completion(counter, "notify")
         return f"told {channel}"
 
     @tool
     def deploy(service: str) -> str:
         """Deploy a service."""
-        _count(counter, "deploy")
+        count_completion(counter, "deploy")
         return f"deployed {service}"
 
     return Agent(

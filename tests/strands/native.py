@@ -20,7 +20,6 @@ guards no tool call. Tool runs are counted in Redis.
 from functools import partial
 from typing import Any
 
-import redis
 import strands
 from strands.hooks import BeforeToolCallEvent, BeforeToolsEvent
 
@@ -31,7 +30,8 @@ from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import signoff_session_manager
 from state.shapes import Message
 from state.store import SessionStore
-from tests.strands.agents import StrandsScriptedModel, completions
+from tests.bot.support.agents import completions, count_completion
+from tests.strands.agents import StrandsScriptedModel
 
 __all__ = ["completions"]
 
@@ -67,8 +67,7 @@ def _respond(messages: list[Message]) -> ModelTurn:
 
 
 def _count(store: SessionStore, tool_name: str) -> None:
-    client: redis.Redis = store.client
-    client.incr(f"test:completed:{tool_name}")
+    count_completion(store.client, tool_name)
 
 
 def _strands_tools(store: SessionStore) -> list[Any]:

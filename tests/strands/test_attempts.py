@@ -7,7 +7,6 @@ the gate saves the result once Redis is back, and the tool ran once.
 
 import contextlib
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +27,7 @@ from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
 from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
-from tests.outage import TimedOutage
+from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
     HOLD_RESTART_KEY,
     STARTED_RESTART_KEY,
@@ -135,24 +134,6 @@ def test_an_idempotent_tool_started_but_not_recorded_runs_again(store: SessionSt
     assert (result.stop_reason, deploys.runs) == ("end_turn", 2)
 
 
-class _StopRedisAfterTools:
-    """Strands hook: Redis stops right after a tool returns (before the gate saves its result)."""
-
-    def __init__(self, outage: TimedOutage) -> None:
-        self.outage = outage
-
-    def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-        registry.add_callback(AfterToolCallEvent, lambda event: self.outage.begin())
-
-
-@pytest.fixture
-def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
-    """Redis stopped right after the next tool returns, back 1.5 s later."""
-    blip = TimedOutage(own_redis, pause_s=1.5)
-    yield blip
-    blip.settle()
-
-
 def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_ran_once(
     outage: TimedOutage,
 ) -> None:
@@ -161,7 +142,7 @@ def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_
     deploys = _Deploys(store)
     responses = deploys.approved()
 
-    result = deploys.runnable(_StopRedisAfterTools(outage))(responses)
+    result = deploys.runnable(StopRedisAfterTool(outage, AfterToolCallEvent))(responses)
 
     assert outage.restarted.is_set()
     assert (result.stop_reason, str(result), deploys.runs) == ("end_turn", "ok", 1)

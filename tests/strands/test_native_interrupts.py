@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
+from tests.bot.support.crashes import crash_once, redeliver
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
@@ -87,29 +88,6 @@ def test_a_denied_second_batch_never_runs(redis_client: redis.Redis, factory: Fa
         assert completions(redis_client, "delete_files") == 1
 
 
-class Crash(Exception):
-    """The worker dies here (the job is not acknowledged, so it comes back)."""
-
-
-def _crash_once(bot: Bot, method: str) -> None:
-    runner = bot.services.runner
-    original: Callable[..., Any] = getattr(runner, method)
-    calls = {"n": 0}
-
-    def failing(*args: Any, **kwargs: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 1:
-            raise Crash(method)
-        return original(*args, **kwargs)
-
-    setattr(runner, method, failing)
-
-
-def _redeliver(bot: Bot) -> None:
-    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
-    bot.drain()
-
-
 YES_NO = "rules:\n  - name: deletions\n    match: {tools: [delete_files]}\n    response: yes_no\n"
 REUSING = pytest.mark.parametrize(
     ("factory", "policy"),
@@ -131,12 +109,12 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         first = bot.services.approvals.find(bot.approval_id())
-        _crash_once(bot, "_publish")
+        crash_once(bot, "_publish")
         _approve_last(bot)  # /tmp/a is deleted, then the call for /tmp/b stops: the same interrupt id
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 1
 
-        _redeliver(bot)  # the resume job again: it must post the new round, not answer it with the old decision
+        redeliver(bot)  # the resume job again: it must post the new round, not answer it with the old decision
 
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 2
@@ -161,7 +139,7 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         _approve_last(bot)
-        _crash_once(bot, "_publish")
+        crash_once(bot, "_publish")
         bot.mention("delete /tmp/b", thread_ts=thread_ts)
         bot.drain()
         assert len(bot.approval_messages()) == 1

@@ -351,15 +351,7 @@ def test_approvals_and_home_see_a_request_behind_two_hundred_older_ones(bot: Bot
     _park_requests(bot, 202, channel="C0BUSY")
     approval_id, _session = bot.ask()
 
-    command = slack_requests.slash_command(
-        command=ids.APPROVALS_COMMAND,
-        user_id=APPROVER,
-        channel_id=CHANNEL,
-        response_url=bot.slack.response_url(channel=CHANNEL),
-    )
-    assert bot.poster.post_command(command).status == 200
-    [answer] = bot.slack.wait_for("response_url")
-    assert "1 request waiting" in answer.args["text"]
+    assert "1 request waiting" in bot.slash_approvals(user=APPROVER)
 
     home = json.dumps(bot.open_home(APPROVER))
     assert approval_id in home

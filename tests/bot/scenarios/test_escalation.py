@@ -20,7 +20,6 @@ from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,
     OUTSIDER,
-    REQUESTER,
     SECOND_APPROVER,
     Bot,
     demo_factory,
@@ -349,18 +348,11 @@ def test_slash_approvals_lists_what_waits_in_the_channel(redis_client: redis.Red
     with _bot(redis_client, tmp_path, LADDER) as (bot, clock):
         _ask(bot)
         clock.advance(7 * 60)
-        command = slack_requests.slash_command(
-            command=ids.APPROVALS_COMMAND,
-            user_id=REQUESTER,
-            channel_id=CHANNEL,
-            response_url=bot.slack.response_url(channel=CHANNEL),
-        )
-        assert bot.poster.post_command(command).status == 200
-        [answer] = bot.slack.wait_for("response_url")
-        assert "1 request waiting" in answer.args["text"]
-        assert "`restart_service`" in answer.args["text"]
-        assert "waiting 7 min" in answer.args["text"]
-        assert "|open>" in answer.args["text"]
+        text = bot.slash_approvals()
+        assert "1 request waiting" in text
+        assert "`restart_service`" in text
+        assert "waiting 7 min" in text
+        assert "|open>" in text
 
 
 def test_a_click_on_the_app_home_decides_and_answers_by_direct_message(

@@ -35,18 +35,6 @@ def _open_home(bot: Bot, user: str) -> dict[str, Any]:
     return dict(published[-1].args["view"])
 
 
-def _slash_approvals(bot: Bot) -> str:
-    command = slack_requests.slash_command(
-        command=ids.APPROVALS_COMMAND,
-        user_id=REQUESTER,
-        channel_id=CHANNEL,
-        response_url=bot.slack.response_url(channel=CHANNEL),
-    )
-    assert bot.poster.post_command(command).status == 200
-    [answer] = bot.slack.wait_for("response_url")
-    return str(answer.args["text"])
-
-
 def test_arguments_nested_200_deep_are_posted_shortened_and_can_be_decided(redis_client: redis.Redis) -> None:
     with _bot(redis_client, one_gated_call("purge_cache", nested(200))) as bot:
         bot.mention("purge")
@@ -55,7 +43,7 @@ def test_arguments_nested_200_deep_are_posted_shortened_and_can_be_decided(redis
         [message] = bot.approval_messages()
         shown = json.dumps(message["blocks"], ensure_ascii=False)
         assert "nested too deeply" in shown
-        assert "purge_cache" in _slash_approvals(bot)
+        assert "purge_cache" in bot.slash_approvals()
         assert bot.approval_id() in json.dumps(_open_home(bot, APPROVER))
 
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
@@ -94,7 +82,7 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
 
         assert [bot.approval_id(i) for i in range(len(bot.approval_messages()))] == [good_id]
         assert good_id in json.dumps(_open_home(bot, APPROVER))
-        assert "1 request waiting" in _slash_approvals(bot)
+        assert "1 request waiting" in bot.slash_approvals()
         assert _open_index(redis_client) == [good_id]
         assert bad_id in bot.services.approvals.quarantined()
         assert redis_client.hlen("signoff:outbox:dead") == 0

@@ -6,14 +6,9 @@ one entry whose lease ran out) and checks what people see: exactly one copy of e
 no Approve / Deny buttons left on a copy of a decided request.
 """
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +23,10 @@ from bot.services import connect_redis
 from bot.slack.delivery import Deliverer
 from bot.store.outbox import Outbox
 from state import RedisServer
+from tests.bot.support.doomed_worker import kill, worker_process
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
 
-ROOT = Path(__file__).resolve().parents[3]
 LEASE_S = 30  # the outbox lease: an entry whose holder died comes back after it
 
 
@@ -54,31 +49,12 @@ def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> De
     )
 
 
-@contextmanager
-def _worker_process(bot: Bot, redis_server: RedisServer) -> Iterator[subprocess.Popen[bytes]]:
-    environment = {
-        **os.environ,
-        "SLACK_BOT_TOKEN": bot.slack.token,
-        "SLACK_API_URL": bot.slack.url,
-        "REDIS_URL": redis_server.url,
-        "LOG_LEVEL": "WARNING",
-    }
-    process = subprocess.Popen([sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=environment)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(10)
-
-
 def _kill_while_slack_holds_the_answer(bot: Bot, redis_server: RedisServer, *, posts_before: int) -> None:
     """A real worker posts (Slack posts it, then holds the answer); the worker is SIGKILLed before it hears back."""
     bot.slack.slow_next("chat.postMessage", 30)
-    with _worker_process(bot, redis_server) as worker:
+    with worker_process(bot, redis_server) as worker:
         bot.slack.wait_for("chat.postMessage", count=posts_before + 1, timeout=30)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(10)
+        kill(worker)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import json
 import threading
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -16,42 +15,18 @@ from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.store import keys
 from tests.bot.support.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
+from tests.bot.support.crashes import Crash, crash_once, redeliver
 from tests.bot.support.harness import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER, Bot, demo_factory, running_bot
-
-
-class Crash(Exception):
-    """The worker dies here (the job is not acknowledged, so it comes back)."""
-
-
-def _crash_once(bot: Bot, method: str) -> None:
-    """Make the runner's ``method`` fail on its next call only (a crash at that point of the job)."""
-    runner = bot.services.runner
-    original: Callable[..., Any] = getattr(runner, method)
-    calls = {"n": 0}
-
-    def failing(*args: Any, **kwargs: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 1:
-            raise Crash(method)
-        return original(*args, **kwargs)
-
-    setattr(runner, method, failing)
-
-
-def _redeliver(bot: Bot) -> None:
-    """Another worker picks up whatever the crashed one left unacknowledged."""
-    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
-    bot.drain()
 
 
 def test_a_start_that_died_before_posting_its_approvals_posts_them_on_redelivery(redis_client: redis.Redis) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
-        _crash_once(bot, "_publish")
+        crash_once(bot, "_publish")
         bot.mention("restart checkout")
         bot.drain()
         assert bot.approval_messages() == []
 
-        _redeliver(bot)
+        redeliver(bot)
 
         [message] = bot.approval_messages()
         assert "restart_service" in message["text"]
@@ -67,12 +42,12 @@ def test_a_resume_that_died_after_new_interrupts_posts_them_on_redelivery(redis_
         bot.mention("restart api and search")
         bot.drain()
         assert len(bot.approval_messages()) == 1  # sequential: the second call waits behind the first
-        _crash_once(bot, "_publish")
+        crash_once(bot, "_publish")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER)
         bot.drain()
         assert len(bot.approval_messages()) == 1
 
-        _redeliver(bot)
+        redeliver(bot)
 
         assert len(bot.approval_messages()) == 2
         bot.click(ids.APPROVE_ACTION, bot.approval_id(1), user=APPROVER)
@@ -131,7 +106,7 @@ def test_a_redelivered_start_after_the_answer_was_posted_changes_nothing(redis_c
         bot.services.jobs.ack = acked  # type: ignore[method-assign]
         replies = bot.texts_posted()
 
-        _redeliver(bot)
+        redeliver(bot)
 
         assert bot.texts_posted() == replies
         assert bot.services.jobs.pending_count() == 0

@@ -2,8 +2,6 @@
 
 import json
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -23,17 +21,6 @@ from tests.bot.support.harness import (
     is_decided,
     running_bot,
 )
-
-POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
-
-
-@pytest.fixture
-def policed_bot(redis_client: redis.Redis) -> Iterator[Bot]:
-    """The demonstration agent under the scenario policy (named approvers, a reason for rollbacks)."""
-    with running_bot(
-        redis_client, agent_factory=demo_factory, policy_path=POLICY, usergroups={"S0ONCALL": ["U0ONCALL"]}
-    ) as running:
-        yield running
 
 
 def _start(bot: Bot, request: str) -> str:

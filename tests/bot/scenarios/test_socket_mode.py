@@ -33,7 +33,15 @@ from bot.slack.socket_mode import CheckedSocketModeHandler
 from bot.worker import Worker
 from tests.bot.support.fake_slack import Call, FakeSlack
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
-from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER, demo_factory, is_decided
+from tests.bot.support.harness import (
+    APPROVER,
+    CHANNEL,
+    CHANNEL_MEMBERS,
+    REQUESTER,
+    demo_factory,
+    is_decided,
+    message_click,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLY = "checkout: 3 replicas restarted"
@@ -97,15 +105,8 @@ class SocketBot:
         """Push the ``block_actions`` payload of a click on the Approve button of ``message``; return its envelope."""
         approval_id = approval_id_of(message)
         assert approval_id is not None
-        payload = slack_requests.block_actions(
-            action_id=ids.APPROVE_ACTION,
-            user_id=user,
-            channel_id=CHANNEL,
-            message_ts=message["ts"],
-            thread_ts=message.get("thread_ts"),
-            value=approval_id,
-            blocks=message.get("blocks"),
-            response_url=self.slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
+        payload = message_click(
+            self.slack, ids.APPROVE_ACTION, approval_id, user=user, channel=CHANNEL, message=message
         )
         return self.server.push_interactive(payload)
 

@@ -5,42 +5,19 @@ Redis stops right after an approved tool returned: the worker saves the result o
 whose worker died after it started is asked about again, and expiry never says yes to that.
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
-from agent import AfterToolCallEvent, Agent, HookRegistry
+from agent import AfterToolCallEvent, Agent
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
-from state import RedisServer, SessionStore
+from state import SessionStore
 from tests.bot.support.agents import completions, counting_agent
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
-from tests.outage import TimedOutage
-
-
-class _StopRedisAfterDeploy:
-    """Hook: Redis stops right after the first ``deploy`` returns (before its result is saved)."""
-
-    def __init__(self, outage: TimedOutage) -> None:
-        self.outage = outage
-
-    def register_hooks(self, registry: HookRegistry) -> None:
-        registry.add_callback(AfterToolCallEvent, self._after_tool)
-
-    def _after_tool(self, event: AfterToolCallEvent) -> None:
-        if event.tool_use["name"] == "deploy" and not self.outage.restarted.is_set():
-            self.outage.begin()
-
-
-@pytest.fixture
-def outage(own_redis: RedisServer) -> Iterator[TimedOutage]:
-    """Redis stopped right after the deploy returns, back 1.5 s later."""
-    blip = TimedOutage(own_redis, pause_s=1.5)
-    yield blip
-    blip.settle()
+from tests.outage import StopRedisAfterTool, TimedOutage
 
 
 def test_redis_stopped_after_an_approved_tool_returned_the_tool_ran_once_and_the_job_finished(
@@ -52,7 +29,7 @@ def test_redis_stopped_after_an_approved_tool_returned_the_tool_ran_once_and_the
 
     def factory(*, session_id: str, store: SessionStore) -> Agent:
         agent = counting_agent(session_id=session_id, store=store, client=counter)
-        agent.hooks.add_hook(_StopRedisAfterDeploy(outage))
+        agent.hooks.add_hook(StopRedisAfterTool(outage, AfterToolCallEvent, tool="deploy"))
         return agent
 
     with running_bot(client, agent_factory=factory) as bot:

@@ -29,9 +29,14 @@ STARTED_DEPLOY_KEY = "test:started:deploy"
 
 
 def completions(client: redis.Redis, tool_name: str) -> int:
-    """How many times ``tool_name`` ran to completion."""
+    """How many times ``tool_name`` ran to completion (any runtime, any worker)."""
     value = client.get(f"test:completed:{tool_name}")
     return int(value) if value is not None else 0
+
+
+def count_completion(client: redis.Redis, tool_name: str) -> None:
+    """Count one completed run of ``tool_name`` (what ``completions`` reads)."""
+    client.incr(f"test:completed:{tool_name}")
 
 
 def _answer_after_results(first_turn: ModelTurn, final_text: str) -> ScriptedModel:
@@ -56,14 +61,14 @@ def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) 
     def deploy(service: str) -> str:
         """Deploy a service."""
         hold(STARTED_DEPLOY_KEY, HOLD_DEPLOY_KEY)
-        counter.incr("test:completed:deploy")
+        count_completion(counter, "deploy")
         return f"deployed {service}"
 
     @tool(idempotent=True)  # telling a channel twice is harmless: a lost attempt simply runs again
     def notify(channel: str) -> str:
         """Tell a channel."""
         hold(STARTED_KEY, HOLD_KEY)
-        counter.incr("test:completed:notify")
+        count_completion(counter, "notify")
         return f"told {channel}"
 
     model = _answer_after_results(

@@ -1,18 +1,63 @@
-"""A real ``python -m bot worker`` process, SIGKILLed at a chosen point (a Redis key its agent sets)."""
+"""A real ``python -m bot worker`` process beside a test's bot, and SIGKILL at a chosen point (a Redis key its agent
+sets): the one harness for the tests that kill workers."""
 
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import redis
 
 from state import RedisServer
 from tests.bot.support.harness import Bot
+from tests.bot.support.processes import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
+COUNTING_AGENT = "tests.bot.support.agents:counting_agent"
+
+
+@contextmanager
+def worker_process(
+    bot: Bot, redis_server: RedisServer, *, capture_stderr: bool = False, **settings: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m bot worker`` on the bot's Slack and Redis, with ``settings`` (e.g. ``AGENT_FACTORY``) in its
+    environment; killed if the test leaves it running."""
+    environment = {
+        **os.environ,
+        "SLACK_BOT_TOKEN": bot.slack.token,
+        "SLACK_API_URL": bot.slack.url,
+        "REDIS_URL": redis_server.url,
+        "LOG_LEVEL": "WARNING",
+        **settings,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "worker"],
+        cwd=ROOT,
+        env=environment,
+        stderr=subprocess.PIPE if capture_stderr else None,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL: the worker dies on the spot, acknowledging nothing."""
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+
+
+def wait_until(check: Callable[[], bool], what: str, *, timeout_s: float = 15) -> None:
+    """Poll ``check()`` until it is true; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
 
 
 def wait_for_key(client: redis.Redis, key: str, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
@@ -27,29 +72,9 @@ def wait_for_key(client: redis.Redis, key: str, process: subprocess.Popen[bytes]
 
 
 def kill_a_worker_once_it_sets(
-    client: redis.Redis,
-    key: str,
-    bot: Bot,
-    redis_server: RedisServer,
-    *,
-    agent_factory: str = "tests.bot.support.agents:counting_agent",
+    client: redis.Redis, key: str, bot: Bot, redis_server: RedisServer, *, agent_factory: str = COUNTING_AGENT
 ) -> None:
     """Run a worker (with ``agent_factory``) and SIGKILL it as soon as ``key`` exists."""
-    environment = {
-        **os.environ,
-        "SLACK_BOT_TOKEN": bot.slack.token,
-        "SLACK_API_URL": bot.slack.url,
-        "REDIS_URL": redis_server.url,
-        "AGENT_FACTORY": agent_factory,
-        "LOG_LEVEL": "WARNING",
-    }
-    doomed = subprocess.Popen(
-        [sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=environment, stderr=subprocess.PIPE
-    )
-    try:
+    with worker_process(bot, redis_server, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(10)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
+        kill(doomed)

@@ -105,17 +105,25 @@ class Bot:
         self, action_id: str, approval_id: str, *, user: str, channel: str, message: dict[str, Any]
     ) -> PostResult:
         """Someone clicks a button of ``message`` in ``channel`` (a DM copy, say)."""
-        payload = slack_requests.block_actions(
-            action_id=action_id,
+        payload = message_click(self.slack, action_id, approval_id, user=user, channel=channel, message=message)
+        return self.poster.post_action(payload)
+
+    def click_payload(self, action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
+        """The ``block_actions`` payload of a click on a button of the approval's message (to send as is, or bent)."""
+        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        return message_click(self.slack, action_id, approval_id, user=user, channel=CHANNEL, message=message)
+
+    def slash_approvals(self, *, user: str = REQUESTER, channel: str = CHANNEL) -> str:
+        """Someone runs ``/approvals`` in ``channel``: the text the bot answers through the response URL."""
+        answered = len(self.slack.calls("response_url"))
+        command = slack_requests.slash_command(
+            command=ids.APPROVALS_COMMAND,
             user_id=user,
             channel_id=channel,
-            message_ts=message["ts"],
-            thread_ts=message.get("thread_ts"),
-            value=approval_id,
-            blocks=message.get("blocks"),
-            response_url=self.slack.response_url(channel=channel, message_ts=message["ts"]),
+            response_url=self.slack.response_url(channel=channel),
         )
-        return self.poster.post_action(payload)
+        assert self.poster.post_command(command).status == 200
+        return str(self.slack.wait_for("response_url", count=answered + 1)[-1].args["text"])
 
     def open_deny(self, approval_id: str, *, user: str) -> dict[str, Any]:
         """Someone clicks Deny on the approval message: the modal the bot opened for them."""
@@ -163,6 +171,33 @@ class Bot:
             for call in self.slack.calls("chat.postEphemeral")
             if call.args.get("user") == user
         ]
+
+
+def message_click(
+    slack: FakeSlack, action_id: str, approval_id: str, *, user: str, channel: str, message: dict[str, Any]
+) -> dict[str, Any]:
+    """A click on the button ``action_id`` of the approval message ``message`` in ``channel``, as Slack sends it
+    (with a response URL on ``slack``)."""
+    return slack_requests.block_actions(
+        action_id=action_id,
+        user_id=user,
+        channel_id=channel,
+        message_ts=message["ts"],
+        thread_ts=message.get("thread_ts"),
+        value=approval_id,
+        blocks=message.get("blocks"),
+        response_url=slack.response_url(channel=channel, message_ts=message["ts"]),
+    )
+
+
+def deny_submission(approval_id: str, *, user: str = APPROVER, reason: str = "no") -> dict[str, Any]:
+    """A submitted deny modal for ``approval_id``, built without opening it (to send as is, or bent)."""
+    return slack_requests.view_submission(
+        callback_id=ids.DENY_MODAL_CALLBACK,
+        user_id=user,
+        private_metadata=approval_id,
+        values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: reason}},
+    )
 
 
 def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from bot.sandbox import slack_requests
 from bot.store import keys
 from state import RedisServer
 from tests.bot.support.agents import one_gated_call
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, running_bot
+from tests.bot.support.harness import APPROVER, running_bot
 from tests.bot.support.processes import run_bot
 
 HOSTILE_TOOL = "cat_report_\u202egpj.sh\x1b[2J\x1b[31m"
@@ -66,18 +66,6 @@ def test_pending_shows_hidden_and_terminal_control_characters_visibly(
     assert "\x1b" not in done.stdout
 
 
-def _approvals_answer(bot: Any, channel: str) -> str:
-    command = slack_requests.slash_command(
-        command=ids.APPROVALS_COMMAND,
-        user_id=REQUESTER,
-        channel_id=channel,
-        response_url=bot.slack.response_url(channel=channel),
-    )
-    assert bot.poster.post_command(command).status == 200
-    answers = bot.slack.wait_for("response_url")
-    return str(answers[-1].args["text"])
-
-
 def test_pending_survives_one_session_with_a_corrupt_round(
     redis_client: redis.Redis, redis_server: RedisServer
 ) -> None:
@@ -96,7 +84,7 @@ def test_home_and_approvals_survive_a_non_utf8_member_of_the_open_index(redis_cl
     with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
         approval_id, _ = bot.ask("one")
         redis_client.zadd(keys.OPEN_INDEX, {b"\xff\xfe": 0})
-        text = _approvals_answer(bot, CHANNEL)
+        text = bot.slash_approvals()
         assert "deploy" in text, text
         event = {"type": "app_home_opened", "user": APPROVER, "channel": "D1", "tab": "home"}
         assert bot.poster.post_event(slack_requests.event_callback(event)).status == 200
@@ -126,7 +114,7 @@ def test_approvals_answers_when_one_permalink_cannot_be_had(redis_client: redis.
         bot.ask("one")
         bot.ask("two")
         bot.slack.error_next("chat.getPermalink", "message_not_found")
-        text = _approvals_answer(bot, CHANNEL)
+        text = bot.slash_approvals()
         assert "deploy" in text, text
 
 

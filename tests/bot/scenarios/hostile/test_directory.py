@@ -1,25 +1,11 @@
 """one bad cached user-group record never blinds decisions or App Home."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 import redis
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.store import keys
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
-
-POLICY = Path(__file__).parents[2] / "support" / "policies" / "scenario.yml"
-
-
-@pytest.fixture
-def policed_bot(redis_client: redis.Redis) -> Iterator[Bot]:
-    with running_bot(
-        redis_client, agent_factory=demo_factory, policy_path=POLICY, usergroups={"S0ONCALL": ["U0ONCALL"]}
-    ) as running:
-        yield running
+from tests.bot.support.harness import APPROVER, Bot
 
 
 def test_a_corrupt_group_cache_does_not_blind_app_home(policed_bot: Bot, redis_client: redis.Redis) -> None:

@@ -1,35 +1,10 @@
 """A signed request whose fields the listeners could not read is a 400 naming the field, and decides nothing."""
 
-from typing import Any
-
 import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
-
-
-def _click(bot: Bot, approval_id: str) -> dict[str, Any]:
-    message = bot.approval_messages()[-1]
-    return slack_requests.block_actions(
-        action_id=ids.APPROVE_ACTION,
-        user_id=APPROVER,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        thread_ts=message.get("thread_ts"),
-        value=approval_id,
-        blocks=message.get("blocks"),
-    )
-
-
-def _deny(approval_id: str) -> dict[str, Any]:
-    return slack_requests.view_submission(
-        callback_id=ids.DENY_MODAL_CALLBACK,
-        user_id=APPROVER,
-        private_metadata=approval_id,
-        values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: "no"}},
-    )
-
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
 
 CLICKS = {
     "actions[0].value is missing": lambda p: p["actions"][0].pop("value"),
@@ -42,7 +17,7 @@ CLICKS = {
 @pytest.mark.parametrize("named", sorted(CLICKS))
 def test_a_click_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
     approval_id, _ = bot.ask()
-    payload = _click(bot, approval_id)
+    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     CLICKS[named](payload)
     result = bot.poster.post_action(payload)
     bot.drain()
@@ -65,7 +40,7 @@ SUBMISSIONS = {
 @pytest.mark.parametrize("named", sorted(SUBMISSIONS))
 def test_a_deny_modal_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
     approval_id, _ = bot.ask()
-    payload = _deny(approval_id)
+    payload = deny_submission(approval_id)
     SUBMISSIONS[named](payload)
     result = bot.poster.post_view_submission(payload)
     bot.drain()

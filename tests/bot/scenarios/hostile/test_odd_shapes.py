@@ -6,23 +6,7 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot
-
-
-def _action(bot: Bot, approval_id: str, mutate: Any) -> dict[str, Any]:
-    message = bot.approval_messages()[-1]
-    payload = slack_requests.block_actions(
-        action_id=ids.APPROVE_ACTION,
-        user_id=APPROVER,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        thread_ts=message.get("thread_ts"),
-        value=approval_id,
-        blocks=message.get("blocks"),
-        response_url=bot.slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
-    )
-    mutate(payload)
-    return payload
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, deny_submission
 
 
 def _set(path: str, value: Any) -> Any:
@@ -66,7 +50,9 @@ ACTION_MUTATIONS = {
 @pytest.mark.parametrize("name", sorted(ACTION_MUTATIONS))
 def test_odd_block_actions_are_never_a_500_and_the_bot_keeps_deciding(bot: Bot, name: str) -> None:
     approval_id, _ = bot.ask()
-    result = bot.poster.post_action(_action(bot, approval_id, ACTION_MUTATIONS[name]))
+    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    ACTION_MUTATIONS[name](payload)
+    result = bot.poster.post_action(payload)
     bot.drain()
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
@@ -74,15 +60,6 @@ def test_odd_block_actions_are_never_a_500_and_the_bot_keeps_deciding(bot: Bot, 
     assert approval is not None
     assert approval.decision is not None
     assert result.status < 500, (result.status, result.body[:300])
-
-
-def _deny_view(approval_id: str) -> dict[str, Any]:
-    return slack_requests.view_submission(
-        callback_id=ids.DENY_MODAL_CALLBACK,
-        user_id=APPROVER,
-        private_metadata=approval_id,
-        values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: "no"}},
-    )
 
 
 VIEW_MUTATIONS = {
@@ -100,7 +77,7 @@ VIEW_MUTATIONS = {
 @pytest.mark.parametrize("name", sorted(VIEW_MUTATIONS))
 def test_odd_view_submissions_are_never_a_500(bot: Bot, name: str) -> None:
     approval_id, _ = bot.ask()
-    payload = _deny_view(approval_id)
+    payload = deny_submission(approval_id)
     VIEW_MUTATIONS[name](payload)
     result = bot.poster.post_view_submission(payload)
     bot.drain()

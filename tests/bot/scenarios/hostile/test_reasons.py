@@ -1,22 +1,8 @@
 """Red team: a required deny reason cannot be satisfied by invisible characters."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-import redis
 
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, is_decided, running_bot
-
-POLICY = Path(__file__).parents[2] / "support" / "policies" / "scenario.yml"
-
-
-@pytest.fixture
-def policed_bot(redis_client: redis.Redis) -> Iterator[Bot]:
-    with running_bot(
-        redis_client, agent_factory=demo_factory, policy_path=POLICY, usergroups={"S0ONCALL": ["U0ONCALL"]}
-    ) as running:
-        yield running
+from tests.bot.support.harness import APPROVER, Bot, is_decided
 
 
 @pytest.mark.parametrize("invisible", ["\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad"])

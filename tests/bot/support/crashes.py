@@ -1,0 +1,32 @@
+"""A worker that dies mid-job, in process: one method of the runner fails once (the job is not acknowledged, so it
+comes back), and another worker picks it up."""
+
+from collections.abc import Callable
+from typing import Any
+
+from tests.bot.support.harness import Bot
+
+
+class Crash(Exception):
+    """The worker dies here (the job is not acknowledged, so it comes back)."""
+
+
+def crash_once(bot: Bot, method: str) -> None:
+    """Make the runner's ``method`` fail on its next call only (a crash at that point of the job)."""
+    runner = bot.services.runner
+    original: Callable[..., Any] = getattr(runner, method)
+    calls = {"n": 0}
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise Crash(method)
+        return original(*args, **kwargs)
+
+    setattr(runner, method, failing)
+
+
+def redeliver(bot: Bot) -> None:
+    """Another worker picks up whatever the crashed one left unacknowledged."""
+    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+    bot.drain()
