@@ -19,6 +19,7 @@ from bot.flow.home_queue import HomeTab
 from bot.flow.runner import AgentFactory, SessionRunner
 from bot.settings import ConfigError, Settings
 from bot.slack.delivery import Deliverer
+from bot.slack.web_client import KeepAliveWebClient
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
@@ -117,7 +118,9 @@ def build_services(
         ConfigError: The policy file or the agent factory is unusable.
     """
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    slack = WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()])
+    slack = KeepAliveWebClient(
+        token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
+    )
     policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
     retention_s = settings.retention_days * 86_400
     store = SessionStore(redis_client, ttl_seconds=retention_s)
@@ -159,6 +162,7 @@ def build_services(
             redis_client=redis_client,
             home=home,
             lease_s=settings.outbox_lease_seconds,
+            concurrency=settings.outbox_concurrency,
         ),
         schedule=schedule,
         escalator=Escalator(

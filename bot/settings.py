@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     one process can overlap the waits of many sessions."""
     outbox_lease_seconds: float = Field(default=30.0, gt=0, le=3600)
     """How long a dispatcher holds an outbox entry it claimed before another may send it."""
+    outbox_concurrency: int = Field(default=8, ge=1, le=64)
+    """How many conversations the dispatcher delivers to at once (each in order, over its own kept-alive connection)."""
 
 
 class ConfigError(Exception):

@@ -153,6 +153,7 @@ class Worker:
         self.pool.wait_idle(timeout_s=self.claim_idle_ms / 1000)
         for thread in helpers:
             thread.join(timeout=5)
+        self.deliverer.close()
         self.leave()
 
     def leave(self) -> None:

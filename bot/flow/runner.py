@@ -53,6 +53,12 @@ def session_id_for(team_id: str, channel_id: str, thread_ts: str) -> str:
     return f"{team_id}:{channel_id}:{thread_ts}"
 
 
+def channel_of_session(session_id: str) -> str | None:
+    """The channel of a session made by ``session_id_for`` (``None`` for an id of another form)."""
+    parts = session_id.split(":")
+    return parts[1] if len(parts) == 3 and parts[1] else None
+
+
 @dataclass(frozen=True)
 class ThreadInfo:
     """Where a session's thread lives and who made the latest request in it."""

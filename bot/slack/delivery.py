@@ -10,6 +10,11 @@ What Slack shows must match what is stored, whatever fails:
   one which may have posted looks for its copies first, adopts one and deletes the others, and
   the copy kept is recorded in the same step that completes the entry (``complete_post``). So
   no copy the bot lost track of keeps live buttons, and no answer shows twice.
+- Entries for one conversation are sent in the order they were queued, different conversations in
+  parallel (``concurrency`` threads, each with its own kept-alive connection when the client is a
+  ``KeepAliveWebClient``): a batch is split into lanes (``bot.slack.lanes``); when an entry of a
+  lane is put back (a 429, an error, not its turn), the rest of its lane in the batch waits behind
+  it, so a retry never lets a later message of that conversation overtake, and other lanes go on.
 - Updates of an approval's messages apply in order. Each queued update bumps the approval's
   version; one delivery at a time (a lease, ``bot.store.message_updates``) renders the current state and records the
   version shown, and skips when the messages already show it. A delivery that lost its lease
@@ -18,7 +23,9 @@ What Slack shows must match what is stored, whatever fails:
 
 import json
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 import redis
@@ -28,6 +35,7 @@ from slack_sdk.errors import SlackApiError
 from bot.domain.records import ApprovalRequest
 from bot.flow.home_queue import HomeTab, progress_of
 from bot.render import blocks
+from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore, copy_value
@@ -70,10 +78,12 @@ class Deliverer:
         home: HomeTab | None = None,
         updates: MessageUpdates | None = None,
         lease_s: float = 30,
+        concurrency: int = 1,
     ):
         """Keep the collaborators; ``home`` refreshes App Home tabs after changes.
 
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
+        ``concurrency``: how many lanes (conversations) are delivered at once.
         """
         self._slack = client
         self._approvals = approvals
@@ -82,6 +92,9 @@ class Deliverer:
         self._home = home
         self._updates = updates or MessageUpdates(redis_client)
         self._lease_s = lease_s
+        self._concurrency = concurrency
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             "post_approval": self._post_approval,
             "post_approval_copy": self._post_approval_copy,
@@ -92,50 +105,86 @@ class Deliverer:
         }
 
     def deliver_due(self, *, limit: int = 20) -> int:
-        """Send what is due now; return how many entries were handled."""
+        """Send what is due now, conversations in parallel; return how many entries were handled."""
         entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
-        for entry in entries:
-            self.deliver(entry)
+        batch = lanes(entries)
+        if len(batch) > 1 and self._concurrency > 1:
+            for _done in self._lane_pool().map(self._deliver_lane, batch):
+                pass  # re-raises the first lane's unexpected error, once every lane has run
+        else:
+            for lane in batch:
+                self._deliver_lane(lane)
         return len(entries)
 
-    def deliver(self, entry: OutboxEntry) -> None:
-        """Send one entry, then complete or reschedule it."""
+    def close(self) -> None:
+        """Stop the lane threads (after the batch in progress)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _lane_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="outbox-lane")
+            return self._pool
+
+    def _deliver_lane(self, lane: Sequence[OutboxEntry]) -> None:
+        """Deliver one conversation's entries in order; once one is put back, the rest wait behind it."""
+        for index, entry in enumerate(lane):
+            again_in_s = self.deliver(entry)
+            if again_in_s is not None:
+                for later in lane[index + 1 :]:
+                    self._outbox.postpone(later, delay_s=again_in_s)  # nothing of it was sent
+                return
+
+    def deliver(self, entry: OutboxEntry) -> float | None:
+        """Send one entry, then complete or reschedule it.
+
+        Returns:
+            ``None`` when the entry is done with (delivered, or parked), else the seconds until it is tried again.
+        """
         sender = self._senders.get(entry.kind)
         if sender is None:
             self._park(entry, f"unknown kind {entry.kind!r}")
-            return
+            return None
         try:
             sender(entry)
         except NotReady as wait:  # not a failed attempt: nothing was sent
             self._outbox.postpone(entry, delay_s=wait.delay_s)
+            return wait.delay_s
         except SlackApiError as error:
-            self._failed(entry, error)
+            return self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
-            self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
         except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
             logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
             if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
                 self._park(entry, f"{type(error).__name__}: {error}")
-            else:
-                self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
-        else:
-            self._outbox.complete(entry)
+                return None
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
+        self._outbox.complete(entry)
+        return None
 
-    def _failed(self, entry: OutboxEntry, error: SlackApiError) -> None:
+    def _again(self, entry: OutboxEntry, *, delay_s: float) -> float:
+        self._outbox.reschedule(entry, delay_s=delay_s)
+        return delay_s
+
+    def _failed(self, entry: OutboxEntry, error: SlackApiError) -> float | None:
         status = error.response.status_code
         code = error.response.get("error") if isinstance(error.response.data, dict) else None
         if status == 429:
             retry_after = float(error.response.headers.get("Retry-After", error.response.headers.get("retry-after", 1)))
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
-            self._outbox.reschedule(entry, delay_s=retry_after)
-        elif status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
+            return self._again(entry, delay_s=retry_after)
+        if status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
             logger.warning(
                 "entry=<%s>, status=<%s>, error=<%s> | Slack refused, retrying", entry.entry_id, status, code
             )
-            self._outbox.reschedule(entry, delay_s=backoff_s(entry.attempts + 1))
-        else:
-            self._park(entry, f"status {status}: {code}")
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
+        self._park(entry, f"status {status}: {code}")
+        return None
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)

@@ -237,13 +237,23 @@ class FakeSlack:
 
     # ------------------------------------------------------------------ failure injection
 
-    def fail_next(self, method: str, *, status: int = 429, retry_after: int | None = 1, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP ``status`` (no state change).
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 429,
+        retry_after: int | None = 1,
+        times: int = 1,
+        channel: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` (for ``channel``, if given) with HTTP ``status``.
 
-        A 429 carries ``Retry-After: retry_after`` (an integer, as ``slack_sdk`` parses it) unless it is ``None``.
+        No state changes. A 429 carries ``Retry-After: retry_after`` (an integer, as ``slack_sdk`` parses it)
+        unless it is ``None``.
         """
         error = "ratelimited" if status == 429 else "fatal_error"
-        self._add_fault(method, Fault("status", times, status=status, retry_after=retry_after, error=error))
+        fault = Fault("status", times, status=status, retry_after=retry_after, error=error, channel=channel)
+        self._add_fault(method, fault)
 
     def error_next(self, method: str, error: str, *, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with HTTP 200 ``{"ok": false, "error": error}``."""
@@ -369,7 +379,7 @@ class FakeSlack:
         refusal = self._tokens.refusal(method, headers, args)
         if refusal is not None:
             return 200, {"ok": False, "error": refusal}, {}, 0.0
-        fault = self._faults.take(method)
+        fault = self._faults.take(method, args.get("channel"))
         if fault is not None and fault.kind == "status":
             reply_headers: dict[str, str] = {}
             if fault.status == 429 and fault.retry_after is not None:

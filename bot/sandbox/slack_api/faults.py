@@ -17,6 +17,8 @@ class Fault:
     retry_after: int | None = None
     error: str = ""
     seconds: float = 0.0
+    channel: str | None = None
+    """Only calls for this channel (any call when ``None``)."""
 
 
 class FaultQueue:
@@ -30,13 +32,13 @@ class FaultQueue:
             raise ValueError("times must be at least 1")
         self._queued.setdefault(method, []).append(fault)
 
-    def take(self, method: str) -> Fault | None:
-        """The fault answering this call of ``method``, if any (using up one of its times)."""
-        queue = self._queued.get(method)
-        if not queue:
+    def take(self, method: str, channel: object = None) -> Fault | None:
+        """The fault answering this call of ``method`` (for ``channel``), if any (using up one of its times)."""
+        queue = self._queued.get(method) or []
+        fault = next((fault for fault in queue if fault.channel in (None, channel)), None)
+        if fault is None:
             return None
-        fault = queue[0]
         fault.times -= 1
         if fault.times == 0:
-            queue.pop(0)
+            queue.remove(fault)
         return fault

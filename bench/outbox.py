@@ -1,0 +1,133 @@
+"""Outbox delivery rate: kept-alive connections and conversations in parallel, against one call at a time.
+
+Run: ``python -m bench.outbox [--entries 600] [--channels 30] [--latency-ms 5] [--concurrency 8] [--rounds 3]``
+
+One real Redis and the loopback Slack Web API (``bot.sandbox.slack_api``), which answers each
+``chat.postMessage`` after ``--latency-ms`` (Slack's own answer time is tens of milliseconds).
+Each run queues ``--entries`` posts spread over ``--channels`` channels, then delivers them
+with the worker's own loop (``Deliverer.deliver_due``) until the outbox is empty:
+
+- serial: a plain ``slack_sdk.WebClient`` (a new connection per call), one entry at a time: the
+  floor, as the dispatcher delivered before;
+- keep-alive: the kept-alive client, one entry at a time;
+- ours: the kept-alive client, ``--concurrency`` conversations at once (``OUTBOX_CONCURRENCY``).
+
+Runs alternate, ``--rounds`` times each; the medians are printed with the ratio. Every run checks
+that each channel received its messages in the order they were queued.
+"""
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import redis
+from slack_sdk import WebClient
+
+from bot.sandbox.slack_api import FakeSlack
+from bot.slack.delivery import Deliverer
+from bot.slack.web_client import KeepAliveWebClient
+from bot.store.approvals import ApprovalStore
+from bot.store.outbox import Outbox, OutboxEntry
+from state import RedisServer
+
+
+def _run(
+    client: redis.Redis, slack: FakeSlack, deliverer: Deliverer, *, entries: int, channels: int, latency_s: float
+) -> float:
+    """Queue the posts, deliver them all; return the seconds delivery took."""
+    client.flushdb()
+    slack.clear_calls()
+    outbox = Outbox(client)
+    transaction = client.pipeline(transaction=True)
+    for index in range(entries):
+        channel = f"C{index % channels:04d}"
+        outbox.add(transaction, OutboxEntry("post_message", {"channel": channel, "text": f"{channel} {index}"}))
+    transaction.execute()
+    slack.slow_next("chat.postMessage", latency_s, times=entries)
+    started = time.perf_counter()
+    while outbox.pending():
+        deliverer.deliver_due()
+    elapsed = time.perf_counter() - started
+    _check_order(slack, entries=entries, channels=channels)
+    return elapsed
+
+
+def _check_order(slack: FakeSlack, *, entries: int, channels: int) -> None:
+    calls = slack.calls("chat.postMessage")
+    assert len(calls) == entries, "every post is made once"
+    assert all(call.ok for call in calls), "every post is accepted"
+    for channel_index in range(channels):
+        channel = f"C{channel_index:04d}"
+        texts = [call.args["text"] for call in calls if call.args["channel"] == channel]
+        expected = [f"{channel} {index}" for index in range(channel_index, entries, channels)]
+        assert texts == expected, f"channel {channel} got its messages out of order"
+
+
+def main() -> None:
+    """Deliver the same posts three ways, alternating; print the medians and the ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=600)
+    parser.add_argument("--channels", type=int, default=30)
+    parser.add_argument("--latency-ms", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    with RedisServer() as server, FakeSlack() as slack:
+        client = redis.Redis.from_url(server.url)
+        approvals = ApprovalStore(client)
+
+        def deliverer(web: WebClient, concurrency: int) -> tuple[Deliverer, WebClient]:
+            outbox = Outbox(client)
+            running = Deliverer(
+                client=web, approvals=approvals, outbox=outbox, redis_client=client, concurrency=concurrency
+            )
+            return running, web
+
+        def kept_alive() -> KeepAliveWebClient:
+            return KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=10)
+
+        ways: dict[str, Callable[[], tuple[Deliverer, WebClient]]] = {
+            "serial": lambda: deliverer(WebClient(token=slack.token, base_url=slack.url, timeout=10), 1),
+            "keep-alive": lambda: deliverer(kept_alive(), 1),
+            "ours": lambda: deliverer(kept_alive(), args.concurrency),
+        }
+        connections: dict[str, int] = {}
+        timings: dict[str, list[float]] = {name: [] for name in ways}
+        for round_index in range(args.rounds + 1):
+            names = list(ways) if round_index % 2 == 0 else list(reversed(ways))
+            for name in names:
+                running, web = ways[name]()
+                elapsed = _run(
+                    client,
+                    slack,
+                    running,
+                    entries=args.entries,
+                    channels=args.channels,
+                    latency_s=args.latency_ms / 1000,
+                )
+                running.close()
+                if isinstance(web, KeepAliveWebClient):
+                    connections[name] = web.connections_opened
+                if round_index:  # the first round warms connections, scripts and threads up
+                    timings[name].append(elapsed)
+
+    rate = {name: args.entries / statistics.median(elapsed) for name, elapsed in timings.items()}
+    print(
+        f"outbox delivery: {args.entries} posts over {args.channels} channels, loopback Slack answering in "
+        f"{args.latency_ms:g} ms, one real Redis, {args.rounds} rounds (medians); per-channel order checked every run"
+    )
+    print(f"  serial, a new connection per call: {rate['serial']:8.0f} entries/s")
+    print(f"  keep-alive, one at a time:         {rate['keep-alive']:8.0f} entries/s")
+    print(f"  ours, {args.concurrency} conversations at once:    {rate['ours']:8.0f} entries/s")
+    print(
+        f"  connections opened per run: keep-alive {connections['keep-alive']}, ours {connections['ours']} "
+        f"(serial: one per call, {args.entries})"
+    )
+    print(f"ratio ours/serial entries/s: {rate['ours'] / rate['serial']:.2f}x")
+    print(f"ratio keep-alive/serial entries/s: {rate['keep-alive'] / rate['serial']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The outbox delivered by conversation in parallel, against a loopback Slack: order per channel, no blocking."""
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from bot.slack.delivery import Deliverer
+from bot.slack.lanes import lane_of
+from bot.slack.web_client import KeepAliveWebClient
+from bot.store.approvals import ApprovalStore
+from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
+from tests.bot.support.fake_slack import FakeSlack
+
+CHANNELS = ("C0ALPHA", "C0BRAVO", "C0CHARLIE")
+
+
+class Clock:
+    """Seconds, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def outbox(redis_client: redis.Redis, clock: Clock) -> Outbox:
+    return Outbox(redis_client, clock=clock)
+
+
+@pytest.fixture
+def client(slack: FakeSlack) -> KeepAliveWebClient:
+    return KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)
+
+
+@pytest.fixture
+def deliverer(redis_client: redis.Redis, client: KeepAliveWebClient, outbox: Outbox) -> Iterator[Deliverer]:
+    deliverer = Deliverer(
+        client=client, approvals=ApprovalStore(redis_client), outbox=outbox, redis_client=redis_client, concurrency=4
+    )
+    yield deliverer
+    deliverer.close()
+
+
+def _queue_interleaved(outbox: Outbox, per_channel: int) -> None:
+    for index in range(per_channel):
+        for channel in CHANNELS:
+            outbox.send_later(OutboxEntry("post_message", {"channel": channel, "text": f"{channel} {index}"}))
+
+
+def _texts(slack: FakeSlack, channel: str) -> list[str]:
+    return [str(call.args["text"]) for call in slack.calls("chat.postMessage") if call.args["channel"] == channel]
+
+
+def test_each_channel_gets_its_messages_in_order_while_channels_go_in_parallel(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, client: KeepAliveWebClient
+) -> None:
+    slack.slow_next("chat.postMessage", 0.02, times=3 * 6)
+    for channel in CHANNELS:  # queued one channel after the other
+        for index in range(6):
+            outbox.send_later(OutboxEntry("post_message", {"channel": channel, "text": f"{channel} {index}"}))
+
+    assert deliverer.deliver_due(limit=100) == 18
+
+    for channel in CHANNELS:
+        assert _texts(slack, channel) == [f"{channel} {index}" for index in range(6)]
+    arrivals = [str(call.args["channel"]) for call in slack.calls("chat.postMessage")]
+    # One at a time, the first three calls would all go to the first channel; in parallel each channel has one.
+    assert set(arrivals[:3]) == set(CHANNELS)
+    assert outbox.pending() == 0
+    assert client.connections_opened <= 3  # one kept-alive connection per delivering thread, not one per call
+
+
+def test_a_rate_limited_channel_waits_in_order_and_the_others_do_not(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+) -> None:
+    slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
+    _queue_interleaved(outbox, 3)
+
+    assert deliverer.deliver_due(limit=100) == 9
+    assert _texts(slack, "C0BRAVO") == ["C0BRAVO 0", "C0BRAVO 1", "C0BRAVO 2"]
+    assert _texts(slack, "C0CHARLIE") == ["C0CHARLIE 0", "C0CHARLIE 1", "C0CHARLIE 2"]
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0"]  # refused; the two behind it were not sent
+    assert outbox.pending() == 3
+
+    clock.now += 29
+    assert deliverer.deliver_due(limit=100) == 0  # the whole lane waits for Retry-After
+    clock.now += 1
+    assert deliverer.deliver_due(limit=100) == 3
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0", "C0ALPHA 0", "C0ALPHA 1", "C0ALPHA 2"]
+    assert [call.status for call in slack.calls("chat.postMessage") if call.args["channel"] == "C0ALPHA"] == [
+        429,
+        200,
+        200,
+        200,
+    ]
+    assert outbox.pending() == 0
+
+
+def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+) -> None:
+    slack.fail_next("chat.postMessage", status=500, channel="C0ALPHA")
+    parts = [{"channel": "C0ALPHA", "thread_ts": "1.1", "text": f"part {index}"} for index in range(3)]
+    transaction = redis_client.pipeline(transaction=True)
+    for entry in posts_in_order(parts):
+        outbox.add(transaction, entry)
+    transaction.execute()
+    _queue_interleaved(outbox, 1)
+
+    deliverer.deliver_due(limit=100)
+    clock.now += 2
+    while deliverer.deliver_due(limit=100):
+        clock.now += 2
+
+    alpha = [call for call in slack.calls("chat.postMessage") if call.args["channel"] == "C0ALPHA"]
+    assert (alpha[0].args["text"], alpha[0].status) == ("part 0", 500)
+    assert [call.args["text"] for call in alpha[1:]] == ["part 0", "part 1", "part 2", "C0ALPHA 0"]
+    assert _texts(slack, "C0BRAVO") == ["C0BRAVO 0"]
+
+
+def test_entries_a_killed_deliverer_held_come_back_after_the_lease_and_are_posted_once_in_order(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+) -> None:
+    _queue_interleaved(outbox, 4)
+    held = outbox.claim(lease_s=30, limit=100)  # a dispatcher takes everything, then dies without sending
+    assert len(held) == 12
+
+    assert deliverer.deliver_due(limit=100) == 0
+    clock.now += 31
+    assert deliverer.deliver_due(limit=100) == 12
+    for channel in CHANNELS:
+        assert _texts(slack, channel) == [f"{channel} {index}" for index in range(4)]
+    assert outbox.pending() == 0
+
+
+def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+) -> None:
+    _queue_interleaved(outbox, 2)
+    first, *_rest = outbox.claim(lease_s=30, limit=100)
+    # The dying dispatcher got its first post out, then died before recording it.
+    dying_outbox = _DiesBeforeCompleting(outbox)
+    dying = Deliverer(
+        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        approvals=ApprovalStore(redis_client),
+        outbox=dying_outbox,  # type: ignore[arg-type]
+        redis_client=redis_client,
+    )
+    with pytest.raises(_Died):
+        dying.deliver(first)
+    assert len(slack.calls("chat.postMessage")) == 1
+
+    clock.now += 31
+    assert deliverer.deliver_due(limit=100) == 6
+    for channel in CHANNELS:
+        assert _texts(slack, channel) == [f"{channel} 0", f"{channel} 1"]  # the first post was found, not redone
+
+
+def test_lanes_follow_the_conversation() -> None:
+    session_id = "T0TEST:C0ALPHA:1700000000.000100"
+    assert lane_of(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hi"})) == "C0ALPHA"
+    assert lane_of(OutboxEntry("post_approval", {"session_id": session_id, "approval_id": "a"})) == "C0ALPHA"
+    assert lane_of(OutboxEntry("update_approval", {"session_id": session_id, "approval_id": "a"})) == "C0ALPHA"
+    assert lane_of(OutboxEntry("post_approval_copy", {"session_id": session_id, "user": "U0ONCALL"})) == "U0ONCALL"
+    assert lane_of(OutboxEntry("post_message", {"channel": "U0ONCALL", "text": "dm"})) == "U0ONCALL"
+    assert lane_of(OutboxEntry("publish_home", {"user": "U0ONCALL"})) == "home:U0ONCALL"
+
+
+class _Died(BaseException):
+    """The process died here (nothing in it handles this, as nothing handles SIGKILL)."""
+
+
+class _DiesBeforeCompleting:
+    """The outbox as a dispatcher sees it, up to the moment it dies: before its post is recorded."""
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def complete_post(self, *args: object, **kwargs: object) -> str:
+        raise _Died
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._outbox, name)
