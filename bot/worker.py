@@ -43,6 +43,7 @@ from state import UnstorableValueError
 logger = logging.getLogger(__name__)
 
 MAX_DELIVERIES: Final = 5
+_MIN_BEAT_S: Final = 0.01
 
 
 @dataclass
@@ -115,7 +116,8 @@ class Worker:
                 handle=self._handle,
                 session_of=_session_key,
                 touch=lambda jobs: self.queue.touch(jobs, self.consumer),
-                beat_every_s=self.claim_idle_ms / 3000,
+                # A third of the claim time (never a busy loop, even with a claim time of 0).
+                beat_every_s=max(self.claim_idle_ms / 3000, _MIN_BEAT_S),
             )
         return self._pool
 

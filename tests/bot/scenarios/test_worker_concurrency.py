@@ -188,3 +188,14 @@ def _kill_a_worker_holding(bot: Bot, server: RedisServer, client: redis.Redis, *
     finally:
         if doomed.poll() is None:
             doomed.kill()
+
+
+def test_the_heartbeat_never_spins_even_with_a_claim_time_of_zero(redis_client: redis.Redis) -> None:
+    sessions = _Sessions(hold=lambda: time.sleep(0.3))
+    with running_bot(redis_client, agent_factory=sessions.factory) as bot:
+        thread_ts = _mention(bot, "one")
+        before = _calls_of(redis_client, "xclaim")
+        assert bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=100) == 1
+        assert _calls_of(redis_client, "xclaim") - before <= 30  # one touch per 10 ms at most
+        bot.drain()
+        assert _replies(bot, thread_ts) == ["answered"]
