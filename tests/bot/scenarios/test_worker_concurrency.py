@@ -196,6 +196,6 @@ def test_the_heartbeat_never_spins_even_with_a_claim_time_of_zero(redis_client: 
         thread_ts = _mention(bot, "one")
         before = _calls_of(redis_client, "xclaim")
         assert bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=100) == 1
-        assert _calls_of(redis_client, "xclaim") - before <= 30  # one touch per 10 ms at most
+        assert _calls_of(redis_client, "xclaim") - before < 100  # a touch per 10 ms at most (spinning: thousands)
         bot.drain()
         assert _replies(bot, thread_ts) == ["answered"]
