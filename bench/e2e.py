@@ -534,15 +534,21 @@ class CommandCapture:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        for raw in self._lines:
-            match = _MONITOR_LINE.match(raw.rstrip(b"\r\n"))
-            if match is None or not self.on:
-                continue
-            source = match[2].decode()
-            if source == "lua":
-                continue  # run inside a script: part of that script's round trip
-            with self._lock:
-                self._seen.append((float(match[1]), source, _monitor_args(match[3])))
+        try:
+            for raw in self._lines:
+                self._line(raw)
+        except (OSError, ValueError):
+            return  # closed
+
+    def _line(self, raw: bytes) -> None:
+        match = _MONITOR_LINE.match(raw.rstrip(b"\r\n"))
+        if match is None or not self.on:
+            return
+        source = match[2].decode()
+        if source == "lua":
+            return  # run inside a script: part of that script's round trip
+        with self._lock:
+            self._seen.append((float(match[1]), source, _monitor_args(match[3])))
 
     def take(self) -> list[tuple[float, str, tuple[bytes, ...]]]:
         """What was seen while ``on``, and forget it."""
