@@ -30,7 +30,7 @@ from bot.flow.escalation import Schedule
 from bot.render import blocks, messages
 from bot.render.bounded import bounded_json
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
 from bot.store.jobs import Job
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
@@ -185,7 +185,7 @@ class SessionRunner:
             return
         info = self._thread_info(session_id)
         agent = as_runnable(self._factory(session_id=session_id, store=self._store))
-        unpublished = self._unpublished(session_id, agent)
+        unpublished = self._unpublished(session_id, agent, approvals)
         if agent.interrupted and unpublished:
             # A worker resumed this round, the agent stopped again, and the worker died before posting.
             result = AgentResult("interrupt", None, unpublished)
@@ -323,20 +323,24 @@ class SessionRunner:
             },
         )
 
-    def _unpublished(self, session_id: str, agent: Runnable) -> list[Interrupt]:
-        """The interrupts the agent waits on that the stored round does not hold.
+    def _unpublished(
+        self, session_id: str, agent: Runnable, approvals: list[Approval] | None = None
+    ) -> list[Interrupt]:
+        """The interrupts the agent waits on that the stored round (``approvals``, read if not given) does not hold.
 
         Compared by approval id, which names the round (the session's version) as well as the
         interrupt: an agent stopped again on a reused interrupt id is a new round, never the
         stored one (whose decisions would otherwise answer it).
         """
+        waiting = agent.pending_interrupts
+        if not waiting:
+            return []
         version = self._store.version(session_id)
-        _round_version, approvals = self._approvals.round_approvals(session_id)
+        if approvals is None:
+            _round_version, approvals = self._approvals.round_approvals(session_id)
         published = {approval.request.approval_id for approval in approvals}
         return [
-            interrupt
-            for interrupt in agent.pending_interrupts
-            if approval_id_for(session_id, version, interrupt.id) not in published
+            interrupt for interrupt in waiting if approval_id_for(session_id, version, interrupt.id) not in published
         ]
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
