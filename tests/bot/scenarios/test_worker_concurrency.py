@@ -6,10 +6,6 @@ not before every read.
 """
 
 import itertools
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,8 +22,8 @@ from bot.sandbox import slack_requests
 from state import RedisServer
 from state.shapes import Message
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY, held_agent
+from tests.bot.support.doomed_worker import kill, wait_until, worker_process
 from tests.bot.support.harness import CHANNEL, REQUESTER, Bot, running_bot
-from tests.bot.support.processes import ROOT
 
 
 class _Sessions:
@@ -126,7 +122,11 @@ def test_a_killed_worker_s_jobs_are_each_claimed_once(
     with running_bot(redis_client, agent_factory=held_agent) as bot:
         redis_client.set(HOLD_BUILD_KEY, "1")
         threads = [_mention(bot, text) for text in ("logs for checkout", "logs for api", "logs for search")]
-        _kill_a_worker_holding(bot, redis_server, redis_client, jobs=3)
+        with worker_process(
+            bot, redis_server, AGENT_FACTORY="tests.bot.support.agents:held_agent", WORKER_CONCURRENCY="4"
+        ) as doomed:
+            wait_until(lambda: int(redis_client.get(BUILDS_KEY) or 0) == 3, "the worker runs all three jobs")
+            kill(doomed)
         assert bot.services.jobs.pending_count() == 3
 
         redis_client.delete(HOLD_BUILD_KEY)
@@ -163,31 +163,6 @@ def test_stale_jobs_are_looked_for_now_and_then_not_before_every_read(redis_clie
 def _calls_of(client: redis.Redis, command: str) -> int:
     stats: dict[str, Any] = client.info("commandstats")
     return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
-
-
-def _kill_a_worker_holding(bot: Bot, server: RedisServer, client: redis.Redis, *, jobs: int) -> None:
-    """Run ``python -m bot worker`` (4 jobs at once) and SIGKILL it once ``jobs`` jobs are running in it."""
-    environment = {
-        **os.environ,
-        "SLACK_BOT_TOKEN": bot.slack.token,
-        "SLACK_API_URL": bot.slack.url,
-        "REDIS_URL": server.url,
-        "AGENT_FACTORY": "tests.bot.support.agents:held_agent",
-        "WORKER_CONCURRENCY": "4",
-        "LOG_LEVEL": "WARNING",
-    }
-    doomed = subprocess.Popen([sys.executable, "-m", "bot", "worker"], cwd=ROOT, env=environment)
-    try:
-        deadline = time.monotonic() + 30
-        while int(client.get(BUILDS_KEY) or 0) < jobs:
-            assert doomed.poll() is None, "the worker exited early"
-            assert time.monotonic() < deadline, "the worker never held every job"
-            time.sleep(0.02)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(10)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
 
 
 def test_the_heartbeat_never_spins_even_with_a_claim_time_of_zero(redis_client: redis.Redis) -> None:
