@@ -12,12 +12,13 @@ Strands ``restart_service`` waits while ``HOLD_RESTART_KEY`` exists, so a test c
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import redis
 import strands
 from strands.models import Model as StrandsModel
+from strands.tools.executors import SequentialToolExecutor
 
 from agent import Agent, ApprovalGate, ScriptedModel, tool
 from agent.demo import RISKY_TOOLS, default_inventory, operations_model, operations_tools
@@ -72,6 +73,49 @@ class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
                 yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(use["input"])}}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": turn.stop_reason}}
+
+
+class WorkerDied(BaseException):
+    """The worker process dies here: nothing after it runs (neither runtime catches it)."""
+
+
+def once_then(turn: ModelTurn, answer: str = "ok") -> ScriptedModel:
+    """A model asking for ``turn`` on the conversation's first request, and answering ``answer`` after that."""
+    return ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn(answer))
+
+
+def native_agent(
+    model: Model,
+    tools: list[Any],
+    *,
+    hooks: Sequence[Any] = (),
+    session: tuple[str, SessionStore] | None = None,
+    sequential: bool = False,
+    system_prompt: str | None = None,
+) -> strands.Agent:
+    """A real ``strands.Agent`` on ``model``'s turns, as a team would build one.
+
+    Args:
+        model: Our model whose turns Strands streams (``StrandsScriptedModel``).
+        tools: ``@strands.tool`` functions.
+        hooks: Strands hook providers (``SignoffGate``...).
+        session: ``(session_id, store)``: persisted with ``signoff_session_manager``.
+        sequential: One tool at a time, so a death inside a tool ends the run as a killed process would.
+        system_prompt: The agent's system prompt.
+    """
+    options: dict[str, Any] = {}
+    if session is not None:
+        options["session_manager"] = signoff_session_manager(*session)
+    if sequential:
+        options["tool_executor"] = SequentialToolExecutor()
+    return strands.Agent(
+        model=StrandsScriptedModel(model),
+        tools=tools,
+        hooks=list(hooks),
+        system_prompt=system_prompt,
+        callback_handler=None,
+        **options,
+    )
 
 
 def _client(store: SessionStore) -> redis.Redis:
@@ -136,13 +180,12 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
         target.version, target.previous_version = target.previous_version, target.version
         return f"{service}: rolled back from {target.previous_version} to {target.version}"
 
-    return strands.Agent(
-        model=StrandsScriptedModel(operations_model(sorted(inventory))),
-        tools=[read_logs, restart_service, scale_service, rollback_deploy],
+    return native_agent(
+        operations_model(sorted(inventory)),
+        [read_logs, restart_service, scale_service, rollback_deploy],
         hooks=[SignoffGate(RISKY_TOOLS)],
+        session=(session_id, store),
         system_prompt=SYSTEM_PROMPT,
-        session_manager=signoff_session_manager(session_id, store),
-        callback_handler=None,
     )
 
 
@@ -206,12 +249,11 @@ def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
         count_completion(counter, "deploy")
         return f"deployed {service}"
 
-    return strands.Agent(
-        model=StrandsScriptedModel(_batch_model()),
-        tools=[notify, deploy],
+    return native_agent(
+        _batch_model(),
+        [notify, deploy],
         hooks=[SignoffGate({"deploy": "production-changes"})],
-        session_manager=signoff_session_manager(session_id, store),
-        callback_handler=None,
+        session=(session_id, store),
     )
 
 

@@ -27,11 +27,10 @@ from agent import Agent, ScriptedModel, ToolContext, tool
 from agent import hooks as own_hooks
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
-from agent.strands_bridge import signoff_session_manager
 from state.shapes import Message
 from state.store import SessionStore
 from tests.bot.support.agents import completions, count_completion
-from tests.strands.agents import StrandsScriptedModel
+from tests.strands.agents import native_agent
 
 __all__ = ["completions"]
 
@@ -95,13 +94,7 @@ def _strands_tools(store: SessionStore) -> list[Any]:
 
 
 def _strands_agent(session_id: str, store: SessionStore, tools: list[Any], hooks: list[Any]) -> strands.Agent:
-    return strands.Agent(
-        model=StrandsScriptedModel(ScriptedModel(_respond)),
-        tools=tools,
-        hooks=hooks,
-        session_manager=signoff_session_manager(session_id, store),
-        callback_handler=None,
-    )
+    return native_agent(ScriptedModel(_respond), tools, hooks=hooks, session=(session_id, store))
 
 
 # --- a BeforeToolCallEvent hook, as in the Strands docs ---------------------------------------

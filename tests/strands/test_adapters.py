@@ -8,10 +8,10 @@ import strands
 
 from agent.demo import build_operations_agent
 from agent.models.scripted import text_turn, tool_turn
-from agent.strands_bridge import StrandsRunnable, signoff_session_manager
+from agent.strands_bridge import StrandsRunnable
 from bot.flow.agent_adapters import as_runnable
 from state import SessionStore
-from tests.strands.agents import StrandsScriptedModel, completions, strands_operations_agent
+from tests.strands.agents import StrandsScriptedModel, completions, native_agent, strands_operations_agent
 
 SID = "T0TEST:C0OPS:1700000000.000300"
 
@@ -67,12 +67,7 @@ def test_continue_runs_a_trailing_tool_call_without_asking_the_model(redis_clien
         return "ok"
 
     def build(turns: list[Any]) -> Any:
-        return strands.Agent(
-            model=StrandsScriptedModel(ScriptedModel(turns)),
-            tools=[read_logs],
-            session_manager=signoff_session_manager(SID, store),
-            callback_handler=None,
-        )
+        return native_agent(ScriptedModel(turns), [read_logs], session=(SID, store))
 
     first = build([])
     first.messages.append({"role": "user", "content": [{"text": "logs for api"}]})

@@ -16,13 +16,11 @@ import strands
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from strands.hooks import AfterToolCallEvent
-from strands.tools.executors import SequentialToolExecutor
 
-from agent import ScriptedModel
 from agent.approval import Decision
 from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
-from agent.models.scripted import text_turn, tool_turn
-from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
+from agent.models.scripted import tool_turn
+from agent.strands_bridge import SignoffGate, StrandsRunnable
 from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
 from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
@@ -31,18 +29,16 @@ from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
     HOLD_RESTART_KEY,
     STARTED_RESTART_KEY,
-    StrandsScriptedModel,
+    WorkerDied,
     completions,
+    native_agent,
+    once_then,
     strands_operations_agent,
 )
 
 AGENTS = "tests.strands.agents"
 
 SID = "T0TEST:C0OPS:1700000000.000400"
-
-
-class _WorkerDied(BaseException):
-    """The process dies here: nothing after it runs."""
 
 
 def _respond(interrupt_id: str, kind: str, reason: str | None = None) -> list[dict[str, Any]]:
@@ -66,18 +62,16 @@ class _Deploys:
             self.runs += 1
             if self.die_next:
                 self.die_next = False
-                raise _WorkerDied  # it took effect; the worker died before the result was recorded
+                raise WorkerDied  # it took effect; the worker died before the result was recorded
             return f"deployed {service}"
 
-        turn = tool_turn(("t1", "deploy", {"service": "api"}))
         gate = SignoffGate(["deploy"], idempotent=["deploy"] if self.idempotent else ())
-        agent = strands.Agent(
-            model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
-            tools=[deploy],
+        agent = native_agent(
+            once_then(tool_turn(("t1", "deploy", {"service": "api"}))),
+            [deploy],
             hooks=[gate, *extra_hooks],  # After* callbacks run in reverse: extra hooks run before the gate saves
-            session_manager=signoff_session_manager(SID, self.store),
-            tool_executor=SequentialToolExecutor(),  # a death inside a tool ends the run, as a killed process would
-            callback_handler=None,
+            session=(SID, self.store),
+            sequential=True,
         )
         return StrandsRunnable(agent)
 
@@ -93,7 +87,7 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     deploys = _Deploys(store)
     responses = deploys.approved()
     deploys.die_next = True
-    with contextlib.suppress(_WorkerDied):
+    with contextlib.suppress(WorkerDied):
         deploys.runnable()(responses)
     assert deploys.runs == 1
 
@@ -126,7 +120,7 @@ def test_an_idempotent_tool_started_but_not_recorded_runs_again(store: SessionSt
     deploys = _Deploys(store, idempotent=True)
     responses = deploys.approved()
     deploys.die_next = True
-    with contextlib.suppress(_WorkerDied):
+    with contextlib.suppress(WorkerDied):
         deploys.runnable()(responses)
 
     result = deploys.runnable()(responses)

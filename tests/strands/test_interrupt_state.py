@@ -16,7 +16,7 @@ from bot.render import action_ids as ids
 from state import SessionStore
 from state.interrupt import _InterruptState
 from tests.bot.support.harness import APPROVER, CHANNEL, running_bot
-from tests.strands.agents import BATCH_TURN, StrandsScriptedModel, completions, strands_batch_agent
+from tests.strands.agents import BATCH_TURN, WorkerDied, completions, native_agent, once_then, strands_batch_agent
 
 SID = "T0TEST:C0OPS:1700000000.000200"
 
@@ -144,12 +144,7 @@ def test_an_agent_without_a_session_manager_still_runs_behind_the_adapter() -> N
     from agent import ScriptedModel
     from agent.models.scripted import text_turn
 
-    plain = strands.Agent(
-        model=StrandsScriptedModel(ScriptedModel([BATCH_TURN, text_turn("done")])),
-        tools=[deploy],
-        hooks=[SignoffGate(["deploy"])],
-        callback_handler=None,
-    )
+    plain = native_agent(ScriptedModel([BATCH_TURN, text_turn("done")]), [deploy], hooks=[SignoffGate(["deploy"])])
     runnable = StrandsRunnable(plain)
     first = runnable("ship it")
     assert first.stop_reason == "interrupt"
@@ -158,17 +153,10 @@ def test_an_agent_without_a_session_manager_still_runs_behind_the_adapter() -> N
     assert (final.stop_reason, str(final)) == ("end_turn", "done")
 
 
-class _WorkerDied(BaseException):
-    """Stands for the process dying: nothing after it runs."""
-
-
 def test_a_worker_dying_mid_resume_never_reruns_a_finished_call(redis_client: redis.Redis) -> None:
     from strands.hooks import AfterToolCallEvent
-    from strands.tools.executors import SequentialToolExecutor
 
-    from agent import ScriptedModel
-    from agent.models.scripted import text_turn, tool_turn
-    from agent.strands_bridge import signoff_session_manager
+    from agent.models.scripted import tool_turn
 
     store = SessionStore(redis_client)
     turn = tool_turn(("t1", "deploy", {"service": "api"}), ("t2", "deploy", {"service": "web"}))
@@ -178,7 +166,7 @@ def test_a_worker_dying_mid_resume_never_reruns_a_finished_call(redis_client: re
             registry.add_callback(AfterToolCallEvent, self.die)
 
         def die(self, event: Any) -> None:
-            raise _WorkerDied
+            raise WorkerDied
 
     def build(*extra_hooks: Any) -> Any:
         @strands.tool
@@ -187,19 +175,18 @@ def test_a_worker_dying_mid_resume_never_reruns_a_finished_call(redis_client: re
             redis_client.incr(f"test:completed:deploy:{service}")
             return f"deployed {service}"
 
-        return strands.Agent(
-            model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
-            tools=[deploy],
+        return native_agent(
+            once_then(turn),
+            [deploy],
             hooks=[*extra_hooks, SignoffGate(["deploy"])],  # After* callbacks run in reverse: the gate saves first
-            session_manager=signoff_session_manager(SID, store),
-            tool_executor=SequentialToolExecutor(),
-            callback_handler=None,
+            session=(SID, store),
+            sequential=True,
         )
 
     interrupts = StrandsRunnable(build())("deploy api and web").interrupts
     responses = [block for interrupt in interrupts for block in _respond(interrupt.id, _decision("approve"))]
     dying = StrandsRunnable(build(DieAfterFirstCall()))
-    with contextlib.suppress(_WorkerDied):
+    with contextlib.suppress(WorkerDied):
         dying(responses)
     assert redis_client.get("test:completed:deploy:api") == b"1"
     assert redis_client.get("test:completed:deploy:web") is None
@@ -218,11 +205,8 @@ def test_a_worker_dying_mid_resume_never_reruns_a_finished_call(redis_client: re
 
 
 def test_a_worker_dying_in_a_first_pass_never_reruns_a_finished_call(redis_client: redis.Redis) -> None:
-    from strands.tools.executors import SequentialToolExecutor
 
-    from agent import ScriptedModel
-    from agent.models.scripted import text_turn, tool_turn
-    from agent.strands_bridge import signoff_session_manager
+    from agent.models.scripted import tool_turn
 
     store = SessionStore(redis_client)
     turn = tool_turn(("t1", "step", {"name": "a"}), ("t2", "step", {"name": "b"}))
@@ -233,20 +217,19 @@ def test_a_worker_dying_in_a_first_pass_never_reruns_a_finished_call(redis_clien
         def step(name: str) -> str:
             """One step of a rollout (no approval needed)."""
             if name == "b" and dying["armed"]:
-                raise _WorkerDied
+                raise WorkerDied
             redis_client.incr(f"test:completed:step:{name}")
             return f"{name} done"
 
-        return strands.Agent(
-            model=StrandsScriptedModel(ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn("ok"))),
-            tools=[step],
+        return native_agent(
+            once_then(turn),
+            [step],
             hooks=[SignoffGate(["deploy"], idempotent=["step"])],  # the call that died simply runs again
-            session_manager=signoff_session_manager("T0TEST:C0OPS:1700000000.000300", store),
-            tool_executor=SequentialToolExecutor(),
-            callback_handler=None,
+            session=("T0TEST:C0OPS:1700000000.000300", store),
+            sequential=True,
         )
 
-    with contextlib.suppress(_WorkerDied):
+    with contextlib.suppress(WorkerDied):
         StrandsRunnable(build())("roll out")
     assert redis_client.get("test:completed:step:a") == b"1"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
+from bot.sandbox.slack_api import Reply, SlackError
+from bot.sandbox.slack_api.state import WorkspaceState
 from bot.sandbox.slack_requests import (
     SignedPoster,
     app_mention,
@@ -459,3 +462,29 @@ def test_bolt_drops_a_command_whose_body_mentions_payload(bolt: BoltHarness) -> 
 
     assert bolt.poster.post_command(fields).status == 404
     assert bolt.seen == []
+
+
+def test_the_extension_points_add_a_route_wrap_a_method_and_make_the_timestamps() -> None:
+    stamps = iter(["1800000000.000001", "1800000000.000002"])
+    with FakeSlack(timestamps=lambda: next(stamps)) as fake:
+        fake.add_route("/page", lambda path, headers, body: Reply.text(200, f"page {path}"), exact=True)
+        opened = fake.methods["views.open"]
+
+        def refusing_modals_without_a_title(state: WorkspaceState, args: dict[str, Any]) -> dict[str, Any]:
+            if not isinstance(args.get("view"), dict) or "title" not in args["view"]:
+                raise SlackError("invalid_arguments")
+            return opened(state, args)
+
+        fake.methods["views.open"] = refusing_modals_without_a_title
+        client = WebClient(token=fake.token, base_url=fake.url, timeout=5)
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{fake.port}/page?x=1", timeout=5) as page:
+            assert page.read() == b"page /page?x=1"
+        with pytest.raises(SlackApiError) as refused:
+            client.views_open(trigger_id="t1", view={"type": "modal", "blocks": []})
+        assert refused.value.response["error"] == "invalid_arguments"
+        title = {"type": "plain_text", "text": "Deny"}
+        assert client.views_open(trigger_id="t1", view={"type": "modal", "title": title, "blocks": []})["ok"]
+        assert client.chat_postMessage(channel="C1", text="hi")["ts"] == "1800000000.000001"
+        assert fake.add_message("C1", user="U1", text="yo")["ts"] == "1800000000.000002"
+        assert [call.method for call in fake.calls()] == ["views.open", "views.open", "chat.postMessage"]
