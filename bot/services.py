@@ -133,13 +133,14 @@ def build_services(
     )
     home = HomeTab(approvals=approvals, decisions=decisions, clock=clock)
     factory = agent_factory or load_agent_factory(settings.agent_factory)
+    jobs = JobQueue(redis_client)
     return Services(
         redis=redis_client,
         slack=slack,
         store=store,
         approvals=approvals,
         outbox=outbox,
-        jobs=JobQueue(redis_client),
+        jobs=jobs,
         audit=audit,
         decisions=decisions,
         deny_modals=DenyModals(redis_client),
@@ -148,6 +149,7 @@ def build_services(
             store=store,
             approvals=approvals,
             outbox=outbox,
+            jobs=jobs,
             agent_factory=factory,
             policies=policies,
             schedule=schedule,

@@ -30,13 +30,14 @@ from typing import Final
 
 import redis
 
+from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
-from bot.flow.runner import AgentCodeError, SessionRunner, session_id_for
+from bot.flow.runner import AgentCodeError, SessionRunner
 from bot.render import messages
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
-from bot.store.jobs import Job, JobQueue
+from bot.store.jobs import Job, JobKind, JobQueue
 from bot.store.outbox import Outbox
 from state import UnstorableValueError
 
@@ -326,9 +327,9 @@ class Worker:
 def _session_key(job: Job) -> str:
     """The session a job works on (a job that names none is its own key: it runs alone anyway)."""
     fields = job.fields
-    if job.kind == "resume" and "session_id" in fields:
+    if job.kind == JobKind.RESUME and "session_id" in fields:
         return fields["session_id"]
-    if job.kind == "start" and {"team_id", "channel_id", "thread_ts"} <= fields.keys():
+    if job.kind == JobKind.START and {"team_id", "channel_id", "thread_ts"} <= fields.keys():
         return session_id_for(fields["team_id"], fields["channel_id"], fields["thread_ts"])
     return f"job:{job.job_id}"
 

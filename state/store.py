@@ -27,6 +27,7 @@ from redis.commands.core import Script
 
 from state.errors import ConflictError, SessionException, UnstorableValueError
 from state.shapes import Message
+from state.text import as_text
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
 
 FORMAT: Final = "1"
@@ -223,7 +224,7 @@ class SessionStore:
         if not raw:
             return None
         try:
-            fields = {_text(k): _text(v) for k, v in raw.items()}
+            fields = {as_text(k): as_text(v) for k, v in raw.items()}
         except UnicodeDecodeError as error:
             raise SessionException(f"session_id=<{session_id}> | stored session is not UTF-8 text: {error}") from error
         return _decode(session_id, fields)
@@ -312,7 +313,7 @@ class SessionStore:
         except redis.ResponseError as error:
             raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
         if status == -1:
-            raise SessionException(f"session_id=<{session_id}> | stored session is corrupted: {_text(value)!r}")
+            raise SessionException(f"session_id=<{session_id}> | stored session is corrupted: {as_text(value)!r}")
         return int(status), value
 
     def delete(self, session_id: str, *, expected_version: int) -> None:
@@ -338,7 +339,7 @@ class SessionStore:
         if limit == 0:  # ZRANGE 0 -1 would mean "everything"
             return []
         members = self._client.zrange(INTERRUPTED_INDEX, 0, limit - 1)
-        ids = [_text(member) for member in members if isinstance(member, bytes | str)]
+        ids = [as_text(member) for member in members if isinstance(member, bytes | str)]
         if not ids:
             return []
         pipeline = self._client.pipeline(transaction=False)
@@ -349,10 +350,6 @@ class SessionStore:
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _decode(session_id: str, fields: dict[str, str]) -> Session:

@@ -19,8 +19,8 @@ import redis
 from bot import preflight
 from bot.render import messages
 from bot.settings import Settings
-from bot.store import keys
 from bot.store.approvals import ApprovalDataError, ApprovalStore
+from bot.store.jobs import JobQueue, ResumeJob
 from state.store import SessionStore
 
 
@@ -86,7 +86,7 @@ def _resume(client: redis.Redis, session_id: str) -> int:
     if undecided:
         print(f"signoff: {len(undecided)} approval(s) still open: {', '.join(undecided)}", file=sys.stderr)
         return 1
-    client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
+    JobQueue(client).enqueue(ResumeJob(session_id, version))
     print(f"resume of {session_id} at version {version} queued; a worker picks it up", file=sys.stderr)
     return 0
 

@@ -21,7 +21,20 @@ __all__ = [
     "LevelRecord",
     "PolicySummary",
     "approval_id_for",
+    "channel_of_session",
+    "session_id_for",
 ]
+
+
+def session_id_for(team_id: str, channel_id: str, thread_ts: str) -> str:
+    """One session per Slack thread."""
+    return f"{team_id}:{channel_id}:{thread_ts}"
+
+
+def channel_of_session(session_id: str) -> str | None:
+    """The channel of a session made by ``session_id_for`` (``None`` for an id of another form)."""
+    parts = session_id.split(":")
+    return parts[1] if len(parts) == 3 and parts[1] else None
 
 
 def approval_id_for(session_id: str, version: int, interrupt_id: str) -> str:

@@ -19,11 +19,12 @@ from typing import Final, Literal
 
 import redis
 
+from bot.domain.status import Status
 from bot.store import keys
 from bot.store.approvals import Approval
+from state.text import as_text
 
 Surface = Literal["message", "home", "reply"]
-PlaceRefusal = Literal["wrong_workspace", "wrong_place"]
 
 _MODAL_MEMORY_S: Final = 24 * 3600
 _EXTERNAL_ID_MAX: Final = 255  # Slack's limit for a view's external_id
@@ -50,12 +51,12 @@ class Origin:
     thread_ts: str | None = None
 
 
-def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> PlaceRefusal | None:
+def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status | None:
     """Why ``origin`` cannot act on ``approval`` whoever the person is, or ``None``."""
     request = approval.request
     foreign = origin.team_id != request.team_id or origin.user_team_id != request.team_id
     if foreign and not request.policy.allow_external:
-        return "wrong_workspace"
+        return Status.WRONG_WORKSPACE
     where = (origin.channel_id, origin.ts)
     if origin.surface == "message":
         if request.message_ts is not None:
@@ -63,9 +64,9 @@ def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> PlaceR
         else:  # posted, its ts not recorded yet (a click within moments of posting): its thread must match
             shown = (origin.channel_id, origin.thread_ts) == (request.channel_id, request.thread_ts)
         if not shown and approval.copies.get(user_id) != where:
-            return "wrong_place"
+            return Status.WRONG_PLACE
     elif origin.surface == "reply" and where != (request.channel_id, request.thread_ts):
-        return "wrong_place"
+        return Status.WRONG_PLACE
     return None
 
 
@@ -107,7 +108,7 @@ class DenyModals:
         stored = self._client.get(keys.deny_view(external_id))
         if stored is None:
             return None
-        text = stored.decode() if isinstance(stored, bytes) else str(stored)
+        text = as_text(stored)
         if text != metadata:
             return None
         binding = DenyBinding(**json.loads(text))

@@ -13,7 +13,6 @@ With a quorum of N, approvals are votes until N distinct people approved; one de
 The clock decides too (expiry), without the human checks: ``expire``.
 """
 
-import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,37 +20,22 @@ from typing import Literal
 
 from slack_sdk.errors import SlackApiError
 
-from bot.domain.clock import Clock, system_clock
+from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.policy import Policy, authorize
 from bot.domain.records import Decision
+from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
 from bot.render.messages import is_blank
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
-from bot.store.outbox import OutboxEntry
+from bot.store.outbox import Outbox, update_approval
 
 logger = logging.getLogger(__name__)
 
 Kind = Literal["approve", "deny"]
-Status = Literal[
-    "decided",
-    "vote",
-    "voted",
-    "already",
-    "unknown",
-    "unseen",
-    "not_an_approver",
-    "self_approval",
-    "wrong_workspace",
-    "wrong_place",
-    "not_a_member",
-    "reason_required",
-    "unavailable",
-    "claimed",
-    "no_claims",
-]
 _VOTE_RETRIES = 5
+_EXPIRY_ACTOR = "signoff:expiry"
 
 
 @dataclass(frozen=True)
@@ -95,7 +79,7 @@ class DecisionService:
         if place is not None:
             refusal = Outcome(place, approval=approval)
         elif approval.decision is not None:
-            return Outcome("already", approval.decision, approval=approval)
+            return Outcome(Status.ALREADY, approval.decision, approval=approval)
         else:
             allowed, denied = self.may_decide(approval, user_id=user_id, kind=kind)
             if allowed:
@@ -119,7 +103,7 @@ class DecisionService:
         if place is not None:
             refusal = Outcome(place, approval=approval)
         elif not self.may_see(approval, user_id=user_id):
-            refusal = Outcome("not_a_member", approval=approval)
+            refusal = Outcome(Status.NOT_A_MEMBER, approval=approval)
         if refusal is not None:
             self._audit_refusal(approval, user_id=user_id, refusal=refusal, origin=origin, action="discuss")
         return refusal
@@ -149,17 +133,17 @@ class DecisionService:
         policy = Policy.from_summary(request.policy)
         try:
             if user_id not in approval.copies and not self._directory.in_channel(request.channel_id, user_id):
-                return False, Outcome("not_a_member", approval=approval)
+                return False, Outcome(Status.NOT_A_MEMBER, approval=approval)
             if kind == "deny" and user_id == request.requested_by:
                 return True, None  # withdrawing one's own request
             members = self._directory.members(policy.usergroups)
         except SlackApiError as error:
             logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
-            return False, Outcome("unavailable", approval=approval)
+            return False, Outcome(Status.UNAVAILABLE, approval=approval)
         verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
         if verdict.allowed:
             return True, None
-        status: Status = "self_approval" if verdict.reason_code == "self_approval" else "not_an_approver"
+        status = Status.SELF_APPROVAL if verdict.reason_code == "self_approval" else Status.NOT_AN_APPROVER
         return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
 
     def may_see(self, approval: Approval, *, user_id: str) -> bool:
@@ -196,14 +180,14 @@ class DecisionService:
         for _ in range(_VOTE_RETRIES):
             approval = self.find(approval_id)
             if approval is None:
-                return Outcome("unknown")
+                return Outcome(Status.UNKNOWN)
             refusal = self.check(approval, user_id=user_id, kind=kind, origin=origin)
             if refusal is not None:
                 return refusal
             # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
             text = None if reason is None or is_blank(reason) else reason.strip()
             if kind == "deny" and text is None and approval.request.policy.reason_required_on_deny:
-                return Outcome("reason_required", approval=approval)
+                return Outcome(Status.REASON_REQUIRED, approval=approval)
             outcome = self._write(
                 approval, kind=kind, user_id=user_id, reason=text, source=source, written_at=written_at
             )
@@ -225,34 +209,36 @@ class DecisionService:
         result = self._approvals.decide(
             approval,
             kind=decision.decision,
-            user="signoff:expiry",
+            user=_EXPIRY_ACTOR,
             quorum=1,
             decision=decision,
             update=self._update(approval),
-            audit_details=json.dumps({"approval_id": approval.request.approval_id, "outcome": decision.decision}),
-            now=self._clock(),
+            audit=self._audit_events(
+                approval, _EXPIRY_ACTOR, approval_id=approval.request.approval_id, outcome=decision.decision
+            ),
         )
-        return Outcome("decided" if result.status == "decided" else "already", result.decision, approval=approval)
+        decided = result.status is Status.DECIDED
+        return Outcome(Status.DECIDED if decided else Status.ALREADY, result.decision, approval=approval)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
         """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
         approval = self.find(approval_id)
         if approval is None:
-            return Outcome("unknown")
+            return Outcome(Status.UNKNOWN)
         pause = approval.request.policy.claim_pause_s
         if pause is None:
-            return Outcome("no_claims", approval=approval)
+            return Outcome(Status.NO_CLAIMS, approval=approval)
         refusal = self.check(approval, user_id=user_id, kind="approve", origin=origin)
         if refusal is not None:
             return refusal
         until = self._clock() + timedelta(seconds=pause)
         result = self._approvals.claim(approval, user=user_id, until=until)
-        if result != "claimed":
-            return Outcome("already" if result == "already" else "unknown", approval=approval)
+        if result is not Status.CLAIMED:
+            return Outcome(Status.ALREADY if result is Status.ALREADY else Status.UNKNOWN, approval=approval)
         self._audit.record(
             "claim", session_id=approval.request.session_id, actor=user_id, approval_id=approval_id, until=until
         )
-        return Outcome("claimed", approval=approval)
+        return Outcome(Status.CLAIMED, approval=approval)
 
     def _write(
         self, approval: Approval, *, kind: Kind, user_id: str, reason: str | None, source: str, written_at: str | None
@@ -268,7 +254,6 @@ class DecisionService:
             discussion=approval.discussion,
             decided_at=now,
         )
-        details = {"approval_id": request.approval_id, "decision": kind, "reason": reason, "source": source}
         result = self._approvals.decide(
             approval,
             kind=kind,
@@ -276,27 +261,34 @@ class DecisionService:
             quorum=request.policy.quorum,
             decision=decision,
             update=self._update(approval),
-            audit_details=json.dumps(details, ensure_ascii=False),
-            now=now,
+            audit=self._audit_events(
+                approval, user_id, approval_id=request.approval_id, decision=kind, reason=reason, source=source
+            ),
             written_at=written_at,
         )
-        if result.status == "retry":
+        if result.status is Status.RETRY:
             return None
-        if result.status == "no_round":
+        if result.status is Status.NO_ROUND:
             logger.error("approval_id=<%s> | its round is gone; the decision was not recorded", request.approval_id)
-            return Outcome("unknown", approval=approval)
-        if result.status == "vote":
-            return Outcome("vote", approval=approval, votes=result.votes)
-        if result.status == "decided":
-            return Outcome("decided", decision, approval=approval)
-        if result.status == "already":
-            return Outcome("already", result.decision, approval=approval)
-        if result.status == "unseen":
-            return Outcome("unseen", approval=approval)
-        return Outcome("voted" if result.status == "voted" else "unknown", approval=approval)
+            return Outcome(Status.UNKNOWN, approval=approval)
+        if result.status is Status.VOTE:
+            return Outcome(Status.VOTE, approval=approval, votes=result.votes)
+        if result.status is Status.DECIDED:
+            return Outcome(Status.DECIDED, decision, approval=approval)
+        if result.status is Status.ALREADY:
+            return Outcome(Status.ALREADY, result.decision, approval=approval)
+        if result.status is Status.UNSEEN:
+            return Outcome(Status.UNSEEN, approval=approval)
+        return Outcome(Status.VOTED if result.status is Status.VOTED else Status.UNKNOWN, approval=approval)
 
-    @staticmethod
-    def _update(approval: Approval) -> OutboxEntry:
-        return OutboxEntry(
-            "update_approval", {"session_id": approval.request.session_id, "approval_id": approval.request.approval_id}
-        )
+    def _update(self, approval: Approval) -> str:
+        """The message update a vote or decision queues in its atomic step."""
+        entry = update_approval(approval.request.session_id, approval.request.approval_id)
+        return Outbox.script_entry(entry, due_ms=epoch_ms(self._clock()))
+
+    def _audit_events(self, approval: Approval, actor: str, **details: str | None) -> tuple[str, str]:
+        """The audit events of a vote and of a decision on ``approval`` (the script writes the one that happens)."""
+        session_id = approval.request.session_id
+        vote = self._audit.script_event("vote", session_id=session_id, actor=actor, **details)
+        decision = self._audit.script_event("decision", session_id=session_id, actor=actor, **details)
+        return vote, decision

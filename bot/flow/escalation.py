@@ -34,7 +34,7 @@ from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
 from bot.store.due import DueQueue, FencedWrites
-from bot.store.outbox import Outbox, OutboxEntry
+from bot.store.outbox import Outbox, post_approval_copy, post_message
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class Due:
     @property
     def entry_id(self) -> str:
         """Deterministic, so a decision can delete it without reading it."""
-        return f"{self.approval_id}:{self.kind}"
+        return keys.schedule_entry(self.approval_id, self.kind)
 
     def to_json(self) -> str:
         """Serialize for Redis."""
@@ -208,8 +208,8 @@ class Escalator:
             ),
         )
         if on_call_user is not None:
-            payload = {"session_id": request.session_id, "approval_id": request.approval_id, "user": on_call_user}
-            self._outbox.add(step.writes, OutboxEntry("post_approval_copy", payload))
+            copy = post_approval_copy(request.session_id, request.approval_id, user=on_call_user)
+            self._outbox.add(step.writes, copy)
         self._approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
         self._audit.add(
             step.writes,
@@ -254,8 +254,7 @@ class Escalator:
         self._schedule.done(step)
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
-        payload = {"channel": request.channel_id, "thread_ts": request.thread_ts, "text": text}
-        self._outbox.add(step.writes, OutboxEntry("post_message", payload))
+        self._outbox.add(step.writes, post_message(request.channel_id, text, thread_ts=request.thread_ts))
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
         return self._clock() - request.created_at

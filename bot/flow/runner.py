@@ -12,7 +12,6 @@ A job delivered twice is harmless:
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
@@ -24,7 +23,7 @@ from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
-from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
+from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for, session_id_for
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.escalation import Schedule
 from bot.render import blocks, messages
@@ -32,8 +31,9 @@ from bot.render.bounded import bounded_json
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
-from bot.store.jobs import Job
-from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
+from bot.store.jobs import Job, JobQueue, ResumeJob, StartJob
+from bot.store.outbox import Outbox, post_approval, post_message, posts_in_order
+from bot.store.threads import ThreadInfo, Threads
 from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
@@ -46,27 +46,6 @@ AgentFactory = Callable[..., Any]
 
 _PROMPT_IDS: Final = "signoff_prompt_ids"
 _PROMPT_IDS_KEPT: Final = 50
-
-
-def session_id_for(team_id: str, channel_id: str, thread_ts: str) -> str:
-    """One session per Slack thread."""
-    return f"{team_id}:{channel_id}:{thread_ts}"
-
-
-def channel_of_session(session_id: str) -> str | None:
-    """The channel of a session made by ``session_id_for`` (``None`` for an id of another form)."""
-    parts = session_id.split(":")
-    return parts[1] if len(parts) == 3 and parts[1] else None
-
-
-@dataclass(frozen=True)
-class ThreadInfo:
-    """Where a session's thread lives and who made the latest request in it."""
-
-    team_id: str
-    channel_id: str
-    thread_ts: str
-    requested_by: str
 
 
 class AgentCodeError(Exception):
@@ -94,6 +73,7 @@ class SessionRunner:
         store: SessionStore,
         approvals: ApprovalStore,
         outbox: Outbox,
+        jobs: JobQueue,
         agent_factory: AgentFactory,
         policies: PolicyBook,
         schedule: Schedule,
@@ -106,6 +86,8 @@ class SessionRunner:
         self._store = store
         self._approvals = approvals
         self._outbox = outbox
+        self._jobs = jobs
+        self._threads = Threads(client)
         self._factory = agent_factory
         self._policies = policies
         self._schedule = schedule
@@ -119,30 +101,26 @@ class SessionRunner:
         Raises:
             Whatever the agent or Redis raised: the job stays pending and is retried.
         """
-        if job.kind == "start":
-            self._start(job.fields)
-        elif job.kind == "resume":
-            self._resume(job.fields["session_id"], int(job.fields["version"]))
+        record = job.record()
+        if isinstance(record, StartJob):
+            self._start(record)
         else:
-            logger.warning("job_id=<%s>, kind=<%s> | unknown job kind, dropped", job.job_id, job.kind)
+            self._resume(record.session_id, record.version)
 
     def report_failure(self, job: Job, text: str) -> None:
         """Tell the job's thread that it failed for good."""
-        fields = job.fields
-        if job.kind == "start":
-            info = ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["user_id"])
-        else:
-            info = self._thread_info(fields["session_id"])
+        record = job.record()
+        info = _thread_of(record) if isinstance(record, StartJob) else self._thread_info(record.session_id)
         self._post(info, text=text)
 
-    def _start(self, fields: dict[str, str]) -> None:
-        info = ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["user_id"])
+    def _start(self, job: StartJob) -> None:
+        info = _thread_of(job)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
         agent = as_runnable(self._factory(session_id=session_id, store=self._store))
         if agent.interrupted:
             self._while_interrupted(session_id, info, agent)
             return
-        prompt_id = fields["prompt_id"]
+        prompt_id = job.prompt_id
         seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
         if prompt_id in seen:
             # Redelivered (a worker died or the job was retried): finish, never answer twice.
@@ -154,9 +132,9 @@ class SessionRunner:
                 result = agent()
         else:
             # Accepted: from now on this person is the thread's requester (self-approval is judged against them).
-            self._remember_thread(session_id, info)
+            self._threads.remember(session_id, info)
             agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
-            result = agent(fields["text"])
+            result = agent(job.text)
         self._publish(session_id, info, agent, result)
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
@@ -242,10 +220,7 @@ class SessionRunner:
                     policy=request.policy.name,
                 )
             for request in opened:
-                self._outbox.add(
-                    transaction,
-                    OutboxEntry("post_approval", {"session_id": session_id, "approval_id": request.approval_id}),
-                )
+                self._outbox.add(transaction, post_approval(session_id, request.approval_id))
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -255,11 +230,13 @@ class SessionRunner:
             for entry in posts_in_order(parts):
                 self._outbox.add(transaction, entry)
         transaction.hset(keys.round_(session_id), "published", version)
-        for key in (keys.round_(session_id), keys.thread(session_id)):
-            if result.stop_reason == "interrupt":
-                transaction.persist(key)  # approvals are waiting: the thread's records must not expire
-            else:
-                transaction.expire(key, self._retention_s)
+        # Approvals are waiting: the thread's records must not expire.
+        expire_after_s = None if result.stop_reason == "interrupt" else self._retention_s
+        if expire_after_s is None:
+            transaction.persist(keys.round_(session_id))
+        else:
+            transaction.expire(keys.round_(session_id), expire_after_s)
+        self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
 
     def _request(
@@ -306,22 +283,10 @@ class SessionRunner:
         )
 
     def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
-        raw = self._client.hgetall(keys.thread(session_id))
-        if not raw and fallback is not None:
-            return fallback
-        fields = {_text(key): _text(value) for key, value in raw.items()}
-        return ThreadInfo(fields["team_id"], fields["channel_id"], fields["thread_ts"], fields["requested_by"])
-
-    def _remember_thread(self, session_id: str, info: ThreadInfo) -> None:
-        self._client.hset(
-            keys.thread(session_id),
-            mapping={
-                "team_id": info.team_id,
-                "channel_id": info.channel_id,
-                "thread_ts": info.thread_ts,
-                "requested_by": info.requested_by,
-            },
-        )
+        info = self._threads.get(session_id) or fallback
+        if info is None:
+            raise KeyError(f"session_id=<{session_id}> | no thread recorded")
+        return info
 
     def _unpublished(
         self, session_id: str, agent: Runnable, approvals: list[Approval] | None = None
@@ -344,7 +309,7 @@ class SessionRunner:
         ]
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
-        self._client.xadd(keys.JOBS, {"kind": "resume", "session_id": session_id, "version": str(version)})
+        self._jobs.enqueue(ResumeJob(session_id, version))
         self._audit.record("resume_requeued", session_id=session_id, version=version)
 
     def _round_version(self, session_id: str) -> int:
@@ -356,7 +321,7 @@ class SessionRunner:
         return int(value) if value is not None else 0
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
-        self._outbox.send_later(_post_entry(info, text=text))
+        self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts))
 
 
 def _code_error_in(error: BaseException) -> Exception | None:
@@ -383,10 +348,5 @@ def _is_final_answer(message: Message) -> bool:
     return message["role"] == "assistant" and not any("toolUse" in block for block in message["content"])
 
 
-def _post_entry(info: ThreadInfo, *, text: str) -> OutboxEntry:
-    payload: dict[str, Any] = {"channel": info.channel_id, "thread_ts": info.thread_ts, "text": text}
-    return OutboxEntry("post_message", payload)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+def _thread_of(job: StartJob) -> ThreadInfo:
+    return ThreadInfo(job.team_id, job.channel_id, job.thread_ts, job.user_id)

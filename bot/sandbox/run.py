@@ -21,7 +21,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import redis
 from pydantic import SecretStr, ValidationError
 
-from bot.domain.clock import OffsetClock
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
@@ -29,6 +28,7 @@ from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app
+from bot.store.offset_clock import OffsetClock
 from state import RedisServer
 
 logger = logging.getLogger(__name__)

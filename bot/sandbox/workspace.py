@@ -22,12 +22,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
-from bot.domain.clock import SANDBOX_OFFSET_KEY, OffsetClock
 from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
 from bot.sandbox.slack_api import FakeSlack, JsonDict, Method, Reply, SlackError
 from bot.sandbox.slack_api.state import WorkspaceState
 from bot.sandbox.slack_requests import PostResult, SignedPoster
+from bot.store.offset_clock import OffsetClock
 
 STATIC_DIR: Final = Path(__file__).with_name("static")
 _STATIC_FILES: Final = frozenset({"index.html", "app.js", "app.css"})
@@ -279,10 +279,10 @@ class SandboxSlack(FakeSlack):
         return {}
 
     def advance_clock(self, advance_ms: int) -> JsonDict:
-        """Move the sandbox's virtual clock forward (``INCRBY signoff:clock:offset_ms``)."""
+        """Move the sandbox's virtual clock forward (``OffsetClock.advance``)."""
         if not 0 <= advance_ms <= _MAX_ADVANCE_MS:
             raise PageError("advance_ms must be between 0 and 30 days")
-        offset = int(self.redis.incrby(SANDBOX_OFFSET_KEY, advance_ms))
+        offset = OffsetClock(self.redis).advance(advance_ms)
         with self.lock:
             self.changed()
         return {"clock": {"offset_ms": offset, "now_ms": int(time.time() * 1000) + offset}}

@@ -40,11 +40,10 @@ from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore, copy_value
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, Outbox, OutboxEntry, backoff_s, home_refresh
+from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
 
 logger = logging.getLogger(__name__)
 
-DEAD_LETTERS: Final = keys.OUTBOX_DEAD
 _PERMANENT_ATTEMPTS: Final = 5
 _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3
@@ -96,12 +95,12 @@ class Deliverer:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
-            "post_approval": self._post_approval,
-            "post_approval_copy": self._post_approval_copy,
-            "update_approval": self._update_approval,
-            "post_message": self._post_message,
-            "post_ephemeral": self._post_ephemeral,
-            "publish_home": self._publish_home,
+            OutboxKind.POST_APPROVAL: self._post_approval,
+            OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
+            OutboxKind.UPDATE_APPROVAL: self._update_approval,
+            OutboxKind.POST_MESSAGE: self._post_message,
+            OutboxKind.POST_EPHEMERAL: self._post_ephemeral,
+            OutboxKind.PUBLISH_HOME: self._publish_home,
         }
 
     def deliver_due(self, *, limit: int = 20) -> int:
@@ -188,7 +187,9 @@ class Deliverer:
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
-        self._redis.hset(DEAD_LETTERS, entry.entry_id, json.dumps({"entry": json.loads(entry.to_json()), "why": why}))
+        self._redis.hset(
+            keys.OUTBOX_DEAD, entry.entry_id, json.dumps({"entry": json.loads(entry.to_json()), "why": why})
+        )
         self._outbox.complete(entry)
 
     def _post_approval(self, entry: OutboxEntry) -> None:
@@ -380,7 +381,7 @@ class Deliverer:
 
 
 def _update_of(request: ApprovalRequest) -> OutboxEntry:
-    return OutboxEntry("update_approval", {"session_id": request.session_id, "approval_id": request.approval_id})
+    return update_approval(request.session_id, request.approval_id)
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:

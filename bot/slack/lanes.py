@@ -7,7 +7,7 @@ names no conversation gets a lane of its own.
 
 from collections.abc import Sequence
 
-from bot.flow.runner import channel_of_session
+from bot.domain.records import channel_of_session
 from bot.store.outbox import OutboxEntry
 
 

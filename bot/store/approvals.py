@@ -15,102 +15,22 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Literal
+from typing import Final
 
 import redis
 from pydantic import ValidationError
 
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
-from bot.store import keys
+from bot.domain.status import Status
+from bot.store import keys, scripts
 from bot.store.due import FencedWrites
-from bot.store.outbox import OutboxEntry
+from bot.store.jobs import JobQueue
+from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
-SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 RECENT_KEPT: Final = 50
 _QUARANTINE_WHY_MAX: Final = 500
-
-# KEYS: 1 approval, 2 open set, 3 jobs, 4 round, 5 outbox due, 6 outbox entries, 7 outbox wake, 8 audit,
-#       9 votes, 10 schedule due, 11 schedule entries, 12 open index, 13 recent decisions,
-#       14 the channel's open index.
-# ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides),
-#       6 approval id, 7 session id, 8 outbox entry id, 9 outbox entry JSON, 10 now ms,
-#       11 audit at ms, 12 audit details JSON, 13 the ts of the typed reply deciding ('' for clicks
-#       and the clock).
-# Returns {'unknown'}, {'unseen'} (the reply was written before the approval message was posted),
-# {'already', decision}, {'voted'} (this user already voted), {'retry'} (someone voted meanwhile),
-# {'vote', count}, {'decided', 'queued'|'waiting'}.
-_DECIDE: Final = f"""
-if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'unknown', ''}} end
--- Slack ts values are compared as decimal strings: doubles lose the last microsecond digits.
-local function ts_not_after(a, b)
-  local a_s, a_f = string.match(a, '^(%d+)%.?(%d*)$')
-  local b_s, b_f = string.match(b, '^(%d+)%.?(%d*)$')
-  if not a_s or not b_s then return false end
-  if tonumber(a_s) ~= tonumber(b_s) then return tonumber(a_s) < tonumber(b_s) end
-  local width = math.max(#a_f, #b_f)
-  return (a_f .. string.rep('0', width - #a_f)) <= (b_f .. string.rep('0', width - #b_f))
-end
-if ARGV[13] ~= '' then
-  local message_ts = redis.call('HGET', KEYS[1], 'message_ts')
-  if not message_ts or not ts_not_after(message_ts, ARGV[13]) then return {{'unseen', ''}} end
-end
-local previous = redis.call('HGET', KEYS[1], 'decision')
-if previous then return {{'already', previous}} end
--- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
-if redis.call('SISMEMBER', KEYS[2], ARGV[6]) == 0 then return {{'unknown', ''}} end
--- Read everything the last step needs before writing anything: never a half-recorded decision.
-local round_version = redis.call('HGET', KEYS[4], 'version')
-if not round_version then return {{'no_round', ''}} end
-local function queue_update_and_audit(event)
-  redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
-  redis.call('HSET', KEYS[6], ARGV[8], ARGV[9])
-  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8])
-  redis.call('LPUSH', KEYS[7], '1')
-  redis.call('XADD', KEYS[8], '*', 'event', event, 'actor', ARGV[2], 'session_id', ARGV[7],
-    'at_ms', ARGV[11], 'details', ARGV[12])
-end
-if ARGV[1] == 'approve' and tonumber(ARGV[3]) > 1 then
-  if redis.call('SISMEMBER', KEYS[9], ARGV[2]) == 1 then return {{'voted', ''}} end
-  if redis.call('SCARD', KEYS[9]) ~= tonumber(ARGV[4]) then return {{'retry', ''}} end
-  redis.call('SADD', KEYS[9], ARGV[2])
-  local votes = redis.call('SCARD', KEYS[9])
-  if votes < tonumber(ARGV[3]) then
-    queue_update_and_audit('vote')
-    return {{'vote', tostring(votes)}}
-  end
-end
-redis.call('HSET', KEYS[1], 'decision', ARGV[5])
-redis.call('SREM', KEYS[2], ARGV[6])
-for _, kind in ipairs({{'{"', '".join(SCHEDULE_KINDS)}'}}) do
-  redis.call('ZREM', KEYS[10], ARGV[6] .. ':' .. kind)
-  redis.call('HDEL', KEYS[11], ARGV[6] .. ':' .. kind)
-end
-redis.call('ZREM', KEYS[12], ARGV[6])
-redis.call('ZREM', KEYS[14], ARGV[6])
-redis.call('LPUSH', KEYS[13], ARGV[6])
-redis.call('LTRIM', KEYS[13], 0, {RECENT_KEPT - 1})
-queue_update_and_audit('decision')
-if redis.call('SCARD', KEYS[2]) == 0 then
-  redis.call('XADD', KEYS[3], '*', 'kind', 'resume', 'session_id', ARGV[7], 'version', round_version)
-  return {{'decided', 'queued'}}
-end
-return {{'decided', 'waiting'}}
-"""
-
-# KEYS: approval, schedule due. ARGV: user, until ms, escalate entry id.
-# Records the claim and pushes the next escalation back to the end of the pause.
-_CLAIM: Final = """
-if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return 'unknown' end
-if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 'already' end
-redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1], 'claimed_until_ms', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the message shows the claim: an update follows
-redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
-return 'claimed'
-"""
-
-DecisionStatus = Literal["decided", "vote", "voted", "already", "unknown", "unseen", "retry", "no_round"]
 
 
 class ApprovalDataError(RuntimeError):
@@ -130,7 +50,7 @@ class DecideResult:
         votes: Approvals counted so far (for ``vote``).
     """
 
-    status: DecisionStatus
+    status: Status
     decision: Decision | None = None
     votes: int = 0
 
@@ -160,8 +80,8 @@ class ApprovalStore:
     def __init__(self, client: redis.Redis) -> None:
         """Register the scripts; nothing is sent yet."""
         self._client = client
-        self._decide = client.register_script(_DECIDE)
-        self._claim = client.register_script(_CLAIM)
+        self._decide = client.register_script(scripts.DECIDE)
+        self._claim = client.register_script(scripts.CLAIM_APPROVAL)
 
     def open_round(
         self,
@@ -217,7 +137,7 @@ class ApprovalStore:
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id."""
         value = self._client.get(keys.approval_session(approval_id))
-        return _text(value) if value is not None else None
+        return as_text(value) if value is not None else None
 
     def find(self, approval_id: str) -> Approval | None:
         """The approval behind an id (a button's value), or ``None``."""
@@ -285,7 +205,7 @@ class ApprovalStore:
 
     def quarantined(self) -> dict[str, dict[str, str]]:
         """Quarantined approvals: id -> ``{"session_id", "why", "at_ms"}``."""
-        return {_text(key): json.loads(value) for key, value in self._client.hgetall(keys.QUARANTINE).items()}
+        return {as_text(key): json.loads(value) for key, value in self._client.hgetall(keys.QUARANTINE).items()}
 
     def round_approvals(self, session_id: str, *, readable_only: bool = False) -> tuple[int, list[Approval]]:
         """The current round's version and approvals, in the order they were raised.
@@ -301,7 +221,7 @@ class ApprovalStore:
         if not fields:
             return 0, []
         try:
-            decoded = {_text(key): _text(value) for key, value in fields.items()}
+            decoded = {as_text(key): as_text(value) for key, value in fields.items()}
             approval_ids = json.loads(decoded["approvals"])
             version = int(decoded["version"])
             if not isinstance(approval_ids, list) or not all(isinstance(item, str) for item in approval_ids):
@@ -352,7 +272,7 @@ class ApprovalStore:
 
     def open_ids(self, session_id: str) -> set[str]:
         """Approval ids of the session still waiting for a decision."""
-        return {_text(member) for member in self._client.smembers(keys.open_approvals(session_id))}
+        return {as_text(member) for member in self._client.smembers(keys.open_approvals(session_id))}
 
     def open_everywhere(self) -> list[str]:
         """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
@@ -370,7 +290,7 @@ class ApprovalStore:
         approval_ids = []
         for member in members:
             try:
-                approval_ids.append(_text(member))
+                approval_ids.append(as_text(member))
             except UnicodeDecodeError:
                 logger.error("index=<%s>, member=<%r> | not an approval id (not UTF-8), removed", index, member)
                 self._client.zrem(index, member)
@@ -378,7 +298,7 @@ class ApprovalStore:
 
     def recent_decisions(self, *, limit: int = 10) -> list[str]:
         """Ids of the latest decided approvals, newest first."""
-        return [_text(member) for member in self._client.lrange(keys.RECENT_DECISIONS, 0, limit - 1)]
+        return [as_text(member) for member in self._client.lrange(keys.RECENT_DECISIONS, 0, limit - 1)]
 
     def add_discussion(self, session_id: str, approval_id: str, entry: DiscussionEntry) -> None:
         """Keep a thread reply with the approval; it travels with the decision."""
@@ -392,35 +312,41 @@ class ApprovalStore:
         user: str,
         quorum: int,
         decision: Decision,
-        update: OutboxEntry,
-        audit_details: str,
-        now: datetime,
+        update: str,
+        audit: tuple[str, str],
         written_at: str | None = None,
     ) -> DecideResult:
         """Count a vote or record ``decision``, atomically (see the module docstring).
 
-        ``written_at`` is the ts of the typed reply that decides: the script refuses (``unseen``)
-        unless the approval message was posted (its ts recorded) at or before it.
+        Args:
+            approval: The approval as the caller read it (its votes: a vote landing meanwhile means ``retry``).
+            kind: ``approve``, ``deny`` or ``expired``.
+            user: Who decides.
+            quorum: Approvals needed.
+            decision: The record written if this attempt decides.
+            update: The message update, as ``Outbox.script_entry`` made it.
+            audit: The audit events of a vote and of a decision, as ``Audit.script_event`` made them.
+            written_at: The ts of the typed reply that decides: the script refuses (``unseen``) unless
+                the approval message was posted (its ts recorded) at or before it.
         """
         request = approval.request
         session_id, approval_id = request.session_id, request.approval_id
-        now_ms = int(now.timestamp() * 1000)
         status, value = self._decide(
             keys=[
                 keys.approval(session_id, approval_id),
                 keys.open_approvals(session_id),
-                keys.JOBS,
                 keys.round_(session_id),
+                keys.votes(session_id, approval_id),
+                keys.JOBS,
                 keys.OUTBOX_DUE,
                 keys.OUTBOX_ENTRIES,
                 keys.OUTBOX_WAKE,
                 keys.AUDIT,
-                keys.votes(session_id, approval_id),
                 keys.SCHEDULE_DUE,
                 keys.SCHEDULE_ENTRIES,
                 keys.OPEN_INDEX,
-                keys.RECENT_DECISIONS,
                 keys.channel_open(request.team_id, request.channel_id),
+                keys.RECENT_DECISIONS,
             ],
             args=[
                 kind,
@@ -429,32 +355,32 @@ class ApprovalStore:
                 len(approval.votes),
                 decision.model_dump_json(),
                 approval_id,
-                session_id,
-                update.entry_id,
-                update.to_json(),
-                now_ms,
-                now_ms,
-                audit_details,
+                update,
+                *audit,
+                JobQueue.script_resume(session_id),
+                json.dumps(keys.schedule_entries(approval_id)),
+                RECENT_KEPT,
                 written_at or "",
             ],
         )
-        status, value = _text(status), _text(value)
-        if status == "already":
-            return DecideResult("already", Decision.model_validate_json(value))
-        if status == "vote":
-            return DecideResult("vote", votes=int(value))
-        if status == "decided":
-            return DecideResult("decided", decision)
-        return DecideResult(status)  # type: ignore[arg-type]  # unknown, unseen, voted, retry
+        result = Status(as_text(status))
+        text = as_text(value)
+        if result is Status.ALREADY:
+            return DecideResult(result, Decision.model_validate_json(text))
+        if result is Status.VOTE:
+            return DecideResult(result, votes=int(text))
+        if result is Status.DECIDED:
+            return DecideResult(result, decision)
+        return DecideResult(result)  # unknown, unseen, voted, retry, no_round
 
-    def claim(self, approval: Approval, *, user: str, until: datetime) -> str:
+    def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
         request = approval.request
         result = self._claim(
             keys=[keys.approval(request.session_id, request.approval_id), keys.SCHEDULE_DUE],
-            args=[user, int(until.timestamp() * 1000), f"{request.approval_id}:escalate"],
+            args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
-        return _text(result)
+        return Status(as_text(result))
 
 
 def _read(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:
@@ -473,7 +399,7 @@ def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes]
     if not fields:
         return None
     try:
-        decoded = {_text(key): _text(value) for key, value in fields.items()}
+        decoded = {as_text(key): as_text(value) for key, value in fields.items()}
         request = ApprovalRequest.model_validate_json(decoded["request"])
         if "message_ts" in decoded:
             request = request.model_copy(update={"message_ts": decoded["message_ts"]})
@@ -493,7 +419,7 @@ def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes]
         request,
         decision,
         discussion,
-        frozenset(_text(vote) for vote in votes),
+        frozenset(as_text(vote) for vote in votes),
         decoded.get("claimed_by"),
         claimed_until,
         level,
@@ -511,7 +437,3 @@ def copy_value(channel: str, ts: str) -> str:
 def _channel_and_ts(value: str) -> tuple[str, str]:
     channel, _, ts = value.partition("|")
     return channel, ts
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

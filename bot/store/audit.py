@@ -22,6 +22,7 @@ import redis
 
 from bot.store import keys
 from bot.store.due import FencedWrites
+from state.text import as_text, shown
 
 ExportFormat = Literal["jsonl", "csv"]
 CSV_COLUMNS = ("id", "at", "event", "actor", "session_id", "details")
@@ -73,14 +74,21 @@ class Audit:
         **details: Any,
     ) -> None:
         """Append one event through ``target`` (a pipeline or fenced writes: with the caller's other writes)."""
-        fields = {
+        target.xadd(keys.AUDIT, self._fields(event, session_id, actor, details))  # type: ignore[arg-type]
+
+    def script_event(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> str:
+        """One event for a script to append (``bot.store.scripts``, ``add_audit``) in its own atomic step."""
+        fields = self._fields(event, session_id, actor, details)
+        return json.dumps([item for pair in fields.items() for item in pair], ensure_ascii=False)
+
+    def _fields(self, event: str, session_id: str, actor: str, details: dict[str, Any]) -> dict[str, str]:
+        return {
             "event": event,
             "actor": actor,
             "session_id": session_id,
             "at_ms": str(int(self._clock() * 1000)),
             "details": json.dumps(details, default=str, ensure_ascii=False),
         }
-        target.xadd(keys.AUDIT, fields)  # type: ignore[arg-type]
 
     def entries(self, *, since: datetime | None = None) -> Iterator[AuditEntry]:
         """Every event from ``since`` on, oldest first, read page by page."""
@@ -88,10 +96,10 @@ class Audit:
         while True:
             page: Any = self._client.xrange(keys.AUDIT, min=start, count=_PAGE)
             for entry_id, fields in page:
-                yield _entry(_text(entry_id), {_shown(key): _shown(value) for key, value in fields.items()})
+                yield _entry(as_text(entry_id), {shown(key): shown(value) for key, value in fields.items()})
             if len(page) < _PAGE:
                 return
-            start = "(" + _text(page[-1][0])
+            start = "(" + as_text(page[-1][0])
 
     def export(self, out: TextIO, *, since: datetime | None = None, fmt: ExportFormat = "jsonl") -> int:
         """Write events to ``out``; remember the last one exported (for trimming). Return how many."""
@@ -118,10 +126,10 @@ class Audit:
         if length <= max_entries:
             return 0
         newest: Any = self._client.xrevrange(keys.AUDIT, count=max_entries) if max_entries else []
-        cut = _stream_id(_text(newest[-1][0])) if newest else _next_id(_stream_id(_text(self._last_id())))
+        cut = _stream_id(as_text(newest[-1][0])) if newest else _next_id(_stream_id(as_text(self._last_id())))
         if keep_unexported:
             exported = self._client.get(keys.AUDIT_EXPORTED)
-            first_unexported = _next_id(_stream_id(_text(exported))) if exported else (0, 0)
+            first_unexported = _next_id(_stream_id(as_text(exported))) if exported else (0, 0)
             cut = min(cut, first_unexported)
         if cut == (0, 0):
             return 0
@@ -130,12 +138,12 @@ class Audit:
 
     def _mark_exported(self, entry_id: str) -> None:
         previous = self._client.get(keys.AUDIT_EXPORTED)
-        if previous is None or _stream_id(_text(previous)) < _stream_id(entry_id):
+        if previous is None or _stream_id(as_text(previous)) < _stream_id(entry_id):
             self._client.set(keys.AUDIT_EXPORTED, entry_id)
 
     def _last_id(self) -> str:
         last: Any = self._client.xrevrange(keys.AUDIT, count=1)
-        return _text(last[0][0]) if last else "0-0"
+        return as_text(last[0][0]) if last else "0-0"
 
 
 def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:
@@ -172,11 +180,3 @@ def _stream_id(text: str) -> tuple[int, int]:
 
 def _next_id(stream_id: tuple[int, int]) -> tuple[int, int]:
     return stream_id[0], stream_id[1] + 1
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _shown(value: bytes | str) -> str:
-    return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value

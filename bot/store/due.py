@@ -9,52 +9,15 @@ number of processes may claim at once, and each entry is taken by exactly one.
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import redis
 from redis.exceptions import NoScriptError
 
+from bot.store import scripts
+from state.text import lossless_text
+
 logger = logging.getLogger(__name__)
-
-# KEYS: due zset, entries hash, [claims hash]. ARGV: now ms, lease ms, limit.
-# Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
-# a flat list id1, entry1, claims1, id2, entry2, claims2, ... (claims 0 without a claims hash).
-_CLAIM: Final = """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-local out = {}
-for _, id in ipairs(ids) do
-  local entry = redis.call('HGET', KEYS[2], id)
-  if entry then
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
-    table.insert(out, id)
-    table.insert(out, entry)
-    if KEYS[3] then table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1)) else table.insert(out, 0) end
-  else
-    redis.call('ZREM', KEYS[1], id)
-  end
-end
-return out
-"""
-
-# KEYS: 1 the due zset holding the fence, 2.. the keys the writes touch.
-# ARGV: 1 entry id ('' = no fence), 2 the claim's lease end (ms), then per write: key index, argument
-#       count, command, arguments.
-# Applies the writes only while the claim still holds the entry: its due time is still the lease end
-# this claim set. A decision deleted it, or the lease ran out and another holder claimed it (a later
-# lease end), or someone pushed it back: then nothing is written. Returns 1 if the writes applied.
-_FENCED: Final = """
-if ARGV[1] ~= '' then
-  local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
-  if (not held) or tonumber(held) ~= tonumber(ARGV[2]) then return 0 end
-end
-local index = 3
-while index <= #ARGV do
-  local count = tonumber(ARGV[index + 1])
-  redis.call(ARGV[index + 2], KEYS[tonumber(ARGV[index])], unpack(ARGV, index + 3, index + 2 + count))
-  index = index + 3 + count
-end
-return 1
-"""
 
 
 @dataclass
@@ -159,8 +122,8 @@ class DueQueue:
         self.entries_key = entries_key
         self.claims_key = claims_key
         self._now_ms = now_ms
-        self._claim = client.register_script(_CLAIM)
-        self._fenced = client.register_script(_FENCED)
+        self._claim = client.register_script(scripts.CLAIM_DUE)
+        self._fenced = client.register_script(scripts.FENCED_WRITES)
 
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry_id: str, entry: str, *, due_ms: int) -> None:
         """Queue (or replace) an entry inside the caller's transaction (or with the caller's fenced writes)."""
@@ -184,7 +147,8 @@ class DueQueue:
     def _claim_at(self, now_ms: int, *, lease_ms: int, limit: int) -> list[tuple[str, str, int]]:
         keys = [self.due_key, self.entries_key, *([self.claims_key] if self.claims_key else [])]
         flat = self._claim(keys=keys, args=[now_ms, lease_ms, limit])
-        texts = [_text(item) for item in flat]
+        # Lossless: a byte that is not UTF-8 must not stop the whole claim; the entry's owner refuses it.
+        texts = [lossless_text(item) for item in flat]
         return [(texts[index], texts[index + 1], int(texts[index + 2])) for index in range(0, len(texts), 3)]
 
     def fenced(self, entry_id: str, *, lease_until_ms: int) -> FencedWrites:
@@ -207,7 +171,7 @@ class DueQueue:
         results = self._run_fenced(batch)
         missing = [index for index, result in enumerate(results) if isinstance(result, NoScriptError)]
         if missing:  # the server lost its scripts (a restart, a failover): load it once, run those again
-            self._client.script_load(_FENCED)
+            self._client.script_load(scripts.FENCED_WRITES)
             for index, result in zip(missing, self._run_fenced([batch[index] for index in missing]), strict=True):
                 results[index] = result
         applied = []
@@ -249,14 +213,3 @@ class DueQueue:
     def now_ms(self) -> int:
         """The queue's current time."""
         return self._now_ms()
-
-
-def _text(value: Any) -> str:
-    # A byte that is not UTF-8 becomes a lone surrogate, not an error that would stop the whole
-    # claim: the owner of the entry refuses it when it parses it (``bytes_of`` gives the bytes back).
-    return value.decode(errors="surrogateescape") if isinstance(value, bytes) else str(value)
-
-
-def bytes_of(text: str) -> bytes:
-    """The bytes stored for ``text`` as a claim returned it (undoes the decoding, bad bytes included)."""
-    return text.encode(errors="surrogateescape")

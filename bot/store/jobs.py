@@ -1,7 +1,9 @@
 """Agent jobs on a Redis Stream with one consumer group: at-least-once, claimable when a worker dies.
 
-Two kinds: ``start`` (a person asked something in a thread) and ``resume`` (every approval of a
-round has a decision; queued by the decision script in ``bot.store.approvals``). A job stays pending
+Two kinds, each a typed record queued only through ``JobQueue``: ``StartJob`` (a person asked
+something in a thread) and ``ResumeJob`` (every approval of a round has a decision; the decide
+script queues it in the decision's atomic step, with the fields ``JobQueue.script_resume`` gives
+it). A job stays pending
 until acknowledged; a worker that dies leaves it to be claimed by another (XAUTOCLAIM).
 A worker retries its own failed job itself (``redeliver``), and consumers that are gone (idle,
 nothing pending) are removed from the group, so the group lists only live workers.
@@ -9,69 +11,68 @@ A job that can never run (not UTF-8, an unknown kind, a field missing) says so (
 the worker quarantines it at once instead of retrying it.
 """
 
+import dataclasses
+import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any, Final
 
 import redis
 
-from bot.store import keys
+from bot.store import keys, scripts
+from state.text import as_text, shown
 
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
+
+
+class JobKind(StrEnum):
+    """What a job asks the worker to do."""
+
+    START = "start"
+    RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class StartJob:
+    """A person asked the agent something in a thread (a mention, or ``/agent``)."""
+
+    team_id: str
+    channel_id: str
+    thread_ts: str
+    user_id: str
+    text: str
+    prompt_id: str
+    """Remembered in the agent's state, so a redelivered start continues instead of asking again."""
+
+    kind = JobKind.START
+
+    def fields(self) -> dict[str, str]:
+        """The stream entry's fields."""
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class ResumeJob:
+    """Every approval of the session's round (``version``) has a decision: resume the agent with them."""
+
+    session_id: str
+    version: int
+
+    kind = JobKind.RESUME
+
+    def fields(self) -> dict[str, str]:
+        """The stream entry's fields."""
+        return {"kind": self.kind, "session_id": self.session_id, "version": str(self.version)}
+
+
+JobRecord = StartJob | ResumeJob
 _FIELDS_NEEDED: Final = {
-    "start": ("team_id", "channel_id", "thread_ts", "user_id", "text", "prompt_id"),
-    "resume": ("session_id", "version"),
+    JobKind.START: tuple(field.name for field in dataclasses.fields(StartJob)),
+    JobKind.RESUME: tuple(field.name for field in dataclasses.fields(ResumeJob)),
 }
-
-# KEYS: jobs stream. ARGV: group, consumer, job id, "count" or "keep".
-# Claims the job again for the consumer only if it still holds it (another worker may have taken
-# it over); "count" counts a delivery, "keep" does not. Returns {fields, deliveries}, or false.
-_REDELIVER: Final = """
-local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
-if #pending == 0 or pending[1][2] ~= ARGV[2] then return false end
-if ARGV[4] == 'keep' then
-  redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
-  local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
-  if #entry == 0 then return false end
-  return {entry[1][2], pending[1][4]}
-end
-local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3])
-if #claimed == 0 or not claimed[1][2] then return false end
-return {claimed[1][2], pending[1][4] + 1}
-"""
-
-# KEYS: jobs stream. ARGV: group, idle ms, consumer to keep.
-# Deletes every other consumer with nothing pending and idle longer than ARGV[2]; returns how
-# many. One script, so no job can be delivered to a consumer between the check and the delete
-# (deleting a consumer drops its pending entries).
-_PRUNE: Final = """
-local removed = 0
-for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
-  local info = {}
-  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
-  if info['name'] ~= ARGV[3] and tonumber(info['pending']) == 0 and tonumber(info['idle']) > tonumber(ARGV[2]) then
-    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
-    removed = removed + 1
-  end
-end
-return removed
-"""
-
-# KEYS: jobs stream. ARGV: group, consumer.
-# Deletes the consumer if it holds no job (else its jobs wait for another worker to claim them).
-_LEAVE: Final = """
-for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
-  local info = {}
-  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
-  if info['name'] == ARGV[2] then
-    if tonumber(info['pending']) > 0 then return 0 end
-    return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) + 1
-  end
-end
-return 1
-"""
 
 
 @dataclass(frozen=True)
@@ -92,20 +93,28 @@ class Job:
 
     @property
     def kind(self) -> str:
-        """``start`` or ``resume``."""
+        """``start`` or ``resume`` (``JobKind``), or what an unreadable job says."""
         return self.fields.get("kind", "")
+
+    def record(self) -> JobRecord:
+        """The job as its typed record (call ``problem`` first: this raises ``KeyError``/``ValueError`` otherwise)."""
+        if self.kind == JobKind.RESUME:
+            return ResumeJob(self.fields["session_id"], int(self.fields["version"]))
+        if self.kind == JobKind.START:
+            return StartJob(**{name: self.fields[name] for name in _FIELDS_NEEDED[JobKind.START]})
+        raise ValueError(f"job_id=<{self.job_id}> | unknown kind {self.kind!r}")
 
     def problem(self) -> str | None:
         """Why the job can never run (every delivery would fail the same way), or ``None``."""
         if self.unreadable:
             return self.unreadable
-        needed = _FIELDS_NEEDED.get(self.kind)
+        needed = _FIELDS_NEEDED.get(self.kind)  # type: ignore[call-overload]
         if needed is None:
             return f"unknown kind {self.kind!r}"
         missing = [name for name in needed if name not in self.fields]
         if missing:
             return f"missing {', '.join(missing)}"
-        if self.kind == "resume":
+        if self.kind == JobKind.RESUME:
             if not self.fields["version"].isdigit():
                 return f"version {self.fields['version']!r} is not a number"
             try:
@@ -121,9 +130,9 @@ class JobQueue:
     def __init__(self, client: redis.Redis) -> None:
         """Remember the client; call ``ensure_group`` once before reading."""
         self._client = client
-        self._redeliver = client.register_script(_REDELIVER)
-        self._prune = client.register_script(_PRUNE)
-        self._leave = client.register_script(_LEAVE)
+        self._redeliver = client.register_script(scripts.REDELIVER_JOB)
+        self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
+        self._leave = client.register_script(scripts.LEAVE_GROUP)
 
     def ensure_group(self) -> None:
         """Create the stream and the consumer group if they do not exist yet."""
@@ -133,10 +142,18 @@ class JobQueue:
             if "BUSYGROUP" not in str(error):
                 raise
 
-    def enqueue(self, fields: dict[str, str], *, pipeline: redis.client.Pipeline | None = None) -> None:
+    def enqueue(self, job: JobRecord, *, pipeline: redis.client.Pipeline | None = None) -> None:
         """Queue a job (inside the caller's transaction, if given)."""
         target = pipeline if pipeline is not None else self._client
-        target.xadd(keys.JOBS, fields, maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
+        target.xadd(keys.JOBS, job.fields(), maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
+
+    @staticmethod
+    def script_resume(session_id: str) -> str:
+        """The resume job for a script to queue (``bot.store.scripts``): the stream's bound and the job's
+        fields but its version, which only the script knows (the round's) and appends."""
+        fields = ResumeJob(session_id, 0).fields()
+        del fields["version"]
+        return json.dumps([_MAX_JOBS, *(item for pair in fields.items() for item in pair), "version"])
 
     def read(self, consumer: str, *, block_ms: int = 1000, count: int = 1) -> list[Job]:
         """New jobs for ``consumer`` (blocks up to ``block_ms``)."""
@@ -156,7 +173,7 @@ class JobQueue:
         for entry_id, fields in entries:
             if fields is None:  # deleted while pending
                 continue
-            jobs.append(_job(entry_id, fields, deliveries=self._deliveries(_text(entry_id))))
+            jobs.append(_job(entry_id, fields, deliveries=self._deliveries(as_text(entry_id))))
         return jobs
 
     def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
@@ -186,7 +203,7 @@ class JobQueue:
 
     def consumers(self) -> list[str]:
         """Names of the group's consumers."""
-        return [_text(info["name"]) for info in self._client.xinfo_consumers(keys.JOBS, keys.JOBS_GROUP)]
+        return [as_text(info["name"]) for info in self._client.xinfo_consumers(keys.JOBS, keys.JOBS_GROUP)]
 
     def first_notice(self, job: Job) -> bool:
         """Whether the job's thread has not been told yet that it is delayed (and mark it told)."""
@@ -216,19 +233,10 @@ class JobQueue:
 
 def _job(entry_id: bytes | str, fields: dict[Any, Any], *, deliveries: int = 1) -> Job:
     try:
-        return Job(_text(entry_id), {_text(key): _text(value) for key, value in fields.items()}, deliveries)
+        return Job(as_text(entry_id), {as_text(key): as_text(value) for key, value in fields.items()}, deliveries)
     except UnicodeDecodeError as error:
-        shown = {_shown(key): _shown(value) for key, value in fields.items()}
-        return Job(_text(entry_id), shown, deliveries, unreadable=f"fields are not UTF-8: {error}")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _shown(value: bytes | str) -> str:
-    """Text for logs and the audit trail even when the bytes are not UTF-8 (``\\xff`` for a bad byte)."""
-    return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value
+        readable = {shown(key): shown(value) for key, value in fields.items()}
+        return Job(as_text(entry_id), readable, deliveries, unreadable=f"fields are not UTF-8: {error}")
 
 
 def now_ms() -> int:

@@ -39,6 +39,9 @@ Global keys::
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
     signoff:channel-members:<cid>          set     cached members of a channel (TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny modal was opened from (TTL)
+    signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
+
+Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
 
 from typing import Final
@@ -60,6 +63,8 @@ OUTBOX_CLAIMS: Final = "signoff:outbox:claims"
 OUTBOX_DEAD: Final = "signoff:outbox:dead"
 AUDIT: Final = "signoff:audit"
 AUDIT_EXPORTED: Final = "signoff:audit:exported"
+CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
+SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 
 
 def _session_prefix(session_id: str) -> str:
@@ -150,3 +155,14 @@ def channel_members(channel_id: str) -> str:
 def deny_view(external_id: str) -> str:
     """The approval and message a deny modal was opened from (checked when it is submitted)."""
     return f"signoff:deny-view:{external_id}"
+
+
+def schedule_entry(approval_id: str, kind: str) -> str:
+    """The schedule's entry for one kind of step (``SCHEDULE_KINDS``) of one request: deterministic, so a
+    decision or a claim finds it without reading it."""
+    return f"{approval_id}:{kind}"
+
+
+def schedule_entries(approval_id: str) -> list[str]:
+    """Every schedule entry a request can have (a decision cancels them all)."""
+    return [schedule_entry(approval_id, kind) for kind in SCHEDULE_KINDS]

@@ -17,23 +17,9 @@ from typing import Final
 
 import redis
 
-from bot.store import keys
+from bot.store import keys, scripts
 
 _SHOWN_KEPT_S: Final = 40 * 86_400
-
-# KEYS: version shown, update lease. ARGV: lease token, version, TTL s.
-# Records the version shown only while the caller still holds the lease.
-_SHOWN_IF_HELD: Final = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
-return 1
-"""
-
-# KEYS: update lease. ARGV: lease token. Releases the lease if the caller still holds it.
-_RELEASE_IF_HELD: Final = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 class MessageUpdates:
@@ -42,8 +28,8 @@ class MessageUpdates:
     def __init__(self, client: redis.Redis) -> None:
         """Register the scripts; nothing is sent yet."""
         self._client = client
-        self._shown_if_held = client.register_script(_SHOWN_IF_HELD)
-        self._release_if_held = client.register_script(_RELEASE_IF_HELD)
+        self._shown_if_held = client.register_script(scripts.SHOWN_IF_HELD)
+        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
 
     def lease(self, session_id: str, approval_id: str, *, lease_ms: int) -> tuple[str | None, int]:
         """Take the lease for ``lease_ms`` (one round trip).

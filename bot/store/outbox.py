@@ -19,12 +19,14 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Final
 
 import redis
 
-from bot.store import keys
-from bot.store.due import DueQueue, FencedWrites, bytes_of
+from bot.store import keys, scripts
+from bot.store.due import DueQueue, FencedWrites
+from state.text import as_text, bytes_of
 
 logger = logging.getLogger(__name__)
 
@@ -32,25 +34,18 @@ _WAKE_TOKENS_KEPT: Final = 64
 _POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
 _UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
 
-# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
-# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
-#       first field is the caller's own record of the copy.
-# Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
-_COMPLETE_POST: Final = """
-local kept = redis.call('GET', KEYS[1])
-if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
-if kept and kept ~= ARGV[2] then return kept end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
-if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
-  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
-end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-redis.call('HDEL', KEYS[4], ARGV[1])
-return ARGV[2]
-"""
-
 AFTER: Final = "after"  # in a post_message payload: the entry whose message must be posted first
+
+
+class OutboxKind(StrEnum):
+    """What an entry asks of Slack (``bot.slack.delivery`` has one sender per kind)."""
+
+    POST_APPROVAL = "post_approval"
+    POST_APPROVAL_COPY = "post_approval_copy"
+    UPDATE_APPROVAL = "update_approval"
+    POST_MESSAGE = "post_message"
+    POST_EPHEMERAL = "post_ephemeral"
+    PUBLISH_HOME = "publish_home"
 
 
 def _ordered_id() -> str:
@@ -63,8 +58,11 @@ def _ordered_id() -> str:
 class OutboxEntry:
     """One Slack call to make.
 
+    Entries are made by the functions below (``post_message``, ``update_approval``, ...), never spelled
+    by their callers.
+
     Attributes:
-        kind: What to do (a sender is registered per kind).
+        kind: What to do (an ``OutboxKind``; a stored entry of another kind is parked by delivery).
         payload: Its data (JSON).
         attempts: Failed attempts so far.
         entry_id: Assigned when queued.
@@ -120,13 +118,18 @@ class Outbox:
             claims_key=keys.OUTBOX_CLAIMS,
             now_ms=lambda: int(clock() * 1000),
         )
-        self._complete_post = client.register_script(_COMPLETE_POST)
+        self._complete_post = client.register_script(scripts.COMPLETE_POST)
 
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry: OutboxEntry, *, delay_s: float = 0) -> None:
         """Queue ``entry`` inside the caller's transaction (or with the caller's fenced writes)."""
         self._queue.add(pipeline, entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
         pipeline.lpush(keys.OUTBOX_WAKE, "1")
         pipeline.ltrim(keys.OUTBOX_WAKE, 0, _WAKE_TOKENS_KEPT - 1)
+
+    @staticmethod
+    def script_entry(entry: OutboxEntry, *, due_ms: int) -> str:
+        """``entry`` for a script to queue (``bot.store.scripts``, ``queue_outbox``) in its own atomic step."""
+        return json.dumps([entry.entry_id, entry.to_json(), due_ms, _WAKE_TOKENS_KEPT])
 
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""
@@ -190,8 +193,7 @@ class Outbox:
         if record_key is not None:
             keys_.append(record_key)
             args.extend(item for pair in record for item in pair)
-        kept = self._complete_post(keys=keys_, args=args)
-        return kept.decode() if isinstance(kept, bytes) else str(kept)
+        return as_text(self._complete_post(keys=keys_, args=args))
 
     def reschedule(self, entry: OutboxEntry, *, delay_s: float) -> None:
         """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt."""
@@ -222,7 +224,35 @@ class Outbox:
 
 def home_refresh(user: str) -> OutboxEntry:
     """Re-publish ``user``'s App Home tab. One entry per person: refreshes queued meanwhile merge into it."""
-    return OutboxEntry("publish_home", {"user": user}, entry_id=f"home:{user}")
+    return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{user}")
+
+
+def post_approval(session_id: str, approval_id: str) -> OutboxEntry:
+    """Post an approval's message in its thread."""
+    return OutboxEntry(OutboxKind.POST_APPROVAL, {"session_id": session_id, "approval_id": approval_id})
+
+
+def post_approval_copy(session_id: str, approval_id: str, *, user: str) -> OutboxEntry:
+    """Send ``user`` a direct-message copy of an approval's message (an on-call escalation)."""
+    payload = {"session_id": session_id, "approval_id": approval_id, "user": user}
+    return OutboxEntry(OutboxKind.POST_APPROVAL_COPY, payload)
+
+
+def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
+    """Redraw an approval's messages to show what is stored now (a vote, a decision, a claim)."""
+    return OutboxEntry(OutboxKind.UPDATE_APPROVAL, {"session_id": session_id, "approval_id": approval_id})
+
+
+def post_message(channel: str, text: str, *, thread_ts: str | None = None) -> OutboxEntry:
+    """Post ``text`` in ``channel`` (in ``thread_ts``'s thread, if given; a user id as channel: a direct message)."""
+    payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
+    return OutboxEntry(OutboxKind.POST_MESSAGE, payload)
+
+
+def post_ephemeral(channel: str, *, user: str, text: str, thread_ts: str | None = None) -> OutboxEntry:
+    """Show ``text`` to ``user`` only, in ``channel`` (in ``thread_ts``'s thread, if given)."""
+    payload = {"channel": channel, "user": user, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
+    return OutboxEntry(OutboxKind.POST_EPHEMERAL, payload)
 
 
 def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> float:
@@ -236,5 +266,5 @@ def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}
-        entries.append(OutboxEntry("post_message", {**part, **after}))
+        entries.append(OutboxEntry(OutboxKind.POST_MESSAGE, {**part, **after}))
     return entries

@@ -11,12 +11,12 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 
-from bot.domain.clock import SANDBOX_OFFSET_KEY
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import blocks
 from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack
+from bot.store import keys
 from tests.sandbox.client import APPROVER, REQUESTER
 
 
@@ -111,7 +111,7 @@ def test_the_clock_control_adds_to_the_offset_in_redis(stand_in: SandboxSlack, r
     before = stand_in.version
     assert stand_in.advance_clock(3_600_000)["clock"]["offset_ms"] == 3_600_000
     assert stand_in.advance_clock(300_000)["clock"]["offset_ms"] == 3_900_000
-    assert int(redis_client.get(SANDBOX_OFFSET_KEY) or 0) == 3_900_000
+    assert int(redis_client.get(keys.CLOCK_OFFSET) or 0) == 3_900_000
     assert stand_in.version > before  # the page hears about it
     assert stand_in.state(REQUESTER)["clock"]["offset_ms"] == 3_900_000
 

@@ -14,6 +14,7 @@ import redis
 
 from agent.approval import refusal_text
 from bot.render import action_ids as ids
+from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
 from tests.strands.agents import (
@@ -133,7 +134,7 @@ def test_a_redelivered_resume_job_changes_nothing(redis_client: redis.Redis, fac
         bot.drain()
 
         # The same job, delivered again.
-        bot.services.jobs.enqueue({"kind": "resume", "session_id": session_id, "version": str(round_version)})
+        bot.services.jobs.enqueue(ResumeJob(session_id, round_version))
         bot.drain()
 
         assert bot.thread_texts(thread_ts).count("checkout: 3 replicas restarted") == 1

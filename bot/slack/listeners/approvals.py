@@ -9,7 +9,7 @@ from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
-from bot.store.outbox import OutboxEntry
+from bot.store.outbox import post_message
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +44,9 @@ def register(app: App, services: Services) -> None:
             text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
             tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
-        payload = {
-            "channel": approval.request.channel_id,
-            "thread_ts": approval.request.thread_ts,
-            "text": messages.discussion_prompt(user),
-        }
-        services.outbox.send_later(OutboxEntry("post_message", payload))
+        request = approval.request
+        prompt = post_message(request.channel_id, messages.discussion_prompt(user), thread_ts=request.thread_ts)
+        services.outbox.send_later(prompt)
 
     app.action(ids.APPROVE_ACTION)(approve)
     app.action(ids.DISCUSS_ACTION)(discuss)

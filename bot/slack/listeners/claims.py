@@ -9,7 +9,7 @@ from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
-from bot.store.outbox import OutboxEntry
+from bot.store.outbox import update_approval
 
 
 def register(app: App, services: Services) -> None:
@@ -22,8 +22,7 @@ def register(app: App, services: Services) -> None:
         outcome = services.decisions.claim(action["value"], user_id=user, origin=click_origin(body))
         if outcome.status == "claimed" and outcome.approval is not None:
             request = outcome.approval.request
-            update = {"session_id": request.session_id, "approval_id": request.approval_id}
-            services.outbox.send_later(OutboxEntry("update_approval", update))
+            services.outbox.send_later(update_approval(request.session_id, request.approval_id))
             text = messages.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:
             text = outcome_text(outcome) or messages.unknown_approval()

@@ -10,6 +10,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.domain.status import Status
 from bot.flow.access import DenyBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, messages
@@ -52,7 +53,7 @@ def register(app: App, services: Services) -> None:
             str(view.get("external_id") or ""), metadata=str(view.get("private_metadata") or ""), user_id=user
         )
         if binding is None:
-            decisions.refuse(user_id=user, status="wrong_place", surface="modal")
+            decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="modal")
             ack(**blocks.modal_errors(messages.wrong_place_refused()))
             return
         origin = modal_origin(body, binding)

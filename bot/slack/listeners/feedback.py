@@ -9,7 +9,7 @@ from typing import Any
 from bot.flow.access import DenyBinding, Origin
 from bot.flow.decisions import Outcome
 from bot.render import messages
-from bot.store.outbox import Outbox, OutboxEntry
+from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
 def outcome_text(outcome: Outcome) -> str | None:
@@ -89,9 +89,6 @@ def modal_origin(body: dict[str, Any], binding: DenyBinding) -> Origin:
 def tell(outbox: Outbox, *, channel: str | None, user: str, text: str, thread_ts: str | None = None) -> None:
     """Queue a message only ``user`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
     if channel is None:
-        outbox.send_later(OutboxEntry("post_message", {"channel": user, "text": text}))
+        outbox.send_later(post_message(user, text))
         return
-    payload = {"channel": channel, "user": user, "text": text}
-    if thread_ts:
-        payload["thread_ts"] = thread_ts
-    outbox.send_later(OutboxEntry("post_ephemeral", payload))
+    outbox.send_later(post_ephemeral(channel, user=user, text=text, thread_ts=thread_ts))

@@ -12,6 +12,7 @@ from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
 from bot.store import keys
+from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 _EVENT_MEMORY_S: Final = 3600
@@ -36,15 +37,14 @@ def register(app: App, services: Services) -> None:
         if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         services.jobs.enqueue(
-            {
-                "kind": "start",
-                "team_id": body.get("team_id") or event.get("team", ""),
-                "channel_id": event["channel"],
-                "thread_ts": event.get("thread_ts") or event["ts"],
-                "user_id": event["user"],
-                "text": prompt_text(event.get("text", "")),
-                "prompt_id": body.get("event_id") or event["ts"],
-            }
+            StartJob(
+                team_id=body.get("team_id") or event.get("team", ""),
+                channel_id=event["channel"],
+                thread_ts=event.get("thread_ts") or event["ts"],
+                user_id=event["user"],
+                text=prompt_text(event.get("text", "")),
+                prompt_id=body.get("event_id") or event["ts"],
+            )
         )
 
     def ack_command(ack: Ack) -> None:
@@ -62,15 +62,14 @@ def register(app: App, services: Services) -> None:
             respond(text=messages.command_not_started(code), response_type="ephemeral")
             return
         services.jobs.enqueue(
-            {
-                "kind": "start",
-                "team_id": command.get("team_id", ""),
-                "channel_id": command["channel_id"],
-                "thread_ts": str(anchor["ts"]),
-                "user_id": user,
-                "text": request,
-                "prompt_id": f"command:{command.get('trigger_id') or anchor['ts']}",
-            }
+            StartJob(
+                team_id=command.get("team_id", ""),
+                channel_id=command["channel_id"],
+                thread_ts=str(anchor["ts"]),
+                user_id=user,
+                text=request,
+                prompt_id=f"command:{command.get('trigger_id') or anchor['ts']}",
+            )
         )
 
     app.event("app_mention")(on_mention)

@@ -15,9 +15,8 @@ from typing import Any, Final
 
 from slack_bolt import App
 
-from bot.domain.records import DiscussionEntry
+from bot.domain.records import DiscussionEntry, session_id_for
 from bot.flow.decisions import Kind, Outcome
-from bot.flow.runner import session_id_for
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell

@@ -8,7 +8,8 @@ import redis
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
-from bot.store.outbox import OutboxEntry
+from bot.store.audit import Audit
+from bot.store.outbox import Outbox, update_approval
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import running_bot
 
@@ -95,9 +96,8 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
         user="U0APPROVER",
         quorum=1,
         decision=decision,
-        update=OutboxEntry("update_approval", {"session_id": SID, "approval_id": old.approval_id}),
-        audit_details="{}",
-        now=datetime.now(UTC),
+        update=Outbox.script_entry(update_approval(SID, old.approval_id), due_ms=0),
+        audit=(Audit(redis_client).script_event("vote"), Audit(redis_client).script_event("decision")),
     )
 
     assert result.status == "unknown"

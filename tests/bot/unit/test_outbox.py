@@ -6,7 +6,8 @@ import pytest
 import redis
 from slack_sdk import WebClient
 
-from bot.slack.delivery import DEAD_LETTERS, Deliverer
+from bot.slack.delivery import Deliverer
+from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
@@ -93,7 +94,7 @@ def test_a_permanent_error_is_parked_with_its_reason_after_a_few_attempts(
 
     assert len(slack.calls("chat.postMessage")) == 5
     assert outbox.pending() == 0
-    [parked] = redis_client.hvals(DEAD_LETTERS)
+    [parked] = redis_client.hvals(keys.OUTBOX_DEAD)
     assert b"channel_not_found" in parked
     assert b"hello" in parked
 
@@ -165,7 +166,7 @@ def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
         clock.now += 600
 
     assert outbox.pending() == 0
-    [parked] = redis_client.hvals(DEAD_LETTERS)
+    [parked] = redis_client.hvals(keys.OUTBOX_DEAD)
     assert b"ValueError" in parked
 
 

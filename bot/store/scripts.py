@@ -1,0 +1,239 @@
+"""Every Lua script the bot runs, in one module (the session store's own are in ``state.store``).
+
+Each script is one atomic step on one hash slot: its KEYS come only from ``bot.store.keys``
+functions, so that the Redis Cluster layout changes in one place. Each names its KEYS and ARGV
+above it. Records a script writes for another owner (an outbox entry, a job, an audit event)
+arrive ready made from that owner as one JSON array argument (``Outbox.script_entry``,
+``JobQueue.script_resume``, ``Audit.script_event``): a script never spells another owner's format.
+Owners register the scripts they run (``client.register_script``).
+"""
+
+from typing import Final
+
+from bot.domain.status import Status
+
+# Shared pieces, prepended to the scripts that write another owner's records.
+# queue_outbox: args (outbox due zset, entries hash, wake list, the entry as Outbox.script_entry made it).
+# queue_job: args (jobs stream, JobQueue.script_resume's array, the values to append to its fields).
+# add_audit: args (audit stream, Audit.script_event's array).
+_OWNERS: Final = """
+local function queue_outbox(due_key, entries_key, wake_key, made)
+  local entry = cjson.decode(made)  -- {id, entry JSON, due ms, wake tokens kept}
+  redis.call('HSET', entries_key, entry[1], entry[2])
+  redis.call('ZADD', due_key, entry[3], entry[1])
+  redis.call('LPUSH', wake_key, '1')
+  redis.call('LTRIM', wake_key, 0, entry[4] - 1)
+end
+local function queue_job(stream_key, made, ...)
+  local job = cjson.decode(made)  -- {max length, field, value, ...}
+  local fields = {}
+  for index = 2, #job do fields[#fields + 1] = job[index] end
+  for _, value in ipairs({...}) do fields[#fields + 1] = value end
+  redis.call('XADD', stream_key, 'MAXLEN', '~', job[1], '*', unpack(fields))
+end
+local function add_audit(stream_key, made)
+  redis.call('XADD', stream_key, '*', unpack(cjson.decode(made)))
+end
+"""
+
+# KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 jobs, 6 outbox due, 7 outbox entries,
+#       8 outbox wake, 9 audit, 10 schedule due, 11 schedule entries, 12 open index, 13 the channel's open
+#       index, 14 recent decisions.
+# ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides), 6 approval id,
+#       7 the message update (Outbox.script_entry), 8 the audit event of a vote, 9 the audit event of a
+#       decision (Audit.script_event), 10 the resume job (JobQueue.script_resume; the script adds the round's
+#       version), 11 the request's schedule entry ids (JSON array), 12 recent decisions kept, 13 the ts of the
+#       typed reply deciding ('' for clicks and the clock).
+# Returns {status, value}: unknown, unseen (the reply was written before the approval message was posted),
+# already (value: the decision), voted (this user already voted), retry (someone voted meanwhile),
+# vote (value: the count), no_round, decided (value: queued or waiting).
+DECIDE: Final = (
+    _OWNERS
+    + f"""
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'{Status.UNKNOWN}', ''}} end
+-- Slack ts values are compared as decimal strings: doubles lose the last microsecond digits.
+local function ts_not_after(a, b)
+  local a_s, a_f = string.match(a, '^(%d+)%.?(%d*)$')
+  local b_s, b_f = string.match(b, '^(%d+)%.?(%d*)$')
+  if not a_s or not b_s then return false end
+  if tonumber(a_s) ~= tonumber(b_s) then return tonumber(a_s) < tonumber(b_s) end
+  local width = math.max(#a_f, #b_f)
+  return (a_f .. string.rep('0', width - #a_f)) <= (b_f .. string.rep('0', width - #b_f))
+end
+if ARGV[13] ~= '' then
+  local message_ts = redis.call('HGET', KEYS[1], 'message_ts')
+  if not message_ts or not ts_not_after(message_ts, ARGV[13]) then return {{'{Status.UNSEEN}', ''}} end
+end
+local previous = redis.call('HGET', KEYS[1], 'decision')
+if previous then return {{'{Status.ALREADY}', previous}} end
+-- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
+if redis.call('SISMEMBER', KEYS[2], ARGV[6]) == 0 then return {{'{Status.UNKNOWN}', ''}} end
+-- Read everything the last step needs before writing anything: never a half-recorded decision.
+local round_version = redis.call('HGET', KEYS[3], 'version')
+if not round_version then return {{'{Status.NO_ROUND}', ''}} end
+local function queue_update_and_audit(event)
+  redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
+  queue_outbox(KEYS[6], KEYS[7], KEYS[8], ARGV[7])
+  add_audit(KEYS[9], event)
+end
+if ARGV[1] == 'approve' and tonumber(ARGV[3]) > 1 then
+  if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 1 then return {{'{Status.VOTED}', ''}} end
+  if redis.call('SCARD', KEYS[4]) ~= tonumber(ARGV[4]) then return {{'{Status.RETRY}', ''}} end
+  redis.call('SADD', KEYS[4], ARGV[2])
+  local votes = redis.call('SCARD', KEYS[4])
+  if votes < tonumber(ARGV[3]) then
+    queue_update_and_audit(ARGV[8])
+    return {{'{Status.VOTE}', tostring(votes)}}
+  end
+end
+redis.call('HSET', KEYS[1], 'decision', ARGV[5])
+redis.call('SREM', KEYS[2], ARGV[6])
+for _, entry_id in ipairs(cjson.decode(ARGV[11])) do
+  redis.call('ZREM', KEYS[10], entry_id)
+  redis.call('HDEL', KEYS[11], entry_id)
+end
+redis.call('ZREM', KEYS[12], ARGV[6])
+redis.call('ZREM', KEYS[13], ARGV[6])
+redis.call('LPUSH', KEYS[14], ARGV[6])
+redis.call('LTRIM', KEYS[14], 0, tonumber(ARGV[12]) - 1)
+queue_update_and_audit(ARGV[9])
+if redis.call('SCARD', KEYS[2]) == 0 then
+  queue_job(KEYS[5], ARGV[10], round_version)
+  return {{'{Status.DECIDED}', 'queued'}}
+end
+return {{'{Status.DECIDED}', 'waiting'}}
+"""
+)
+
+# KEYS: 1 approval, 2 schedule due. ARGV: 1 user, 2 until ms, 3 the request's escalation entry id.
+# Records the claim and pushes the next escalation back to the end of the pause.
+# Returns 'claimed', 'already' (decided) or 'unknown'.
+CLAIM_APPROVAL: Final = """
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return 'unknown' end
+if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 'already' end
+redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1], 'claimed_until_ms', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the message shows the claim: an update follows
+redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
+return 'claimed'
+"""
+
+# KEYS: 1 the due zset holding the fence, 2.. the keys the writes touch.
+# ARGV: 1 entry id ('' = no fence), 2 the claim's lease end (ms), then per write: key index, argument
+#       count, command, arguments.
+# Applies the writes only while the claim still holds the entry: its due time is still the lease end
+# this claim set. A decision deleted it, or the lease ran out and another holder claimed it (a later
+# lease end), or someone pushed it back: then nothing is written. Returns 1 if the writes applied.
+FENCED_WRITES: Final = """
+if ARGV[1] ~= '' then
+  local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if (not held) or tonumber(held) ~= tonumber(ARGV[2]) then return 0 end
+end
+local index = 3
+while index <= #ARGV do
+  local count = tonumber(ARGV[index + 1])
+  redis.call(ARGV[index + 2], KEYS[tonumber(ARGV[index])], unpack(ARGV, index + 3, index + 2 + count))
+  index = index + 3 + count
+end
+return 1
+"""
+
+# KEYS: 1 due zset, 2 entries hash, [3 claims hash]. ARGV: 1 now ms, 2 lease ms, 3 limit.
+# Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
+# a flat list id1, entry1, claims1, id2, entry2, claims2, ... (claims 0 without a claims hash).
+CLAIM_DUE: Final = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local entry = redis.call('HGET', KEYS[2], id)
+  if entry then
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
+    table.insert(out, id)
+    table.insert(out, entry)
+    if KEYS[3] then table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1)) else table.insert(out, 0) end
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+"""
+
+# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
+# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
+#       first field is the caller's own record of the copy.
+# Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
+COMPLETE_POST: Final = """
+local kept = redis.call('GET', KEYS[1])
+if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
+if kept and kept ~= ARGV[2] then return kept end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return ARGV[2]
+"""
+
+# KEYS: 1 version shown, 2 update lease. ARGV: 1 lease token, 2 version, 3 TTL s.
+# Records the version shown only while the caller still holds the lease. Returns 1 if recorded.
+SHOWN_IF_HELD: Final = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1
+"""
+
+# KEYS: 1 update lease. ARGV: 1 lease token. Releases the lease if the caller still holds it.
+RELEASE_IF_HELD: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3 job id, 4 "count" or "keep".
+# Claims the job again for the consumer only if it still holds it (another worker may have taken
+# it over); "count" counts a delivery, "keep" does not. Returns {fields, deliveries}, or false.
+REDELIVER_JOB: Final = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #pending == 0 or pending[1][2] ~= ARGV[2] then return false end
+if ARGV[4] == 'keep' then
+  redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+  local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
+  if #entry == 0 then return false end
+  return {entry[1][2], pending[1][4]}
+end
+local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3])
+if #claimed == 0 or not claimed[1][2] then return false end
+return {claimed[1][2], pending[1][4] + 1}
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 idle ms, 3 consumer to keep.
+# Deletes every other consumer with nothing pending and idle longer than ARGV[2]; returns how
+# many. One script, so no job can be delivered to a consumer between the check and the delete
+# (deleting a consumer drops its pending entries).
+PRUNE_CONSUMERS: Final = """
+local removed = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] ~= ARGV[3] and tonumber(info['pending']) == 0 and tonumber(info['idle']) > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    removed = removed + 1
+  end
+end
+return removed
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer.
+# Deletes the consumer if it holds no job (else its jobs wait for another worker to claim them).
+# Returns 1 if it is gone (or never was), 0 if it still holds jobs.
+LEAVE_GROUP: Final = """
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] == ARGV[2] then
+    if tonumber(info['pending']) > 0 then return 0 end
+    return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) + 1
+  end
+end
+return 1
+"""

@@ -1,0 +1,81 @@
+"""The Lua scripts: all in ``bot.store.scripts``, writing other owners' records exactly as those owners do."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import redis
+
+from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
+from bot.domain.status import Status
+from bot.store import keys
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.jobs import JobQueue, ResumeJob
+from bot.store.outbox import Outbox, update_approval
+
+ROOT = Path(__file__).resolve().parents[3]
+SID = "T0TEST:C0OPS:1700000000.000300"
+
+
+def _request(index: int) -> ApprovalRequest:
+    interrupt_id = f"v1:before_tool_call:tooluse_{index}:x"
+    return ApprovalRequest(
+        approval_id=approval_id_for(SID, 4, interrupt_id),
+        session_id=SID,
+        interrupt_id=interrupt_id,
+        interrupt_name="approval",
+        team_id="T0TEST",
+        channel_id="C0OPS",
+        thread_ts="1700000000.000300",
+        requested_by="U0REQUESTER",
+        tool="restart_service",
+        policy=PolicySummary(name="default"),
+        created_at=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+    )
+
+
+def _approve_all(redis_client: redis.Redis, count: int) -> None:
+    approvals = ApprovalStore(redis_client)
+    requests = [_request(index) for index in range(count)]
+    approvals.open_round(session_id=SID, version=4, requests=requests)
+    audit = Audit(redis_client)
+    for request in requests:
+        approval = approvals.get(SID, request.approval_id)
+        assert approval is not None
+        result = approvals.decide(
+            approval,
+            kind="approve",
+            user="U0APPROVER",
+            quorum=1,
+            decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
+            update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
+            audit=(audit.script_event("vote"), audit.script_event("decision")),
+        )
+        assert result.status is Status.DECIDED
+
+
+def test_every_lua_script_of_the_bot_lives_in_the_scripts_module() -> None:
+    holding_lua = sorted(
+        str(path.relative_to(ROOT)) for path in (ROOT / "bot").rglob("*.py") if "redis.call(" in path.read_text()
+    )
+
+    assert holding_lua == ["bot/store/scripts.py"]
+
+
+def test_a_decision_keeps_the_outbox_wake_list_as_short_as_the_outbox_does(redis_client: redis.Redis) -> None:
+    _approve_all(redis_client, 70)
+
+    assert redis_client.hlen(keys.OUTBOX_ENTRIES) == 70
+    assert redis_client.llen(keys.OUTBOX_WAKE) == 64  # the outbox's own bound, not one token per decision
+
+
+def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_client: redis.Redis) -> None:
+    queue = JobQueue(redis_client)
+    queue.ensure_group()
+
+    _approve_all(redis_client, 2)
+
+    [job] = queue.read("tester", block_ms=10)
+    assert job.problem() is None
+    assert job.record() == ResumeJob(SID, 4)
+    assert job.fields == ResumeJob(SID, 4).fields()
