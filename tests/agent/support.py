@@ -6,6 +6,10 @@ from agent import AgentTool, ToolContext, tool
 from state.shapes import Message
 
 
+class WorkerDied(BaseException):
+    """The worker process dies here: nothing after it runs (not an ``Exception``, so neither runtime catches it)."""
+
+
 def decision(kind: str, by: str | None = "U_APPROVER", reason: str | None = None) -> dict[str, Any]:
     """A decision record in the JSON form the bot sends as an interrupt response."""
     return {"decision": kind, "decided_by": by, "reason": reason, "decided_at": "2026-11-30T05:00:00Z"}

@@ -16,12 +16,8 @@ from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
 from state import SessionStore
 from state.shapes import Message
-from tests.agent.support import decision, respond, tool_results
+from tests.agent.support import WorkerDied, decision, respond, tool_results
 from tests.outage import StopRedisAfterTool, TimedOutage
-
-
-class Crash(BaseException):
-    """The worker process dies here (nothing in the loop catches it)."""
 
 
 def _model() -> ScriptedModel:
@@ -49,7 +45,7 @@ class _Deploys:
             self.runs += 1
             if self.crash_next:
                 self.crash_next = False
-                raise Crash  # it took effect, then the worker died before the result was recorded
+                raise WorkerDied  # it took effect, then the worker died before the result was recorded
             return f"deployed {service}"
 
         return Agent(_model(), [deploy], hooks=[ApprovalGate(["deploy"]), *hooks], session_id=session_id, store=store)
@@ -90,7 +86,7 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     deploys = _Deploys()
     responses = _approve_first_request(deploys, store, "s-lost")
     deploys.crash_next = True
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         deploys.agent(store, "s-lost")(responses)
     assert deploys.runs == 1
 
@@ -121,11 +117,11 @@ def test_a_second_loss_asks_again_instead_of_reusing_the_first_answer(store: Ses
     deploys = _Deploys()
     responses = _approve_first_request(deploys, store, "s-twice")
     deploys.crash_next = True
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         deploys.agent(store, "s-twice")(responses)
     [first] = deploys.agent(store, "s-twice")(responses).interrupts
     deploys.crash_next = True
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         deploys.agent(store, "s-twice")([respond(first.id, decision("approve"))])
 
     again = deploys.agent(store, "s-twice")([respond(first.id, decision("approve"))])
@@ -139,7 +135,7 @@ def test_an_idempotent_tool_started_but_not_recorded_runs_again_without_asking(s
     deploys = _Deploys(idempotent=True)
     responses = _approve_first_request(deploys, store, "s-idem")
     deploys.crash_next = True
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         deploys.agent(store, "s-idem")(responses)
 
     result = deploys.agent(store, "s-idem")(responses)

@@ -11,11 +11,7 @@ from agent.session import AgentState, SessionBinding
 from state import SessionStore, ShapeError
 from state.interrupt import _AGENT_STREAM_INTERRUPT_ID_PREFIX
 from state.shapes import Message
-from tests.agent.support import Recorder, respond
-
-
-class Crash(BaseException):
-    """The process dies here."""
+from tests.agent.support import Recorder, WorkerDied, respond
 
 
 def test_a_new_prompt_after_an_unfinished_batch_first_answers_every_call(store: SessionStore) -> None:
@@ -24,11 +20,11 @@ def test_a_new_prompt_after_an_unfinished_batch_first_answers_every_call(store: 
     batch = tool_turn(("t1", "read_logs", {"service": "a"}), ("t2", "restart_service", {"service": "b"}))
 
     def dies(service: str) -> str:
-        raise Crash
+        raise WorkerDied
 
     first = Agent(ScriptedModel([batch]), tools, session_id="s-new", store=store)
     first.tools["restart_service"].func = dies  # the process dies inside the second call
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         first("go")
 
     seen: list[list[Message]] = []

@@ -14,7 +14,7 @@ from agent.session import SessionBinding
 from agent.tools import idempotency_key
 from state import ConflictError, RedisServer, SessionStore
 from state.interrupt import _AGENT_STREAM_INTERRUPT_ID_PREFIX
-from tests.agent.support import Recorder, decision, respond, tool_results
+from tests.agent.support import Recorder, WorkerDied, decision, respond, tool_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,10 +67,6 @@ def test_an_agent_rebuilt_in_another_process_resumes_without_calling_the_model_f
     assert store.interrupted_sessions() == []
 
 
-class Crash(BaseException):
-    """Stands for the process dying: not an Exception, so nothing in the loop catches it."""
-
-
 def test_a_crash_mid_batch_never_reruns_a_completed_tool(store: SessionStore) -> None:
     runs: list[str] = []
     crash = {"armed": True}
@@ -80,11 +76,11 @@ def test_a_crash_mid_batch_never_reruns_a_completed_tool(store: SessionStore) ->
         """One step of a deployment."""
         runs.append(f"{name}:{tool_context.idempotency_key}")
         if name == "second" and crash["armed"]:
-            raise Crash
+            raise WorkerDied
         return f"{name} done"
 
     batch = tool_turn(("t1", "step", {"name": "first"}), ("t2", "step", {"name": "second"}))
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         Agent(ScriptedModel([batch]), [step], session_id="s-crash", store=store)("deploy")
 
     crash["armed"] = False
@@ -107,10 +103,10 @@ def test_a_crash_before_any_result_was_saved_reruns_the_batch_without_a_model_ca
         """The only step."""
         runs.append(name)
         if len(runs) == 1:
-            raise Crash
+            raise WorkerDied
         return "done"
 
-    with pytest.raises(Crash):
+    with pytest.raises(WorkerDied):
         Agent(ScriptedModel([tool_turn(("t1", "only", {"name": "x"}))]), [only], session_id="s-c0", store=store)("go")
 
     model = ScriptedModel([text_turn("ok")])

@@ -75,10 +75,6 @@ class StrandsScriptedModel(StrandsModel):  # type: ignore[misc]
         yield {"messageStop": {"stopReason": turn.stop_reason}}
 
 
-class WorkerDied(BaseException):
-    """The worker process dies here: nothing after it runs (neither runtime catches it)."""
-
-
 def once_then(turn: ModelTurn, answer: str = "ok") -> ScriptedModel:
     """A model asking for ``turn`` on the conversation's first request, and answering ``answer`` after that."""
     return ScriptedModel(lambda messages: turn if len(messages) == 1 else text_turn(answer))

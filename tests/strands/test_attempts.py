@@ -23,13 +23,13 @@ from agent.models.scripted import tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable
 from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
+from tests.agent.support import WorkerDied
 from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
 from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
     HOLD_RESTART_KEY,
     STARTED_RESTART_KEY,
-    WorkerDied,
     completions,
     native_agent,
     once_then,

@@ -15,8 +15,9 @@ from agent.strands_bridge.gate import UNREADABLE_RESPONSE
 from bot.render import action_ids as ids
 from state import SessionStore
 from state.interrupt import _InterruptState
+from tests.agent.support import WorkerDied
 from tests.bot.support.harness import APPROVER, CHANNEL, running_bot
-from tests.strands.agents import BATCH_TURN, WorkerDied, completions, native_agent, once_then, strands_batch_agent
+from tests.strands.agents import BATCH_TURN, completions, native_agent, once_then, strands_batch_agent
 
 SID = "T0TEST:C0OPS:1700000000.000200"
 

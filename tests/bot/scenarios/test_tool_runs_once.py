@@ -15,6 +15,7 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import SessionStore
+from tests.agent.support import WorkerDied
 from tests.bot.support.agents import completions, counting_agent
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
 from tests.outage import StopRedisAfterTool, TimedOutage
@@ -51,10 +52,6 @@ def test_redis_stopped_after_an_approved_tool_returned_the_tool_ran_once_and_the
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
 
 
-class Crash(BaseException):
-    """The worker dies here (nothing in the worker catches it)."""
-
-
 def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Redis, tmp_path: Path) -> None:
     policy = tmp_path / "policy.yml"
     policy.write_text(
@@ -68,7 +65,7 @@ def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Red
         def deploy(service: str) -> str:
             runs["n"] += 1
             if runs["n"] == 1:
-                raise Crash  # it took effect; the worker died before the result was recorded
+                raise WorkerDied  # it took effect; the worker died before the result was recorded
             return f"deployed {service}"
 
         agent.tools["deploy"].func = deploy
@@ -79,7 +76,7 @@ def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Red
         bot.mention("deploy api")
         bot.drain()
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        with pytest.raises(Crash):
+        with pytest.raises(WorkerDied):
             bot.drain()
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
         bot.drain()
