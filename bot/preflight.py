@@ -14,7 +14,9 @@ from pydantic import SecretStr
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.services import connect_redis
 from bot.settings import ConfigError, Settings, how_to_get, redis_url_problem
+from state.store import use_shards
 
 _TIMEOUT_S: Final = 10
 
@@ -30,7 +32,8 @@ def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
     problem = redis_url_problem(settings.redis_url)
     if problem is not None:
         raise ConfigError(problem)
-    client = redis.Redis.from_url(settings.redis_url)
+    client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
+    use_shards(settings.redis_shards)
     check_redis(client, url=settings.redis_url)
     return client
 

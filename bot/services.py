@@ -2,9 +2,11 @@
 
 import importlib
 from dataclasses import dataclass
+from typing import cast
 
 import redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
@@ -17,7 +19,7 @@ from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
 from bot.flow.home_queue import HomeTab
 from bot.flow.runner import AgentFactory, SessionRunner
-from bot.settings import ConfigError, Settings
+from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
 from bot.store.approvals import ApprovalStore
@@ -26,7 +28,7 @@ from bot.store.directory import Directory
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from bot.worker import Worker
-from state.store import SessionStore
+from state.store import SessionStore, use_shards
 
 
 @dataclass
@@ -82,9 +84,35 @@ def redis_retry(budget_s: float) -> Retry:
     return Retry(backoff, retries, supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError))
 
 
-def connect_redis(url: str, *, retry_s: float) -> redis.Redis:
-    """A client for ``url`` whose commands ride out a connection lost for up to ``retry_s`` seconds."""
+def connect_redis(url: str, *, retry_s: float, cluster: ClusterMode = "auto") -> redis.Redis:
+    """A client for ``url`` whose commands ride out a connection lost for up to ``retry_s`` seconds.
+
+    Args:
+        url: One server, or any node of a Redis Cluster (a configuration endpoint).
+        retry_s: How long one command retries a lost connection in place.
+        cluster: ``auto`` asks the server (``INFO cluster``); ``yes`` or ``no`` decide without asking
+            (``REDIS_CLUSTER``, for a proxy or a server that refuses INFO).
+
+    Returns:
+        redis-py's ``RedisCluster`` for a cluster (it speaks every command the bot sends, routing
+        each to the node that holds its slot), else a ``Redis``.
+    """
+    if cluster == "yes" or (cluster == "auto" and _is_cluster(url)):
+        # Every script and transaction of the bot touches one slot (see state.store and bot.store.keys).
+        return cast(redis.Redis, RedisCluster.from_url(url, retry=redis_retry(retry_s)))
     return redis.Redis.from_url(url, retry=redis_retry(retry_s))
+
+
+def _is_cluster(url: str) -> bool:
+    """Whether ``url`` names a node of a Redis Cluster (a server that cannot be asked is taken as one server:
+    the start-up check then reports it)."""
+    probe = redis.Redis.from_url(url, socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
+    try:
+        return str(probe.info("cluster").get("cluster_enabled", 0)) == "1"
+    except redis.RedisError:
+        return False
+    finally:
+        probe.close()
 
 
 def load_agent_factory(spec: str) -> AgentFactory:
@@ -117,6 +145,7 @@ def build_services(
     Raises:
         ConfigError: The policy file or the agent factory is unusable.
     """
+    use_shards(settings.redis_shards)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = KeepAliveWebClient(
         token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]

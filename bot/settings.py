@@ -7,7 +7,10 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from state.store import DEFAULT_SHARDS, MAX_SHARDS
+
 Mode = Literal["http", "socket", "worker"]
+ClusterMode = Literal["auto", "yes", "no"]
 
 _HOW_TO_GET = {
     "SLACK_BOT_TOKEN": "the Bot User OAuth Token (xoxb-...) on your app's 'OAuth & Permissions' page, "
@@ -50,6 +53,11 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
     redis_url: str | None = None
+    redis_cluster: ClusterMode = "auto"
+    """Whether ``REDIS_URL`` names a node of a Redis Cluster: ``auto`` asks the server at start."""
+    redis_shards: int = Field(default=DEFAULT_SHARDS, ge=1, le=MAX_SHARDS)
+    """How many shards sessions and their queues are spread over (the same in every process; sized for a
+    3-master cluster). Changing it on existing data needs ``python -m bot migrate``."""
     agent_factory: str = "agent.demo:build_operations_agent"
     approval_policy: Path | None = None
     host: str = "0.0.0.0"

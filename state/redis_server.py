@@ -65,7 +65,8 @@ def _packaged_binary(package: str, relative: str) -> Path | None:
     return None
 
 
-def _control_client(port: int, timeout: float) -> redis.Redis:
+def control_client(port: int, timeout: float) -> redis.Redis:
+    """A client of the server on ``port`` that never retries (for starting, stopping and assembling servers)."""
     # redis-py retries a failed connection ten times with backoff (seconds per call): here a
     # refused connection is an answer (not up yet, or already down), so never retry.
     return redis.Redis(port=port, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
@@ -96,13 +97,20 @@ class RedisServer:
         port: The port to listen on (default 0: a free one). It is kept after ``stop()``, so a
             stopped server with a given ``data_dir`` starts again where its clients expect it
             (fault tests stop Redis for one step and bring it back).
+        extra_args: More server options (``--name value`` pairs), e.g. ``--cluster-enabled yes``.
     """
 
     binary: Path | None = None
     data_dir: Path | None = None
     port: int = 0
+    extra_args: tuple[str, ...] = ()
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _owns_dir: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def running(self) -> bool:
+        """Whether this object started the server and it was not stopped or killed since."""
+        return self._process is not None
 
     @property
     def url(self) -> str:
@@ -151,10 +159,11 @@ class RedisServer:
             "--save", "",
             "--daemonize", "no",
             "--logfile", str(log_path),
+            *self.extra_args,
         ]  # fmt: skip
         self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + _START_TIMEOUT_S
-        client = _control_client(self.port, timeout=0.2)
+        client = control_client(self.port, timeout=0.2)
         try:
             while time.monotonic() < deadline:
                 if self._process.poll() is not None:
@@ -173,7 +182,7 @@ class RedisServer:
     def stop(self) -> None:
         """Shut the server down cleanly (AOF flushed), then remove a temporary data directory."""
         if self._process is not None:
-            client = _control_client(self.port, timeout=1)
+            client = control_client(self.port, timeout=1)
             try:
                 client.shutdown(nosave=True)
             except redis.RedisError:
@@ -189,6 +198,10 @@ class RedisServer:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
             self._owns_dir = False
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL, as a crash would); the data directory stays until ``stop()``."""
+        self._kill()
 
     def _kill(self) -> None:
         if self._process is not None:

@@ -1,29 +1,38 @@
 """Agent sessions in Redis, written with compare-and-set on a version.
 
-Key layout (every key comes from ``keys_for``; all keys of one session share the hash tag
-``{session_id}`` so they live in one Redis Cluster slot)::
+Sessions are spread over a fixed number of *shards* (``REDIS_SHARDS``, see ``use_shards``): a
+session's shard is a stable hash of its id. Every key of a session, and every structure kept per
+shard (here the interrupted index; the bot adds its queues and indexes), carries its shard's hash
+tag, so one script or transaction over a session and its shard's structures touches one Redis
+Cluster slot. Each shard's tag is chosen so that its slot falls in the shard's share of an even
+split of the slots: on a cluster of ``REDIS_SHARDS`` masters, every master holds one shard.
 
-    signoff:{<session_id>}:session   hash   version, messages, agent_state, interrupt_state,
-                                            format, updated_at_ms  (JSON values, format "1")
-    signoff:interrupted              zset   session ids whose interrupt state is activated,
-                                            scored by when the session entered that state (ms)
+Key layout (every key comes from ``keys_for`` and ``interrupted_index``; Redis hashes only the first
+``{...}``, the shard tag: the braces around the session id only delimit it)::
+
+    signoff:{<shard tag>}:{<session_id>}:session   hash   version, messages, agent_state, interrupt_state,
+                                                          format, updated_at_ms  (JSON values, format "1")
+    signoff:{<shard tag>}:interrupted              zset   ids of the shard's sessions whose interrupt state
+                                                          is activated, scored by when they entered it (ms)
 
 A write is one Lua script (one round trip): it compares the stored version with the writer's,
-writes the hash, sets or clears the TTL (never while interrupted), and keeps the interrupted index exact. The index is a
-single key outside the session's slot, so on Redis Cluster the script would be refused
-(CROSSSLOT): this store targets a single Redis primary (with replicas), like the bot.
+writes the hash, sets or clears the TTL (never while interrupted), and keeps the interrupted index
+exact. Readers of the index merge every shard.
 """
 
+import heapq
 import json
 import math
 import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 import redis
 from redis.commands.core import Script
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from state.errors import ConflictError, SessionException, UnstorableValueError
 from state.shapes import Message
@@ -31,7 +40,9 @@ from state.text import as_text
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
 
 FORMAT: Final = "1"
-INTERRUPTED_INDEX: Final = "signoff:interrupted"
+DEFAULT_SHARDS: Final = 3
+"""Sized for a 3-master cluster; on one server the same layout costs a few more keys, nothing else."""
+MAX_SHARDS: Final = 1024
 _MAX_SESSION_ID_LENGTH: Final = 512
 _FORBIDDEN_IN_SESSION_ID: Final = re.compile(r"[\s{}]")
 
@@ -110,6 +121,60 @@ return 0
 """
 
 
+@dataclass
+class _Layout:
+    shards: int = DEFAULT_SHARDS
+
+
+_LAYOUT = _Layout()  # one per process, like the Redis it describes: set once at start (``use_shards``)
+
+
+def use_shards(count: int) -> None:
+    """Set how many shards sessions are spread over (``REDIS_SHARDS``); every process must use the same.
+
+    Data written with another count is not found (``python -m bot migrate`` moves it).
+
+    Raises:
+        ValueError: ``count`` is not 1 to ``MAX_SHARDS``.
+    """
+    if not 1 <= count <= MAX_SHARDS:
+        raise ValueError(f"shards=<{count}> | must be 1 to {MAX_SHARDS}")
+    _LAYOUT.shards = count
+
+
+def shard_count() -> int:
+    """How many shards sessions are spread over."""
+    return _LAYOUT.shards
+
+
+def shard_of(session_id: str) -> int:
+    """The shard of ``session_id``: the share of the slot range its own hash slot falls in (stable)."""
+    return key_slot(session_id.encode()) * _LAYOUT.shards // REDIS_CLUSTER_HASH_SLOTS
+
+
+def shard_tag(shard: int) -> str:
+    """The hash tag of ``shard`` (without braces)."""
+    return _tags(_LAYOUT.shards)[shard]
+
+
+@cache
+def _tags(count: int) -> tuple[str, ...]:
+    """For each shard ``i``, the first ``s<i>.<n>`` whose slot lies in the ``i``-th of ``count`` equal slot ranges."""
+    tags = []
+    for shard in range(count):
+        low, high = (REDIS_CLUSTER_HASH_SLOTS * index // count for index in (shard, shard + 1))
+        attempt = 0
+        while not low <= key_slot(f"s{shard}.{attempt}".encode()) < high:
+            attempt += 1
+        tags.append(f"s{shard}.{attempt}")
+    return tuple(tags)
+
+
+def interrupted_index(shard: int) -> str:
+    """The index of a shard's sessions stopped on interrupts."""
+    return f"signoff:{{{shard_tag(shard)}}}:interrupted"
+
+
 @dataclass(frozen=True)
 class SessionKeys:
     """The Redis keys of one session."""
@@ -129,7 +194,10 @@ def keys_for(session_id: str) -> SessionKeys:
         raise ValueError(f"session_id=<{session_id!r}> | must be 1 to {_MAX_SESSION_ID_LENGTH} characters")
     if _FORBIDDEN_IN_SESSION_ID.search(session_id) or not session_id.isprintable():
         raise ValueError(f"session_id=<{session_id!r}> | must not contain braces, spaces or control characters")
-    return SessionKeys(session=f"signoff:{{{session_id}}}:session", interrupted_index=INTERRUPTED_INDEX)
+    shard = shard_of(session_id)
+    return SessionKeys(
+        session=f"signoff:{{{shard_tag(shard)}}}:{{{session_id}}}:session", interrupted_index=interrupted_index(shard)
+    )
 
 
 @dataclass(frozen=True)
@@ -203,7 +271,6 @@ class SessionStore:
         self._clock = clock
         self._save = client.register_script(_SAVE_SCRIPT)
         self._delete = client.register_script(_DELETE_SCRIPT)
-        self._prune = client.register_script(_PRUNE_SCRIPT)
 
     @property
     def client(self) -> redis.Redis:
@@ -331,20 +398,29 @@ class SessionStore:
     def interrupted_sessions(self, *, limit: int = 1000) -> list[str]:
         """Return the ids of sessions stopped on interrupts, the longest waiting first.
 
-        Cost is proportional to the number of interrupted sessions, never to all keys. Entries of
-        sessions that expired are removed on the way.
+        Cost is proportional to the number of interrupted sessions, never to all keys: each shard's
+        index gives its ``limit`` longest waiting, merged by time. Entries of sessions that expired are
+        removed on the way.
         """
         if limit < 0:
             raise ValueError(f"limit=<{limit}> | must not be negative")
         if limit == 0:  # ZRANGE 0 -1 would mean "everything"
             return []
-        members = self._client.zrange(INTERRUPTED_INDEX, 0, limit - 1)
-        ids = [as_text(member) for member in members if isinstance(member, bytes | str)]
+        reads = self._client.pipeline(transaction=False)
+        for shard in range(shard_count()):
+            reads.zrange(interrupted_index(shard), 0, limit - 1, withscores=True)
+        per_shard: list[list[tuple[Any, float]]] = reads.execute()
+        oldest = heapq.merge(*per_shard, key=lambda entry: (entry[1], entry[0]))  # one index's order: time, then id
+        ids = [as_text(member) for member, _score in oldest if isinstance(member, bytes | str)][:limit]
         if not ids:
             return []
         pipeline = self._client.pipeline(transaction=False)
         for session_id in ids:
-            self._prune(keys=[keys_for(session_id).session, INTERRUPTED_INDEX], args=[session_id], client=pipeline)
+            keys = keys_for(session_id)
+            # EVAL, not EVALSHA: a cluster pipeline refuses EVALSHA (and its eval() method).
+            pipeline.execute_command(  # type: ignore[no-untyped-call]
+                "EVAL", _PRUNE_SCRIPT, 2, keys.session, keys.interrupted_index, session_id
+            )
         pruned = pipeline.execute()
         return [session_id for session_id, removed in zip(ids, pruned, strict=True) if not removed]
 

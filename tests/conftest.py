@@ -1,12 +1,21 @@
-"""Shared fixtures: one real Redis server per test run, a clean database per test."""
+"""Shared fixtures: one real Redis server (and, when a test asks, one real Redis Cluster) per test run,
+a clean database per test.
+
+``redis_client`` is a client of the single server unless the test is parametrized over
+``redis_target`` (see ``tests.redis_targets``): then it runs once on the server and once on a
+3-master cluster started from the same binary.
+"""
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 from state import RedisServer
+from state.redis_cluster import RedisClusterServers
 from tests.outage import TimedOutage
 
 
@@ -17,10 +26,35 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterServers]:
+    """A private real cluster of 3 masters (the same binary, ``cluster-enabled yes``) for the whole run."""
+    with RedisClusterServers(masters=3) as cluster:
+        yield cluster
+
+
 @pytest.fixture
-def redis_client(redis_server: RedisServer) -> Iterator[redis.Redis]:
+def redis_target(request: pytest.FixtureRequest) -> str:
+    """``single`` or ``cluster``: which Redis ``redis_client`` talks to (``single`` unless parametrized)."""
+    return str(getattr(request, "param", "single"))
+
+
+@pytest.fixture
+def redis_url(request: pytest.FixtureRequest, redis_target: str) -> str:
+    """The URL of the target's Redis (for a cluster: one of its nodes)."""
+    fixture = "redis_cluster" if redis_target == "cluster" else "redis_server"
+    target: RedisServer | RedisClusterServers = request.getfixturevalue(fixture)
+    return target.url
+
+
+@pytest.fixture
+def redis_client(redis_url: str, redis_target: str) -> Iterator[redis.Redis]:
     """A client on an empty database; closed after the test."""
-    client = redis.Redis.from_url(redis_server.url)
+    if redis_target == "cluster":
+        # RedisCluster is no Redis subclass, but it speaks every command the code under test sends.
+        client = cast(redis.Redis, RedisCluster.from_url(redis_url))
+    else:
+        client = redis.Redis.from_url(redis_url)
     client.flushdb()
     yield client
     client.close()

@@ -118,7 +118,7 @@ def _loopback(host: str) -> bool:
 @contextmanager
 def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
-        client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds)
+        client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
         preflight.check_redis(client, url=settings.redis_url)
         yield client, False
         return

@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 from state import ConflictError, RedisServer, Session, SessionException, SessionStore, keys_for
 from state.interrupt import Interrupt, PendingToolExecution, _InterruptState
 from state.shapes import Message
+from state.store import interrupted_index, shard_count, shard_of, shard_tag
+from tests.redis_targets import every_key, on_both
 
-INDEX = "signoff:interrupted"
+pytest_generate_tests = on_both
 SESSION_FIELDS = {"version", "messages", "agent_state", "interrupt_state", "format", "updated_at_ms"}
 
 
@@ -86,8 +89,17 @@ def text(value: object) -> str:
 
 
 def index(redis_client: redis.Redis) -> list[tuple[str, float]]:
-    entries: list[tuple[bytes, float]] = redis_client.zrange(INDEX, 0, -1, withscores=True)  # type: ignore[assignment]
-    return [(text(member), score) for member, score in entries]
+    """Every shard's interrupted index, oldest first."""
+    entries: list[tuple[str, float]] = []
+    for shard in range(shard_count()):
+        raw: list[tuple[bytes, float]] = redis_client.zrange(interrupted_index(shard), 0, -1, withscores=True)  # type: ignore[assignment]
+        entries.extend((text(member), score) for member, score in raw)
+    return sorted(entries, key=lambda entry: (entry[1], entry[0]))
+
+
+def indexed_at(redis_client: redis.Redis, session_id: str) -> float | None:
+    """When ``session_id`` entered its shard's interrupted index (``None``: not in it)."""
+    return redis_client.zscore(keys_for(session_id).interrupted_index, session_id)
 
 
 def snapshot(redis_client: redis.Redis) -> dict[str, tuple[str, Any, int]]:
@@ -99,7 +111,7 @@ def snapshot(redis_client: redis.Redis) -> dict[str, tuple[str, Any, int]]:
         "zset": lambda key: redis_client.zrange(key, 0, -1, withscores=True),
     }
     result = {}
-    for raw_key in redis_client.keys("*"):
+    for raw_key in every_key(redis_client):
         key, kind = text(raw_key), text(redis_client.type(raw_key))
         result[key] = (kind, contents[kind](key), redis_client.pttl(key))
     return result
@@ -187,7 +199,7 @@ def test_update_of_a_missing_session_is_a_conflict_and_creates_nothing(
         save(store, "s-1", expected_version=3, interrupted=True)
 
     assert (caught.value.expected_version, caught.value.actual_version) == (3, 0)
-    assert redis_client.keys("*") == []
+    assert every_key(redis_client) == []
 
 
 @pytest.mark.parametrize("stale_version", [1, 3], ids=["behind", "ahead"])
@@ -343,7 +355,7 @@ def test_vanished_session_leaves_the_index_and_is_pruned(
 
     assert store.load("gone") is None
     assert store.interrupted_sessions() == ["stays"]
-    assert redis_client.zscore(INDEX, "gone") is None
+    assert indexed_at(redis_client, "gone") is None
     assert [member for member, _ in index(redis_client)] == ["stays"]
 
 
@@ -378,7 +390,7 @@ def test_staying_interrupted_keeps_the_original_entry_time(
     save(store, "first", expected_version=1, interrupted=True, messages=[user("still waiting")])
 
     assert store.interrupted_sessions() == ["first", "second"]
-    assert redis_client.zscore(INDEX, "first") == 1_700_000_000_000
+    assert indexed_at(redis_client, "first") == 1_700_000_000_000
 
 
 def test_saved_deactivated_or_deleted_sessions_leave_the_index(
@@ -409,7 +421,7 @@ def test_re_entering_the_interrupted_state_moves_to_the_end(
     save(store, "a", expected_version=2, interrupted=True)
 
     assert store.interrupted_sessions() == ["b", "a"]
-    assert redis_client.zscore(INDEX, "a") == 1_700_000_003_000
+    assert indexed_at(redis_client, "a") == 1_700_000_003_000
 
 
 def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
@@ -424,7 +436,7 @@ def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
     save(store, "a", expected_version=0, interrupted=True)  # a new session under the old id
 
     assert store.interrupted_sessions() == ["b", "a"]
-    assert redis_client.zscore(INDEX, "a") == 1_700_000_020_000
+    assert indexed_at(redis_client, "a") == 1_700_000_020_000
 
 
 @pytest.mark.parametrize("limit", [0, 1, 2, 3, 10])
@@ -572,7 +584,7 @@ def test_save_over_corrupted_data_refuses_and_overwrites_nothing(
         save(store, "broken", expected_version=expected_version, interrupted=True, ttl_seconds=60)
 
     assert snapshot(redis_client) == before
-    assert redis_client.zcard(INDEX) == 0
+    assert index(redis_client) == []
 
 
 @pytest.mark.parametrize("corrupt", SAVE_OVER.values(), ids=SAVE_OVER.keys())
@@ -628,7 +640,7 @@ def test_lone_surrogate_is_stored_or_refused_with_type_error(store: SessionStore
     try:
         save(store, "s-1", agent_state=agent_state)
     except TypeError:
-        assert redis_client.keys("*") == []
+        assert every_key(redis_client) == []
     else:
         loaded = store.load("s-1")
         assert loaded is not None
@@ -666,13 +678,15 @@ def test_store_works_with_a_decoding_client(decoding_client: redis.Redis, clock:
 
 
 def test_key_layout(store: SessionStore, redis_client: redis.Redis, clock: Clock) -> None:
-    keys = keys_for("T123:C456:1700000000.000100")
-    assert keys.session == "signoff:{T123:C456:1700000000.000100}:session"
-    assert keys.interrupted_index == INDEX
+    session_id = "T123:C456:1700000000.000100"
+    keys = keys_for(session_id)
+    tag = shard_tag(shard_of(session_id))
+    assert keys.session == f"signoff:{{{tag}}}:{{T123:C456:1700000000.000100}}:session"
+    assert keys.interrupted_index == f"signoff:{{{tag}}}:interrupted"
 
-    save(store, "T123:C456:1700000000.000100", interrupted=True)
+    save(store, session_id, interrupted=True)
 
-    assert set(redis_client.keys("*")) == {keys.session.encode(), INDEX.encode()}
+    assert set(every_key(redis_client)) == {keys.session.encode(), keys.interrupted_index.encode()}
     fields = {text(name): text(value) for name, value in redis_client.hgetall(keys.session).items()}
     assert set(fields) == SESSION_FIELDS
     assert fields["format"] == "1"
@@ -686,13 +700,21 @@ def test_key_layout(store: SessionStore, redis_client: redis.Redis, clock: Clock
 @pytest.mark.parametrize(
     "session_id", ["a", "slack:T1:C2:1700000000.000100", "ünïcode-日本", "x" * 512, "a:b/c?d=e&f#g"], ids=repr
 )
-def test_keys_carry_the_id_as_hash_tag(session_id: str) -> None:
+def test_a_session_and_its_shard_index_share_one_slot(session_id: str) -> None:
     keys = keys_for(session_id)
 
-    assert keys.session == f"signoff:{{{session_id}}}:session"
-    # Redis Cluster hashes only what is between the first { and the next }: the whole id.
-    tag_start = keys.session.index("{") + 1
-    assert keys.session[tag_start : keys.session.index("}", tag_start)] == session_id
+    # Redis Cluster hashes only what is between the first { and the next }: the shard's tag.
+    assert key_slot(keys.session.encode()) == key_slot(keys.interrupted_index.encode())
+    assert keys.session.endswith(f":{{{session_id}}}:session")  # the id is still in the name, in braces
+
+
+def test_each_shard_tag_lands_in_its_share_of_an_even_slot_split() -> None:
+    """On a cluster whose masters split the slots evenly, each shard lives on its own master."""
+    count = shard_count()
+    slots = [key_slot(f"{{{shard_tag(shard)}}}".encode()) for shard in range(count)]
+
+    assert [slot * count // 16384 for slot in slots] == list(range(count))
+    assert len({shard_of(f"T1:C1:{n}.000100") for n in range(200)}) == count  # sessions use every shard
 
 
 @pytest.mark.parametrize(
@@ -712,7 +734,7 @@ def test_bad_session_ids_are_refused_everywhere(
     with pytest.raises(ValueError, match="session_id="):
         store.delete(session_id, expected_version=0)
 
-    assert redis_client.keys("*") == []
+    assert every_key(redis_client) == []
 
 
 # --- refusing bad writes ----------------------------------------------------------------------

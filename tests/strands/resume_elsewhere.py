@@ -9,17 +9,16 @@ import json
 import sys
 from datetime import UTC, datetime
 
-import redis
-
 from agent.approval import Decision
 from agent.strands_bridge import StrandsRunnable
 from state.store import SessionStore
+from tests.redis_targets import client_for
 from tests.strands.agents import strands_batch_agent
 
 
 def main(redis_url: str, session_id: str, interrupt_id: str) -> None:
     """Rebuild, report, resume."""
-    client = redis.Redis.from_url(redis_url)
+    client = client_for(redis_url)
     strands_agent = strands_batch_agent(session_id=session_id, store=SessionStore(client))
     runnable = StrandsRunnable(strands_agent)
     restored = {"interrupted": runnable.interrupted, "messages": len(runnable.messages)}

@@ -9,12 +9,16 @@ from typing import Any
 
 import pytest
 import redis
+from redis.crc import key_slot
 from strands.types.exceptions import SessionException as StrandsSessionException
 from strands.types.session import Session, SessionAgent, SessionMessage, SessionType
 
 from agent.strands_bridge import CorruptedSessionError, RecordConflictError, RedisSessionRepository, strands_key
-from state import ConflictError, SessionException, SessionStore
+from state import ConflictError, SessionException, SessionStore, keys_for
+from tests.redis_targets import every_key, on_both
 from tests.strands.agents import completions, strands_batch_agent
+
+pytest_generate_tests = on_both
 
 ROOT = Path(__file__).resolve().parents[2]
 SID = "T0TEST:C0OPS:1700000000.000100"
@@ -68,15 +72,17 @@ def test_session_agent_and_messages_round_trip(repository: RedisSessionRepositor
     repository.update_message(SID, "default", redacted)
     assert repository.read_message(SID, "default", 4).to_message()["content"][0]["text"] == "[redacted]"
 
-    # Every key of the session carries its hash tag, under the strands prefix.
-    keys = sorted(key.decode() if isinstance(key, bytes) else key for key in redis_client.keys("*"))
+    # Every key of the session carries its shard's hash tag (one slot with our record), under the strands prefix.
+    keys = sorted(key.decode() if isinstance(key, bytes) else key for key in every_key(redis_client))
     assert keys == [
         strands_key(SID, "agent", "default"),
         strands_key(SID, "message_versions", "default"),
         strands_key(SID, "messages", "default"),
         strands_key(SID, "session"),
     ]
-    assert all(key.startswith(f"signoff:{{{SID}}}:strands:") for key in keys)
+    own_record = keys_for(SID).session
+    assert all(key.startswith(own_record.removesuffix(":session") + ":strands:") for key in keys)
+    assert {key_slot(key.encode()) for key in keys} == {key_slot(own_record.encode())}
 
 
 def test_keys_refuse_ids_that_would_break_the_hash_tag() -> None:
@@ -174,7 +180,7 @@ def test_corrupted_data_gives_a_clear_error_and_stays(
 
 
 def test_a_strands_agent_rebuilt_in_a_fresh_process_restores_and_resumes(
-    redis_client: redis.Redis, redis_server: Any
+    redis_client: redis.Redis, redis_url: str
 ) -> None:
     store = SessionStore(redis_client)
     strands_agent = strands_batch_agent(session_id=SID, store=store)
@@ -184,7 +190,7 @@ def test_a_strands_agent_rebuilt_in_a_fresh_process_restores_and_resumes(
     assert completions(redis_client, "notify") == 1
 
     process = subprocess.run(
-        [sys.executable, "-m", "tests.strands.resume_elsewhere", redis_server.url, SID, interrupt.id],
+        [sys.executable, "-m", "tests.strands.resume_elsewhere", redis_url, SID, interrupt.id],
         cwd=ROOT,
         capture_output=True,
         text=True,
