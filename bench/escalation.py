@@ -74,8 +74,9 @@ def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int
             entry = json.dumps(
                 {"session_id": "T0:C0:1.1", "approval_id": f"idle{index:08d}", "kind": "remind", "step": 0}
             )
-            pipeline.hset(keys.SCHEDULE_ENTRIES, entry_id, entry)
-            pipeline.zadd(keys.SCHEDULE_DUE, {entry_id: far})
+            shard = keys.shard_of("T0:C0:1.1")
+            pipeline.hset(keys.schedule_steps(shard), entry_id, entry)
+            pipeline.zadd(keys.schedule_due(shard), {entry_id: far})
         pipeline.execute()
 
 
@@ -113,7 +114,10 @@ def main() -> None:
                     timings[name].append(elapsed)
                     fired[name].append(count)
                     round_trips[name].append(trips[name].count - sent_before)
-        pending = {name: int(client.zcard(keys.SCHEDULE_DUE)) for name, client in sides.items()}
+        pending = {
+            name: sum(int(client.zcard(keys.schedule_due(shard))) for shard in keys.shards())
+            for name, client in sides.items()
+        }
 
     small, large = statistics.median(timings["small"]), statistics.median(timings["large"])
     print(f"escalation tick: {args.due} due reminders per tick, {args.rounds} rounds, one real Redis")

@@ -1,6 +1,6 @@
 """Run tests on one Redis server and on a Redis Cluster: ``pytest_generate_tests = on_both`` in a test
 module or a ``conftest.py`` parametrizes every test there that uses ``redis_client`` (ids ``single``
-and ``cluster``)."""
+and ``cluster``). A test marked ``single_redis`` runs on the server only (say why next to the mark)."""
 
 from typing import cast
 
@@ -13,7 +13,7 @@ TARGETS = ("single", "cluster")
 
 def on_both(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``metafunc``'s test over both targets if it talks to Redis through ``redis_client``."""
-    if "redis_target" in metafunc.fixturenames:
+    if "redis_target" in metafunc.fixturenames and metafunc.definition.get_closest_marker("single_redis") is None:
         metafunc.parametrize("redis_target", TARGETS, indirect=True)
 
 

@@ -33,7 +33,7 @@ from bot.render import messages
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
-from bot.store.due import DueQueue, FencedWrites
+from bot.store.due import DueQueue, FencedWrites, lease_each
 from bot.store.outbox import Outbox, post_approval_copy, post_message
 
 logger = logging.getLogger(__name__)
@@ -83,9 +83,16 @@ class Schedule:
     def __init__(self, client: redis.Redis, *, clock: Clock = system_clock) -> None:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
-        self._queue = DueQueue(
-            client, due_key=keys.SCHEDULE_DUE, entries_key=keys.SCHEDULE_ENTRIES, now_ms=lambda: epoch_ms(clock())
-        )
+        self._client = client
+        self._queues = [
+            DueQueue(
+                client,
+                due_key=keys.schedule_due(shard),
+                entries_key=keys.schedule_steps(shard),
+                now_ms=lambda: epoch_ms(clock()),
+            )
+            for shard in keys.shards()
+        ]
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
@@ -99,31 +106,39 @@ class Schedule:
             if after_s:
                 due = Due(request.session_id, request.approval_id, kind)
                 at = request.created_at + timedelta(seconds=after_s)
-                self._queue.add(pipeline, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
+                self._queue_of(due).add(pipeline, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
+
+    def _queue_of(self, due: Due) -> DueQueue:
+        """The due queue of the shard of ``due``'s session (its steps write with the session's records)."""
+        return self._queues[keys.shard_of(due.session_id)]
 
     def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due (each entry goes to exactly one caller), as steps to write with ``apply``."""
-        leased = self._queue.lease(lease_s=_LEASE_S, limit=limit)
+        """Claim what is due on every shard, up to ``limit`` each (each entry goes to one caller), as steps to
+        write with ``apply``."""
+        leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
         return [
-            Step(Due.from_json(text), self._queue.fenced(entry_id, lease_until_ms=leased.until_ms))
+            Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
+            for queue, leased in zip(self._queues, leases, strict=True)
             for entry_id, text in leased.entries
         ]
 
     def done(self, step: "Step") -> None:
         """Nothing more to do for the step's entry (written with the step)."""
-        self._queue.remove(step.writes, step.due.entry_id)
+        self._queue_of(step.due).remove(step.writes, step.due.entry_id)
 
     def again(self, step: "Step", due: Due, *, at: datetime) -> None:
         """Run ``due`` (the step's entry, possibly a later step) at ``at`` (written with the step)."""
-        self._queue.add(step.writes, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
+        self._queue_of(due).add(step.writes, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
 
     def apply(self, steps: Sequence["Step"]) -> list[bool]:
-        """Write every step in one round trip; per step, whether it applied (its claim still held)."""
-        return self._queue.apply([step.writes for step in steps]) if steps else []
+        """Write every step in one round trip; per step, whether it applied (its claim still held).
+
+        Any shard's queue applies them all: each step's writes name their own keys (one slot each)."""
+        return self._queues[0].apply([step.writes for step in steps]) if steps else []
 
     def pending(self) -> int:
-        """Entries waiting, due or not."""
-        return self._queue.pending()
+        """Entries waiting, due or not, on every shard."""
+        return sum(queue.pending() for queue in self._queues)
 
 
 class Escalator:
@@ -254,7 +269,8 @@ class Escalator:
         self._schedule.done(step)
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
-        self._outbox.add(step.writes, post_message(request.channel_id, text, thread_ts=request.thread_ts))
+        post = post_message(request.channel_id, text, thread_ts=request.thread_ts, session_id=request.session_id)
+        self._outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
         return self._clock() - request.created_at

@@ -227,7 +227,7 @@ class SessionRunner:
             # A long answer is several messages (Slack's limits), posted in order.
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply)]
-            for entry in posts_in_order(parts):
+            for entry in posts_in_order(parts, session_id=session_id):
                 self._outbox.add(transaction, entry)
         transaction.hset(keys.round_(session_id), "published", version)
         # Approvals are waiting: the thread's records must not expire.
@@ -263,7 +263,7 @@ class SessionRunner:
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
         )
         return ApprovalRequest(
-            approval_id=approval_id_for(session_id, version, interrupt.id),
+            approval_id=keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)),
             session_id=session_id,
             interrupt_id=interrupt.id,
             interrupt_name=interrupt.name,
@@ -305,7 +305,9 @@ class SessionRunner:
             _round_version, approvals = self._approvals.round_approvals(session_id)
         published = {approval.request.approval_id for approval in approvals}
         return [
-            interrupt for interrupt in waiting if approval_id_for(session_id, version, interrupt.id) not in published
+            interrupt
+            for interrupt in waiting
+            if keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)) not in published
         ]
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
@@ -321,7 +323,8 @@ class SessionRunner:
         return int(value) if value is not None else 0
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
-        self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts))
+        session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
+        self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts, session_id=session_id))
 
 
 def _code_error_in(error: BaseException) -> Exception | None:

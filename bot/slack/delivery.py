@@ -21,7 +21,6 @@ What Slack shows must match what is stored, whatever fails:
   half way (a stall) was maybe overtaken, so it shows the current state again.
 """
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -187,10 +186,7 @@ class Deliverer:
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
-        self._redis.hset(
-            keys.OUTBOX_DEAD, entry.entry_id, json.dumps({"entry": json.loads(entry.to_json()), "why": why})
-        )
-        self._outbox.complete(entry)
+        self._outbox.park(entry, why=why)
 
     def _post_approval(self, entry: OutboxEntry) -> None:
         approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
@@ -245,7 +241,7 @@ class Deliverer:
     def _post_message(self, entry: OutboxEntry) -> None:
         message = dict(entry.payload)
         after = message.pop(AFTER, None)
-        if after is not None and self._outbox.waits(str(after)):
+        if after is not None and self._outbox.waits(str(after), shard=entry.shard):  # queued together: one shard
             raise NotReady  # the part before it is not delivered yet
         channel = str(message.pop("channel"))
         thread_ts = message.pop("thread_ts", None)

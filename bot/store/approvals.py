@@ -106,6 +106,7 @@ class ApprovalStore:
             The requests opened now (the caller posts their messages).
         """
         ids = [request.approval_id for request in requests]
+        shard = keys.shard_of(session_id)  # the round's indexes share the session's slot (Redis Cluster)
         reads = self._client.pipeline(transaction=False)
         reads.hmget(keys.round_(session_id), ["version", "approvals"])
         for approval_id in ids:
@@ -124,10 +125,11 @@ class ApprovalStore:
         for request in fresh:
             # HSETNX: even a publisher racing this one cannot replace a stored request.
             transaction.hsetnx(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
-            transaction.set(keys.approval_session(request.approval_id), session_id)
+            transaction.set(keys.approval_session(shard, request.approval_id), session_id)
             opened_ms = int(request.created_at.timestamp() * 1000)
-            transaction.zadd(keys.OPEN_INDEX, {request.approval_id: opened_ms})
-            transaction.zadd(keys.channel_open(request.team_id, request.channel_id), {request.approval_id: opened_ms})
+            transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
+            channel_index = keys.channel_open(shard, request.team_id, request.channel_id)
+            transaction.zadd(channel_index, {request.approval_id: opened_ms})
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
@@ -135,9 +137,20 @@ class ApprovalStore:
         return fresh
 
     def session_of(self, approval_id: str) -> str | None:
-        """The session an approval belongs to, or ``None`` for an unknown id."""
-        value = self._client.get(keys.approval_session(approval_id))
-        return as_text(value) if value is not None else None
+        """The session an approval belongs to, or ``None`` for an unknown id.
+
+        An id names its shard (``keys.approval_id``): one read. One that does not (minted before
+        shards, or made up) is looked up in every shard, in one pipeline.
+        """
+        shard = keys.approval_shard(approval_id)
+        if shard is not None:
+            value = self._client.get(keys.approval_session(shard, approval_id))
+            return as_text(value) if value is not None else None
+        reads = self._client.pipeline(transaction=False)
+        for each in keys.shards():
+            reads.get(keys.approval_session(each, approval_id))
+        found = [as_text(value) for value in reads.execute() if value is not None]
+        return found[0] if found else None
 
     def find(self, approval_id: str) -> Approval | None:
         """The approval behind an id (a button's value), or ``None``."""
@@ -198,14 +211,19 @@ class ApprovalStore:
             "why": " ".join(why.split())[:_QUARANTINE_WHY_MAX],
             "at_ms": int(time.time() * 1000),
         }
+        shard = keys.shard_of(session_id)
         pipeline = self._client.pipeline(transaction=True)
-        pipeline.zrem(keys.OPEN_INDEX, approval_id)
-        pipeline.hset(keys.QUARANTINE, approval_id, json.dumps(note))
+        pipeline.zrem(keys.open_index(shard), approval_id)
+        pipeline.hset(keys.quarantine(shard), approval_id, json.dumps(note))
         pipeline.execute()
 
     def quarantined(self) -> dict[str, dict[str, str]]:
         """Quarantined approvals: id -> ``{"session_id", "why", "at_ms"}``."""
-        return {as_text(key): json.loads(value) for key, value in self._client.hgetall(keys.QUARANTINE).items()}
+        found: dict[str, dict[str, str]] = {}
+        for shard in keys.shards():
+            notes = self._client.hgetall(keys.quarantine(shard))
+            found.update({as_text(key): json.loads(value) for key, value in notes.items()})
+        return found
 
     def round_approvals(self, session_id: str, *, readable_only: bool = False) -> tuple[int, list[Approval]]:
         """The current round's version and approvals, in the order they were raised.
@@ -248,7 +266,7 @@ class ApprovalStore:
                 keys.approval(session_id, approval_id),
                 keys.discussion(session_id, approval_id),
                 keys.votes(session_id, approval_id),
-                keys.approval_session(approval_id),
+                keys.approval_session(keys.shard_of(session_id), approval_id),
             ):
                 pipeline.expire(key, after_s)
 
@@ -276,29 +294,36 @@ class ApprovalStore:
 
     def open_everywhere(self) -> list[str]:
         """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
-        members: list[bytes] = self._client.zrange(keys.OPEN_INDEX, 0, -1)  # type: ignore[assignment]
-        return self._approval_ids(keys.OPEN_INDEX, members)
+        return self._merged([keys.open_index(shard) for shard in keys.shards()])
 
     def open_in_channel(self, team_id: str, channel_id: str) -> list[str]:
         """Ids of approvals waiting in one channel, oldest first."""
-        index = keys.channel_open(team_id, channel_id)
-        members: list[bytes] = self._client.zrange(index, 0, -1)  # type: ignore[assignment]
-        return self._approval_ids(index, members)
+        return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()])
 
-    def _approval_ids(self, index: str, members: list[bytes]) -> list[str]:
-        """An index's members as approval ids; one that is not UTF-8 (never ours) is dropped from the index."""
+    def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
+        """The members of every shard's ``indexes`` as approval ids, merged by score (``limit`` per index;
+        0: all); one that is not UTF-8 (never ours) is dropped from its index."""
+        reads = self._client.pipeline(transaction=False)
+        for index in indexes:
+            reads.zrange(index, 0, limit - 1, withscores=True, desc=newest_first)
+        scored = [
+            (score, member, index)
+            for index, members in zip(indexes, reads.execute(), strict=True)
+            for member, score in members
+        ]
+        scored.sort(key=lambda item: (-item[0], item[1]) if newest_first else (item[0], item[1]))
         approval_ids = []
-        for member in members:
+        for _score, member, index in scored:
             try:
                 approval_ids.append(as_text(member))
             except UnicodeDecodeError:
                 logger.error("index=<%s>, member=<%r> | not an approval id (not UTF-8), removed", index, member)
                 self._client.zrem(index, member)
-        return approval_ids
+        return approval_ids[:limit] if limit else approval_ids
 
     def recent_decisions(self, *, limit: int = 10) -> list[str]:
-        """Ids of the latest decided approvals, newest first."""
-        return [as_text(member) for member in self._client.lrange(keys.RECENT_DECISIONS, 0, limit - 1)]
+        """Ids of the latest decided approvals, newest first (each shard's latest, merged by decision time)."""
+        return self._merged([keys.recent_decisions(shard) for shard in keys.shards()], newest_first=True, limit=limit)
 
     def add_discussion(self, session_id: str, approval_id: str, entry: DiscussionEntry) -> None:
         """Keep a thread reply with the approval; it travels with the decision."""
@@ -331,22 +356,23 @@ class ApprovalStore:
         """
         request = approval.request
         session_id, approval_id = request.session_id, request.approval_id
+        shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
         status, value = self._decide(
             keys=[
                 keys.approval(session_id, approval_id),
                 keys.open_approvals(session_id),
                 keys.round_(session_id),
                 keys.votes(session_id, approval_id),
-                keys.JOBS,
-                keys.OUTBOX_DUE,
-                keys.OUTBOX_ENTRIES,
-                keys.OUTBOX_WAKE,
-                keys.AUDIT,
-                keys.SCHEDULE_DUE,
-                keys.SCHEDULE_ENTRIES,
-                keys.OPEN_INDEX,
-                keys.channel_open(request.team_id, request.channel_id),
-                keys.RECENT_DECISIONS,
+                keys.jobs(shard),
+                keys.outbox_due(shard),
+                keys.outbox_entries(shard),
+                keys.outbox_wake(shard),
+                keys.audit(shard),
+                keys.schedule_due(shard),
+                keys.schedule_steps(shard),
+                keys.open_index(shard),
+                keys.channel_open(shard, request.team_id, request.channel_id),
+                keys.recent_decisions(shard),
             ],
             args=[
                 kind,
@@ -361,6 +387,7 @@ class ApprovalStore:
                 json.dumps(keys.schedule_entries(approval_id)),
                 RECENT_KEPT,
                 written_at or "",
+                int(decision.decided_at.timestamp() * 1000),
             ],
         )
         result = Status(as_text(status))
@@ -377,7 +404,10 @@ class ApprovalStore:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
         request = approval.request
         result = self._claim(
-            keys=[keys.approval(request.session_id, request.approval_id), keys.SCHEDULE_DUE],
+            keys=[
+                keys.approval(request.session_id, request.approval_id),
+                keys.schedule_due(keys.shard_of(request.session_id)),
+            ],
             args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
         return Status(as_text(result))

@@ -1,7 +1,8 @@
 """The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and
-resume, appended to one Redis stream; exported as JSON lines or CSV; trimmed by policy.
+resume, appended to a Redis stream (one per shard: an event goes with its session's records);
+exported as JSON lines or CSV, every shard merged by time; trimmed by policy.
 
-Trimming keeps the stream bounded (``max_entries``). With ``keep_unexported``, nothing newer
+Trimming keeps the streams bounded (``max_entries`` in all). With ``keep_unexported``, nothing newer
 than the last export is ever trimmed, whatever the bound: an operator who exports regularly
 loses nothing.
 
@@ -11,10 +12,11 @@ too deep) are kept as their raw text.
 """
 
 import csv
+import heapq
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
@@ -39,6 +41,8 @@ class AuditEntry:
     actor: str
     session_id: str
     details: dict[str, Any]
+    shard: int = field(default=0, compare=False)
+    """The shard whose stream holds it (not exported: ids are ordered within a shard's stream)."""
 
     def row(self) -> dict[str, Any]:
         """The entry as a flat record (the JSON line; CSV serializes ``details`` as JSON)."""
@@ -74,7 +78,9 @@ class Audit:
         **details: Any,
     ) -> None:
         """Append one event through ``target`` (a pipeline or fenced writes: with the caller's other writes)."""
-        target.xadd(keys.AUDIT, self._fields(event, session_id, actor, details))  # type: ignore[arg-type]
+        # With its session's shard: written in the same atomic step as the session's records.
+        stream = keys.audit(keys.shard_of(session_id) if session_id else 0)
+        target.xadd(stream, self._fields(event, session_id, actor, details))  # type: ignore[arg-type]
 
     def script_event(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> str:
         """One event for a script to append (``bot.store.scripts``, ``add_audit``) in its own atomic step."""
@@ -91,20 +97,24 @@ class Audit:
         }
 
     def entries(self, *, since: datetime | None = None) -> Iterator[AuditEntry]:
-        """Every event from ``since`` on, oldest first, read page by page."""
+        """Every event from ``since`` on, oldest first: every shard's stream, read page by page, merged by time."""
+        streams = [self._shard_entries(shard, since=since) for shard in keys.shards()]
+        return heapq.merge(*streams, key=lambda entry: (_stream_id(entry.id), entry.shard))
+
+    def _shard_entries(self, shard: int, *, since: datetime | None) -> Iterator[AuditEntry]:
         start = f"{int(since.timestamp() * 1000)}-0" if since is not None else "-"
         while True:
-            page: Any = self._client.xrange(keys.AUDIT, min=start, count=_PAGE)
+            page: Any = self._client.xrange(keys.audit(shard), min=start, count=_PAGE)
             for entry_id, fields in page:
-                yield _entry(as_text(entry_id), {shown(key): shown(value) for key, value in fields.items()})
+                yield _entry(as_text(entry_id), {shown(key): shown(value) for key, value in fields.items()}, shard)
             if len(page) < _PAGE:
                 return
             start = "(" + as_text(page[-1][0])
 
     def export(self, out: TextIO, *, since: datetime | None = None, fmt: ExportFormat = "jsonl") -> int:
-        """Write events to ``out``; remember the last one exported (for trimming). Return how many."""
+        """Write events to ``out``; remember the last one exported of each shard (for trimming). Return how many."""
         count = 0
-        last: str | None = None
+        last: dict[int, str] = {}
         writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if fmt == "csv" else None
         if writer is not None:
             writer.writeheader()
@@ -115,34 +125,52 @@ class Audit:
             else:
                 out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
-            last = entry.id
-        if last is not None:
-            self._mark_exported(last)
+            last[entry.shard] = entry.id
+        for shard, entry_id in last.items():
+            self._mark_exported(shard, entry_id)
         return count
 
     def trim(self, *, max_entries: int, keep_unexported: bool) -> int:
-        """Drop the oldest events beyond ``max_entries`` (never unexported ones if asked). Return how many."""
-        length = int(self._client.xlen(keys.AUDIT))
-        if length <= max_entries:
+        """Drop the oldest events beyond ``max_entries`` in all shards (never unexported ones if asked).
+
+        Returns how many were dropped.
+        """
+        lengths = {shard: int(self._client.xlen(keys.audit(shard))) for shard in keys.shards()}
+        if sum(lengths.values()) <= max_entries:
             return 0
-        newest: Any = self._client.xrevrange(keys.AUDIT, count=max_entries) if max_entries else []
-        cut = _stream_id(as_text(newest[-1][0])) if newest else _next_id(_stream_id(as_text(self._last_id())))
+        # The newest max_entries over every shard are kept: each shard is cut at its oldest one kept.
+        newest: list[tuple[tuple[int, int], int]] = []
+        for shard, length in lengths.items():
+            if length and max_entries:
+                page: Any = self._client.xrevrange(keys.audit(shard), count=max_entries)
+                newest.extend((_stream_id(as_text(entry_id)), shard) for entry_id, _fields in page)
+        kept = sorted(newest, reverse=True)[:max_entries]
+        removed = 0
+        for shard, length in lengths.items():
+            if not length:
+                continue
+            own = [stream_id for stream_id, kept_shard in kept if kept_shard == shard]
+            cut = min(own) if own else _next_id(_stream_id(self._last_id(shard)))
+            removed += self._trim(shard, cut=cut, keep_unexported=keep_unexported)
+        return removed
+
+    def _trim(self, shard: int, *, cut: tuple[int, int], keep_unexported: bool) -> int:
         if keep_unexported:
-            exported = self._client.get(keys.AUDIT_EXPORTED)
+            exported = self._client.get(keys.audit_exported(shard))
             first_unexported = _next_id(_stream_id(as_text(exported))) if exported else (0, 0)
             cut = min(cut, first_unexported)
         if cut == (0, 0):
             return 0
-        removed = self._client.xtrim(keys.AUDIT, minid=f"{cut[0]}-{cut[1]}", approximate=False)
+        removed = self._client.xtrim(keys.audit(shard), minid=f"{cut[0]}-{cut[1]}", approximate=False)
         return int(removed)
 
-    def _mark_exported(self, entry_id: str) -> None:
-        previous = self._client.get(keys.AUDIT_EXPORTED)
+    def _mark_exported(self, shard: int, entry_id: str) -> None:
+        previous = self._client.get(keys.audit_exported(shard))
         if previous is None or _stream_id(as_text(previous)) < _stream_id(entry_id):
-            self._client.set(keys.AUDIT_EXPORTED, entry_id)
+            self._client.set(keys.audit_exported(shard), entry_id)
 
-    def _last_id(self) -> str:
-        last: Any = self._client.xrevrange(keys.AUDIT, count=1)
+    def _last_id(self, shard: int) -> str:
+        last: Any = self._client.xrevrange(keys.audit(shard), count=1)
         return as_text(last[0][0]) if last else "0-0"
 
 
@@ -155,7 +183,7 @@ def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:
     return [AuditEntry(**row) for row in rows]
 
 
-def _entry(entry_id: str, fields: dict[str, str]) -> AuditEntry:
+def _entry(entry_id: str, fields: dict[str, str], shard: int) -> AuditEntry:
     id_ms = int(entry_id.split("-", maxsplit=1)[0])
     stored_ms = fields.get("at_ms", "")
     at_ms = int(stored_ms) if stored_ms.isdigit() and len(stored_ms) <= len(str(id_ms)) else id_ms
@@ -170,6 +198,7 @@ def _entry(entry_id: str, fields: dict[str, str]) -> AuditEntry:
         actor=fields.get("actor", ""),
         session_id=fields.get("session_id", ""),
         details=details if isinstance(details, dict) else {"value": details},
+        shard=shard,
     )
 
 

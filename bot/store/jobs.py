@@ -9,6 +9,11 @@ A worker retries its own failed job itself (``redeliver``), and consumers that a
 nothing pending) are removed from the group, so the group lists only live workers.
 A job that can never run (not UTF-8, an unknown kind, a field missing) says so (``Job.problem``):
 the worker quarantines it at once instead of retrying it.
+
+A job goes on its session's shard (``bot.store.keys``): the decide script queues a resume in the same
+atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
+stream; on a cluster, whose streams live on different masters, one pipeline reads them all and an idle
+read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
 """
 
 import dataclasses
@@ -20,10 +25,14 @@ from enum import StrEnum
 from typing import Any, Final
 
 import redis
+from redis.cluster import RedisCluster
 
+from bot.domain.records import session_id_for
 from bot.store import keys, scripts
 from state.text import as_text, shown
 
+CLUSTER_WAIT_MS: Final = 20
+"""On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
 
@@ -48,6 +57,11 @@ class StartJob:
     """Remembered in the agent's state, so a redelivered start continues instead of asking again."""
 
     kind = JobKind.START
+
+    @property
+    def session_id(self) -> str:
+        """The session of the job's thread (its shard holds the job)."""
+        return session_id_for(self.team_id, self.channel_id, self.thread_ts)
 
     def fields(self) -> dict[str, str]:
         """The stream entry's fields."""
@@ -80,7 +94,7 @@ class Job:
     """One delivery of a job.
 
     Attributes:
-        job_id: The stream entry id.
+        job_id: ``<shard>/<stream entry id>``: unique across shards.
         fields: The job's fields (``kind``, ``session_id``, ...).
         deliveries: How many times it was delivered (1 on the first).
         unreadable: Why the stored fields could not be read as they are ("" when they could).
@@ -90,6 +104,16 @@ class Job:
     fields: dict[str, str]
     deliveries: int = 1
     unreadable: str = ""
+
+    @property
+    def shard(self) -> int:
+        """The shard whose stream holds the job."""
+        return int(self.job_id.partition("/")[0])
+
+    @property
+    def entry_id(self) -> str:
+        """The job's id in its shard's stream."""
+        return self.job_id.partition("/")[2]
 
     @property
     def kind(self) -> str:
@@ -130,22 +154,26 @@ class JobQueue:
     def __init__(self, client: redis.Redis) -> None:
         """Remember the client; call ``ensure_group`` once before reading."""
         self._client = client
+        self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
+        self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB)
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
         self._leave = client.register_script(scripts.LEAVE_GROUP)
 
     def ensure_group(self) -> None:
-        """Create the stream and the consumer group if they do not exist yet."""
-        try:
-            self._client.xgroup_create(keys.JOBS, keys.JOBS_GROUP, id="0", mkstream=True)
-        except redis.ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
+        """Create every shard's stream and consumer group if they do not exist yet."""
+        for shard in keys.shards():
+            try:
+                self._client.xgroup_create(keys.jobs(shard), keys.JOBS_GROUP, id="0", mkstream=True)
+            except redis.ResponseError as error:
+                if "BUSYGROUP" not in str(error):
+                    raise
 
     def enqueue(self, job: JobRecord, *, pipeline: redis.client.Pipeline | None = None) -> None:
-        """Queue a job (inside the caller's transaction, if given)."""
+        """Queue a job on its session's shard (inside the caller's transaction, if given)."""
         target = pipeline if pipeline is not None else self._client
-        target.xadd(keys.JOBS, job.fields(), maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
+        stream = keys.jobs(keys.shard_of(job.session_id))
+        target.xadd(stream, job.fields(), maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
 
     @staticmethod
     def script_resume(session_id: str) -> str:
@@ -156,25 +184,42 @@ class JobQueue:
         return json.dumps([_MAX_JOBS, *(item for pair in fields.items() for item in pair), "version"])
 
     def read(self, consumer: str, *, block_ms: int = 1000, count: int = 1) -> list[Job]:
-        """New jobs for ``consumer`` (blocks up to ``block_ms``)."""
-        response: Any = self._client.xreadgroup(
-            keys.JOBS_GROUP, consumer, {keys.JOBS: ">"}, count=count, block=block_ms
-        )
-        jobs: list[Job] = []
-        for _stream, entries in response or []:
-            jobs.extend(_job(entry_id, fields) for entry_id, fields in entries)
-        return jobs
+        """New jobs for ``consumer`` from any shard: up to ``count`` per shard.
+
+        Blocks up to ``block_ms`` on one server; on a cluster up to ``CLUSTER_WAIT_MS`` (then the caller reads again).
+        """
+        if not self._streams_apart:
+            streams = {keys.jobs(shard): ">" for shard in keys.shards()}
+            return self._read(consumer, streams, count=count, block_ms=block_ms)
+        reads = self._client.pipeline(transaction=False)  # one round trip per master
+        for shard in keys.shards():
+            reads.xreadgroup(keys.JOBS_GROUP, consumer, {keys.jobs(shard): ">"}, count=count)
+        jobs = [job for response in reads.execute() for job in _jobs_of(response)]
+        if jobs:
+            return jobs
+        # Nothing anywhere: wait on one shard, a different one each time, briefly, so a job on another
+        # shard waits little (the caller reads again at once).
+        shard = self._next_blocking = (self._next_blocking + 1) % len(keys.shards())
+        return self._read(consumer, {keys.jobs(shard): ">"}, count=count, block_ms=min(block_ms, CLUSTER_WAIT_MS))
+
+    def _read(self, consumer: str, streams: dict[str, str], *, count: int, block_ms: int | None) -> list[Job]:
+        response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
+        return _jobs_of(response)  # up to count per stream: every job read is now this consumer's to handle
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
-        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them."""
-        response: Any = self._client.xautoclaim(keys.JOBS, keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
-        entries = response[1]
+        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them (up to ``count``
+        per shard)."""
+        looks = self._client.pipeline(transaction=False)  # one round trip per master
+        for shard in keys.shards():
+            looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
         jobs = []
-        for entry_id, fields in entries:
-            if fields is None:  # deleted while pending
-                continue
-            jobs.append(_job(entry_id, fields, deliveries=self._deliveries(as_text(entry_id))))
-        return jobs
+        for shard, response in zip(keys.shards(), looks.execute(), strict=True):
+            for entry_id, fields in response[1]:
+                if fields is None:  # deleted while pending
+                    continue
+                deliveries = self._deliveries(shard, as_text(entry_id))
+                jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
+        return jobs  # up to count per shard: every job claimed is now this consumer's to handle
 
     def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
         """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
@@ -182,61 +227,89 @@ class JobQueue:
         ``count=False`` does not count a delivery (the step never reached the agent: Redis was down).
         """
         reply: Any = self._redeliver(
-            keys=[keys.JOBS], args=[keys.JOBS_GROUP, consumer, job.job_id, "count" if count else "keep"]
+            keys=[keys.jobs(job.shard)],
+            args=[keys.JOBS_GROUP, consumer, job.entry_id, "count" if count else "keep"],
         )
         if not reply:
             return None
         flat, deliveries = reply
-        return _job(job.job_id, dict(zip(flat[::2], flat[1::2], strict=True)), deliveries=int(deliveries))
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return _job(job.shard, job.entry_id, fields, deliveries=int(deliveries))
 
     def hand_back(self, job: Job, consumer: str, *, idle_ms: int) -> None:
         """Make ``job`` look abandoned at once, so that the next worker claims it without waiting."""
-        self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id], idle=idle_ms, justid=True)
+        stream = keys.jobs(job.shard)
+        self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
 
     def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
         """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
-        return int(self._prune(keys=[keys.JOBS], args=[keys.JOBS_GROUP, idle_ms, keep]))
+        removed = [
+            int(self._prune(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, idle_ms, keep])) for shard in keys.shards()
+        ]
+        return max(removed)  # a worker is a consumer of every shard's group: count it once
 
     def leave(self, consumer: str) -> bool:
-        """Remove ``consumer`` from the group unless it still holds jobs; return whether it is gone."""
-        return bool(self._leave(keys=[keys.JOBS], args=[keys.JOBS_GROUP, consumer]))
+        """Remove ``consumer`` from every group unless it still holds jobs; return whether it is gone."""
+        left = [bool(self._leave(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, consumer])) for shard in keys.shards()]
+        return all(left)
 
     def consumers(self) -> list[str]:
-        """Names of the group's consumers."""
-        return [as_text(info["name"]) for info in self._client.xinfo_consumers(keys.JOBS, keys.JOBS_GROUP)]
+        """Names of the consumers of any shard's group."""
+        names: dict[str, None] = {}
+        for shard in keys.shards():
+            for info in self._client.xinfo_consumers(keys.jobs(shard), keys.JOBS_GROUP):
+                names[as_text(info["name"])] = None
+        return list(names)
 
     def first_notice(self, job: Job) -> bool:
         """Whether the job's thread has not been told yet that it is delayed (and mark it told)."""
-        return bool(self._client.set(keys.job_told(job.job_id), "1", nx=True, ex=_TOLD_SECONDS))
+        return bool(self._client.set(keys.job_told(job.shard, job.entry_id), "1", nx=True, ex=_TOLD_SECONDS))
 
     def touch(self, jobs: Sequence[Job], consumer: str) -> None:
-        """Reset the jobs' idle time, all in one command (running jobs must not look abandoned to other workers)."""
-        if jobs:
-            self._client.xclaim(keys.JOBS, keys.JOBS_GROUP, consumer, 0, [job.job_id for job in jobs], justid=True)
+        """Reset the jobs' idle time, one command per shard (running jobs must not look abandoned to other workers)."""
+        by_shard: dict[int, list[Any]] = {}
+        for job in jobs:
+            by_shard.setdefault(job.shard, []).append(job.entry_id)
+        for shard, entry_ids in by_shard.items():
+            self._client.xclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, 0, entry_ids, justid=True)
 
     def ack(self, job: Job) -> None:
         """The job is done: acknowledge and delete it."""
+        stream = keys.jobs(job.shard)
         pipeline = self._client.pipeline(transaction=True)
-        pipeline.xack(keys.JOBS, keys.JOBS_GROUP, job.job_id)
-        pipeline.xdel(keys.JOBS, job.job_id)
+        pipeline.xack(stream, keys.JOBS_GROUP, job.entry_id)
+        pipeline.xdel(stream, job.entry_id)
         pipeline.execute()
 
     def pending_count(self) -> int:
-        """Jobs delivered but not acknowledged."""
-        summary = self._client.xpending(keys.JOBS, keys.JOBS_GROUP)
-        return int(summary["pending"])
+        """Jobs delivered but not acknowledged, on every shard."""
+        return sum(int(self._client.xpending(keys.jobs(shard), keys.JOBS_GROUP)["pending"]) for shard in keys.shards())
 
-    def _deliveries(self, entry_id: str) -> int:
-        details = self._client.xpending_range(keys.JOBS, keys.JOBS_GROUP, entry_id, entry_id, 1)
+    def _deliveries(self, shard: int, entry_id: str) -> int:
+        details = self._client.xpending_range(keys.jobs(shard), keys.JOBS_GROUP, entry_id, entry_id, 1)
         return int(details[0]["times_delivered"]) if details else 1
 
 
-def _job(entry_id: bytes | str, fields: dict[Any, Any], *, deliveries: int = 1) -> Job:
+def _jobs_of(response: Any) -> list[Job]:
+    """The jobs of an XREADGROUP reply (any number of streams)."""
+    jobs: list[Job] = []
+    for stream, entries in response or []:
+        shard = _shard_of_stream(as_text(stream))
+        jobs.extend(_job(shard, entry_id, fields) for entry_id, fields in entries)
+    return jobs
+
+
+def _shard_of_stream(stream: str) -> int:
+    return next(shard for shard in keys.shards() if keys.jobs(shard) == stream)
+
+
+def _job(shard: int, entry_id: bytes | str, fields: dict[Any, Any], *, deliveries: int = 1) -> Job:
+    job_id = f"{shard}/{as_text(entry_id)}"
     try:
-        return Job(as_text(entry_id), {as_text(key): as_text(value) for key, value in fields.items()}, deliveries)
+        return Job(job_id, {as_text(key): as_text(value) for key, value in fields.items()}, deliveries)
     except UnicodeDecodeError as error:
         readable = {shown(key): shown(value) for key, value in fields.items()}
-        return Job(as_text(entry_id), readable, deliveries, unreadable=f"fields are not UTF-8: {error}")
+        return Job(job_id, readable, deliveries, unreadable=f"fields are not UTF-8: {error}")
 
 
 def now_ms() -> int:

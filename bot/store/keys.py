@@ -1,39 +1,49 @@
 """Every Redis key the bot uses, built in one place.
 
-Per-session keys carry the session's hash tag ``{session_id}`` (one Cluster slot, as in
-``state.store``). Nothing grows without bound: decided approvals and idle threads expire after
-the retention period (``RETENTION_DAYS``), the audit stream is trimmed by the worker::
+Sessions are spread over ``REDIS_SHARDS`` shards (``state.store``). Per-session keys carry their
+shard's hash tag, then the session id in braces (which only delimits it: Redis hashes the first
+``{...}``); every structure written in the same atomic step as a session (jobs, outbox, schedule,
+open indexes, audit, recent decisions, ...) is kept per shard under the same tag. So each Lua script
+and MULTI of the bot touches one Redis Cluster slot, and readers of those structures merge every
+shard (``shards()``). Nothing grows without bound: decided approvals and idle threads expire after
+the retention period (``RETENTION_DAYS``), the audit streams are trimmed by the worker.
 
-    signoff:{<sid>}:thread                 hash    team_id, channel_id, thread_ts, requested_by
-    signoff:{<sid>}:round                  hash    version (session version when it stopped), approval ids,
+Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
+
+    signoff:<s>:thread                     hash    team_id, channel_id, thread_ts, requested_by
+    signoff:<s>:round                      hash    version (session version when it stopped), approval ids,
                                                    published (last session version whose outcome was posted)
-    signoff:{<sid>}:open                   set     approval ids of the round still waiting for a decision
-    signoff:{<sid>}:approval:<aid>         hash    request (JSON), decision (JSON), message_ts, post_entry,
+    signoff:<s>:open                       set     approval ids of the round still waiting for a decision
+    signoff:<s>:approval:<aid>             hash    request (JSON), decision (JSON), message_ts, post_entry,
                                                    version (bumped with each queued message update)
-    signoff:{<sid>}:updating:<aid>         string  token of the delivery updating the approval's messages (lease)
-    signoff:{<sid>}:shown:<aid>            string  the version the approval's messages show (TTL)
-    signoff:{<sid>}:discussion:<aid>       list    thread replies while the approval was open (JSON)
-    signoff:{<sid>}:votes:<aid>            set     approvers counted toward a quorum
+    signoff:<s>:updating:<aid>             string  token of the delivery updating the approval's messages (lease)
+    signoff:<s>:shown:<aid>                string  the version the approval's messages show (TTL)
+    signoff:<s>:discussion:<aid>           list    thread replies while the approval was open (JSON)
+    signoff:<s>:votes:<aid>                set     approvers counted toward a quorum
 
-Global keys::
+Per shard (``<t>`` is ``{<shard tag>}``)::
 
-    signoff:approval:<aid>:session         string  the approval's session id (buttons carry the approval id)
-    signoff:open-approvals                 zset    approval ids waiting anywhere, by request time (ms)
-    signoff:channel:<team>:<cid>:open      zset    approval ids waiting in one channel, by request time (ms)
-    signoff:recent-decisions               list    latest decided approval ids (App Home)
+    signoff:<t>:approval:<aid>:session     string  the approval's session id (buttons carry the approval id,
+                                                   whose prefix names the shard: ``approval_shard``)
+    signoff:<t>:open-approvals             zset    approval ids waiting in the shard, by request time (ms)
+    signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
+    signoff:<t>:recent-decisions           list    latest decided approval ids (App Home)
+    signoff:<t>:quarantine                 hash    approval id -> why it cannot be read back (JSON), for operators
+    signoff:<t>:schedule, signoff:<t>:schedule:entries  zset, hash  reminders, escalations, expiries by due time
+    signoff:<t>:jobs                       stream  start and resume jobs (consumer group "workers")
+    signoff:<t>:job:<job_id>:told          string  the job's thread was told its step is delayed (TTL)
+    signoff:<t>:outbox                     zset    outbox entry ids by due time (ms)
+    signoff:<t>:outbox:entries             hash    outbox entry id -> entry (JSON)
+    signoff:<t>:outbox:wake                list    a token per new entry, so the dispatcher wakes at once
+    signoff:<t>:outbox:claims              hash    outbox entry id -> times claimed (above 1: an earlier holder died)
+    signoff:<t>:outbox:posted:<entry_id>   string  where the entry's message was posted (the copy kept; TTL)
+    signoff:<t>:outbox:dead                hash    outbox entry id -> the entry and why it was not delivered (JSON)
+    signoff:<t>:audit                      stream  who did what, when
+    signoff:<t>:audit:exported             string  id of the shard's last audit entry exported (trimming keeps the rest)
+
+Global (each written alone, never in a script or transaction with another key)::
+
     signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
-    signoff:quarantine                     hash    approval id -> why it cannot be read back (JSON), for operators
-    signoff:schedule, signoff:schedule:entries  zset, hash  reminders, escalations, expiries by due time
-    signoff:jobs                           stream  start and resume jobs (consumer group "workers")
-    signoff:job:<job_id>:told              string  the job's thread was told its step is delayed (TTL)
-    signoff:outbox                         zset    outbox entry ids by due time (ms)
-    signoff:outbox:entries                 hash    outbox entry id -> entry (JSON)
-    signoff:outbox:wake                    list    a token per new entry, so the dispatcher wakes at once
-    signoff:outbox:claims                  hash    outbox entry id -> times claimed (above 1: an earlier holder died)
-    signoff:outbox:posted:<entry_id>       string  where the entry's message was posted (the copy kept; TTL)
-    signoff:outbox:dead                    hash    outbox entry id -> the entry and why it was not delivered (JSON)
-    signoff:audit                          stream  who did what, when
-    signoff:audit:exported                 string  id of the last audit entry exported (trimming keeps the rest)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
@@ -44,32 +54,135 @@ Global keys::
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
 
+import re
 from typing import Final
 
-from state.store import keys_for
+from state import store
+from state.store import keys_for, shard_count, shard_tag
 
-OPEN_INDEX: Final = "signoff:open-approvals"
-RECENT_DECISIONS: Final = "signoff:recent-decisions"
-HOME_VIEWERS: Final = "signoff:home-viewers"
-QUARANTINE: Final = "signoff:quarantine"
-SCHEDULE_DUE: Final = "signoff:schedule"
-SCHEDULE_ENTRIES: Final = "signoff:schedule:entries"
-JOBS: Final = "signoff:jobs"
 JOBS_GROUP: Final = "workers"
-OUTBOX_DUE: Final = "signoff:outbox"
-OUTBOX_ENTRIES: Final = "signoff:outbox:entries"
-OUTBOX_WAKE: Final = "signoff:outbox:wake"
-OUTBOX_CLAIMS: Final = "signoff:outbox:claims"
-OUTBOX_DEAD: Final = "signoff:outbox:dead"
-AUDIT: Final = "signoff:audit"
-AUDIT_EXPORTED: Final = "signoff:audit:exported"
+HOME_VIEWERS: Final = "signoff:home-viewers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
+_SHARD_IN_APPROVAL_ID: Final = re.compile(r"^(\d{1,4})-")
+
+
+def shard_of(session_id: str) -> int:
+    """The shard of ``session_id``: its keys and the shard structures written with them share its tag."""
+    return store.shard_of(session_id)
+
+
+def shards() -> range:
+    """Every shard, for readers that merge them."""
+    return range(shard_count())
+
+
+def _shard_prefix(shard: int) -> str:
+    return f"signoff:{{{shard_tag(shard)}}}"
 
 
 def _session_prefix(session_id: str) -> str:
-    keys_for(session_id)  # the same validation as the session store: braces would break the tag
-    return f"signoff:{{{session_id}}}"
+    # keys_for validates the id as the session store does (braces would break the tag) and gives its shard's tag.
+    return keys_for(session_id).session.removesuffix(":session")
+
+
+def approval_id(session_id: str, base_id: str) -> str:
+    """An approval id that names its session's shard (``<shard>-<base_id>``), so a button's value finds
+    the approval's keys without a lookup in another slot."""
+    return f"{shard_of(session_id)}-{base_id}"
+
+
+def approval_shard(approval_id: str) -> int | None:
+    """The shard an approval id names (``None``: an id without one, minted before shards, or not ours)."""
+    match = _SHARD_IN_APPROVAL_ID.match(approval_id)
+    if match is None or int(match.group(1)) >= shard_count():
+        return None
+    return int(match.group(1))
+
+
+def jobs(shard: int) -> str:
+    """The shard's stream of start and resume jobs."""
+    return f"{_shard_prefix(shard)}:jobs"
+
+
+def job_told(shard: int, job_id: str) -> str:
+    """Marks a job whose thread was told that its step is delayed (told once, however many retries)."""
+    return f"{_shard_prefix(shard)}:job:{job_id}:told"
+
+
+def open_index(shard: int) -> str:
+    """Approval ids waiting in the shard, by request time."""
+    return f"{_shard_prefix(shard)}:open-approvals"
+
+
+def channel_open(shard: int, team_id: str, channel_id: str) -> str:
+    """Approval ids of the shard waiting in one channel of one workspace."""
+    return f"{_shard_prefix(shard)}:channel:{team_id}:{channel_id}:open"
+
+
+def recent_decisions(shard: int) -> str:
+    """The shard's latest decided approval ids."""
+    return f"{_shard_prefix(shard)}:recent-decisions"
+
+
+def quarantine(shard: int) -> str:
+    """The shard's unreadable approvals and why, for operators."""
+    return f"{_shard_prefix(shard)}:quarantine"
+
+
+def approval_session(shard: int, approval_id: str) -> str:
+    """Which session an approval of the shard belongs to."""
+    return f"{_shard_prefix(shard)}:approval:{approval_id}:session"
+
+
+def schedule_due(shard: int) -> str:
+    """The shard's reminders, escalations and expiries by due time."""
+    return f"{_shard_prefix(shard)}:schedule"
+
+
+def schedule_steps(shard: int) -> str:
+    """The shard's schedule entries (id -> JSON)."""
+    return f"{_shard_prefix(shard)}:schedule:entries"
+
+
+def outbox_due(shard: int) -> str:
+    """The shard's outbox entry ids by due time."""
+    return f"{_shard_prefix(shard)}:outbox"
+
+
+def outbox_entries(shard: int) -> str:
+    """The shard's outbox entries (id -> JSON)."""
+    return f"{_shard_prefix(shard)}:outbox:entries"
+
+
+def outbox_wake(shard: int) -> str:
+    """A token per new entry of the shard's outbox, so a dispatcher wakes at once."""
+    return f"{_shard_prefix(shard)}:outbox:wake"
+
+
+def outbox_claims(shard: int) -> str:
+    """How many times each of the shard's outbox entries was claimed."""
+    return f"{_shard_prefix(shard)}:outbox:claims"
+
+
+def outbox_dead(shard: int) -> str:
+    """The shard's outbox entries that were not delivered, and why."""
+    return f"{_shard_prefix(shard)}:outbox:dead"
+
+
+def outbox_posted(shard: int, entry_id: str) -> str:
+    """Which copy of an outbox entry's message was kept (the first attempt to record one wins)."""
+    return f"{_shard_prefix(shard)}:outbox:posted:{entry_id}"
+
+
+def audit(shard: int) -> str:
+    """The shard's audit stream."""
+    return f"{_shard_prefix(shard)}:audit"
+
+
+def audit_exported(shard: int) -> str:
+    """Id of the shard's last exported audit entry."""
+    return f"{_shard_prefix(shard)}:audit:exported"
 
 
 def thread(session_id: str) -> str:
@@ -102,19 +215,9 @@ def message_shown(session_id: str, approval_id: str) -> str:
     return f"{_session_prefix(session_id)}:shown:{approval_id}"
 
 
-def outbox_posted(entry_id: str) -> str:
-    """Which copy of an outbox entry's message was kept (the first attempt to record one wins)."""
-    return f"signoff:outbox:posted:{entry_id}"
-
-
 def discussion(session_id: str, approval_id: str) -> str:
     """Thread replies collected for one approval."""
     return f"{_session_prefix(session_id)}:discussion:{approval_id}"
-
-
-def approval_session(approval_id: str) -> str:
-    """Which session an approval belongs to."""
-    return f"signoff:approval:{approval_id}:session"
 
 
 def votes(session_id: str, approval_id: str) -> str:
@@ -127,11 +230,6 @@ def event_seen(event_id: str) -> str:
     return f"signoff:event:{event_id}"
 
 
-def job_told(job_id: str) -> str:
-    """Marks a job whose thread was told that its step is delayed (told once, however many retries)."""
-    return f"signoff:job:{job_id}:told"
-
-
 def usergroup(group_id: str) -> str:
     """Cached members of a user group."""
     return f"signoff:usergroup:{group_id}"
@@ -140,11 +238,6 @@ def usergroup(group_id: str) -> str:
 def seen_signature(signature: str) -> str:
     """Marks a request signature as used (a second request with it is a replay)."""
     return f"signoff:seen-signature:{signature}"
-
-
-def channel_open(team_id: str, channel_id: str) -> str:
-    """Approval ids waiting in one channel of one workspace."""
-    return f"signoff:channel:{team_id}:{channel_id}:open"
 
 
 def channel_members(channel_id: str) -> str:

@@ -11,6 +11,10 @@ Posting is where a repeat shows: a holder can post and die (or lose Redis) befor
 Each claim is counted, so the next holder knows an earlier one may have posted
 (``may_have_been_sent``) and looks for that copy before posting again; ``complete_post`` records
 the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
+
+There is one outbox per shard (``bot.store.keys``): an entry about a session is queued on the
+session's shard (``OutboxEntry.shard``, set by the functions below), so it joins that session's
+transactions and scripts; a dispatcher claims from every shard.
 """
 
 import json
@@ -23,6 +27,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 import redis
+from redis.cluster import RedisCluster
 
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites
@@ -33,6 +38,7 @@ logger = logging.getLogger(__name__)
 _WAKE_TOKENS_KEPT: Final = 64
 _POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
 _UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
+_CLUSTER_WAIT_S: Final = 0.02  # on a cluster, how long an idle dispatcher waits on one shard before the next
 
 AFTER: Final = "after"  # in a post_message payload: the entry whose message must be posted first
 
@@ -67,6 +73,8 @@ class OutboxEntry:
         attempts: Failed attempts so far.
         entry_id: Assigned when queued.
         claims: Times it was claimed, this claim included (not stored in the entry).
+        shard: The shard whose outbox holds it: its session's (``keys.shard_of``), 0 for an entry about
+            no session.
     """
 
     kind: str
@@ -74,6 +82,7 @@ class OutboxEntry:
     attempts: int = 0
     entry_id: str = field(default_factory=_ordered_id)
     claims: int = 0
+    shard: int = 0
 
     @property
     def may_have_been_sent(self) -> bool:
@@ -85,7 +94,7 @@ class OutboxEntry:
         return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts})
 
     @classmethod
-    def from_json(cls, entry_id: str, data: str) -> "OutboxEntry":
+    def from_json(cls, entry_id: str, data: str, *, shard: int = 0) -> "OutboxEntry":
         """Restore from Redis.
 
         Raises:
@@ -102,7 +111,7 @@ class OutboxEntry:
             and type(decoded.get("attempts")) is int
         ):
             raise ValueError(f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number)")
-        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id)
+        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id, shard=shard)
 
 
 class Outbox:
@@ -111,20 +120,30 @@ class Outbox:
     def __init__(self, client: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
         """``clock`` returns seconds (injectable for tests)."""
         self._client = client
-        self._queue = DueQueue(
-            client,
-            due_key=keys.OUTBOX_DUE,
-            entries_key=keys.OUTBOX_ENTRIES,
-            claims_key=keys.OUTBOX_CLAIMS,
-            now_ms=lambda: int(clock() * 1000),
-        )
+        self._queues = [
+            DueQueue(
+                client,
+                due_key=keys.outbox_due(shard),
+                entries_key=keys.outbox_entries(shard),
+                claims_key=keys.outbox_claims(shard),
+                now_ms=lambda: int(clock() * 1000),
+            )
+            for shard in keys.shards()
+        ]
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
+        self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
+        self._next_claim = 0
+
+    @property
+    def _queue(self) -> DueQueue:
+        return self._queues[0]  # the clock, which every shard's queue shares
 
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry: OutboxEntry, *, delay_s: float = 0) -> None:
-        """Queue ``entry`` inside the caller's transaction (or with the caller's fenced writes)."""
-        self._queue.add(pipeline, entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
-        pipeline.lpush(keys.OUTBOX_WAKE, "1")
-        pipeline.ltrim(keys.OUTBOX_WAKE, 0, _WAKE_TOKENS_KEPT - 1)
+        """Queue ``entry`` on its shard inside the caller's transaction (or with the caller's fenced writes)."""
+        due_ms = self._queue.now_ms() + int(delay_s * 1000)
+        self._queues[entry.shard].add(pipeline, entry.entry_id, entry.to_json(), due_ms=due_ms)
+        pipeline.lpush(keys.outbox_wake(entry.shard), "1")
+        pipeline.ltrim(keys.outbox_wake(entry.shard), 0, _WAKE_TOKENS_KEPT - 1)
 
     @staticmethod
     def script_entry(entry: OutboxEntry, *, due_ms: int) -> str:
@@ -138,33 +157,60 @@ class Outbox:
         pipeline.execute()
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
-        """Take up to ``limit`` due entries for ``lease_s`` seconds."""
-        claimed = []
-        for entry_id, text, claims in self._queue.claim_counted(lease_s=lease_s, limit=limit):
-            try:
-                entry = OutboxEntry.from_json(entry_id, text)
-            except ValueError as error:
-                self._quarantine(entry_id, text, why=str(error))
-                continue
-            entry.claims = claims
-            claimed.append(entry)
+        """Take up to ``limit`` due entries, from every shard, for ``lease_s`` seconds."""
+        claimed: list[OutboxEntry] = []
+        # Start from a different shard each time, so a busy shard never starves the others.
+        first = self._next_claim = (self._next_claim + 1) % len(self._queues)
+        for shard in [*keys.shards()][first:] + [*keys.shards()][:first]:
+            if len(claimed) >= limit:
+                break
+            for entry_id, text, claims in self._queues[shard].claim_counted(
+                lease_s=lease_s, limit=limit - len(claimed)
+            ):
+                try:
+                    entry = OutboxEntry.from_json(entry_id, text, shard=shard)
+                except ValueError as error:
+                    self._quarantine(shard, entry_id, text, why=str(error))
+                    continue
+                entry.claims = claims
+                claimed.append(entry)
         return claimed
 
-    def _quarantine(self, entry_id: str, text: str, *, why: str) -> None:
+    def _quarantine(self, shard: int, entry_id: str, text: str, *, why: str) -> None:
         """Move an unreadable entry to the dead letters (with why and what it held), out of the queue."""
         shown = bytes_of(text).decode(errors="backslashreplace")
         logger.error("entry=<%s> | unreadable outbox entry quarantined: %s", entry_id, why)
         raw_id = bytes_of(entry_id)
+        dead = json.dumps({"unreadable": shown[:_UNREADABLE_KEPT], "why": why})
         pipeline = self._client.pipeline(transaction=True)
-        pipeline.hset(keys.OUTBOX_DEAD, raw_id, json.dumps({"unreadable": shown[:_UNREADABLE_KEPT], "why": why}))
-        pipeline.zrem(keys.OUTBOX_DUE, raw_id)
-        pipeline.hdel(keys.OUTBOX_ENTRIES, raw_id)
-        pipeline.hdel(keys.OUTBOX_CLAIMS, raw_id)
+        pipeline.hset(keys.outbox_dead(shard), raw_id, dead)
+        pipeline.zrem(keys.outbox_due(shard), raw_id)
+        pipeline.hdel(keys.outbox_entries(shard), raw_id)
+        pipeline.hdel(keys.outbox_claims(shard), raw_id)
         pipeline.execute()
+
+    def park(self, entry: OutboxEntry, *, why: str) -> None:
+        """Move an entry that cannot be delivered to its shard's dead letters, with why, out of the queue."""
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.hset(
+            keys.outbox_dead(entry.shard),
+            entry.entry_id,
+            json.dumps({"entry": json.loads(entry.to_json()), "why": why}),
+        )
+        self._queues[entry.shard].remove(pipeline, entry.entry_id)
+        pipeline.execute()
+
+    def dead_letters(self) -> dict[str, dict[str, Any]]:
+        """Every shard's parked entries: entry id -> what it held and why."""
+        parked: dict[str, dict[str, Any]] = {}
+        for shard in keys.shards():
+            for entry_id, text in self._client.hgetall(keys.outbox_dead(shard)).items():
+                parked[as_text(entry_id)] = json.loads(text)
+        return parked
 
     def complete(self, entry: OutboxEntry) -> None:
         """Forget a delivered entry."""
-        self._queue.complete(entry.entry_id)
+        self._queues[entry.shard].complete(entry.entry_id)
 
     def complete_post(
         self,
@@ -188,7 +234,13 @@ class Outbox:
             The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
             case ``copy`` is one too many and the caller removes it.
         """
-        keys_ = [keys.outbox_posted(entry.entry_id), keys.OUTBOX_DUE, keys.OUTBOX_ENTRIES, keys.OUTBOX_CLAIMS]
+        shard = entry.shard
+        keys_ = [
+            keys.outbox_posted(shard, entry.entry_id),
+            keys.outbox_due(shard),
+            keys.outbox_entries(shard),
+            keys.outbox_claims(shard),
+        ]
         args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
         if record_key is not None:
             keys_.append(record_key)
@@ -198,7 +250,8 @@ class Outbox:
     def reschedule(self, entry: OutboxEntry, *, delay_s: float) -> None:
         """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt."""
         entry.attempts += 1
-        self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=self._queue.now_ms() + int(delay_s * 1000))
+        due_ms = self._queue.now_ms() + int(delay_s * 1000)
+        self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms)
 
     def postpone(self, entry: OutboxEntry, *, delay_s: float) -> None:
         """Try ``entry`` again after ``delay_s`` seconds; it was not its turn, nothing was sent.
@@ -207,19 +260,30 @@ class Outbox:
         call this before anything is sent).
         """
         due_ms = self._queue.now_ms() + int(delay_s * 1000)
-        self._queue.reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=True)
+        self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=True)
 
-    def waits(self, entry_id: str) -> bool:
-        """Whether ``entry_id`` is still queued: neither delivered nor parked."""
-        return bool(self._client.hexists(keys.OUTBOX_ENTRIES, entry_id))
+    def waits(self, entry_id: str, *, shard: int) -> bool:
+        """Whether ``entry_id`` is still queued on ``shard``: neither delivered nor parked."""
+        return bool(self._client.hexists(keys.outbox_entries(shard), entry_id))
 
     def pending(self) -> int:
-        """How many entries wait (due or not)."""
-        return self._queue.pending()
+        """How many entries wait (due or not), on every shard."""
+        return sum(queue.pending() for queue in self._queues)
 
     def wait_for_work(self, timeout_s: float) -> None:
         """Block until an entry is queued or ``timeout_s`` passes."""
-        self._client.blpop([keys.OUTBOX_WAKE], timeout=max(timeout_s, 0.01))
+        timeout = max(timeout_s, 0.01)
+        if not self._wakes_apart:
+            self._client.blpop([keys.outbox_wake(shard) for shard in keys.shards()], timeout=timeout)
+            return
+        # On a cluster each shard's wake list lives on its own master: wait on each in turn, briefly.
+        deadline = time.monotonic() + timeout
+        while True:
+            for shard in keys.shards():
+                if self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S):
+                    return
+                if time.monotonic() >= deadline:
+                    return
 
 
 def home_refresh(user: str) -> OutboxEntry:
@@ -229,24 +293,31 @@ def home_refresh(user: str) -> OutboxEntry:
 
 def post_approval(session_id: str, approval_id: str) -> OutboxEntry:
     """Post an approval's message in its thread."""
-    return OutboxEntry(OutboxKind.POST_APPROVAL, {"session_id": session_id, "approval_id": approval_id})
+    payload = {"session_id": session_id, "approval_id": approval_id}
+    return OutboxEntry(OutboxKind.POST_APPROVAL, payload, shard=keys.shard_of(session_id))
 
 
 def post_approval_copy(session_id: str, approval_id: str, *, user: str) -> OutboxEntry:
     """Send ``user`` a direct-message copy of an approval's message (an on-call escalation)."""
     payload = {"session_id": session_id, "approval_id": approval_id, "user": user}
-    return OutboxEntry(OutboxKind.POST_APPROVAL_COPY, payload)
+    return OutboxEntry(OutboxKind.POST_APPROVAL_COPY, payload, shard=keys.shard_of(session_id))
 
 
 def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
     """Redraw an approval's messages to show what is stored now (a vote, a decision, a claim)."""
-    return OutboxEntry(OutboxKind.UPDATE_APPROVAL, {"session_id": session_id, "approval_id": approval_id})
+    payload = {"session_id": session_id, "approval_id": approval_id}
+    return OutboxEntry(OutboxKind.UPDATE_APPROVAL, payload, shard=keys.shard_of(session_id))
 
 
-def post_message(channel: str, text: str, *, thread_ts: str | None = None) -> OutboxEntry:
-    """Post ``text`` in ``channel`` (in ``thread_ts``'s thread, if given; a user id as channel: a direct message)."""
+def post_message(
+    channel: str, text: str, *, thread_ts: str | None = None, session_id: str | None = None
+) -> OutboxEntry:
+    """Post ``text`` in ``channel`` (in ``thread_ts``'s thread, if given; a user id as channel: a direct message).
+
+    ``session_id``: the session it is about (its shard's outbox holds it: required when it is queued with
+    the session's records)."""
     payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
-    return OutboxEntry(OutboxKind.POST_MESSAGE, payload)
+    return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id))
 
 
 def post_ephemeral(channel: str, *, user: str, text: str, thread_ts: str | None = None) -> OutboxEntry:
@@ -260,11 +331,16 @@ def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> fl
     return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0)))
 
 
-def posts_in_order(parts: Sequence[dict[str, Any]]) -> list[OutboxEntry]:
+def posts_in_order(parts: Sequence[dict[str, Any]], *, session_id: str | None = None) -> list[OutboxEntry]:
     """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in this order: each waits
-    until the one before it is delivered, so a retry never lets a later part overtake."""
+    until the one before it is delivered, so a retry never lets a later part overtake (all on the shard
+    of ``session_id``, the session they are about)."""
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}
-        entries.append(OutboxEntry(OutboxKind.POST_MESSAGE, {**part, **after}))
+        entries.append(OutboxEntry(OutboxKind.POST_MESSAGE, {**part, **after}, shard=_shard(session_id)))
     return entries
+
+
+def _shard(session_id: str | None) -> int:
+    return keys.shard_of(session_id) if session_id is not None else 0

@@ -43,7 +43,7 @@ end
 #       7 the message update (Outbox.script_entry), 8 the audit event of a vote, 9 the audit event of a
 #       decision (Audit.script_event), 10 the resume job (JobQueue.script_resume; the script adds the round's
 #       version), 11 the request's schedule entry ids (JSON array), 12 recent decisions kept, 13 the ts of the
-#       typed reply deciding ('' for clicks and the clock).
+#       typed reply deciding ('' for clicks and the clock), 14 now (ms: the decision's place among the recent ones).
 # Returns {status, value}: unknown, unseen (the reply was written before the approval message was posted),
 # already (value: the decision), voted (this user already voted), retry (someone voted meanwhile),
 # vote (value: the count), no_round, decided (value: queued or waiting).
@@ -94,8 +94,8 @@ for _, entry_id in ipairs(cjson.decode(ARGV[11])) do
 end
 redis.call('ZREM', KEYS[12], ARGV[6])
 redis.call('ZREM', KEYS[13], ARGV[6])
-redis.call('LPUSH', KEYS[14], ARGV[6])
-redis.call('LTRIM', KEYS[14], 0, tonumber(ARGV[12]) - 1)
+redis.call('ZADD', KEYS[14], ARGV[14], ARGV[6])
+redis.call('ZREMRANGEBYRANK', KEYS[14], 0, -tonumber(ARGV[12]) - 1)
 queue_update_and_audit(ARGV[9])
 if redis.call('SCARD', KEYS[2]) == 0 then
   queue_job(KEYS[5], ARGV[10], round_version)

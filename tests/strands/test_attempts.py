@@ -153,7 +153,7 @@ def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_app
         redis_client.set(HOLD_RESTART_KEY, "1")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
         kill_a_worker_once_it_sets(
-            redis_client, STARTED_RESTART_KEY, bot, redis_server, agent_factory=f"{AGENTS}:strands_operations_agent"
+            redis_client, STARTED_RESTART_KEY, bot, redis_server.url, agent_factory=f"{AGENTS}:strands_operations_agent"
         )
         redis_client.delete(HOLD_RESTART_KEY)
 

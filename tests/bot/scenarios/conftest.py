@@ -1,4 +1,5 @@
-"""Fixtures for the bot's scenario tests."""
+"""Fixtures for the bot's scenario tests; every scenario that uses ``redis_client`` runs on one server and
+on a 3-master Redis Cluster (ids ``single`` and ``cluster``)."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -7,6 +8,9 @@ import pytest
 import redis
 
 from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.redis_targets import on_both
+
+pytest_generate_tests = on_both
 
 SCENARIO_POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
 

@@ -44,13 +44,13 @@ def test_export_round_trips_every_field(redis_client: redis.Redis, fmt: ExportFo
     assert audit.export(out, fmt=fmt) == 2
 
     assert read_export(out.getvalue(), fmt) == list(audit.entries())
-    assert redis_client.get(keys.AUDIT_EXPORTED) == list(audit.entries())[-1].id.encode()
+    assert redis_client.get(keys.audit_exported(keys.shard_of("T:C:1.2"))) == list(audit.entries())[-1].id.encode()
 
 
 def test_export_since_skips_older_events(redis_client: redis.Redis) -> None:
     now = [1_800_000_000.0]
     audit = Audit(redis_client, clock=lambda: now[0])
-    redis_client.xadd(keys.AUDIT, {"event": "older"}, id="1000-0")  # long ago, by id
+    redis_client.xadd(keys.audit(0), {"event": "older"}, id="1000-0")  # long ago, by id
     audit.record("old")
     out = io.StringIO()
     audit.export(out, since=datetime(2026, 1, 1, tzinfo=UTC))

@@ -9,6 +9,7 @@ from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import PostOptions
 from bot.store import keys
+from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, is_decided
 
 
@@ -27,7 +28,7 @@ def test_forged_stale_and_unsigned_requests_are_refused_and_queue_nothing(bot: B
     assert "signature" in result.json()["error"]
     bot.drain()
     assert bot.slack.calls("chat.postMessage") == []
-    assert bot.services.redis.xlen(keys.JOBS) == 0
+    assert shards.jobs_queued(bot.services.redis) == 0
 
 
 def test_a_replayed_request_is_refused_and_runs_nothing_twice(bot: Bot) -> None:
@@ -86,7 +87,7 @@ def test_a_click_on_an_unknown_approval_says_so_and_changes_nothing(bot: Bot) ->
     bot.drain()
     [notice] = bot.ephemeral_texts(APPROVER)
     assert "no longer" in notice.lower() or "unknown" in notice.lower() or "not found" in notice.lower()
-    assert bot.services.redis.xlen(keys.JOBS) == 0
+    assert shards.jobs_queued(bot.services.redis) == 0
 
 
 def test_a_corrupted_approval_fails_the_click_visibly_and_keeps_the_message_clickable(bot: Bot) -> None:

@@ -16,6 +16,7 @@ import redis
 
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
+from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
@@ -155,7 +156,7 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
 
 def test_audit_export_writes_the_trail_as_jsonl_and_csv(redis_server: RedisServer, tmp_path: Path) -> None:
     client = redis.Redis.from_url(redis_server.url)
-    client.delete("signoff:audit", "signoff:audit:exported")
+    client.flushdb()
     Audit(client).record("decision", session_id="T:C:1.2", actor="U0A", decision="approve")
     for fmt in ("jsonl", "csv"):
         output = tmp_path / f"audit.{fmt}"
@@ -177,21 +178,21 @@ def test_audit_export_needs_redis_url_and_a_valid_since() -> None:
 
 
 def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
-    redis_server: RedisServer, redis_client: redis.Redis
+    redis_url: str, redis_client: redis.Redis
 ) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
         bot.mention("restart checkout")
         bot.drain()
         approval_id = bot.approval_id()
 
-        listed = _run(["pending"], REDIS_URL=redis_server.url)
+        listed = _run(["pending"], REDIS_URL=redis_url)
         assert listed.returncode == 0, listed.stderr
         assert approval_id in listed.stdout
         assert "restart_service" in listed.stdout
         assert "open" in listed.stdout
         session_id = listed.stdout.splitlines()[0]
 
-        refused = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        refused = _run(["resume", session_id], REDIS_URL=redis_url)
         assert refused.returncode == 1
         assert "still open" in refused.stderr
 
@@ -200,8 +201,9 @@ def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
         runner = bot.services.runner
         runner._resume = lambda session_id, version: None  # type: ignore[method-assign]  # given up, say
         bot.drain()
-        bot.services.redis.xtrim("signoff:jobs", maxlen=0)
+        jobs = keys.jobs(keys.shard_of(session_id))
+        bot.services.redis.xtrim(jobs, maxlen=0)
 
-        queued = _run(["resume", session_id], REDIS_URL=redis_server.url)
+        queued = _run(["resume", session_id], REDIS_URL=redis_url)
         assert queued.returncode == 0, queued.stderr
-        assert bot.services.redis.xlen("signoff:jobs") == 1
+        assert bot.services.redis.xlen(jobs) == 1

@@ -8,7 +8,6 @@ from typing import Any
 
 import redis
 
-from state import RedisServer
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY
 from tests.bot.support.doomed_worker import kill, wait_until, worker_process
 from tests.bot.support.harness import Bot, demo_factory, running_bot
@@ -16,10 +15,10 @@ from tests.bot.support.harness import Bot, demo_factory, running_bot
 _ANSWER = "POST /pay 502 upstream timeout"  # the demo agent's answer to "logs for checkout"
 
 
-def _worker(bot: Bot, server: RedisServer) -> AbstractContextManager[subprocess.Popen[bytes]]:
+def _worker(bot: Bot, redis_url: str) -> AbstractContextManager[subprocess.Popen[bytes]]:
     """A worker process building the held agent, with a short claim time."""
     return worker_process(
-        bot, server, AGENT_FACTORY="tests.bot.support.agents:held_agent", JOB_CLAIM_SECONDS="0.5", LOG_LEVEL="ERROR"
+        bot, redis_url, AGENT_FACTORY="tests.bot.support.agents:held_agent", JOB_CLAIM_SECONDS="0.5", LOG_LEVEL="ERROR"
     )
 
 
@@ -32,18 +31,18 @@ def _holds_build(client: redis.Redis, builds: int) -> bool:
 
 
 def test_killed_workers_leave_the_group_once_their_job_is_claimed_and_a_stopped_one_leaves_at_once(
-    redis_client: redis.Redis, redis_server: RedisServer
+    redis_client: redis.Redis, redis_url: str
 ) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
         redis_client.set(HOLD_BUILD_KEY, "1")
         assert bot.mention("logs for checkout").status == 200
         for killed in range(3):  # each takes the job (the first reads it, the next claim it), and dies with it
-            with _worker(bot, redis_server) as doomed:
+            with _worker(bot, redis_url) as doomed:
                 wait_until(partial(_holds_build, redis_client, killed + 1), f"worker {killed + 1} holds the job")
                 kill(doomed)
 
         redis_client.delete(HOLD_BUILD_KEY)
-        with _worker(bot, redis_server) as survivor:
+        with _worker(bot, redis_url) as survivor:
             wait_until(lambda: any(_ANSWER in text for text in bot.texts_posted()), "the survivor answers")
             assert bot.services.jobs.pending_count() == 0
             wait_until(lambda: len(bot.services.jobs.consumers()) == 1, "the dead workers are removed from the group")

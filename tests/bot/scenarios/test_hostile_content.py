@@ -12,7 +12,7 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.store import keys
-from state import RedisServer
+from tests.bot.support import shards
 from tests.bot.support.agents import nested, one_gated_call
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.processes import run_bot
@@ -49,11 +49,11 @@ def test_arguments_nested_200_deep_are_posted_shortened_and_can_be_decided(redis
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[0])
-        assert bot.services.redis.zcard(keys.OPEN_INDEX) == 0
+        assert shards.open_approvals(bot.services.redis) == []
 
 
 def _open_index(client: redis.Redis) -> list[str]:
-    members: list[bytes] = client.zrange(keys.OPEN_INDEX, 0, -1)  # type: ignore[assignment]
+    members = shards.open_approvals(client)
     return [member.decode() for member in members]
 
 
@@ -66,7 +66,7 @@ def _write_too_deep(bot: Bot, session_id: str, approval_id: str) -> None:
 
 
 def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_working(
-    redis_server: RedisServer, redis_client: redis.Redis
+    redis_url: str, redis_client: redis.Redis
 ) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
         good_id, _session = bot.ask("restart checkout")
@@ -85,9 +85,9 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         assert "1 request waiting" in bot.slash_approvals()
         assert _open_index(redis_client) == [good_id]
         assert bad_id in bot.services.approvals.quarantined()
-        assert redis_client.hlen("signoff:outbox:dead") == 0
+        assert bot.services.outbox.dead_letters() == {}
 
-        listed = run_bot(["pending"], REDIS_URL=redis_server.url)
+        listed = run_bot(["pending"], REDIS_URL=redis_url)
         assert listed.returncode == 0, listed.stderr
         assert "Traceback" not in listed.stderr
         assert good_id in listed.stdout

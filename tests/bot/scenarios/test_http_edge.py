@@ -16,6 +16,7 @@ from bot.services import connect_redis
 from bot.slack.http import serve
 from bot.store import keys
 from state import RedisServer
+from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot, demo_factory, running_bot
 from tests.outage import redis_stopped
 
@@ -42,7 +43,7 @@ def test_malformed_signature_headers_get_401_naming_the_header(bot: Bot, headers
     assert result.status == 401, result.body
     assert named in result.json()["error"]
     bot.drain()
-    assert bot.services.redis.xlen(keys.JOBS) == 0
+    assert shards.jobs_queued(bot.services.redis) == 0
 
 
 @pytest.mark.parametrize(
@@ -121,7 +122,7 @@ def test_a_missing_negative_or_huge_content_length_is_refused_before_the_body_is
     # The connection stays open after the body: a server reading "to the end" would never answer.
     assert _raw_exchange(bot.url, head, body).split(" ")[1] == status
     bot.drain()
-    assert bot.services.redis.xlen(keys.JOBS) == 0
+    assert shards.jobs_queued(bot.services.redis) == 0
 
 
 def _ok(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:

@@ -49,10 +49,10 @@ def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> De
     )
 
 
-def _kill_while_slack_holds_the_answer(bot: Bot, redis_server: RedisServer, *, posts_before: int) -> None:
+def _kill_while_slack_holds_the_answer(bot: Bot, redis_url: str, *, posts_before: int) -> None:
     """A real worker posts (Slack posts it, then holds the answer); the worker is SIGKILLed before it hears back."""
     bot.slack.slow_next("chat.postMessage", 30)
-    with worker_process(bot, redis_server) as worker:
+    with worker_process(bot, redis_url) as worker:
         bot.slack.wait_for("chat.postMessage", count=posts_before + 1, timeout=30)
         kill(worker)
 
@@ -65,12 +65,12 @@ def real_time_bot(redis_client: redis.Redis) -> Iterator[Bot]:
 
 
 def test_a_worker_killed_after_posting_an_approval_leaves_one_copy_and_it_is_the_one_updated(
-    real_time_bot: Bot, redis_server: RedisServer
+    real_time_bot: Bot, redis_url: str
 ) -> None:
     bot = real_time_bot
     bot.mention("restart checkout")
     bot.worker.run_jobs_once(block_ms=1)  # the round opens; its post waits in the outbox
-    _kill_while_slack_holds_the_answer(bot, redis_server, posts_before=0)
+    _kill_while_slack_holds_the_answer(bot, redis_url, posts_before=0)
     [posted] = bot.approval_messages()
     approval_id = bot.approval_id()
 
@@ -87,9 +87,7 @@ def test_a_worker_killed_after_posting_an_approval_leaves_one_copy_and_it_is_the
     assert is_decided(shown)
 
 
-def test_a_worker_killed_after_posting_the_answer_leaves_one_answer(
-    real_time_bot: Bot, redis_server: RedisServer
-) -> None:
+def test_a_worker_killed_after_posting_the_answer_leaves_one_answer(real_time_bot: Bot, redis_url: str) -> None:
     bot = real_time_bot
     bot.mention("restart checkout")
     bot.drain()
@@ -98,7 +96,7 @@ def test_a_worker_killed_after_posting_the_answer_leaves_one_answer(
     bot.worker.run_jobs_once(block_ms=1)  # the decision's update, then the resume: the answer waits in the outbox
     bot.worker.run_jobs_once(block_ms=1)
     posts_before = len(bot.slack.calls("chat.postMessage"))
-    _kill_while_slack_holds_the_answer(bot, redis_server, posts_before=posts_before)
+    _kill_while_slack_holds_the_answer(bot, redis_url, posts_before=posts_before)
     answer = bot.texts_posted()[-1]
 
     _survivor(bot).deliver_due()

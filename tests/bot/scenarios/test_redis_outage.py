@@ -7,8 +7,8 @@ import redis
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.services import connect_redis
-from bot.store import keys
 from state import RedisServer
+from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
 from tests.outage import redis_stopped
 
@@ -57,7 +57,7 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
     with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
         approval_id, _session_id = bot.ask()
         opened = bot.open_deny(approval_id, user=APPROVER)
-        jobs_before = bot.services.redis.xlen(keys.JOBS)
+        jobs_before = shards.jobs_queued(bot.services.redis)
 
         with redis_stopped(own_redis):
             command = slack_requests.slash_command(
@@ -81,7 +81,7 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
             assert event.status == 503  # Slack delivers the event again later
             assert _NOT_RECORDED in event.json()["error"]
 
-        assert bot.services.redis.xlen(keys.JOBS) == jobs_before
+        assert shards.jobs_queued(bot.services.redis) == jobs_before
         approval = bot.services.approvals.find(approval_id)
         assert approval is not None
         assert approval.decision is None

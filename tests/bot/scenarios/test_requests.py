@@ -9,9 +9,9 @@ import redis
 from agent import Agent, ModelError, ScriptedModel
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
-from bot.store import keys
 from bot.worker import MAX_DELIVERIES
 from state.shapes import Message
+from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER, Bot, running_bot
 
 
@@ -31,7 +31,7 @@ def test_the_slash_command_opens_a_thread_and_asks_there(bot: Bot) -> None:
 
     [anchor] = bot.slack.wait_for("chat.postMessage")
     assert anchor.args["text"] == f"<@{REQUESTER}> asked the agent: restart checkout"
-    _eventually(lambda: bot.services.redis.xlen(keys.JOBS) == 1)
+    _eventually(lambda: shards.jobs_queued(bot.services.redis) == 1)
     bot.drain()
 
     [approval] = bot.approval_messages()

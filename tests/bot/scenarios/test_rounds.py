@@ -10,6 +10,7 @@ from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.outbox import Outbox, update_approval
+from tests.bot.support import shards
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import running_bot
 
@@ -88,7 +89,7 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
     stale = approvals.get(SID, old.approval_id)
     assert stale is not None
     decision = Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC))
-    jobs_before = redis_client.xlen(keys.JOBS) if redis_client.exists(keys.JOBS) else 0
+    jobs_before = shards.jobs_queued(redis_client)
 
     result = approvals.decide(
         stale,
@@ -104,7 +105,7 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
     after = approvals.get(SID, old.approval_id)
     assert after is not None
     assert after.decision is None
-    assert (redis_client.xlen(keys.JOBS) if redis_client.exists(keys.JOBS) else 0) == jobs_before
+    assert (shards.jobs_queued(redis_client)) == jobs_before
 
 
 def test_approvals_published_late_into_their_round_leave_the_round_waiting(redis_client: redis.Redis) -> None:

@@ -10,6 +10,8 @@ from bot.render import action_ids as ids
 from bot.store import keys
 from bot.store.audit import AuditEntry
 from state.interrupt import _InterruptState
+from state.store import keys_for
+from tests.bot.support import shards
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,
@@ -285,7 +287,7 @@ def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_li
         approval_key,
         keys.round_(session_id),
         keys.thread(session_id),
-        f"signoff:{{{session_id}}}:session",
+        keys_for(session_id).session,
     ):
         assert redis_client.ttl(waiting) == -1, waiting  # nothing expires while approvals wait
 
@@ -297,13 +299,13 @@ def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_li
     for key in (
         approval_key,
         keys.discussion(session_id, approval_id),
-        keys.approval_session(approval_id),
+        keys.approval_session(keys.shard_of(session_id), approval_id),
         keys.round_(session_id),
         keys.thread(session_id),
-        "signoff:{" + session_id + "}:session",
+        keys_for(session_id).session,
     ):
         assert 0 < redis_client.ttl(key) <= retention, key
-    assert bot.services.redis.zcard(keys.OPEN_INDEX) == 0
+    assert shards.open_approvals(bot.services.redis) == []
     assert bot.services.schedule.pending() == 0
     assert bot.services.outbox.pending() == 0
     assert bot.services.jobs.pending_count() == 0

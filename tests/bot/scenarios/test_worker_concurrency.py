@@ -19,7 +19,6 @@ from agent import Agent, ScriptedModel
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn
 from bot.sandbox import slack_requests
-from state import RedisServer
 from state.shapes import Message
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY, held_agent
 from tests.bot.support.doomed_worker import kill, wait_until, worker_process
@@ -116,14 +115,14 @@ def test_one_heartbeat_keeps_every_long_job_claimed(redis_client: redis.Redis) -
 
 
 def test_a_killed_worker_s_jobs_are_each_claimed_once(
-    redis_client: redis.Redis, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+    redis_client: redis.Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REDIS_URL", redis_server.url)  # held_agent counts its builds there
+    monkeypatch.setenv("REDIS_URL", redis_url)  # held_agent counts its builds there
     with running_bot(redis_client, agent_factory=held_agent) as bot:
         redis_client.set(HOLD_BUILD_KEY, "1")
         threads = [_mention(bot, text) for text in ("logs for checkout", "logs for api", "logs for search")]
         with worker_process(
-            bot, redis_server, AGENT_FACTORY="tests.bot.support.agents:held_agent", WORKER_CONCURRENCY="4"
+            bot, redis_url, AGENT_FACTORY="tests.bot.support.agents:held_agent", WORKER_CONCURRENCY="4"
         ) as doomed:
             wait_until(lambda: int(redis_client.get(BUILDS_KEY) or 0) == 3, "the worker runs all three jobs")
             kill(doomed)

@@ -10,7 +10,6 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
-from state import RedisServer
 from tests.bot.support.agents import (
     HOLD_DEPLOY_KEY,
     HOLD_KEY,
@@ -24,7 +23,7 @@ from tests.bot.support.harness import APPROVER, is_decided, running_bot
 
 
 def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
-    redis_client: redis.Redis, redis_server: RedisServer
+    redis_client: redis.Redis, redis_url: str
 ) -> None:
     factory = partial(counting_agent, client=redis_client)
     with running_bot(redis_client, agent_factory=factory) as bot:
@@ -36,7 +35,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
 
         redis_client.set(HOLD_KEY, "1")
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_server)  # deploy done, notify running
+        kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_url)  # deploy done, notify running
         assert completions(redis_client, "deploy") == 1
         assert bot.services.jobs.pending_count() == 1  # the job is still pending, owned by the dead worker
 
@@ -53,7 +52,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
 
 @pytest.mark.parametrize("answer", ["approve", "deny"])
 def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_running_it_again(
-    redis_client: redis.Redis, redis_server: RedisServer, answer: str
+    redis_client: redis.Redis, redis_url: str, answer: str
 ) -> None:
     factory = partial(counting_agent, client=redis_client)
     with running_bot(redis_client, agent_factory=factory) as bot:
@@ -62,7 +61,7 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
         thread_ts = bot.approval_messages()[0]["thread_ts"]
         redis_client.set(HOLD_DEPLOY_KEY, "1")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_server)  # deploy running
+        kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_url)  # deploy running
         redis_client.delete(HOLD_DEPLOY_KEY)
 
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)

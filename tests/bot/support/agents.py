@@ -7,7 +7,6 @@ the demonstration agent, built only once a Redis key is gone (a worker can be ki
 job waits there, before anything of it ran).
 """
 
-import os
 import time
 from typing import Any
 
@@ -49,7 +48,7 @@ def _answer_after_results(first_turn: ModelTurn, final_text: str) -> ScriptedMod
 
 def counting_agent(*, session_id: str, store: SessionStore, client: Any = None) -> Agent:
     """Deploy (gated) then notify (free); counts completions in Redis."""
-    counter: redis.Redis = client or redis.Redis.from_url(os.environ["REDIS_URL"])
+    counter: redis.Redis = client or store.client  # the bot's own client: a cluster client on a cluster
 
     def hold(started_key: str, hold_key: str) -> None:
         counter.incr(started_key)
@@ -97,7 +96,7 @@ def two_gates_agent(*, session_id: str, store: SessionStore, concurrent: bool = 
 
 def held_agent(*, session_id: str, store: SessionStore) -> Agent:
     """The demonstration agent; each build is counted and waits while ``HOLD_BUILD_KEY`` exists."""
-    counter = redis.Redis.from_url(os.environ["REDIS_URL"])
+    counter = store.client
     counter.incr(BUILDS_KEY)
     deadline = time.monotonic() + 30
     while counter.exists(HOLD_BUILD_KEY) and time.monotonic() < deadline:

@@ -11,7 +11,6 @@ from contextlib import contextmanager
 
 import redis
 
-from state import RedisServer
 from tests.bot.support.harness import Bot
 from tests.bot.support.processes import ROOT
 
@@ -20,7 +19,7 @@ COUNTING_AGENT = "tests.bot.support.agents:counting_agent"
 
 @contextmanager
 def worker_process(
-    bot: Bot, redis_server: RedisServer, *, capture_stderr: bool = False, **settings: str
+    bot: Bot, redis_url: str, *, capture_stderr: bool = False, **settings: str
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``python -m bot worker`` on the bot's Slack and Redis, with ``settings`` (e.g. ``AGENT_FACTORY``) in its
     environment; killed if the test leaves it running."""
@@ -28,7 +27,7 @@ def worker_process(
         **os.environ,
         "SLACK_BOT_TOKEN": bot.slack.token,
         "SLACK_API_URL": bot.slack.url,
-        "REDIS_URL": redis_server.url,
+        "REDIS_URL": redis_url,
         "LOG_LEVEL": "WARNING",
         **settings,
     }
@@ -72,9 +71,9 @@ def wait_for_key(client: redis.Redis, key: str, process: subprocess.Popen[bytes]
 
 
 def kill_a_worker_once_it_sets(
-    client: redis.Redis, key: str, bot: Bot, redis_server: RedisServer, *, agent_factory: str = COUNTING_AGENT
+    client: redis.Redis, key: str, bot: Bot, redis_url: str, *, agent_factory: str = COUNTING_AGENT
 ) -> None:
     """Run a worker (with ``agent_factory``) and SIGKILL it as soon as ``key`` exists."""
-    with worker_process(bot, redis_server, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
+    with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)
         kill(doomed)

@@ -7,7 +7,6 @@ import redis
 from slack_sdk import WebClient
 
 from bot.slack.delivery import Deliverer
-from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
@@ -94,9 +93,9 @@ def test_a_permanent_error_is_parked_with_its_reason_after_a_few_attempts(
 
     assert len(slack.calls("chat.postMessage")) == 5
     assert outbox.pending() == 0
-    [parked] = redis_client.hvals(keys.OUTBOX_DEAD)
-    assert b"channel_not_found" in parked
-    assert b"hello" in parked
+    [parked] = outbox.dead_letters().values()
+    assert "channel_not_found" in parked["why"]
+    assert parked["entry"]["payload"]["text"] == "hello"
 
 
 def test_an_entry_claimed_by_a_dispatcher_that_died_comes_back_after_its_lease(
@@ -166,8 +165,8 @@ def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
         clock.now += 600
 
     assert outbox.pending() == 0
-    [parked] = redis_client.hvals(keys.OUTBOX_DEAD)
-    assert b"ValueError" in parked
+    [parked] = outbox.dead_letters().values()
+    assert "ValueError" in parked["why"]
 
 
 def test_waiting_for_its_turn_is_not_a_failed_attempt(

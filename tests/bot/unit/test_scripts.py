@@ -65,8 +65,10 @@ def test_every_lua_script_of_the_bot_lives_in_the_scripts_module() -> None:
 def test_a_decision_keeps_the_outbox_wake_list_as_short_as_the_outbox_does(redis_client: redis.Redis) -> None:
     _approve_all(redis_client, 70)
 
-    assert redis_client.hlen(keys.OUTBOX_ENTRIES) == 70
-    assert redis_client.llen(keys.OUTBOX_WAKE) == 64  # the outbox's own bound, not one token per decision
+    assert redis_client.hlen(keys.outbox_entries(keys.shard_of(SID))) == 70
+    assert (
+        redis_client.llen(keys.outbox_wake(keys.shard_of(SID))) == 64
+    )  # the outbox's own bound, not one token per decision
 
 
 def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_client: redis.Redis) -> None:

@@ -9,6 +9,7 @@ import redis
 
 from bot.render import action_ids as ids
 from bot.store import keys
+from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot
 
 BAD_JOBS = {
@@ -29,7 +30,7 @@ def _drain_for(bot: Bot, seconds: float) -> None:
 
 @pytest.mark.parametrize("name", sorted(BAD_JOBS))
 def test_one_malformed_job_does_not_stop_the_next_request(bot: Bot, redis_client: redis.Redis, name: str) -> None:
-    redis_client.xadd(keys.JOBS, BAD_JOBS[name])  # type: ignore[arg-type]
+    redis_client.xadd(keys.jobs(0), BAD_JOBS[name])  # type: ignore[arg-type]
     bot.mention("restart checkout")
     _drain_for(bot, 3)
     assert bot.approval_messages(), bot.texts_posted()
@@ -56,8 +57,8 @@ BAD_OUTBOX = {
 @pytest.mark.parametrize("name", sorted(BAD_OUTBOX))
 def test_one_malformed_outbox_entry_does_not_stop_delivery(bot: Bot, redis_client: redis.Redis, name: str) -> None:
     entry_id = "00000000000000000001-bad"
-    redis_client.hset(keys.OUTBOX_ENTRIES, entry_id, BAD_OUTBOX[name])
-    redis_client.zadd(keys.OUTBOX_DUE, {entry_id: 0})
+    redis_client.hset(keys.outbox_entries(0), entry_id, BAD_OUTBOX[name])
+    redis_client.zadd(keys.outbox_due(0), {entry_id: 0})
     bot.mention("restart checkout")
     _drain_for(bot, 3)
     assert bot.approval_messages(), bot.texts_posted()
@@ -65,23 +66,25 @@ def test_one_malformed_outbox_entry_does_not_stop_delivery(bot: Bot, redis_clien
 
 def test_a_job_that_can_never_run_is_quarantined_once_not_retried(bot: Bot, redis_client: redis.Redis) -> None:
     """Nothing blinds: the job is acknowledged at once and the audit trail names it, for operators."""
-    job_id: Any = redis_client.xadd(keys.JOBS, BAD_JOBS["not_utf8"])  # type: ignore[arg-type]
+    job_id: Any = redis_client.xadd(keys.jobs(0), BAD_JOBS["not_utf8"])  # type: ignore[arg-type]
     bot.worker.run_jobs_once(block_ms=50)
     assert bot.worker.queue.pending_count() == 0
-    assert redis_client.xlen(keys.JOBS) == 0
+    assert shards.jobs_queued(redis_client) == 0
     quarantined = [entry for entry in bot.worker.audit.entries() if entry.event == "quarantined"]
-    assert [(entry.details["record"], entry.details["key"]) for entry in quarantined] == [("job", job_id.decode())]
+    assert [(entry.details["record"], entry.details["key"]) for entry in quarantined] == [
+        ("job", f"0/{job_id.decode()}")
+    ]
     assert "not UTF-8" in quarantined[0].details["why"]
 
 
 def test_an_unreadable_outbox_entry_is_moved_to_the_dead_letters(bot: Bot, redis_client: redis.Redis) -> None:
     """Nothing blinds: the entry leaves the queue at once, with why, where an operator finds it."""
     entry_id = "00000000000000000001-bad"
-    redis_client.hset(keys.OUTBOX_ENTRIES, entry_id, BAD_OUTBOX["not_utf8"])
-    redis_client.zadd(keys.OUTBOX_DUE, {entry_id: 0})
+    redis_client.hset(keys.outbox_entries(0), entry_id, BAD_OUTBOX["not_utf8"])
+    redis_client.zadd(keys.outbox_due(0), {entry_id: 0})
     bot.worker.deliverer.deliver_due()
-    assert not redis_client.hexists(keys.OUTBOX_ENTRIES, entry_id)
-    assert redis_client.zscore(keys.OUTBOX_DUE, entry_id) is None
-    parked = json.loads(redis_client.hget(keys.OUTBOX_DEAD, entry_id))  # type: ignore[arg-type]
+    assert not redis_client.hexists(keys.outbox_entries(0), entry_id)
+    assert redis_client.zscore(keys.outbox_due(0), entry_id) is None
+    parked = json.loads(redis_client.hget(keys.outbox_dead(0), entry_id))  # type: ignore[arg-type]
     assert parked["unreadable"] == "\\xff\\xfe"
     assert "not JSON" in parked["why"]

@@ -7,7 +7,7 @@ import redis
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.store import keys
-from state import RedisServer
+from tests.bot.support import shards
 from tests.bot.support.agents import one_gated_call
 from tests.bot.support.harness import APPROVER, running_bot
 from tests.bot.support.processes import run_bot
@@ -15,66 +15,70 @@ from tests.bot.support.processes import run_bot
 HOSTILE_TOOL = "cat_report_\u202egpj.sh\x1b[2J\x1b[31m"
 
 
-def test_audit_export_survives_one_non_utf8_entry(redis_client: redis.Redis, redis_server: RedisServer) -> None:
+def test_audit_export_survives_one_non_utf8_entry(redis_client: redis.Redis, redis_url: str) -> None:
     """Nothing blinds: one corrupt audit entry among good ones; the export still writes the good ones."""
     with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
         bot.mention("deploy")
         bot.drain()
-    good = int(redis_client.xlen(keys.AUDIT))
+    good = shards.audit_length(redis_client)
     assert good > 0
     redis_client.xadd(
-        keys.AUDIT, {"event": b"\xff\xfe", "actor": "x", "session_id": "s", "at_ms": "1", "details": "{}"}
+        keys.audit(0), {"event": b"\xff\xfe", "actor": "x", "session_id": "s", "at_ms": "1", "details": "{}"}
     )
-    done = run_bot(["audit", "export"], REDIS_URL=redis_server.url)
+    done = run_bot(["audit", "export"], REDIS_URL=redis_url)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len([line for line in done.stdout.splitlines() if line.strip()]) >= good
 
 
-def test_audit_export_survives_one_entry_with_a_bad_time(redis_client: redis.Redis, redis_server: RedisServer) -> None:
+def test_audit_export_survives_one_entry_with_a_bad_time(redis_client: redis.Redis, redis_url: str) -> None:
     """Nothing blinds: an entry whose at_ms is not a number."""
     redis_client.xadd(
-        keys.AUDIT, {"event": "decision", "actor": "x", "session_id": "s", "at_ms": "soon", "details": "{}"}
+        keys.audit(0), {"event": "decision", "actor": "x", "session_id": "s", "at_ms": "soon", "details": "{}"}
     )
-    redis_client.xadd(keys.AUDIT, {"event": "decision", "actor": "y", "session_id": "s", "at_ms": "1", "details": "{}"})
-    done = run_bot(["audit", "export"], REDIS_URL=redis_server.url)
+    redis_client.xadd(
+        keys.audit(0), {"event": "decision", "actor": "y", "session_id": "s", "at_ms": "1", "details": "{}"}
+    )
+    done = run_bot(["audit", "export"], REDIS_URL=redis_url)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"actor": "y"' in done.stdout
 
 
-def test_audit_export_survives_deeply_nested_details(redis_client: redis.Redis, redis_server: RedisServer) -> None:
+def test_audit_export_survives_deeply_nested_details(redis_client: redis.Redis, redis_url: str) -> None:
     """Nothing blinds: details nested 100,000 deep (json.loads raises RecursionError, not ValueError)."""
     deep = "[" * 100_000 + "]" * 100_000
-    redis_client.xadd(keys.AUDIT, {"event": "decision", "actor": "x", "session_id": "s", "at_ms": "1", "details": deep})
-    redis_client.xadd(keys.AUDIT, {"event": "decision", "actor": "y", "session_id": "s", "at_ms": "2", "details": "{}"})
-    done = run_bot(["audit", "export"], REDIS_URL=redis_server.url)
+    redis_client.xadd(
+        keys.audit(0), {"event": "decision", "actor": "x", "session_id": "s", "at_ms": "1", "details": deep}
+    )
+    redis_client.xadd(
+        keys.audit(0), {"event": "decision", "actor": "y", "session_id": "s", "at_ms": "2", "details": "{}"}
+    )
+    done = run_bot(["audit", "export"], REDIS_URL=redis_url)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"actor": "y"' in done.stdout
 
 
 def test_pending_shows_hidden_and_terminal_control_characters_visibly(
-    redis_client: redis.Redis, redis_server: RedisServer
+    redis_client: redis.Redis, redis_url: str
 ) -> None:
     """Truthful: the operator's `python -m bot pending` prints a tool name with U+202E and ANSI escapes raw."""
     with running_bot(redis_client, agent_factory=one_gated_call(HOSTILE_TOOL, {"x": 1})) as bot:
         bot.mention("go")
         bot.drain()
         assert bot.approval_messages()
-    done = run_bot(["pending"], REDIS_URL=redis_server.url)
+    done = run_bot(["pending"], REDIS_URL=redis_url)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "cat_report_" in done.stdout
     assert "\u202e" not in done.stdout
     assert "\x1b" not in done.stdout
 
 
-def test_pending_survives_one_session_with_a_corrupt_round(
-    redis_client: redis.Redis, redis_server: RedisServer
-) -> None:
+def test_pending_survives_one_session_with_a_corrupt_round(redis_client: redis.Redis, redis_url: str) -> None:
     """Nothing blinds: one session's round record is garbage; `pending` still lists the other session."""
     with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
         _first, first_session = bot.ask("one")
         second, _second_session = bot.ask("two")
     redis_client.hset(keys.round_(first_session), "approvals", "{garbage")
-    done = run_bot(["pending"], REDIS_URL=redis_server.url)
+    done = run_bot(["pending"], REDIS_URL=redis_url)
     assert done.returncode == 0, done.stderr[-1500:]
     assert second in done.stdout
 
@@ -83,7 +87,7 @@ def test_home_and_approvals_survive_a_non_utf8_member_of_the_open_index(redis_cl
     """Nothing blinds: one foreign member in the open index; Home and /approvals still answer."""
     with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
         approval_id, _ = bot.ask("one")
-        redis_client.zadd(keys.OPEN_INDEX, {b"\xff\xfe": 0})
+        redis_client.zadd(keys.open_index(0), {b"\xff\xfe": 0})
         text = bot.slash_approvals()
         assert "deploy" in text, text
         event = {"type": "app_home_opened", "user": APPROVER, "channel": "D1", "tab": "home"}
@@ -95,16 +99,16 @@ def test_home_and_approvals_survive_a_non_utf8_member_of_the_open_index(redis_cl
 
 
 def test_resume_of_a_session_with_an_unreadable_approval_is_one_clear_refusal(
-    redis_client: redis.Redis, redis_server: RedisServer
+    redis_client: redis.Redis, redis_url: str
 ) -> None:
     """Nothing blinds: `python -m bot resume` on a session whose approval is corrupt says so (no traceback)."""
     with running_bot(redis_client, agent_factory=one_gated_call("deploy", {"x": 1})) as bot:
         approval_id, session_id = bot.ask("one")
         bot.corrupt(approval_id, session_id)
-    done = run_bot(["resume", session_id], REDIS_URL=redis_server.url)
+    done = run_bot(["resume", session_id], REDIS_URL=redis_url)
     assert "Traceback" not in done.stderr, done.stderr[-1500:]
     assert done.returncode == 1
-    jobs: Any = redis_client.xrange(keys.JOBS)
+    jobs: Any = shards.jobs(redis_client)
     assert not [fields for _id, fields in jobs if fields.get(b"kind") == b"resume"]
 
 
