@@ -25,6 +25,7 @@ import redis
 from bot import preflight
 from bot.cli import audit_export as audit_cli
 from bot.cli import demo
+from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.domain.policy_file import PolicyError
 from bot.render import messages
@@ -43,8 +44,10 @@ _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
     arguments = sys.argv[1:] if argv is None else argv
-    if arguments[:1] in (["audit"], ["pending"], ["resume"]):
+    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"]):
         try:
+            if arguments[0] == "migrate":
+                return migrate_cli.main(arguments[1:])
             return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)

@@ -1,0 +1,97 @@
+"""``python -m bot migrate``: data written before shards (one server, global queues) is moved, and the bot
+carries on with it: a request asked before the upgrade is decided after it, and its agent resumes."""
+
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bot.cli.migrate import migrate
+from bot.render import action_ids as ids
+from tests.bot.support.harness import APPROVER, demo_factory, running_bot
+from tests.bot.support.processes import run_bot
+
+_SHARDED = re.compile(r"^signoff:\{s\d+\.\d+\}:(.*)$")
+_GLOBAL = ("signoff:seen-signature:", "signoff:event:", "signoff:home-viewers", "signoff:channel-members:")
+
+
+def _as_written_before_shards(client: redis.Redis) -> set[str]:
+    """Rewrite every sharded key under its name before shards (``signoff:{<tag>}:<rest>`` -> ``signoff:<rest>``:
+    ``signoff:{<sid>}:...`` per session, ``signoff:jobs``, ``signoff:outbox``... global), merging the shards'
+    structures, and the recent decisions as the list they were. Returns the old names."""
+    streams: dict[str, list[tuple[bytes, dict[bytes, bytes]]]] = defaultdict(list)
+    for key in _names(client):
+        match = _SHARDED.match(key)
+        if match is None:
+            continue
+        old = f"signoff:{match.group(1)}"
+        kind = _text(client.type(key))
+        if kind == "stream":
+            streams[old].extend(client.xrange(key))  # type: ignore[arg-type]
+        elif kind == "zset" and old == "signoff:recent-decisions":
+            newest_first: Any = client.zrange(key, 0, -1, desc=True)
+            client.rpush(old, *newest_first)
+        elif kind == "zset":
+            scored: Any = client.zrange(key, 0, -1, withscores=True)
+            client.zadd(old, dict(scored))
+        elif kind == "hash":
+            client.hset(old, mapping=client.hgetall(key))  # type: ignore[arg-type]
+        else:
+            client.rename(key, old)
+            continue
+        client.delete(key)
+    for old, entries in streams.items():
+        for entry_id, fields in sorted(entries, key=lambda entry: tuple(map(int, entry[0].split(b"-")))):
+            client.xadd(old, fields, id=entry_id)  # type: ignore[arg-type]
+    return set(_names(client))
+
+
+POLICY = """
+rules:
+  - name: service-changes
+    match: {tools: [restart_service]}
+    reminders: {every: 15m}
+"""
+
+
+@pytest.mark.single_redis  # the layout before shards never ran on a cluster
+def test_a_request_asked_before_the_upgrade_is_decided_and_resumed_after_the_migration(
+    redis_client: redis.Redis, redis_url: str, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("restart checkout")
+        audited = len(list(bot.services.audit.entries()))
+        old_names = _as_written_before_shards(redis_client)
+        assert {"signoff:interrupted", "signoff:open-approvals", "signoff:audit", "signoff:schedule"} <= old_names
+        assert f"signoff:{{{session_id}}}:session" in old_names
+        assert bot.services.store.interrupted_sessions() == []  # the new layout sees nothing yet
+
+        listed = run_bot(["migrate"], REDIS_URL=redis_url)
+        assert listed.returncode == 0, listed.stderr
+
+        left = [name for name in _names(redis_client) if not _SHARDED.match(name)]
+        assert [name for name in left if not name.startswith(_GLOBAL)] == []  # only what was never sharded
+        assert bot.services.store.interrupted_sessions() == [session_id]
+        assert bot.services.approvals.open_everywhere() == [approval_id]
+        assert bot.services.schedule.pending() == 1  # its reminder
+        assert len(list(bot.services.audit.entries())) == audited
+        assert migrate(redis_client) == {}  # a second run finds nothing left to move
+
+        bot.services.jobs.ensure_group()
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        bot.drain()
+        thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+        assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
+
+
+def _names(client: redis.Redis) -> list[str]:
+    return [_text(raw) for raw in client.keys("*")]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
