@@ -33,7 +33,7 @@ from typing import Any, Final
 import redis
 
 from bot import preflight
-from bot.flow.runner import session_id_for
+from bot.domain.records import session_id_for
 from bot.settings import Settings
 from bot.store import keys
 from state.store import interrupted_index, keys_for, shard_tag
@@ -190,7 +190,7 @@ def _schedule(client: redis.Redis) -> int:
         session_id = _field(entry, "session_id")
         shard = keys.shard_of(session_id) if session_id else 0
         due = client.zscore(_OLD_SCHEDULE_DUE, entry_id)
-        client.hset(keys.schedule_entries(shard), entry_id, entry)
+        client.hset(keys.schedule_steps(shard), entry_id, entry)
         if due is not None:
             client.zadd(keys.schedule_due(shard), {entry_id: due})
     client.delete(_OLD_SCHEDULE_DUE, _OLD_SCHEDULE_ENTRIES)

@@ -36,7 +36,6 @@ from state.text import as_text, bytes_of
 logger = logging.getLogger(__name__)
 
 _WAKE_TOKENS_KEPT: Final = 64
-_CLUSTER_WAIT_S: Final = 0.02  # on a cluster, how long an idle dispatcher waits on one shard before the next
 _POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
 _UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
 _CLUSTER_WAIT_S: Final = 0.02  # on a cluster, how long an idle dispatcher waits on one shard before the next

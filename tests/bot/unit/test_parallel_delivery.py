@@ -116,7 +116,7 @@ def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
     slack.fail_next("chat.postMessage", status=500, channel="C0ALPHA")
     parts = [{"channel": "C0ALPHA", "thread_ts": "1.1", "text": f"part {index}"} for index in range(3)]
     transaction = redis_client.pipeline(transaction=True)
-    for entry in posts_in_order(parts, shard=0):
+    for entry in posts_in_order(parts):
         outbox.add(transaction, entry)
     transaction.execute()
     _queue_interleaved(outbox, 1)
