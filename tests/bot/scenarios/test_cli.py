@@ -47,6 +47,8 @@ from tests.bot.support.processes import run_bot as _run
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_CLAIM_SECONDS": "0"}, "JOB_CLAIM_SECONDS"),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "JOB_RETRY_SECONDS": "soon"}, "JOB_RETRY_SECONDS"),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "OUTBOX_LEASE_SECONDS": "-5"}, "OUTBOX_LEASE_SECONDS"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "WORKER_CONCURRENCY": "0"}, "WORKER_CONCURRENCY"),
+        (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "WORKER_CONCURRENCY": "many"}, "WORKER_CONCURRENCY"),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "REDIS_RETRY_SECONDS": "600"}, "REDIS_RETRY_SECONDS"),
     ],
 )
