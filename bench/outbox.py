@@ -2,8 +2,9 @@
 
 Run: ``python -m bench.outbox [--entries 600] [--channels 30] [--latency-ms 5] [--concurrency 8] [--rounds 3]``
 
-One real Redis and the loopback Slack Web API (``bot.sandbox.slack_api``), which answers each
-``chat.postMessage`` after ``--latency-ms`` (Slack's own answer time is tens of milliseconds).
+One real Redis and the loopback Slack Web API (``bot.sandbox.slack_api``, in a process of its own so
+that it does not compete with the delivering threads for this one's interpreter lock), which answers
+each ``chat.postMessage`` after ``--latency-ms`` (Slack's own answer time is tens of milliseconds).
 Each run queues ``--entries`` posts spread over ``--channels`` channels, then delivers them
 with the worker's own loop (``Deliverer.deliver_due``) until the outbox is empty:
 
@@ -17,9 +18,12 @@ that each channel received its messages in the order they were queued.
 """
 
 import argparse
+import multiprocessing
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
 
 import redis
 from slack_sdk import WebClient
@@ -32,19 +36,64 @@ from bot.store.outbox import Outbox, OutboxEntry
 from state import RedisServer
 
 
+def _serve_slack(commands: Connection) -> None:
+    """The loopback Slack in this (child) process, driven by ``commands``: its address, then reset / calls / stop."""
+    with FakeSlack() as slack:
+        commands.send((slack.url, slack.token))
+        while True:
+            command, *args = commands.recv()
+            if command == "reset":
+                slack.clear_calls()
+                slack.slow_next("chat.postMessage", args[0], times=args[1])
+                commands.send(None)
+            elif command == "calls":
+                calls = slack.calls("chat.postMessage")
+                commands.send([(call.args["channel"], call.args["text"], call.ok) for call in calls])
+            else:
+                return
+
+
+class _RemoteSlack:
+    """The parent's handle on the loopback Slack process."""
+
+    def __init__(self, commands: Connection) -> None:
+        self._commands = commands
+        self.url, self.token = commands.recv()
+
+    def reset(self, *, latency_s: float, times: int) -> None:
+        self._commands.send(("reset", latency_s, times))
+        self._commands.recv()
+
+    def posts(self) -> list[tuple[str, str, bool]]:
+        self._commands.send(("calls",))
+        posts: list[tuple[str, str, bool]] = self._commands.recv()
+        return posts
+
+
+@contextmanager
+def _slack_process() -> Iterator[_RemoteSlack]:
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    process = multiprocessing.get_context("spawn").Process(target=_serve_slack, args=(child,), daemon=True)
+    process.start()
+    try:
+        yield _RemoteSlack(parent)
+    finally:
+        parent.send(("stop",))
+        process.join(10)
+
+
 def _run(
-    client: redis.Redis, slack: FakeSlack, deliverer: Deliverer, *, entries: int, channels: int, latency_s: float
+    client: redis.Redis, slack: _RemoteSlack, deliverer: Deliverer, *, entries: int, channels: int, latency_s: float
 ) -> float:
     """Queue the posts, deliver them all; return the seconds delivery took."""
     client.flushdb()
-    slack.clear_calls()
+    slack.reset(latency_s=latency_s, times=entries)
     outbox = Outbox(client)
     transaction = client.pipeline(transaction=True)
     for index in range(entries):
         channel = f"C{index % channels:04d}"
         outbox.add(transaction, OutboxEntry("post_message", {"channel": channel, "text": f"{channel} {index}"}))
     transaction.execute()
-    slack.slow_next("chat.postMessage", latency_s, times=entries)
     started = time.perf_counter()
     while outbox.pending():
         deliverer.deliver_due()
@@ -53,13 +102,13 @@ def _run(
     return elapsed
 
 
-def _check_order(slack: FakeSlack, *, entries: int, channels: int) -> None:
-    calls = slack.calls("chat.postMessage")
-    assert len(calls) == entries, "every post is made once"
-    assert all(call.ok for call in calls), "every post is accepted"
+def _check_order(slack: _RemoteSlack, *, entries: int, channels: int) -> None:
+    posts = slack.posts()
+    assert len(posts) == entries, "every post is made once"
+    assert all(ok for _channel, _text, ok in posts), "every post is accepted"
     for channel_index in range(channels):
         channel = f"C{channel_index:04d}"
-        texts = [call.args["text"] for call in calls if call.args["channel"] == channel]
+        texts = [text for posted_in, text, _ok in posts if posted_in == channel]
         expected = [f"{channel} {index}" for index in range(channel_index, entries, channels)]
         assert texts == expected, f"channel {channel} got its messages out of order"
 
@@ -74,7 +123,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    with RedisServer() as server, FakeSlack() as slack:
+    with RedisServer() as server, _slack_process() as slack:
         client = redis.Redis.from_url(server.url)
         approvals = ApprovalStore(client)
 

@@ -12,9 +12,12 @@ What Slack shows must match what is stored, whatever fails:
   no copy the bot lost track of keeps live buttons, and no answer shows twice.
 - Entries for one conversation are sent in the order they were queued, different conversations in
   parallel (``concurrency`` threads, each with its own kept-alive connection when the client is a
-  ``KeepAliveWebClient``): a batch is split into lanes (``bot.slack.lanes``); when an entry of a
-  lane is put back (a 429, an error, not its turn), the rest of its lane in the batch waits behind
-  it, so a retry never lets a later message of that conversation overtake, and other lanes go on.
+  ``KeepAliveWebClient``). A batch is split into lanes (``bot.slack.lanes``), each in queued order;
+  a delivery sends to a lane only while it holds the lane's lease (``bot.store.lane_leases``), so
+  two threads or processes never send to one conversation at once. When an attempt fails (a 429,
+  an error), the rest of its lane waits behind it, in this batch and in later ones (the lane is
+  held for that entry): a retry never lets a later message of the conversation overtake, and the
+  other lanes go on.
 - Updates of an approval's messages apply in order. Each queued update bumps the approval's
   version; one delivery at a time (a lease, ``bot.store.message_updates``) renders the current state and records the
   version shown, and skips when the messages already show it. A delivery that lost its lease
@@ -25,6 +28,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
@@ -38,6 +42,7 @@ from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore, copy_value
+from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
 from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
 
@@ -61,6 +66,21 @@ class Busy(NotReady):
     """Another delivery is updating the same messages; this one comes back shortly (and may find nothing to do)."""
 
     delay_s = 0.2
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """An entry that went back to the outbox, to be tried again after ``delay_s``.
+
+    ``failed``: an attempt failed, so the rest of its conversation waits for it; else it only was
+    not its turn (it waits for another entry, which must not wait for it).
+    """
+
+    delay_s: float
+    failed: bool
+
+
+_LANE_POLL_S: Final = 1.0  # a lane held by another delivery is looked at again this often
 
 
 class Deliverer:
@@ -93,6 +113,7 @@ class Deliverer:
         self._concurrency = concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._lanes = LaneLeases(redis_client, lease_s=lease_s, now_ms=outbox.now_ms)
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -106,12 +127,36 @@ class Deliverer:
         """Send what is due now, conversations in parallel; return how many entries were handled."""
         entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
         batch = lanes(entries)
-        if len(batch) > 1 and self._concurrency > 1:
-            for _done in self._lane_pool().map(self._deliver_lane, batch):
-                pass  # re-raises the first lane's unexpected error, once every lane has run
+        token, waits = self._lanes.take([(lane, queued[0].entry_id) for lane, queued in batch])
+        ready: list[tuple[str, list[OutboxEntry]]] = []
+        for (lane, queued), held_s in zip(batch, waits, strict=True):
+            if held_s is None:
+                ready.append((lane, queued))
+                continue
+            for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
+                self._outbox.postpone(entry, delay_s=min(max(held_s, 0.05), _LANE_POLL_S))
+        if len(ready) > 1 and self._concurrency > 1:
+            futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
+            outcomes = [future.exception() or future.result() for future in futures]
         else:
-            for lane in batch:
-                self._deliver_lane(lane)
+            outcomes = []
+            for _lane, queued in ready:
+                try:
+                    outcomes.append(self._deliver_lane(queued))
+                except Exception as error:
+                    outcomes.append(error)
+        # A lane whose delivery broke off keeps its lease until it runs out, as its unsent entries keep theirs.
+        self._lanes.leave(
+            token,
+            [
+                (lane, outcome[0], outcome[1]) if outcome is not None else (lane, None, 0.0)
+                for (lane, _queued), outcome in zip(ready, outcomes, strict=True)
+                if not isinstance(outcome, BaseException)
+            ],
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
         return len(entries)
 
     def close(self) -> None:
@@ -127,20 +172,25 @@ class Deliverer:
                 self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="outbox-lane")
             return self._pool
 
-    def _deliver_lane(self, lane: Sequence[OutboxEntry]) -> None:
-        """Deliver one conversation's entries in order; once one is put back, the rest wait behind it."""
-        for index, entry in enumerate(lane):
-            again_in_s = self.deliver(entry)
-            if again_in_s is not None:
-                for later in lane[index + 1 :]:
-                    self._outbox.postpone(later, delay_s=again_in_s)  # nothing of it was sent
-                return
+    def _deliver_lane(self, lane: Sequence[OutboxEntry]) -> tuple[str, float] | None:
+        """Deliver one conversation's entries in order; once one is put back, the rest wait behind it.
 
-    def deliver(self, entry: OutboxEntry) -> float | None:
+        Returns:
+            The entry whose failed attempt the conversation now waits for, and its delay; else ``None``.
+        """
+        for index, entry in enumerate(lane):
+            put_back = self.deliver(entry)
+            if put_back is not None:
+                for later in lane[index + 1 :]:
+                    self._outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
+                return (entry.entry_id, put_back.delay_s) if put_back.failed else None
+        return None
+
+    def deliver(self, entry: OutboxEntry) -> PutBack | None:
         """Send one entry, then complete or reschedule it.
 
         Returns:
-            ``None`` when the entry is done with (delivered, or parked), else the seconds until it is tried again.
+            ``None`` when the entry is done with (delivered, or parked), else how it went back to the outbox.
         """
         sender = self._senders.get(entry.kind)
         if sender is None:
@@ -150,7 +200,7 @@ class Deliverer:
             sender(entry)
         except NotReady as wait:  # not a failed attempt: nothing was sent
             self._outbox.postpone(entry, delay_s=wait.delay_s)
-            return wait.delay_s
+            return PutBack(wait.delay_s, failed=False)
         except SlackApiError as error:
             return self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
@@ -165,11 +215,11 @@ class Deliverer:
         self._outbox.complete(entry)
         return None
 
-    def _again(self, entry: OutboxEntry, *, delay_s: float) -> float:
+    def _again(self, entry: OutboxEntry, *, delay_s: float) -> PutBack:
         self._outbox.reschedule(entry, delay_s=delay_s)
-        return delay_s
+        return PutBack(delay_s, failed=True)
 
-    def _failed(self, entry: OutboxEntry, error: SlackApiError) -> float | None:
+    def _failed(self, entry: OutboxEntry, error: SlackApiError) -> PutBack | None:
         status = error.response.status_code
         code = error.response.get("error") if isinstance(error.response.data, dict) else None
         if status == 429:

@@ -27,9 +27,9 @@ def lane_of(entry: OutboxEntry) -> str:
     return f"entry:{entry.entry_id}"
 
 
-def lanes(entries: Sequence[OutboxEntry]) -> list[list[OutboxEntry]]:
-    """``entries`` grouped by lane, each lane in the given (queued) order."""
+def lanes(entries: Sequence[OutboxEntry]) -> list[tuple[str, list[OutboxEntry]]]:
+    """``entries`` grouped by lane, each lane in queued order (entry ids are ordered by the time they were queued)."""
     grouped: dict[str, list[OutboxEntry]] = {}
     for entry in entries:
         grouped.setdefault(lane_of(entry), []).append(entry)
-    return list(grouped.values())
+    return [(lane, sorted(queued, key=lambda entry: entry.entry_id)) for lane, queued in grouped.items()]

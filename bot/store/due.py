@@ -15,6 +15,7 @@ import redis
 from redis.exceptions import NoScriptError
 
 from bot.store import scripts
+from bot.store.pipelined import run_each
 from state.text import lossless_text
 
 logger = logging.getLogger(__name__)
@@ -173,28 +174,13 @@ class DueQueue:
         Returns, per entry, whether its writes applied (``False``: the claim was overtaken, or the
         write failed; the error is logged and the entry comes back when its lease runs out).
         """
-        results = self._run_fenced(batch)
-        missing = [index for index, result in enumerate(results) if isinstance(result, NoScriptError)]
-        if missing:  # the server lost its scripts (a restart, a failover): load it once, run those again
-            self._client.script_load(scripts.FENCED_WRITES)
-            for index, result in zip(missing, self._run_fenced([batch[index] for index in missing]), strict=True):
-                results[index] = result
+        calls = [(writes.keys, writes.script_args()) for writes in batch]
         applied = []
-        for writes, result in zip(batch, results, strict=True):
+        for writes, result in zip(batch, run_each(self._client, self._fenced, calls), strict=True):
             if isinstance(result, Exception):
                 logger.error("entry=<%s> | fenced writes failed: %s", writes.entry_id, result)
             applied.append(result == 1)
         return applied
-
-    def _run_fenced(self, batch: Sequence[FencedWrites]) -> list[Any]:
-        # EVALSHA straight into the pipeline: a registered script would first cost a SCRIPT EXISTS round trip.
-        pipeline = self._client.pipeline(transaction=False)
-        for writes in batch:
-            # Through execute_command: a cluster pipeline refuses its evalsha() method, not the command.
-            pipeline.execute_command(  # type: ignore[no-untyped-call]
-                "EVALSHA", self._fenced.sha, len(writes.keys), *writes.keys, *writes.script_args()
-            )
-        return list(pipeline.execute(raise_on_error=False))
 
     def complete(self, entry_id: str) -> None:
         """Forget an entry."""

@@ -49,6 +49,8 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
     signoff:channel-members:<cid>          set     cached members of a channel (TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny modal was opened from (TTL)
+    signoff:outbox:lane:<lane>             string  the delivery sending to one conversation, or the failed entry its
+                                                   later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
@@ -259,3 +261,8 @@ def schedule_entry(approval_id: str, kind: str) -> str:
 def schedule_entries(approval_id: str) -> list[str]:
     """Every schedule entry a request can have (a decision cancels them all)."""
     return [schedule_entry(approval_id, kind) for kind in SCHEDULE_KINDS]
+
+
+def outbox_lane(lane: str) -> str:
+    """Who may send to one conversation now (one delivery at a time, in the order entries were queued)."""
+    return f"signoff:outbox:lane:{lane}"

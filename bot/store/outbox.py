@@ -270,6 +270,10 @@ class Outbox:
         """How many entries wait (due or not), on every shard."""
         return sum(queue.pending() for queue in self._queues)
 
+    def now_ms(self) -> int:
+        """The outbox's current time (its leases and due times run on it)."""
+        return self._queue.now_ms()
+
     def wait_for_work(self, timeout_s: float) -> None:
         """Block until an entry is queued or ``timeout_s`` passes."""
         timeout = max(timeout_s, 0.01)

@@ -237,3 +237,38 @@ for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
 end
 return 1
 """
+
+_LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (deleted or replaced long before)
+
+# The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
+# KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry it would send.
+# Returns -1 when the lane is taken for this delivery, else how many ms it stays taken or held.
+# A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
+# (entry ids order entries by the time they were queued).
+TAKE_LANE: Final = f"""
+local now = tonumber(ARGV[2])
+local holder = redis.call('GET', KEYS[1])
+if holder then
+  local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')
+  until_ms = tonumber(until_ms)
+  if until_ms and until_ms > now and not (kind == 'hold' and ARGV[4] <= who) then return until_ms - now end
+end
+local until_ms = now + tonumber(ARGV[3])
+redis.call('SET', KEYS[1], 'take:' .. ARGV[1] .. ':' .. until_ms, 'PX', tonumber(ARGV[3]) + {_LANE_KEPT_MS})
+return -1
+"""
+
+# KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 the entry put back ('' = none), 3 now ms, 4 hold ms.
+# Frees the lane, or holds it for the entry put back; only while this delivery still has it.
+LEAVE_LANE: Final = f"""
+local holder = redis.call('GET', KEYS[1])
+local kind, who = string.match(holder or '', '^(%a+):(.*):%d+$')
+if kind ~= 'take' or who ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+else
+  local until_ms = tonumber(ARGV[3]) + tonumber(ARGV[4])
+  redis.call('SET', KEYS[1], 'hold:' .. ARGV[2] .. ':' .. until_ms, 'PX', tonumber(ARGV[4]) + {_LANE_KEPT_MS})
+end
+return 1
+"""

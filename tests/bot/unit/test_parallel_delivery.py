@@ -1,5 +1,6 @@
 """The outbox delivered by conversation in parallel, against a loopback Slack: order per channel, no blocking."""
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,7 @@ from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
 from bot.store.approvals import ApprovalStore
+from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
 
@@ -195,3 +197,93 @@ class _DiesBeforeCompleting:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._outbox, name)
+
+
+def test_a_message_queued_after_a_rate_limited_one_does_not_overtake_it_in_a_later_batch(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+) -> None:
+    slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
+    _queue_interleaved(outbox, 2)
+    deliverer.deliver_due(limit=100)
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0"]  # refused
+
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "C0ALPHA later"}))
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0BRAVO", "text": "C0BRAVO later"}))
+    for _second in range(29):
+        clock.now += 1
+        deliverer.deliver_due(limit=100)
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0"]  # the channel waits for its refused message
+    assert _texts(slack, "C0BRAVO") == ["C0BRAVO 0", "C0BRAVO 1", "C0BRAVO later"]
+
+    clock.now += 1
+    while deliverer.deliver_due(limit=100):
+        clock.now += 1
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0", "C0ALPHA 0", "C0ALPHA 1", "C0ALPHA later"]
+
+
+def test_two_dispatchers_never_send_to_one_channel_at_once(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+) -> None:
+    other = Deliverer(
+        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        approvals=ApprovalStore(redis_client),
+        outbox=outbox,
+        redis_client=redis_client,
+    )
+    for index in range(6):
+        outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": f"C0ALPHA {index}"}))
+    slack.slow_next("chat.postMessage", 0.3)  # the first dispatcher is in the middle of its first post...
+    first = threading.Thread(target=deliverer.deliver_due, kwargs={"limit": 3})
+    first.start()
+    slack.wait_for("chat.postMessage", count=1, timeout=5)
+    assert other.deliver_due(limit=3) == 3  # ...when the second takes the next three: they wait
+    first.join(10)
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0", "C0ALPHA 1", "C0ALPHA 2"]
+
+    clock.now += 1
+    while other.deliver_due(limit=3):
+        clock.now += 1
+    assert _texts(slack, "C0ALPHA") == [f"C0ALPHA {index}" for index in range(6)]
+
+
+def test_a_channel_held_by_a_dispatcher_that_died_is_free_again_after_its_lease(
+    slack: FakeSlack, outbox: Outbox, clock: Clock, redis_client: redis.Redis
+) -> None:
+    survivor = Deliverer(
+        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        approvals=ApprovalStore(redis_client),
+        outbox=outbox,
+        redis_client=redis_client,
+    )
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
+    dead = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
+    dead.take([("C0ALPHA", "an entry it was sending")])  # then it died
+
+    assert survivor.deliver_due() == 1
+    assert slack.calls("chat.postMessage") == []  # the channel is still taken
+    clock.now += 29
+    assert survivor.deliver_due() == 1
+    assert slack.calls("chat.postMessage") == []
+    clock.now += 1
+    assert survivor.deliver_due() == 1
+    assert _texts(slack, "C0ALPHA") == ["hello"]
+
+
+def test_a_lane_held_for_an_entry_lets_only_that_entry_or_an_earlier_one_through(
+    redis_client: redis.Redis, clock: Clock
+) -> None:
+    leases = LaneLeases(redis_client, lease_s=30, now_ms=lambda: int(clock() * 1000))
+    token, [taken] = leases.take([("C0ALPHA", "0002")])
+    assert taken is None
+    leases.leave(token, [("C0ALPHA", "0002", 5.0)])  # its attempt failed: retried in 5 s
+
+    _token, [later] = leases.take([("C0ALPHA", "0003")])
+    assert later is not None
+    assert 30 < later <= 35  # held for the retry's delay plus a lease
+    _token, [earlier] = leases.take([("C0ALPHA", "0001")])
+    assert earlier is None
+    _token, [busy] = leases.take([("C0ALPHA", "0002")])
+    assert busy is not None  # the earlier one's delivery has the lane now
+    clock.now += 30
+    _token, [free] = leases.take([("C0ALPHA", "0002")])
+    assert free is None  # that delivery went silent: its lease ran out
