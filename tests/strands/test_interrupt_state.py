@@ -17,7 +17,11 @@ from state import SessionStore
 from state.interrupt import _InterruptState
 from tests.agent.support import WorkerDied
 from tests.bot.support.harness import APPROVER, CHANNEL, running_bot
+from tests.redis_targets import on_both
 from tests.strands.agents import BATCH_TURN, completions, native_agent, once_then, strands_batch_agent
+
+# The Strands repository and its mirror into our session record, on one server and on a cluster.
+pytest_generate_tests = on_both
 
 SID = "T0TEST:C0OPS:1700000000.000200"
 
