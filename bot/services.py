@@ -1,8 +1,10 @@
 """The bot's collaborators, built once from settings: Redis, stores, queues, Slack client, agent factory."""
 
+import functools
 import importlib
-from dataclasses import dataclass
-from typing import cast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
@@ -11,10 +13,13 @@ from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
+from bot.api.app import PREFIX as API_PREFIX
+from bot.api.app import api_wsgi_app
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
 from bot.flow.access import DenyModals
+from bot.flow.api_requests import ApiOutcomes, ApiRequests
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
 from bot.flow.home_queue import HomeTab
@@ -22,6 +27,8 @@ from bot.flow.runner import AgentFactory, SessionRunner
 from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
+from bot.store.api_keys import ApiKeys
+from bot.store.api_requests import ApiRequestStore
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
@@ -52,6 +59,12 @@ class Services:
     policies: PolicyBook
     clock: Clock
     settings: Settings
+    api_keys: ApiKeys
+    api_requests: ApiRequests
+    http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
+        default_factory=dict
+    )
+    """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
 
     def worker(self, *, claim_idle_ms: int | None = None, concurrency: int | None = None) -> Worker:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
@@ -163,6 +176,40 @@ def build_services(
     home = HomeTab(approvals=approvals, decisions=decisions, clock=clock)
     factory = agent_factory or load_agent_factory(settings.agent_factory)
     jobs = JobQueue(redis_client)
+    api_keys = ApiKeys(redis_client)
+    api_records = ApiRequestStore(redis_client)
+    runner = SessionRunner(
+        client=redis_client,
+        store=store,
+        approvals=approvals,
+        outbox=outbox,
+        jobs=jobs,
+        agent_factory=factory,
+        policies=policies,
+        schedule=schedule,
+        audit=audit,
+        retention_s=retention_s,
+        clock=clock,
+        external=ApiOutcomes(
+            redis_client=redis_client,
+            approvals=approvals,
+            records=api_records,
+            clients=api_keys,
+            audit=audit,
+            retention_s=retention_s,
+        ),
+    )
+    api_requests = ApiRequests(
+        runner=runner,
+        approvals=approvals,
+        decisions=decisions,
+        records=api_records,
+        policies=policies,
+        audit=audit,
+        # The workspace the bot is installed in: asked once, when the first API request needs it.
+        team_id=functools.cache(lambda: str(slack.auth_test()["team_id"])),
+        clock=clock,
+    )
     return Services(
         redis=redis_client,
         slack=slack,
@@ -173,19 +220,7 @@ def build_services(
         audit=audit,
         decisions=decisions,
         deny_modals=DenyModals(redis_client),
-        runner=SessionRunner(
-            client=redis_client,
-            store=store,
-            approvals=approvals,
-            outbox=outbox,
-            jobs=jobs,
-            agent_factory=factory,
-            policies=policies,
-            schedule=schedule,
-            audit=audit,
-            retention_s=retention_s,
-            clock=clock,
-        ),
+        runner=runner,
         deliverer=Deliverer(
             client=slack,
             approvals=approvals,
@@ -209,4 +244,7 @@ def build_services(
         policies=policies,
         clock=clock,
         settings=settings,
+        api_keys=api_keys,
+        api_requests=api_requests,
+        http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys)},
     )

@@ -1,7 +1,8 @@
 """``python -m bot [serve|socket|worker|sandbox|demo]``: run the bot, its worker, the sandbox or the walk-through.
 
 ``python -m bot audit export ...`` writes out the audit trail (see ``bot.cli.audit_export``);
-``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``).
+``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
+``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
 credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
@@ -23,6 +24,7 @@ from contextlib import contextmanager
 import redis
 
 from bot import preflight
+from bot.cli import api_keys as api_keys_cli
 from bot.cli import audit_export as audit_cli
 from bot.cli import demo
 from bot.cli import migrate as migrate_cli
@@ -44,10 +46,12 @@ _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
     arguments = sys.argv[1:] if argv is None else argv
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"]):
+    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"]):
         try:
             if arguments[0] == "migrate":
                 return migrate_cli.main(arguments[1:])
+            if arguments[0] == "api-key":
+                return api_keys_cli.main(arguments[1:])
             return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)

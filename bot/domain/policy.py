@@ -49,7 +49,7 @@ from agent.approval import ResponseShape
 from bot.domain.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.domain.oncall import Rotation
 from bot.domain.records import ApproverSet, LevelRecord, PolicySummary
-from bot.domain.slack_ids import UsergroupId, UserId
+from bot.domain.slack_ids import ChannelId, UsergroupId, UserId
 
 __all__ = [
     "DEFAULT_POLICY_NAME",
@@ -131,6 +131,8 @@ class PolicySettings(_Model):
     """Only low-risk requests may be approved automatically on expiry."""
     response: ResponseShape = "record"
     """What the agent receives: the decision record, ``"y"``/``"n"`` (``yes_no``) or a boolean."""
+    channel: ChannelId | None = None
+    """Where a request made through the HTTP API for a matching tool is posted when it names no channel."""
     escalation: Escalation | None = None
     claim: Claim | None = None
     reminders: Reminders | None = None

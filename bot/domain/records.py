@@ -112,7 +112,8 @@ class ApprovalRequest(BaseModel):
         team_id: Slack workspace.
         channel_id: Channel of the thread.
         thread_ts: The thread the session lives in.
-        requested_by: The Slack user whose request made the agent ask.
+        requested_by: The Slack user whose request made the agent ask ("" for an API request made for nobody).
+        client: The API client (key name) that asked, for a request made through the HTTP API.
         tool: The tool waiting, when the interrupt guards one tool call.
         tool_input: Its arguments.
         tool_use_id: Its toolUseId.
@@ -137,6 +138,7 @@ class ApprovalRequest(BaseModel):
     channel_id: str
     thread_ts: str
     requested_by: str
+    client: str | None = None
     tool: str | None = None
     tool_input: Any = None
     tool_use_id: str | None = None

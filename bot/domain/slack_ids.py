@@ -32,3 +32,34 @@ def _usergroup_id(value: str) -> str:
 
 UserId = Annotated[StrictStr, AfterValidator(_user_id)]
 UsergroupId = Annotated[StrictStr, AfterValidator(_usergroup_id)]
+
+
+_CHANNEL_ID: Final = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+_TS: Final = re.compile(r"^\d{1,12}\.\d{1,9}$")
+
+
+def _channel_id(value: str) -> str:
+    if not _CHANNEL_ID.match(value):
+        raise PydanticCustomError(
+            "slack_channel_id",
+            "'{value}' is not a Slack channel id (C, G or D, then capital letters and digits, e.g. C024BE91L)",
+            {"value": value},
+        )
+    return value
+
+
+def _ts(value: str) -> str:
+    if not _TS.match(value):
+        raise PydanticCustomError(
+            "slack_ts", "'{value}' is not a Slack message ts (seconds.micros, e.g. 1700000000.000100)", {"value": value}
+        )
+    return value
+
+
+ChannelId = Annotated[StrictStr, AfterValidator(_channel_id)]
+MessageTs = Annotated[StrictStr, AfterValidator(_ts)]
+
+
+def is_user_id(value: str) -> bool:
+    """Whether ``value`` looks like a Slack user id."""
+    return bool(_USER_ID.match(value))

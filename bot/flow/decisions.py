@@ -220,6 +220,25 @@ class DecisionService:
         decided = result.status is Status.DECIDED
         return Outcome(Status.DECIDED if decided else Status.ALREADY, result.decision, approval=approval)
 
+    def withdraw(self, approval: Approval, *, actor: str, reason: str) -> Outcome:
+        """The asker takes a pending request back (the HTTP API's cancel): a deny with ``reason``, decided by nobody.
+
+        A decision that stands is kept (``already``).
+        """
+        decision = Decision(decision="deny", reason=reason, decided_at=self._clock(), discussion=approval.discussion)
+        details = {"approval_id": approval.request.approval_id, "decision": "deny", "reason": reason}
+        result = self._approvals.decide(
+            approval,
+            kind="deny",
+            user=actor,
+            quorum=1,
+            decision=decision,
+            update=self._update(approval),
+            audit=self._audit_events(approval, actor, source="withdrawal", **details),
+        )
+        decided = result.status is Status.DECIDED
+        return Outcome(Status.DECIDED if decided else Status.ALREADY, result.decision, approval=approval)
+
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
         """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
         approval = self.find(approval_id)

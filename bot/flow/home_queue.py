@@ -42,9 +42,7 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
     for approval in queue[:QUEUE_SHOWN]:
         request = approval.request
         progress = progress_of(approval)
-        view_blocks.append(
-            blocks.section(messages.request_intro(request.requested_by, request.tool, request.interrupt_name))
-        )
+        view_blocks.append(blocks.section(messages.request_intro(request, request.tool)))
         status = messages.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
         warning = [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
         view_blocks.append(blocks.context(status, *warning))

@@ -12,8 +12,9 @@ A job delivered twice is harmless:
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import redis
 
@@ -48,6 +49,16 @@ _PROMPT_IDS: Final = "signoff_prompt_ids"
 _PROMPT_IDS_KEPT: Final = 50
 
 
+class ExternalRounds(Protocol):
+    """Sessions whose round was asked from outside an agent (the HTTP API): nothing to resume, a client to tell."""
+
+    def owns(self, session_id: str) -> bool:
+        """Whether the session is one of them."""
+
+    def finish(self, session_id: str, version: int) -> None:
+        """Its round is decided: tell whoever asked (raise to have the job retried)."""
+
+
 class AgentCodeError(Exception):
     """The agent's code failed on the responses it was resumed with; retrying cannot help.
 
@@ -80,8 +91,9 @@ class SessionRunner:
         audit: Audit,
         retention_s: int = 30 * 86_400,
         clock: Clock = system_clock,
+        external: ExternalRounds | None = None,
     ) -> None:
-        """Keep the collaborators."""
+        """Keep the collaborators (``external``: the sessions the HTTP API opened, finished instead of resumed)."""
         self._client = client
         self._store = store
         self._approvals = approvals
@@ -94,6 +106,7 @@ class SessionRunner:
         self._audit = audit
         self._retention_s = retention_s
         self._clock = clock
+        self._external = external
 
     def handle(self, job: Job) -> None:
         """Run one job to its published outcome.
@@ -104,6 +117,8 @@ class SessionRunner:
         record = job.record()
         if isinstance(record, StartJob):
             self._start(record)
+        elif self._external is not None and self._external.owns(record.session_id):
+            self._external.finish(record.session_id, record.version)
         else:
             self._resume(record.session_id, record.version)
 
@@ -195,7 +210,28 @@ class SessionRunner:
             result = agent()  # died between batches: carry on
         self._publish(session_id, info, agent, result)
 
-    def _publish(self, session_id: str, info: ThreadInfo, agent: Runnable, result: AgentResult) -> None:
+    def publish_request(
+        self, session_id: str, info: ThreadInfo, interrupt: Interrupt, call: ToolUse, *, client: str
+    ) -> None:
+        """Publish a round of one approval asked from outside an agent (the HTTP API), as an agent's round is.
+
+        The interrupt guards ``call`` (its id names the call's toolUseId), so the request, its policy,
+        schedule, audit and message are exactly those of an agent stopped before that call; ``client``
+        names who asked. Publishing the same request again opens nothing new.
+        """
+        self._threads.remember(session_id, info)
+        result = AgentResult("interrupt", None, [interrupt])
+        self._publish(session_id, info, _WaitingCall(call), result, client=client)
+
+    def _publish(
+        self,
+        session_id: str,
+        info: ThreadInfo,
+        agent: "_PendingCalls",
+        result: AgentResult,
+        *,
+        client: str | None = None,
+    ) -> None:
         version = self._store.version(session_id)
         transaction = self._client.pipeline(transaction=True)
         if self._round_version(session_id) != version:
@@ -203,7 +239,10 @@ class SessionRunner:
             self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
         if result.stop_reason == "interrupt":
             waiting = agent.pending_tool_uses
-            requests = [self._request(session_id, version, info, interrupt, waiting) for interrupt in result.interrupts]
+            requests = [
+                self._request(session_id, version, info, interrupt, waiting, client=client)
+                for interrupt in result.interrupts
+            ]
             opened = self._approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
@@ -240,7 +279,14 @@ class SessionRunner:
         transaction.execute()
 
     def _request(
-        self, session_id: str, version: int, info: ThreadInfo, interrupt: Interrupt, waiting: list[ToolUse]
+        self,
+        session_id: str,
+        version: int,
+        info: ThreadInfo,
+        interrupt: Interrupt,
+        waiting: list[ToolUse],
+        *,
+        client: str | None = None,
     ) -> ApprovalRequest:
         # The call comes from the interrupt's id and the agent's pending batch, never from the
         # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
@@ -271,6 +317,7 @@ class SessionRunner:
             channel_id=info.channel_id,
             thread_ts=info.thread_ts,
             requested_by=info.requested_by,
+            client=client,
             tool=single.tool if single else None,
             tool_input=single.input if single else None,
             tool_use_id=single.tool_use_id if single else None,
@@ -325,6 +372,25 @@ class SessionRunner:
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
         self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts, session_id=session_id))
+
+
+class _PendingCalls(Protocol):
+    """What publishing reads from an agent: the calls its interrupts guard."""
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        """The calls of the interrupted batch without a result yet."""
+
+
+@dataclass(frozen=True)
+class _WaitingCall:
+    """The one call a request asked through the API waits on, as ``_publish`` reads it from an agent."""
+
+    call: ToolUse
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        return [self.call]
 
 
 def _code_error_in(error: BaseException) -> Exception | None:

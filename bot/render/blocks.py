@@ -226,7 +226,7 @@ def approval_message(
     tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
     blocks = [
         {"type": "header", "text": plain_text(messages.approval_header(tools))},
-        section(messages.request_intro(request.requested_by, tools, request.interrupt_name)),
+        section(messages.request_intro(request, tools)),
     ]
     if is_rerun_interrupt(request.interrupt_name):
         blocks.append(section(messages.rerun_warning()))

@@ -230,13 +230,21 @@ def tool_unknown(interrupt_name: str) -> str:
     )
 
 
-def request_intro(requested_by: str, tool: str | None, interrupt_name: str) -> str:
-    """Who asked, and what waits for a decision."""
+def asker(request: ApprovalRequest) -> str:
+    """Who asked: the requester; for a request made through the HTTP API, its client (and whom it acts for)."""
+    if request.client is None:
+        return mention_user(request.requested_by)
+    client = f"{code_inline(request.client)} (API)"
+    return f"{mention_user(request.requested_by)} via {client}" if request.requested_by else client
+
+
+def request_intro(request: ApprovalRequest, tool: str | None) -> str:
+    """Who asked, and what waits for a decision (``tool``: the tool or tools it guards, if known)."""
+    if request.client is not None:
+        return f"{asker(request)} asks for a sign-off to run {code_inline(tool or request.interrupt_name)}."
     if tool:
-        return f"{mention_user(requested_by)} asked the agent, and it wants to run {code_inline(tool)}."
-    return (
-        f"{mention_user(requested_by)} asked the agent, and it waits for a decision on {code_inline(interrupt_name)}."
-    )
+        return f"{asker(request)} asked the agent, and it wants to run {code_inline(tool)}."
+    return f"{asker(request)} asked the agent, and it waits for a decision on {code_inline(request.interrupt_name)}."
 
 
 def rerun_warning() -> str:
@@ -308,14 +316,14 @@ def discussion_count(replies: int) -> str:
 def approval_fallback(request: ApprovalRequest, decision: Decision | None = None) -> str:
     """Notification text of the approval message (shown where blocks are not)."""
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
-    text = f"Approval needed: {mention_user(request.requested_by)} → {what}"
+    text = f"Approval needed: {asker(request)} → {what}"
     return text if decision is None else f"{text} · {decision_status(decision)}"
 
 
 def deny_modal_intro(request: ApprovalRequest) -> str:
     """The deny modal's first line."""
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
-    return f"Deny {mention_user(request.requested_by)}'s request {what}? The agent is told your reason."
+    return f"Deny {asker(request)}'s request {what}? The agent is told your reason."
 
 
 def deny_reason_label(required: bool) -> str:
@@ -521,8 +529,8 @@ def _age(waited: timedelta) -> str:
 def reminder(request: ApprovalRequest, *, waited: timedelta) -> str:
     """The periodic nudge in the thread while a request waits."""
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
-    asker = mention_user(request.requested_by)
-    return f"⏰ Still waiting for a decision on {what} (asked by {asker}, {_age(waited)} ago)."
+    who = asker(request)
+    return f"⏰ Still waiting for a decision on {what} (asked by {who}, {_age(waited)} ago)."
 
 
 def escalation(
@@ -619,7 +627,7 @@ def pending_line(request: ApprovalRequest, *, now: datetime, link: str | None) -
     """One pending request in the ``/approvals`` answer."""
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     where = f" — <{link}|open>" if link else ""
-    return f"• {what} asked by {mention_user(request.requested_by)}, waiting {_age(now - request.created_at)}{where}"
+    return f"• {what} asked by {asker(request)}, waiting {_age(now - request.created_at)}{where}"
 
 
 def nothing_pending() -> str:

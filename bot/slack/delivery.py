@@ -249,7 +249,7 @@ class Deliverer:
         kept = self._post_once(
             entry,
             channel=request.channel_id,
-            thread_ts=request.thread_ts,
+            thread_ts=request.thread_ts or None,  # "" for a request the API posted outside any thread
             message=_message_of(approval),
             version=approval.version,
             known=known,

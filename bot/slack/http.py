@@ -9,7 +9,7 @@ import logging
 import socketserver
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -31,10 +31,17 @@ logger = logging.getLogger(__name__)
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack/events") -> WsgiApp:
+def wsgi_app(
+    app: App,
+    *,
+    guard: RequestGuard | None = None,
+    path: str = "/slack/events",
+    mounts: Mapping[str, WsgiApp] | None = None,
+) -> WsgiApp:
     """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
 
     ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
+    ``mounts`` serve the other inbound edges by path prefix (``/v1/``: the HTTP API), each with its own checks.
     The body is parsed with Bolt's own parser and checked by ``payload_problem`` before Bolt
     builds its request from it: a body Bolt or a listener cannot read is a 400, never a 500.
     """
@@ -95,7 +102,16 @@ def wsgi_app(app: App, *, guard: RequestGuard | None = None, path: str = "/slack
         start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
         return [response.body.encode() if isinstance(response.body, str) else response.body]
 
-    return application
+    if not mounts:
+        return application
+    edges = dict(mounts)
+
+    def dispatch(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        route = str(environ.get("PATH_INFO", ""))
+        mounted = next((edge for prefix, edge in edges.items() if route.startswith(prefix)), application)
+        return mounted(environ, start_response)
+
+    return dispatch
 
 
 def _headers(environ: dict[str, Any]) -> dict[str, str | Sequence[str]]:
@@ -169,7 +185,8 @@ class _DiscardBodyAfter(list[bytes]):
 def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
     """The WSGI app with the request guard on (what production serves)."""
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    return wsgi_app(app, guard=RequestGuard(signing_secret=secret, redis_client=services.redis))
+    guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
+    return wsgi_app(app, guard=guard, mounts=services.http_mounts)
 
 
 def create_wsgi() -> WsgiApp:

@@ -20,6 +20,8 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:shown:<aid>                string  the version the approval's messages show (TTL)
     signoff:<s>:discussion:<aid>           list    thread replies while the approval was open (JSON)
     signoff:<s>:votes:<aid>                set     approvers counted toward a quorum
+    signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
+                                                   record (JSON), cancelled, notified (callback delivered)
 
 Per shard (``<t>`` is ``{<shard tag>}``)::
 
@@ -53,6 +55,11 @@ Global (each written alone, never in a script or transaction with another key)::
                                                    later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
 
+API keys (one hash tag of their own: creating or revoking a key is one transaction, in one slot)::
+
+    signoff:{api-keys}:clients             hash    API client name -> its key's SHA-256 and callback secret (JSON)
+    signoff:{api-keys}:key:<sha256>        string  the client name of an API key (the key itself is never stored)
+
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
 
@@ -66,6 +73,7 @@ JOBS_GROUP: Final = "workers"
 HOME_VIEWERS: Final = "signoff:home-viewers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
+API_CLIENTS: Final = "signoff:{api-keys}:clients"
 _SHARD_IN_APPROVAL_ID: Final = re.compile(r"^(\d{1,4})-")
 
 
@@ -266,3 +274,13 @@ def schedule_entries(approval_id: str) -> list[str]:
 def outbox_lane(lane: str) -> str:
     """Who may send to one conversation now (one delivery at a time, in the order entries were queued)."""
     return f"signoff:outbox:lane:{lane}"
+
+
+def api_key(key_sha256: str) -> str:
+    """The client name an API key (by its SHA-256) authenticates."""
+    return f"signoff:{{api-keys}}:key:{key_sha256}"
+
+
+def api_request(session_id: str) -> str:
+    """A request made through the HTTP API: what the client asked, and whether it was told the outcome."""
+    return f"{_session_prefix(session_id)}:api"

@@ -1,0 +1,212 @@
+"""The HTTP API under ``/v1/``: any agent, in any language, asks for a sign-off and gets the decision back.
+
+Served by the web process next to ``/slack/events`` (``bot.slack.http`` mounts it). Routes (``ROUTES``;
+the OpenAPI document at ``/v1/openapi.json`` describes exactly these, and a test holds them equal):
+
+    POST /v1/approvals                  ask (201; 200 when the idempotency key names an earlier request)
+    GET  /v1/approvals/{id}[?wait=30s]  read it; with ``wait``, once decided or after that long (at most 60 s)
+    POST /v1/approvals/{id}/cancel      withdraw it while pending (409 once decided)
+
+Every route but the document needs ``Authorization: Bearer <API key>`` (``python -m bot api-key create``).
+Bad input is a 4xx whose body names the field (``{"error": {"code", "message", "field"}}``) and changes
+nothing; Redis unreachable is a 503 (nothing recorded, try again); never a 500 for anything a client sent.
+"""
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+import redis
+from pydantic import ValidationError
+
+from bot.api import openapi
+from bot.domain.api_requests import ApprovalAsk
+from bot.domain.durations import parse_duration
+from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
+from bot.store.api_keys import ApiClient, ApiKeys
+
+logger = logging.getLogger(__name__)
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+PREFIX: Final = "/v1/"
+MAX_BODY_BYTES: Final = 1024 * 1024
+_ID: Final = r"(?P<request_id>[^/]+)"
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: dict[str, Any]
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class _Refused(Exception):
+    """A request answered with an error status (the message names the field, when one is at fault)."""
+
+    def __init__(self, status: int, code: str, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.answer = _Answer(status, {"error": {"code": code, "message": message, "field": field}})
+
+
+_Handler = Callable[[dict[str, Any], ApiClient, str], _Answer]
+"""Answers one route: (the WSGI environ, the authenticated client, the request id in the path or "")."""
+
+ROUTES: Final = (
+    ("POST", "/v1/approvals"),
+    ("GET", "/v1/approvals/{id}"),
+    ("POST", "/v1/approvals/{id}/cancel"),
+    ("GET", "/v1/openapi.json"),
+)
+_PATTERNS: Final = {
+    "/v1/approvals": re.compile(r"^/v1/approvals$"),
+    "/v1/approvals/{id}": re.compile(rf"^/v1/approvals/{_ID}$"),
+    "/v1/approvals/{id}/cancel": re.compile(rf"^/v1/approvals/{_ID}/cancel$"),
+    "/v1/openapi.json": re.compile(r"^/v1/openapi\.json$"),
+}
+
+
+def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys) -> WsgiApp:
+    """The API as a WSGI application (mounted at ``/v1/``)."""
+    handlers: dict[tuple[str, str], Callable[[dict[str, Any], ApiClient, str], _Answer]] = {
+        ("POST", "/v1/approvals"): lambda environ, client, _id: _ask(requests, environ, client),
+        ("GET", "/v1/approvals/{id}"): lambda environ, client, request_id: _read(requests, environ, client, request_id),
+        ("POST", "/v1/approvals/{id}/cancel"): lambda _environ, client, request_id: _cancel(
+            requests, client, request_id
+        ),
+    }
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        try:
+            answer = _route(environ, handlers, api_keys)
+        except _Refused as refused:
+            answer = refused.answer
+        except redis.RedisError as error:
+            logger.warning("API request not recorded, Redis unreachable: %s", error)
+            answer = _Refused(503, "unavailable", "not recorded: storage unreachable, try again").answer
+        data = json.dumps(answer.body, ensure_ascii=False).encode()
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data))), *answer.headers]
+        start_response(f"{answer.status} {HTTPStatus(answer.status).phrase}", headers)
+        return [data]
+
+    return application
+
+
+def _route(
+    environ: dict[str, Any],
+    handlers: dict[tuple[str, str], "_Handler"],
+    api_keys: ApiKeys,
+) -> _Answer:
+    path, method = str(environ.get("PATH_INFO", "")), str(environ.get("REQUEST_METHOD", ""))
+    for route, pattern in _PATTERNS.items():
+        matched = pattern.match(path)
+        if matched is None:
+            continue
+        allowed = [verb for verb, known in ROUTES if known == route]
+        if method not in allowed:
+            raise _Refused(405, "method_not_allowed", f"{method} is not allowed here (allowed: {', '.join(allowed)})")
+        if route == "/v1/openapi.json":
+            return _Answer(200, openapi.document())
+        client = _authenticate(environ, api_keys)
+        return handlers[(method, route)](environ, client, matched.groupdict().get("request_id", ""))
+    raise _Refused(404, "not_found", f"no such route: {path[:200]}")
+
+
+def _authenticate(environ: dict[str, Any], api_keys: ApiKeys) -> ApiClient:
+    scheme, _, key = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise _Refused(
+            401, "unauthorized", "an API key is required: Authorization: Bearer <key>", field="Authorization"
+        )
+    client = api_keys.authenticate(key.strip())
+    if client is None:
+        raise _Refused(401, "unauthorized", "unknown or revoked API key", field="Authorization")
+    return client
+
+
+def _ask(requests: ApiRequests, environ: dict[str, Any], client: ApiClient) -> _Answer:
+    ask = _parsed_ask(_json_body(environ))
+    try:
+        view, created = requests.ask(client, ask)
+    except AskProblem as problem:
+        code = "conflict" if problem.status == 409 else "invalid"
+        raise _Refused(problem.status, code, f"{problem.field}: {problem}", field=problem.field) from None
+    location = (("Location", f"{PREFIX}approvals/{view.stored.record.request_id}"),)
+    return _Answer(201 if created else 200, view.to_json(), location)
+
+
+def _read(requests: ApiRequests, environ: dict[str, Any], client: ApiClient, request_id: str) -> _Answer:
+    query = parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
+    unknown = sorted(set(query) - {"wait"})
+    if unknown:
+        raise _Refused(400, "invalid", f"{unknown[0]}: unknown query parameter (only 'wait')", field=unknown[0])
+    if "wait" in query:
+        view = requests.wait(client, request_id, timeout_s=_wait_seconds(query["wait"]))
+    else:
+        view = requests.find(client, request_id)
+    return _Answer(200, _found(view, request_id).to_json())
+
+
+def _cancel(requests: ApiRequests, client: ApiClient, request_id: str) -> _Answer:
+    before = _found(requests.find(client, request_id), request_id)
+    if before.status != "pending":
+        raise _Refused(409, "already_decided", f"status: the request is {before.status} already", field="status")
+    view = _found(requests.cancel(client, request_id), request_id)
+    if view.status != "cancelled":  # a person decided it first
+        raise _Refused(409, "already_decided", f"status: the request is {view.status} already", field="status")
+    return _Answer(200, view.to_json())
+
+
+def _found(view: ApiRequestView | None, request_id: str) -> ApiRequestView:
+    if view is None:
+        raise _Refused(404, "not_found", f"id: no request {request_id[:40]!r} for this API key", field="id")
+    return view
+
+
+def _wait_seconds(values: list[str]) -> int:
+    value = values[-1].strip()
+    try:
+        seconds = 0 if value in ("0", "0s") else parse_duration(int(value) if value.isdigit() else value)
+    except ValueError:
+        raise _Refused(400, "invalid", f"wait: {value[:40]!r} is not a duration like 30s", field="wait") from None
+    if seconds > MAX_WAIT_S:
+        raise _Refused(400, "invalid", f"wait: at most {MAX_WAIT_S}s", field="wait")
+    return seconds
+
+
+def _json_body(environ: dict[str, Any]) -> Any:
+    declared = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if not declared:
+        raise _Refused(411, "length_required", "Content-Length is required", field="Content-Length")
+    if not declared.isascii() or not declared.isdigit():
+        raise _Refused(400, "invalid", "Content-Length: not a number", field="Content-Length")
+    if int(declared) > MAX_BODY_BYTES:
+        raise _Refused(413, "too_large", "body: over 1 MiB", field="body")
+    content_type = str(environ.get("CONTENT_TYPE") or "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise _Refused(415, "unsupported_media_type", "Content-Type: must be application/json", field="Content-Type")
+    try:
+        return json.loads(environ["wsgi.input"].read(int(declared)), parse_constant=_not_json)
+    except TimeoutError:
+        raise _Refused(408, "timeout", "body: did not arrive in time", field="body") from None
+    except (ValueError, RecursionError) as error:  # not UTF-8, not JSON, NaN, nested beyond reason
+        raise _Refused(400, "invalid", f"body: not JSON ({str(error)[:100]})", field="body") from None
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _parsed_ask(body: Any) -> ApprovalAsk:
+    if not isinstance(body, dict):
+        raise _Refused(422, "invalid", "body: must be a JSON object", field="body")
+    try:
+        return ApprovalAsk.model_validate(body)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "body"
+        raise _Refused(422, "invalid", f"{field}: {first['msg']}", field=field) from None

@@ -1,0 +1,50 @@
+"""``python -m bot api-key create|revoke|list``: the keys of HTTP API (and MCP) clients (needs ``REDIS_URL``).
+
+``create --name ci-runner`` prints the key and the client's callback secret once: only the key's
+SHA-256 is stored. ``revoke --name ci-runner`` deletes it; requests it made stay, audited under its name.
+"""
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+from bot import preflight
+from bot.domain.api_requests import client_name_problem
+from bot.settings import Settings
+from bot.store.api_keys import ApiKeys
+
+
+def main(argv: list[str]) -> int:
+    """Run one ``api-key`` command; return the exit status (1 when the name is taken or unknown, 2 when invalid)."""
+    parser = argparse.ArgumentParser(prog="python -m bot api-key", description="API keys of the HTTP API.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("create", "issue a key for a new client"), ("revoke", "delete a client's key")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--name", required=True, help="the client's name, audited with each request")
+    commands.add_parser("list", help="the clients that hold a key")
+    args = parser.parse_args(argv)
+    if args.command != "list" and (problem := client_name_problem(args.name)):
+        print(f"signoff: --name: {problem}", file=sys.stderr)
+        return 2
+    settings = Settings()
+    keys = ApiKeys(preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis"))
+    if args.command == "create":
+        issued = keys.create(args.name)
+        if issued is None:
+            print(f"signoff: a client named {args.name!r} exists already (revoke it first)", file=sys.stderr)
+            return 1
+        print(f"client: {issued.client.name}")
+        print(f"api key: {issued.key}")
+        print(f"callback secret: {issued.client.callback_secret}")
+        print("Keep both now: the key is not shown again (only its digest is stored).")
+        return 0
+    if args.command == "revoke":
+        if not keys.revoke(args.name):
+            print(f"signoff: no client named {args.name!r}", file=sys.stderr)
+            return 1
+        print(f"revoked: {args.name}")
+        return 0
+    for client in keys.all():
+        created = datetime.fromtimestamp(client.created_at_ms / 1000, UTC).isoformat(timespec="seconds")
+        print(f"{client.name}\tcreated {created}")
+    return 0

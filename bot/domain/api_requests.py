@@ -1,0 +1,120 @@
+"""Approval requests asked through the HTTP API (or the MCP server, a client of it): what is asked, what is kept.
+
+A request made through the API is a session of its own, ``api:<request id>``, whose one round holds one
+approval, published exactly like an agent's round: the same message, policy, escalation, expiry, quorum
+and audit. The request id is random, or derived from the client and its idempotency key, so a retried
+request names the same session and never creates a second message.
+"""
+
+import hashlib
+import re
+import secrets
+from datetime import datetime
+from typing import Annotated, Any, Final
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
+from pydantic_core import PydanticCustomError
+
+from bot.domain.policy import ToolName
+from bot.domain.slack_ids import ChannelId, MessageTs, UserId
+
+API_SESSION_PREFIX: Final = "api:"
+_REQUEST_ID: Final = re.compile(r"^[0-9a-f]{24}$")
+_CLIENT_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_URL_MAX: Final = 2000
+
+
+def _callback_url(value: str) -> str:
+    split = urlsplit(value)
+    if split.scheme not in ("http", "https") or not split.hostname or len(value) > _URL_MAX:
+        raise PydanticCustomError(
+            "callback_url", "'{value}' is not an http(s) URL (at most 2,000 characters)", {"value": value[:100]}
+        )
+    return value
+
+
+def client_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name an API client, or ``None``."""
+    if _CLIENT_NAME.match(name):
+        return None
+    return f"{name[:80]!r} is not a valid client name (1 to 63 letters, digits, '-', '_' or '.', starting with one)"
+
+
+CallbackUrl = Annotated[StrictStr, AfterValidator(_callback_url)]
+
+
+class ApprovalAsk(BaseModel):
+    """The body of ``POST /v1/approvals``: one tool call that needs a person's sign-off."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    tool: Annotated[ToolName, Field(max_length=200)]
+    """The tool the agent wants to run (policy rules match it)."""
+    input: dict[str, Any] = Field(default_factory=dict)
+    """Its arguments (a JSON object)."""
+    reason: StrictStr | None = Field(default=None, max_length=4000)
+    """Why the agent wants to run it, shown with the request."""
+    requester: UserId | None = None
+    """The Slack user the agent acts for (judged for self-approval), if any."""
+    channel: ChannelId | None = None
+    """Where to post the request; without it, the channel the policy rule matching the tool routes to."""
+    thread_ts: MessageTs | None = None
+    """A thread of that channel to post it in."""
+    idempotency_key: StrictStr | None = Field(default=None, min_length=1, max_length=255)
+    """The same key (per API key) never creates a second request; a retry gets the first one."""
+    callback_url: CallbackUrl | None = None
+    """Receives the decision (POST, JSON), signed with the client's callback secret."""
+
+    def fingerprint(self) -> str:
+        """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+class ApiRequestRecord(BaseModel):
+    """A request made through the API, as kept with its session.
+
+    Attributes:
+        request_id: Its id in the API's paths (the session is ``api:<request_id>``).
+        client: The name of the API key that asked (audited, shown on the message).
+        ask: What it asked.
+        team_id: The workspace it was posted in.
+        channel_id: Where it was posted (the ask's channel, or the policy's route).
+        created_at: When it was asked.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_id: str
+    client: str
+    ask: ApprovalAsk
+    team_id: str
+    channel_id: str
+    created_at: datetime
+
+    @property
+    def session_id(self) -> str:
+        """The session holding its approval round."""
+        return session_id_of(self.request_id)
+
+
+def request_id_for(client: str, idempotency_key: str | None) -> str:
+    """A fresh random id, or, with an idempotency key, the one id that client and key always name."""
+    if idempotency_key is None:
+        return secrets.token_hex(12)
+    return hashlib.sha256(f"{client}\n{idempotency_key}".encode()).hexdigest()[:24]
+
+
+def is_request_id(value: str) -> bool:
+    """Whether ``value`` has the form of a request id (anything else is not found, without a lookup)."""
+    return bool(_REQUEST_ID.match(value))
+
+
+def session_id_of(request_id: str) -> str:
+    """The session of a request made through the API."""
+    return f"{API_SESSION_PREFIX}{request_id}"
+
+
+def is_api_session(session_id: str) -> bool:
+    """Whether the session was opened by the API (no agent behind it: its decision goes back to the client)."""
+    return session_id.startswith(API_SESSION_PREFIX)

@@ -1,0 +1,325 @@
+"""Approvals asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
+
+Asking publishes a round of one approval through the runner, exactly as an agent stopped before
+the same tool call would: the same message, policy, schedule (reminders, escalation, expiry),
+quorum and audit. People decide it in Slack as any other request. The decision script then
+queues the round's resume job; for an API session the worker does not resume an agent but
+finishes the request (``ApiOutcomes``): it posts the decision to the client's callback URL,
+signed with the client's secret, and lets the records expire after the retention period.
+Clients that wait instead read the approval itself (``wait``), so a web process that dies
+while a client waits loses nothing: the client asks again and reads the same record.
+"""
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, Literal
+from uuid import NAMESPACE_OID, uuid5
+
+import redis
+
+from agent.approval import APPROVAL_INTERRUPT
+from bot.domain.api_requests import (
+    ApiRequestRecord,
+    ApprovalAsk,
+    is_api_session,
+    is_request_id,
+    request_id_for,
+    session_id_of,
+)
+from bot.domain.clock import Clock, system_clock
+from bot.domain.policy import PolicyBook
+from bot.flow.decisions import DecisionService
+from bot.flow.runner import SessionRunner
+from bot.store import keys
+from bot.store.api_keys import ApiClient, ApiKeys
+from bot.store.api_requests import ApiRequestStore, StoredApiRequest
+from bot.store.approvals import Approval, ApprovalStore
+from bot.store.audit import Audit
+from bot.store.threads import ThreadInfo
+from state.interrupt import Interrupt
+from state.shapes import ToolUse
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["pending", "approved", "denied", "expired", "cancelled"]
+MAX_WAIT_S: Final = 60
+_POLL_S: Final = 0.1
+_CALLBACK_TIMEOUT_S: Final = 10
+SIGNATURE_HEADER: Final = "X-Signoff-Signature"
+TIMESTAMP_HEADER: Final = "X-Signoff-Request-Timestamp"
+
+
+class AskProblem(Exception):
+    """A request the API refuses, naming the field at fault.
+
+    Attributes:
+        field: The field of the request body at fault.
+        status: The HTTP status to answer with (422, or 409 for a conflict with an earlier request).
+    """
+
+    def __init__(self, field: str, message: str, *, status: int = 422) -> None:
+        """Keep the field, message and status."""
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ApiRequestView:
+    """A request made through the API and its approval (``None`` until its round is published)."""
+
+    stored: StoredApiRequest
+    approval: Approval | None
+
+    @property
+    def status(self) -> Status:
+        """Where the request stands, as the API reports it."""
+        decision = self.approval.decision if self.approval is not None else None
+        if decision is None:
+            return "pending"
+        if decision.decision == "approve":
+            return "approved"
+        if decision.decision == "expired":
+            return "expired"
+        return "cancelled" if self.stored.cancelled else "denied"
+
+    def to_json(self) -> dict[str, Any]:
+        """The request as the API shows it (and as its callback receives it)."""
+        record, approval = self.stored.record, self.approval
+        request = approval.request if approval is not None else None
+        decision = approval.decision if approval is not None else None
+        return {
+            "id": record.request_id,
+            "status": self.status,
+            "tool": record.ask.tool,
+            "input": record.ask.input,
+            "reason": record.ask.reason,
+            "requester": record.ask.requester,
+            "client": record.client,
+            "channel": record.channel_id,
+            "thread_ts": record.ask.thread_ts,
+            "message_ts": request.message_ts if request is not None else None,
+            "policy": request.policy.name if request is not None else None,
+            "quorum": request.policy.quorum if request is not None else None,
+            "votes": sorted(approval.votes) if approval is not None else [],
+            "created_at": _iso(record.created_at),
+            "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
+            "callback_url": record.ask.callback_url,
+            "decision": decision.model_dump(mode="json") if decision is not None else None,
+        }
+
+
+class ApiRequests:
+    """What the HTTP API (and so the MCP server) can do with approvals."""
+
+    def __init__(
+        self,
+        *,
+        runner: SessionRunner,
+        approvals: ApprovalStore,
+        decisions: DecisionService,
+        records: ApiRequestStore,
+        policies: PolicyBook,
+        audit: Audit,
+        team_id: Callable[[], str],
+        clock: Clock = system_clock,
+    ) -> None:
+        """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed)."""
+        self._runner = runner
+        self._approvals = approvals
+        self._decisions = decisions
+        self._records = records
+        self._policies = policies
+        self._audit = audit
+        self._team_id = team_id
+        self._clock = clock
+
+    def ask(self, client: ApiClient, ask: ApprovalAsk) -> tuple[ApiRequestView, bool]:
+        """Open the request (or find the one its idempotency key opened); return it and whether it is new.
+
+        Raises:
+            AskProblem: No channel is named or routed, or the idempotency key was used for another request.
+        """
+        channel = ask.channel or self._policies.for_call(tool=ask.tool, interrupt_name=APPROVAL_INTERRUPT).channel
+        if channel is None:
+            raise AskProblem("channel", f"required: no policy rule routes the tool {ask.tool!r} to a channel")
+        record = ApiRequestRecord(
+            request_id=request_id_for(client.name, ask.idempotency_key),
+            client=client.name,
+            ask=ask,
+            team_id=self._team_id(),
+            channel_id=channel,
+            created_at=self._clock(),
+        )
+        existing = self._records.create(record)
+        if existing is not None:
+            if existing.record.ask.fingerprint() != ask.fingerprint():
+                raise AskProblem(
+                    "idempotency_key", "already used for a different request (same key, other fields)", status=409
+                )
+            record = existing.record
+        view = self._view(existing or StoredApiRequest(record))
+        if view.approval is None:
+            # New, or asked again after a process died between keeping the record and publishing it.
+            self._publish(record)
+            view = self._view(view.stored)
+        if existing is None:
+            self._audit.record(
+                "api_request",
+                session_id=record.session_id,
+                actor=f"api:{client.name}",
+                request_id=record.request_id,
+                tool=ask.tool,
+                channel=record.channel_id,
+            )
+        return view, existing is None
+
+    def find(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
+        """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""
+        if not is_request_id(request_id):
+            return None
+        stored = self._records.get(session_id_of(request_id))
+        if stored is None or stored.record.client != client.name:
+            return None
+        return self._view(stored)
+
+    def wait(self, client: ApiClient, request_id: str, *, timeout_s: float) -> ApiRequestView | None:
+        """``find``, once the request is decided or ``timeout_s`` passed (at most ``MAX_WAIT_S``)."""
+        deadline = time.monotonic() + min(timeout_s, MAX_WAIT_S)
+        view = self.find(client, request_id)
+        while view is not None and view.status == "pending" and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
+            view = self.find(client, request_id)
+        return view
+
+    def cancel(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
+        """Withdraw a pending request (a decision that stands is kept); ``None`` if there is no such request."""
+        view = self.find(client, request_id)
+        if view is None or view.approval is None or view.approval.decision is not None:
+            return view
+        # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
+        self._records.mark_cancelled(view.stored.record.session_id)
+        reason = f"withdrawn through the API by {client.name}"
+        self._decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
+        return self.find(client, request_id)
+
+    def _publish(self, record: ApiRequestRecord) -> None:
+        ask = record.ask
+        tool_use_id = f"api-{record.request_id}"
+        call: ToolUse = {"toolUseId": tool_use_id, "name": ask.tool, "input": ask.input}
+        reason: dict[str, Any] = {"tool": ask.tool, "client": record.client}
+        if ask.reason is not None:
+            reason["reason"] = ask.reason
+        interrupt = Interrupt(
+            id=f"v1:api:{tool_use_id}:{uuid5(NAMESPACE_OID, APPROVAL_INTERRUPT)}",
+            name=APPROVAL_INTERRUPT,
+            reason=reason,
+        )
+        info = ThreadInfo(
+            team_id=record.team_id,
+            channel_id=record.channel_id,
+            thread_ts=ask.thread_ts or "",
+            requested_by=ask.requester or "",
+        )
+        self._runner.publish_request(record.session_id, info, interrupt, call, client=record.client)
+
+    def _view(self, stored: StoredApiRequest) -> ApiRequestView:
+        _version, approvals = self._approvals.round_approvals(stored.record.session_id, readable_only=True)
+        return ApiRequestView(stored, approvals[0] if approvals else None)
+
+
+class ApiOutcomes:
+    """Finishes a decided API request in the worker (the ``resume`` of its round): callback, then retention."""
+
+    def __init__(
+        self,
+        *,
+        redis_client: redis.Redis,
+        approvals: ApprovalStore,
+        records: ApiRequestStore,
+        clients: ApiKeys,
+        audit: Audit,
+        retention_s: int,
+        send: Callable[[str, bytes, dict[str, str]], None] | None = None,
+    ) -> None:
+        """Keep the collaborators; ``send(url, body, headers)`` posts a callback (raising on failure)."""
+        self._redis = redis_client
+        self._approvals = approvals
+        self._records = records
+        self._clients = clients
+        self._audit = audit
+        self._retention_s = retention_s
+        self._send = send or post_json
+
+    def owns(self, session_id: str) -> bool:
+        """Whether the HTTP API opened the session."""
+        return is_api_session(session_id)
+
+    def finish(self, session_id: str, version: int) -> None:
+        """Send the decision to the callback URL, if any and not sent yet; then let the records expire.
+
+        Raises:
+            OSError: The callback could not be delivered (the job is retried).
+        """
+        stored = self._records.get(session_id)
+        _round_version, approvals = self._approvals.round_approvals(session_id, readable_only=True)
+        if stored is None or not approvals or approvals[0].decision is None:
+            logger.warning("session_id=<%s>, version=<%d> | nothing decided to finish", session_id, version)
+            return
+        view = ApiRequestView(stored, approvals[0])
+        url = stored.record.ask.callback_url
+        if url is not None and not stored.notified:
+            client = self._clients.get(stored.record.client)
+            if client is None:
+                logger.warning("session_id=<%s> | client %s revoked: no callback", session_id, stored.record.client)
+            else:
+                body = json.dumps(view.to_json(), ensure_ascii=False).encode()
+                self._send(url, body, signed_headers(client.callback_secret, body))
+                self._records.mark_notified(session_id)
+                self._audit.record(
+                    "api_callback", session_id=session_id, actor=f"api:{client.name}", status=view.status, url=url
+                )
+        # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
+        transaction = self._redis.pipeline(transaction=True)
+        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
+        for key in (keys.round_(session_id), keys.thread(session_id)):
+            transaction.expire(key, self._retention_s)
+        transaction.execute()
+        self._records.expire(session_id, after_s=self._retention_s)
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """``v0=<hex>``: HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the client's secret (as Slack signs its own)."""
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
+    """The headers of a callback: its timestamp and signature."""
+    timestamp = str(int(time.time() if now is None else now))
+    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
+    """POST a callback; any answer but 2xx raises (the worker retries the job).
+
+    Raises:
+        OSError: Not delivered (refused, timed out, or answered with an error status).
+    """
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={**headers, "Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=_CALLBACK_TIMEOUT_S) as response:
+        if not 200 <= response.status < 300:
+            raise OSError(f"callback answered {response.status}")
+
+
+def _iso(at: datetime) -> str:
+    return at.isoformat()

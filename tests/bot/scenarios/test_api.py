@@ -1,0 +1,339 @@
+"""The HTTP API: a request made over real HTTP becomes the same approval message, and its decision,
+clicked in the loopback Slack, goes back to the client waiting on it (long-poll) or to its callback."""
+
+import hashlib
+import hmac
+import json
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bot.domain.clock import ManualClock
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.store import keys
+from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
+from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
+
+
+@pytest.fixture
+def api(bot: Bot) -> Iterator[ApiCaller]:
+    with api_caller(bot.services, bot.url) as caller:
+        yield caller
+
+
+def _asked(bot: Bot, api: ApiCaller, **fields: Any) -> dict[str, Any]:
+    response = api.ask(**fields)
+    assert response.status_code == 201, response.text
+    bot.drain()
+    return dict(response.json())
+
+
+def _message_of(bot: Bot, request: dict[str, Any]) -> dict[str, Any]:
+    assert request["message_ts"] is not None, request
+    return next(m for m in bot.approval_messages() if m["ts"] == request["message_ts"])
+
+
+def test_a_request_becomes_an_approval_message_and_the_click_reaches_the_waiting_client(
+    bot: Bot, api: ApiCaller
+) -> None:
+    asked = _asked(bot, api, reason="deploy 1.2.3 after the incident")
+    shown = api.get(asked["id"]).json()
+    assert shown["status"] == "pending"
+    assert shown["policy"] == "default"
+    message = _message_of(bot, shown)
+    text = json.dumps(message["blocks"])
+    assert "restart_service" in text
+    assert "checkout" in text
+    assert "ci-runner" in text  # the client that asked, shown on the message
+    assert "deploy 1.2.3 after the incident" in text
+    assert "thread_ts" not in message  # no thread given: a message of its own in the channel
+
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(api.get, asked["id"], wait="30s")
+        time.sleep(0.3)
+        assert not waiting.done()  # still waiting: nobody decided
+        approval_id = bot.approval_id(-1)
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+        answer = waiting.result(timeout=10)
+
+    assert answer.status_code == 200
+    decided = answer.json()
+    assert decided["status"] == "approved"
+    assert decided["decision"]["decision"] == "approve"
+    assert decided["decision"]["decided_by"] == APPROVER
+    bot.drain()
+    assert is_decided(_message_of(bot, decided))
+    events = [entry.event for entry in bot.services.audit.entries()]
+    assert "api_request" in events
+    assert "decision" in events
+
+
+def test_the_requester_cannot_approve_their_own_request_made_through_the_api(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=REQUESTER)
+    bot.drain()
+    assert api.get(asked["id"]).json()["status"] == "pending"
+    assert messages.self_approval_refused() in bot.ephemeral_texts(REQUESTER)
+
+
+def test_a_deny_carries_its_reason_to_the_client(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    assert bot.submit_deny(bot.approval_id(-1), user=APPROVER, reason="not during the freeze").status == 200
+    answer = api.get(asked["id"], wait="5s").json()
+    assert answer["status"] == "denied"
+    assert answer["decision"]["reason"] == "not during the freeze"
+    assert answer["decision"]["decided_by"] == APPROVER
+
+
+def test_an_idempotency_key_never_creates_a_second_message(bot: Bot, api: ApiCaller) -> None:
+    first = api.ask(idempotency_key="deploy-4711")
+    again = api.ask(idempotency_key="deploy-4711")
+    bot.drain()
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"]
+    assert len(bot.approval_messages()) == 1
+
+    other = api.ask(idempotency_key="deploy-4711", input={"service": "payments"})
+    assert other.status_code == 409
+    assert other.json()["error"]["field"] == "idempotency_key"
+    bot.drain()
+    assert len(bot.approval_messages()) == 1
+
+
+def test_concurrent_retries_with_one_idempotency_key_post_one_message(bot: Bot, api: ApiCaller) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: api.ask(idempotency_key="race"), range(8)))
+    bot.drain()
+    assert sorted(answer.status_code for answer in answers) == [200] * 7 + [201]
+    assert len({answer.json()["id"] for answer in answers}) == 1
+    assert len(bot.approval_messages()) == 1
+
+
+def test_cancel_withdraws_a_pending_request_and_its_message_shows_it(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    cancelled = api.cancel(asked["id"])
+    assert cancelled.status_code == 200
+    assert cancelled.json()["status"] == "cancelled"
+    bot.drain()
+    message = _message_of(bot, cancelled.json())
+    assert is_decided(message)
+    assert "withdrawn through the API by ci-runner" in json.dumps(message["blocks"])
+    again = api.cancel(asked["id"])
+    assert again.status_code == 409
+    assert again.json()["error"]["field"] == "status"
+    # A click on the withdrawn request changes nothing.
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+    assert api.get(asked["id"]).json()["status"] == "cancelled"
+
+
+def test_a_decided_request_cannot_be_cancelled(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+    answer = api.cancel(asked["id"])
+    assert answer.status_code == 409
+    assert api.get(asked["id"]).json()["status"] == "approved"
+
+
+def test_keys_are_required_revocable_and_scoped_to_their_own_requests(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    anonymous = ApiCaller(bot.url, None)
+    forged = ApiCaller(bot.url, "sk_signoff_not-a-key")
+    assert anonymous.ask().status_code == 401
+    assert forged.get(asked["id"]).status_code == 401
+    assert anonymous.ask().json()["error"]["field"] == "Authorization"
+    with api_caller(bot.services, bot.url, name="other-team") as other:
+        assert other.get(asked["id"]).status_code == 404  # another client's request does not exist for it
+        assert other.cancel(asked["id"]).status_code == 404
+    assert bot.services.api_keys.revoke("ci-runner")
+    assert api.get(asked["id"]).status_code == 401
+    assert api.ask().status_code == 401
+    # The key is kept only as its digest.
+    stored = bot.services.redis.hgetall(keys.API_CLIENTS)
+    assert b"sk_signoff_" not in repr(stored).encode()
+
+
+BAD_BODIES = [
+    ({"input": {}}, "tool"),
+    ({**DEPLOY, "tool": ""}, "tool"),
+    ({**DEPLOY, "tool": "two words"}, "tool"),
+    ({**DEPLOY, "tool": 7}, "tool"),
+    ({**DEPLOY, "input": ["not", "an", "object"]}, "input"),
+    ({**DEPLOY, "channel": "general"}, "channel"),
+    ({**DEPLOY, "requester": "bob"}, "requester"),
+    ({**DEPLOY, "thread_ts": "yesterday"}, "thread_ts"),
+    ({**DEPLOY, "callback_url": "file:///etc/passwd"}, "callback_url"),
+    ({**DEPLOY, "idempotency_key": ""}, "idempotency_key"),
+    ({**DEPLOY, "reason": "x" * 5000}, "reason"),
+    ({**DEPLOY, "surprise": 1}, "surprise"),
+    ({key: value for key, value in DEPLOY.items() if key != "channel"}, "channel"),  # nothing routes it
+]
+
+
+@pytest.mark.parametrize(("body", "field"), BAD_BODIES)
+def test_bad_input_is_a_4xx_naming_the_field_and_changes_nothing(
+    bot: Bot, api: ApiCaller, body: dict[str, Any], field: str
+) -> None:
+    before = bot.services.redis.dbsize()
+    answer = api.http.post("/v1/approvals", json=body)
+    assert 400 <= answer.status_code < 500, answer.text
+    assert answer.json()["error"]["field"] == field
+    assert field in answer.json()["error"]["message"]
+    bot.drain()
+    assert bot.approval_messages() == []
+    assert bot.services.redis.dbsize() == before
+
+
+JSON = "application/json"
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "field"),
+    [
+        ((b"{not json", JSON), 400, "body"),
+        ((b"[" * 100_000, JSON), 400, "body"),
+        ((b'{"tool": NaN}', JSON), 400, "body"),
+        ((b"\xff\xfe", JSON), 400, "body"),
+        ((b'"a string"', JSON), 422, "body"),
+        ((b"tool=x", "application/x-www-form-urlencoded"), 415, "Content-Type"),
+        ((b"x" * (1024 * 1024 + 1), JSON), 413, "body"),
+    ],
+)
+def test_malformed_bodies_are_refused_with_the_field(
+    bot: Bot, api: ApiCaller, sent: tuple[bytes, str], status: int, field: str
+) -> None:
+    before = bot.services.redis.dbsize()
+    content, content_type = sent
+    answer = api.http.post("/v1/approvals", content=content, headers={"Content-Type": content_type})
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error"]["field"] == field
+    assert bot.services.redis.dbsize() == before
+
+
+def test_bad_paths_methods_and_parameters_are_4xx(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api)
+    assert api.get("0" * 24).status_code == 404
+    assert api.get("../../etc").status_code == 404
+    assert api.http.get("/v1/nothing").status_code == 404
+    assert api.http.delete(f"/v1/approvals/{asked['id']}").status_code == 405
+    for wait, status in (("forever", 400), ("2h", 400), ("0", 200), ("1s", 200)):
+        answer = api.get(asked["id"], wait=wait)
+        assert answer.status_code == status, (wait, answer.text)
+        if status == 400:
+            assert answer.json()["error"]["field"] == "wait"
+    assert api.http.get(f"/v1/approvals/{asked['id']}", params={"wiat": "1s"}).json()["error"]["field"] == "wiat"
+
+
+def _policy_bot(redis_client: redis.Redis, tmp_path: Path, rules: str, clock: ManualClock | None = None) -> Any:
+    policy = tmp_path / "policy.yml"
+    policy.write_text("rules:\n" + textwrap.indent(textwrap.dedent(rules), "  "))
+    return running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock)
+
+
+def test_a_policy_rule_routes_a_request_that_names_no_channel(redis_client: redis.Redis, tmp_path: Path) -> None:
+    rules = """\
+    - name: deploys
+      match: {tools: [restart_service]}
+      channel: C0OPS
+      quorum: 2
+    """
+    with _policy_bot(redis_client, tmp_path, rules) as bot, api_caller(bot.services, bot.url) as api:
+        body = {key: value for key, value in DEPLOY.items() if key != "channel"}
+        asked = api.ask(body)
+        assert asked.status_code == 201, asked.text
+        bot.drain()
+        shown = api.get(asked.json()["id"]).json()
+        assert (shown["channel"], shown["policy"], shown["quorum"]) == (CHANNEL, "deploys", 2)
+        approval_id = bot.approval_id(-1)
+        bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        assert api.get(shown["id"]).json()["status"] == "pending"  # one vote of two
+        assert api.get(shown["id"]).json()["votes"] == [APPROVER]
+        bot.click(ids.APPROVE_ACTION, approval_id, user=OUTSIDER)
+        decided = api.get(shown["id"]).json()
+        assert decided["status"] == "approved"
+        assert sorted(decided["decision"]["approved_by"]) == sorted([APPROVER, OUTSIDER])
+
+
+def test_an_expiry_is_reported_as_expired(redis_client: redis.Redis, tmp_path: Path) -> None:
+    rules = """\
+    - name: deploys
+      match: {tools: [restart_service]}
+      expiry: {after: 1h, outcome: deny}
+    """
+    clock = ManualClock()
+    with _policy_bot(redis_client, tmp_path, rules, clock) as bot, api_caller(bot.services, bot.url) as api:
+        asked = _asked(bot, api)
+        assert asked["expires_at"] == (clock.now + timedelta(hours=1)).isoformat()
+        clock.advance(3601)
+        bot.drain()
+        answer = api.get(asked["id"]).json()
+        assert answer["status"] == "expired"
+        assert answer["decision"]["decision"] == "expired"
+        assert answer["decision"]["decided_by"] is None
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    received: list[tuple[dict[str, str], bytes]]
+    arrived: threading.Event
+    fail_first: list[bool]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.fail_first and self.fail_first.pop():
+            self.send_response(503)
+            self.end_headers()
+            return
+        self.received.append((dict(self.headers.items()), body))
+        self.arrived.set()
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextmanager
+def _callback_receiver(*, fail_first: bool = False) -> Iterator[tuple[str, type[_Receiver]]]:
+    handler = type("Receiver", (_Receiver,), {"received": [], "arrived": threading.Event(), "fail_first": [fail_first]})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/signoff", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: Bot, api: ApiCaller) -> None:
+    secret = bot.services.api_keys.get("ci-runner")
+    assert secret is not None
+    with _callback_receiver(fail_first=True) as (url, receiver):
+        asked = _asked(bot, api, callback_url=url)
+        bot.submit_deny(bot.approval_id(-1), user=APPROVER, reason="wrong version")
+        bot.drain()  # the worker finishes the request: the first delivery fails (503), the retry lands
+        deadline = time.monotonic() + 10
+        while not receiver.received and time.monotonic() < deadline:
+            bot.worker.run_jobs_once(block_ms=100)
+        assert len(receiver.received) == 1
+    headers, body = receiver.received[0]
+    timestamp = headers["X-Signoff-Request-Timestamp"]
+    expected = hmac.new(
+        secret.callback_secret.encode(), b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256
+    ).hexdigest()
+    assert headers["X-Signoff-Signature"] == f"v0={expected}"
+    assert abs(int(timestamp) - time.time()) < 60
+    payload = json.loads(body)
+    assert (payload["id"], payload["status"]) == (asked["id"], "denied")
+    assert payload["decision"]["reason"] == "wrong version"
+    assert "api_callback" in [entry.event for entry in bot.services.audit.entries()]

@@ -1,0 +1,118 @@
+"""The HTTP API as it runs in production: keys issued by the operator command, the web process under
+gunicorn (the Procfile), the worker apart; a web process killed while a client waits loses nothing."""
+
+import re
+import sys
+import threading
+from typing import Any
+
+import httpx
+
+from bot.render import action_ids as ids
+from state import RedisServer
+from tests.bot.support import slack_requests
+from tests.bot.support.api_client import DEPLOY, ApiCaller
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, SIGNING_SECRET
+from tests.bot.support.processes import run_bot
+from tests.bot.support.slack_requests import SignedPoster
+from tests.bot.support.web_processes import environment, free_port, kill, process, wait_healthy, web_command
+
+
+def _created_key(redis_url: str, name: str) -> str:
+    created = run_bot(["api-key", "create", "--name", name], REDIS_URL=redis_url)
+    assert created.returncode == 0, created.stderr
+    match = re.search(r"^api key: (\S+)$", created.stdout, re.MULTILINE)
+    assert match is not None, created.stdout
+    return match.group(1)
+
+
+def test_api_key_commands_create_list_and_revoke(redis_server: RedisServer) -> None:
+    key = _created_key(redis_server.url, "ci-runner")
+    assert key.startswith("sk_signoff_")
+    assert (
+        "callback secret: whsec_"
+        in run_bot(["api-key", "create", "--name", "other"], REDIS_URL=redis_server.url).stdout
+    )
+    again = run_bot(["api-key", "create", "--name", "ci-runner"], REDIS_URL=redis_server.url)
+    assert (again.returncode, "exists already" in again.stderr) == (1, True)
+    listed = run_bot(["api-key", "list"], REDIS_URL=redis_server.url).stdout
+    assert [line.split("\t")[0] for line in listed.splitlines()] == ["ci-runner", "other"]
+    assert key not in listed
+    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_server.url).returncode == 0
+    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_server.url).returncode == 1
+    bad = run_bot(["api-key", "create", "--name", "two words"], REDIS_URL=redis_server.url)
+    assert (bad.returncode, "--name" in bad.stderr) == (2, True)
+    unset = run_bot(["api-key", "list"])
+    assert (unset.returncode, "REDIS_URL" in unset.stderr) == (2, True)
+
+
+def _click_approve(port: int, slack: FakeSlack) -> None:
+    [message] = [m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]
+    approval_id = next(
+        str(element["value"])
+        for block in message["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+        if element["action_id"] == ids.APPROVE_ACTION
+    )
+    payload = slack_requests.block_actions(
+        action_id=ids.APPROVE_ACTION,
+        user_id=APPROVER,
+        channel_id=CHANNEL,
+        message_ts=message["ts"],
+        value=approval_id,
+        blocks=message["blocks"],
+        response_url=slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
+    )
+    with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+        assert poster.post_action(payload).status == 200
+
+
+def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_server: RedisServer) -> None:
+    redis_server_url = redis_server.url
+    key = _created_key(redis_server_url, "ci-runner")
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
+        settings = environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_server_url,
+        )
+        port = free_port()
+        with process([sys.executable, "-m", "bot", "worker"], settings), process(web_command(port), settings) as web:
+            wait_healthy(port, web)
+            api = ApiCaller(f"http://127.0.0.1:{port}", key)
+            asked = api.ask(DEPLOY, idempotency_key="deploy-1")
+            assert asked.status_code == 201, asked.text
+            slack.wait_for("chat.postMessage", timeout=20)
+
+            outcome: dict[str, Any] = {}
+
+            def wait_for_decision() -> None:
+                try:
+                    api.get(asked.json()["id"], wait="30s")
+                except httpx.HTTPError as error:
+                    outcome["error"] = error
+
+            waiting = threading.Thread(target=wait_for_decision)
+            waiting.start()
+            kill(web)  # gunicorn and its workers, as a crash or an OOM kill would end them
+            waiting.join(40)
+            assert "error" in outcome  # the client saw its connection die
+
+        worker = [sys.executable, "-m", "bot", "worker"]
+        with process(web_command(port), settings) as web, process(worker, settings):
+            wait_healthy(port, web)
+            again = ApiCaller(f"http://127.0.0.1:{port}", key)
+            # A retry of the request itself names the same request: no second message.
+            assert again.ask(DEPLOY, idempotency_key="deploy-1").status_code == 200
+            result: dict[str, Any] = {}
+            waiter = threading.Thread(target=lambda: result.update(again.get(asked.json()["id"], wait="30s").json()))
+            waiter.start()
+            _click_approve(port, slack)
+            waiter.join(35)
+            assert result["status"] == "approved"
+            assert result["decision"]["decided_by"] == APPROVER
+            assert len([m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]) == 1

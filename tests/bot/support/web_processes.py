@@ -1,0 +1,71 @@
+"""The bot's real processes for a test: the Procfile's web command (gunicorn) and ``python -m bot worker``."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from tests.bot.support.processes import ROOT, bot_environment
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
+    """Return once ``/healthz`` answers on ``port``; fail if the process ends first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert process.poll() is None, "the process ended before it served"
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "server never became healthy"
+        time.sleep(0.05)
+
+
+@contextmanager
+def process(command: list[str], environment: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command``; stop it (SIGTERM, then SIGKILL) on the way out if it still runs."""
+    running = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        yield running
+    finally:
+        if running.poll() is None:
+            running.send_signal(signal.SIGTERM)
+            try:
+                running.wait(15)
+            except subprocess.TimeoutExpired:
+                kill(running)
+
+
+def kill(running: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process and everything it started (gunicorn's workers too), as a crash would end them."""
+    with suppress(ProcessLookupError):
+        os.killpg(running.pid, signal.SIGKILL)
+    running.wait(10)
+
+
+def web_command(port: int) -> list[str]:
+    """The Procfile's ``web:`` line, on a loopback ``port``."""
+    procfile = (ROOT / "Procfile").read_text()
+    web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
+    return ["/bin/sh", "-c", "exec " + web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")]
+
+
+def environment(**values: str) -> dict[str, str]:
+    """The bot's environment with ``values``, gunicorn on PATH."""
+    return bot_environment(PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", **values)
