@@ -480,8 +480,8 @@ def test_every_problem_is_reported_with_its_own_line(tmp_path: Path) -> None:
             reason_required = true
             """,
             "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_external, "
-            "allow_self_approval, approvers, claim, escalation, expiry, low_risk, quorum, reason_required_on_deny, "
-            "reminders, response)",
+            "allow_self_approval, approvers, channel, claim, escalation, expiry, low_risk, quorum, "
+            "reason_required_on_deny, reminders, response)",
             id="unknown-key",
         ),
         pytest.param(
