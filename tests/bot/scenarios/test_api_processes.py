@@ -9,13 +9,13 @@ from typing import Any
 import httpx
 
 from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
 from state import RedisServer
-from tests.bot.support import slack_requests
 from tests.bot.support.api_client import DEPLOY, ApiCaller
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, SIGNING_SECRET
 from tests.bot.support.processes import run_bot
-from tests.bot.support.slack_requests import SignedPoster
 from tests.bot.support.web_processes import environment, free_port, kill, process, wait_healthy, web_command
 
 
