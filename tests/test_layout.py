@@ -76,13 +76,15 @@ _LAYERS: dict[str, set[str]] = {
     "store": {"domain"},
     "flow": {"store", "render", "domain"},
     "slack": {"flow", "store", "render", "domain"},
-    # Inbound edges beside Slack: the HTTP API under /v1/.
+    # Inbound edges beside Slack: the HTTP API under /v1/, and the MCP server (a client of that API).
     "api": {"flow", "store", "render", "domain"},
+    "mcp": {"flow", "store", "render", "domain"},
 }
 # Top-level modules a layer may still read: plain settings, and the services container listeners are handed.
 _SHARED = {
     "slack": {"settings", "services", "preflight"},
     "api": {"settings", "services", "preflight"},
+    "mcp": {"settings", "services", "preflight"},
     "flow": {"settings"},
 }
 

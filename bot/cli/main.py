@@ -2,7 +2,8 @@
 
 ``python -m bot audit export ...`` writes out the audit trail (see ``bot.cli.audit_export``);
 ``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
-``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``).
+``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``);
+``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
 credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
@@ -27,6 +28,7 @@ from bot import preflight
 from bot.cli import api_keys as api_keys_cli
 from bot.cli import audit_export as audit_cli
 from bot.cli import demo
+from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.domain.policy_file import PolicyError
@@ -46,6 +48,9 @@ _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
     arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["mcp"]:
+        return mcp_cli.main(arguments[1:])
+    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["api-key"]):
     if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"]):
         try:
             if arguments[0] == "migrate":

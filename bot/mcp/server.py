@@ -1,0 +1,166 @@
+"""The MCP server: ``python -m bot mcp`` over stdio, or ``--http`` (streamable HTTP, at ``/mcp``).
+
+Two tools, both ending in the same Slack approval as any other request (the server is a client of
+the HTTP API, so the policy, escalation, expiry, quorum and audit are the API's):
+
+- ``request_approval``: ask for a sign-off of a tool call and wait for the decision, with a progress
+  notification while it waits; returns the request as the API shows it (``status``, ``decision``).
+- ``permission_prompt``: Claude Code's ``--permission-prompt-tool`` contract. Input ``tool_name``,
+  ``input``, ``tool_use_id``; output a JSON text, ``{"behavior": "allow", "updatedInput": ...}`` or
+  ``{"behavior": "deny", "message": ...}``. It fails closed: anything but an approval is a deny.
+
+A web process that restarts while a tool waits is asked again until the wait's deadline; a deadline
+reached without a decision withdraws the request (nobody approves what nobody waits for any more).
+"""
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Final
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from bot.mcp.api_client import ApiError, SignoffApi
+from bot.mcp.config import McpSettings
+
+SERVER_NAME: Final = "signoff"
+PERMISSION_TOOL: Final = "permission_prompt"
+_POLL_S: Final = 20
+_RETRYABLE: Final = (0, 502, 503, 504)  # unreachable or restarting: ask again
+
+
+def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffApi] | None = None) -> MCPServer:
+    """The server and its tools; ``api_for`` picks the API client of a call (default: from the settings)."""
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        instructions="Ask people in Slack to sign off a tool call before running it; wait for their decision.",
+    )
+    client_of = api_for or (lambda ctx: _api_of(settings, ctx))
+
+    @server.tool(name="request_approval")
+    async def request_approval(
+        tool: Annotated[str, Field(description="the tool to run (policy rules match it)")],
+        ctx: Context,
+        *,
+        input: Annotated[dict[str, Any] | None, Field(description="its arguments")] = None,
+        reason: Annotated[str | None, Field(description="why it should run, shown to the approvers")] = None,
+        channel: Annotated[str | None, Field(description="Slack channel id (else the configured one)")] = None,
+        requester: Annotated[str | None, Field(description="Slack user id the agent acts for")] = None,
+        idempotency_key: Annotated[str | None, Field(description="a retry with it asks nothing new")] = None,
+    ) -> dict[str, Any]:
+        """Ask people in Slack to sign off a tool call and wait for their decision (progress is reported).
+
+        Returns the request: ``status`` is approved, denied, expired, cancelled or (after the wait) pending;
+        ``decision`` says who decided, when and why.
+        """
+        body = _body(
+            settings,
+            tool=tool,
+            tool_input=input or {},
+            reason=reason,
+            channel=channel,
+            requester=requester,
+            idempotency_key=idempotency_key,
+        )
+        return await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
+
+    @server.tool(name=PERMISSION_TOOL)
+    async def permission_prompt(
+        tool_name: Annotated[str, Field(description="the tool Claude Code wants to run")],
+        ctx: Context,
+        *,
+        input: Annotated[dict[str, Any] | None, Field(description="its input")] = None,
+        tool_use_id: Annotated[str | None, Field(description="the tool use's id")] = None,
+    ) -> str:
+        """Claude Code's permission prompt, decided by people in Slack: allow (with the input) or deny (with why)."""
+        arguments = input or {}
+        body = _body(settings, tool=tool_name, tool_input=arguments, idempotency_key=tool_use_id)
+        try:
+            request = await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
+        except ApiError as error:
+            return json.dumps({"behavior": "deny", "message": f"Signoff could not ask for a sign-off: {error}"})
+        return json.dumps(permission_answer(request, arguments))
+
+    return server
+
+
+def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code's answer for a decided request: allow only an approval, deny anything else with why."""
+    status = request["status"]
+    decision = request.get("decision") or {}
+    if status == "approved":
+        return {"behavior": "allow", "updatedInput": tool_input}
+    if status == "denied":
+        who = decision.get("decided_by") or "an approver"
+        why = decision.get("reason") or "no reason given"
+        message = f"Denied in Slack by {who}: {why}. Do not retry this call."
+    elif status == "expired":
+        message = "The sign-off request expired in Slack without a decision. Do not retry automatically."
+    elif status == "cancelled":
+        message = f"The sign-off request was withdrawn: {decision.get('reason') or 'no reason given'}."
+    else:
+        message = "No decision arrived in time; the sign-off request was withdrawn."
+    return {"behavior": "deny", "message": message}
+
+
+async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeout_s: int) -> dict[str, Any]:
+    """Ask, then wait for the decision (reporting progress), asking again across restarts, until ``timeout_s``."""
+    request = await anyio.to_thread.run_sync(api.ask, body)
+    started = time.monotonic()
+    while request["status"] == "pending":
+        waited = time.monotonic() - started
+        if waited >= timeout_s:
+            return await anyio.to_thread.run_sync(api.cancel, request["id"])
+        await ctx.report_progress(waited, timeout_s, _progress(request))
+        wait_s = max(1, min(_POLL_S, int(timeout_s - waited)))
+        try:
+            wait = functools.partial(api.wait, request["id"], wait_s=wait_s)
+            request = await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
+        except ApiError as error:
+            if error.status not in _RETRYABLE:
+                raise
+            await anyio.sleep(1)
+    return request
+
+
+def _progress(request: dict[str, Any]) -> str:
+    votes = len(request.get("votes") or [])
+    quorum = request.get("quorum") or 1
+    tally = f", {votes} of {quorum} approvals" if quorum > 1 else ""
+    return f"waiting for a decision in Slack (policy {request.get('policy') or 'pending'}{tally})"
+
+
+def _body(
+    settings: McpSettings,
+    *,
+    tool: str,
+    tool_input: dict[str, Any],
+    reason: str | None = None,
+    channel: str | None = None,
+    requester: str | None = None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"tool": tool, "input": tool_input}
+    for name, value in (
+        ("reason", reason),
+        ("channel", channel or settings.channel),
+        ("requester", requester or settings.requester),
+        ("idempotency_key", idempotency_key),
+    ):
+        if value is not None:
+            body[name] = value
+    return body
+
+
+def _api_of(settings: McpSettings, ctx: Context) -> SignoffApi:
+    """The caller's own key over HTTP (``Authorization: Bearer``), else the configured one."""
+    headers = {name.lower(): value for name, value in (ctx.headers or {}).items()}
+    scheme, _, key = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and key.strip():
+        return SignoffApi(settings.api_url, key.strip())
+    if settings.api_key is None:
+        raise ApiError(401, "no API key: set SIGNOFF_API_KEY, or send Authorization: Bearer <key>")
+    return SignoffApi(settings.api_url, settings.api_key.get_secret_value())

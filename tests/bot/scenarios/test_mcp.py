@@ -1,0 +1,177 @@
+"""The MCP server, driven by the ``mcp`` package's own client over stdio and streamable HTTP, through to a
+decision clicked in the loopback Slack and back to the waiting tool call."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import redis
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from bot.domain.clock import ManualClock
+from bot.render import action_ids as ids
+from tests.bot.support.deciders import person_in_slack
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
+from tests.bot.support.processes import ROOT, bot_environment, run_bot
+from tests.bot.support.web_processes import free_port
+
+DEPLOY = {"service": "checkout", "version": "1.2.3"}
+
+
+def _environment(bot: Bot, **extra: str) -> dict[str, str]:
+    issued = bot.services.api_keys.create("claude-ci")
+    assert issued is not None
+    return {
+        "SIGNOFF_API_URL": bot.url,
+        "SIGNOFF_API_KEY": issued.key,
+        "SIGNOFF_CHANNEL": CHANNEL,
+        "SIGNOFF_REQUESTER": REQUESTER,
+        **extra,
+    }
+
+
+def _stdio(environment: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "bot", "mcp"], env=bot_environment(**environment), cwd=str(ROOT)
+    )
+
+
+def test_request_approval_over_stdio_reports_progress_and_returns_the_decision(bot: Bot) -> None:
+    reported: list[tuple[float, float | None, str | None]] = []
+
+    async def session() -> Any:
+        async with Client(_stdio(_environment(bot))) as client:
+            listed = await client.list_tools()
+            assert {tool.name for tool in listed.tools} == {"request_approval", "permission_prompt"}
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                reported.append((progress, total, message))
+
+            return await client.call_tool(
+                "request_approval",
+                {"tool": "restart_service", "input": DEPLOY, "reason": "release 1.2.3"},
+                progress_callback=on_progress,
+            )
+
+    with person_in_slack(bot, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)):
+        result = anyio.run(session)
+
+    assert not result.is_error, result
+    answer = result.structured_content
+    assert answer is not None
+    assert (answer["status"], answer["tool"], answer["input"]) == ("approved", "restart_service", DEPLOY)
+    assert answer["decision"]["decided_by"] == APPROVER
+    assert answer["requester"] == REQUESTER
+    assert reported, "no progress notification while waiting"
+    assert reported[0][2] == "waiting for a decision in Slack (policy default)"
+    assert reported[0][1] == 3600
+    [message] = bot.approval_messages()
+    assert "claude-ci" in json.dumps(message["blocks"])  # the API client that asked
+
+
+@contextmanager
+def _http_server(environment: dict[str, str]) -> Iterator[str]:
+    port = free_port()
+    command = [sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)]
+    process = subprocess.Popen(command, cwd=ROOT, env=bot_environment(**environment), stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the MCP server ended"
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the MCP server never listened")
+
+
+def _permission(url: str, tool_input: dict[str, Any], *, tool_use_id: str) -> dict[str, Any]:
+    async def session() -> Any:
+        async with Client(url) as client:
+            arguments = {"tool_name": "Bash", "input": tool_input, "tool_use_id": tool_use_id}
+            return await client.call_tool("permission_prompt", arguments)
+
+    result = anyio.run(session)
+    assert not result.is_error, result
+    [content] = result.content
+    return dict(json.loads(content.text))
+
+
+def test_permission_prompt_over_streamable_http_allows_with_the_input_or_denies_with_the_reason(bot: Bot) -> None:
+    command = {"command": "git push origin main", "description": "Push the release"}
+    with _http_server(_environment(bot)) as url:
+        with person_in_slack(bot, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)):
+            allowed = _permission(url, command, tool_use_id="toolu_01")
+        assert allowed == {"behavior": "allow", "updatedInput": command}
+
+        deny = lambda approval_id: bot.submit_deny(approval_id, user=APPROVER, reason="not on a Friday")  # noqa: E731
+        with person_in_slack(bot, deny):
+            denied = _permission(url, {"command": "rm -rf build"}, tool_use_id="toolu_02")
+        assert denied == {
+            "behavior": "deny",
+            "message": f"Denied in Slack by {APPROVER}: not on a Friday. Do not retry this call.",
+        }
+        # Claude Code asking again for the same tool use gets the same answer, and nobody is asked twice.
+        assert _permission(url, {"command": "rm -rf build"}, tool_use_id="toolu_02") == denied
+    bot.drain()
+    assert len(bot.approval_messages()) == 2
+
+
+def test_an_expired_request_is_a_deny_that_says_it_expired(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        textwrap.dedent("""\
+        rules:
+          - name: shell
+            match: {tools: [Bash]}
+            expiry: {after: 10m, outcome: deny}
+        """)
+    )
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+
+        async def session() -> Any:
+            async with Client(_stdio(_environment(bot))) as client:
+                arguments = {"tool_name": "Bash", "input": {"command": "make deploy"}, "tool_use_id": "toolu_9"}
+                return await client.call_tool("permission_prompt", arguments)
+
+        with person_in_slack(bot, lambda _approval_id: clock.advance(601)):
+            result = anyio.run(session)
+    [content] = result.content
+    assert json.loads(content.text) == {
+        "behavior": "deny",
+        "message": "The sign-off request expired in Slack without a decision. Do not retry automatically.",
+    }
+
+
+@pytest.mark.parametrize(
+    ("environment", "named"),
+    [({}, "SIGNOFF_API_URL"), ({"SIGNOFF_API_URL": "slack.example.com"}, "SIGNOFF_API_URL")],
+)
+def test_the_mcp_command_names_a_missing_or_malformed_setting(environment: dict[str, str], named: str) -> None:
+    ran = run_bot(["mcp"], **environment)
+    assert ran.returncode == 2
+    assert named in ran.stderr
