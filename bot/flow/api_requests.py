@@ -147,7 +147,8 @@ class ApiRequests:
         Raises:
             AskProblem: No channel is named or routed, or the idempotency key was used for another request.
         """
-        channel = ask.channel or self._policies.for_call(tool=ask.tool, interrupt_name=APPROVAL_INTERRUPT).channel
+        policy = self._policies.for_call(tool=ask.tool, interrupt_name=APPROVAL_INTERRUPT)
+        channel = ask.channel or policy.channel or self._policies.default_policy.channel
         if channel is None:
             raise AskProblem("channel", f"required: no policy rule routes the tool {ask.tool!r} to a channel")
         record = ApiRequestRecord(

@@ -682,3 +682,11 @@ def sandbox_public_warning(host: str) -> str:
         f"{rule}\nWARNING: the sandbox listens on {host}. Anyone who can reach this address can open the "
         f"page and act as any user: approve, deny, read every thread. Use it on a trusted network only.\n{rule}"
     )
+
+
+def sandbox_api_hint(api_url: str, key: str) -> str:
+    """The sandbox's second line: its HTTP API, a key for it, and a first request to try."""
+    return (
+        f"HTTP API: {api_url} (key: {key}). Try: curl -s {api_url}approvals -H 'Authorization: Bearer {key}' "
+        """-H 'Content-Type: application/json' -d '{"tool": "restart_service", "input": {"service": "checkout"}}'"""
+    )

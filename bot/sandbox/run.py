@@ -13,6 +13,8 @@ import secrets
 import signal
 import socketserver
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,17 +23,25 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import redis
 from pydantic import SecretStr, ValidationError
 
+from bot.render import messages
 from bot.sandbox.people import POLICY_FILE
+from bot.sandbox.slack_api import Reply
+from bot.sandbox.slack_api.server import Respond
 from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app
+from bot.store.api_keys import new_key
 from bot.store.offset_clock import OffsetClock
 from state import RedisServer
 
 logger = logging.getLogger(__name__)
+
+SANDBOX_CLIENT = "sandbox"
+"""The HTTP API client the sandbox creates a key for (and announces)."""
+_API_TIMEOUT_S = 90  # a long-poll waits up to 60 s
 
 
 class _BotServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -82,8 +92,11 @@ def _redis_url() -> Iterator[str]:
 
 
 @contextmanager
-def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[SandboxSlack]:
-    """Start Redis, the stand-in, the bot and the worker; yield the stand-in; stop them all on exit."""
+def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | None = None) -> Iterator[SandboxSlack]:
+    """Start Redis, the stand-in, the bot and the worker; yield the stand-in; stop them all on exit.
+
+    The bot's HTTP API is served at the stand-in's ``/v1/`` too; ``api_key`` is the key of its ``sandbox`` client.
+    """
     token = "xoxb-sandbox-" + secrets.token_hex(12)
     signing_secret = secrets.token_hex(16)
     with _redis_url() as url:
@@ -102,6 +115,10 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[Sandb
             application = guarded_wsgi_app(build_app(settings, services), settings, services)
             bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
             threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
+            if api_key is not None:
+                services.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
+                services.api_keys.create(SANDBOX_CLIENT, key=api_key)
+            slack.add_route("/v1/", _forward_to(f"http://127.0.0.1:{bot_server.server_port}"))
             slack.connect(SignedPoster(f"http://127.0.0.1:{bot_server.server_port}", signing_secret))
             yield slack
         finally:
@@ -113,6 +130,24 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1") -> Iterator[Sandb
                 worker.stop()
                 worker_thread.join(timeout=10)
             client.close()
+
+
+def _forward_to(bot_url: str) -> Respond:
+    """The stand-in's ``/v1/``: requests forwarded to the bot's HTTP API, so it sits at the page's address."""
+
+    def forward(raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+        sent = {name: value for name, value in headers.items() if name in ("authorization", "content-type")}
+        # The stand-in hands over no method; each API route takes one, so the path (or a body) tells which.
+        path = raw_path.partition("?")[0]
+        method = "POST" if body or path == "/v1/approvals" or path.endswith("/cancel") else "GET"
+        request = urllib.request.Request(bot_url + raw_path, data=body, headers=sent, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=_API_TIMEOUT_S) as response:
+                return Reply(response.status, response.read(), response.headers.get("Content-Type", "application/json"))
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, error.read(), error.headers.get("Content-Type", "application/json"))
+
+    return forward
 
 
 class _QuietWhenStopping(logging.Filter):
@@ -140,9 +175,11 @@ def run(*, port: int, host: str = "127.0.0.1", announce: Callable[[str], None] =
 
     previous = {sig: signal.signal(sig, shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with running_sandbox(port=port, host=host) as slack:
+        api_key = new_key()
+        with running_sandbox(port=port, host=host, api_key=api_key) as slack:
             shown = "127.0.0.1" if host in {"0.0.0.0", ""} else host
             announce(f"Signoff sandbox: open http://{shown}:{slack.port}/ (Ctrl-C to stop)")
+            announce(messages.sandbox_api_hint(f"http://{shown}:{slack.port}/v1/", api_key))
             stop.wait()
     finally:
         for sig, handler in previous.items():

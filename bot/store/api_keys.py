@@ -44,9 +44,10 @@ class ApiKeys:
         """Keep the client."""
         self._client = client
 
-    def create(self, name: str) -> IssuedKey | None:
-        """Issue a key for a new client ``name``; ``None`` if the name is taken (revoke it first)."""
-        key = KEY_PREFIX + secrets.token_urlsafe(32)
+    def create(self, name: str, *, key: str | None = None) -> IssuedKey | None:
+        """Issue a key for a new client ``name`` (``key``: one chosen by the caller, e.g. the sandbox's);
+        ``None`` if the name is taken (revoke it first)."""
+        key = key or new_key()
         digest = _sha256(key)
         record = {"key_sha256": digest, "callback_secret": SECRET_PREFIX + secrets.token_urlsafe(32)}
         record["created_at_ms"] = str(int(time.time() * 1000))
@@ -91,6 +92,11 @@ class ApiKeys:
         transaction.hdel(keys.API_CLIENTS, name)
         transaction.execute()
         return True
+
+
+def new_key() -> str:
+    """A fresh API key (256 random bits)."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
 def _client_of(name: str, record: dict[str, str]) -> ApiClient:

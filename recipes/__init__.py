@@ -1,0 +1,1 @@
+"""Recipes: agent frameworks asking people in Slack for a sign-off through Signoff's HTTP API."""

@@ -1,0 +1,45 @@
+"""The sandbox serves the bot's HTTP API at the page's address: a request made with curl's calls appears in the
+sandbox channel, is decided on the page, and the decision comes back to the client."""
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from bot.render import action_ids as ids
+from bot.sandbox.people import CHANNEL
+from bot.sandbox.run import running_sandbox
+from bot.store.api_keys import new_key
+from tests.sandbox.client import APPROVER, PageClient, buttons
+
+KEY = new_key()
+
+
+@pytest.fixture
+def base(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL", "APPROVAL_POLICY"):
+        monkeypatch.delenv(name, raising=False)
+    with running_sandbox(port=0, api_key=KEY) as slack:
+        yield f"http://127.0.0.1:{slack.port}"
+
+
+def test_a_request_made_through_the_api_appears_in_the_sandbox_channel_and_its_decision_returns(base: str) -> None:
+    api = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=30)
+    asked = api.post("/v1/approvals", json={"tool": "restart_service", "input": {"service": "checkout"}})
+    assert asked.status_code == 201, asked.text
+    assert asked.json()["channel"] == CHANNEL  # the sandbox policy routes API requests to its channel
+    page = PageClient(base + "/")
+    approval = page.wait_for(
+        lambda: next((m for m in page.channel_messages() if ids.APPROVE_ACTION in buttons(m)), None)
+    )
+    assert "sandbox" in approval["text"]  # the API client that asked
+    page.post("action", user=APPROVER, channel=CHANNEL, ts=approval["ts"], action_id=ids.APPROVE_ACTION)
+    decided = api.get(f"/v1/approvals/{asked.json()['id']}", params={"wait": "20s"})
+    assert decided.json()["status"] == "approved"
+    assert decided.json()["decision"]["decided_by"] == APPROVER
+
+    other = api.post("/v1/approvals", json={"tool": "rollback_deploy", "input": {"service": "checkout"}})
+    cancelled = api.post(f"/v1/approvals/{other.json()['id']}/cancel")  # no body, as curl -X POST sends it
+    assert cancelled.json()["status"] == "cancelled"
+    assert httpx.get(f"{base}/v1/openapi.json").json()["openapi"] == "3.1.0"
+    assert httpx.post(f"{base}/v1/approvals", json={"tool": "x"}).status_code == 401
