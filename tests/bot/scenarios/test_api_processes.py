@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import httpx
+import redis
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
@@ -27,7 +28,8 @@ def _created_key(redis_url: str, name: str) -> str:
     return match.group(1)
 
 
-def test_api_key_commands_create_list_and_revoke(redis_server: RedisServer) -> None:
+def test_api_key_commands_create_list_and_revoke(redis_server: RedisServer, redis_client: redis.Redis) -> None:
+    # redis_client: the server's data is flushed first
     key = _created_key(redis_server.url, "ci-runner")
     assert key.startswith("sk_signoff_")
     assert (
@@ -69,7 +71,9 @@ def _click_approve(port: int, slack: FakeSlack) -> None:
         assert poster.post_action(payload).status == 200
 
 
-def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_server: RedisServer) -> None:
+def test_a_web_process_killed_while_a_client_waits_loses_no_request(
+    redis_server: RedisServer, redis_client: redis.Redis
+) -> None:
     redis_server_url = redis_server.url
     key = _created_key(redis_server_url, "ci-runner")
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
