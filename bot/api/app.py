@@ -88,6 +88,9 @@ def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys) -> WsgiApp:
         except redis.RedisError as error:
             logger.warning("API request not recorded, Redis unreachable: %s", error)
             answer = _Refused(503, "unavailable", "not recorded: storage unreachable, try again").answer
+        except Exception:  # a bug, not the client's input: say so in the API's own shape, never an HTML page
+            logger.exception("API request failed: %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+            answer = _Refused(500, "internal", "the request failed on the server; it is logged").answer
         data = json.dumps(answer.body, ensure_ascii=False).encode()
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data))), *answer.headers]
         start_response(f"{answer.status} {HTTPStatus(answer.status).phrase}", headers)

@@ -120,7 +120,7 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "201": _json(approval, "asked"),
                         "200": _json(approval, "asked before with the same idempotency key: that request"),
-                        **_errors(400, 401, 409, 411, 413, 415, 422, 503),
+                        **_errors(400, 401, 409, 411, 413, 415, 422, 500, 503),
                     },
                 }
             },
@@ -138,7 +138,7 @@ def document() -> dict[str, Any]:
                             "schema": {"type": "string"},
                         },
                     ],
-                    "responses": {"200": _json(approval, "the request"), **_errors(400, 401, 404, 503)},
+                    "responses": {"200": _json(approval, "the request"), **_errors(400, 401, 404, 500, 503)},
                 }
             },
             "/v1/approvals/{id}/cancel": {
@@ -146,7 +146,7 @@ def document() -> dict[str, Any]:
                     "operationId": "cancelApproval",
                     "summary": "Withdraw a pending request (its message shows it withdrawn)",
                     "parameters": [_ID_PARAMETER],
-                    "responses": {"200": _json(approval, "withdrawn"), **_errors(401, 404, 409, 503)},
+                    "responses": {"200": _json(approval, "withdrawn"), **_errors(401, 404, 409, 500, 503)},
                 }
             },
             "/v1/openapi.json": {

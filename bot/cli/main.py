@@ -50,7 +50,6 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if arguments[:1] == ["mcp"]:
         return mcp_cli.main(arguments[1:])
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["api-key"]):
     if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"]):
         try:
             if arguments[0] == "migrate":

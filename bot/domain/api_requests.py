@@ -23,6 +23,8 @@ API_SESSION_PREFIX: Final = "api:"
 _REQUEST_ID: Final = re.compile(r"^[0-9a-f]{24}$")
 _CLIENT_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _URL_MAX: Final = 2000
+MAX_INPUT_DEPTH: Final = 32
+"""Nesting a tool's input may have: deeper is refused (422) rather than stored, shown or serialized half way."""
 
 
 def _callback_url(value: str) -> str:
@@ -31,6 +33,17 @@ def _callback_url(value: str) -> str:
         raise PydanticCustomError(
             "callback_url", "'{value}' is not an http(s) URL (at most 2,000 characters)", {"value": value[:100]}
         )
+    return value
+
+
+def _bounded_depth(value: dict[str, Any]) -> dict[str, Any]:
+    frontier: list[tuple[Any, int]] = [(value, 1)]
+    while frontier:
+        node, depth = frontier.pop()
+        if depth > MAX_INPUT_DEPTH:
+            raise PydanticCustomError("input_depth", "nested deeper than {limit} levels", {"limit": MAX_INPUT_DEPTH})
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        frontier.extend((child, depth + 1) for child in children)
     return value
 
 
@@ -51,8 +64,8 @@ class ApprovalAsk(BaseModel):
 
     tool: Annotated[ToolName, Field(max_length=200)]
     """The tool the agent wants to run (policy rules match it)."""
-    input: dict[str, Any] = Field(default_factory=dict)
-    """Its arguments (a JSON object)."""
+    input: Annotated[dict[str, Any], AfterValidator(_bounded_depth)] = Field(default_factory=dict)
+    """Its arguments (a JSON object, nested at most 32 levels)."""
     reason: StrictStr | None = Field(default=None, max_length=4000)
     """Why the agent wants to run it, shown with the request."""
     requester: UserId | None = None

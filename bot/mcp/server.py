@@ -21,6 +21,7 @@ from typing import Annotated, Any, Final
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from bot.mcp.api_client import ApiError, SignoffApi
@@ -53,8 +54,11 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
     ) -> dict[str, Any]:
         """Ask people in Slack to sign off a tool call and wait for their decision (progress is reported).
 
-        Returns the request: ``status`` is approved, denied, expired, cancelled or (after the wait) pending;
-        ``decision`` says who decided, when and why.
+        Returns the request: ``status`` is approved, denied, expired or cancelled (a wait that ran out withdraws
+        it); ``decision`` says who decided, when and why.
+
+        Raises:
+            ToolError: The API refused the request (the message names the field) or cannot be reached.
         """
         body = _body(
             settings,
@@ -65,7 +69,10 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
             requester=requester,
             idempotency_key=idempotency_key,
         )
-        return await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
+        try:
+            return await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
+        except ApiError as error:
+            raise ToolError(f"Signoff refused the request: {error}") from None
 
     @server.tool(name=PERMISSION_TOOL)
     async def permission_prompt(

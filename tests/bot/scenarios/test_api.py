@@ -169,6 +169,7 @@ BAD_BODIES = [
     ({**DEPLOY, "tool": "two words"}, "tool"),
     ({**DEPLOY, "tool": 7}, "tool"),
     ({**DEPLOY, "input": ["not", "an", "object"]}, "input"),
+    ({**DEPLOY, "input": {"nested": json.loads("[" * 40 + "]" * 40)}}, "input"),
     ({**DEPLOY, "channel": "general"}, "channel"),
     ({**DEPLOY, "requester": "bob"}, "requester"),
     ({**DEPLOY, "thread_ts": "yesterday"}, "thread_ts"),
@@ -202,6 +203,7 @@ JSON = "application/json"
     [
         ((b"{not json", JSON), 400, "body"),
         ((b"[" * 100_000, JSON), 400, "body"),
+        ((b'{"tool": "t", "channel": "C0OPS", "input": {"x": ' + b"[" * 900 + b"]" * 900 + b"}}", JSON), 422, "input"),
         ((b'{"tool": NaN}', JSON), 400, "body"),
         ((b"\xff\xfe", JSON), 400, "body"),
         ((b'"a string"', JSON), 422, "body"),

@@ -7,12 +7,12 @@ import threading
 from typing import Any
 
 import httpx
+import pytest
 import redis
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
-from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, SIGNING_SECRET
@@ -28,22 +28,19 @@ def _created_key(redis_url: str, name: str) -> str:
     return match.group(1)
 
 
-def test_api_key_commands_create_list_and_revoke(redis_server: RedisServer, redis_client: redis.Redis) -> None:
-    # redis_client: the server's data is flushed first
-    key = _created_key(redis_server.url, "ci-runner")
+def test_api_key_commands_create_list_and_revoke(redis_url: str, redis_client: redis.Redis) -> None:
+    # redis_client: the target's data is flushed first
+    key = _created_key(redis_url, "ci-runner")
     assert key.startswith("sk_signoff_")
-    assert (
-        "callback secret: whsec_"
-        in run_bot(["api-key", "create", "--name", "other"], REDIS_URL=redis_server.url).stdout
-    )
-    again = run_bot(["api-key", "create", "--name", "ci-runner"], REDIS_URL=redis_server.url)
+    assert "callback secret: whsec_" in run_bot(["api-key", "create", "--name", "other"], REDIS_URL=redis_url).stdout
+    again = run_bot(["api-key", "create", "--name", "ci-runner"], REDIS_URL=redis_url)
     assert (again.returncode, "exists already" in again.stderr) == (1, True)
-    listed = run_bot(["api-key", "list"], REDIS_URL=redis_server.url).stdout
+    listed = run_bot(["api-key", "list"], REDIS_URL=redis_url).stdout
     assert [line.split("\t")[0] for line in listed.splitlines()] == ["ci-runner", "other"]
     assert key not in listed
-    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_server.url).returncode == 0
-    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_server.url).returncode == 1
-    bad = run_bot(["api-key", "create", "--name", "two words"], REDIS_URL=redis_server.url)
+    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_url).returncode == 0
+    assert run_bot(["api-key", "revoke", "--name", "ci-runner"], REDIS_URL=redis_url).returncode == 1
+    bad = run_bot(["api-key", "create", "--name", "two words"], REDIS_URL=redis_url)
     assert (bad.returncode, "--name" in bad.stderr) == (2, True)
     unset = run_bot(["api-key", "list"])
     assert (unset.returncode, "REDIS_URL" in unset.stderr) == (2, True)
@@ -71,18 +68,16 @@ def _click_approve(port: int, slack: FakeSlack) -> None:
         assert poster.post_action(payload).status == 200
 
 
-def test_a_web_process_killed_while_a_client_waits_loses_no_request(
-    redis_server: RedisServer, redis_client: redis.Redis
-) -> None:
-    redis_server_url = redis_server.url
-    key = _created_key(redis_server_url, "ci-runner")
+@pytest.mark.single_redis  # the API on a cluster: test_api.py runs on both
+def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: str, redis_client: redis.Redis) -> None:
+    key = _created_key(redis_url, "ci-runner")
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         settings = environment(
             SLACK_BOT_TOKEN=slack.token,
             SLACK_SIGNING_SECRET=SIGNING_SECRET,
             SLACK_API_URL=slack.url,
-            REDIS_URL=redis_server_url,
+            REDIS_URL=redis_url,
         )
         port = free_port()
         with process([sys.executable, "-m", "bot", "worker"], settings), process(web_command(port), settings) as web:

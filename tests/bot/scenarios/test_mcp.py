@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 import redis
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
@@ -175,3 +177,30 @@ def test_the_mcp_command_names_a_missing_or_malformed_setting(environment: dict[
     ran = run_bot(["mcp"], **environment)
     assert ran.returncode == 2
     assert named in ran.stderr
+
+
+def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
+    environment = _environment(bot)
+    del environment["SIGNOFF_API_KEY"]  # the server holds no key: each client brings its own
+    own = bot.services.api_keys.create("release-bot")
+    assert own is not None
+
+    async def call_with(headers: dict[str, str], arguments: dict[str, Any]) -> Any:
+        transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+        async with Client(transport) as client:
+            return await client.call_tool("request_approval", arguments)
+
+    async def call(headers: dict[str, str]) -> Any:
+        return await call_with(headers, {"tool": "restart_service", "input": DEPLOY})
+
+    with _http_server(environment) as url:
+        refused = anyio.run(call, {})
+        assert refused.is_error
+        assert "no API key" in refused.content[0].text
+        with person_in_slack(bot, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)):
+            result = anyio.run(call, {"Authorization": f"Bearer {own.key}"})
+        wrong = anyio.run(call_with, {"Authorization": f"Bearer {own.key}"}, {"tool": "deploy", "channel": "general"})
+    assert result.structured_content["client"] == "release-bot"
+    assert result.structured_content["status"] == "approved"
+    assert wrong.is_error
+    assert "channel: 'general' is not a Slack channel id" in wrong.content[0].text
