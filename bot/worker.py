@@ -126,7 +126,7 @@ class Worker:
         """Deliver what is due; if nothing was, wait for new entries up to ``wait_s``."""
         handled = self.deliverer.deliver_due()
         if not handled:
-            self.outbox.wait_for_work(wait_s)
+            self.outbox.wait_for_work(self.deliverer.idle_wait_s(wait_s))
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:

@@ -26,6 +26,7 @@ What Slack shows must match what is stored, whatever fails:
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -80,7 +81,10 @@ class PutBack:
     failed: bool
 
 
-_LANE_POLL_S: Final = 1.0  # a lane held by another delivery is looked at again this often
+_LANE_POLL_S: Final = 1.0  # a lane held for an entry put back is looked at again at least this often
+# A lane another delivery is sending to frees within milliseconds (its lease only guards against a dead
+# holder): waiting the lease, or even the poll above, serialized every busy channel behind it.
+_LANE_BUSY_S: Final = 0.01
 
 
 class Deliverer:
@@ -114,6 +118,7 @@ class Deliverer:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._lanes = LaneLeases(redis_client, lease_s=lease_s, now_ms=outbox.now_ms)
+        self._back_at = 0.0  # monotonic time the soonest entry put back behind a busy lane is due again
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -133,8 +138,10 @@ class Deliverer:
             if held_s is None:
                 ready.append((lane, queued))
                 continue
+            wait_s = _LANE_BUSY_S if held_s == 0 else min(max(held_s, 0.05), _LANE_POLL_S)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
-                self._outbox.postpone(entry, delay_s=min(max(held_s, 0.05), _LANE_POLL_S))
+                self._outbox.postpone(entry, delay_s=wait_s)
+            self._back_at = min(self._back_at, time.monotonic() + wait_s)
         if len(ready) > 1 and self._concurrency > 1:
             futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
             outcomes = [future.exception() or future.result() for future in futures]
@@ -158,6 +165,12 @@ class Deliverer:
             if isinstance(outcome, BaseException):
                 raise outcome
         return len(entries)
+
+    def idle_wait_s(self, longest_s: float) -> float:
+        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no
+        longer than until the entries this deliverer put back behind a busy conversation are due again
+        (no new entry wakes it for those)."""
+        return max(0.0, min(longest_s, self._back_at - time.monotonic()))
 
     def close(self) -> None:
         """Stop the lane threads (after the batch in progress)."""

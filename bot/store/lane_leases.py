@@ -34,7 +34,8 @@ class LaneLeases:
         """Try to take each ``(lane, first entry id)``.
 
         Returns:
-            This delivery's token, and per lane ``None`` if taken, else the seconds it stays taken or held.
+            This delivery's token, and per lane ``None`` if taken, ``0.0`` if another delivery is sending to
+            it now, else the seconds it stays held for an entry put back.
         """
         token = uuid.uuid4().hex
         if not lanes:

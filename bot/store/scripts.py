@@ -242,7 +242,8 @@ _LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (d
 
 # The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
 # KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry it would send.
-# Returns -1 when the lane is taken for this delivery, else how many ms it stays taken or held.
+# Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it, else how
+# many ms it stays held for an entry put back.
 # A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
 # (entry ids order entries by the time they were queued).
 TAKE_LANE: Final = f"""
@@ -251,7 +252,10 @@ local holder = redis.call('GET', KEYS[1])
 if holder then
   local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')
   until_ms = tonumber(until_ms)
-  if until_ms and until_ms > now and not (kind == 'hold' and ARGV[4] <= who) then return until_ms - now end
+  if until_ms and until_ms > now and not (kind == 'hold' and ARGV[4] <= who) then
+    if kind == 'take' then return 0 end  -- a delivery in progress: over in moments, whatever its lease says
+    return until_ms - now
+  end
 end
 local until_ms = now + tonumber(ARGV[3])
 redis.call('SET', KEYS[1], 'take:' .. ARGV[1] .. ':' .. until_ms, 'PX', tonumber(ARGV[3]) + {_LANE_KEPT_MS})
