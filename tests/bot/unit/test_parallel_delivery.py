@@ -286,6 +286,7 @@ def test_a_channel_another_dispatcher_is_sending_to_is_tried_again_within_moment
 
     assert second.deliver_due() == 1  # the channel is busy: the entry goes back...
     assert slack.calls("chat.postMessage") == []
+    assert second.idle_wait_s(1.0) <= 0.05  # no new entry will wake its dispatcher: it must not sleep a second
     first.leave(token, [("C0ALPHA", None, 0.0)])  # ...and the first dispatcher is done a moment later
     clock.now += 0.05
     assert second.deliver_due() == 1
