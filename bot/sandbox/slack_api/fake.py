@@ -7,6 +7,9 @@ Extension points (what the sandbox and the tests build on, instead of overriding
 - ``timestamps``: how new messages' ``ts`` are made (a counter by default, the same in every run);
 - ``socket_mode_url()``: what ``apps.connections.open`` answers; override it to offer Socket Mode;
 - ``lock``, ``changed()`` and ``workspace``: read or change the state as the methods do, under the lock.
+
+Longer than most modules: it is the fake's whole public surface (lifecycle, configuration, failure injection,
+inspection) over one lock; the work is done in the modules it composes.
 """
 
 import copy
