@@ -16,7 +16,7 @@ from bot.render import action_ids as ids
 from state import SessionStore
 from state.interrupt import _InterruptState
 from tests.agent.support import WorkerDied
-from tests.bot.support.harness import APPROVER, CHANNEL, running_bot
+from tests.bot.support.harness import APPROVER, running_bot, thread_session
 from tests.redis_targets import on_both
 from tests.strands.agents import BATCH_TURN, completions, native_agent, once_then, strands_batch_agent
 
@@ -84,7 +84,7 @@ def test_the_bot_records_the_interrupts_the_strands_result_reported(redis_client
         assert bot.mention("ship it").status == 200
         bot.drain()
         thread_ts = bot.approval_messages()[0]["thread_ts"]
-        session_id = f"T0TEST:{CHANNEL}:{thread_ts}"
+        session_id = thread_session(thread_ts)
         stored = bot.services.store.load(session_id)
         assert stored is not None
         [raised] = _InterruptState.from_dict(stored.interrupt_state).interrupts.values()

@@ -15,7 +15,7 @@ import redis
 
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
 Factory = Callable[..., Any]
@@ -24,7 +24,7 @@ BATCH = pytest.mark.parametrize("factory", [own_batch_agent, batch_agent], ids=[
 
 
 def _session(thread_ts: str) -> str:
-    return f"T0TEST:{CHANNEL}:{thread_ts}"
+    return thread_session(thread_ts)
 
 
 def _approve_last(bot: Bot) -> None:

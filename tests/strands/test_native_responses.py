@@ -17,7 +17,7 @@ import redis
 from bot.cli import ops as ops_cli
 from bot.render import action_ids as ids
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
 from tests.strands.agents import signoff_operations_agent, strands_operations_agent
 from tests.strands.native import (
     DENIED,
@@ -63,7 +63,7 @@ def _blocks_text(message: dict[str, Any]) -> str:
 
 
 def _session(bot: Bot) -> str:
-    return f"T0TEST:{CHANNEL}:{bot.approval_messages()[0]['thread_ts']}"
+    return thread_session(bot.approval_messages()[0]["thread_ts"])
 
 
 @HOOK

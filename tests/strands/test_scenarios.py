@@ -16,7 +16,7 @@ from agent.approval import refusal_text
 from bot.render import action_ids as ids
 from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot, thread_session
 from tests.strands.agents import (
     completions,
     signoff_batch_agent,
@@ -40,7 +40,7 @@ def _start(bot: Bot, request: str) -> str:
 
 
 def _session(thread_ts: str) -> str:
-    return f"T0TEST:{CHANNEL}:{thread_ts}"
+    return thread_session(thread_ts)
 
 
 def _approval_view(message: dict[str, Any]) -> dict[str, Any]:

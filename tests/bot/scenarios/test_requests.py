@@ -12,7 +12,7 @@ from bot.sandbox import slack_requests
 from bot.worker import MAX_DELIVERIES
 from state.shapes import Message
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER, Bot, running_bot
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER, Bot, running_bot, thread_session
 
 
 def _eventually(condition: Callable[[], bool], *, timeout_s: float = 5) -> None:
@@ -61,7 +61,7 @@ def test_a_later_mention_in_the_thread_continues_the_same_session(bot: Bot) -> N
     bot.mention("logs for search", thread_ts=thread_ts)
     bot.drain()
 
-    session = bot.services.store.load(f"T0TEST:{CHANNEL}:{thread_ts}")
+    session = bot.services.store.load(thread_session(thread_ts))
     assert session is not None
     user_texts = [
         block["text"]
@@ -98,7 +98,7 @@ def test_discuss_asks_in_the_thread(bot: Bot) -> None:
     bot.drain()
 
     assert f"<@{SECOND_APPROVER}>" in bot.thread_texts(thread_ts)[-1]
-    assert bot.services.approvals.open_ids(f"T0TEST:{CHANNEL}:{thread_ts}") == {bot.approval_id()}
+    assert bot.services.approvals.open_ids(thread_session(thread_ts)) == {bot.approval_id()}
 
 
 def _broken_factory(*, session_id: str, store: Any) -> Agent:

@@ -22,6 +22,7 @@ from tests.bot.support.harness import (
     demo_factory,
     is_decided,
     running_bot,
+    thread_session,
 )
 
 
@@ -40,7 +41,7 @@ def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
     [message] = bot.approval_messages()
     assert "restart_service" in message["text"]
     assert not is_decided(message)
-    assert bot.services.store.interrupted_sessions() == [f"T0TEST:{CHANNEL}:{thread_ts}"]
+    assert bot.services.store.interrupted_sessions() == [thread_session(thread_ts)]
 
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
     bot.drain()
@@ -92,7 +93,7 @@ def test_a_required_reason_cannot_be_blank(policed_bot: Bot, blank: str) -> None
 
 
 def _session(bot: Bot) -> str:
-    return f"T0TEST:{CHANNEL}:{bot.approval_messages()[0]['thread_ts']}"
+    return thread_session(bot.approval_messages()[0]["thread_ts"])
 
 
 def test_two_interrupts_in_one_session_resume_only_after_both(redis_client: redis.Redis) -> None:
@@ -213,7 +214,7 @@ def test_thread_discussion_travels_with_the_decision(bot: Bot) -> None:
 
 
 def _session_of(thread_ts: str) -> str:
-    return f"T0TEST:{CHANNEL}:{thread_ts}"
+    return thread_session(thread_ts)
 
 
 def test_a_typed_approve_reply_decides(bot: Bot) -> None:

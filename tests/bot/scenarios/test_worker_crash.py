@@ -19,7 +19,7 @@ from tests.bot.support.agents import (
     counting_agent,
 )
 from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
-from tests.bot.support.harness import APPROVER, is_decided, running_bot
+from tests.bot.support.harness import APPROVER, is_decided, running_bot, thread_session
 
 
 def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
@@ -81,7 +81,7 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
 
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
         assert completions(redis_client, "notify") == 1
-        session = bot.services.store.load(f"T0TEST:C0OPS:{thread_ts}")
+        session = bot.services.store.load(thread_session(thread_ts))
         assert session is not None
         [deploy_result] = [
             block["toolResult"]

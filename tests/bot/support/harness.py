@@ -15,6 +15,7 @@ from pydantic import SecretStr
 
 from agent import Agent
 from agent.demo import build_operations_agent
+from bot.domain.records import session_id_for
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.sandbox import slack_requests
@@ -198,6 +199,11 @@ def deny_submission(approval_id: str, *, user: str = APPROVER, reason: str = "no
         private_metadata=approval_id,
         values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: reason}},
     )
+
+
+def thread_session(thread_ts: str, *, channel: str = CHANNEL) -> str:
+    """The id of the session a thread of the test workspace holds (the bot's own spelling)."""
+    return session_id_for(slack_requests.TEAM_ID, channel, thread_ts)
 
 
 def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
