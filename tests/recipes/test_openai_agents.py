@@ -3,14 +3,24 @@ approval interrupts the run, the approval is asked through the HTTP API and deci
 and the run state is approved or rejected and resumed."""
 
 import asyncio
+from collections.abc import Iterator
 
-from agents import Agent, function_tool
+import pytest
+from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from bot.render import action_ids as ids
 from recipes.openai_agents import run_with_signoff
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+
+
+@pytest.fixture(autouse=True)
+def _no_tracing() -> Iterator[None]:
+    """The SDK traces runs to OpenAI by default: off, so the tests stay offline (and quiet)."""
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
 
 
 def _agent(ran: list[str]) -> tuple[Agent[None], ScriptedModel]:
