@@ -32,6 +32,8 @@ from bot.store.api_requests import ApiRequestStore
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
+from bot.store.event_deliveries import EventDeliveries
+from bot.store.home_viewers import HomeViewers
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from bot.worker import Worker
@@ -61,6 +63,8 @@ class Services:
     settings: Settings
     api_keys: ApiKeys
     api_requests: ApiRequests
+    event_deliveries: EventDeliveries
+    home_viewers: HomeViewers
     http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
         default_factory=dict
     )
@@ -246,5 +250,7 @@ def build_services(
         settings=settings,
         api_keys=api_keys,
         api_requests=api_requests,
+        event_deliveries=EventDeliveries(redis_client),
+        home_viewers=HomeViewers(redis_client),
         http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys)},
     )

@@ -41,8 +41,8 @@ from bot.flow.home_queue import HomeTab, progress_of
 from bot.render import blocks
 from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
-from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore, copy_value
+from bot.store.home_viewers import HomeViewers
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
 from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
@@ -110,7 +110,7 @@ class Deliverer:
         self._slack = client
         self._approvals = approvals
         self._outbox = outbox
-        self._redis = redis_client
+        self._viewers = HomeViewers(redis_client)
         self._home = home
         self._updates = updates or MessageUpdates(redis_client)
         self._lease_s = lease_s
@@ -431,8 +431,7 @@ class Deliverer:
 
     def _refresh_homes(self) -> None:
         """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
-        for viewer in self._redis.smembers(keys.HOME_VIEWERS):
-            user = viewer.decode() if isinstance(viewer, bytes) else str(viewer)
+        for user in self._viewers.all():
             self._outbox.send_later(home_refresh(user))
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:

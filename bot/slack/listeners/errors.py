@@ -16,7 +16,6 @@ from slack_sdk.webhook import WebhookClient
 
 from bot.render import blocks, messages
 from bot.services import Services
-from bot.store import keys
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +43,7 @@ def register(app: App, services: Services) -> None:
             response.headers["content-type"] = ["application/json;charset=utf-8"]
         elif kind == "event_callback" and body.get("event_id"):
             try:
-                services.redis.delete(keys.event_seen(body["event_id"]))
+                services.event_deliveries.forget(body["event_id"])
             except Exception:
                 logger.exception("event_id=<%s> | could not forget the failed delivery", body["event_id"])
 

@@ -10,7 +10,6 @@ from slack_sdk.errors import SlackApiError
 from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
-from bot.store import keys
 from bot.store.outbox import home_refresh
 
 logger = logging.getLogger(__name__)
@@ -25,7 +24,7 @@ def register(app: App, services: Services) -> None:
         user = event["user"]
         # Remember the viewer: their tab is refreshed whenever a request or decision changes.
         # Building the tab reads many approvals: the outbox does it, not the 3-second event.
-        services.redis.sadd(keys.HOME_VIEWERS, user)
+        services.home_viewers.add(user)
         services.outbox.send_later(home_refresh(user))
 
     def ack_command(ack: Ack) -> None:

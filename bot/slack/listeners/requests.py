@@ -11,11 +11,9 @@ from slack_sdk.errors import SlackApiError
 from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
-from bot.store import keys
 from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
-_EVENT_MEMORY_S: Final = 3600
 
 logger = logging.getLogger(__name__)
 
@@ -25,16 +23,11 @@ def prompt_text(text: str) -> str:
     return _MENTION.sub("", text).strip()
 
 
-def first_delivery(services: Services, event_id: str) -> bool:
-    """Whether this is the first delivery of an event (Slack redelivers what it thinks we missed)."""
-    return bool(services.redis.set(keys.event_seen(event_id), "1", nx=True, ex=_EVENT_MEMORY_S))
-
-
 def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
     def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
-        if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         services.jobs.enqueue(
             StartJob(

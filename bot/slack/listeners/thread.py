@@ -20,7 +20,6 @@ from bot.flow.decisions import Kind, Outcome
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
-from bot.slack.listeners.requests import first_delivery
 from bot.store.approvals import Approval, ApprovalDataError
 
 _TYPED_DECISION: Final = re.compile(r"^\s*(approve|deny)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -33,7 +32,7 @@ def register(app: App, services: Services) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("bot_id") or event.get("subtype") or "user" not in event:
             return
-        if not first_delivery(services, body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return  # Slack redelivered it: the reply is already with the approvals
         session_id = session_id_for(body.get("team_id") or event.get("team", ""), event["channel"], thread_ts)
         open_ids = sorted(services.approvals.open_ids(session_id))
