@@ -126,3 +126,19 @@ def test_bot_layers_import_only_the_layers_below(layer: str) -> None:
 def test_bot_has_no_flat_modules_beyond_its_composition() -> None:
     flat = {path.stem for path in (ROOT / "bot").glob("*.py")}
     assert flat == {"__init__", "__main__", "settings", "services", "worker", "preflight"}
+
+
+def test_listeners_reach_redis_only_through_its_owners() -> None:
+    # Every Redis record has one owner in bot/store; a listener writing a raw key would be a second.
+    raw = {
+        str(path.relative_to(ROOT)): node.lineno
+        for path in sorted((ROOT / "bot" / "slack" / "listeners").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.Attribute) and node.attr == "redis")
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "bot.store"
+            and any(a.name == "keys" for a in node.names)
+        )
+    }
+    assert raw == {}, "listeners use services' stores, not services.redis or bot.store.keys"
