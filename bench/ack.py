@@ -1,13 +1,15 @@
 """Click latency: signed Approve clicks against the bot and against a bare Bolt app that only acks.
 
-Run: ``python -m bench.ack [--clicks N] [--clients C] [--workers W]``
+Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W]``
 
 Both apps are Bolt in ``process_before_response=True`` mode (the fastest either can use),
 served by the same gunicorn (W sync workers) on loopback, hit by C concurrent clients with the
 same number of correctly signed ``block_actions`` requests. Every click of ours approves a
 different pending approval on a real Redis (authorization, the atomic decision write with its
 outbox entry, the audit record). The runs alternate (bare, ours, bare, ours) so drift on a
-noisy machine hits both; the figure to read is the ratio ours/bare at p50 and p99.
+noisy machine hits both; the figure to read is the ratio ours/bare at p50 and p99, at each client
+count. Then it counts the Redis round trips of a click for real: every command the bot's processes
+send during 100 more clicks (Redis MONITOR; the commands a script runs inside Redis are not round trips).
 """
 
 import argparse
@@ -32,7 +34,7 @@ from urllib.parse import quote
 import redis
 
 from bench.fixtures import synthetic_request
-from bot.domain.records import PolicySummary
+from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
 from bot.store.approvals import ApprovalStore
 from state import RedisServer
@@ -41,6 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SECRET = "bench-signing-secret"
 APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
+_WARMUP = 100
+_MARK = "bench-ack-round-trips-"
 
 
 def _free_port() -> int:
@@ -118,7 +122,7 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
         process.wait(10)
 
 
-def _pending_approvals(client: redis.Redis, count: int) -> list[str]:
+def _pending_approvals(client: redis.Redis, count: int) -> list[ApprovalRequest]:
     store = ApprovalStore(client)
     now = datetime.now(UTC)
     requests = [
@@ -128,10 +132,12 @@ def _pending_approvals(client: redis.Redis, count: int) -> list[str]:
         store.open_round(session_id=request.session_id, version=1, requests=[request])
         key, fields = ApprovalStore.message_record(request, ts=MESSAGE_TS, entry_id="bench")
         client.hset(key, mapping=dict(fields))  # posted: a click binds to the approval's message
-    return [request.approval_id for request in requests]
+    return requests
 
 
-def _click_body(approval_id: str) -> bytes:
+def _click_body(request: ApprovalRequest) -> bytes:
+    """A signed-to-be Approve click on ``request``'s message, its button's value as the bot rendered it."""
+    approval_id = request.approval_id
     payload = {
         "type": "block_actions",
         "team": {"id": "T0BENCH", "domain": "bench"},
@@ -147,7 +153,7 @@ def _click_body(approval_id: str) -> bytes:
             {
                 "action_id": ids.APPROVE_ACTION,
                 "block_id": f"signoff_actions:{approval_id}",
-                "value": approval_id,
+                "value": ids.button_value(approval_id, request.session_id),
                 "type": "button",
                 "action_ts": "1700000000.000300",
             }
@@ -198,12 +204,11 @@ def _load(port: int, bodies: list[bytes], clients: int) -> list[float]:
     return latencies
 
 
-def _recorded_decisions(client: redis.Redis, approval_ids: list[str]) -> int:
+def _recorded_decisions(client: redis.Redis, requests: list[ApprovalRequest]) -> int:
     store = ApprovalStore(client)
     recorded = 0
-    for approval_id in approval_ids:
-        session_id = store.session_of(approval_id)
-        approval = store.get(session_id, approval_id) if session_id else None
+    for request in requests:
+        approval = store.get(request.session_id, request.approval_id)
         recorded += approval is not None and approval.decision is not None
     return recorded
 
@@ -213,49 +218,103 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def _round_trips_per_click(client: redis.Redis, port: int, bodies: list[bytes]) -> float:
+    """Redis round trips the bot makes per click, counted for real: every command a client sends (MONITOR),
+    between two markers, but the commands the scripts run inside Redis and the markers themselves."""
+    counted: list[int] = []
+    ready = threading.Event()
+
+    def watch() -> None:
+        seen, started = 0, False
+        with client.monitor() as monitor:  # type: ignore[no-untyped-call]
+            ready.set()
+            for command in monitor.listen():
+                text = str(command.get("command", ""))
+                if text == f"ECHO {_MARK}start":
+                    started = True
+                elif text == f"ECHO {_MARK}end":
+                    counted.append(seen)
+                    return
+                elif started and command.get("client_type") != "lua":
+                    seen += 1
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    ready.wait(10)
+    time.sleep(0.2)  # the monitor is subscribed once its first reply came; give it a moment to be sure
+    client.echo(f"{_MARK}start")
+    _load(port, bodies, 1)
+    client.echo(f"{_MARK}end")
+    watcher.join(30)
+    if not counted:
+        raise RuntimeError("the round trip count did not finish")
+    return counted[0] / len(bodies)
+
+
+def _measure(clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int]) -> dict[str, list[float]]:
+    """Alternate bare and ours (warm-up, then two rounds each) with ``clients`` clients."""
+    results: dict[str, list[float]] = {"bare": [], "ours": []}
+    for name in ("bare", "ours"):
+        _load(ports[name], bodies[name].pop(), clients)  # warm-up
+    for _round in range(2):
+        for name in ("bare", "ours"):
+            results[name] += _load(ports[name], bodies[name].pop(), clients)
+    return results
+
+
 def main() -> None:
-    """Run both, alternating, and print p50 / p99 and the ratios."""
+    """Run both, alternating, at each client count; print p50 / p99, the ratios and the round trips per click."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=2000)
-    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    client_counts = [int(count) for count in args.clients.split(",")]
     half = args.clicks // 2
-    warmup = 100
+    chunks = [_WARMUP, half, half]  # per client count and app: warm-up, two measured rounds
+    per_app = sum(chunks) * len(client_counts)
+    counted = 100
 
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        approval_ids = _pending_approvals(client, 2 * half + warmup)
-        ours_bodies = [_click_body(approval_id) for approval_id in approval_ids]
-        bare_bodies = [_click_body(approval_id) for approval_id in approval_ids]
-        results: dict[str, list[float]] = {"bare": [], "ours": []}
+        requests = _pending_approvals(client, 2 * per_app + counted)
+        bodies: dict[str, list[list[bytes]]] = {"bare": [], "ours": []}
+        position = 0
+        for name in ("bare", "ours"):
+            for _count in client_counts:
+                for size in chunks:
+                    bodies[name].append([_click_body(request) for request in requests[position : position + size]])
+                    position += size
+            bodies[name].reverse()  # popped in order
+        count_bodies = [_click_body(request) for request in requests[position:]]
         with (
             slack_api() as api_url,
             gunicorn("bare", workers=args.workers, redis_url=server.url, api_url=api_url) as bare_port,
             gunicorn("ours", workers=args.workers, redis_url=server.url, api_url=api_url) as ours_port,
         ):
-            _load(bare_port, bare_bodies[:warmup], args.clients)
-            _load(ours_port, ours_bodies[:warmup], args.clients)
-            for round_index in range(2):
-                window = slice(warmup + round_index * half, warmup + (round_index + 1) * half)
-                results["bare"] += _load(bare_port, bare_bodies[window], args.clients)
-                results["ours"] += _load(ours_port, ours_bodies[window], args.clients)
-        recorded = _recorded_decisions(client, approval_ids)
+            ports = {"bare": bare_port, "ours": ours_port}
+            runs = {clients: _measure(clients, bodies, ports) for clients in client_counts}
+            round_trips = _round_trips_per_click(client, ours_port, count_bodies)
+        recorded = _recorded_decisions(client, requests)
 
     print(
-        f"ack bench: {2 * half} signed approve clicks per app, {args.clients} clients, "
-        f"gunicorn {args.workers} sync workers, Bolt process_before_response=True on both"
+        f"ack bench: {2 * half} signed approve clicks per app and client count, gunicorn {args.workers} sync workers,"
+        " Bolt process_before_response=True on both (bare: Bolt verifies; ours: the request guard verifies)"
     )
-    for name in ("bare", "ours"):
-        values = results[name]
-        print(
-            f"  {name:5} p50 {_percentile(values, 0.5) * 1000:7.2f} ms   p99 {_percentile(values, 0.99) * 1000:7.2f} ms"
-            f"   mean {statistics.fmean(values) * 1000:7.2f} ms"
-        )
-    p50 = _percentile(results["ours"], 0.5) / _percentile(results["bare"], 0.5)
-    p99 = _percentile(results["ours"], 0.99) / _percentile(results["bare"], 0.99)
-    print(f"  ratio ours/bare: p50 {p50:.2f}x, p99 {p99:.2f}x")
-    print(f"  decisions recorded by ours: {recorded} of {len(approval_ids)} (warm-up included)")
+    for clients, results in runs.items():
+        print(f" {clients} client(s):")
+        for name in ("bare", "ours"):
+            values = results[name]
+            print(
+                f"  {name:5} p50 {_percentile(values, 0.5) * 1000:7.2f} ms"
+                f"   p99 {_percentile(values, 0.99) * 1000:7.2f} ms   mean {statistics.fmean(values) * 1000:7.2f} ms"
+            )
+        p50 = _percentile(results["ours"], 0.5) / _percentile(results["bare"], 0.5)
+        p99 = _percentile(results["ours"], 0.99) / _percentile(results["bare"], 0.99)
+        print(f"  ratio ours/bare: p50 {p50:.2f}x, p99 {p99:.2f}x")
+    shown = f"{round_trips:.0f}" if round_trips == int(round_trips) else f"{round_trips:.2f}"
+    print(f"round trips per click: {shown} (Redis MONITOR over {counted} clicks)")
+    print(f"decisions recorded by ours: {recorded} of {per_app + counted} clicks (warm-ups included)")
 
 
 if __name__ == "__main__":

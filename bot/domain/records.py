@@ -22,6 +22,7 @@ __all__ = [
     "PolicySummary",
     "approval_id_for",
     "channel_of_session",
+    "place_of_session",
     "session_id_for",
 ]
 
@@ -35,6 +36,12 @@ def channel_of_session(session_id: str) -> str | None:
     """The channel of a session made by ``session_id_for`` (``None`` for an id of another form)."""
     parts = session_id.split(":")
     return parts[1] if len(parts) == 3 and parts[1] else None
+
+
+def place_of_session(session_id: str) -> tuple[str, str]:
+    """The team and channel of a session made by ``session_id_for`` (``("", "")`` for an id of another form)."""
+    parts = session_id.split(":")
+    return (parts[0], parts[1]) if len(parts) == 3 else ("", "")
 
 
 def approval_id_for(session_id: str, version: int, interrupt_id: str) -> str:

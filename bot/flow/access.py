@@ -50,6 +50,17 @@ class Origin:
     ts: str | None = None
     thread_ts: str | None = None
 
+    def fields(self) -> dict[str, str]:
+        """The origin as the decide script reads it (``""`` where there is none)."""
+        return {
+            "surface": self.surface,
+            "team_id": self.team_id,
+            "user_team_id": self.user_team_id,
+            "channel_id": self.channel_id or "",
+            "ts": self.ts or "",
+            "thread_ts": self.thread_ts or "",
+        }
+
 
 def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status | None:
     """Why ``origin`` cannot act on ``approval`` whoever the person is, or ``None``."""

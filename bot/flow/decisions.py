@@ -9,12 +9,17 @@ it (only approving it needs someone else). Only then is the vote or decision wri
 message update, the audit record, the schedule's cancellation and (if it closes the round) the
 resume job in the same atomic step. Every refusal is audited and changes nothing.
 
+A decision (``decide``) is judged and written by one script (``bot.store.scripts.DECIDE``): one
+Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again).
+The other checks here (``check``, ``may_decide``) serve what is not a decision: opening the deny
+modal, claims, App Home.
+
 With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
 The clock decides too (expiry), without the human checks: ``expire``.
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal
 
@@ -22,11 +27,12 @@ from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.policy import Policy, authorize
-from bot.domain.records import Decision
+from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
 from bot.render.messages import is_blank
-from bot.store.approvals import Approval, ApprovalStore
+from bot.store import keys
+from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
 from bot.store.audit import Audit
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
@@ -34,8 +40,27 @@ from bot.store.outbox import Outbox, update_approval
 logger = logging.getLogger(__name__)
 
 Kind = Literal["approve", "deny"]
-_VOTE_RETRIES = 5
+_ATTEMPTS = 4  # a cold channel cache, then cold user-group caches, then the request's real place
+# Refusals audited as ``unauthorized``: the person may not act there (a repeat or a missing reason is not that).
+_AUDITED = frozenset(
+    {
+        Status.WRONG_WORKSPACE,
+        Status.WRONG_PLACE,
+        Status.NOT_A_MEMBER,
+        Status.UNAVAILABLE,
+        Status.SELF_APPROVAL,
+        Status.NOT_AN_APPROVER,
+    }
+)
 _EXPIRY_ACTOR = "signoff:expiry"
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A signed request's signature, refused if it comes again while it is remembered (``remember_s``)."""
+
+    signature: str
+    remember_s: int
 
 
 @dataclass(frozen=True)
@@ -44,17 +69,31 @@ class Outcome:
 
     Attributes:
         status: ``decided`` or ``vote`` when it was recorded; otherwise why not.
-        decision: The decision that stands (this one, or an earlier one for ``already``).
+        approval: The approval, when the caller read it.
         approvers_text: Who may decide (for refusals).
-        approval: The approval, when it exists.
         votes: Approvals counted so far toward the quorum.
+        recorded: What the decide script answered (its request and decision are read from it on demand).
     """
 
     status: Status
-    decision: Decision | None = None
-    approvers_text: str = ""
     approval: Approval | None = None
+    approvers_text: str = ""
     votes: int = 0
+    recorded: DecideResult | None = None
+
+    @property
+    def request(self) -> ApprovalRequest | None:
+        """The request the attempt was on, when it exists."""
+        if self.approval is not None:
+            return self.approval.request
+        return self.recorded.request if self.recorded is not None else None
+
+    @property
+    def decision(self) -> Decision | None:
+        """The decision that stands (this one, or an earlier one for ``already``)."""
+        if self.recorded is not None:
+            return self.recorded.decision
+        return self.approval.decision if self.approval is not None else None
 
 
 class DecisionService:
@@ -79,7 +118,7 @@ class DecisionService:
         if place is not None:
             refusal = Outcome(place, approval=approval)
         elif approval.decision is not None:
-            return Outcome(Status.ALREADY, approval.decision, approval=approval)
+            return Outcome(Status.ALREADY, approval=approval)
         else:
             allowed, denied = self.may_decide(approval, user_id=user_id, kind=kind)
             if allowed:
@@ -170,74 +209,100 @@ class DecisionService:
         source: str,
         origin: Origin,
         written_at: str | None = None,
+        session_id: str | None = None,
+        replay: Replay | None = None,
     ) -> Outcome:
-        """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes.
+        """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
-        ``written_at``: the ts of the typed reply carrying the decision. It decides only if the
-        approval message was posted at or before that ts (checked in the same atomic write), so
-        a reply never decides a request raised after it was written (``unseen``).
+        Args:
+            approval_id: The approval (a button's value names it).
+            user_id: Who decides.
+            kind: ``approve`` or ``deny``.
+            reason: The reason given, if any.
+            source: ``button``, ``modal`` or ``reply`` (audited).
+            origin: Where the attempt comes from.
+            written_at: The ts of the typed reply carrying the decision. It decides only if the approval message
+                was posted at or before that ts (checked in the same atomic write), so a reply never decides a
+                request raised after it was written (``unseen``).
+            session_id: The approval's session, when the button says it (else it is looked up: one round trip more).
+            replay: The signed request's signature: refused (``replayed``) if it was used before, recorded if not.
         """
-        for _ in range(_VOTE_RETRIES):
-            approval = self.find(approval_id)
-            if approval is None:
+        if session_id is None:
+            session_id = self._approvals.session_of(approval_id)
+            if session_id is None:
                 return Outcome(Status.UNKNOWN)
-            refusal = self.check(approval, user_id=user_id, kind=kind, origin=origin)
-            if refusal is not None:
-                return refusal
-            # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
-            text = None if reason is None or is_blank(reason) else reason.strip()
-            if kind == "deny" and text is None and approval.request.policy.reason_required_on_deny:
-                return Outcome(Status.REASON_REQUIRED, approval=approval)
-            outcome = self._write(
-                approval, kind=kind, user_id=user_id, reason=text, source=source, written_at=written_at
-            )
-            if outcome is not None:
-                return outcome
-        raise RuntimeError(f"approval_id=<{approval_id}> | votes kept changing; giving up after {_VOTE_RETRIES} tries")
+        # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
+        text = None if reason is None or is_blank(reason) else reason.strip()
+        team_id, channel_id = place_of_session(session_id)
+        attempt = Attempt(
+            session_id=session_id,
+            approval_id=approval_id,
+            kind=kind,
+            user=user_id,
+            team_id=team_id,
+            channel_id=channel_id,
+            origin=origin.fields(),
+            reason_given=text is not None,
+            written_at=written_at or "",
+            replay=replay.signature if replay is not None else None,
+            replay_ttl_s=replay.remember_s if replay is not None else 0,
+        )
+        decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
+        details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
+        result = self._attempt(attempt, decision, details)
+        if result.status in _AUDITED:
+            self._audit_refusal_of(result, user_id=user_id, origin=origin)
+        return self._outcome(result)
 
     def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
         """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval."""
         if outcome == "deny":
-            decision = Decision(decision="expired", decided_at=self._clock(), discussion=approval.discussion)
+            decision = Decision(decision="expired", decided_at=self._clock())
         else:
             decision = Decision(
-                decision="approve",
-                reason="approved automatically on expiry (low-risk)",
-                decided_at=self._clock(),
-                discussion=approval.discussion,
+                decision="approve", reason="approved automatically on expiry (low-risk)", decided_at=self._clock()
             )
-        result = self._approvals.decide(
-            approval,
+        request = approval.request
+        attempt = Attempt(
+            session_id=request.session_id,
+            approval_id=request.approval_id,
             kind=decision.decision,
             user=_EXPIRY_ACTOR,
+            team_id=request.team_id,
+            channel_id=request.channel_id,
+            origin=None,
             quorum=1,
-            decision=decision,
-            update=self._update(approval),
-            audit=self._audit_events(
-                approval, _EXPIRY_ACTOR, approval_id=approval.request.approval_id, outcome=decision.decision
-            ),
         )
+        result = self._attempt(attempt, decision, {"approval_id": request.approval_id, "outcome": decision.decision})
         decided = result.status is Status.DECIDED
-        return Outcome(Status.DECIDED if decided else Status.ALREADY, result.decision, approval=approval)
+        return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def withdraw(self, approval: Approval, *, actor: str, reason: str) -> Outcome:
         """The asker takes a pending request back (the HTTP API's cancel): a deny with ``reason``, decided by nobody.
 
         A decision that stands is kept (``already``).
         """
-        decision = Decision(decision="deny", reason=reason, decided_at=self._clock(), discussion=approval.discussion)
-        details = {"approval_id": approval.request.approval_id, "decision": "deny", "reason": reason}
-        result = self._approvals.decide(
-            approval,
+        decision = Decision(decision="deny", reason=reason, decided_at=self._clock())
+        request = approval.request
+        attempt = Attempt(
+            session_id=request.session_id,
+            approval_id=request.approval_id,
             kind="deny",
             user=actor,
+            team_id=request.team_id,
+            channel_id=request.channel_id,
+            origin=None,  # the API checked the asker; no person's rights in Slack apply
             quorum=1,
-            decision=decision,
-            update=self._update(approval),
-            audit=self._audit_events(approval, actor, source="withdrawal", **details),
         )
+        details: dict[str, str | None] = {
+            "approval_id": request.approval_id,
+            "decision": "deny",
+            "reason": reason,
+            "source": "withdrawal",
+        }
+        result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
-        return Outcome(Status.DECIDED if decided else Status.ALREADY, result.decision, approval=approval)
+        return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
         """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
@@ -259,55 +324,66 @@ class DecisionService:
         )
         return Outcome(Status.CLAIMED, approval=approval)
 
-    def _write(
-        self, approval: Approval, *, kind: Kind, user_id: str, reason: str | None, source: str, written_at: str | None
-    ) -> Outcome | None:
-        request = approval.request
-        now = self._clock()
-        approvers = tuple(sorted({*approval.votes, user_id})) if kind == "approve" and request.policy.quorum > 1 else ()
-        decision = Decision(
-            decision=kind,
-            decided_by=user_id,
-            approved_by=approvers,
-            reason=reason,
-            discussion=approval.discussion,
-            decided_at=now,
-        )
-        result = self._approvals.decide(
-            approval,
-            kind=kind,
-            user=user_id,
-            quorum=request.policy.quorum,
-            decision=decision,
-            update=self._update(approval),
-            audit=self._audit_events(
-                approval, user_id, approval_id=request.approval_id, decision=kind, reason=reason, source=source
-            ),
-            written_at=written_at,
-        )
-        if result.status is Status.RETRY:
-            return None
+    def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
+        """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
+        for _ in range(_ATTEMPTS):
+            result = self._approvals.decide(
+                attempt,
+                decision=decision,
+                update=Outbox.script_entry(
+                    update_approval(attempt.session_id, attempt.approval_id), due_ms=epoch_ms(self._clock())
+                ),
+                audit=self._audit_events(attempt.session_id, attempt.user, **details),
+            )
+            if result.status is Status.UNREADABLE:
+                self._approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
+                raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
+            if result.status is not Status.NEEDS:
+                return result
+            needs = result.needs
+            try:
+                shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
+                if "members" in needs:
+                    self._directory.in_channel(str(needs["members"]), attempt.user, shard=shard)  # fills the cache
+                if "groups" in needs:
+                    self._directory.members([str(group) for group in needs["groups"]], shard=shard)  # idem
+            except SlackApiError as error:
+                logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
+                return replace(result, status=Status.UNAVAILABLE)
+            groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))
+            attempt = replace(
+                attempt,
+                team_id=str(needs.get("team_id", attempt.team_id)),
+                channel_id=str(needs.get("channel_id", attempt.channel_id)),
+                groups=groups,
+            )
+        raise RuntimeError(f"approval_id=<{attempt.approval_id}> | the decide script kept asking for more")
+
+    def _outcome(self, result: DecideResult) -> Outcome:
+        """What a decide script's answer means to the person."""
         if result.status is Status.NO_ROUND:
-            logger.error("approval_id=<%s> | its round is gone; the decision was not recorded", request.approval_id)
-            return Outcome(Status.UNKNOWN, approval=approval)
-        if result.status is Status.VOTE:
-            return Outcome(Status.VOTE, approval=approval, votes=result.votes)
-        if result.status is Status.DECIDED:
-            return Outcome(Status.DECIDED, decision, approval=approval)
-        if result.status is Status.ALREADY:
-            return Outcome(Status.ALREADY, result.decision, approval=approval)
-        if result.status is Status.UNSEEN:
-            return Outcome(Status.UNSEEN, approval=approval)
-        return Outcome(Status.VOTED if result.status is Status.VOTED else Status.UNKNOWN, approval=approval)
+            logger.error("approval_id=<%s> | its round is gone; the decision was not recorded", result.approval_id)
+            return Outcome(Status.UNKNOWN, recorded=result)
+        if result.status in (Status.SELF_APPROVAL, Status.NOT_AN_APPROVER) and result.request is not None:
+            approvers = Policy.from_summary(result.request.policy).approvers_text()
+            return Outcome(result.status, approvers_text=approvers, recorded=result)
+        return Outcome(result.status, votes=result.votes, recorded=result)
 
-    def _update(self, approval: Approval) -> str:
-        """The message update a vote or decision queues in its atomic step."""
-        entry = update_approval(approval.request.session_id, approval.request.approval_id)
-        return Outbox.script_entry(entry, due_ms=epoch_ms(self._clock()))
+    def _audit_refusal_of(self, result: DecideResult, *, user_id: str, origin: Origin) -> None:
+        """The ``unauthorized`` audit event of an attempt the decide script refused."""
+        self._audit.record(
+            "unauthorized",
+            session_id=result.session_id,
+            actor=user_id,
+            approval_id=result.approval_id,
+            refusal=result.status,
+            surface=origin.surface,
+            channel_id=origin.channel_id,
+            team_id=origin.user_team_id,
+        )
 
-    def _audit_events(self, approval: Approval, actor: str, **details: str | None) -> tuple[str, str]:
-        """The audit events of a vote and of a decision on ``approval`` (the script writes the one that happens)."""
-        session_id = approval.request.session_id
+    def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[str, str]:
+        """The audit events of a vote and of a decision (the script writes the one that happens)."""
         vote = self._audit.script_event("vote", session_id=session_id, actor=actor, **details)
         decision = self._audit.script_event("decision", session_id=session_id, actor=actor, **details)
         return vote, decision

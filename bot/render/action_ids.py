@@ -11,5 +11,19 @@ DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"
 DENY_REASON_INPUT: Final = "signoff_deny_reason_input"
 
+_SESSION_MARK: Final = "/"
+
+
+def button_value(approval_id: str, session_id: str) -> str:
+    """What a button of an approval carries: the approval and its session (whose keys a click's script needs)."""
+    return f"{approval_id}{_SESSION_MARK}{session_id}"
+
+
+def parse_button_value(value: str) -> tuple[str, str | None]:
+    """The approval id and session id a button carries (``None``: a button of an older message, id only)."""
+    approval_id, mark, session_id = value.partition(_SESSION_MARK)
+    return approval_id, (session_id or None) if mark else None
+
+
 AGENT_COMMAND: Final = "/agent"
 APPROVALS_COMMAND: Final = "/approvals"

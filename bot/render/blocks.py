@@ -21,6 +21,7 @@ from bot.render.action_ids import (
     DENY_REASON_BLOCK,
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
+    button_value,
 )
 
 __all__ = [
@@ -83,8 +84,8 @@ def context(*lines: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
 
 
-def _button(action_id: str, label: str, approval_id: str, style: str | None = None) -> dict[str, Any]:
-    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": approval_id}
+def _button(action_id: str, label: str, value: str, style: str | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": value}
     if style is not None:
         button["style"] = style
     return button
@@ -219,7 +220,7 @@ def approval_message(
 ) -> dict[str, Any]:
     """The approval message: ``{"text": fallback, "blocks": [...]}`` for chat.postMessage / chat.update.
 
-    Undecided, it ends with Approve / Deny / Discuss buttons (values: the approval id). Decided,
+    Undecided, it ends with Approve / Deny / Discuss buttons (values: ``action_ids.button_value``). Decided,
     the buttons are replaced by the outcome and the number of discussion replies.
     """
     approval_id = _checked_approval_id(request.approval_id)
@@ -261,13 +262,14 @@ def approval_message(
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
     approval_id = _checked_approval_id(request.approval_id)
+    value = button_value(approval_id, request.session_id)
     elements = [
-        _button(APPROVE_ACTION, messages.APPROVE_LABEL, approval_id, "primary"),
-        _button(DENY_ACTION, messages.DENY_LABEL, approval_id, "danger"),
-        _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, approval_id),
+        _button(APPROVE_ACTION, messages.APPROVE_LABEL, value, "primary"),
+        _button(DENY_ACTION, messages.DENY_LABEL, value, "danger"),
+        _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, value),
     ]
     if request.policy.claim_pause_s:
-        elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, approval_id))
+        elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
 
 

@@ -12,12 +12,14 @@ def build_app(settings: Settings, services: Services, *, token_verification: boo
 
     ``process_before_response=True``: the HTTP response leaves when a listener returns, so
     listeners only ack, write to Redis and queue; Slack calls happen in the worker's outbox or
-    in lazy listeners after the response.
+    in lazy listeners after the response. Bolt does not verify requests: over HTTP the request
+    guard is the one verifier (``bot.slack.http``); Socket Mode needs none.
     """
     app = App(
         client=services.slack,
         signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
         process_before_response=True,
+        request_verification_enabled=False,
         token_verification_enabled=token_verification,
     )
     errors.register(app, services)

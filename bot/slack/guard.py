@@ -1,26 +1,21 @@
-"""Checks every HTTP request before Bolt sees it: size, signature, freshness, replay, shape.
+"""Checks every HTTP request before anything acts on it: size, signature, freshness, replay, shape.
 
-Bolt parses the body before it verifies the signature, so a malformed body gets a 500 whoever
-sent it, and it accepts an identical signed request again within its five-minute window.
-This guard answers first, with a clear status: 413 too large, 401 unsigned, forged or stale,
-409 replayed (the same signature seen before), 400 signed but malformed. A signed request that
-cannot be checked for a replay because Redis is unreachable is refused as ``Unrecorded``: nothing
-of it is recorded, and ``bot.slack.outage`` tells the person so.
+The guard is the one verifier at the edge (Bolt's own request verification is off): 413 too
+large, 401 unsigned, forged or stale, 409 replayed (the same signature seen before), 400 signed
+but malformed. A signed request that cannot be checked for a replay because Redis is unreachable
+is refused as ``Unrecorded``: nothing of it is recorded, and ``bot.slack.outage`` tells the person so.
 
-It also works around a Bolt 1.30 parsing bug: any form body containing the text "payload" is
-taken for an interaction payload, so ``/agent restart payload-api`` would be dropped. Once the
-request is verified, such a slash command reaches Bolt with that text percent-encoded (the same
-fields once decoded) and signed again with the same secret and timestamp.
+The body is decoded once (``read_request``) and handed to Bolt decoded. That also avoids a Bolt
+1.30 parsing bug: Bolt takes any form body containing the text "payload" for an interaction
+payload, so ``/agent restart payload-api`` would be dropped; here only a field named ``payload`` is one.
 """
 
-import hashlib
-import hmac
 import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Final
-from urllib.parse import parse_qsl, quote
+from typing import Any, Final
+from urllib.parse import parse_qsl
 
 import redis
 from slack_sdk.signature import SignatureVerifier
@@ -49,30 +44,24 @@ class Unrecorded(Rejection):
     """A genuine request refused because Redis is unreachable: answer it with ``bot.slack.outage``."""
 
 
+REPLAYED: Final = Rejection(409, "replayed request: this signature was already used")
+
+
+def unrecorded(error: Exception) -> Unrecorded:
+    """The refusal of a request Redis could not record."""
+    return Unrecorded(503, f"Redis is unreachable ({type(error).__name__}): nothing was recorded")
+
+
 class RequestGuard:
-    """Verifies Slack's signature and refuses replays and malformed bodies."""
+    """Verifies Slack's signature and refuses replays."""
 
     def __init__(self, *, signing_secret: str, redis_client: redis.Redis) -> None:
         """Keep the secret and the Redis used to remember signatures."""
-        self._secret = signing_secret.encode()
         self._verifier = SignatureVerifier(signing_secret)
         self._redis = redis_client
 
-    def for_bolt(self, *, body: bytes, timestamp: str, signature: str, content_type: str) -> tuple[bytes, str]:
-        """The body and signature to hand Bolt for a request that passed ``check``."""
-        if content_type.startswith("application/json") or body.startswith(b"payload=") or b"payload" not in body:
-            return body, signature  # JSON, an interaction payload, or nothing Bolt could mistake for one
-        fields = parse_qsl(body.decode(), keep_blank_values=True)
-        if any(name == "payload" for name, _value in fields):
-            return body, signature  # a real interaction payload
-        encoded = "&".join(f"{quote(name, safe='')}={_hide_payload(value)}" for name, value in fields).encode()
-        resigned = hmac.new(self._secret, f"v0:{timestamp}:".encode() + encoded, hashlib.sha256).hexdigest()
-        return encoded, f"v0={resigned}"
-
-    def check(
-        self, *, body: bytes, timestamp: str | None, signature: str | None, content_type: str
-    ) -> Rejection | None:
-        """``None`` if the request may go to Bolt, else why not."""
+    def verify(self, *, body: bytes, timestamp: str | None, signature: str | None) -> Rejection | None:
+        """``None`` if Slack signed ``body`` recently, else why not (the replay check is ``remember``)."""
         if len(body) > MAX_BODY_BYTES:
             return Rejection(413, "request body too large")
         if not timestamp or not signature:
@@ -84,32 +73,38 @@ class RequestGuard:
         text = body.decode("utf-8", errors="replace")
         if not self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
             return Rejection(401, "invalid or expired Slack signature")
-        # Counted from the request's timestamp, not from now: one timestamped ahead stays valid longer.
-        remember_s = int(timestamp) + _ACCEPTED_SECONDS + _SEEN_MARGIN_SECONDS - int(time.time())
+        return None
+
+    @staticmethod
+    def remember_s(timestamp: str) -> int:
+        """How long a verified signature must be remembered to refuse its replays.
+
+        Counted from the request's timestamp, not from now: one timestamped ahead stays valid longer.
+        """
+        return max(int(timestamp) + _ACCEPTED_SECONDS + _SEEN_MARGIN_SECONDS - int(time.time()), 1)
+
+    def remember(self, *, signature: str, timestamp: str) -> Rejection | None:
+        """Record a verified signature as used: ``None`` the first time, else 409 (a replay) or ``Unrecorded``."""
         try:
-            first_time = self._redis.set(keys.seen_signature(signature), "1", nx=True, ex=max(remember_s, 1))
+            first_time = self._redis.set(keys.seen_signature(signature), "1", nx=True, ex=self.remember_s(timestamp))
         except (redis.ConnectionError, redis.TimeoutError) as error:
-            return Unrecorded(503, f"Redis is unreachable ({type(error).__name__}): nothing was recorded")
-        if not first_time:
-            return Rejection(409, "replayed request: this signature was already used")
-        problem = _shape_problem(text, content_type)
-        return Rejection(400, problem) if problem else None
+            return unrecorded(error)
+        return None if first_time else REPLAYED
 
 
-def _hide_payload(value: str) -> str:
-    return quote(value, safe="").replace("payload", "%70ayload")
-
-
-def _shape_problem(text: str, content_type: str) -> str | None:
-    # Form bodies are decoded (once) by Bolt; a payload it cannot read is answered 400 by bot.slack.http.
+def read_request(text: str, content_type: str) -> dict[str, Any] | str:
+    """The request's fields, decoded once: a JSON body, an interaction's ``payload`` or a form; else a 400's message."""
     if content_type.startswith("application/json"):
-        return _json_object_problem(text, "body")
+        return _json_object(text, "body")
     if not text.strip() or "=" not in text:
         return "empty or unparseable form body"
-    return None
+    fields = dict(parse_qsl(text, keep_blank_values=True))
+    if "payload" in fields:
+        return _json_object(fields["payload"], "payload")
+    return fields
 
 
-def _json_object_problem(text: str, what: str) -> str | None:
+def _json_object(text: str, what: str) -> dict[str, Any] | str:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -118,4 +113,4 @@ def _json_object_problem(text: str, what: str) -> str | None:
         return f"malformed {what}: nested too deeply"
     if not isinstance(value, dict):
         return f"malformed {what}: expected a JSON object"
-    return None
+    return value

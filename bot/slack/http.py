@@ -10,20 +10,22 @@ import socketserver
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
-from slack_bolt.request.internals import parse_body
 
 from bot import preflight
+from bot.flow.decisions import Replay
 from bot.services import Services, build_services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
 from bot.slack.app import build_app
-from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded
+from bot.slack.clicks import ApproveClicks, approve_click
+from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded, read_request
 from bot.slack.payload_shape import payload_problem
 
 logger = logging.getLogger(__name__)
@@ -35,15 +37,17 @@ def wsgi_app(
     app: App,
     *,
     guard: RequestGuard | None = None,
+    clicks: ApproveClicks | None = None,
     path: str = "/slack/events",
     mounts: Mapping[str, WsgiApp] | None = None,
 ) -> WsgiApp:
     """Serve ``app`` at ``path`` (Events API, interactivity and slash commands share it).
 
-    ``guard`` checks each request first (signature, replay, shape); ``/healthz`` answers ok.
-    ``mounts`` serve the other inbound edges by path prefix (``/v1/``: the HTTP API), each with its own checks.
-    The body is parsed with Bolt's own parser and checked by ``payload_problem`` before Bolt
-    builds its request from it: a body Bolt or a listener cannot read is a 400, never a 500.
+    With ``guard`` (production), the guard is the one verifier (signature, replay) and the body is
+    decoded once, here: Bolt gets the decoded request and does not verify again. Approve clicks
+    go to ``clicks`` right after the signature check, before Bolt matches its listeners. Without a
+    guard, Bolt verifies and decodes the body itself. ``/healthz`` answers ok. ``mounts`` serve the
+    other inbound edges by path prefix (``/v1/``: the HTTP API), each with its own checks.
     """
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -62,45 +66,17 @@ def wsgi_app(
             return _answer(start_response, 408, {"error": "the request body did not arrive in time"})
         content_type = environ.get("CONTENT_TYPE", "")
         headers = _headers(environ)
-        if guard is not None:
-            rejection = guard.check(
-                body=body,
-                timestamp=environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
-                signature=environ.get("HTTP_X_SLACK_SIGNATURE"),
-                content_type=content_type,
+        query = environ.get("QUERY_STRING", "")
+        if guard is None:
+            return _dispatch(
+                app, start_response, BoltRequest(body=body.decode(errors="replace"), query=query, headers=headers)
             )
-            if isinstance(rejection, Unrecorded):
-                logger.warning("request not recorded: %s", rejection.message)
-                unrecorded = outage.answer(body, content_type)
-                return _answer(start_response, unrecorded.status, unrecorded.body)
-            if rejection is not None:
-                return _answer(start_response, rejection.status, {"error": rejection.message})
-            body, headers["x-slack-signature"] = guard.for_bolt(
-                body=body,
-                timestamp=environ["HTTP_X_SLACK_REQUEST_TIMESTAMP"],
-                signature=environ["HTTP_X_SLACK_SIGNATURE"],
-                content_type=content_type,
-            )
-        text = body.decode("utf-8", errors="replace")
-        try:
-            parsed = parse_body(text, content_type.split(";")[0] or None)  # as BoltRequest will
-        except json.JSONDecodeError as error:
-            return _answer(
-                start_response, 400, {"error": f"malformed payload: not JSON ({error.msg} at position {error.pos})"}
-            )
-        except RecursionError:
-            return _answer(start_response, 400, {"error": "malformed payload: nested too deeply"})
-        problem = payload_problem(parsed)
-        if problem is not None:
-            return _answer(start_response, 400, {"error": problem})
-        try:
-            response = app.dispatch(BoltRequest(body=text, query=environ.get("QUERY_STRING", ""), headers=headers))
-        except (AttributeError, KeyError, IndexError, TypeError) as error:  # Bolt read a shape payload_problem missed
-            logger.exception("Bolt could not read a verified request")
-            return _answer(start_response, 400, {"error": f"malformed payload: {type(error).__name__} {error}"})
-        status = f"{response.status} {HTTPStatus(response.status).phrase}"
-        start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
-        return [response.body.encode() if isinstance(response.body, str) else response.body]
+        timestamp, signature = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"), environ.get("HTTP_X_SLACK_SIGNATURE")
+        rejection = guard.verify(body=body, timestamp=timestamp, signature=signature)
+        if rejection is not None:
+            return _answer(start_response, rejection.status, {"error": rejection.message})
+        verified = _Verified(body, content_type, str(timestamp), str(signature), headers, query)
+        return _serve_verified(app, guard, clicks, verified, start_response)
 
     if not mounts:
         return application
@@ -112,6 +88,70 @@ def wsgi_app(
         return mounted(environ, start_response)
 
     return dispatch
+
+
+@dataclass(frozen=True)
+class _Verified:
+    """A request whose signature the guard verified."""
+
+    body: bytes
+    content_type: str
+    timestamp: str
+    signature: str
+    headers: dict[str, str | Sequence[str]]
+    query: str
+
+
+def _serve_verified(
+    app: App,
+    guard: RequestGuard,
+    clicks: ApproveClicks | None,
+    verified: _Verified,
+    start_response: Callable[..., Any],
+) -> Iterable[bytes]:
+    """Decode the body once; serve an Approve click at once, anything else (not replayed, well formed) with Bolt."""
+    request = read_request(verified.body.decode("utf-8", errors="replace"), verified.content_type)
+    problem = request if isinstance(request, str) else payload_problem(request)
+    if problem is None and clicks is not None and not isinstance(request, str):
+        click = approve_click(request)
+        if click is not None:
+            refused = clicks.serve(click, replay=Replay(verified.signature, guard.remember_s(verified.timestamp)))
+            if isinstance(refused, Unrecorded):
+                return _unrecorded(start_response, refused, verified.body, verified.content_type)
+            if refused is not None:
+                return _answer(start_response, refused.status, {"error": refused.message})
+            start_response("200 OK", [("Content-Type", "text/plain;charset=utf-8"), ("Content-Length", "0")])
+            return [b""]
+    rejection = guard.remember(signature=verified.signature, timestamp=verified.timestamp)
+    if isinstance(rejection, Unrecorded):
+        return _unrecorded(start_response, rejection, verified.body, verified.content_type)
+    if rejection is not None:
+        return _answer(start_response, rejection.status, {"error": rejection.message})
+    if isinstance(request, str) or problem is not None:
+        return _answer(start_response, 400, {"error": problem})
+    # Bolt takes an already decoded body only in its Socket Mode shape; that mode differs from HTTP only in
+    # skipping Bolt's own request verification, which is off here anyway (the guard verified).
+    decoded = BoltRequest(body=request, query=verified.query, headers=verified.headers, mode="socket_mode")
+    return _dispatch(app, start_response, decoded)
+
+
+def _dispatch(app: App, start_response: Callable[..., Any], request: BoltRequest) -> Iterable[bytes]:
+    try:
+        response = app.dispatch(request)
+    except (AttributeError, KeyError, IndexError, TypeError) as error:  # Bolt read a shape payload_problem missed
+        logger.exception("Bolt could not read a verified request")
+        return _answer(start_response, 400, {"error": f"malformed payload: {type(error).__name__} {error}"})
+    status = f"{response.status} {HTTPStatus(response.status).phrase}"
+    start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
+    return [response.body.encode() if isinstance(response.body, str) else response.body]
+
+
+def _unrecorded(
+    start_response: Callable[..., Any], rejection: Unrecorded, body: bytes, content_type: str
+) -> Iterable[bytes]:
+    logger.warning("request not recorded: %s", rejection.message)
+    unrecorded = outage.answer(body, content_type)
+    return _answer(start_response, unrecorded.status, unrecorded.body)
 
 
 def _headers(environ: dict[str, Any]) -> dict[str, str | Sequence[str]]:
@@ -183,10 +223,11 @@ class _DiscardBodyAfter(list[bytes]):
 
 
 def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
-    """The WSGI app with the request guard on (what production serves)."""
+    """The WSGI app with the request guard on and Approve clicks served at the edge (what production serves)."""
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
-    return wsgi_app(app, guard=guard, mounts=services.http_mounts)
+    clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
+    return wsgi_app(app, guard=guard, clicks=clicks, mounts=services.http_mounts)
 
 
 def create_wsgi() -> WsgiApp:

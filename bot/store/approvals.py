@@ -15,7 +15,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final
+from functools import cached_property
+from typing import Any, Final
 
 import redis
 from pydantic import ValidationError
@@ -38,21 +39,86 @@ class ApprovalDataError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class DecideResult:
-    """What a decision attempt did.
+class Attempt:
+    """One attempt to decide an approval, as the decide script judges it (``bot.store.scripts.DECIDE``).
 
     Attributes:
-        status: ``decided`` (this one decided), ``vote`` (counted toward the quorum), ``voted``
-            (this person voted already), ``already`` (a decision stands), ``unknown``, or
-            ``unseen`` (a typed reply written before the approval message was posted), or ``retry``
-            (another vote landed meanwhile: reload and try again).
-        decision: The decision that stands, if any.
-        votes: Approvals counted so far (for ``vote``).
+        session_id: The approval's session (a button carries it: the script's keys follow from it).
+        approval_id: The approval.
+        kind: ``approve``, ``deny`` or ``expired``.
+        user: Who decides (``signoff:expiry`` for the clock).
+        team_id: The workspace the caller expects the request in (the script says if it is another).
+        channel_id: The channel the caller expects the request in (idem).
+        origin: Where the attempt comes from (``surface``, ``team_id``, ``user_team_id``, ``channel_id``, ``ts``,
+            ``thread_ts``; ``""`` for none); ``None``: the clock, judged by no person's rights.
+        reason_given: Whether a deny carries a reason (a policy may require one).
+        written_at: The ts of the typed reply that decides ("" otherwise).
+        quorum: Approvals needed (0: the policy's).
+        groups: User groups whose cached members the script may read.
+        replay: The request's signature, when the attempt is a signed request to refuse if replayed.
+        replay_ttl_s: How long the signature is remembered.
+    """
+
+    session_id: str
+    approval_id: str
+    kind: str
+    user: str
+    team_id: str
+    channel_id: str
+    origin: dict[str, str] | None
+    reason_given: bool = False
+    written_at: str = ""
+    quorum: int = 0
+    groups: tuple[str, ...] = ()
+    replay: str | None = None
+    replay_ttl_s: int = 0
+
+
+@dataclass(frozen=True)
+class DecideResult:
+    """What the decide script answered (``bot.store.scripts.DECIDE``); its records are read on demand.
+
+    Attributes:
+        status: What happened (``bot.domain.status.Status``).
+        session_id: The approval's session.
+        approval_id: The approval.
+        value: The decision (``already``, ``decided``), the vote count (``vote``) or what is needed (``needs``).
+        request_json: The stored request, when there is one.
+        message_ts: Where its message was posted, when recorded.
     """
 
     status: Status
-    decision: Decision | None = None
-    votes: int = 0
+    session_id: str = ""
+    approval_id: str = ""
+    value: str = ""
+    request_json: str = ""
+    message_ts: str = ""
+
+    @cached_property
+    def request(self) -> ApprovalRequest | None:
+        """The stored request (with its message's ts), if any."""
+        if not self.request_json:
+            return None
+        request = ApprovalRequest.model_validate_json(self.request_json)
+        return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
+
+    @cached_property
+    def decision(self) -> Decision | None:
+        """The decision that stands (``already``, ``decided``)."""
+        if self.status in (Status.ALREADY, Status.DECIDED) and self.value:
+            return Decision.model_validate_json(self.value)
+        return None
+
+    @property
+    def votes(self) -> int:
+        """Approvals counted so far (``vote``)."""
+        return int(self.value) if self.status is Status.VOTE else 0
+
+    @property
+    def needs(self) -> dict[str, Any]:
+        """What the script needs first (``needs``): ``team_id`` and ``channel_id``, ``members``, ``groups``."""
+        needs = json.loads(self.value) if self.status is Status.NEEDS else {}
+        return needs if isinstance(needs, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -329,76 +395,69 @@ class ApprovalStore:
         """Keep a thread reply with the approval; it travels with the decision."""
         self._client.rpush(keys.discussion(session_id, approval_id), entry.model_dump_json())
 
-    def decide(
-        self,
-        approval: Approval,
-        *,
-        kind: str,
-        user: str,
-        quorum: int,
-        decision: Decision,
-        update: str,
-        audit: tuple[str, str],
-        written_at: str | None = None,
-    ) -> DecideResult:
-        """Count a vote or record ``decision``, atomically (see the module docstring).
+    def decide(self, attempt: Attempt, *, decision: Decision, update: str, audit: tuple[str, str]) -> DecideResult:
+        """Judge ``attempt`` and count its vote or record its decision, in one atomic step (one round trip).
 
         Args:
-            approval: The approval as the caller read it (its votes: a vote landing meanwhile means ``retry``).
-            kind: ``approve``, ``deny`` or ``expired``.
-            user: Who decides.
-            quorum: Approvals needed.
-            decision: The record written if this attempt decides.
+            attempt: Who, what and from where (the script checks the request's place and policy).
+            decision: The record written if this attempt decides (its approvers and discussion are filled in).
             update: The message update, as ``Outbox.script_entry`` made it.
             audit: The audit events of a vote and of a decision, as ``Audit.script_event`` made them.
-            written_at: The ts of the typed reply that decides: the script refuses (``unseen``) unless
-                the approval message was posted (its ts recorded) at or before it.
         """
-        request = approval.request
-        session_id, approval_id = request.session_id, request.approval_id
+        session_id, approval_id = attempt.session_id, attempt.approval_id
         shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
-        status, value = self._decide(
-            keys=[
-                keys.approval(session_id, approval_id),
-                keys.open_approvals(session_id),
-                keys.round_(session_id),
-                keys.votes(session_id, approval_id),
-                keys.jobs(shard),
-                keys.outbox_due(shard),
-                keys.outbox_entries(shard),
-                keys.outbox_wake(shard),
-                keys.audit(shard),
-                keys.schedule_due(shard),
-                keys.schedule_steps(shard),
-                keys.open_index(shard),
-                keys.channel_open(shard, request.team_id, request.channel_id),
-                keys.recent_decisions(shard),
-            ],
+        request_keys = [
+            keys.approval(session_id, approval_id),
+            keys.open_approvals(session_id),
+            keys.round_(session_id),
+            keys.votes(session_id, approval_id),
+            keys.discussion(session_id, approval_id),
+            keys.jobs(shard),
+            keys.outbox_due(shard),
+            keys.outbox_entries(shard),
+            keys.outbox_wake(shard),
+            keys.audit(shard),
+            keys.schedule_due(shard),
+            keys.schedule_steps(shard),
+            keys.open_index(shard),
+            keys.channel_open(shard, attempt.team_id, attempt.channel_id),
+            keys.recent_decisions(shard),
+            keys.channel_members(attempt.channel_id, shard=shard),
+            *(keys.usergroup(group, shard=shard) for group in attempt.groups),
+            *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
+        ]
+        judged = {
+            "approval_id": approval_id,
+            "kind": attempt.kind,
+            "user": attempt.user,
+            "team_id": attempt.team_id,
+            "channel_id": attempt.channel_id,
+            "checks": attempt.origin is not None,
+            "origin": attempt.origin or {"surface": ""},
+            "reason_given": attempt.reason_given,
+            "written_at": attempt.written_at,
+            "quorum": attempt.quorum,
+            "groups": list(attempt.groups),
+            "replay": attempt.replay is not None,
+            "replay_ttl_s": attempt.replay_ttl_s,
+            "recent_kept": RECENT_KEPT,
+            "now_ms": int(decision.decided_at.timestamp() * 1000),
+        }
+        record = decision.model_copy(update={"approved_by": (), "discussion": ()}).model_dump_json()
+        status, value, request_json, message_ts = self._decide(
+            keys=request_keys,
             args=[
-                kind,
-                user,
-                quorum,
-                len(approval.votes),
-                decision.model_dump_json(),
-                approval_id,
+                json.dumps(judged),
+                record,
                 update,
                 *audit,
                 JobQueue.script_resume(session_id),
                 json.dumps(keys.schedule_entries(approval_id)),
-                RECENT_KEPT,
-                written_at or "",
-                int(decision.decided_at.timestamp() * 1000),
             ],
         )
-        result = Status(as_text(status))
-        text = as_text(value)
-        if result is Status.ALREADY:
-            return DecideResult(result, Decision.model_validate_json(text))
-        if result is Status.VOTE:
-            return DecideResult(result, votes=int(text))
-        if result is Status.DECIDED:
-            return DecideResult(result, decision)
-        return DecideResult(result)  # unknown, unseen, voted, retry, no_round
+        return DecideResult(
+            Status(as_text(status)), session_id, approval_id, as_text(value), as_text(request_json), as_text(message_ts)
+        )
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""

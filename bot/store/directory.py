@@ -16,6 +16,7 @@ import redis
 from slack_sdk import WebClient
 
 from bot.store import keys
+from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
@@ -32,45 +33,57 @@ class Directory:
         self._slack = client
         self._redis = redis_client
 
-    def members(self, group_ids: Iterable[str]) -> Mapping[str, frozenset[str]]:
-        """Members of each group.
+    def members(self, group_ids: Iterable[str], *, shard: int | None = None) -> Mapping[str, frozenset[str]]:
+        """Members of each group (cached on ``shard``, for a script of that shard's slot, if given).
 
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list a group (the caller reports it).
         """
         resolved: dict[str, frozenset[str]] = {}
         for group_id in group_ids:
-            cached = self._cached(group_id)
+            cached = self._cached(group_id, shard)
             if cached is not None:
                 resolved[group_id] = cached
                 continue
-            response = self._slack.usergroups_users_list(usergroup=group_id)
-            users = [str(user) for user in response.get("users") or []]
-            self._redis.set(keys.usergroup(group_id), json.dumps(users), ex=_CACHE_SECONDS)
-            resolved[group_id] = frozenset(users)
+            known = self._cached(group_id, None) if shard is not None else None  # the shared copy saves a call
+            if known is None:
+                response = self._slack.usergroups_users_list(usergroup=group_id)
+                known = frozenset(str(user) for user in response.get("users") or [])
+                if shard is not None:
+                    self._redis.set(keys.usergroup(group_id), json.dumps(sorted(known)), ex=_CACHE_SECONDS)
+            self._redis.set(keys.usergroup(group_id, shard=shard), json.dumps(sorted(known)), ex=_CACHE_SECONDS)
+            resolved[group_id] = known
         return resolved
 
-    def in_channel(self, channel_id: str, user_id: str) -> bool:
-        """Whether ``user_id`` is a member of ``channel_id`` (one Redis round trip when cached).
+    def in_channel(self, channel_id: str, user_id: str, *, shard: int | None = None) -> bool:
+        """Whether ``user_id`` is a member of ``channel_id`` (one Redis round trip when cached; on ``shard``, if given).
 
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list the channel (the caller refuses).
         """
-        key = keys.channel_members(channel_id)
+        key = keys.channel_members(channel_id, shard=shard)
         pipeline = self._redis.pipeline(transaction=False)
         pipeline.exists(key)
         pipeline.sismember(key, user_id)
         cached, member = pipeline.execute()
         if cached:
             return bool(member)
-        users = self._channel_members_from_slack(channel_id)
+        shared = keys.channel_members(channel_id)
+        users = {as_text(user) for user in self._redis.smembers(shared)} if shard is not None else set()
+        if not users:
+            users = self._channel_members_from_slack(channel_id)
+            if shard is not None:
+                self._cache_members(shared, users)  # the shared copy: other shards' copies are made from it
+        self._cache_members(key, users)
+        return user_id in users
+
+    def _cache_members(self, key: str, users: set[str]) -> None:
         if users:
             transaction = self._redis.pipeline(transaction=True)
             transaction.delete(key)
             transaction.sadd(key, *users)
             transaction.expire(key, _CHANNEL_CACHE_SECONDS)
             transaction.execute()
-        return user_id in users
 
     def _channel_members_from_slack(self, channel_id: str) -> set[str]:
         users: set[str] = set()
@@ -82,9 +95,9 @@ class Directory:
             if not cursor:
                 return users
 
-    def _cached(self, group_id: str) -> frozenset[str] | None:
+    def _cached(self, group_id: str, shard: int | None) -> frozenset[str] | None:
         """The cached members, or ``None``: not cached, or unreadable (then dropped, so Slack is asked again)."""
-        raw = self._redis.get(keys.usergroup(group_id))
+        raw = self._redis.get(keys.usergroup(group_id, shard=shard))
         if raw is None:
             return None
         try:
@@ -94,5 +107,5 @@ class Directory:
         if isinstance(users, list) and all(isinstance(user, str) for user in users):
             return frozenset(users)
         logger.warning("group=<%s> | cached members unreadable; dropped, asking Slack again", group_id)
-        self._redis.delete(keys.usergroup(group_id))
+        self._redis.delete(keys.usergroup(group_id, shard=shard))
         return None

@@ -240,19 +240,20 @@ def event_seen(event_id: str) -> str:
     return f"signoff:event:{event_id}"
 
 
-def usergroup(group_id: str) -> str:
-    """Cached members of a user group."""
-    return f"signoff:usergroup:{group_id}"
+def usergroup(group_id: str, *, shard: int | None = None) -> str:
+    """Cached members of a user group (a shard's copy: the one a click's script reads in its slot)."""
+    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:usergroup:{group_id}"
 
 
-def seen_signature(signature: str) -> str:
-    """Marks a request signature as used (a second request with it is a replay)."""
-    return f"signoff:seen-signature:{signature}"
+def seen_signature(signature: str, *, shard: int | None = None) -> str:
+    """Marks a request signature as used (a second request with it is a replay). A click's is kept on the
+    shard of the session it acts on (its script checks it in that slot)."""
+    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:seen-signature:{signature}"
 
 
-def channel_members(channel_id: str) -> str:
-    """Cached members of a channel."""
-    return f"signoff:channel-members:{channel_id}"
+def channel_members(channel_id: str, *, shard: int | None = None) -> str:
+    """Cached members of a channel (a shard's copy: the one a click's script reads in its slot)."""
+    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{channel_id}"
 
 
 def deny_view(external_id: str) -> str:

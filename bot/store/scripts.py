@@ -36,21 +36,122 @@ local function add_audit(stream_key, made)
 end
 """
 
-# KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 jobs, 6 outbox due, 7 outbox entries,
-#       8 outbox wake, 9 audit, 10 schedule due, 11 schedule entries, 12 open index, 13 the channel's open
-#       index, 14 recent decisions.
-# ARGV: 1 kind, 2 user, 3 quorum, 4 votes the caller saw, 5 decision JSON (if this one decides), 6 approval id,
-#       7 the message update (Outbox.script_entry), 8 the audit event of a vote, 9 the audit event of a
-#       decision (Audit.script_event), 10 the resume job (JobQueue.script_resume; the script adds the round's
-#       version), 11 the request's schedule entry ids (JSON array), 12 recent decisions kept, 13 the ts of the
-#       typed reply deciding ('' for clicks and the clock), 14 now (ms: the decision's place among the recent ones).
-# Returns {status, value}: unknown, unseen (the reply was written before the approval message was posted),
-# already (value: the decision), voted (this user already voted), retry (someone voted meanwhile),
-# vote (value: the count), no_round, decided (value: queued or waiting).
+# KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 discussion, 6 jobs, 7 outbox due, 8 outbox entries,
+#       9 outbox wake, 10 audit, 11 schedule due, 12 schedule entries, 13 open index, 14 the channel's open index,
+#       15 recent decisions, 16 the channel's cached members, 17.. the cached members of the user groups the attempt
+#       names, then (if the attempt carries a request signature) the signature's replay record. The shard
+#       structures and caches are the session's shard's (one slot); the channel (and its team) is the one the
+#       caller expects the request in: the script checks it.
+# ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
+#       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
+#       replay, replay_ttl_s, recent_kept, now_ms: the decision's place among the recent ones), 2 the decision
+#       record with empty "approved_by" and "discussion" (the script fills them in), 3 the message update
+#       (Outbox.script_entry), 4 the audit event of a vote, 5 the audit event of a decision (Audit.script_event),
+#       6 the resume job (JobQueue.script_resume; the script adds the round's version), 7 the request's schedule
+#       entry ids (JSON array).
+# With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
+# standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
+# reason when one is required. Without (the clock), only the record's own rules apply.
+# Returns {status, value, request JSON, message ts}: replayed (nothing changed: the signature was used before),
+# needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
+# written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
+# not_a_member, self_approval, not_an_approver, reason_required), already (value: the decision), unseen (a typed
+# reply written before the approval message was posted), voted, vote (value: the count), no_round, decided
+# (value: the decision). Every answer but replayed, needs and unreadable records the signature as used.
 DECIDE: Final = (
     _OWNERS
     + f"""
-if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return {{'{Status.UNKNOWN}', ''}} end
+local attempt = cjson.decode(ARGV[1])
+local groups_from = 17
+local replay_key = KEYS[groups_from + #attempt.groups]
+if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
+local stored = redis.call('HMGET', KEYS[1], 'request', 'decision', 'message_ts')
+local request_json, posted_ts = stored[1] or '', stored[3] or ''
+local function answer(status, value)
+  if attempt.replay then redis.call('SET', replay_key, '1', 'EX', attempt.replay_ttl_s) end
+  return {{status, value or '', request_json, posted_ts}}
+end
+if request_json == '' then return answer('{Status.UNKNOWN}') end
+local read, request = pcall(cjson.decode, request_json)
+if not read or type(request) ~= 'table' or type(request.policy) ~= 'table' then
+  return {{'{Status.UNREADABLE}', '', '', ''}}
+end
+if request.team_id ~= attempt.team_id or request.channel_id ~= attempt.channel_id then
+  return {{'{Status.NEEDS}', cjson.encode({{team_id = request.team_id, channel_id = request.channel_id}}), '', ''}}
+end
+local policy = request.policy
+local function text(value) if type(value) == 'string' then return value end return '' end
+local function list(value) if type(value) == 'table' then return value end return {{}} end
+local message_ts = posted_ts ~= '' and posted_ts or text(request.message_ts)
+local user = attempt.user
+if attempt.checks then
+  local origin = attempt.origin
+  local foreign = origin.team_id ~= request.team_id or origin.user_team_id ~= request.team_id
+  if foreign and policy.allow_external ~= true then return answer('{Status.WRONG_WORKSPACE}') end
+  local copy = redis.call('HGET', KEYS[1], 'copy:' .. user)
+  if origin.surface == 'message' then
+    local shown
+    if message_ts ~= '' then
+      shown = origin.channel_id == request.channel_id and origin.ts == message_ts
+    else  -- posted, its ts not recorded yet (a click within moments of posting): its thread must match
+      shown = origin.channel_id == request.channel_id and origin.thread_ts == request.thread_ts
+    end
+    if not shown and copy ~= origin.channel_id .. '|' .. origin.ts then return answer('{Status.WRONG_PLACE}') end
+  elseif origin.surface == 'reply' then
+    if origin.channel_id ~= request.channel_id or origin.ts ~= request.thread_ts then
+      return answer('{Status.WRONG_PLACE}')
+    end
+  end
+  if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
+  if not copy then
+    if redis.call('EXISTS', KEYS[16]) == 0 then
+      return {{'{Status.NEEDS}', cjson.encode({{members = request.channel_id}}), request_json, posted_ts}}
+    end
+    if redis.call('SISMEMBER', KEYS[16], user) == 0 then return answer('{Status.NOT_A_MEMBER}') end
+  end
+  if not (attempt.kind == 'deny' and user == request.requested_by) then  -- else: withdrawing one's own request
+    local lists = {{{{users = list(policy.approver_users), usergroups = list(policy.approver_groups)}}}}
+    for _, extra in ipairs(list(policy.also_approvers)) do
+      lists[#lists + 1] = {{users = list(extra.users), usergroups = list(extra.usergroups)}}
+    end
+    local members = {{}}
+    for index, group in ipairs(attempt.groups) do
+      local raw = redis.call('GET', KEYS[groups_from + index - 1])
+      local ok, users = false, nil
+      if raw then ok, users = pcall(cjson.decode, raw) end
+      if ok and type(users) == 'table' then
+        local set, count = {{}}, 0
+        for key, member in pairs(users) do
+          count = count + 1
+          if type(member) ~= 'string' then set = nil break end
+          set[member] = true
+        end
+        if set and count == #users then members[group] = set end
+      end
+    end
+    local missing = {{}}
+    for _, approvers in ipairs(lists) do
+      for _, group in ipairs(approvers.usergroups) do
+        if not members[group] then missing[#missing + 1] = group end
+      end
+    end
+    if #missing > 0 then
+      return {{'{Status.NEEDS}', cjson.encode({{groups = missing}}), request_json, posted_ts}}
+    end
+    if user == request.requested_by and policy.allow_self_approval ~= true then
+      return answer('{Status.SELF_APPROVAL}')
+    end
+    for _, approvers in ipairs(lists) do
+      local admitted = #approvers.users == 0 and #approvers.usergroups == 0
+      for _, listed in ipairs(approvers.users) do admitted = admitted or listed == user end
+      for _, group in ipairs(approvers.usergroups) do admitted = admitted or members[group][user] == true end
+      if not admitted then return answer('{Status.NOT_AN_APPROVER}') end
+    end
+  end
+  if attempt.kind == 'deny' and not attempt.reason_given and policy.reason_required_on_deny == true then
+    return answer('{Status.REASON_REQUIRED}')
+  end
+end
 -- Slack ts values are compared as decimal strings: doubles lose the last microsecond digits.
 local function ts_not_after(a, b)
   local a_s, a_f = string.match(a, '^(%d+)%.?(%d*)$')
@@ -60,48 +161,59 @@ local function ts_not_after(a, b)
   local width = math.max(#a_f, #b_f)
   return (a_f .. string.rep('0', width - #a_f)) <= (b_f .. string.rep('0', width - #b_f))
 end
-if ARGV[13] ~= '' then
-  local message_ts = redis.call('HGET', KEYS[1], 'message_ts')
-  if not message_ts or not ts_not_after(message_ts, ARGV[13]) then return {{'{Status.UNSEEN}', ''}} end
+if attempt.written_at ~= '' and not (posted_ts ~= '' and ts_not_after(posted_ts, attempt.written_at)) then
+  return answer('{Status.UNSEEN}')
 end
-local previous = redis.call('HGET', KEYS[1], 'decision')
-if previous then return {{'{Status.ALREADY}', previous}} end
+if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
 -- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
-if redis.call('SISMEMBER', KEYS[2], ARGV[6]) == 0 then return {{'{Status.UNKNOWN}', ''}} end
+if redis.call('SISMEMBER', KEYS[2], attempt.approval_id) == 0 then return answer('{Status.UNKNOWN}') end
 -- Read everything the last step needs before writing anything: never a half-recorded decision.
 local round_version = redis.call('HGET', KEYS[3], 'version')
-if not round_version then return {{'{Status.NO_ROUND}', ''}} end
+if not round_version then return answer('{Status.NO_ROUND}') end
+local replies = redis.call('LRANGE', KEYS[5], 0, -1)
+for _, reply in ipairs(replies) do
+  local ok, entry = pcall(cjson.decode, reply)
+  if not ok or type(entry) ~= 'table' then return {{'{Status.UNREADABLE}', '', '', ''}} end
+end
 local function queue_update_and_audit(event)
   redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
-  queue_outbox(KEYS[6], KEYS[7], KEYS[8], ARGV[7])
-  add_audit(KEYS[9], event)
+  queue_outbox(KEYS[7], KEYS[8], KEYS[9], ARGV[3])
+  add_audit(KEYS[10], event)
 end
-if ARGV[1] == 'approve' and tonumber(ARGV[3]) > 1 then
-  if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 1 then return {{'{Status.VOTED}', ''}} end
-  if redis.call('SCARD', KEYS[4]) ~= tonumber(ARGV[4]) then return {{'{Status.RETRY}', ''}} end
-  redis.call('SADD', KEYS[4], ARGV[2])
-  local votes = redis.call('SCARD', KEYS[4])
-  if votes < tonumber(ARGV[3]) then
-    queue_update_and_audit(ARGV[8])
-    return {{'{Status.VOTE}', tostring(votes)}}
+local quorum = attempt.quorum > 0 and attempt.quorum or tonumber(policy.quorum) or 1
+local approved_by = '[]'
+if attempt.kind == 'approve' and quorum > 1 then
+  if redis.call('SISMEMBER', KEYS[4], user) == 1 then return answer('{Status.VOTED}') end
+  redis.call('SADD', KEYS[4], user)
+  local votes = redis.call('SMEMBERS', KEYS[4])
+  if #votes < quorum then
+    queue_update_and_audit(ARGV[4])
+    return answer('{Status.VOTE}', tostring(#votes))
   end
+  table.sort(votes)
+  for index, voter in ipairs(votes) do votes[index] = cjson.encode(voter) end
+  approved_by = '[' .. table.concat(votes, ',') .. ']'
 end
-redis.call('HSET', KEYS[1], 'decision', ARGV[5])
-redis.call('SREM', KEYS[2], ARGV[6])
-for _, entry_id in ipairs(cjson.decode(ARGV[11])) do
-  redis.call('ZREM', KEYS[10], entry_id)
-  redis.call('HDEL', KEYS[11], entry_id)
+-- The record's empty lists are filled in place (JSON strings cannot hold these keys unescaped).
+local function filled(record, empty, value)
+  local at = string.find(record, empty, 1, true)
+  return string.sub(record, 1, at + #empty - 3) .. value .. string.sub(record, at + #empty)
 end
-redis.call('ZREM', KEYS[12], ARGV[6])
-redis.call('ZREM', KEYS[13], ARGV[6])
-redis.call('ZADD', KEYS[14], ARGV[14], ARGV[6])
-redis.call('ZREMRANGEBYRANK', KEYS[14], 0, -tonumber(ARGV[12]) - 1)
-queue_update_and_audit(ARGV[9])
-if redis.call('SCARD', KEYS[2]) == 0 then
-  queue_job(KEYS[5], ARGV[10], round_version)
-  return {{'{Status.DECIDED}', 'queued'}}
+local decision = filled(ARGV[2], '"approved_by":[]', approved_by)
+decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']')
+redis.call('HSET', KEYS[1], 'decision', decision)
+redis.call('SREM', KEYS[2], attempt.approval_id)
+for _, entry_id in ipairs(cjson.decode(ARGV[7])) do
+  redis.call('ZREM', KEYS[11], entry_id)
+  redis.call('HDEL', KEYS[12], entry_id)
 end
-return {{'{Status.DECIDED}', 'waiting'}}
+redis.call('ZREM', KEYS[13], attempt.approval_id)
+redis.call('ZREM', KEYS[14], attempt.approval_id)
+redis.call('ZADD', KEYS[15], attempt.now_ms, attempt.approval_id)
+redis.call('ZREMRANGEBYRANK', KEYS[15], 0, -attempt.recent_kept - 1)
+queue_update_and_audit(ARGV[5])
+if redis.call('SCARD', KEYS[2]) == 0 then queue_job(KEYS[6], ARGV[6], round_version) end
+return answer('{Status.DECIDED}', decision)
 """
 )
 

@@ -1,4 +1,8 @@
-"""Approve and Discuss on an approval message (Deny and its modal: ``bot.slack.listeners.deny``)."""
+"""Approve and Discuss on an approval message (Deny and its modal: ``bot.slack.listeners.deny``).
+
+An Approve click whose button carries its session is served before Bolt, at the edge (``bot.slack.clicks``);
+this listener serves the others (older messages, Socket Mode).
+"""
 
 import logging
 from typing import Any
@@ -7,6 +11,7 @@ from slack_bolt import Ack, App, Respond
 
 from bot.render import action_ids as ids
 from bot.render import messages
+from bot.render.action_ids import parse_button_value
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import post_message
@@ -22,12 +27,19 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        approval_id, session_id = parse_button_value(action["value"])
         try:
             outcome = decisions.decide(
-                action["value"], user_id=user, kind="approve", reason=None, source="button", origin=click_origin(body)
+                approval_id,
+                session_id=session_id,
+                user_id=user,
+                kind="approve",
+                reason=None,
+                source="button",
+                origin=click_origin(body),
             )
         except Exception as error:
-            logger.exception("approval_id=<%s> | approve click failed", action.get("value"))
+            logger.exception("approval_id=<%s> | approve click failed", approval_id)
             respond(text=messages.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False)
             return
         text = outcome_text(outcome)
@@ -38,7 +50,7 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
-        approval = decisions.find(action["value"])
+        approval = decisions.find(parse_button_value(action["value"])[0])
         refusal = decisions.may_discuss(approval, user_id=user, origin=click_origin(body)) if approval else None
         if approval is None or refusal is not None:
             text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()

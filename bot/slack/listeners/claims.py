@@ -7,6 +7,7 @@ from slack_bolt import Ack, App
 
 from bot.render import action_ids as ids
 from bot.render import messages
+from bot.render.action_ids import parse_button_value
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import update_approval
@@ -19,9 +20,10 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
-        outcome = services.decisions.claim(action["value"], user_id=user, origin=click_origin(body))
-        if outcome.status == "claimed" and outcome.approval is not None:
-            request = outcome.approval.request
+        approval_id, _session_id = parse_button_value(action["value"])
+        outcome = services.decisions.claim(approval_id, user_id=user, origin=click_origin(body))
+        request = outcome.request
+        if outcome.status == "claimed" and request is not None:
             services.outbox.send_later(update_approval(request.session_id, request.approval_id))
             text = messages.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:

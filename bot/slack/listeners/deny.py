@@ -14,6 +14,7 @@ from bot.domain.status import Status
 from bot.flow.access import DenyBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, messages
+from bot.render.action_ids import parse_button_value
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
 
@@ -29,7 +30,7 @@ def register(app: App, services: Services) -> None:
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
         origin = click_origin(body)
-        approval = decisions.find(action["value"])
+        approval = decisions.find(parse_button_value(action["value"])[0])
         refusal = decisions.check(approval, user_id=user, kind="deny", origin=origin) if approval is not None else None
         if approval is None or refusal is not None:
             text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()

@@ -3,42 +3,46 @@
 Clicks on the App Home tab come from no channel: there the answer is a direct message.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from bot.domain.status import Status
 from bot.flow.access import DenyBinding, Origin
 from bot.flow.decisions import Outcome
 from bot.render import messages
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
+def _channel_member_text(outcome: Outcome) -> str | None:
+    return messages.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
+
+
+def _vote_text(outcome: Outcome) -> str | None:
+    return messages.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
+
+
+# What a person is told, per status; a status not listed (decided, claimed) needs no word.
+_TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
+    Status.ALREADY: lambda outcome: messages.already_decided(outcome.decision) if outcome.decision else None,
+    Status.NOT_AN_APPROVER: lambda outcome: messages.not_authorized(outcome.approvers_text),
+    Status.SELF_APPROVAL: lambda _outcome: messages.self_approval_refused(),
+    Status.UNKNOWN: lambda _outcome: messages.unknown_approval(),
+    Status.UNAVAILABLE: lambda _outcome: messages.membership_unknown(),
+    Status.WRONG_WORKSPACE: lambda _outcome: messages.other_workspace_refused(),
+    Status.WRONG_PLACE: lambda _outcome: messages.wrong_place_refused(),
+    Status.NOT_A_MEMBER: _channel_member_text,
+    Status.REASON_REQUIRED: lambda _outcome: messages.reason_required(),
+    Status.VOTE: _vote_text,
+    Status.VOTED: lambda _outcome: messages.already_voted(),
+    Status.NO_CLAIMS: lambda _outcome: messages.claims_off(),
+}
+
+
 def outcome_text(outcome: Outcome) -> str | None:
     """The ephemeral text for a refused or repeated click (``None`` when there is nothing to say)."""
-    if outcome.status == "already" and outcome.decision is not None:
-        return messages.already_decided(outcome.decision)
-    if outcome.status == "not_an_approver":
-        return messages.not_authorized(outcome.approvers_text)
-    if outcome.status == "self_approval":
-        return messages.self_approval_refused()
-    if outcome.status == "unknown":
-        return messages.unknown_approval()
-    if outcome.status == "unavailable":
-        return messages.membership_unknown()
-    if outcome.status == "wrong_workspace":
-        return messages.other_workspace_refused()
-    if outcome.status == "wrong_place":
-        return messages.wrong_place_refused()
-    if outcome.status == "not_a_member" and outcome.approval is not None:
-        return messages.not_a_channel_member(outcome.approval.request.channel_id)
-    if outcome.status == "reason_required":
-        return messages.reason_required()
-    if outcome.status == "vote" and outcome.approval is not None:
-        return messages.vote_recorded(outcome.votes, outcome.approval.request.policy.quorum)
-    if outcome.status == "voted":
-        return messages.already_voted()
-    if outcome.status == "no_claims":
-        return messages.claims_off()
-    return None
+    text = _TEXTS.get(outcome.status)
+    return text(outcome) if text is not None else None
 
 
 @dataclass(frozen=True)

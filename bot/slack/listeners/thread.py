@@ -94,9 +94,9 @@ def _typed_feedback(outcome: Outcome, kind: Kind) -> str | None:
     """Name the request a typed reply decided (or voted on); otherwise the usual refusal."""
     if outcome.status == "unseen":
         return messages.typed_decision_unseen()
-    if outcome.approval is not None and outcome.status == "decided":
-        return messages.typed_decision_applied(kind, outcome.approval.request)
-    if outcome.approval is not None and outcome.status == "vote":
-        request = outcome.approval.request
+    request = outcome.request
+    if request is not None and outcome.status == "decided":
+        return messages.typed_decision_applied(kind, request)
+    if request is not None and outcome.status == "vote":
         return messages.typed_vote_counted(request, outcome.votes, request.policy.quorum)
     return outcome_text(outcome)

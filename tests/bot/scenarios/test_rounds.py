@@ -7,7 +7,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals import ApprovalStore, Attempt
 from bot.store.audit import Audit
 from bot.store.outbox import Outbox, update_approval
 from tests.bot.support import shards
@@ -92,10 +92,7 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
     jobs_before = shards.jobs_queued(redis_client)
 
     result = approvals.decide(
-        stale,
-        kind="approve",
-        user="U0APPROVER",
-        quorum=1,
+        Attempt(SID, old.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
         decision=decision,
         update=Outbox.script_entry(update_approval(SID, old.approval_id), due_ms=0),
         audit=(Audit(redis_client).script_event("vote"), Audit(redis_client).script_event("decision")),

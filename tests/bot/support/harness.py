@@ -179,13 +179,16 @@ def message_click(
 ) -> dict[str, Any]:
     """A click on the button ``action_id`` of the approval message ``message`` in ``channel``, as Slack sends it
     (with a response URL on ``slack``)."""
+    # The button's own value, as Slack sends it back (it names the session too), when it is this approval's.
+    shown = _button_value(message, action_id)
+    value = shown if shown is not None and ids.parse_button_value(shown)[0] == approval_id else approval_id
     return slack_requests.block_actions(
         action_id=action_id,
         user_id=user,
         channel_id=channel,
         message_ts=message["ts"],
         thread_ts=message.get("thread_ts"),
-        value=approval_id,
+        value=value,
         blocks=message.get("blocks"),
         response_url=slack.response_url(channel=channel, message_ts=message["ts"]),
     )
@@ -216,6 +219,15 @@ def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]
     payload["container"] = {"type": "view", "view_id": "V0HOME"}
     payload["view"] = {"id": "V0HOME", "type": "home"}
     return payload
+
+
+def _button_value(message: dict[str, Any], action_id: str) -> str | None:
+    """The value of the button ``action_id`` of ``message`` (``None`` if it has none)."""
+    for block in message.get("blocks") or []:
+        for element in block.get("elements") or []:
+            if isinstance(element, dict) and element.get("action_id") == action_id:
+                return str(element.get("value"))
+    return None
 
 
 def _approval_id(message: dict[str, Any]) -> str | None:

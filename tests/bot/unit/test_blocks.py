@@ -18,6 +18,7 @@ from bot.render.action_ids import (
     DENY_REASON_BLOCK,
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
+    parse_button_value,
 )
 from bot.sandbox.slack_api import message_limit_error
 
@@ -185,7 +186,9 @@ def test_undecided_message_has_the_three_buttons_carrying_the_approval_id() -> N
     assert buttons[APPROVE_ACTION]["style"] == "primary"
     assert buttons[DENY_ACTION]["style"] == "danger"
     assert "style" not in buttons[DISCUSS_ACTION]
-    assert all(button["value"] == APPROVAL_ID for button in buttons.values())
+    # Each carries the approval and its session (a click's script needs the session's keys).
+    expected = (APPROVAL_ID, request().session_id)
+    assert all(parse_button_value(button["value"]) == expected for button in buttons.values())
     assert message["blocks"][0]["type"] == "header"
     assert "restart_service" in message["blocks"][0]["text"]["text"]
 

@@ -8,7 +8,7 @@ import redis
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.domain.status import Status
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals import ApprovalStore, Attempt
 from bot.store.audit import Audit
 from bot.store.jobs import JobQueue, ResumeJob
 from bot.store.outbox import Outbox, update_approval
@@ -40,13 +40,8 @@ def _approve_all(redis_client: redis.Redis, count: int) -> None:
     approvals.open_round(session_id=SID, version=4, requests=requests)
     audit = Audit(redis_client)
     for request in requests:
-        approval = approvals.get(SID, request.approval_id)
-        assert approval is not None
         result = approvals.decide(
-            approval,
-            kind="approve",
-            user="U0APPROVER",
-            quorum=1,
+            Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
             decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
             update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
             audit=(audit.script_event("vote"), audit.script_event("decision")),
