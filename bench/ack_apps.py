@@ -15,7 +15,6 @@ from slack_sdk import WebClient
 from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.settings import Settings
-from bot.slack.app import build_app
 from bot.slack.http import WsgiApp, guarded_wsgi_app, wsgi_app
 
 
@@ -53,4 +52,4 @@ def ours() -> WsgiApp:
         redis_url=os.environ["REDIS_URL"],
     )
     services = build_services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
-    return guarded_wsgi_app(build_app(settings, services, token_verification=False), settings, services)
+    return guarded_wsgi_app(settings, services, token_verification=False)

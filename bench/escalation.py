@@ -32,6 +32,7 @@ from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox
+from bot.store.signatures import SeenSignatures
 from state import RedisServer
 
 EVERY_S = 900
@@ -42,7 +43,11 @@ def _escalator(client: redis.Redis, clock: ManualClock) -> Escalator:
     approvals = ApprovalStore(client)
     audit = Audit(client, clock=lambda: clock().timestamp())
     decisions = DecisionService(
-        approvals=approvals, directory=Directory(client=WebClient(), redis_client=client), audit=audit, clock=clock
+        approvals=approvals,
+        directory=Directory(client=WebClient(), redis_client=client),
+        audit=audit,
+        signatures=SeenSignatures(client),
+        clock=clock,
     )
     return Escalator(
         schedule=Schedule(client, clock=clock),

@@ -36,6 +36,7 @@ from bot.store.event_deliveries import EventDeliveries
 from bot.store.home_viewers import HomeViewers
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
+from bot.store.signatures import SeenSignatures
 from bot.worker import Worker
 from state.store import SessionStore, use_shards
 
@@ -175,7 +176,11 @@ def build_services(
     audit = Audit(redis_client, clock=lambda: clock().timestamp())
     schedule = Schedule(redis_client, clock=clock)
     decisions = DecisionService(
-        approvals=approvals, directory=Directory(client=slack, redis_client=redis_client), audit=audit, clock=clock
+        approvals=approvals,
+        directory=Directory(client=slack, redis_client=redis_client),
+        audit=audit,
+        signatures=SeenSignatures(redis_client),
+        clock=clock,
     )
     home = HomeTab(approvals=approvals, decisions=decisions, clock=clock)
     factory = agent_factory or load_agent_factory(settings.agent_factory)

@@ -156,14 +156,14 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
         return 0
     if in_process_worker:
         threading.Thread(target=worker.run_forever, name="worker", daemon=True).start()
-    app = build_app(settings, services)
     if mode == "socket":
+        app = build_app(settings, services)
         assert settings.slack_app_token is not None  # load_settings checked it
         handler = CheckedSocketModeHandler(app, settings.slack_app_token.get_secret_value())
         handler.connect()  # type: ignore[no-untyped-call]
         stop.wait()
         handler.close()  # type: ignore[no-untyped-call]
     else:
-        serve(guarded_wsgi_app(app, settings, services), host=settings.host, port=settings.port, stop=stop)
+        serve(guarded_wsgi_app(settings, services), host=settings.host, port=settings.port, stop=stop)
     worker.stop()
     return 0

@@ -36,6 +36,7 @@ from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Atte
 from bot.store.audit import Audit
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
+from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
 
@@ -100,12 +101,19 @@ class DecisionService:
     """Applies decisions from buttons, modals, typed replies and the clock."""
 
     def __init__(
-        self, *, approvals: ApprovalStore, directory: Directory, audit: Audit, clock: Clock = system_clock
+        self,
+        *,
+        approvals: ApprovalStore,
+        directory: Directory,
+        audit: Audit,
+        signatures: SeenSignatures,
+        clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators."""
         self._approvals = approvals
         self._directory = directory
         self._audit = audit
+        self._signatures = signatures
         self._clock = clock
 
     def find(self, approval_id: str) -> Approval | None:
@@ -335,11 +343,19 @@ class DecisionService:
                 ),
                 audit=self._audit_events(attempt.session_id, attempt.user, **details),
             )
+            if result.status not in (Status.NEEDS, Status.UNREADABLE):
+                return result
+            if attempt.replay is not None:
+                # The script recorded nothing; what follows (Slack, an error) may end without it running again.
+                # Recorded now, a replay of this request is refused whatever happens next.
+                if not self._signatures.first(
+                    attempt.replay, remember_s=attempt.replay_ttl_s, shard=keys.shard_of(attempt.session_id)
+                ):
+                    return replace(result, status=Status.REPLAYED)
+                attempt = replace(attempt, replay=None)
             if result.status is Status.UNREADABLE:
                 self._approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
                 raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
-            if result.status is not Status.NEEDS:
-                return result
             needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's

@@ -31,7 +31,6 @@ from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings
-from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app
 from bot.store.api_keys import new_key
 from bot.store.offset_clock import OffsetClock
@@ -112,7 +111,7 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
             worker = services.worker()
             worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)
             worker_thread.start()
-            application = guarded_wsgi_app(build_app(settings, services), settings, services)
+            application = guarded_wsgi_app(settings, services)
             bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
             threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
             if api_key is not None:

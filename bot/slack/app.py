@@ -7,19 +7,22 @@ from bot.settings import Settings
 from bot.slack.listeners import approvals, claims, deny, errors, home, requests, thread
 
 
-def build_app(settings: Settings, services: Services, *, token_verification: bool = True) -> App:
+def build_app(
+    settings: Settings, services: Services, *, token_verification: bool = True, verified_at_edge: bool = False
+) -> App:
     """The Slack app over ``services``.
 
     ``process_before_response=True``: the HTTP response leaves when a listener returns, so
     listeners only ack, write to Redis and queue; Slack calls happen in the worker's outbox or
-    in lazy listeners after the response. Bolt does not verify requests: over HTTP the request
-    guard is the one verifier (``bot.slack.http``); Socket Mode needs none.
+    in lazy listeners after the response. ``verified_at_edge``: the request guard verifies every
+    request before Bolt sees it (``bot.slack.http.guarded_wsgi_app``), so Bolt does not verify again;
+    otherwise Bolt verifies signatures itself.
     """
     app = App(
         client=services.slack,
         signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
         process_before_response=True,
-        request_verification_enabled=False,
+        request_verification_enabled=not verified_at_edge,
         token_verification_enabled=token_verification,
     )
     errors.register(app, services)

@@ -79,7 +79,11 @@ class ApproveClicks:
             return REPLAYED
         text = outcome_text(outcome)
         if text:
-            tell(self._outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            try:
+                tell(self._outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            except redis.RedisError:
+                # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
+                logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)
         return None
 
 
@@ -87,6 +91,9 @@ def _tell_failed(body: dict[str, Any], summary: str) -> None:
     """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
     response_url = body.get("response_url")
     if isinstance(response_url, str) and response_url:
-        WebhookClient(response_url).send(
-            text=messages.click_failed(summary), response_type="ephemeral", replace_original=False
-        )
+        try:
+            WebhookClient(response_url).send(
+                text=messages.click_failed(summary), response_type="ephemeral", replace_original=False
+            )
+        except Exception:  # the answer is 200 either way: Slack shows nothing for it
+            logger.exception("could not tell the clicker that the click failed")

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 import redis
 from slack_sdk.signature import SignatureVerifier
 
-from bot.store import keys
+from bot.store.signatures import SeenSignatures
 
 MAX_BODY_BYTES: Final = 1 << 20
 # A signature is accepted while its timestamp is within five minutes of now, before or after:
@@ -58,7 +58,7 @@ class RequestGuard:
     def __init__(self, *, signing_secret: str, redis_client: redis.Redis) -> None:
         """Keep the secret and the Redis used to remember signatures."""
         self._verifier = SignatureVerifier(signing_secret)
-        self._redis = redis_client
+        self._signatures = SeenSignatures(redis_client)
 
     def verify(self, *, body: bytes, timestamp: str | None, signature: str | None) -> Rejection | None:
         """``None`` if Slack signed ``body`` recently, else why not (the replay check is ``remember``)."""
@@ -86,7 +86,7 @@ class RequestGuard:
     def remember(self, *, signature: str, timestamp: str) -> Rejection | None:
         """Record a verified signature as used: ``None`` the first time, else 409 (a replay) or ``Unrecorded``."""
         try:
-            first_time = self._redis.set(keys.seen_signature(signature), "1", nx=True, ex=self.remember_s(timestamp))
+            first_time = self._signatures.first(signature, remember_s=self.remember_s(timestamp))
         except (redis.ConnectionError, redis.TimeoutError) as error:
             return unrecorded(error)
         return None if first_time else REPLAYED

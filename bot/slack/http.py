@@ -222,8 +222,9 @@ class _DiscardBodyAfter(list[bytes]):
             return  # the client stalled or left
 
 
-def guarded_wsgi_app(app: App, settings: Settings, services: Services) -> WsgiApp:
-    """The WSGI app with the request guard on and Approve clicks served at the edge (what production serves)."""
+def guarded_wsgi_app(settings: Settings, services: Services, *, token_verification: bool = True) -> WsgiApp:
+    """The Slack app behind the request guard, Approve clicks served at the edge (what production serves)."""
+    app = build_app(settings, services, token_verification=token_verification, verified_at_edge=True)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
@@ -239,7 +240,7 @@ def create_wsgi() -> WsgiApp:
     preflight.check_redis(client, url=settings.redis_url)
     services = build_services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=False)
-    return guarded_wsgi_app(build_app(settings, services), settings, services)
+    return guarded_wsgi_app(settings, services)
 
 
 # A request must arrive whole within this time: one sent half way and left open must not hold

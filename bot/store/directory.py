@@ -36,6 +36,9 @@ class Directory:
     def members(self, group_ids: Iterable[str], *, shard: int | None = None) -> Mapping[str, frozenset[str]]:
         """Members of each group (cached on ``shard``, for a script of that shard's slot, if given).
 
+        A shard's copy is made from the shared copy and expires with it: a person removed from a group
+        stops deciding when the shared copy expires, whichever shard's requests they click.
+
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list a group (the caller reports it).
         """
@@ -43,20 +46,23 @@ class Directory:
         for group_id in group_ids:
             cached = self._cached(group_id, shard)
             if cached is not None:
-                resolved[group_id] = cached
+                resolved[group_id] = cached[0]
                 continue
-            known = self._cached(group_id, None) if shard is not None else None  # the shared copy saves a call
-            if known is None:
+            shared = self._cached(group_id, None) if shard is not None else None  # the shared copy saves a call
+            if shared is None:
                 response = self._slack.usergroups_users_list(usergroup=group_id)
-                known = frozenset(str(user) for user in response.get("users") or [])
+                shared = frozenset(str(user) for user in response.get("users") or []), _CACHE_SECONDS * 1000
                 if shard is not None:
-                    self._redis.set(keys.usergroup(group_id), json.dumps(sorted(known)), ex=_CACHE_SECONDS)
-            self._redis.set(keys.usergroup(group_id, shard=shard), json.dumps(sorted(known)), ex=_CACHE_SECONDS)
+                    self._redis.set(keys.usergroup(group_id), json.dumps(sorted(shared[0])), px=shared[1])
+            known, ttl_ms = shared
+            self._redis.set(keys.usergroup(group_id, shard=shard), json.dumps(sorted(known)), px=ttl_ms)
             resolved[group_id] = known
         return resolved
 
     def in_channel(self, channel_id: str, user_id: str, *, shard: int | None = None) -> bool:
         """Whether ``user_id`` is a member of ``channel_id`` (one Redis round trip when cached; on ``shard``, if given).
+
+        A shard's copy is made from the shared copy and expires with it (see ``members``).
 
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list the channel (the caller refuses).
@@ -68,21 +74,29 @@ class Directory:
         cached, member = pipeline.execute()
         if cached:
             return bool(member)
-        shared = keys.channel_members(channel_id)
-        users = {as_text(user) for user in self._redis.smembers(shared)} if shard is not None else set()
+        users, ttl_ms = self._shared_channel_members(channel_id) if shard is not None else (set(), 0)
         if not users:
-            users = self._channel_members_from_slack(channel_id)
+            users, ttl_ms = self._channel_members_from_slack(channel_id), _CHANNEL_CACHE_SECONDS * 1000
             if shard is not None:
-                self._cache_members(shared, users)  # the shared copy: other shards' copies are made from it
-        self._cache_members(key, users)
+                self._cache_members(keys.channel_members(channel_id), users, ttl_ms)  # other shards copy it
+        self._cache_members(key, users, ttl_ms)
         return user_id in users
 
-    def _cache_members(self, key: str, users: set[str]) -> None:
+    def _shared_channel_members(self, channel_id: str) -> tuple[set[str], int]:
+        """The shared copy of a channel's members and how long it has left (empty: none, or about to expire)."""
+        pipeline = self._redis.pipeline(transaction=False)
+        pipeline.smembers(keys.channel_members(channel_id))
+        pipeline.pttl(keys.channel_members(channel_id))
+        users, ttl_ms = pipeline.execute()
+        ttl_ms = _CHANNEL_CACHE_SECONDS * 1000 if int(ttl_ms) == -1 else int(ttl_ms)  # -1: written without one
+        return ({as_text(user) for user in users}, ttl_ms) if ttl_ms > 0 else (set(), 0)
+
+    def _cache_members(self, key: str, users: set[str], ttl_ms: int) -> None:
         if users:
             transaction = self._redis.pipeline(transaction=True)
             transaction.delete(key)
             transaction.sadd(key, *users)
-            transaction.expire(key, _CHANNEL_CACHE_SECONDS)
+            transaction.pexpire(key, ttl_ms)
             transaction.execute()
 
     def _channel_members_from_slack(self, channel_id: str) -> set[str]:
@@ -95,17 +109,23 @@ class Directory:
             if not cursor:
                 return users
 
-    def _cached(self, group_id: str, shard: int | None) -> frozenset[str] | None:
-        """The cached members, or ``None``: not cached, or unreadable (then dropped, so Slack is asked again)."""
-        raw = self._redis.get(keys.usergroup(group_id, shard=shard))
-        if raw is None:
+    def _cached(self, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
+        """The cached members and how long they have left (ms), or ``None``: not cached, about to expire, or
+        unreadable (then dropped, so Slack is asked again)."""
+        key = keys.usergroup(group_id, shard=shard)
+        pipeline = self._redis.pipeline(transaction=False)
+        pipeline.get(key)
+        pipeline.pttl(key)
+        raw, ttl_ms = pipeline.execute()
+        if raw is None or int(ttl_ms) == -2:  # -2: expired since the GET
             return None
+        ttl_ms = _CACHE_SECONDS * 1000 if int(ttl_ms) == -1 else int(ttl_ms)  # -1: written without one, elsewhere
         try:
             users = json.loads(raw)
         except (ValueError, RecursionError):
             users = None
         if isinstance(users, list) and all(isinstance(user, str) for user in users):
-            return frozenset(users)
+            return frozenset(users), ttl_ms
         logger.warning("group=<%s> | cached members unreadable; dropped, asking Slack again", group_id)
-        self._redis.delete(keys.usergroup(group_id, shard=shard))
+        self._redis.delete(key)
         return None

@@ -1,8 +1,10 @@
 """A click's path: one verifier at the edge, and an Approve click is one Redis round trip before its answer."""
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,12 +13,40 @@ from slack_bolt.middleware.request_verification import RequestVerification
 
 from bot.render import action_ids as ids
 from bot.render import messages
+from bot.sandbox.slack_requests import SignedPoster
 from bot.slack.app import build_app
+from bot.slack.http import wsgi_app
 from bot.store import keys
+from bot.store.approvals import Approval
 from tests.bot.support.agents import two_gates_agent
-from tests.bot.support.harness import APPROVER, Bot, running_bot
+from tests.bot.support.harness import (
+    APPROVER,
+    CHANNEL,
+    CHANNEL_MEMBERS,
+    SIGNING_SECRET,
+    Bot,
+    message_click,
+    running_bot,
+)
+from tests.bot.support.http_server import serve_wsgi
 
 _MARK = "test-click-path-"
+SCENARIO_POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
+LEFT = "U0THIRD"  # in the channel (and the on-call group) when the caches were filled, gone since
+
+
+def _approval(bot: Bot, approval_id: str) -> Approval:
+    session_id = bot.services.approvals.session_of(approval_id)
+    assert session_id is not None
+    approval = bot.services.approvals.get(session_id, approval_id)
+    assert approval is not None
+    return approval
+
+
+def _shard(bot: Bot, approval_id: str) -> int:
+    session_id = bot.services.approvals.session_of(approval_id)
+    assert session_id is not None
+    return keys.shard_of(session_id)
 
 
 @contextmanager
@@ -118,7 +148,102 @@ def test_a_button_naming_another_session_decides_nothing(bot: Bot) -> None:
 
 
 def test_bolt_does_not_verify_again_what_the_guard_verified(bot: Bot) -> None:
-    app = build_app(bot.services.settings, bot.services, token_verification=False)
-    middleware = app._middleware_list
+    behind_guard = build_app(bot.services.settings, bot.services, token_verification=False, verified_at_edge=True)
+    alone = build_app(bot.services.settings, bot.services, token_verification=False)
 
-    assert not any(isinstance(each, RequestVerification) for each in middleware)
+    assert not any(isinstance(each, RequestVerification) for each in behind_guard._middleware_list)
+    assert any(isinstance(each, RequestVerification) for each in alone._middleware_list)
+
+
+def test_a_click_replayed_after_slack_could_not_list_the_channel_is_refused(bot: Bot) -> None:
+    """The script records a click's signature with its answer; a click that ends without one (Slack failed
+    while the script needed the channel's members) has its signature recorded before Slack is asked."""
+    bot.mention("restart checkout")
+    bot.drain()
+    approval_id = bot.approval_id()
+    shard = _shard(bot, approval_id)
+    bot.services.redis.delete(keys.channel_members(CHANNEL))  # cold caches (one key per call: cluster slots)
+    bot.services.redis.delete(keys.channel_members(CHANNEL, shard=shard))
+    bot.slack.error_next("conversations.members", "fatal_error")
+
+    assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+    bot.drain()
+    assert _approval(bot, approval_id).decision is None
+    assert bot.ephemeral_texts(APPROVER)[-1] == messages.membership_unknown()
+
+    replayed = bot.poster.replay()  # byte for byte: same body, timestamp and signature
+
+    assert replayed.status == 409
+    assert _approval(bot, approval_id).decision is None
+
+
+def test_someone_who_left_the_channel_is_refused_once_the_cached_members_expire(redis_client: redis.Redis) -> None:
+    """The script reads the shard's copy of the channel's members, made from the shared copy: it expires with
+    the shared copy (one minute from Slack's answer), not a minute after it was copied."""
+    with running_bot(redis_client, agent_factory=two_gates_agent) as bot:
+        bot.mention("restart api and search")
+        bot.drain()
+        first, second = bot.approval_id(0), bot.approval_id(1)
+        assert _shard(bot, first) == _shard(bot, second)
+        shard = _shard(bot, first)
+        client = bot.services.redis
+        client.delete(keys.channel_members(CHANNEL, shard=shard))
+        client.delete(keys.channel_members(CHANNEL))
+        # Cached 59 seconds ago, when LEFT was still in the channel; LEFT has left since.
+        client.sadd(keys.channel_members(CHANNEL), *CHANNEL_MEMBERS)
+        client.pexpire(keys.channel_members(CHANNEL), 700)
+        bot.slack.set_channel_members(CHANNEL, [user for user in CHANNEL_MEMBERS if user != LEFT])
+
+        assert bot.click(ids.APPROVE_ACTION, first, user=LEFT).status == 200  # the cache still said so
+        time.sleep(1.0)  # the shared copy has expired: Slack would be asked, and says LEFT is gone
+        assert not client.exists(keys.channel_members(CHANNEL))
+
+        assert bot.click(ids.APPROVE_ACTION, second, user=LEFT).status == 200
+
+        bot.drain()
+        assert _approval(bot, second).decision is None
+        assert bot.ephemeral_texts(LEFT)[-1] == messages.not_a_channel_member(CHANNEL)
+
+
+def test_someone_removed_from_an_approver_group_is_refused_once_the_cached_group_expires(
+    redis_client: redis.Redis,
+) -> None:
+    """The same for user groups (kept five minutes from Slack's answer, whichever shard's copy is read)."""
+    with running_bot(
+        redis_client, agent_factory=two_gates_agent, policy_path=SCENARIO_POLICY, usergroups={"S0ONCALL": [LEFT]}
+    ) as bot:
+        bot.mention("restart api and search")
+        bot.drain()
+        first, second = bot.approval_id(0), bot.approval_id(1)
+        shard = _shard(bot, first)
+        client = bot.services.redis
+        client.delete(keys.usergroup("S0ONCALL", shard=shard))
+        # Cached 299 seconds ago, when LEFT was on call; LEFT was taken off the group since.
+        client.set(keys.usergroup("S0ONCALL"), f'["{LEFT}"]', px=700)
+        bot.slack.set_usergroup("S0ONCALL", ["U0ONCALL"])
+
+        assert bot.click(ids.APPROVE_ACTION, first, user=LEFT).status == 200  # the cache still said so
+        time.sleep(1.0)
+        assert not client.exists(keys.usergroup("S0ONCALL"))
+
+        assert bot.click(ids.APPROVE_ACTION, second, user=LEFT).status == 200
+
+        bot.drain()
+        assert _approval(bot, second).decision is None
+        assert "may approve or deny it" in bot.ephemeral_texts(LEFT)[-1]
+
+
+def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: Bot) -> None:
+    """Only the guarded app turns Bolt's own verification off: served without the guard, Bolt verifies."""
+    bot.mention("restart checkout")
+    bot.drain()
+    approval_id = bot.approval_id()
+    message = next(m for m in bot.approval_messages() if m["ts"])
+    payload = message_click(bot.slack, ids.APPROVE_ACTION, approval_id, user=APPROVER, channel=CHANNEL, message=message)
+    app = build_app(bot.services.settings, bot.services, token_verification=False)
+
+    with serve_wsgi(wsgi_app(app)) as url, SignedPoster(url, SIGNING_SECRET + "-not-the-secret") as forger:
+        answered = forger.post_action(payload)
+
+    assert answered.status == 401
+    assert _approval(bot, approval_id).decision is None

@@ -22,7 +22,6 @@ from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
-from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app
 from bot.store import keys
 from bot.worker import Worker
@@ -269,9 +268,8 @@ def running_bot(
         extra = {"clock": clock} if clock is not None else {}
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         services.jobs.ensure_group()
-        app = build_app(settings, services)
         with (
-            serve_wsgi(guarded_wsgi_app(app, settings, services)) as base_url,
+            serve_wsgi(guarded_wsgi_app(settings, services)) as base_url,
             SignedPoster(base_url, SIGNING_SECRET) as poster,
         ):
             yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url)
