@@ -23,6 +23,7 @@ from bot.flow.api_requests import ApiOutcomes, ApiRequests
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
 from bot.flow.home_queue import HomeTab
+from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
 from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
@@ -55,6 +56,7 @@ class Services:
     decisions: DecisionService
     deny_modals: DenyModals
     runner: SessionRunner
+    publisher: RoundPublisher
     deliverer: Deliverer
     schedule: Schedule
     escalator: Escalator
@@ -187,6 +189,17 @@ def build_services(
     jobs = JobQueue(redis_client)
     api_keys = ApiKeys(redis_client)
     api_records = ApiRequestStore(redis_client)
+    publisher = RoundPublisher(
+        redis_client=redis_client,
+        store=store,
+        approvals=approvals,
+        outbox=outbox,
+        policies=policies,
+        schedule=schedule,
+        audit=audit,
+        retention_s=retention_s,
+        clock=clock,
+    )
     runner = SessionRunner(
         client=redis_client,
         store=store,
@@ -194,11 +207,8 @@ def build_services(
         outbox=outbox,
         jobs=jobs,
         agent_factory=factory,
-        policies=policies,
-        schedule=schedule,
+        publisher=publisher,
         audit=audit,
-        retention_s=retention_s,
-        clock=clock,
         external=ApiOutcomes(
             redis_client=redis_client,
             approvals=approvals,
@@ -209,7 +219,7 @@ def build_services(
         ),
     )
     api_requests = ApiRequests(
-        runner=runner,
+        publisher=publisher,
         approvals=approvals,
         decisions=decisions,
         records=api_records,
@@ -230,6 +240,7 @@ def build_services(
         decisions=decisions,
         deny_modals=DenyModals(redis_client),
         runner=runner,
+        publisher=publisher,
         deliverer=Deliverer(
             client=slack,
             approvals=approvals,

@@ -1,6 +1,6 @@
 """Approvals asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
 
-Asking publishes a round of one approval through the runner, exactly as an agent stopped before
+Asking publishes a round of one approval (``bot.flow.publish``), exactly as an agent stopped before
 the same tool call would: the same message, policy, schedule (reminders, escalation, expiry),
 quorum and audit. People decide it in Slack as any other request. The decision script then
 queues the round's resume job; for an API session the worker does not resume an agent but
@@ -36,13 +36,12 @@ from bot.domain.api_requests import (
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.flow.decisions import DecisionService
-from bot.flow.runner import SessionRunner
-from bot.store import keys
+from bot.flow.publish import RoundPublisher
 from bot.store.api_keys import ApiClient, ApiKeys
 from bot.store.api_requests import ApiRequestStore, StoredApiRequest
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
-from bot.store.threads import ThreadInfo
+from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 
@@ -122,7 +121,7 @@ class ApiRequests:
     def __init__(
         self,
         *,
-        runner: SessionRunner,
+        publisher: RoundPublisher,
         approvals: ApprovalStore,
         decisions: DecisionService,
         records: ApiRequestStore,
@@ -132,7 +131,7 @@ class ApiRequests:
         clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed)."""
-        self._runner = runner
+        self._publisher = publisher
         self._approvals = approvals
         self._decisions = decisions
         self._records = records
@@ -229,7 +228,7 @@ class ApiRequests:
             thread_ts=ask.thread_ts or "",
             requested_by=ask.requester or "",
         )
-        self._runner.publish_request(record.session_id, info, interrupt, call, client=record.client)
+        self._publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
         _version, approvals = self._approvals.round_approvals(stored.record.session_id, readable_only=True)
@@ -289,9 +288,8 @@ class ApiOutcomes:
                 )
         # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
         transaction = self._redis.pipeline(transaction=True)
-        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
-        for key in (keys.round_(session_id), keys.thread(session_id)):
-            transaction.expire(key, self._retention_s)
+        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s, round_record=True)
+        Threads.keep(transaction, session_id, expire_after_s=self._retention_s)
         transaction.execute()
         self._records.expire(session_id, after_s=self._retention_s)
 

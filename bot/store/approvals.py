@@ -320,12 +320,17 @@ class ApprovalStore:
                 approvals.append(approval)
         return version, approvals
 
-    def expire_round(self, pipeline: redis.client.Pipeline, session_id: str, *, after_s: int) -> None:
+    def expire_round(
+        self, pipeline: redis.client.Pipeline, session_id: str, *, after_s: int, round_record: bool = False
+    ) -> None:
         """Let the current round's records expire ``after_s`` from now (inside the caller's transaction).
 
         Called once its outcome is published: the round's approvals stay readable (App Home,
-        late clicks answered "already decided") for the retention period, then go.
+        late clicks answered "already decided") for the retention period, then go. ``round_record``:
+        the round's own record too (a session that opens no later round).
         """
+        if round_record:
+            pipeline.expire(keys.round_(session_id), after_s)
         raw = self._client.hget(keys.round_(session_id), "approvals")
         for approval_id in json.loads(raw) if raw else []:
             for key in (
@@ -335,6 +340,26 @@ class ApprovalStore:
                 keys.approval_session(keys.shard_of(session_id), approval_id),
             ):
                 pipeline.expire(key, after_s)
+
+    def round_marks(self, session_id: str) -> tuple[int, int]:
+        """The session's round: the version it was opened at and the last version published (0: none)."""
+        opened, published = self._client.hmget(keys.round_(session_id), ["version", "published"])
+        return int(opened or 0), int(published or 0)
+
+    @staticmethod
+    def mark_published(
+        transaction: redis.client.Pipeline, session_id: str, version: int, *, expire_after_s: int | None
+    ) -> None:
+        """Record ``version`` as published (inside the publish transaction).
+
+        ``expire_after_s``: ``None`` while approvals wait (the round record must not expire), else how long
+        the finished round stays readable.
+        """
+        transaction.hset(keys.round_(session_id), "published", version)
+        if expire_after_s is None:
+            transaction.persist(keys.round_(session_id))
+        else:
+            transaction.expire(keys.round_(session_id), expire_after_s)
 
     @staticmethod
     def message_record(request: ApprovalRequest, *, ts: str, entry_id: str) -> tuple[str, list[tuple[str, str]]]:

@@ -109,7 +109,7 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         first = bot.services.approvals.find(bot.approval_id())
-        crash_once(bot, "_publish")
+        crash_once(bot.services.publisher, "publish")
         _approve_last(bot)  # /tmp/a is deleted, then the call for /tmp/b stops: the same interrupt id
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 1
@@ -139,7 +139,7 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         _approve_last(bot)
-        crash_once(bot, "_publish")
+        crash_once(bot.services.publisher, "publish")
         bot.mention("delete /tmp/b", thread_ts=thread_ts)
         bot.drain()
         assert len(bot.approval_messages()) == 1

@@ -21,7 +21,7 @@ from tests.bot.support.harness import APPROVER, OUTSIDER, REQUESTER, SECOND_APPR
 
 def test_a_start_that_died_before_posting_its_approvals_posts_them_on_redelivery(redis_client: redis.Redis) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
-        crash_once(bot, "_publish")
+        crash_once(bot.services.publisher, "publish")
         bot.mention("restart checkout")
         bot.drain()
         assert bot.approval_messages() == []
@@ -42,7 +42,7 @@ def test_a_resume_that_died_after_new_interrupts_posts_them_on_redelivery(redis_
         bot.mention("restart api and search")
         bot.drain()
         assert len(bot.approval_messages()) == 1  # sequential: the second call waits behind the first
-        crash_once(bot, "_publish")
+        crash_once(bot.services.publisher, "publish")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER)
         bot.drain()
         assert len(bot.approval_messages()) == 1

@@ -1,5 +1,5 @@
-"""A worker that dies mid-job, in process: one method of the runner fails once (the job is not acknowledged, so it
-comes back), and another worker picks it up."""
+"""A worker that dies mid-job, in process: one method of the runner or publisher fails once (the job is not
+acknowledged, so it comes back), and another worker picks it up."""
 
 from collections.abc import Callable
 from typing import Any
@@ -11,10 +11,9 @@ class Crash(Exception):
     """The worker dies here (the job is not acknowledged, so it comes back)."""
 
 
-def crash_once(bot: Bot, method: str) -> None:
-    """Make the runner's ``method`` fail on its next call only (a crash at that point of the job)."""
-    runner = bot.services.runner
-    original: Callable[..., Any] = getattr(runner, method)
+def crash_once(part: object, method: str) -> None:
+    """Make ``part.method`` (the runner's or publisher's) fail on its next call only (a crash at that point)."""
+    original: Callable[..., Any] = getattr(part, method)
     calls = {"n": 0}
 
     def failing(*args: Any, **kwargs: Any) -> Any:
@@ -23,7 +22,7 @@ def crash_once(bot: Bot, method: str) -> None:
             raise Crash(method)
         return original(*args, **kwargs)
 
-    setattr(runner, method, failing)
+    setattr(part, method, failing)
 
 
 def redeliver(bot: Bot) -> None:

@@ -1,0 +1,207 @@
+"""Publishing an agent's outcome: a new approval round, or its reply, in one Redis transaction.
+
+A round's requests are built here from the calls each interrupt guards (never from its reason:
+whoever raised the interrupt, the tool's rules apply to the tool that waits), the policy those
+calls match, and its expiry. The transaction writes them with their schedule, audit records and
+outbox posts, and the round's ``published`` mark; each record through its owner.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol
+
+import redis
+
+from agent import AgentResult
+from agent.approval import RESPONSE_SHAPES, ResponseShape
+from agent.attempts import is_rerun_interrupt
+from agent.guarded import guarded_calls
+from bot.domain.clock import Clock, system_clock
+from bot.domain.policy import PolicyBook
+from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
+from bot.flow.escalation import Schedule
+from bot.render import blocks
+from bot.render.bounded import bounded_json
+from bot.store import keys
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.outbox import Outbox, post_approval, posts_in_order
+from bot.store.threads import ThreadInfo, Threads
+from state.interrupt import Interrupt
+from state.shapes import ToolUse
+from state.store import SessionStore
+
+
+class PendingCalls(Protocol):
+    """What publishing reads from an agent: the calls its interrupts guard."""
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        """The calls of the interrupted batch without a result yet."""
+
+
+@dataclass(frozen=True)
+class _WaitingCall:
+    """The one call a request asked through the API waits on, as ``publish`` reads it from an agent."""
+
+    call: ToolUse
+
+    @property
+    def pending_tool_uses(self) -> list[ToolUse]:
+        return [self.call]
+
+
+class RoundPublisher:
+    """Publishes agents' outcomes (and rounds asked through the HTTP API) for any number of workers."""
+
+    def __init__(
+        self,
+        *,
+        redis_client: redis.Redis,
+        store: SessionStore,
+        approvals: ApprovalStore,
+        outbox: Outbox,
+        policies: PolicyBook,
+        schedule: Schedule,
+        audit: Audit,
+        retention_s: int = 30 * 86_400,
+        clock: Clock = system_clock,
+    ) -> None:
+        """Keep the collaborators; ``retention_s``: how long a finished round stays readable."""
+        self._redis = redis_client
+        self._store = store
+        self._approvals = approvals
+        self._outbox = outbox
+        self._threads = Threads(redis_client)
+        self._policies = policies
+        self._schedule = schedule
+        self._audit = audit
+        self._retention_s = retention_s
+        self._clock = clock
+
+    def publish_request(
+        self, session_id: str, info: ThreadInfo, interrupt: Interrupt, call: ToolUse, *, client: str
+    ) -> None:
+        """Publish a round of one approval asked from outside an agent (the HTTP API), as an agent's round is.
+
+        The interrupt guards ``call`` (its id names the call's toolUseId), so the request, its policy,
+        schedule, audit and message are exactly those of an agent stopped before that call; ``client``
+        names who asked. Publishing the same request again opens nothing new.
+        """
+        self._threads.remember(session_id, info)
+        result = AgentResult("interrupt", None, [interrupt])
+        self.publish(session_id, info, _WaitingCall(call), result, client=client)
+
+    def publish(
+        self,
+        session_id: str,
+        info: ThreadInfo,
+        agent: PendingCalls,
+        result: AgentResult,
+        *,
+        client: str | None = None,
+    ) -> None:
+        """Publish ``result``, the agent's outcome at the session's current version, in one transaction.
+
+        An interrupt opens a round: its requests (under the policy of the calls they guard), their
+        schedule, audit and posts. Anything else is the agent's reply, posted in order. The previous
+        round's records are let expire; ``client`` names who asked, for a round asked through the API.
+        """
+        version = self._store.version(session_id)
+        transaction = self._redis.pipeline(transaction=True)
+        if self._approvals.round_marks(session_id)[0] != version:
+            # The previous round is over (its outcome is what we publish): keep it for the retention period only.
+            self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
+        if result.stop_reason == "interrupt":
+            waiting = agent.pending_tool_uses
+            requests = [
+                self._request(session_id, version, info, interrupt, waiting, client=client)
+                for interrupt in result.interrupts
+            ]
+            opened = self._approvals.open_round(
+                session_id=session_id, version=version, requests=requests, pipeline=transaction
+            )
+            for request in opened:
+                self._schedule.plan(transaction, request)
+                self._audit.add(
+                    transaction,
+                    "request",
+                    session_id=session_id,
+                    actor=request.requested_by,
+                    approval_id=request.approval_id,
+                    tool=request.tool,
+                    interrupt=request.interrupt_name,
+                    policy=request.policy.name,
+                )
+            for request in opened:
+                self._outbox.add(transaction, post_approval(session_id, request.approval_id))
+        else:
+            reply = str(result) or f"(stopped: {result.stop_reason})"
+            # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
+            # A long answer is several messages (Slack's limits), posted in order.
+            where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
+            parts = [{**where, **message} for message in blocks.agent_reply_messages(reply)]
+            for entry in posts_in_order(parts, session_id=session_id):
+                self._outbox.add(transaction, entry)
+        # Approvals are waiting: the thread's records must not expire.
+        expire_after_s = None if result.stop_reason == "interrupt" else self._retention_s
+        self._approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
+        self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
+        transaction.execute()
+
+    def _request(
+        self,
+        session_id: str,
+        version: int,
+        info: ThreadInfo,
+        interrupt: Interrupt,
+        waiting: list[ToolUse],
+        *,
+        client: str | None = None,
+    ) -> ApprovalRequest:
+        # The call comes from the interrupt's id and the agent's pending batch, never from the
+        # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
+        calls = tuple(
+            GuardedCall(tool=call["name"], input=bounded_json(call["input"]), tool_use_id=call["toolUseId"])
+            for call in guarded_calls(interrupt.id, waiting)
+        )
+        single = calls[0] if len(calls) == 1 else None
+        policy = self._policies.for_call(
+            tool=single.tool if single else None,
+            interrupt_name=interrupt.name,
+            batch=[call.tool for call in calls],
+        ).summary()
+        if is_rerun_interrupt(interrupt.name) and policy.expiry_outcome == "approve":
+            # The call may have run already: nobody answering must never run it again.
+            policy = policy.model_copy(update={"expiry_outcome": "deny"})
+        now = self._clock()
+        keeps_pending = policy.expiry_outcome == "keep"
+        expires_at = (
+            now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
+        )
+        return ApprovalRequest(
+            approval_id=keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)),
+            session_id=session_id,
+            interrupt_id=interrupt.id,
+            interrupt_name=interrupt.name,
+            team_id=info.team_id,
+            channel_id=info.channel_id,
+            thread_ts=info.thread_ts,
+            requested_by=info.requested_by,
+            client=client,
+            tool=single.tool if single else None,
+            tool_input=single.input if single else None,
+            tool_use_id=single.tool_use_id if single else None,
+            calls=calls,
+            reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
+            policy=policy,
+            response_shape=_asked_shape(interrupt.reason) or policy.response,
+            created_at=now,
+            expires_at=expires_at,
+        )
+
+
+def _asked_shape(reason: Any) -> ResponseShape | None:
+    """The response shape the raiser asked for with its reason's ``"response"`` key, if any."""
+    shape = reason.get("response") if isinstance(reason, dict) else None
+    return shape if shape in RESPONSE_SHAPES else None
