@@ -28,11 +28,25 @@ MAX_INPUT_DEPTH: Final = 32
 
 
 def _callback_url(value: str) -> str:
-    split = urlsplit(value)
-    if split.scheme not in ("http", "https") or not split.hostname or len(value) > _URL_MAX:
+    # Printable ASCII only (the client percent-encodes the rest): the worker's HTTP client refuses a URL with
+    # a control, a space or a non-ASCII path, and a refused callback would be retried until it is given up.
+    sendable = value.isascii() and value.isprintable() and " " not in value
+    split = urlsplit(value) if sendable else None
+    if split is None or split.scheme not in ("http", "https") or not split.hostname or len(value) > _URL_MAX:
         raise PydanticCustomError(
-            "callback_url", "'{value}' is not an http(s) URL (at most 2,000 characters)", {"value": value[:100]}
+            "callback_url",
+            "'{value}' is not an http(s) URL (printable ASCII, at most 2,000 characters)",
+            {"value": value[:100]},
         )
+    return value
+
+
+def _unicode(value: str) -> str:
+    # JSON may escape a lone surrogate ("\\ud800"); no UTF-8 text holds one, so nothing could store or answer it.
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise PydanticCustomError("unicode", "holds a lone surrogate (\\ud800 to \\udfff): not Unicode text") from None
     return value
 
 
@@ -42,7 +56,11 @@ def _bounded_depth(value: dict[str, Any]) -> dict[str, Any]:
         node, depth = frontier.pop()
         if depth > MAX_INPUT_DEPTH:
             raise PydanticCustomError("input_depth", "nested deeper than {limit} levels", {"limit": MAX_INPUT_DEPTH})
+        if isinstance(node, str):
+            _unicode(node)
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        if isinstance(node, dict):
+            frontier.extend((key, depth) for key in node)
         frontier.extend((child, depth + 1) for child in children)
     return value
 
@@ -62,7 +80,7 @@ class ApprovalAsk(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    tool: Annotated[ToolName, Field(max_length=200)]
+    tool: Annotated[ToolName, Field(max_length=200), AfterValidator(_unicode)]
     """The tool the agent wants to run (policy rules match it)."""
     input: Annotated[dict[str, Any], AfterValidator(_bounded_depth)] = Field(default_factory=dict)
     """Its arguments (a JSON object, nested at most 32 levels)."""

@@ -6,8 +6,10 @@ from typing import Annotated, Final
 from pydantic import AfterValidator, StrictStr
 from pydantic_core import PydanticCustomError
 
-_USER_ID: Final = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_USERGROUP_ID: Final = re.compile(r"^S[A-Z0-9]{2,}$")
+# \A..\Z and [0-9], not ^..$ and \d: "U0ALICE\n" or Arabic-Indic digits are no Slack id. Ids are short
+# (about 11 characters): the bound keeps a hostile one from being stored, indexed, and quoted back whole.
+_USER_ID: Final = re.compile(r"\A[UW][A-Z0-9]{2,40}\Z")
+_USERGROUP_ID: Final = re.compile(r"\AS[A-Z0-9]{2,40}\Z")
 
 
 def _user_id(value: str) -> str:
@@ -15,7 +17,7 @@ def _user_id(value: str) -> str:
         raise PydanticCustomError(
             "slack_user_id",
             "'{value}' is not a Slack user id (U or W, then capital letters and digits, e.g. U012AB3CD)",
-            {"value": value},
+            {"value": value[:100]},
         )
     return value
 
@@ -25,7 +27,7 @@ def _usergroup_id(value: str) -> str:
         raise PydanticCustomError(
             "slack_usergroup_id",
             "'{value}' is not a Slack user group id (S, then capital letters and digits, e.g. S0614TZR7)",
-            {"value": value},
+            {"value": value[:100]},
         )
     return value
 
@@ -34,8 +36,8 @@ UserId = Annotated[StrictStr, AfterValidator(_user_id)]
 UsergroupId = Annotated[StrictStr, AfterValidator(_usergroup_id)]
 
 
-_CHANNEL_ID: Final = re.compile(r"^[CGD][A-Z0-9]{2,}$")
-_TS: Final = re.compile(r"^\d{1,12}\.\d{1,9}$")
+_CHANNEL_ID: Final = re.compile(r"\A[CGD][A-Z0-9]{2,40}\Z")
+_TS: Final = re.compile(r"\A[0-9]{1,12}\.[0-9]{1,9}\Z")
 
 
 def _channel_id(value: str) -> str:
@@ -43,7 +45,7 @@ def _channel_id(value: str) -> str:
         raise PydanticCustomError(
             "slack_channel_id",
             "'{value}' is not a Slack channel id (C, G or D, then capital letters and digits, e.g. C024BE91L)",
-            {"value": value},
+            {"value": value[:100]},
         )
     return value
 
@@ -51,7 +53,9 @@ def _channel_id(value: str) -> str:
 def _ts(value: str) -> str:
     if not _TS.match(value):
         raise PydanticCustomError(
-            "slack_ts", "'{value}' is not a Slack message ts (seconds.micros, e.g. 1700000000.000100)", {"value": value}
+            "slack_ts",
+            "'{value}' is not a Slack message ts (seconds.micros, e.g. 1700000000.000100)",
+            {"value": value[:100]},
         )
     return value
 
