@@ -339,3 +339,68 @@ def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: 
     assert (payload["id"], payload["status"]) == (asked["id"], "denied")
     assert payload["decision"]["reason"] == "wrong version"
     assert "api_callback" in [entry.event for entry in bot.services.audit.entries()]
+
+
+ROTATION = """\
+rotations:
+  primary: {members: [U0ONCALLA], shift: 1d, handoff: "09:00", timezone: UTC, starts: 2026-11-29}
+"""
+LADDER = """\
+- name: deploys
+  match: {tools: [restart_service]}
+  approvers: {users: [U0APPROVER, U0SECOND, U0ONCALLA]}
+  reminders: {every: 15m}
+  escalation:
+    levels:
+      - after: 10m
+        targets: {usergroups: [S0ONCALL]}
+      - after: 20m
+        targets: {rotation: primary}
+    repeat: 0
+"""
+
+
+def test_an_api_request_is_reminded_and_escalated_under_its_message_until_decided(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(ROTATION + "rules:\n" + textwrap.indent(LADDER, "  "))
+    clock = ManualClock()
+    with (
+        running_bot(
+            redis_client,
+            agent_factory=demo_factory,
+            policy_path=policy,
+            usergroups={"S0ONCALL": ["U0ONCALLA"]},
+            clock=clock,
+        ) as bot,
+        api_caller(bot.services, bot.url) as api,
+    ):
+        asked = _asked(bot, api)
+        message_ts = api.get(asked["id"]).json()["message_ts"]
+
+        def later(minutes: int) -> list[dict[str, Any]]:
+            before = len(bot.slack.calls("chat.postMessage"))
+            clock.advance(minutes * 60)
+            bot.drain()
+            return [call.args for call in bot.slack.calls("chat.postMessage")[before:]]
+
+        [first] = [post for post in later(10) if "Escalation" in post["text"]]
+        assert "level 1" in first["text"]
+        assert "<!subteam^S0ONCALL>" in first["text"]
+        assert first["channel"] == CHANNEL
+        assert first.get("thread_ts") == message_ts  # under the request's message, not loose in the channel
+        posted = later(20)  # each level's wait counts from the one before
+        [second] = [post for post in posted if "Escalation" in post["text"]]
+        assert "level 2" in second["text"]
+        assert "<@U0ONCALLA>" in second["text"]
+        [reminder] = [post for post in posted if "Still waiting" in post["text"]]  # at 15 minutes
+        assert reminder.get("thread_ts") == message_ts
+        [dm] = [post for post in posted if post["channel"] == "U0ONCALLA"]  # the on-call person's copy
+        assert "restart_service" in dm["text"]
+        assert api.get(asked["id"]).json()["status"] == "pending"
+
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user="U0ONCALLA")
+        assert api.get(asked["id"], wait="5s").json()["decision"]["decided_by"] == "U0ONCALLA"
+        assert [post for post in later(120) if "Escalation" in post["text"] or "Still" in post["text"]] == []
+        assert [e.event for e in bot.services.audit.entries()].count("escalation") == 2
