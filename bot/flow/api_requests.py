@@ -18,7 +18,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 from uuid import NAMESPACE_OID, uuid5
 
@@ -51,6 +51,8 @@ Status = Literal["pending", "approved", "denied", "expired", "cancelled"]
 MAX_WAIT_S: Final = 60
 _POLL_S: Final = 0.1
 _CALLBACK_TIMEOUT_S: Final = 10
+_PUBLISH_GRACE: Final = timedelta(seconds=30)
+"""How long a retry leaves an unpublished request to the ask that created it, before publishing it itself."""
 SIGNATURE_HEADER: Final = "X-Signoff-Signature"
 TIMESTAMP_HEADER: Final = "X-Signoff-Request-Timestamp"
 
@@ -166,8 +168,9 @@ class ApiRequests:
                 )
             record = existing.record
         view = self._view(existing or StoredApiRequest(record))
-        if view.approval is None:
-            # New, or asked again after a process died between keeping the record and publishing it.
+        if view.approval is None and (existing is None or self._clock() - record.created_at > _PUBLISH_GRACE):
+            # New, or asked again after a process died between keeping the record and publishing it. A retry
+            # racing the first ask leaves publishing to it: two publishers would both open and audit the round.
             self._publish(record)
             view = self._view(view.stored)
         if existing is None:

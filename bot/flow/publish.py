@@ -132,6 +132,7 @@ class RoundPublisher:
                     tool=request.tool,
                     interrupt=request.interrupt_name,
                     policy=request.policy.name,
+                    **({"client": client} if client is not None else {}),  # the API key that asked, if any
                 )
             for request in opened:
                 self._outbox.add(transaction, post_approval(session_id, request.approval_id))

@@ -18,10 +18,13 @@ from typing import Any
 import pytest
 import redis
 
+from bot.domain.api_requests import ApiRequestRecord, ApprovalAsk, request_id_for
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.render import messages
+from bot.sandbox import slack_requests
 from bot.store import keys
+from bot.store.api_requests import ApiRequestStore
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
 from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
 
@@ -111,13 +114,23 @@ def test_an_idempotency_key_never_creates_a_second_message(bot: Bot, api: ApiCal
     assert len(bot.approval_messages()) == 1
 
 
-def test_concurrent_retries_with_one_idempotency_key_post_one_message(bot: Bot, api: ApiCaller) -> None:
+@pytest.mark.parametrize("attempt", range(5))  # a race: several tries
+def test_concurrent_retries_with_one_idempotency_key_post_one_message(bot: Bot, api: ApiCaller, attempt: int) -> None:
+    start = threading.Barrier(8)
+
+    def ask(_: int) -> Any:
+        start.wait()
+        return api.ask(idempotency_key="race")
+
     with ThreadPoolExecutor(8) as pool:
-        answers = list(pool.map(lambda _: api.ask(idempotency_key="race"), range(8)))
+        answers = list(pool.map(ask, range(8)))
     bot.drain()
     assert sorted(answer.status_code for answer in answers) == [200] * 7 + [201]
     assert len({answer.json()["id"] for answer in answers}) == 1
     assert len(bot.approval_messages()) == 1
+    assert len(bot.slack.calls("chat.postMessage")) == 1
+    events = [entry.event for entry in bot.services.audit.entries()]
+    assert (events.count("api_request"), events.count("request")) == (1, 1)  # asked once, audited once
 
 
 def test_cancel_withdraws_a_pending_request_and_its_message_shows_it(bot: Bot, api: ApiCaller) -> None:
@@ -404,3 +417,55 @@ def test_an_api_request_is_reminded_and_escalated_under_its_message_until_decide
         assert api.get(asked["id"], wait="5s").json()["decision"]["decided_by"] == "U0ONCALLA"
         assert [post for post in later(120) if "Escalation" in post["text"] or "Still" in post["text"]] == []
         assert [e.event for e in bot.services.audit.entries()].count("escalation") == 2
+
+
+def test_every_audit_line_of_an_api_request_names_the_key_that_asked(bot: Bot, api: ApiCaller) -> None:
+    with _callback_receiver() as (url, receiver):
+        approved = _asked(bot, api, callback_url=url)
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+        withdrawn = _asked(bot, api)
+        assert api.cancel(withdrawn["id"]).status_code == 200
+        bot.drain()
+        assert receiver.arrived.wait(10)
+    session_of = {f"api:{approved['id']}": "approved", f"api:{withdrawn['id']}": "withdrawn"}
+    lines = [(session_of[e.session_id], e.event, e.actor, e.details) for e in bot.services.audit.entries()]
+    by_event = {(which, event): (actor, details) for which, event, actor, details in lines}
+    for which in ("approved", "withdrawn"):
+        actor, details = by_event[(which, "api_request")]
+        assert actor == "api:ci-runner"
+        assert details["tool"] == "restart_service"
+        assert by_event[(which, "request")][1]["client"] == "ci-runner"  # the approval's own line too
+    assert by_event[("approved", "decision")][0] == APPROVER
+    assert by_event[("approved", "api_callback")][0] == "api:ci-runner"
+    assert by_event[("withdrawn", "decision")][0] == "api:ci-runner"
+    assert [event for _which, event, _actor, _details in lines].count("api_request") == 2
+
+
+def test_a_request_kept_but_never_published_is_published_by_a_later_retry(redis_client: redis.Redis) -> None:
+    clock = ManualClock()
+    with (
+        running_bot(redis_client, agent_factory=demo_factory, clock=clock) as bot,
+        api_caller(bot.services, bot.url) as api,
+    ):
+        # The web process died between keeping the record and publishing its round.
+        ask = ApprovalAsk.model_validate({**DEPLOY, "idempotency_key": "deploy-9"})
+        record = ApiRequestRecord(
+            request_id=request_id_for("ci-runner", "deploy-9"),
+            client="ci-runner",
+            ask=ask,
+            team_id=slack_requests.TEAM_ID,
+            channel_id=CHANNEL,
+            created_at=clock.now,
+        )
+        assert ApiRequestStore(bot.services.redis).create(record) is None
+        soon = api.ask(idempotency_key="deploy-9")  # as if racing the first ask: left to it
+        assert (soon.status_code, soon.json()["status"], soon.json()["message_ts"]) == (200, "pending", None)
+        bot.drain()
+        assert bot.approval_messages() == []
+        clock.advance(31)
+        later = api.ask(idempotency_key="deploy-9")
+        assert (later.status_code, later.json()["id"]) == (200, record.request_id)
+        bot.drain()
+        assert len(bot.approval_messages()) == 1
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+        assert api.get(record.request_id, wait="5s").json()["status"] == "approved"
