@@ -469,3 +469,29 @@ def test_a_request_kept_but_never_published_is_published_by_a_later_retry(redis_
         assert len(bot.approval_messages()) == 1
         bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
         assert api.get(record.request_id, wait="5s").json()["status"] == "approved"
+
+
+def test_concurrent_long_polls_each_get_their_own_requests_decision(bot: Bot, api: ApiCaller) -> None:
+    first, second = _asked(bot, api), _asked(bot, api, input={"service": "payments"})
+    first_approval, second_approval = bot.approval_id(-2), bot.approval_id(-1)
+    with ThreadPoolExecutor(12) as pool:
+        waiting = [pool.submit(api.get, request["id"], wait="30s") for request in (first, second) for _ in range(6)]
+        time.sleep(0.5)
+        assert not any(future.done() for future in waiting)  # twelve waits, none answered early
+        bot.click(ids.APPROVE_ACTION, first_approval, user=APPROVER)
+        answers = [future.result(timeout=10).json() for future in waiting[:6]]
+        assert not any(future.done() for future in waiting[6:])  # the other request is still undecided
+        bot.submit_deny(second_approval, user=APPROVER, reason="payments are frozen")
+        others = [future.result(timeout=10).json() for future in waiting[6:]]
+    assert {(a["id"], a["status"]) for a in answers} == {(first["id"], "approved")}
+    assert {(a["id"], a["status"], a["decision"]["reason"]) for a in others} == {
+        (second["id"], "denied", "payments are frozen")
+    }
+
+
+def test_a_request_asked_in_a_thread_is_posted_in_that_thread(bot: Bot, api: ApiCaller) -> None:
+    thread = "1700000000.000100"
+    asked = _asked(bot, api, thread_ts=thread)
+    assert asked["thread_ts"] == thread
+    message = _message_of(bot, api.get(asked["id"]).json())
+    assert message["thread_ts"] == thread
