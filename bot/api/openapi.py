@@ -14,6 +14,7 @@ _DECISION: Final = {
     "type": "object",
     "description": "Who decided, why, and when; `expired` is never a human denial.",
     "required": ["decision", "decided_at"],
+    "additionalProperties": False,
     "properties": {
         "decision": {"enum": ["approve", "deny", "expired"]},
         "decided_by": {**_NULLABLE_STRING, "description": "Slack user id; null for the clock or a withdrawal"},
@@ -24,6 +25,7 @@ _DECISION: Final = {
             "items": {
                 "type": "object",
                 "required": ["user", "text", "at"],
+                "additionalProperties": False,
                 "properties": {"user": {"type": "string"}, "text": {"type": "string"}, "at": {"type": "string"}},
             },
         },
@@ -61,6 +63,7 @@ _ERROR: Final = {
         "error": {
             "type": "object",
             "required": ["code", "message", "field"],
+            "additionalProperties": False,
             "properties": {
                 "code": {"type": "string"},
                 "message": {"type": "string"},

@@ -15,9 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import redis
 
+from bot.api import openapi
 from bot.domain.api_requests import ApiRequestRecord, ApprovalAsk, request_id_for
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
@@ -349,6 +351,9 @@ def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: 
     assert headers["X-Signoff-Signature"] == f"v0={expected}"
     assert abs(int(timestamp) - time.time()) < 60
     payload = json.loads(body)
+    document = openapi.document()
+    approval = {"$ref": "#/components/schemas/Approval", "components": document["components"]}
+    jsonschema.Draft202012Validator(approval).validate(payload)  # the body GET shows, as documented
     assert (payload["id"], payload["status"]) == (asked["id"], "denied")
     assert payload["decision"]["reason"] == "wrong version"
     assert "api_callback" in [entry.event for entry in bot.services.audit.entries()]
