@@ -17,6 +17,7 @@ import redis
 
 from agent import AgentResult
 from agent.approval import ResponseShape, shape_response
+from bot.domain.api_requests import is_api_session
 from bot.domain.records import approval_id_for, session_id_for
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
@@ -110,6 +111,10 @@ class SessionRunner:
     def report_failure(self, job: Job, text: str) -> None:
         """Tell the job's thread that it failed for good."""
         record = job.record()
+        if not isinstance(record, StartJob) and is_api_session(record.session_id):
+            # No agent behind it: what failed is the client's callback, which nobody in Slack can fix.
+            logger.warning("session_id=<%s> | %s", record.session_id, text)
+            return
         info = _thread_of(record) if isinstance(record, StartJob) else self._thread_info(record.session_id)
         self._post(info, text=text)
 

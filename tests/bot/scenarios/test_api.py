@@ -357,6 +357,8 @@ def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: 
     assert (payload["id"], payload["status"]) == (asked["id"], "denied")
     assert payload["decision"]["reason"] == "wrong version"
     assert "api_callback" in [entry.event for entry in bot.services.audit.entries()]
+    # The failed delivery is the client's to fix: nothing about it is posted in the channel (it is logged).
+    assert [text for text in bot.texts_posted() if "error" in text or "agent" in text] == []
 
 
 ROTATION = """\
