@@ -1,6 +1,9 @@
 """``build_app``: the Bolt app, with nothing created at import time."""
 
+import logging
+
 from slack_bolt import App
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.services import Services
 from bot.settings import Settings
@@ -18,6 +21,7 @@ def build_app(
     request before Bolt sees it (``bot.slack.http.guarded_wsgi_app``), so Bolt does not verify again;
     otherwise Bolt verifies signatures itself.
     """
+    _quiet_same_token_warning()
     app = App(
         client=services.slack,
         signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
@@ -33,3 +37,20 @@ def build_app(
     claims.register(app, services)
     home.register(app, services)
     return app
+
+
+class _SameTokenWarning(logging.Filter):
+    """Drops Bolt's start-up warning that ``SLACK_BOT_TOKEN`` goes unused because a client was given.
+
+    The client is built from that same token (``bot.settings``), so the warning, printed at every start
+    of every process, would only teach operators to ignore warnings.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+def _quiet_same_token_warning() -> None:
+    bolt_logger = logging.getLogger("slack_bolt.App")
+    if not any(isinstance(each, _SameTokenWarning) for each in bolt_logger.filters):
+        bolt_logger.addFilter(_SameTokenWarning())
