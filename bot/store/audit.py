@@ -16,7 +16,7 @@ import heapq
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
@@ -41,13 +41,17 @@ class AuditEntry:
     actor: str
     session_id: str
     details: dict[str, Any]
-    shard: int = field(default=0, compare=False)
-    """The shard whose stream holds it (not exported: ids are ordered within a shard's stream)."""
+    shard: int = 0
+    """The shard whose stream holds it: a stream id is unique (and ordered) only within its shard's stream."""
 
     def row(self) -> dict[str, Any]:
-        """The entry as a flat record (the JSON line; CSV serializes ``details`` as JSON)."""
+        """The entry as a flat record (the JSON line; CSV serializes ``details`` as JSON).
+
+        Its ``id`` names the shard too (``s<shard>-<stream id>``): events of two shards written in the same
+        millisecond have the same stream id, and an export's reader may key on ``id``.
+        """
         return {
-            "id": self.id,
+            "id": f"s{self.shard}-{self.id}",
             "at": self.at,
             "event": self.event,
             "actor": self.actor,
@@ -180,7 +184,12 @@ def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     else:
         rows = [{**row, "details": json.loads(row["details"])} for row in csv.DictReader(text.splitlines())]
-    return [AuditEntry(**row) for row in rows]
+    return [_from_row(row) for row in rows]
+
+
+def _from_row(row: dict[str, Any]) -> AuditEntry:
+    shard, _, stream_id = str(row["id"]).removeprefix("s").partition("-")
+    return AuditEntry(**{**row, "id": stream_id, "shard": int(shard)})
 
 
 def _entry(entry_id: str, fields: dict[str, str], shard: int) -> AuditEntry:

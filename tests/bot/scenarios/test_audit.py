@@ -47,6 +47,22 @@ def test_export_round_trips_every_field(redis_client: redis.Redis, fmt: ExportFo
     assert redis_client.get(keys.audit_exported(keys.shard_of("T:C:1.2"))) == list(audit.entries())[-1].id.encode()
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_events_of_two_shards_written_in_the_same_millisecond_export_with_different_ids(
+    redis_client: redis.Redis, fmt: ExportFormat
+) -> None:
+    # Each shard has its own stream, which numbers its events on its own: the same stream id in both.
+    for shard in (0, 1):
+        redis_client.xadd(keys.audit(shard), {"event": "decision", "actor": f"U0SHARD{shard}"}, id="1800000000000-0")
+    out = io.StringIO()
+
+    assert Audit(redis_client).export(out, fmt=fmt) == 2
+
+    exported = read_export(out.getvalue(), fmt)
+    assert len({entry.row()["id"] for entry in exported}) == 2
+    assert {(entry.shard, entry.actor) for entry in exported} == {(0, "U0SHARD0"), (1, "U0SHARD1")}
+
+
 def test_export_since_skips_older_events(redis_client: redis.Redis) -> None:
     now = [1_800_000_000.0]
     audit = Audit(redis_client, clock=lambda: now[0])
