@@ -16,6 +16,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.services import connect_redis
 from bot.settings import ConfigError, Settings, how_to_get, redis_url_problem
+from bot.store.layout import recorded_shards
 from state.store import use_shards
 
 _TIMEOUT_S: Final = 10
@@ -35,6 +36,7 @@ def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
     use_shards(settings.redis_shards)
     check_redis(client, url=settings.redis_url)
+    check_shards(client, settings.redis_shards)
     return client
 
 
@@ -47,6 +49,17 @@ def check_redis(client: redis.Redis, *, url: str) -> None:
             f"REDIS_URL: cannot use Redis at {_without_password(url)} ({type(error).__name__}: {error}): "
             f"it is {how_to_get('REDIS_URL')}."
         ) from None
+
+
+def check_shards(client: redis.Redis, shards: int) -> None:
+    """Raise ``ConfigError`` naming ``REDIS_SHARDS`` unless the data in Redis was written with ``shards`` shards."""
+    recorded = recorded_shards(client, shards)
+    if recorded != shards:
+        raise ConfigError(
+            f"REDIS_SHARDS: this Redis holds Signoff's data spread over {recorded} shards, but REDIS_SHARDS is "
+            f"{shards}: no session, queue or index would be found. Set REDIS_SHARDS={recorded} in every process "
+            "(changing it on existing data is not supported)."
+        )
 
 
 def check_slack(settings: Settings, *, socket_mode: bool) -> None:

@@ -131,6 +131,7 @@ def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
         client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
         preflight.check_redis(client, url=settings.redis_url)
+        preflight.check_shards(client, settings.redis_shards)
         yield client, False
         return
     with RedisServer() as server:

@@ -238,6 +238,7 @@ def create_wsgi() -> WsgiApp:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
     preflight.check_redis(client, url=settings.redis_url)
+    preflight.check_shards(client, settings.redis_shards)
     services = build_services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=False)
     return guarded_wsgi_app(settings, services)

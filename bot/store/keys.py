@@ -42,6 +42,11 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:outbox:dead                hash    outbox entry id -> the entry and why it was not delivered (JSON)
     signoff:<t>:audit                      stream  who did what, when
     signoff:<t>:audit:exported             string  id of the shard's last audit entry exported (trimming keeps the rest)
+    signoff:<t>:seen-signature:<signature> string  an Approve click's signature, checked and recorded by the decide
+                                                   script in the slot of the session it acts on (replays; TTL)
+    signoff:<t>:usergroup:<group_id>       string  the shard's copies of a group's and a channel's cached members,
+    signoff:<t>:channel-members:<cid>      set     read by the decide script (copied from the global ones, expiring
+                                                   with them)
 
 Global (each written alone, never in a script or transaction with another key)::
 
@@ -54,6 +59,7 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:outbox:lane:<lane>             string  the delivery sending to one conversation, or the failed entry its
                                                    later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
+    signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
 
 API keys (one hash tag of their own: creating or revoking a key is one transaction, in one slot)::
 
@@ -72,6 +78,7 @@ from state.store import keys_for, shard_count, shard_tag
 JOBS_GROUP: Final = "workers"
 HOME_VIEWERS: Final = "signoff:home-viewers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
+SHARD_LAYOUT: Final = "signoff:layout:shards"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 API_CLIENTS: Final = "signoff:{api-keys}:clients"
 _SHARD_IN_APPROVAL_ID: Final = re.compile(r"^(\d{1,4})-")
