@@ -179,6 +179,20 @@ def test_audit_export_needs_redis_url_and_a_valid_since() -> None:
     assert "--since must be an ISO date" in bad.stderr
 
 
+def test_a_process_started_with_another_shard_count_than_the_data_ends_naming_redis_shards(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    assert _run(["pending"], REDIS_URL=redis_url, REDIS_SHARDS="3").returncode == 0  # records 3
+
+    other = _run(["pending"], REDIS_URL=redis_url, REDIS_SHARDS="5")
+
+    assert other.returncode == 2
+    assert "Traceback" not in other.stderr
+    assert "REDIS_SHARDS: this Redis holds Signoff's data spread over 3 shards" in other.stderr
+    assert redis_client.get(keys.SHARD_LAYOUT) == b"3"  # the refused process changed nothing
+    assert _run(["pending"], REDIS_URL=redis_url, REDIS_SHARDS="3").returncode == 0
+
+
 def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
     redis_url: str, redis_client: redis.Redis
 ) -> None:
