@@ -15,6 +15,7 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
 from bot.api.app import PREFIX as API_PREFIX
 from bot.api.app import api_wsgi_app
+from bot.api.wait_slots import WaitSlots
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
@@ -68,6 +69,8 @@ class Services:
     api_requests: ApiRequests
     event_deliveries: EventDeliveries
     home_viewers: HomeViewers
+    api_waits: WaitSlots
+    """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
     http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
         default_factory=dict
     )
@@ -229,6 +232,7 @@ def build_services(
         team_id=functools.cache(lambda: str(slack.auth_test()["team_id"])),
         clock=clock,
     )
+    api_waits = WaitSlots(settings.api_max_waits)
     return Services(
         redis=redis_client,
         slack=slack,
@@ -268,5 +272,6 @@ def build_services(
         api_requests=api_requests,
         event_deliveries=EventDeliveries(redis_client),
         home_viewers=HomeViewers(redis_client),
-        http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys)},
+        api_waits=api_waits,
+        http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

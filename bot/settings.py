@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=8, ge=1, le=256)
     """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
     one process can overlap the waits of many sessions."""
+    api_max_waits: int = Field(default=4, ge=1, le=1024)
+    """How many long-polls (``GET /v1/approvals/{id}?wait=``) one web process holds at once; more are refused with
+    429 and ``Retry-After``. Each holds a thread that Slack's requests share: keep it under gunicorn's ``--threads``
+    (the Procfile's 8 leave 4 for Slack)."""
     outbox_lease_seconds: float = Field(default=30.0, gt=0, le=3600)
     """How long a dispatcher holds an outbox entry it claimed before another may send it."""
     outbox_concurrency: int = Field(default=8, ge=1, le=64)

@@ -4,7 +4,8 @@ Served by the web process next to ``/slack/events`` (``bot.slack.http`` mounts i
 the OpenAPI document at ``/v1/openapi.json`` describes exactly these, and a test holds them equal):
 
     POST /v1/approvals                  ask (201; 200 when the idempotency key names an earlier request)
-    GET  /v1/approvals/{id}[?wait=30s]  read it; with ``wait``, once decided or after that long (at most 60 s)
+    GET  /v1/approvals/{id}[?wait=30s]  read it; with ``wait``, once decided or after that long (at most 60 s);
+                                        429 at once when the process holds ``API_MAX_WAITS`` waits already
     POST /v1/approvals/{id}/cancel      withdraw it while pending (409 once decided)
 
 Every route but the document needs ``Authorization: Bearer <API key>`` (``python -m bot api-key create``).
@@ -18,13 +19,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 from urllib.parse import parse_qs
 
 import redis
 from pydantic import ValidationError
 
 from bot.api import openapi
+from bot.api.wait_slots import WaitSlots
 from bot.domain.api_requests import ApprovalAsk
 from bot.domain.durations import parse_duration
 from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
@@ -36,6 +38,8 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 PREFIX: Final = "/v1/"
 MAX_BODY_BYTES: Final = 1024 * 1024
 _ID: Final = r"(?P<request_id>[^/]+)"
+RETRY_AFTER_S: Final = 1
+"""What a refused long-poll is told to wait before asking again (``Retry-After``): a wait ends within a minute."""
 
 
 @dataclass(frozen=True)
@@ -48,9 +52,17 @@ class _Answer:
 class _Refused(Exception):
     """A request answered with an error status (the message names the field, when one is at fault)."""
 
-    def __init__(self, status: int, code: str, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         super().__init__(message)
-        self.answer = _Answer(status, {"error": {"code": code, "message": message, "field": field}})
+        self.answer = _Answer(status, {"error": {"code": code, "message": message, "field": field}}, headers)
 
 
 _Handler = Callable[[dict[str, Any], ApiClient, str], _Answer]
@@ -70,11 +82,13 @@ _PATTERNS: Final = {
 }
 
 
-def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys) -> WsgiApp:
-    """The API as a WSGI application (mounted at ``/v1/``)."""
+def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) -> WsgiApp:
+    """The API as a WSGI application (mounted at ``/v1/``); ``waits`` bounds the long-polls it holds at once."""
     handlers: dict[tuple[str, str], Callable[[dict[str, Any], ApiClient, str], _Answer]] = {
         ("POST", "/v1/approvals"): lambda environ, client, _id: _ask(requests, environ, client),
-        ("GET", "/v1/approvals/{id}"): lambda environ, client, request_id: _read(requests, environ, client, request_id),
+        ("GET", "/v1/approvals/{id}"): lambda environ, client, request_id: _read(
+            requests, waits, environ, client, request_id
+        ),
         ("POST", "/v1/approvals/{id}/cancel"): lambda _environ, client, request_id: _cancel(
             requests, client, request_id
         ),
@@ -142,16 +156,41 @@ def _ask(requests: ApiRequests, environ: dict[str, Any], client: ApiClient) -> _
     return _Answer(201 if created else 200, view.to_json(), location)
 
 
-def _read(requests: ApiRequests, environ: dict[str, Any], client: ApiClient, request_id: str) -> _Answer:
+def _read(
+    requests: ApiRequests, waits: WaitSlots, environ: dict[str, Any], client: ApiClient, request_id: str
+) -> _Answer:
     query = parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
     unknown = sorted(set(query) - {"wait"})
     if unknown:
         raise _Refused(400, "invalid", f"{unknown[0]}: unknown query parameter (only 'wait')", field=unknown[0])
-    if "wait" in query:
-        view = requests.wait(client, request_id, timeout_s=_wait_seconds(query["wait"]))
-    else:
-        view = requests.find(client, request_id)
+    seconds = _wait_seconds(query["wait"]) if "wait" in query else 0
+    if seconds == 0:  # a plain read holds no thread: never refused
+        return _Answer(200, _found(requests.find(client, request_id), request_id).to_json())
+    with waits.held() as held:
+        if held:
+            view = requests.wait(client, request_id, timeout_s=seconds)
+        else:
+            view = _found(requests.find(client, request_id), request_id)
+            if view.status == "pending":  # only a wait that would hold a thread is refused; a decision is given
+                _refuse_wait(waits, client)
     return _Answer(200, _found(view, request_id).to_json())
+
+
+def _refuse_wait(waits: WaitSlots, client: ApiClient) -> NoReturn:
+    # Refused, not queued: a queued wait would hold the very thread the cap keeps for Slack.
+    logger.warning(
+        "long-poll of %s refused: this process holds %d already (API_MAX_WAITS); it is told to retry",
+        client.name,
+        waits.limit,
+    )
+    raise _Refused(
+        429,
+        "busy",
+        f"wait: this server holds {waits.limit} long-polls already; retry after {RETRY_AFTER_S} s "
+        "(or read without wait)",
+        field="wait",
+        headers=(("Retry-After", str(RETRY_AFTER_S)),),
+    )
 
 
 def _cancel(requests: ApiRequests, client: ApiClient, request_id: str) -> _Answer:

@@ -141,7 +141,24 @@ def document() -> dict[str, Any]:
                             "schema": {"type": "string"},
                         },
                     ],
-                    "responses": {"200": _json(approval, "the request"), **_errors(400, 401, 404, 500, 503)},
+                    "responses": {
+                        "200": _json(approval, "the request"),
+                        "429": {
+                            **_json(
+                                "#/components/schemas/Error",
+                                "with `wait`: this server holds its most long-polls already; ask again after "
+                                "`Retry-After` seconds (a read without `wait` is never refused)",
+                            ),
+                            "headers": {
+                                "Retry-After": {
+                                    "description": "seconds to wait before asking again",
+                                    "required": True,
+                                    "schema": {"type": "integer", "minimum": 1},
+                                }
+                            },
+                        },
+                        **_errors(400, 401, 404, 500, 503),
+                    },
                 }
             },
             "/v1/approvals/{id}/cancel": {

@@ -478,7 +478,15 @@ def test_a_request_kept_but_never_published_is_published_by_a_later_retry(redis_
         assert api.get(record.request_id, wait="5s").json()["status"] == "approved"
 
 
-def test_concurrent_long_polls_each_get_their_own_requests_decision(bot: Bot, api: ApiCaller) -> None:
+def test_concurrent_long_polls_each_get_their_own_requests_decision(redis_client: redis.Redis) -> None:
+    with (
+        running_bot(redis_client, agent_factory=demo_factory, api_max_waits=12) as bot,  # room for all twelve
+        api_caller(bot.services, bot.url) as api,
+    ):
+        _twelve_long_polls_on_two_requests(bot, api)
+
+
+def _twelve_long_polls_on_two_requests(bot: Bot, api: ApiCaller) -> None:
     first, second = _asked(bot, api), _asked(bot, api, input={"service": "payments"})
     first_approval, second_approval = bot.approval_id(-2), bot.approval_id(-1)
     with ThreadPoolExecutor(12) as pool:

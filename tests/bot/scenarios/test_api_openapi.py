@@ -1,6 +1,8 @@
 """The OpenAPI document is served and describes the implementation: its routes, and every answer it gives."""
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ def _check(document: dict[str, Any], method: str, route: str, answer: httpx.Resp
     """``answer`` is one the document lists for the route, and its body matches the schema listed."""
     listed = document["paths"][route][method.lower()]["responses"]
     assert str(answer.status_code) in listed, f"{method} {route} answered {answer.status_code}, not documented"
+    for header in listed[str(answer.status_code)].get("headers", {}):
+        assert header in answer.headers, f"{method} {route} answered {answer.status_code} without {header}"
     content = listed[str(answer.status_code)].get("content")
     if content is not None:
         assert answer.headers["content-type"] == "application/json"
@@ -88,16 +92,10 @@ def test_the_documented_request_schema_accepts_and_refuses_what_the_api_does(doc
 
 
 def _approval_of(bot: Bot, api: ApiCaller, request_id: str) -> str:
-    """The approval id on the buttons of the request's message."""
+    """The approval id of the request's message (a button's value carries more: the version clicked)."""
     message_ts = api.get(request_id).json()["message_ts"]
-    [message] = [message for message in bot.approval_messages() if message["ts"] == message_ts]
-    return next(
-        str(element["value"])
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_ACTION
-    )
+    [index] = [index for index, message in enumerate(bot.approval_messages()) if message["ts"] == message_ts]
+    return bot.approval_id(index)
 
 
 def _raw_post(api: ApiCaller, content: bytes | Iterator[bytes], **headers: str) -> httpx.Response:
@@ -120,7 +118,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         seen.add(_check(document, method, route, answer))
 
     with (
-        running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot,
+        running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock, api_max_waits=1) as bot,
         api_caller(bot.services, bot.url) as api,
     ):
         check("GET", "/v1/openapi.json", httpx.get(f"{bot.url}/v1/openapi.json"))
@@ -134,6 +132,11 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         bot.drain()
         expiring, denied, cancelled = (answer.json()["id"] for answer in asked)
         check("GET", "/v1/approvals/{id}", api.get(expiring, wait="1s"))  # still pending after the wait
+        with ThreadPoolExecutor(1) as pool:
+            holding = pool.submit(api.get, expiring, wait="2s")  # the one long-poll this process holds
+            _until(lambda: bot.services.api_waits.in_use == 1)
+            check("GET", "/v1/approvals/{id}", api.get(denied, wait="1s"))  # 429, with Retry-After
+            check("GET", "/v1/approvals/{id}", holding.result(timeout=10))
         check("GET", "/v1/approvals/{id}", api.get(expiring, wait="soon"))  # 400
         check("GET", "/v1/approvals/{id}", api.get("f" * 24))  # 404
         check("POST", "/v1/approvals", _raw_post(api, b"{"))  # 400
@@ -168,6 +171,13 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
     }
     unreached = documented - seen - {(method, route, "500") for method, route in ROUTES} - _OUTAGE_STATUSES
     assert unreached == set(), f"documented but never answered in these tests: {sorted(unreached)}"
+
+
+def _until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
 
 
 _OUTAGE_STATUSES = {

@@ -255,8 +255,12 @@ def running_bot(
     policy_path: Any = None,
     usergroups: dict[str, list[str]] | None = None,
     clock: Any = None,
+    api_max_waits: int | None = None,
 ) -> Iterator[Bot]:
-    """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``)."""
+    """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``).
+
+    ``api_max_waits``: the API's long-polls held at once (``API_MAX_WAITS``; default: the setting's).
+    """
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(usergroups=usergroups or {}, users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         settings = Settings(
@@ -265,6 +269,8 @@ def running_bot(
             slack_api_url=slack.url,
             approval_policy=policy_path,
         )
+        if api_max_waits is not None:
+            settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         services.jobs.ensure_group()
