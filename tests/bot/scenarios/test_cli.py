@@ -50,6 +50,8 @@ from tests.bot.support.processes import run_bot as _run
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "WORKER_CONCURRENCY": "0"}, "WORKER_CONCURRENCY"),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "WORKER_CONCURRENCY": "many"}, "WORKER_CONCURRENCY"),
         (["worker"], {"SLACK_BOT_TOKEN": "xoxb-1", "REDIS_RETRY_SECONDS": "600"}, "REDIS_RETRY_SECONDS"),
+        (["serve"], {"SLACK_BOT_TOKEN": "xoxb-1", "API_MAX_WAITS": "0"}, "API_MAX_WAITS"),
+        (["serve"], {"SLACK_BOT_TOKEN": "xoxb-1", "API_MAX_WAITS": "half"}, "API_MAX_WAITS"),
     ],
 )
 def test_bad_settings_end_with_one_clear_message_and_status_2(
