@@ -4,6 +4,9 @@ gunicorn (the Procfile), the worker apart; a web process killed while a client w
 import re
 import sys
 import threading
+import time
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -115,3 +118,48 @@ def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: s
             assert result["status"] == "approved"
             assert result["decision"]["decided_by"] == APPROVER
             assert len([m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]) == 1
+
+
+@pytest.mark.single_redis  # the API on a cluster: test_api_waits.py runs on both
+def test_under_gunicorn_long_polls_leave_a_thread_for_slacks_clicks(redis_url: str, redis_client: redis.Redis) -> None:
+    """Three threads, at most two long-polls: a third wait is refused at once, so a click finds a thread."""
+    key = _created_key(redis_url, "ci-runner")
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
+        settings = environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_url,
+            API_MAX_WAITS="2",
+        )
+        port = free_port()
+        web_process = web_command(port, workers=1, threads=3)
+        with (
+            process([sys.executable, "-m", "bot", "worker"], settings),
+            process(web_process, settings) as web,
+            ThreadPoolExecutor(3) as pool,
+        ):
+            wait_healthy(port, web)
+            api = ApiCaller(f"http://127.0.0.1:{port}", key)
+            request_id = api.ask(DEPLOY).json()["id"]
+            slack.wait_for("chat.postMessage", timeout=20)
+
+            waits = [pool.submit(api.get, request_id, wait="30s") for _ in range(3)]
+            done, waiting = futures.wait(waits, timeout=10, return_when=futures.FIRST_COMPLETED)
+            [refused] = done  # one answered at once; two hold their threads
+            assert (refused.result().status_code, refused.result().headers["Retry-After"]) == (429, "1")
+            time.sleep(0.2)
+            assert not any(future.done() for future in waiting)
+
+            started = time.monotonic()
+            _click_approve(port, slack)  # the one thread the waits left
+            assert time.monotonic() - started < 1.5  # well under Slack's 3 s (uncapped: after a wait ends, 30 s)
+            decided = [future.result(timeout=10).json() for future in waiting]
+            assert [(d["status"], d["decision"]["decided_by"]) for d in decided] == [("approved", APPROVER)] * 2
+
+            again = api.ask(DEPLOY, idempotency_key="next").json()["id"]
+            started = time.monotonic()
+            accepted = api.get(again, wait="1s")  # the slots are back: this one waits its second
+            assert (accepted.status_code, accepted.json()["status"]) == (200, "pending")
+            assert time.monotonic() - started >= 1

@@ -2,6 +2,7 @@
 
 import http.client
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -59,10 +60,14 @@ def kill(running: subprocess.Popen[bytes]) -> None:
     running.wait(10)
 
 
-def web_command(port: int) -> list[str]:
-    """The Procfile's ``web:`` line, on a loopback ``port``."""
+def web_command(port: int, *, workers: int | None = None, threads: int | None = None) -> list[str]:
+    """The Procfile's ``web:`` line, on a loopback ``port`` (with gunicorn's ``--workers``/``--threads`` if given)."""
     procfile = (ROOT / "Procfile").read_text()
     web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
+    for option, value in (("--workers", workers), ("--threads", threads)):
+        if value is not None:
+            web, replaced = re.subn(rf"{option} \d+", f"{option} {value}", web)
+            assert replaced == 1, f"the Procfile's web line has no {option}"
     return ["/bin/sh", "-c", "exec " + web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")]
 
 
