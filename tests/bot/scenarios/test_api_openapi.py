@@ -1,7 +1,6 @@
 """The OpenAPI document is served and describes the implementation: its routes, and every answer it gives."""
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
-from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
+from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
 from tests.outage import redis_stopped
 
@@ -134,7 +133,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         check("GET", "/v1/approvals/{id}", api.get(expiring, wait="1s"))  # still pending after the wait
         with ThreadPoolExecutor(1) as pool:
             holding = pool.submit(api.get, expiring, wait="2s")  # the one long-poll this process holds
-            _until(lambda: bot.services.api_waits.in_use == 1)
+            until_waits_held(bot.services, 1)
             check("GET", "/v1/approvals/{id}", api.get(denied, wait="1s"))  # 429, with Retry-After
             check("GET", "/v1/approvals/{id}", holding.result(timeout=10))
         check("GET", "/v1/approvals/{id}", api.get(expiring, wait="soon"))  # 400
@@ -171,13 +170,6 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
     }
     unreached = documented - seen - {(method, route, "500") for method, route in ROUTES} - _OUTAGE_STATUSES
     assert unreached == set(), f"documented but never answered in these tests: {sorted(unreached)}"
-
-
-def _until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.01)
 
 
 _OUTAGE_STATUSES = {

@@ -2,25 +2,18 @@
 ``Retry-After``, Slack's clicks are still answered, and a wait that ends (its client gone or not) frees its slot."""
 
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 import redis
 
 from bot.render import action_ids as ids
-from tests.bot.support.api_client import ApiCaller, api_caller
+from tests.bot.support.api_client import ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
 
 
-def _until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.01)
-
-
-def _asked(bot: Bot, api: ApiCaller, **fields: str) -> str:
+def _asked(bot: Bot, api: ApiCaller, **fields: Any) -> str:
     answer = api.ask(**fields)
     assert answer.status_code == 201, answer.text
     bot.drain()
@@ -42,7 +35,7 @@ def test_a_long_poll_over_the_bound_is_refused_at_once_and_a_click_still_lands(r
     ):
         request_id = _asked(bot, api)
         waiting = [pool.submit(api.get, request_id, wait="30s") for _ in range(2)]
-        _until(lambda: bot.services.api_waits.in_use == 2)
+        until_waits_held(bot.services, 2)
 
         started = time.monotonic()
         third = api.get(request_id, wait="30s")
@@ -58,10 +51,10 @@ def test_a_long_poll_over_the_bound_is_refused_at_once_and_a_click_still_lands(r
         answers = [future.result(timeout=10) for future in waiting]
         assert [(a.status_code, a.json()["decision"]["decided_by"]) for a in answers] == [(200, APPROVER)] * 2
 
-        _until(lambda: bot.services.api_waits.in_use == 0)
+        until_waits_held(bot.services, 0)
         other = _asked(bot, api, idempotency_key="other")
         held = [pool.submit(api.get, other, wait="30s") for _ in range(2)]  # both slots taken again
-        _until(lambda: bot.services.api_waits.in_use == 2)
+        until_waits_held(bot.services, 2)
         decided = api.get(request_id, wait="30s")  # decided already: answered, holding no slot
         assert (decided.status_code, decided.json()["status"]) == (200, "approved")
         _assert_refused(api.get(other, wait="30s"))
@@ -86,7 +79,7 @@ def test_a_client_that_hangs_up_frees_its_slot_when_its_wait_ends(redis_client: 
         assert bot.services.api_waits.in_use == 2  # the server notices a hang-up only when it answers
         _assert_refused(api.get(request_id, wait="5s"))
 
-        _until(lambda: bot.services.api_waits.in_use == 0)  # both waits ended: both slots are back
+        until_waits_held(bot.services, 0)  # both waits ended: both slots are back
         with ThreadPoolExecutor(2) as pool:
             again = [pool.submit(api.get, request_id, wait="1s") for _ in range(2)]
             assert [(a.result(timeout=10).status_code, a.result().json()["status"]) for a in again] == [

@@ -1,5 +1,6 @@
 """A client of the bot's HTTP API over real HTTP (httpx), as an agent elsewhere would call it."""
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -49,3 +50,11 @@ def api_caller(services: Services, base_url: str, *, name: str = "ci-runner") ->
         yield caller
     finally:
         caller.close()
+
+
+def until_waits_held(services: Services, count: int, *, timeout_s: float = 10) -> None:
+    """Return once the web process holds exactly ``count`` long-polls (``API_MAX_WAITS`` slots taken)."""
+    deadline = time.monotonic() + timeout_s
+    while services.api_waits.in_use != count:
+        assert time.monotonic() < deadline, f"{services.api_waits.in_use} long-polls held, never {count}"
+        time.sleep(0.01)
