@@ -1,4 +1,4 @@
-"""Ask Signoff for a sign-off and wait for the decision: the HTTP API in ~40 lines of standard library.
+"""Ask Signoff for a sign-off and wait for the decision: the HTTP API in ~50 lines of standard library.
 
 Copy it into your agent's code base: it needs nothing but the API's URL and a key
 (``python -m bot api-key create --name <your agent>``).
@@ -16,7 +16,8 @@ def ask_and_wait(api_url: str, api_key: str, ask: dict[str, Any], *, timeout_s: 
     once decided: ``status`` is approved, denied, expired or cancelled, ``decision`` says who, when and why.
 
     A timeout withdraws the request (``cancelled``). Pass an ``idempotency_key``: a retry after a crash then finds
-    the same request instead of asking twice.
+    the same request instead of asking twice. A wait the server refuses (429: it holds its most waits) or that a
+    restart cuts is asked again after ``Retry-After``; any other refusal raises ``urllib.error.HTTPError``.
     """
     request = _call(api_url, api_key, "POST", "/v1/approvals", ask)
     deadline = time.monotonic() + timeout_s
@@ -26,9 +27,20 @@ def ask_and_wait(api_url: str, api_key: str, ask: dict[str, Any], *, timeout_s: 
             return _call(api_url, api_key, "POST", f"/v1/approvals/{request['id']}/cancel")
         try:
             request = _call(api_url, api_key, "GET", f"/v1/approvals/{request['id']}?wait={min(left, 30)}s")
+        except urllib.error.HTTPError as error:
+            if error.code != 429 and error.code < 500:
+                raise  # refused (a revoked key, an unknown id): asking again cannot help
+            time.sleep(_retry_after(error))  # 429: the server holds its most waits; 5xx: it restarts
         except (urllib.error.URLError, ConnectionError):
             time.sleep(1)  # the web process restarts: the request is kept, ask again
     return request
+
+
+def _retry_after(error: urllib.error.HTTPError) -> float:
+    try:
+        return min(max(float(error.headers.get("Retry-After", 1)), 0), 60)
+    except ValueError:  # an HTTP date: not sent by Signoff
+        return 1
 
 
 def _call(api_url: str, api_key: str, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:

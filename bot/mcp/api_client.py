@@ -12,6 +12,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 _TIMEOUT_MARGIN_S: Final = 15
+_MAX_RETRY_AFTER_S: Final = 60.0
 
 
 class ApiError(Exception):
@@ -19,12 +20,14 @@ class ApiError(Exception):
 
     Attributes:
         status: The HTTP status, or 0 when the API could not be reached.
+        retry_after_s: Seconds the API asked to wait before asking again (``Retry-After``), if it said.
     """
 
-    def __init__(self, status: int, message: str) -> None:
-        """Keep the status and the API's message."""
+    def __init__(self, status: int, message: str, *, retry_after_s: float | None = None) -> None:
+        """Keep the status, the API's message and its ``Retry-After``."""
         super().__init__(message)
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,16 @@ class SignoffApi:
             with urllib.request.urlopen(request, timeout=timeout_s + _TIMEOUT_MARGIN_S) as response:
                 return dict(json.loads(response.read()))
         except urllib.error.HTTPError as error:
-            raise ApiError(error.code, _message_of(error)) from None
+            raise ApiError(error.code, _message_of(error), retry_after_s=_retry_after(error)) from None
         except (OSError, ValueError) as error:
             raise ApiError(0, f"the Signoff API at {self.base_url} cannot be reached: {error}") from None
+
+
+def _retry_after(error: urllib.error.HTTPError) -> float | None:
+    try:
+        return min(max(float(error.headers.get("Retry-After", "")), 0), _MAX_RETRY_AFTER_S)
+    except ValueError:  # absent, or an HTTP date (Signoff sends seconds)
+        return None
 
 
 def _message_of(error: urllib.error.HTTPError) -> str:

@@ -9,7 +9,8 @@ the HTTP API, so the policy, escalation, expiry, quorum and audit are the API's)
   ``input``, ``tool_use_id``; output a JSON text, ``{"behavior": "allow", "updatedInput": ...}`` or
   ``{"behavior": "deny", "message": ...}``. It fails closed: anything but an approval is a deny.
 
-A web process that restarts while a tool waits is asked again until the wait's deadline; a deadline
+A web process that restarts while a tool waits, or refuses the wait for now (429: it holds its most
+long-polls; asked again after ``Retry-After``), is asked again until the wait's deadline; a deadline
 reached without a decision withdraws the request (nobody approves what nobody waits for any more).
 """
 
@@ -30,7 +31,7 @@ from bot.mcp.config import McpSettings
 SERVER_NAME: Final = "signoff"
 PERMISSION_TOOL: Final = "permission_prompt"
 _POLL_S: Final = 20
-_RETRYABLE: Final = (0, 502, 503, 504)  # unreachable or restarting: ask again
+_RETRYABLE: Final = (0, 429, 502, 503, 504)  # unreachable, restarting, or holding its most waits: ask again
 
 
 def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffApi] | None = None) -> MCPServer:
@@ -129,7 +130,8 @@ async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeo
         except ApiError as error:
             if error.status not in _RETRYABLE:
                 raise
-            await anyio.sleep(1)
+            # A 429 says when (Retry-After): the web process is not failing, only full of other waits.
+            await anyio.sleep(error.retry_after_s or 1)
     return request
 
 

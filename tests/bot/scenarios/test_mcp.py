@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
+from tests.bot.support.busy_api import approving_after_a_refusal, busy_bot
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
 from tests.bot.support.processes import ROOT, bot_environment, run_bot
@@ -204,3 +205,22 @@ def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
     assert result.structured_content["status"] == "approved"
     assert wrong.is_error
     assert "channel: 'general' is not a Slack channel id" in wrong.content[0].text
+
+
+def test_a_wait_refused_with_429_is_asked_again_never_a_tool_failure(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    with busy_bot(redis_client) as bot:
+
+        async def session() -> Any:
+            async with Client(_stdio(_environment(bot))) as client:
+                return await client.call_tool("request_approval", {"tool": "restart_service", "input": DEPLOY})
+
+        with approving_after_a_refusal(bot, caplog, "claude-ci"):
+            result = anyio.run(session)
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    assert (result.structured_content["status"], result.structured_content["decision"]["decided_by"]) == (
+        "approved",
+        APPROVER,
+    )
