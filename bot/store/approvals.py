@@ -468,7 +468,9 @@ class ApprovalStore:
             "recent_kept": RECENT_KEPT,
             "now_ms": int(decision.decided_at.timestamp() * 1000),
         }
-        record = decision.model_copy(update={"approved_by": (), "discussion": ()}).model_dump_json()
+        if decision.approved_by or decision.discussion:  # the script fills them in (they are usually empty here)
+            decision = decision.model_copy(update={"approved_by": (), "discussion": ()})
+        record = decision.model_dump_json()
         status, value, request_json, message_ts = self._decide(
             keys=request_keys,
             args=[

@@ -70,6 +70,7 @@ Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedul
 """
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from state import store
@@ -99,7 +100,14 @@ def _shard_prefix(shard: int) -> str:
 
 
 def _session_prefix(session_id: str) -> str:
+    return _prefix_with(session_id, shard_count())
+
+
+@lru_cache(maxsize=4096)
+def _prefix_with(session_id: str, shards: int) -> str:
     # keys_for validates the id as the session store does (braces would break the tag) and gives its shard's tag.
+    # Cached: a click builds a dozen of one session's keys (a CRC and a validation each); the shard count is part
+    # of the cache key, so a process that sets REDIS_SHARDS after a first lookup never reads a stale tag.
     return keys_for(session_id).session.removesuffix(":session")
 
 

@@ -203,10 +203,9 @@ local decision = filled(ARGV[2], '"approved_by":[]', approved_by)
 decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']')
 redis.call('HSET', KEYS[1], 'decision', decision)
 redis.call('SREM', KEYS[2], attempt.approval_id)
-for _, entry_id in ipairs(cjson.decode(ARGV[7])) do
-  redis.call('ZREM', KEYS[11], entry_id)
-  redis.call('HDEL', KEYS[12], entry_id)
-end
+local scheduled = cjson.decode(ARGV[7])
+redis.call('ZREM', KEYS[11], unpack(scheduled))  -- one call each for every kind of step
+redis.call('HDEL', KEYS[12], unpack(scheduled))
 redis.call('ZREM', KEYS[13], attempt.approval_id)
 redis.call('ZREM', KEYS[14], attempt.approval_id)
 redis.call('ZADD', KEYS[15], attempt.now_ms, attempt.approval_id)
