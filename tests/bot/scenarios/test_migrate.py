@@ -15,7 +15,13 @@ from tests.bot.support.harness import APPROVER, demo_factory, running_bot
 from tests.bot.support.processes import run_bot
 
 _SHARDED = re.compile(r"^signoff:\{s\d+\.\d+\}:(.*)$")
-_GLOBAL = ("signoff:seen-signature:", "signoff:event:", "signoff:home-viewers", "signoff:channel-members:")
+_GLOBAL = (
+    "signoff:seen-signature:",
+    "signoff:event:",
+    "signoff:home-viewers",
+    "signoff:channel-members:",
+    "signoff:layout:",  # the shard count the data is written with: recorded by the first process
+)
 
 
 def _as_written_before_shards(client: redis.Redis) -> set[str]:
