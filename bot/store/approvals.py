@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
 from bot.store import keys, scripts
+from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
 from bot.store.jobs import JobQueue
 from state.text import as_text
@@ -146,7 +147,7 @@ class ApprovalStore:
     def __init__(self, client: redis.Redis) -> None:
         """Register the scripts; nothing is sent yet."""
         self._client = client
-        self._decide = client.register_script(scripts.DECIDE)
+        self._decide = DirectScript(client, scripts.DECIDE)  # a click waits for it: no pool on its path
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
 
     def open_round(

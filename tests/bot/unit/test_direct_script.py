@@ -1,0 +1,68 @@
+"""A script sent over connections of its own: kept across calls and threads, and what the pool survives, it survives."""
+
+import threading
+
+import redis
+from redis.cluster import RedisCluster
+
+from bot.store.direct_script import DirectScript
+from tests.redis_targets import on_both
+
+pytest_generate_tests = on_both
+
+_ECHO = "redis.call('INCR', KEYS[1]) return {KEYS[1], ARGV[1]}"
+KEY = "signoff:{s0.0}:test-thread-script"
+
+
+def _script_connections(client: redis.Redis) -> int:
+    """How many connections of the server holding ``KEY`` last ran a script (``EVALSHA``)."""
+    node = client.get_node_from_key(KEY).redis_connection if isinstance(client, RedisCluster) else client
+    assert node is not None
+    return sum(1 for each in node.client_list() if each.get("cmd") == "evalsha")
+
+
+def _kill_every_client(client: redis.Redis) -> None:
+    """Close every client connection the server (every master of a cluster) has, as a restart would."""
+    if isinstance(client, RedisCluster):
+        for node in client.get_primaries():
+            node.redis_connection.client_kill_filter(_type="normal", skipme=True)
+    else:
+        client.client_kill_filter(_type="normal", skipme=True)
+
+
+def test_calls_from_threads_that_come_and_go_reuse_one_connection_apart_from_the_pool(
+    redis_client: redis.Redis,
+) -> None:
+    script = DirectScript(redis_client, _ECHO)
+    answers: list[bytes] = []
+    for _ in range(2):  # a thread per request, as a threading HTTP server runs them
+        thread = threading.Thread(target=lambda: answers.extend(script(keys=[KEY], args=["hi"])[1] for _ in range(3)))
+        thread.start()
+        thread.join()
+
+    assert answers == [b"hi"] * 6
+    # One connection ran every call, and it is not the pool's (which is the one asking for the list now).
+    assert _script_connections(redis_client) == 1
+    assert int(redis_client.get(KEY) or 0) == 6
+
+
+def test_a_script_the_server_forgot_is_loaded_again(redis_client: redis.Redis) -> None:
+    script = DirectScript(redis_client, _ECHO)
+    assert script(keys=[KEY], args=["before"])[1] == b"before"
+    redis_client.script_flush()  # as a restart without persistence of the script cache does
+
+    assert script(keys=[KEY], args=["after"])[1] == b"after"
+    assert int(redis_client.get(KEY) or 0) == 2  # each call ran once
+
+
+def test_a_broken_connection_falls_back_to_the_pool_and_a_new_one_is_made(redis_client: redis.Redis) -> None:
+    script = DirectScript(redis_client, _ECHO)
+    assert script(keys=[KEY], args=["one"])[1] == b"one"
+    _kill_every_client(redis_client)
+
+    assert script(keys=[KEY], args=["two"])[1] == b"two"  # through the pool, which reconnects
+    assert script(keys=[KEY], args=["three"])[1] == b"three"  # on a new connection of its own
+
+    # Its new connection (the pool's, which ran the fallback, is the one asking for the list now).
+    assert _script_connections(redis_client) == 1
+    assert int(redis_client.get(KEY) or 0) == 3
