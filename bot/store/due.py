@@ -215,7 +215,24 @@ def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: floa
     if not queues:
         return []
     now_ms, lease_ms = queues[0].now_ms(), int(lease_s * 1000)
+    return [
+        Leased(now_ms + lease_ms, [(entry_id, entry) for entry_id, entry, _claims in claimed])
+        for claimed in _claim_each(client, queues, now_ms, lease_ms=lease_ms, limit=limit)
+    ]
 
+
+def claim_counted_each(
+    client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int
+) -> list[list[tuple[str, str, int]]]:
+    """``DueQueue.claim_counted`` of every queue (up to ``limit`` each), in one pipeline (as ``lease_each``)."""
+    if not queues:
+        return []
+    return _claim_each(client, queues, queues[0].now_ms(), lease_ms=int(lease_s * 1000), limit=limit)
+
+
+def _claim_each(
+    client: redis.Redis, queues: Sequence[DueQueue], now_ms: int, *, lease_ms: int, limit: int
+) -> list[list[tuple[str, str, int]]]:
     def run() -> list[Any]:
         pipeline = client.pipeline(transaction=False)
         for queue in queues:
@@ -227,13 +244,11 @@ def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: floa
     if any(isinstance(reply, NoScriptError) for reply in replies):  # first use, a restart, a failover
         client.script_load(scripts.CLAIM_DUE)
         replies = run()
-    leased = []
+    claimed = []
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
         # Lossless: a byte that is not UTF-8 must not stop the whole claim; the entry's owner refuses it.
         texts = [lossless_text(item) for item in reply]
-        leased.append(
-            Leased(now_ms + lease_ms, [(texts[index], texts[index + 1]) for index in range(0, len(texts), 3)])
-        )
-    return leased
+        claimed.append([(texts[index], texts[index + 1], int(texts[index + 2])) for index in range(0, len(texts), 3)])
+    return claimed

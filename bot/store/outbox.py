@@ -30,7 +30,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.store import keys, scripts
-from bot.store.due import DueQueue, FencedWrites
+from bot.store.due import DueQueue, FencedWrites, claim_counted_each
 from state.text import as_text, bytes_of
 
 logger = logging.getLogger(__name__)
@@ -132,7 +132,6 @@ class Outbox:
         ]
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
-        self._next_claim = 0
 
     @property
     def _queue(self) -> DueQueue:
@@ -157,16 +156,12 @@ class Outbox:
         pipeline.execute()
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
-        """Take up to ``limit`` due entries, from every shard, for ``lease_s`` seconds."""
+        """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip
+        (one per master on a cluster): a dispatcher woken by a new entry asks once, not once per shard."""
         claimed: list[OutboxEntry] = []
-        # Start from a different shard each time, so a busy shard never starves the others.
-        first = self._next_claim = (self._next_claim + 1) % len(self._queues)
-        for shard in [*keys.shards()][first:] + [*keys.shards()][:first]:
-            if len(claimed) >= limit:
-                break
-            for entry_id, text, claims in self._queues[shard].claim_counted(
-                lease_s=lease_s, limit=limit - len(claimed)
-            ):
+        every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit)
+        for shard, entries in enumerate(every_shard):
+            for entry_id, text, claims in entries:
                 try:
                     entry = OutboxEntry.from_json(entry_id, text, shard=shard)
                 except ValueError as error:

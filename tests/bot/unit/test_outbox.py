@@ -6,6 +6,7 @@ import pytest
 import redis
 from slack_sdk import WebClient
 
+from bench.round_trips import counting_client
 from bot.slack.delivery import Deliverer
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
@@ -185,3 +186,20 @@ def test_waiting_for_its_turn_is_not_a_failed_attempt(
     # Only part 1's retry looked for an earlier copy; part 2 had sent nothing before.
     assert len(slack.calls("conversations.history")) == 1
     assert outbox.pending() == 0
+
+
+def test_a_claim_asks_every_shard_in_one_round_trip(redis_client: redis.Redis, clock: Clock) -> None:
+    url = redis_client.connection_pool.connection_kwargs
+    counted, trips = counting_client(f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}")
+    outbox = Outbox(counted, clock=clock)
+    queued = [OutboxEntry("post_message", {"channel": "C0OPS", "text": f"{shard}"}, shard=shard) for shard in range(3)]
+    for entry in queued:
+        outbox.send_later(entry)
+    outbox.claim(lease_s=30)  # the first claim also loads the script into the server
+    clock.now += 60  # every lease has run out: all three are due again
+
+    before = trips.count
+    claimed = outbox.claim(lease_s=30)
+
+    assert trips.count - before == 1
+    assert sorted(entry.shard for entry in claimed) == [0, 1, 2]
