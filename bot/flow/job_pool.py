@@ -52,7 +52,12 @@ class JobPool:
         self._touch = touch
         self._beat_every_s = beat_every_s
         self._idle_s = idle_s
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        # Two conditions on one lock: a ready job wakes one idle runner (not every thread of the pool, which
+        # then all contend for the lock and the GIL: measured as a fifth of a busy worker's CPU); a job that
+        # ends wakes the few that wait for room (the reader, the heartbeat, ``wait_idle``).
+        self._work = threading.Condition(self._lock)
+        self._room = threading.Condition(self._lock)
         self._held: dict[str, Job] = {}
         self._queued_by_session: dict[str, deque[Job]] = {}
         self._ready: deque[Job] = deque()
@@ -63,18 +68,18 @@ class JobPool:
 
     def free(self) -> int:
         """How many more jobs may be submitted now."""
-        with self._changed:
+        with self._lock:
             return self.size - len(self._held)
 
     def held(self) -> list[Job]:
         """The jobs held now (running or waiting for their session)."""
-        with self._changed:
+        with self._lock:
             return list(self._held.values())
 
     def submit(self, job: Job) -> None:
         """Run ``job`` as soon as a thread is free and no other job of its session runs here."""
         session = self._session_of(job)
-        with self._changed:
+        with self._lock:
             self._held[job.job_id] = job
             if session in self._queued_by_session:
                 self._queued_by_session[session].append(job)  # runs when the session's current job ends
@@ -84,12 +89,11 @@ class JobPool:
             if not self._beating:
                 self._beating = True
                 threading.Thread(target=self._beat, name="heartbeat", daemon=True).start()
-            self._changed.notify_all()
 
     def wait_for_free(self, timeout_s: float) -> int:
         """Wait up to ``timeout_s`` until a job may be submitted; return how many may."""
-        with self._changed:
-            self._changed.wait_for(lambda: len(self._held) < self.size, timeout=timeout_s)
+        with self._lock:
+            self._room.wait_for(lambda: len(self._held) < self.size, timeout=timeout_s)
             self._raise_fatal()
             return self.size - len(self._held)
 
@@ -99,8 +103,8 @@ class JobPool:
         Raises:
             BaseException: What a job raised that is not an ``Exception`` (``SystemExit``, say), once.
         """
-        with self._changed:
-            idle = self._changed.wait_for(lambda: not self._held, timeout=timeout_s)
+        with self._lock:
+            idle = self._room.wait_for(lambda: not self._held, timeout=timeout_s)
             self._raise_fatal()
             return idle
 
@@ -115,12 +119,14 @@ class JobPool:
         if len(self._ready) > self._idle_runners and self._runners < self.size:
             self._runners += 1
             threading.Thread(target=self._run, name=f"job-{self._runners}", daemon=True).start()
+        else:
+            self._work.notify()
 
     def _run(self) -> None:
         while True:
-            with self._changed:
+            with self._lock:
                 self._idle_runners += 1
-                self._changed.wait_for(lambda: bool(self._ready), timeout=self._idle_s)
+                self._work.wait_for(lambda: bool(self._ready), timeout=self._idle_s)
                 self._idle_runners -= 1
                 if not self._ready:
                     self._runners -= 1
@@ -132,7 +138,7 @@ class JobPool:
                 logger.exception("job_id=<%s> | job handler failed", job.job_id)
             except BaseException as error:
                 # Not an error of the job (the process is going down): whoever waits on the pool gets it.
-                with self._changed:
+                with self._lock:
                     self._runners -= 1
                     self._fatal = self._fatal or error
                 return
@@ -141,19 +147,19 @@ class JobPool:
 
     def _finished(self, job: Job) -> None:
         session = self._session_of(job)
-        with self._changed:
+        with self._lock:
             del self._held[job.job_id]
             waiting = self._queued_by_session[session]
             if waiting:
                 self._make_ready(waiting.popleft())
             else:
                 del self._queued_by_session[session]
-            self._changed.notify_all()
+            self._room.notify_all()
 
     def _beat(self) -> None:
         while True:
-            with self._changed:
-                self._changed.wait_for(lambda: not self._held, timeout=self._beat_every_s)
+            with self._lock:
+                self._room.wait_for(lambda: not self._held, timeout=self._beat_every_s)
                 if not self._held:
                     self._beating = False
                     return
