@@ -34,6 +34,7 @@ from urllib.parse import quote
 import redis
 
 from bench.fixtures import synthetic_request
+from bench.round_trips import commands_sent
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
 from bot.store.approvals import ApprovalStore
@@ -44,7 +45,6 @@ SECRET = "bench-signing-secret"
 APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 _WARMUP = 100
-_MARK = "bench-ack-round-trips-"
 
 
 def _free_port() -> int:
@@ -219,36 +219,10 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 def _round_trips_per_click(client: redis.Redis, port: int, bodies: list[bytes]) -> float:
-    """Redis round trips the bot makes per click, counted for real: every command a client sends (MONITOR),
-    between two markers, but the commands the scripts run inside Redis and the markers themselves."""
-    counted: list[int] = []
-    ready = threading.Event()
-
-    def watch() -> None:
-        seen, started = 0, False
-        with client.monitor() as monitor:  # type: ignore[no-untyped-call]
-            ready.set()
-            for command in monitor.listen():
-                text = str(command.get("command", ""))
-                if text == f"ECHO {_MARK}start":
-                    started = True
-                elif text == f"ECHO {_MARK}end":
-                    counted.append(seen)
-                    return
-                elif started and command.get("client_type") != "lua":
-                    seen += 1
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    ready.wait(10)
-    time.sleep(0.2)  # the monitor is subscribed once its first reply came; give it a moment to be sure
-    client.echo(f"{_MARK}start")
-    _load(port, bodies, 1)
-    client.echo(f"{_MARK}end")
-    watcher.join(30)
-    if not counted:
-        raise RuntimeError("the round trip count did not finish")
-    return counted[0] / len(bodies)
+    """Redis round trips the bot makes per click, counted for real: every command a client sends (MONITOR)."""
+    with commands_sent(client) as commands:
+        _load(port, bodies, 1)
+    return len(commands) / len(bodies)
 
 
 def _measure(clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int]) -> dict[str, list[float]]:

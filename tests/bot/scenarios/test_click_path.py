@@ -1,9 +1,6 @@
 """A click's path: one verifier at the edge, and an Approve click is one Redis round trip before its answer."""
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +8,7 @@ import pytest
 import redis
 from slack_bolt.middleware.request_verification import RequestVerification
 
+from bench.round_trips import commands_sent
 from bot.render import action_ids as ids
 from bot.render import messages
 from bot.sandbox.slack_requests import SignedPoster
@@ -30,7 +28,6 @@ from tests.bot.support.harness import (
 )
 from tests.bot.support.http_server import serve_wsgi
 
-_MARK = "test-click-path-"
 SCENARIO_POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
 LEFT = "U0THIRD"  # in the channel (and the on-call group) when the caches were filled, gone since
 
@@ -47,35 +44,6 @@ def _shard(bot: Bot, approval_id: str) -> int:
     session_id = bot.services.approvals.session_of(approval_id)
     assert session_id is not None
     return keys.shard_of(session_id)
-
-
-@contextmanager
-def commands_sent(client: redis.Redis) -> Iterator[list[str]]:
-    """The commands clients send to Redis in the block (Redis MONITOR), but the ones scripts run inside Redis."""
-    commands: list[str] = []
-    ready, done = threading.Event(), threading.Event()
-
-    def watch() -> None:
-        started = False
-        with client.monitor() as monitor:  # type: ignore[no-untyped-call]
-            ready.set()
-            for command in monitor.listen():
-                text = str(command.get("command", ""))
-                if text == f"ECHO {_MARK}start":
-                    started = True
-                elif text == f"ECHO {_MARK}end":
-                    done.set()
-                    return
-                elif started and command.get("client_type") != "lua":
-                    commands.append(text)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    assert ready.wait(5)
-    client.echo(f"{_MARK}start")
-    yield commands
-    client.echo(f"{_MARK}end")
-    assert done.wait(5)
 
 
 def _two_requests(bot: Bot) -> None:
