@@ -154,7 +154,7 @@ def test_under_gunicorn_long_polls_leave_a_thread_for_slacks_clicks(redis_url: s
 
             started = time.monotonic()
             _click_approve(port, slack)  # the one thread the waits left
-            assert time.monotonic() - started < 1.5  # well under Slack's 3 s (uncapped: after a wait ends, 30 s)
+            assert time.monotonic() - started < 3  # within Slack's 3 s (uncapped: after a wait ends, 30 s)
             decided = [future.result(timeout=10).json() for future in waiting]
             assert [(d["status"], d["decision"]["decided_by"]) for d in decided] == [("approved", APPROVER)] * 2
 

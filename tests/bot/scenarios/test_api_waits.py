@@ -39,7 +39,7 @@ def test_a_long_poll_over_the_bound_is_refused_at_once_and_a_click_still_lands(r
 
         started = time.monotonic()
         third = api.get(request_id, wait="30s")
-        assert time.monotonic() - started < 1  # refused at once, not queued behind the two
+        assert time.monotonic() - started < 5  # refused at once, not queued behind the two (their waits: 30 s)
         _assert_refused(third)
         assert api.get(request_id).json()["status"] == "pending"  # a read without wait is never refused
         assert not any(future.done() for future in waiting)
@@ -47,7 +47,7 @@ def test_a_long_poll_over_the_bound_is_refused_at_once_and_a_click_still_lands(r
         started = time.monotonic()
         clicked = bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
         assert clicked.status == 200
-        assert time.monotonic() - started < 1.5  # well under Slack's 3 s
+        assert time.monotonic() - started < 3  # within Slack's 3 s (without the bound: after a wait ends, 30 s)
         answers = [future.result(timeout=10) for future in waiting]
         assert [(a.status_code, a.json()["decision"]["decided_by"]) for a in answers] == [(200, APPROVER)] * 2
 
