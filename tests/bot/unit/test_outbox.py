@@ -1,7 +1,5 @@
 """The outbox against a loopback Slack: retries, backoff, Retry-After, parking, leases."""
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 from slack_sdk import WebClient
@@ -11,32 +9,7 @@ from bot.slack.delivery import Deliverer
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
-
-
-class Clock:
-    """Seconds, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def outbox(redis_client: redis.Redis, clock: Clock) -> Outbox:
-    return Outbox(redis_client, clock=clock)
+from tests.bot.support.seconds_clock import SecondsClock
 
 
 @pytest.fixture
@@ -50,7 +23,7 @@ def _post(text: str) -> OutboxEntry:
 
 
 def test_a_server_error_backs_off_then_delivers(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     slack.fail_next("chat.postMessage", status=500, times=2)
     outbox.send_later(_post("hello"))
@@ -69,7 +42,7 @@ def test_a_server_error_backs_off_then_delivers(
 
 
 def test_a_rate_limit_waits_exactly_retry_after(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     slack.fail_next("chat.postMessage", status=429, retry_after=7)
     outbox.send_later(_post("hello"))
@@ -83,7 +56,7 @@ def test_a_rate_limit_waits_exactly_retry_after(
 
 
 def test_a_permanent_error_is_parked_with_its_reason_after_a_few_attempts(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     slack.error_next("chat.postMessage", "channel_not_found", times=10)
     outbox.send_later(_post("hello"))
@@ -100,7 +73,7 @@ def test_a_permanent_error_is_parked_with_its_reason_after_a_few_attempts(
 
 
 def test_an_entry_claimed_by_a_dispatcher_that_died_comes_back_after_its_lease(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     outbox.send_later(_post("hello"))
     [claimed] = outbox.claim(lease_s=30)  # a dispatcher takes it, then dies without sending
@@ -112,7 +85,9 @@ def test_an_entry_claimed_by_a_dispatcher_that_died_comes_back_after_its_lease(
     assert [call.args["text"] for call in slack.calls("chat.postMessage")] == ["hello"]
 
 
-def test_an_update_waits_for_its_post(slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock) -> None:
+def test_an_update_waits_for_its_post(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
+) -> None:
     outbox.send_later(OutboxEntry("update_approval", {"session_id": "T:C:1.2", "approval_id": "a" * 24}))
     # Unknown approval: nothing to update, the entry completes without a Slack call.
     assert deliverer.deliver_due() == 1
@@ -121,7 +96,7 @@ def test_an_update_waits_for_its_post(slack: FakeSlack, outbox: Outbox, delivere
 
 
 def test_a_slow_slack_times_out_and_is_retried_not_lost_nor_posted_twice(
-    slack: FakeSlack, outbox: Outbox, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     impatient = Deliverer(
         client=WebClient(token=slack.token, base_url=slack.url, timeout=1),
@@ -142,7 +117,7 @@ def test_a_slow_slack_times_out_and_is_retried_not_lost_nor_posted_twice(
 
 
 def test_a_retry_posts_when_the_earlier_attempt_did_not(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     slack.fail_next("chat.postMessage", status=503, retry_after=None)
     outbox.send_later(_post("hello"))
@@ -156,7 +131,7 @@ def test_a_retry_posts_when_the_earlier_attempt_did_not(
 
 
 def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
-    outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+    outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     # A session id no key can be built for: the sender raises ValueError, not a Slack error.
     outbox.send_later(OutboxEntry("update_approval", {"session_id": "bad id", "approval_id": "a" * 24}))
@@ -171,7 +146,7 @@ def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
 
 
 def test_waiting_for_its_turn_is_not_a_failed_attempt(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     first, second = posts_in_order([{"channel": "C0OPS", "text": "part 1"}, {"channel": "C0OPS", "text": "part 2"}])
     slack.fail_next("chat.postMessage", status=500, retry_after=None)
@@ -188,7 +163,7 @@ def test_waiting_for_its_turn_is_not_a_failed_attempt(
     assert outbox.pending() == 0
 
 
-def test_a_claim_asks_every_shard_in_one_round_trip(redis_client: redis.Redis, clock: Clock) -> None:
+def test_a_claim_asks_every_shard_in_one_round_trip(redis_client: redis.Redis, clock: SecondsClock) -> None:
     url = redis_client.connection_pool.connection_kwargs
     counted, trips = counting_client(f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}")
     outbox = Outbox(counted, clock=clock)

@@ -13,34 +13,9 @@ from bot.store.approvals import ApprovalStore
 from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.seconds_clock import SecondsClock
 
 CHANNELS = ("C0ALPHA", "C0BRAVO", "C0CHARLIE")
-
-
-class Clock:
-    """Seconds, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def outbox(redis_client: redis.Redis, clock: Clock) -> Outbox:
-    return Outbox(redis_client, clock=clock)
 
 
 @pytest.fixture
@@ -87,7 +62,7 @@ def test_each_channel_gets_its_messages_in_order_while_channels_go_in_parallel(
 
 
 def test_a_rate_limited_channel_waits_in_order_and_the_others_do_not(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
     _queue_interleaved(outbox, 3)
@@ -113,7 +88,7 @@ def test_a_rate_limited_channel_waits_in_order_and_the_others_do_not(
 
 
 def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     slack.fail_next("chat.postMessage", status=500, channel="C0ALPHA")
     parts = [{"channel": "C0ALPHA", "thread_ts": "1.1", "text": f"part {index}"} for index in range(3)]
@@ -135,7 +110,7 @@ def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
 
 
 def test_entries_a_killed_deliverer_held_come_back_after_the_lease_and_are_posted_once_in_order(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     _queue_interleaved(outbox, 4)
     held = outbox.claim(lease_s=30, limit=100)  # a dispatcher takes everything, then dies without sending
@@ -150,7 +125,7 @@ def test_entries_a_killed_deliverer_held_come_back_after_the_lease_and_are_poste
 
 
 def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     _queue_interleaved(outbox, 2)
     first, *_rest = outbox.claim(lease_s=30, limit=100)
@@ -200,7 +175,7 @@ class _DiesBeforeCompleting:
 
 
 def test_a_message_queued_after_a_rate_limited_one_does_not_overtake_it_in_a_later_batch(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
     slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
     _queue_interleaved(outbox, 2)
@@ -222,7 +197,7 @@ def test_a_message_queued_after_a_rate_limited_one_does_not_overtake_it_in_a_lat
 
 
 def test_two_dispatchers_never_send_to_one_channel_at_once(
-    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     other = Deliverer(
         client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
@@ -247,7 +222,7 @@ def test_two_dispatchers_never_send_to_one_channel_at_once(
 
 
 def test_a_channel_held_by_a_dispatcher_that_died_is_free_again_after_its_lease(
-    slack: FakeSlack, outbox: Outbox, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     survivor = Deliverer(
         client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
@@ -270,7 +245,7 @@ def test_a_channel_held_by_a_dispatcher_that_died_is_free_again_after_its_lease(
 
 
 def test_a_channel_another_dispatcher_is_sending_to_is_tried_again_within_moments_not_after_its_lease(
-    slack: FakeSlack, outbox: Outbox, clock: Clock, redis_client: redis.Redis
+    slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     # Two workers dispatch the outbox and every request of a busy team lands in one channel: a dispatcher that
     # waited out the other's lease (or a whole second) made that channel crawl (bench.cluster: 103 -> 12 sessions/s).
@@ -294,7 +269,7 @@ def test_a_channel_another_dispatcher_is_sending_to_is_tried_again_within_moment
 
 
 def test_a_lane_held_for_an_entry_lets_only_that_entry_or_an_earlier_one_through(
-    redis_client: redis.Redis, clock: Clock
+    redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     leases = LaneLeases(redis_client, lease_s=30, now_ms=lambda: int(clock() * 1000))
     token, [taken] = leases.take([("C0ALPHA", "0002")])

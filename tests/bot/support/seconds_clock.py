@@ -1,0 +1,13 @@
+"""A clock in seconds that tests move by hand (the outbox's and the audit's kind of clock)."""
+
+
+class SecondsClock:
+    """Seconds since the epoch, moved by hand (``now``)."""
+
+    def __init__(self) -> None:
+        """Start at a fixed moment."""
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        """The current time."""
+        return self.now
