@@ -334,15 +334,13 @@ class DecisionService:
 
     def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
         """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
+        # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
+        update = Outbox.script_entry(
+            update_approval(attempt.session_id, attempt.approval_id), due_ms=epoch_ms(self._clock())
+        )
+        audit = self._audit_events(attempt.session_id, attempt.user, **details)
         for _ in range(_ATTEMPTS):
-            result = self._approvals.decide(
-                attempt,
-                decision=decision,
-                update=Outbox.script_entry(
-                    update_approval(attempt.session_id, attempt.approval_id), due_ms=epoch_ms(self._clock())
-                ),
-                audit=self._audit_events(attempt.session_id, attempt.user, **details),
-            )
+            result = self._approvals.decide(attempt, decision=decision, update=update, audit=audit)
             if result.status not in (Status.NEEDS, Status.UNREADABLE):
                 return result
             if attempt.replay is not None:

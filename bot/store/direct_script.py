@@ -46,7 +46,9 @@ class DirectScript:
     def __call__(self, *, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """The script's reply for ``keys`` (all in one slot) and ``args``."""
         node = self._node_of(keys[0])
-        idle = self._idle.setdefault(node, deque())
+        idle = self._idle.get(node)
+        if idle is None:  # setdefault would build a deque on every call of this hot path
+            idle = self._idle.setdefault(node, deque())
         try:
             connection = idle.pop()
         except IndexError:
