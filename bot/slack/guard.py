@@ -15,11 +15,11 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import parse_qsl
 
 import redis
 from slack_sdk.signature import SignatureVerifier
 
+from bot.slack.form_body import form_fields
 from bot.store.signatures import SeenSignatures
 
 MAX_BODY_BYTES: Final = 1 << 20
@@ -98,7 +98,7 @@ def read_request(text: str, content_type: str) -> dict[str, Any] | str:
         return _json_object(text, "body")
     if not text.strip() or "=" not in text:
         return "empty or unparseable form body"
-    fields = dict(parse_qsl(text, keep_blank_values=True))
+    fields = form_fields(text)
     if "payload" in fields:
         return _json_object(fields["payload"], "payload")
     return fields
