@@ -36,6 +36,7 @@ from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Atte
 from bot.store.audit import Audit
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
+from bot.store.scripts import ScriptRecord
 from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
@@ -396,8 +397,6 @@ class DecisionService:
             team_id=origin.user_team_id,
         )
 
-    def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[str, str]:
+    def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[ScriptRecord, ...]:
         """The audit events of a vote and of a decision (the script writes the one that happens)."""
-        vote = self._audit.script_event("vote", session_id=session_id, actor=actor, **details)
-        decision = self._audit.script_event("decision", session_id=session_id, actor=actor, **details)
-        return vote, decision
+        return self._audit.script_events(("vote", "decision"), session_id=session_id, actor=actor, **details)

@@ -421,14 +421,21 @@ class ApprovalStore:
         """Keep a thread reply with the approval; it travels with the decision."""
         self._client.rpush(keys.discussion(session_id, approval_id), entry.model_dump_json())
 
-    def decide(self, attempt: Attempt, *, decision: Decision, update: str, audit: tuple[str, str]) -> DecideResult:
+    def decide(
+        self,
+        attempt: Attempt,
+        *,
+        decision: Decision,
+        update: scripts.ScriptRecord,
+        audit: tuple[scripts.ScriptRecord, ...],
+    ) -> DecideResult:
         """Judge ``attempt`` and count its vote or record its decision, in one atomic step (one round trip).
 
         Args:
             attempt: Who, what and from where (the script checks the request's place and policy).
             decision: The record written if this attempt decides (its approvers and discussion are filled in).
             update: The message update, as ``Outbox.script_entry`` made it.
-            audit: The audit events of a vote and of a decision, as ``Audit.script_event`` made them.
+            audit: The audit events of a vote and of a decision (in that order), as ``Audit.script_events`` made them.
         """
         session_id, approval_id = attempt.session_id, attempt.approval_id
         shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
@@ -477,10 +484,7 @@ class ApprovalStore:
             args=[
                 json.dumps(judged),
                 record,
-                update,
-                *audit,
-                JobQueue.script_resume(session_id),
-                json.dumps(keys.schedule_entries(approval_id)),
+                *_runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
             ],
         )
         return DecideResult(
@@ -498,6 +502,11 @@ class ApprovalStore:
             args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
         return Status(as_text(result))
+
+
+def _runs(*records: Sequence[str]) -> list[str]:
+    """``records`` as a script reads them (``bot.store.scripts``): each its length, then its arguments."""
+    return [item for record in records for item in (str(len(record)), *record)]
 
 
 def _read(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:

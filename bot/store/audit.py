@@ -15,7 +15,7 @@ import csv
 import heapq
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
@@ -24,6 +24,7 @@ import redis
 
 from bot.store import keys
 from bot.store.due import FencedWrites
+from bot.store.scripts import ScriptRecord
 from state.text import as_text, shown
 
 ExportFormat = Literal["jsonl", "csv"]
@@ -86,10 +87,13 @@ class Audit:
         stream = keys.audit(keys.shard_of(session_id) if session_id else 0)
         target.xadd(stream, self._fields(event, session_id, actor, details))  # type: ignore[arg-type]
 
-    def script_event(self, event: str, *, session_id: str = "", actor: str = "", **details: Any) -> str:
-        """One event for a script to append (``bot.store.scripts``, ``add_audit``) in its own atomic step."""
-        fields = self._fields(event, session_id, actor, details)
-        return json.dumps([item for pair in fields.items() for item in pair], ensure_ascii=False)
+    def script_events(
+        self, events: Sequence[str], *, session_id: str = "", actor: str = "", **details: Any
+    ) -> tuple[ScriptRecord, ...]:
+        """One event of each name in ``events``, the same details (a script appends the one that happens:
+        ``bot.store.scripts``, ``add_audit``) in its own atomic step."""
+        fields = self._fields("", session_id, actor, details)
+        return tuple(tuple(item for pair in {**fields, "event": event}.items() for item in pair) for event in events)
 
     def _fields(self, event: str, session_id: str, actor: str, details: dict[str, Any]) -> dict[str, str]:
         return {

@@ -17,7 +17,6 @@ read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
 """
 
 import dataclasses
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -176,12 +175,12 @@ class JobQueue:
         target.xadd(stream, job.fields(), maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
 
     @staticmethod
-    def script_resume(session_id: str) -> str:
+    def script_resume(session_id: str) -> scripts.ScriptRecord:
         """The resume job for a script to queue (``bot.store.scripts``): the stream's bound and the job's
         fields but its version, which only the script knows (the round's) and appends."""
         fields = ResumeJob(session_id, 0).fields()
         del fields["version"]
-        return json.dumps([_MAX_JOBS, *(item for pair in fields.items() for item in pair), "version"])
+        return (str(_MAX_JOBS), *(item for pair in fields.items() for item in pair), "version")
 
     def read(self, consumer: str, *, block_ms: int = 1000, count: int = 1) -> list[Job]:
         """New jobs for ``consumer`` from any shard: up to ``count`` per shard.

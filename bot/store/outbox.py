@@ -36,6 +36,7 @@ from state.text import as_text, bytes_of
 logger = logging.getLogger(__name__)
 
 _WAKE_TOKENS_KEPT: Final = 64
+_WAKE_TOKENS_TEXT: Final = str(_WAKE_TOKENS_KEPT)  # as a script is told it
 _POSTED_KEPT_S: Final = 86_400  # far longer than an entry can be retried: the record outlives every holder
 _UNREADABLE_KEPT: Final = 10_000  # characters of an unreadable entry kept in its dead letter
 _CLUSTER_WAIT_S: Final = 0.02  # on a cluster, how long an idle dispatcher waits on one shard before the next
@@ -145,9 +146,9 @@ class Outbox:
         pipeline.ltrim(keys.outbox_wake(entry.shard), 0, _WAKE_TOKENS_KEPT - 1)
 
     @staticmethod
-    def script_entry(entry: OutboxEntry, *, due_ms: int) -> str:
+    def script_entry(entry: OutboxEntry, *, due_ms: int) -> scripts.ScriptRecord:
         """``entry`` for a script to queue (``bot.store.scripts``, ``queue_outbox``) in its own atomic step."""
-        return json.dumps([entry.entry_id, entry.to_json(), due_ms, _WAKE_TOKENS_KEPT])
+        return (entry.entry_id, entry.to_json(), str(due_ms), _WAKE_TOKENS_TEXT)
 
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""

@@ -3,36 +3,50 @@
 Each script is one atomic step on one hash slot: its KEYS come only from ``bot.store.keys``
 functions, so that the Redis Cluster layout changes in one place. Each names its KEYS and ARGV
 above it. Records a script writes for another owner (an outbox entry, a job, an audit event)
-arrive ready made from that owner as one JSON array argument (``Outbox.script_entry``,
-``JobQueue.script_resume``, ``Audit.script_event``): a script never spells another owner's format.
+arrive ready made from that owner as a run of arguments (``Outbox.script_entry``,
+``JobQueue.script_resume``, ``Audit.script_events``: a ``ScriptRecord``), each run preceded by its
+length: a script never spells another owner's format, and nothing is JSON-encoded only to be decoded
+again inside Redis (a click waits for both).
 Owners register the scripts they run (``client.register_script``).
 """
 
-from typing import Final
+from typing import Final, TypeAlias
 
 from bot.domain.status import Status
 
+ScriptRecord: TypeAlias = tuple[str, ...]
+"""A record one owner made for a script to write: a run of arguments (the script is told where it starts)."""
+
 # Shared pieces, prepended to the scripts that write another owner's records.
-# queue_outbox: args (outbox due zset, entries hash, wake list, the entry as Outbox.script_entry made it).
-# queue_job: args (jobs stream, JobQueue.script_resume's array, the values to append to its fields).
-# add_audit: args (audit stream, Audit.script_event's array).
+# runs_from(first): the runs of ARGV from index ``first`` on (each a length, then that many arguments), as
+#   {first index, last index} pairs.
+# queue_outbox: args (outbox due zset, entries hash, wake list, the run of Outbox.script_entry).
+# queue_job: args (jobs stream, the run of JobQueue.script_resume, the values to append to its fields).
+# add_audit: args (audit stream, the run of one of Audit.script_events).
 _OWNERS: Final = """
-local function queue_outbox(due_key, entries_key, wake_key, made)
-  local entry = cjson.decode(made)  -- {id, entry JSON, due ms, wake tokens kept}
-  redis.call('HSET', entries_key, entry[1], entry[2])
-  redis.call('ZADD', due_key, entry[3], entry[1])
+local function runs_from(first)
+  local runs, at = {}, first
+  while at <= #ARGV do
+    local count = tonumber(ARGV[at])
+    runs[#runs + 1] = {at + 1, at + count}
+    at = at + count + 1
+  end
+  return runs
+end
+local function queue_outbox(due_key, entries_key, wake_key, run)
+  local at = run[1]  -- id, entry JSON, due ms, wake tokens kept
+  redis.call('HSET', entries_key, ARGV[at], ARGV[at + 1])
+  redis.call('ZADD', due_key, ARGV[at + 2], ARGV[at])
   redis.call('LPUSH', wake_key, '1')
-  redis.call('LTRIM', wake_key, 0, entry[4] - 1)
+  redis.call('LTRIM', wake_key, 0, tonumber(ARGV[at + 3]) - 1)
 end
-local function queue_job(stream_key, made, ...)
-  local job = cjson.decode(made)  -- {max length, field, value, ...}
-  local fields = {}
-  for index = 2, #job do fields[#fields + 1] = job[index] end
+local function queue_job(stream_key, run, ...)
+  local fields = {unpack(ARGV, run[1] + 1, run[2])}  -- after the stream's max length: field, value, ...
   for _, value in ipairs({...}) do fields[#fields + 1] = value end
-  redis.call('XADD', stream_key, 'MAXLEN', '~', job[1], '*', unpack(fields))
+  redis.call('XADD', stream_key, 'MAXLEN', '~', ARGV[run[1]], '*', unpack(fields))
 end
-local function add_audit(stream_key, made)
-  redis.call('XADD', stream_key, '*', unpack(cjson.decode(made)))
+local function add_audit(stream_key, run)
+  redis.call('XADD', stream_key, '*', unpack(ARGV, run[1], run[2]))
 end
 """
 
@@ -45,10 +59,10 @@ end
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
 #       replay, replay_ttl_s, recent_kept, now_ms: the decision's place among the recent ones), 2 the decision
-#       record with empty "approved_by" and "discussion" (the script fills them in), 3 the message update
-#       (Outbox.script_entry), 4 the audit event of a vote, 5 the audit event of a decision (Audit.script_event),
-#       6 the resume job (JobQueue.script_resume; the script adds the round's version), 7 the request's schedule
-#       entry ids (JSON array).
+#       record with empty "approved_by" and "discussion" (the script fills them in), then five runs (each its
+#       length, then its arguments): the message update (Outbox.script_entry), the audit events of a vote and of
+#       a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds the round's
+#       version), the request's schedule entry ids.
 # With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
 # standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
 # reason when one is required. Without (the clock), only the record's own rules apply.
@@ -62,6 +76,7 @@ DECIDE: Final = (
     _OWNERS
     + f"""
 local attempt = cjson.decode(ARGV[1])
+local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(3))
 local groups_from = 17
 local replay_key = KEYS[groups_from + #attempt.groups]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
@@ -175,10 +190,10 @@ for _, reply in ipairs(replies) do
   local ok, entry = pcall(cjson.decode, reply)
   if not ok or type(entry) ~= 'table' then return {{'{Status.UNREADABLE}', '', '', ''}} end
 end
-local function queue_update_and_audit(event)
+local function queue_update_and_audit(event_run)
   redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
-  queue_outbox(KEYS[7], KEYS[8], KEYS[9], ARGV[3])
-  add_audit(KEYS[10], event)
+  queue_outbox(KEYS[7], KEYS[8], KEYS[9], update_run)
+  add_audit(KEYS[10], event_run)
 end
 local quorum = attempt.quorum > 0 and attempt.quorum or tonumber(policy.quorum) or 1
 local approved_by = '[]'
@@ -187,7 +202,7 @@ if attempt.kind == 'approve' and quorum > 1 then
   redis.call('SADD', KEYS[4], user)
   local votes = redis.call('SMEMBERS', KEYS[4])
   if #votes < quorum then
-    queue_update_and_audit(ARGV[4])
+    queue_update_and_audit(vote_run)
     return answer('{Status.VOTE}', tostring(#votes))
   end
   table.sort(votes)
@@ -203,15 +218,14 @@ local decision = filled(ARGV[2], '"approved_by":[]', approved_by)
 decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']')
 redis.call('HSET', KEYS[1], 'decision', decision)
 redis.call('SREM', KEYS[2], attempt.approval_id)
-local scheduled = cjson.decode(ARGV[7])
-redis.call('ZREM', KEYS[11], unpack(scheduled))  -- one call each for every kind of step
-redis.call('HDEL', KEYS[12], unpack(scheduled))
+redis.call('ZREM', KEYS[11], unpack(ARGV, schedule_run[1], schedule_run[2]))  -- one call for every kind of step
+redis.call('HDEL', KEYS[12], unpack(ARGV, schedule_run[1], schedule_run[2]))
 redis.call('ZREM', KEYS[13], attempt.approval_id)
 redis.call('ZREM', KEYS[14], attempt.approval_id)
 redis.call('ZADD', KEYS[15], attempt.now_ms, attempt.approval_id)
 redis.call('ZREMRANGEBYRANK', KEYS[15], 0, -attempt.recent_kept - 1)
-queue_update_and_audit(ARGV[5])
-if redis.call('SCARD', KEYS[2]) == 0 then queue_job(KEYS[6], ARGV[6], round_version) end
+queue_update_and_audit(decision_run)
+if redis.call('SCARD', KEYS[2]) == 0 then queue_job(KEYS[6], job_run, round_version) end
 return answer('{Status.DECIDED}', decision)
 """
 )

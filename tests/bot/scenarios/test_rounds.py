@@ -95,7 +95,7 @@ def test_an_undecided_approval_of_an_earlier_round_can_decide_nothing(redis_clie
         Attempt(SID, old.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
         decision=decision,
         update=Outbox.script_entry(update_approval(SID, old.approval_id), due_ms=0),
-        audit=(Audit(redis_client).script_event("vote"), Audit(redis_client).script_event("decision")),
+        audit=Audit(redis_client).script_events(("vote", "decision")),
     )
 
     assert result.status == "unknown"

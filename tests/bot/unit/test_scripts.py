@@ -44,7 +44,7 @@ def _approve_all(redis_client: redis.Redis, count: int) -> None:
             Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
             decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
             update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
-            audit=(audit.script_event("vote"), audit.script_event("decision")),
+            audit=audit.script_events(("vote", "decision")),
         )
         assert result.status is Status.DECIDED
 
