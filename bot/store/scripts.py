@@ -37,8 +37,8 @@ local function queue_outbox(due_key, entries_key, wake_key, run)
   local at = run[1]  -- id, entry JSON, due ms, wake tokens kept
   redis.call('HSET', entries_key, ARGV[at], ARGV[at + 1])
   redis.call('ZADD', due_key, ARGV[at + 2], ARGV[at])
-  redis.call('LPUSH', wake_key, '1')
-  redis.call('LTRIM', wake_key, 0, tonumber(ARGV[at + 3]) - 1)
+  -- A full wake list wakes the dispatcher as well: a token more is one write (and one AOF line) for nothing.
+  if redis.call('LLEN', wake_key) < tonumber(ARGV[at + 3]) then redis.call('LPUSH', wake_key, '1') end
 end
 local function queue_job(stream_key, run, ...)
   local fields = {unpack(ARGV, run[1] + 1, run[2])}  -- after the stream's max length: field, value, ...
@@ -58,7 +58,8 @@ end
 #       caller expects the request in: the script checks it.
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
-#       replay, replay_ttl_s, recent_kept, now_ms: the decision's place among the recent ones), 2 the decision
+#       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
+#       most twice that), now_ms: the decision's place among the recent ones), 2 the decision
 #       record with empty "approved_by" and "discussion" (the script fills them in), then five runs (each its
 #       length, then its arguments): the message update (Outbox.script_entry), the audit events of a vote and of
 #       a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds the round's
@@ -214,8 +215,9 @@ local function filled(record, empty, value)
   local at = string.find(record, empty, 1, true)
   return string.sub(record, 1, at + #empty - 3) .. value .. string.sub(record, at + #empty)
 end
-local decision = filled(ARGV[2], '"approved_by":[]', approved_by)
-decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']')
+local decision = ARGV[2]
+if approved_by ~= '[]' then decision = filled(decision, '"approved_by":[]', approved_by) end
+if #replies > 0 then decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']') end
 redis.call('HSET', KEYS[1], 'decision', decision)
 redis.call('SREM', KEYS[2], attempt.approval_id)
 redis.call('ZREM', KEYS[11], unpack(ARGV, schedule_run[1], schedule_run[2]))  -- one call for every kind of step
@@ -223,7 +225,9 @@ redis.call('HDEL', KEYS[12], unpack(ARGV, schedule_run[1], schedule_run[2]))
 redis.call('ZREM', KEYS[13], attempt.approval_id)
 redis.call('ZREM', KEYS[14], attempt.approval_id)
 redis.call('ZADD', KEYS[15], attempt.now_ms, attempt.approval_id)
-redis.call('ZREMRANGEBYRANK', KEYS[15], 0, -attempt.recent_kept - 1)
+if redis.call('ZCARD', KEYS[15]) >= 2 * attempt.recent_kept then  -- trimmed once per recent_kept decisions
+  redis.call('ZREMRANGEBYRANK', KEYS[15], 0, -attempt.recent_kept - 1)
+end
 queue_update_and_audit(decision_run)
 if redis.call('SCARD', KEYS[2]) == 0 then queue_job(KEYS[6], job_run, round_version) end
 return answer('{Status.DECIDED}', decision)

@@ -1,6 +1,7 @@
 """The Lua scripts: all in ``bot.store.scripts``, writing other owners' records exactly as those owners do."""
 
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import redis
@@ -8,7 +9,7 @@ import redis
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.domain.status import Status
 from bot.store import keys
-from bot.store.approvals import ApprovalStore, Attempt
+from bot.store.approvals import RECENT_KEPT, ApprovalStore, Attempt
 from bot.store.audit import Audit
 from bot.store.jobs import JobQueue, ResumeJob
 from bot.store.outbox import Outbox, update_approval
@@ -34,15 +35,17 @@ def _request(index: int) -> ApprovalRequest:
     )
 
 
-def _approve_all(redis_client: redis.Redis, count: int) -> None:
+def _approve_all(
+    redis_client: redis.Redis, count: int, *, decided_at: Callable[[int], datetime] = lambda _index: datetime.now(UTC)
+) -> None:
     approvals = ApprovalStore(redis_client)
     requests = [_request(index) for index in range(count)]
     approvals.open_round(session_id=SID, version=4, requests=requests)
     audit = Audit(redis_client)
-    for request in requests:
+    for index, request in enumerate(requests):
         result = approvals.decide(
             Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
-            decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
+            decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=decided_at(index)),
             update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
             audit=audit.script_events(("vote", "decision")),
         )
@@ -64,6 +67,18 @@ def test_a_decision_keeps_the_outbox_wake_list_as_short_as_the_outbox_does(redis
     assert (
         redis_client.llen(keys.outbox_wake(keys.shard_of(SID))) == 64
     )  # the outbox's own bound, not one token per decision
+
+
+def test_recent_decisions_keep_the_newest_and_are_trimmed_in_batches(redis_client: redis.Redis) -> None:
+    count = 3 * RECENT_KEPT
+    _approve_all(
+        redis_client, count, decided_at=lambda index: datetime(2026, 12, 1, tzinfo=UTC) + timedelta(seconds=index)
+    )
+
+    recent = redis_client.zrange(keys.recent_decisions(keys.shard_of(SID)), 0, -1)
+    assert RECENT_KEPT <= len(recent) < 2 * RECENT_KEPT
+    newest = [_request(index).approval_id for index in range(count)][-RECENT_KEPT:]
+    assert ApprovalStore(redis_client).recent_decisions(limit=RECENT_KEPT) == newest[::-1]
 
 
 def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_client: redis.Redis) -> None:
