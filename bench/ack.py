@@ -1,14 +1,14 @@
 """Click latency: signed Approve clicks against the bot and against a bare Bolt app that only acks.
 
-Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W]``
+Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W] [--rounds R]``
 
 Both apps are Bolt in ``process_before_response=True`` mode (the fastest either can use),
 served by the same gunicorn (W sync workers) on loopback, hit by C concurrent clients with the
 same number of correctly signed ``block_actions`` requests. Every click of ours approves a
 different pending approval on a real Redis (authorization, the atomic decision write with its
-outbox entry, the audit record). The runs alternate (bare, ours, bare, ours) so drift on a
-noisy machine hits both; the figure to read is the ratio ours/bare at p50 and p99, at each client
-count. Then it counts the Redis round trips of a click for real: every command the bot's processes
+outbox entry, the audit record). The runs alternate in short rounds (bare, ours, bare, ours, ...:
+``--rounds``) so drift on a noisy machine hits both; the figure to read is the ratio ours/bare at p50
+and p99, at each client count. Then it counts the Redis round trips of a click for real: every command the bot's processes
 send during 100 more clicks (Redis MONITOR; the commands a script runs inside Redis are not round trips).
 """
 
@@ -225,12 +225,14 @@ def _round_trips_per_click(client: redis.Redis, port: int, bodies: list[bytes]) 
     return len(commands) / len(bodies)
 
 
-def _measure(clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int]) -> dict[str, list[float]]:
-    """Alternate bare and ours (warm-up, then two rounds each) with ``clients`` clients."""
+def _measure(
+    clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int], *, rounds: int
+) -> dict[str, list[float]]:
+    """Alternate bare and ours (warm-up, then ``rounds`` short rounds each) with ``clients`` clients."""
     results: dict[str, list[float]] = {"bare": [], "ours": []}
     for name in ("bare", "ours"):
         _load(ports[name], bodies[name].pop(), clients)  # warm-up
-    for _round in range(2):
+    for _round in range(rounds):
         for name in ("bare", "ours"):
             results[name] += _load(ports[name], bodies[name].pop(), clients)
     return results
@@ -242,10 +244,11 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=2000)
     parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=8, help="alternations of bare and ours per client count")
     args = parser.parse_args()
     client_counts = [int(count) for count in args.clients.split(",")]
-    half = args.clicks // 2
-    chunks = [_WARMUP, half, half]  # per client count and app: warm-up, two measured rounds
+    per_round = args.clicks // args.rounds
+    chunks = [_WARMUP, *[per_round] * args.rounds]  # per client count and app: warm-up, the measured rounds
     per_app = sum(chunks) * len(client_counts)
     counted = 100
 
@@ -267,12 +270,13 @@ def main() -> None:
             gunicorn("ours", workers=args.workers, redis_url=server.url, api_url=api_url) as ours_port,
         ):
             ports = {"bare": bare_port, "ours": ours_port}
-            runs = {clients: _measure(clients, bodies, ports) for clients in client_counts}
+            runs = {clients: _measure(clients, bodies, ports, rounds=args.rounds) for clients in client_counts}
             round_trips = _round_trips_per_click(client, ours_port, count_bodies)
         recorded = _recorded_decisions(client, requests)
 
     print(
-        f"ack bench: {2 * half} signed approve clicks per app and client count, gunicorn {args.workers} sync workers,"
+        f"ack bench: {per_round * args.rounds} signed approve clicks per app and client count in {args.rounds} rounds"
+        f" alternating, gunicorn {args.workers} sync workers,"
         " Bolt process_before_response=True on both (bare: Bolt verifies; ours: the request guard verifies)"
     )
     for clients, results in runs.items():
