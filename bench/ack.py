@@ -8,8 +8,9 @@ same number of correctly signed ``block_actions`` requests. Every click of ours 
 different pending approval on a real Redis (authorization, the atomic decision write with its
 outbox entry, the audit record). The runs alternate in short rounds (bare, ours, bare, ours, ...:
 ``--rounds``) so drift on a noisy machine hits both; the figure to read is the ratio ours/bare at p50
-and p99, at each client count. Then it counts the Redis round trips of a click for real: every command the bot's processes
-send during 100 more clicks (Redis MONITOR; the commands a script runs inside Redis are not round trips).
+and p99, at each client count. Then it counts the Redis round trips of a click for real: every
+command the bot's processes send during 100 more clicks (Redis MONITOR; the commands a script runs
+inside Redis are not round trips).
 """
 
 import argparse
