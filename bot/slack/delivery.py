@@ -134,17 +134,14 @@ class Deliverer:
         batch = lanes(entries)
         token, waits = self._lanes.take([(lane, queued[0].entry_id) for lane, queued in batch])
         ready: list[tuple[str, list[OutboxEntry]]] = []
-        busy: dict[float, list[OutboxEntry]] = {}  # by how long they wait
         for (lane, queued), held_s in zip(batch, waits, strict=True):
             if held_s is None:
                 ready.append((lane, queued))
                 continue
-            # Another delivery has the conversation, or it waits for an earlier entry.
             wait_s = _LANE_BUSY_S if held_s == 0 else min(max(held_s, 0.05), _LANE_POLL_S)
-            busy.setdefault(wait_s, []).extend(queued)
+            for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
+                self._outbox.postpone(entry, delay_s=wait_s)
             self._back_at = min(self._back_at, time.monotonic() + wait_s)
-        for wait_s, queued in busy.items():
-            self._outbox.postpone(queued, delay_s=wait_s)
         if len(ready) > 1 and self._concurrency > 1:
             futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
             outcomes = [future.exception() or future.result() for future in futures]
@@ -197,7 +194,8 @@ class Deliverer:
         for index, entry in enumerate(lane):
             put_back = self.deliver(entry)
             if put_back is not None:
-                self._outbox.postpone(lane[index + 1 :], delay_s=put_back.delay_s)  # nothing of them was sent
+                for later in lane[index + 1 :]:
+                    self._outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
                 return (entry.entry_id, put_back.delay_s) if put_back.failed else None
         return None
 
@@ -214,7 +212,7 @@ class Deliverer:
         try:
             sender(entry)
         except NotReady as wait:  # not a failed attempt: nothing was sent
-            self._outbox.postpone([entry], delay_s=wait.delay_s)
+            self._outbox.postpone(entry, delay_s=wait.delay_s)
             return PutBack(wait.delay_s, failed=False)
         except SlackApiError as error:
             return self._failed(entry, error)

@@ -125,7 +125,6 @@ class DueQueue:
         self._now_ms = now_ms
         self._claim = client.register_script(scripts.CLAIM_DUE)
         self._fenced = client.register_script(scripts.FENCED_WRITES)
-        self._postpone = client.register_script(scripts.POSTPONE_DUE)
 
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry_id: str, entry: str, *, due_ms: int) -> None:
         """Queue (or replace) an entry inside the caller's transaction (or with the caller's fenced writes)."""
@@ -150,12 +149,6 @@ class DueQueue:
         """The EVALSHA of this queue's claim, for ``lease_each`` to pipeline with other queues' claims."""
         keys = [self.due_key, self.entries_key, *([self.claims_key] if self.claims_key else [])]
         return ("EVALSHA", self._claim.sha, len(keys), *keys, now_ms, lease_ms, limit)
-
-    def postpone_call(self, entries: Sequence[tuple[str, str]], *, due_ms: int) -> tuple[list[str], list[Any]]:
-        """The keys and arguments that put claimed ``(id, entry)`` pairs back, due at ``due_ms``, their claims
-        counted from zero again (for ``postpone_each``)."""
-        keys = [self.due_key, self.entries_key, *([self.claims_key] if self.claims_key else [])]
-        return keys, [due_ms, *(item for pair in entries for item in pair)]
 
     def _claim_at(self, now_ms: int, *, lease_ms: int, limit: int) -> list[tuple[str, str, int]]:
         keys = [self.due_key, self.entries_key, *([self.claims_key] if self.claims_key else [])]
@@ -198,11 +191,13 @@ class DueQueue:
             pipeline.hdel(self.claims_key, entry_id)
         pipeline.execute()
 
-    def reschedule(self, entry_id: str, entry: str, *, due_ms: int) -> None:
-        """Replace an entry and set its due time."""
+    def reschedule(self, entry_id: str, entry: str, *, due_ms: int, reset_claims: bool = False) -> None:
+        """Replace an entry and set its due time (``reset_claims``: count its claims from zero again)."""
         pipeline = self._client.pipeline(transaction=True)
         pipeline.hset(self.entries_key, entry_id, entry)
         pipeline.zadd(self.due_key, {entry_id: due_ms})
+        if reset_claims and self.claims_key:
+            pipeline.hdel(self.claims_key, entry_id)
         pipeline.execute()
 
     def pending(self) -> int:
@@ -224,19 +219,6 @@ def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: floa
         Leased(now_ms + lease_ms, [(entry_id, entry) for entry_id, entry, _claims in claimed])
         for claimed in _claim_each(client, queues, now_ms, lease_ms=lease_ms, limit=limit)
     ]
-
-
-def postpone_each(
-    client: redis.Redis, postponed: Sequence[tuple[DueQueue, Sequence[tuple[str, str]]]], *, due_ms: int
-) -> None:
-    """Put claimed entries of several queues back, due at ``due_ms``: each queue's in one atomic step, all in
-    one round trip (one per master on a cluster), where putting them back one by one took one each."""
-    calls = [queue.postpone_call(entries, due_ms=due_ms) for queue, entries in postponed if entries]
-    if not calls:
-        return
-    for reply in run_each(client, postponed[0][0]._postpone, calls):
-        if isinstance(reply, Exception):
-            raise reply
 
 
 def claim_counted_each(

@@ -30,7 +30,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.store import keys, scripts
-from bot.store.due import DueQueue, FencedWrites, claim_counted_each, postpone_each
+from bot.store.due import DueQueue, FencedWrites, claim_counted_each
 from state.text import as_text, bytes_of
 
 logger = logging.getLogger(__name__)
@@ -249,20 +249,14 @@ class Outbox:
         due_ms = self._queue.now_ms() + int(delay_s * 1000)
         self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms)
 
-    def postpone(self, entries: Sequence[OutboxEntry], *, delay_s: float) -> None:
-        """Try ``entries`` again after ``delay_s`` seconds; it was not their turn, nothing was sent. One round trip
-        for them all (a dispatcher finding a conversation busy puts back every entry it claimed for it).
+    def postpone(self, entry: OutboxEntry, *, delay_s: float) -> None:
+        """Try ``entry`` again after ``delay_s`` seconds; it was not its turn, nothing was sent.
 
         Neither an attempt nor this claim counts: the next holder does not look for a copy (only
         call this before anything is sent).
         """
-        by_shard: dict[int, list[tuple[str, str]]] = {}
-        for entry in entries:
-            by_shard.setdefault(entry.shard, []).append((entry.entry_id, entry.to_json()))
         due_ms = self._queue.now_ms() + int(delay_s * 1000)
-        postpone_each(
-            self._client, [(self._queues[shard], queued) for shard, queued in by_shard.items()], due_ms=due_ms
-        )
+        self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=True)
 
     def waits(self, entry_id: str, *, shard: int) -> bool:
         """Whether ``entry_id`` is still queued on ``shard``: neither delivered nor parked."""

@@ -286,18 +286,6 @@ end
 return out
 """
 
-# KEYS: 1 due zset, 2 entries hash, [3 claims hash]. ARGV: 1 due ms, then entry id, entry pairs.
-# Puts claimed entries back, due at ARGV[1], their claims counted from zero again (it was not their turn:
-# nothing was sent). Returns how many.
-POSTPONE_DUE: Final = """
-for index = 2, #ARGV, 2 do
-  redis.call('HSET', KEYS[2], ARGV[index], ARGV[index + 1])
-  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[index])
-  if KEYS[3] then redis.call('HDEL', KEYS[3], ARGV[index]) end
-end
-return (#ARGV - 1) / 2
-"""
-
 # KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
 # ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
 #       first field is the caller's own record of the copy.

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bench.round_trips import commands_sent
 from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
@@ -267,32 +266,6 @@ def test_a_channel_another_dispatcher_is_sending_to_is_tried_again_within_moment
     clock.now += 0.05
     assert second.deliver_due() == 1
     assert _texts(slack, "C0ALPHA") == ["hello"]
-
-
-@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
-def test_entries_of_a_busy_channel_go_back_together_in_one_round_trip_and_keep_their_order(
-    slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis, deliverer: Deliverer
-) -> None:
-    # Two dispatchers and one busy channel: the one that finds it taken puts back everything it claimed for it.
-    # One by one, that was a round trip per entry: a fifth of a worker's time in bench.e2e.
-    for index in range(6):
-        outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": f"alpha {index}"}))
-    outbox.send_later(OutboxEntry("post_message", {"channel": "C0BRAVO", "text": "bravo"}))
-    first = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
-    token, _taken = first.take([("C0ALPHA", "an entry it is sending")])
-
-    with commands_sent(redis_client) as commands:
-        assert deliverer.deliver_due() == 7
-    carrying = [command for command in commands if "alpha" in command]  # what puts them back
-    assert carrying  # (sent again once after loading the script: a server that did not know it yet)
-    assert all(f"alpha {index}" in command for command in carrying for index in range(6))  # all six at once
-    assert _texts(slack, "C0BRAVO") == ["bravo"]
-    assert _texts(slack, "C0ALPHA") == []
-
-    first.leave(token, [("C0ALPHA", None, 0.0)])
-    clock.now += 0.05
-    assert deliverer.deliver_due() == 6  # ...and every one is due again in moments, claimed afresh, in order
-    assert _texts(slack, "C0ALPHA") == [f"alpha {index}" for index in range(6)]
 
 
 def test_a_lane_held_for_an_entry_lets_only_that_entry_or_an_earlier_one_through(
