@@ -21,9 +21,9 @@ __all__ = [
     "LevelRecord",
     "PolicySummary",
     "approval_id_for",
-    "channel_of_session",
     "place_of_session",
     "session_id_for",
+    "thread_of_session",
 ]
 
 
@@ -32,10 +32,10 @@ def session_id_for(team_id: str, channel_id: str, thread_ts: str) -> str:
     return f"{team_id}:{channel_id}:{thread_ts}"
 
 
-def channel_of_session(session_id: str) -> str | None:
-    """The channel of a session made by ``session_id_for`` (``None`` for an id of another form)."""
+def thread_of_session(session_id: str) -> tuple[str, str] | None:
+    """The channel and thread ts of a session made by ``session_id_for`` (``None`` for an id of another form)."""
     parts = session_id.split(":")
-    return parts[1] if len(parts) == 3 and parts[1] else None
+    return (parts[1], parts[2]) if len(parts) == 3 and parts[1] and parts[2] else None
 
 
 def place_of_session(session_id: str) -> tuple[str, str]:

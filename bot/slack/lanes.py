@@ -1,13 +1,16 @@
 """Which outbox entries must keep their order: one *lane* per Slack conversation.
 
-Entries for one channel (or one person's direct messages, or one App Home) are delivered one after
-the other, in the order they were queued; different lanes are delivered in parallel. An entry that
-names no conversation gets a lane of its own.
+A conversation is what a person reads as one sequence: a thread, a channel's top level, one person's
+direct messages, one App Home. Its entries are delivered one after the other, in the order they were
+queued; different lanes are delivered in parallel. Threads of one channel are lanes apart: a busy team
+asks in one channel, and the replies of fifty threads waiting behind one another made every agent's
+answer wait for the others' (bench.e2e). A thread's parent is posted before its replies are queued
+(they need its ts). An entry that names no conversation gets a lane of its own.
 """
 
 from collections.abc import Sequence
 
-from bot.domain.records import channel_of_session
+from bot.domain.records import thread_of_session
 from bot.store.outbox import OutboxEntry
 
 
@@ -20,10 +23,12 @@ def lane_of(entry: OutboxEntry) -> str:
         return str(payload.get("user"))  # the direct messages with them, as a post to ``channel=<user>``
     channel = payload.get("channel")
     if isinstance(channel, str):
-        return channel
+        thread_ts = payload.get("thread_ts")
+        return f"{channel}/{thread_ts}" if isinstance(thread_ts, str) and thread_ts else channel
     session_id = payload.get("session_id")
-    if isinstance(session_id, str):
-        return channel_of_session(session_id) or session_id
+    if isinstance(session_id, str):  # the approval message of a session, in the session's thread
+        thread = thread_of_session(session_id)
+        return f"{thread[0]}/{thread[1]}" if thread is not None else session_id
     return f"entry:{entry.entry_id}"
 
 

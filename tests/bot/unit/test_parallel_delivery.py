@@ -61,6 +61,27 @@ def test_each_channel_gets_its_messages_in_order_while_channels_go_in_parallel(
     assert client.connections_opened <= 3  # one kept-alive connection per delivering thread, not one per call
 
 
+def test_threads_of_one_channel_go_in_parallel_each_in_order(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer
+) -> None:
+    # A busy team asks in one channel: each session's thread is its own conversation. In one lane per channel,
+    # fifty agents' replies waited behind one another (bench.e2e, a model taking 200 ms: click -> reply 1.6x).
+    threads = ("1700000000.000100", "1700000000.000200", "1700000000.000300")
+    slack.slow_next("chat.postMessage", 0.02, times=3 * 4)
+    for thread_ts in threads:  # queued one thread after the other
+        for index in range(4):
+            reply = {"channel": "C0ALPHA", "thread_ts": thread_ts, "text": f"{thread_ts} {index}"}
+            outbox.send_later(OutboxEntry("post_message", reply))
+
+    assert deliverer.deliver_due(limit=100) == 12
+
+    calls = slack.calls("chat.postMessage")
+    for thread_ts in threads:
+        in_thread = [call.args["text"] for call in calls if call.args["thread_ts"] == thread_ts]
+        assert in_thread == [f"{thread_ts} {index}" for index in range(4)]
+    assert {call.args["thread_ts"] for call in calls[:3]} == set(threads)  # not the first thread's four first
+
+
 def test_a_rate_limited_channel_waits_in_order_and_the_others_do_not(
     slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
@@ -103,9 +124,13 @@ def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
     while deliverer.deliver_due(limit=100):
         clock.now += 2
 
-    alpha = [call for call in slack.calls("chat.postMessage") if call.args["channel"] == "C0ALPHA"]
-    assert (alpha[0].args["text"], alpha[0].status) == ("part 0", 500)
-    assert [call.args["text"] for call in alpha[1:]] == ["part 0", "part 1", "part 2", "C0ALPHA 0"]
+    thread = [call for call in slack.calls("chat.postMessage") if call.args.get("thread_ts") == "1.1"]
+    assert (thread[0].args["text"], thread[0].status) == ("part 0", 500)
+    assert [call.args["text"] for call in thread[1:]] == ["part 0", "part 1", "part 2"]
+    # The channel's top level is another conversation: it does not wait for the thread's retry.
+    texts = [call.args["text"] for call in slack.calls("chat.postMessage") if call.args["channel"] == "C0ALPHA"]
+    assert texts.index("C0ALPHA 0") < texts.index("part 1")
+    assert texts.count("C0ALPHA 0") == 1
     assert _texts(slack, "C0BRAVO") == ["C0BRAVO 0"]
 
 
@@ -149,9 +174,15 @@ def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
 
 def test_lanes_follow_the_conversation() -> None:
     session_id = "T0TEST:C0ALPHA:1700000000.000100"
+    thread = "C0ALPHA/1700000000.000100"
     assert lane_of(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hi"})) == "C0ALPHA"
-    assert lane_of(OutboxEntry("post_approval", {"session_id": session_id, "approval_id": "a"})) == "C0ALPHA"
-    assert lane_of(OutboxEntry("update_approval", {"session_id": session_id, "approval_id": "a"})) == "C0ALPHA"
+    reply = {"channel": "C0ALPHA", "thread_ts": "1700000000.000100", "text": "done"}
+    assert lane_of(OutboxEntry("post_message", reply)) == thread  # the session's thread: with its approvals
+    assert lane_of(OutboxEntry("post_approval", {"session_id": session_id, "approval_id": "a"})) == thread
+    assert lane_of(OutboxEntry("update_approval", {"session_id": session_id, "approval_id": "a"})) == thread
+    other_thread = {"channel": "C0ALPHA", "thread_ts": "1700000000.000900", "text": "elsewhere"}
+    assert lane_of(OutboxEntry("post_message", other_thread)) == "C0ALPHA/1700000000.000900"
+    assert lane_of(OutboxEntry("post_approval", {"session_id": "api:r1", "approval_id": "b"})) == "api:r1"
     assert lane_of(OutboxEntry("post_approval_copy", {"session_id": session_id, "user": "U0ONCALL"})) == "U0ONCALL"
     assert lane_of(OutboxEntry("post_message", {"channel": "U0ONCALL", "text": "dm"})) == "U0ONCALL"
     assert lane_of(OutboxEntry("publish_home", {"user": "U0ONCALL"})) == "home:U0ONCALL"
