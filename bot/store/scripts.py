@@ -81,7 +81,8 @@ local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_fr
 local groups_from = 17
 local replay_key = KEYS[groups_from + #attempt.groups]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
-local stored = redis.call('HMGET', KEYS[1], 'request', 'decision', 'message_ts')
+-- One read of the approval: its request, decision, message, the clicker's direct-message copy, its version.
+local stored = redis.call('HMGET', KEYS[1], 'request', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
 local request_json, posted_ts = stored[1] or '', stored[3] or ''
 local function answer(status, value)
   if attempt.replay then redis.call('SET', replay_key, '1', 'EX', attempt.replay_ttl_s) end
@@ -104,7 +105,7 @@ if attempt.checks then
   local origin = attempt.origin
   local foreign = origin.team_id ~= request.team_id or origin.user_team_id ~= request.team_id
   if foreign and policy.allow_external ~= true then return answer('{Status.WRONG_WORKSPACE}') end
-  local copy = redis.call('HGET', KEYS[1], 'copy:' .. user)
+  local copy = stored[4]
   if origin.surface == 'message' then
     local shown
     if message_ts ~= '' then
@@ -119,11 +120,11 @@ if attempt.checks then
     end
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
-  if not copy then
-    if redis.call('EXISTS', KEYS[16]) == 0 then
+  if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then
+    if redis.call('EXISTS', KEYS[16]) == 0 then  -- not cached (or expired): the caller fills the cache first
       return {{'{Status.NEEDS}', cjson.encode({{members = request.channel_id}}), request_json, posted_ts}}
     end
-    if redis.call('SISMEMBER', KEYS[16], user) == 0 then return answer('{Status.NOT_A_MEMBER}') end
+    return answer('{Status.NOT_A_MEMBER}')
   end
   if not (attempt.kind == 'deny' and user == request.requested_by) then  -- else: withdrawing one's own request
     local lists = {{{{users = list(policy.approver_users), usergroups = list(policy.approver_groups)}}}}
@@ -191,8 +192,9 @@ for _, reply in ipairs(replies) do
   local ok, entry = pcall(cjson.decode, reply)
   if not ok or type(entry) ~= 'table' then return {{'{Status.UNREADABLE}', '', '', ''}} end
 end
+-- Each change bumps the approval's version: the update queued with it shows this version or a later one.
+local next_version = (tonumber(stored[5]) or 0) + 1
 local function queue_update_and_audit(event_run)
-  redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the update shows this version or a later one, never an earlier
   queue_outbox(KEYS[7], KEYS[8], KEYS[9], update_run)
   add_audit(KEYS[10], event_run)
 end
@@ -203,6 +205,7 @@ if attempt.kind == 'approve' and quorum > 1 then
   redis.call('SADD', KEYS[4], user)
   local votes = redis.call('SMEMBERS', KEYS[4])
   if #votes < quorum then
+    redis.call('HSET', KEYS[1], 'version', next_version)
     queue_update_and_audit(vote_run)
     return answer('{Status.VOTE}', tostring(#votes))
   end
@@ -218,7 +221,7 @@ end
 local decision = ARGV[2]
 if approved_by ~= '[]' then decision = filled(decision, '"approved_by":[]', approved_by) end
 if #replies > 0 then decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']') end
-redis.call('HSET', KEYS[1], 'decision', decision)
+redis.call('HSET', KEYS[1], 'decision', decision, 'version', next_version)
 redis.call('SREM', KEYS[2], attempt.approval_id)
 redis.call('ZREM', KEYS[11], unpack(ARGV, schedule_run[1], schedule_run[2]))  -- one call for every kind of step
 redis.call('HDEL', KEYS[12], unpack(ARGV, schedule_run[1], schedule_run[2]))
