@@ -26,7 +26,6 @@ What Slack shows must match what is stored, whatever fails:
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from slack_sdk.errors import SlackApiError
 from bot.domain.records import ApprovalRequest
 from bot.flow.home_queue import HomeTab, progress_of
 from bot.render import blocks
-from bot.slack.lanes import lanes
+from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.store.approvals import Approval, ApprovalStore, copy_value
 from bot.store.home_viewers import HomeViewers
@@ -118,7 +117,6 @@ class Deliverer:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._lanes = LaneLeases(redis_client, lease_s=lease_s, now_ms=outbox.now_ms)
-        self._back_at = 0.0  # monotonic time the soonest entry put back behind a busy lane is due again
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -141,7 +139,6 @@ class Deliverer:
             wait_s = _LANE_BUSY_S if held_s == 0 else min(max(held_s, 0.05), _LANE_POLL_S)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
                 self._outbox.postpone(entry, delay_s=wait_s)
-            self._back_at = min(self._back_at, time.monotonic() + wait_s)
         if len(ready) > 1 and self._concurrency > 1:
             futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
             outcomes = [future.exception() or future.result() for future in futures]
@@ -167,10 +164,11 @@ class Deliverer:
         return len(entries)
 
     def idle_wait_s(self, longest_s: float) -> float:
-        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no
-        longer than until the entries this deliverer put back behind a busy conversation are due again
-        (no new entry wakes it for those)."""
-        return max(0.0, min(longest_s, self._back_at - time.monotonic()))
+        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no longer
+        than until the soonest queued entry is due. A new entry wakes the dispatcher; one put back for later (a
+        busy conversation, a retry, a part waiting for the one before it) does not: its due time is the limit."""
+        soonest = self._outbox.next_due_s()
+        return longest_s if soonest is None else min(longest_s, soonest)
 
     def close(self) -> None:
         """Stop the lane threads (after the batch in progress)."""
@@ -238,7 +236,9 @@ class Deliverer:
         if status == 429:
             retry_after = float(error.response.headers.get("Retry-After", error.response.headers.get("retry-after", 1)))
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
-            return self._again(entry, delay_s=retry_after)
+            put_back = self._again(entry, delay_s=retry_after)
+            self._lanes.pause_channel(lane_of(entry), retry_after)  # the limit is the channel's, not the thread's
+            return put_back
         if status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
             logger.warning(
                 "entry=<%s>, status=<%s>, error=<%s> | Slack refused, retrying", entry.entry_id, status, code

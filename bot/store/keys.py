@@ -56,8 +56,10 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
     signoff:channel-members:<cid>          set     cached members of a channel (TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny modal was opened from (TTL)
-    signoff:outbox:lane:<lane>             string  the delivery sending to one conversation, or the failed entry its
+    signoff:outbox:lane:{<cid>}[/<ts>]     string  the delivery sending to one conversation, or the failed entry its
                                                    later messages wait for ("hold:<entry id>:<until ms>"; TTL)
+    signoff:outbox:paused:{<cid>}          string  until when (ms) Slack asked for no more posts in a channel (a 429;
+                                                   TTL); its lanes wait. A lane and its channel's pause: one slot
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
     signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
 
@@ -288,8 +290,22 @@ def schedule_entries(approval_id: str) -> list[str]:
 
 
 def outbox_lane(lane: str) -> str:
-    """Who may send to one conversation now (one delivery at a time, in the order entries were queued)."""
-    return f"signoff:outbox:lane:{lane}"
+    """Who may send to one conversation now (one delivery at a time, in the order entries were queued).
+
+    Tagged with the conversation's channel (a thread's lane is ``<channel>/<thread ts>``): the lanes of one
+    channel and its pause (``outbox_channel_pause``) share a slot, as the script taking a lane reads both."""
+    channel, slash, rest = lane.partition("/")
+    return f"signoff:outbox:lane:{{{_lane_tag(channel)}}}{slash}{rest}"
+
+
+def outbox_channel_pause(lane: str) -> str:
+    """Until when Slack asked for nothing more in the channel of ``lane`` (a 429's Retry-After, outbox clock ms)."""
+    return f"signoff:outbox:paused:{{{_lane_tag(lane.partition('/')[0])}}}"
+
+
+def _lane_tag(channel: str) -> str:
+    # An empty hash tag would hash the whole key: the lane and its pause would land in different slots.
+    return channel or "-"
 
 
 def api_key(key_sha256: str) -> str:

@@ -8,6 +8,10 @@ of the lane wait, and only a delivery that starts with that very entry (or an ea
 take the lane. A holder that dies releases the lane when its lease runs out; a hold lasts at most
 the entry's delay plus a lease, so a lost entry never blocks its lane for long. Leases run on the
 outbox's clock, as the entries' own leases do.
+
+Slack limits posting per channel, not per thread: a 429 pauses the whole channel (``pause_channel``),
+and no lane of it is taken until its Retry-After has passed. Deliveries already under way when it came
+finish their batch (their own 429s put each entry back for its own Retry-After).
 """
 
 import uuid
@@ -17,6 +21,8 @@ import redis
 
 from bot.store import keys, scripts
 from bot.store.pipelined import run_each
+
+_PAUSE_KEPT_MS = 60_000  # a pause's key outlives its end (outbox clock) by this much of Redis's own time
 
 
 class LaneLeases:
@@ -41,7 +47,10 @@ class LaneLeases:
         if not lanes:
             return token, []
         now_ms = self._now_ms()
-        calls = [([keys.outbox_lane(lane)], [token, now_ms, self._lease_ms, first]) for lane, first in lanes]
+        calls = [
+            ([keys.outbox_lane(lane), keys.outbox_channel_pause(lane)], [token, now_ms, self._lease_ms, first])
+            for lane, first in lanes
+        ]
         answers = run_each(self._client, self._take, calls)
         for answer in answers:
             if isinstance(answer, Exception):
@@ -60,3 +69,9 @@ class LaneLeases:
         for answer in run_each(self._client, self._leave, calls):
             if isinstance(answer, Exception):
                 raise answer
+
+    def pause_channel(self, lane: str, delay_s: float) -> None:
+        """Take no lane of the channel ``lane`` is in for ``delay_s`` (Slack's Retry-After: the latest one counts)."""
+        delay_ms = int(delay_s * 1000)
+        until_ms = self._now_ms() + delay_ms
+        self._client.set(keys.outbox_channel_pause(lane), str(until_ms), px=delay_ms + _PAUSE_KEPT_MS)

@@ -30,7 +30,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.store import keys, scripts
-from bot.store.due import DueQueue, FencedWrites, claim_counted_each
+from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from state.text import as_text, bytes_of
 
 logger = logging.getLogger(__name__)
@@ -265,6 +265,10 @@ class Outbox:
     def pending(self) -> int:
         """How many entries wait (due or not), on every shard."""
         return sum(queue.pending() for queue in self._queues)
+
+    def next_due_s(self) -> float | None:
+        """Seconds until the soonest entry is due, on any shard (0: one is due now; ``None``: none waits)."""
+        return soonest_due_s(self._client, self._queues)
 
     def now_ms(self) -> int:
         """The outbox's current time (its leases and due times run on it)."""

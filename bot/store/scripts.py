@@ -373,13 +373,16 @@ return 1
 _LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (deleted or replaced long before)
 
 # The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
-# KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry it would send.
+# KEYS: 1 the lane, 2 its channel's pause. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry
+# it would send.
 # Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it, else how
-# many ms it stays held for an entry put back.
+# many ms it stays held (for an entry put back, or while its channel is paused).
 # A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
 # (entry ids order entries by the time they were queued).
 TAKE_LANE: Final = f"""
 local now = tonumber(ARGV[2])
+local paused_until = tonumber(redis.call('GET', KEYS[2]) or '')
+if paused_until and paused_until > now then return paused_until - now end
 local holder = redis.call('GET', KEYS[1])
 if holder then
   local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')

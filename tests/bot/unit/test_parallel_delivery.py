@@ -14,6 +14,9 @@ from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.seconds_clock import SecondsClock
+from tests.redis_targets import on_both
+
+pytest_generate_tests = on_both  # a lane and its channel's pause share a slot: on a cluster too
 
 CHANNELS = ("C0ALPHA", "C0BRAVO", "C0CHARLIE")
 
@@ -316,3 +319,57 @@ def test_a_lane_held_for_an_entry_lets_only_that_entry_or_an_earlier_one_through
     clock.now += 30
     _token, [free] = leases.take([("C0ALPHA", "0002")])
     assert free is None  # that delivery went silent: its lease ran out
+
+
+def test_an_idle_dispatcher_sleeps_until_a_new_entry_or_the_soonest_retry_not_in_a_busy_loop(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
+) -> None:
+    # It slept 10 ms at a time whatever was queued: an idle worker claimed every shard a hundred times a second.
+    assert deliverer.deliver_due() == 0
+    assert deliverer.idle_wait_s(1.0) == 1.0  # nothing queued: a new entry wakes it
+    slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
+    assert deliverer.deliver_due() == 1  # refused: due again in 30 s, and nothing will wake it for that
+    assert deliverer.deliver_due() == 0
+    assert deliverer.idle_wait_s(1.0) == 1.0
+    assert deliverer.idle_wait_s(60.0) == pytest.approx(30.0, abs=0.01)
+    clock.now += 29.5
+    assert deliverer.idle_wait_s(60.0) == pytest.approx(0.5, abs=0.01)
+    clock.now += 1
+    assert deliverer.idle_wait_s(60.0) == 0.0  # due already: no sleep
+    assert deliverer.deliver_due() == 1
+    assert _texts(slack, "C0ALPHA") == ["hello", "hello"]
+    assert deliverer.idle_wait_s(1.0) == 1.0
+
+
+def test_a_429_in_one_thread_pauses_the_whole_channel_for_every_dispatcher_and_no_other_channel(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
+) -> None:
+    # Slack limits posting per channel: with a lane per thread, the other threads kept posting into the limit,
+    # each earning its own 429 (and, counted as a failed attempt, a look for copies before its retry).
+    slack.fail_next("chat.postMessage", status=429, retry_after=30, channel="C0ALPHA")
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "thread_ts": "1.1", "text": "first"}))
+    assert deliverer.deliver_due() == 1  # refused: Retry-After 30 s
+
+    other = Deliverer(  # another worker's dispatcher
+        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        approvals=ApprovalStore(redis_client),
+        outbox=outbox,
+        redis_client=redis_client,
+    )
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "thread_ts": "2.2", "text": "other thread"}))
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "top level"}))
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0BRAVO", "thread_ts": "3.3", "text": "elsewhere"}))
+    assert other.deliver_due() == 3
+    assert _texts(slack, "C0BRAVO") == ["elsewhere"]
+    assert _texts(slack, "C0ALPHA") == ["first"]  # the refused attempt only: the channel waits
+
+    clock.now += 29
+    assert other.deliver_due() == 2  # still paused: looked at and put back
+    assert _texts(slack, "C0ALPHA") == ["first"]
+    clock.now += 1
+    while outbox.pending():
+        clock.now += 1
+        other.deliver_due()
+    assert sorted(_texts(slack, "C0ALPHA")) == ["first", "first", "other thread", "top level"]
+    assert [call.status for call in slack.calls("chat.postMessage")].count(429) == 1
