@@ -40,8 +40,9 @@ class LaneLeases:
         """Try to take each ``(lane, first entry id)``.
 
         Returns:
-            This delivery's token, and per lane ``None`` if taken, ``0.0`` if another delivery is sending to
-            it now, else the seconds it stays held for an entry put back.
+            This delivery's token, and per lane ``None`` if taken, ``0.0`` if another delivery took it moments
+            ago, else the seconds to wait (it is held for an entry put back, its channel is paused, or the
+            delivery that took it over a second ago is slow or dead: then at most a second).
         """
         token = uuid.uuid4().hex
         if not lanes:

@@ -375,8 +375,8 @@ _LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (d
 # The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
 # KEYS: 1 the lane, 2 its channel's pause. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry
 # it would send.
-# Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it, else how
-# many ms it stays held (for an entry put back, or while its channel is paused).
+# Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it (for under a
+# second), else how many ms to wait (held for an entry put back, its channel paused, a delivery slow or dead).
 # A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
 # (entry ids order entries by the time they were queued).
 TAKE_LANE: Final = f"""
@@ -388,7 +388,12 @@ if holder then
   local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')
   until_ms = tonumber(until_ms)
   if until_ms and until_ms > now and not (kind == 'hold' and ARGV[4] <= who) then
-    if kind == 'take' then return 0 end  -- a delivery in progress: over in moments, whatever its lease says
+    if kind == 'take' then
+      -- A delivery in progress is over in moments, whatever its lease says: look again at once. One that has had
+      -- the lane for over a second is slow, or dead (its lease frees the lane): look again each second.
+      if tonumber(ARGV[3]) - (until_ms - now) < 1000 then return 0 end
+      return math.min(until_ms - now, 1000)
+    end
     return until_ms - now
   end
 end

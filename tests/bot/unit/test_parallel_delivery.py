@@ -373,3 +373,22 @@ def test_a_429_in_one_thread_pauses_the_whole_channel_for_every_dispatcher_and_n
         other.deliver_due()
     assert sorted(_texts(slack, "C0ALPHA")) == ["first", "first", "other thread", "top level"]
     assert [call.status for call in slack.calls("chat.postMessage")].count(429) == 1
+
+
+def test_a_lane_a_dispatcher_took_over_a_second_ago_is_looked_at_each_second_not_every_10_ms(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
+) -> None:
+    # A dead dispatcher keeps the lanes of its batch until the lease ends: the others put those entries back
+    # 10 ms at a time, one transaction each, for the whole lease.
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
+    dead = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
+    dead.take([("C0ALPHA", "an entry it was sending")])
+
+    assert deliverer.deliver_due() == 1  # taken moments ago: probably done in moments
+    assert outbox.next_due_s() == pytest.approx(0.01, abs=0.005)
+    clock.now += 2
+    assert deliverer.deliver_due() == 1  # taken two seconds ago: slow or dead
+    assert outbox.next_due_s() == pytest.approx(1.0, abs=0.005)
+    clock.now += 28
+    assert deliverer.deliver_due() == 1  # its lease is over
+    assert _texts(slack, "C0ALPHA") == ["hello"]
