@@ -73,7 +73,14 @@ def wait_for_key(client: redis.Redis, key: str, process: subprocess.Popen[bytes]
 def kill_a_worker_once_it_sets(
     client: redis.Redis, key: str, bot: Bot, redis_url: str, *, agent_factory: str = COUNTING_AGENT
 ) -> None:
-    """Run a worker (with ``agent_factory``) and SIGKILL it as soon as ``key`` exists."""
+    """Run a worker (with ``agent_factory``) and SIGKILL it once ``key`` exists and its dispatcher has sent what
+    was queued (the agent sets ``key`` inside a tool the test holds open, so the tool is still running then).
+
+    A dispatcher killed while sending keeps that conversation's lane until its lease runs out (30 s, as
+    ``tests/bot/unit/test_parallel_delivery.py`` shows): a race these tests are not about, which made them flaky.
+    """
     with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)
+        wait_until(lambda: bot.services.outbox.pending() == 0, "the doomed worker's dispatcher sent what was queued")
+        assert doomed.poll() is None, "the worker exited before it was killed"
         kill(doomed)
