@@ -1,13 +1,15 @@
 """Click latency: signed Approve clicks against the bot and against a bare Bolt app that only acks.
 
-Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W] [--rounds R]``
+Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W] [--rounds R] [--input-kb K]``
 
 Both apps are Bolt in ``process_before_response=True`` mode (the fastest either can use),
 served by the same gunicorn (W sync workers) on loopback, hit by C concurrent clients with the
 same number of correctly signed ``block_actions`` requests. Every click of ours approves a
 different pending approval on a real Redis (authorization, the atomic decision write with its
-outbox entry, the audit record). The runs alternate in short rounds (bare, ours, bare, ours, ...:
-``--rounds``) so drift on a noisy machine hits both; the figure to read is the ratio ours/bare at p50
+outbox entry, the audit record). A third app, ``bare+rt``, is the bare one plus one Redis round trip of
+a script that does nothing: the part of a recorded click no code of ours can remove, so that what is left
+above it is ours to answer for. The runs alternate in short rounds (bare, bare+rt, ours, bare, ...:
+``--rounds``) so drift on a noisy machine hits all three; the figure to read is the ratio ours/bare at p50
 and p99, at each client count. Then it counts the Redis round trips of a click for real: every
 command the bot's processes send during 100 more clicks (Redis MONITOR; the commands a script runs
 inside Redis are not round trips).
@@ -46,6 +48,7 @@ SECRET = "bench-signing-secret"
 APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 _WARMUP = 100
+_APPS = ("bare", "bare+rt", "ours")  # bare+rt: bare plus one round trip of a script that does nothing
 
 
 def _free_port() -> int:
@@ -123,11 +126,12 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
         process.wait(10)
 
 
-def _pending_approvals(client: redis.Redis, count: int) -> list[ApprovalRequest]:
+def _pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0) -> list[ApprovalRequest]:
     store = ApprovalStore(client)
     now = datetime.now(UTC)
+    policy = PolicySummary(name="default")
     requests = [
-        synthetic_request(index, policy=PolicySummary(name="default"), created_at=now) for index in range(count)
+        synthetic_request(index, policy=policy, created_at=now, input_bytes=input_bytes) for index in range(count)
     ]
     for request in requests:
         store.open_round(session_id=request.session_id, version=1, requests=[request])
@@ -229,12 +233,12 @@ def _round_trips_per_click(client: redis.Redis, port: int, bodies: list[bytes]) 
 def _measure(
     clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int], *, rounds: int
 ) -> dict[str, list[float]]:
-    """Alternate bare and ours (warm-up, then ``rounds`` short rounds each) with ``clients`` clients."""
-    results: dict[str, list[float]] = {"bare": [], "ours": []}
-    for name in ("bare", "ours"):
+    """Alternate the apps (warm-up, then ``rounds`` short rounds each) with ``clients`` clients."""
+    results: dict[str, list[float]] = {name: [] for name in _APPS}
+    for name in _APPS:
         _load(ports[name], bodies[name].pop(), clients)  # warm-up
     for _round in range(rounds):
-        for name in ("bare", "ours"):
+        for name in _APPS:
             results[name] += _load(ports[name], bodies[name].pop(), clients)
     return results
 
@@ -245,7 +249,10 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=2000)
     parser.add_argument("--clients", default="1,20", help="client counts, comma-separated")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=8, help="alternations of bare and ours per client count")
+    parser.add_argument("--rounds", type=int, default=8, help="alternations of the apps per client count")
+    parser.add_argument(
+        "--input-kb", type=int, default=0, help="each request's tool input also carries this many KiB (a file)"
+    )
     args = parser.parse_args()
     client_counts = [int(count) for count in args.clients.split(",")]
     per_round = args.clicks // args.rounds
@@ -255,10 +262,10 @@ def main() -> None:
 
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        requests = _pending_approvals(client, 2 * per_app + counted)
-        bodies: dict[str, list[list[bytes]]] = {"bare": [], "ours": []}
+        requests = _pending_approvals(client, len(_APPS) * per_app + counted, input_bytes=args.input_kb * 1024)
+        bodies: dict[str, list[list[bytes]]] = {name: [] for name in _APPS}
         position = 0
-        for name in ("bare", "ours"):
+        for name in _APPS:
             for _count in client_counts:
                 for size in chunks:
                     bodies[name].append([_click_body(request) for request in requests[position : position + size]])
@@ -268,29 +275,32 @@ def main() -> None:
         with (
             slack_api() as api_url,
             gunicorn("bare", workers=args.workers, redis_url=server.url, api_url=api_url) as bare_port,
+            gunicorn("bare_round_trip", workers=args.workers, redis_url=server.url, api_url=api_url) as rt_port,
             gunicorn("ours", workers=args.workers, redis_url=server.url, api_url=api_url) as ours_port,
         ):
-            ports = {"bare": bare_port, "ours": ours_port}
+            ports = {"bare": bare_port, "bare+rt": rt_port, "ours": ours_port}
             runs = {clients: _measure(clients, bodies, ports, rounds=args.rounds) for clients in client_counts}
             round_trips = _round_trips_per_click(client, ours_port, count_bodies)
         recorded = _recorded_decisions(client, requests)
 
     print(
         f"ack bench: {per_round * args.rounds} signed approve clicks per app and client count in {args.rounds} rounds"
-        f" alternating, gunicorn {args.workers} sync workers,"
-        " Bolt process_before_response=True on both (bare: Bolt verifies; ours: the request guard verifies)"
+        f" alternating, tool input {len(requests[0].model_dump_json(include={'tool_input'}))} bytes,"
+        f" gunicorn {args.workers} sync workers,"
+        " Bolt process_before_response=True on all (bare, bare+rt: Bolt verifies; ours: the request guard verifies)"
     )
     for clients, results in runs.items():
         print(f" {clients} client(s):")
-        for name in ("bare", "ours"):
+        for name in _APPS:
             values = results[name]
             print(
-                f"  {name:5} p50 {_percentile(values, 0.5) * 1000:7.2f} ms"
+                f"  {name:7} p50 {_percentile(values, 0.5) * 1000:7.2f} ms"
                 f"   p99 {_percentile(values, 0.99) * 1000:7.2f} ms   mean {statistics.fmean(values) * 1000:7.2f} ms"
             )
-        p50 = _percentile(results["ours"], 0.5) / _percentile(results["bare"], 0.5)
-        p99 = _percentile(results["ours"], 0.99) / _percentile(results["bare"], 0.99)
-        print(f"  ratio ours/bare: p50 {p50:.2f}x, p99 {p99:.2f}x")
+        for over, under in (("ours", "bare"), ("bare+rt", "bare"), ("ours", "bare+rt")):
+            p50 = _percentile(results[over], 0.5) / _percentile(results[under], 0.5)
+            p99 = _percentile(results[over], 0.99) / _percentile(results[under], 0.99)
+            print(f"  ratio {over}/{under}: p50 {p50:.2f}x, p99 {p99:.2f}x")
     shown = f"{round_trips:.0f}" if round_trips == int(round_trips) else f"{round_trips:.2f}"
     print(f"round trips per click: {shown} (Redis MONITOR over {counted} clicks)")
     print(f"decisions recorded by ours: {recorded} of {per_app + counted} clicks (warm-ups included)")

@@ -16,6 +16,7 @@ from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.settings import Settings
 from bot.slack.http import WsgiApp, guarded_wsgi_app, wsgi_app
+from bot.store.direct_script import DirectScript
 
 
 def _api_url() -> str:
@@ -38,6 +39,25 @@ def bare() -> WsgiApp:
 
     @app.action(ids.APPROVE_ACTION)
     def approve(ack: Ack) -> None:
+        ack()
+
+    return wsgi_app(app)
+
+
+def bare_round_trip() -> WsgiApp:
+    """``bare()`` plus the one Redis round trip a recorded click cannot do without: a script that does nothing,
+    sent as ours sends its decide script (``DirectScript``). What a click costs above it is our own work."""
+    app = App(
+        client=WebClient(token="xoxb-bench", base_url=_api_url()),
+        signing_secret=_secret(),
+        process_before_response=True,
+        token_verification_enabled=False,
+    )
+    script = DirectScript(redis.Redis.from_url(os.environ["REDIS_URL"]), "return 1")
+
+    @app.action(ids.APPROVE_ACTION)
+    def approve(ack: Ack) -> None:
+        script(keys=["bench:round-trip"], args=[])
         ack()
 
     return wsgi_app(app)

@@ -6,8 +6,13 @@ from datetime import datetime
 from bot.domain.records import ApprovalRequest, PolicySummary, approval_id_for
 
 
-def synthetic_request(index: int, *, policy: PolicySummary, created_at: datetime) -> ApprovalRequest:
-    """The ``index``-th request: its own session (thread), a gated restart, asked by one requester."""
+def synthetic_request(
+    index: int, *, policy: PolicySummary, created_at: datetime, input_bytes: int = 0
+) -> ApprovalRequest:
+    """The ``index``-th request: its own session (thread), a gated restart, asked by one requester.
+
+    ``input_bytes``: the tool's input also carries that many bytes of content (a file an agent would write).
+    """
     thread_ts = f"{1700000000 + index}.000100"
     session_id = f"T0BENCH:C0BENCH:{thread_ts}"
     interrupt_id = f"v1:before_tool_call:tooluse_{index}:{uuid.uuid4()}"
@@ -21,7 +26,7 @@ def synthetic_request(index: int, *, policy: PolicySummary, created_at: datetime
         thread_ts=thread_ts,
         requested_by="U0REQUESTER",
         tool="restart_service",
-        tool_input={"service": "checkout"},
+        tool_input={"service": "checkout", **({"content": "x" * input_bytes} if input_bytes else {})},
         policy=policy,
         created_at=created_at,
     )

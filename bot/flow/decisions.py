@@ -220,6 +220,7 @@ class DecisionService:
         written_at: str | None = None,
         session_id: str | None = None,
         replay: Replay | None = None,
+        with_request: bool = False,
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
@@ -235,6 +236,8 @@ class DecisionService:
                 request raised after it was written (``unseen``).
             session_id: The approval's session, when the button says it (else it is looked up: one round trip more).
             replay: The signed request's signature: refused (``replayed``) if it was used before, recorded if not.
+            with_request: Whether the outcome of a recorded decision carries its request (a refusal's or a vote's
+                always does). A click has no use for it, and a request weighs what its tool's input weighs.
         """
         if session_id is None:
             session_id = self._approvals.session_of(approval_id)
@@ -255,6 +258,7 @@ class DecisionService:
             written_at=written_at or "",
             replay=replay.signature if replay is not None else None,
             replay_ttl_s=replay.remember_s if replay is not None else 0,
+            with_request=with_request,
         )
         decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
         details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}

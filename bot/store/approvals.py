@@ -58,6 +58,7 @@ class Attempt:
         groups: User groups whose cached members the script may read.
         replay: The request's signature, when the attempt is a signed request to refuse if replayed.
         replay_ttl_s: How long the signature is remembered.
+        with_request: Whether a recorded decision is answered with its request (any other answer is).
     """
 
     session_id: str
@@ -73,6 +74,7 @@ class Attempt:
     groups: tuple[str, ...] = ()
     replay: str | None = None
     replay_ttl_s: int = 0
+    with_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class DecideResult:
         session_id: The approval's session.
         approval_id: The approval.
         value: The decision (``already``, ``decided``), the vote count (``vote``) or what is needed (``needs``).
-        request_json: The stored request, when there is one.
+        request_json: The stored request, when there is one (for ``decided``, only if the attempt asked for it).
         message_ts: Where its message was posted, when recorded.
     """
 
@@ -190,8 +192,10 @@ class ApprovalStore:
             transaction.delete(keys.open_approvals(session_id))  # a new round: the previous one is over
         transaction.hset(keys.round_(session_id), mapping={"version": version, "approvals": json.dumps(ids)})
         for request in fresh:
-            # HSETNX: even a publisher racing this one cannot replace a stored request.
-            transaction.hsetnx(keys.approval(session_id, request.approval_id), "request", request.model_dump_json())
+            # HSETNX: even a publisher racing this one cannot replace a stored request (or its terms).
+            approval_key = keys.approval(session_id, request.approval_id)
+            transaction.hsetnx(approval_key, "request", request.model_dump_json())
+            transaction.hsetnx(approval_key, "terms", terms(request))
             transaction.set(keys.approval_session(shard, request.approval_id), session_id)
             opened_ms = int(request.created_at.timestamp() * 1000)
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
@@ -475,6 +479,7 @@ class ApprovalStore:
             "replay_ttl_s": attempt.replay_ttl_s,
             "recent_kept": RECENT_KEPT,
             "now_ms": int(decision.decided_at.timestamp() * 1000),
+            "with_request": attempt.with_request,
         }
         if decision.approved_by or decision.discussion:  # the script fills them in (they are usually empty here)
             decision = decision.model_copy(update={"approved_by": (), "discussion": ()})
@@ -502,6 +507,33 @@ class ApprovalStore:
             args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
         return Status(as_text(result))
+
+
+_TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
+    "team_id": True,
+    "channel_id": True,
+    "thread_ts": True,
+    "message_ts": True,
+    "requested_by": True,
+    "policy": {
+        "approver_users",
+        "approver_groups",
+        "also_approvers",
+        "allow_external",
+        "allow_self_approval",
+        "reason_required_on_deny",
+        "quorum",
+    },
+}
+
+
+def terms(request: ApprovalRequest) -> str:
+    """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
+
+    Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
+    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
+    """
+    return request.model_dump_json(include=_TERMS)
 
 
 def _runs(*records: Sequence[str]) -> list[str]:

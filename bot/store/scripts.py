@@ -59,7 +59,8 @@ end
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
-#       most twice that), now_ms: the decision's place among the recent ones), 2 the decision
+#       most twice that), now_ms: the decision's place among the recent ones, with_request: whether a decided
+#       answer carries the request too), 2 the decision
 #       record with empty "approved_by" and "discussion" (the script fills them in), then five runs (each its
 #       length, then its arguments): the message update (Outbox.script_entry), the audit events of a vote and of
 #       a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds the round's
@@ -67,12 +68,16 @@ end
 # With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
 # standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
 # reason when one is required. Without (the clock), only the record's own rules apply.
+# The attempt is judged by the request's terms (``bot.store.approvals.terms``: its place, asker and policy), never
+# by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
+# terms were kept apart has none: its request is read in their place.
 # Returns {status, value, request JSON, message ts}: replayed (nothing changed: the signature was used before),
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
 # not_a_member, self_approval, not_an_approver, reason_required), already (value: the decision), unseen (a typed
 # reply written before the approval message was posted), voted, vote (value: the count), no_round, decided
-# (value: the decision). Every answer but replayed, needs and unreadable records the signature as used.
+# (value: the decision). Every answer but replayed, needs and unreadable records the signature as used. The request
+# JSON is '' for replayed and unreadable, and for decided unless with_request.
 DECIDE: Final = (
     _OWNERS
     + f"""
@@ -81,52 +86,56 @@ local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_fr
 local groups_from = 17
 local replay_key = KEYS[groups_from + #attempt.groups]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
--- One read of the approval: its request, decision, message, the clicker's direct-message copy, its version.
-local stored = redis.call('HMGET', KEYS[1], 'request', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
-local request_json, posted_ts = stored[1] or '', stored[3] or ''
+-- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
+local stored = redis.call('HMGET', KEYS[1], 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
+local terms_json, posted_ts = stored[1] or redis.call('HGET', KEYS[1], 'request') or '', stored[3] or ''
+-- The request goes back only to answers that speak of it (a refusal names the approvers, a vote the quorum).
+local function request_json() return redis.call('HGET', KEYS[1], 'request') or '' end
 local function answer(status, value)
   if attempt.replay then redis.call('SET', replay_key, '1', 'EX', attempt.replay_ttl_s) end
-  return {{status, value or '', request_json, posted_ts}}
+  local returned = ''
+  if status ~= '{Status.DECIDED}' or attempt.with_request then returned = request_json() end
+  return {{status, value or '', returned, posted_ts}}
 end
-if request_json == '' then return answer('{Status.UNKNOWN}') end
-local read, request = pcall(cjson.decode, request_json)
-if not read or type(request) ~= 'table' or type(request.policy) ~= 'table' then
+if terms_json == '' then return answer('{Status.UNKNOWN}') end
+local read, terms = pcall(cjson.decode, terms_json)
+if not read or type(terms) ~= 'table' or type(terms.policy) ~= 'table' then
   return {{'{Status.UNREADABLE}', '', '', ''}}
 end
-if request.team_id ~= attempt.team_id or request.channel_id ~= attempt.channel_id then
-  return {{'{Status.NEEDS}', cjson.encode({{team_id = request.team_id, channel_id = request.channel_id}}), '', ''}}
+if terms.team_id ~= attempt.team_id or terms.channel_id ~= attempt.channel_id then
+  return {{'{Status.NEEDS}', cjson.encode({{team_id = terms.team_id, channel_id = terms.channel_id}}), '', ''}}
 end
-local policy = request.policy
+local policy = terms.policy
 local function text(value) if type(value) == 'string' then return value end return '' end
 local function list(value) if type(value) == 'table' then return value end return {{}} end
-local message_ts = posted_ts ~= '' and posted_ts or text(request.message_ts)
+local message_ts = posted_ts ~= '' and posted_ts or text(terms.message_ts)
 local user = attempt.user
 if attempt.checks then
   local origin = attempt.origin
-  local foreign = origin.team_id ~= request.team_id or origin.user_team_id ~= request.team_id
+  local foreign = origin.team_id ~= terms.team_id or origin.user_team_id ~= terms.team_id
   if foreign and policy.allow_external ~= true then return answer('{Status.WRONG_WORKSPACE}') end
   local copy = stored[4]
   if origin.surface == 'message' then
     local shown
     if message_ts ~= '' then
-      shown = origin.channel_id == request.channel_id and origin.ts == message_ts
+      shown = origin.channel_id == terms.channel_id and origin.ts == message_ts
     else  -- posted, its ts not recorded yet (a click within moments of posting): its thread must match
-      shown = origin.channel_id == request.channel_id and origin.thread_ts == request.thread_ts
+      shown = origin.channel_id == terms.channel_id and origin.thread_ts == terms.thread_ts
     end
     if not shown and copy ~= origin.channel_id .. '|' .. origin.ts then return answer('{Status.WRONG_PLACE}') end
   elseif origin.surface == 'reply' then
-    if origin.channel_id ~= request.channel_id or origin.ts ~= request.thread_ts then
+    if origin.channel_id ~= terms.channel_id or origin.ts ~= terms.thread_ts then
       return answer('{Status.WRONG_PLACE}')
     end
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
   if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then
     if redis.call('EXISTS', KEYS[16]) == 0 then  -- not cached (or expired): the caller fills the cache first
-      return {{'{Status.NEEDS}', cjson.encode({{members = request.channel_id}}), request_json, posted_ts}}
+      return {{'{Status.NEEDS}', cjson.encode({{members = terms.channel_id}}), request_json(), posted_ts}}
     end
     return answer('{Status.NOT_A_MEMBER}')
   end
-  if not (attempt.kind == 'deny' and user == request.requested_by) then  -- else: withdrawing one's own request
+  if not (attempt.kind == 'deny' and user == terms.requested_by) then  -- else: withdrawing one's own request
     local lists = {{{{users = list(policy.approver_users), usergroups = list(policy.approver_groups)}}}}
     for _, extra in ipairs(list(policy.also_approvers)) do
       lists[#lists + 1] = {{users = list(extra.users), usergroups = list(extra.usergroups)}}
@@ -153,9 +162,9 @@ if attempt.checks then
       end
     end
     if #missing > 0 then
-      return {{'{Status.NEEDS}', cjson.encode({{groups = missing}}), request_json, posted_ts}}
+      return {{'{Status.NEEDS}', cjson.encode({{groups = missing}}), request_json(), posted_ts}}
     end
-    if user == request.requested_by and policy.allow_self_approval ~= true then
+    if user == terms.requested_by and policy.allow_self_approval ~= true then
       return answer('{Status.SELF_APPROVAL}')
     end
     for _, approvers in ipairs(lists) do

@@ -65,6 +65,7 @@ def register(app: App, services: Services) -> None:
             source="reply",
             origin=reply_origin(body, event),
             written_at=written_at,
+            with_request=True,  # the answer names the request it decided
         )
         feedback = _typed_feedback(outcome, kind)
         if feedback:

@@ -69,8 +69,8 @@ class Bot:
         return approval_id, session_id
 
     def corrupt(self, approval_id: str, session_id: str) -> None:
-        """Write garbage where the approval's request is stored."""
-        self.services.redis.hset(keys.approval(session_id, approval_id), "request", "{garbage")
+        """Write garbage where the approval's request and its terms (what a click is judged by) are stored."""
+        self.services.redis.hset(keys.approval(session_id, approval_id), mapping={"request": "{garbage", "terms": "{"})
 
     def texts_posted(self) -> list[str]:
         """Texts of every chat.postMessage the bot made, in order."""

@@ -9,7 +9,7 @@ import redis
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.domain.status import Status
 from bot.store import keys
-from bot.store.approvals import RECENT_KEPT, ApprovalStore, Attempt
+from bot.store.approvals import RECENT_KEPT, ApprovalStore, Attempt, DecideResult
 from bot.store.audit import Audit
 from bot.store.jobs import JobQueue, ResumeJob
 from bot.store.outbox import Outbox, update_approval
@@ -91,3 +91,53 @@ def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_cl
     assert job.problem() is None
     assert job.record() == ResumeJob(SID, 4)
     assert job.fields == ResumeJob(SID, 4).fields()
+
+
+def _decide(redis_client: redis.Redis, request: ApprovalRequest, *, with_request: bool = False) -> DecideResult:
+    """The clock's attempt (no person's rights are judged): the request's place is still checked."""
+    return ApprovalStore(redis_client).decide(
+        Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", None, with_request=with_request),
+        decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
+        update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
+        audit=Audit(redis_client).script_events(("vote", "decision")),
+    )
+
+
+def _store_with_its_request_moved(redis_client: redis.Redis, request: ApprovalRequest) -> None:
+    """Open ``request``, then make its stored request say it is in another channel (its terms still say C0OPS)."""
+    ApprovalStore(redis_client).open_round(session_id=SID, version=4, requests=[request])
+    elsewhere = request.model_copy(update={"channel_id": "C0ELSEWHERE"})
+    redis_client.hset(keys.approval(SID, request.approval_id), "request", elsewhere.model_dump_json())
+
+
+def test_a_decision_is_judged_by_the_request_s_terms_and_answered_without_the_request(
+    redis_client: redis.Redis,
+) -> None:
+    request = _request(0).model_copy(update={"tool_input": {"content": "x" * 200_000}})
+    _store_with_its_request_moved(redis_client, request)
+
+    result = _decide(redis_client, request)
+
+    assert result.status is Status.DECIDED  # the request was not read: it would have sent the click elsewhere
+    assert result.request_json == ""  # nor sent back: a click has no use for a file's contents
+
+
+def test_a_decision_carries_its_request_when_the_caller_asks(redis_client: redis.Redis) -> None:
+    request = _request(0).model_copy(update={"tool_input": {"content": "x" * 200_000}})
+    ApprovalStore(redis_client).open_round(session_id=SID, version=4, requests=[request])
+
+    result = _decide(redis_client, request, with_request=True)
+
+    assert result.status is Status.DECIDED
+    assert result.request == request
+
+
+def test_an_approval_stored_before_terms_were_kept_apart_is_judged_by_its_request(redis_client: redis.Redis) -> None:
+    moved, kept = _request(0), _request(1)
+    _store_with_its_request_moved(redis_client, moved)
+    ApprovalStore(redis_client).open_round(session_id=SID, version=4, requests=[kept])
+    for request in (moved, kept):
+        redis_client.hdel(keys.approval(SID, request.approval_id), "terms")
+
+    assert _decide(redis_client, moved).status is Status.NEEDS  # its request says another channel: asked where
+    assert _decide(redis_client, kept).status is Status.DECIDED
