@@ -40,6 +40,7 @@ from bot.flow.home_queue import HomeTab, progress_of
 from bot.render import blocks
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
+from bot.slack.retry_after import retry_after_s
 from bot.store.approvals import Approval, ApprovalStore, copy_value
 from bot.store.home_viewers import HomeViewers
 from bot.store.lane_leases import LaneLeases
@@ -234,7 +235,7 @@ class Deliverer:
         status = error.response.status_code
         code = error.response.get("error") if isinstance(error.response.data, dict) else None
         if status == 429:
-            retry_after = float(error.response.headers.get("Retry-After", error.response.headers.get("retry-after", 1)))
+            retry_after = retry_after_s(error.response.headers, now_s=self._outbox.now_ms() / 1000)
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
             put_back = self._again(entry, delay_s=retry_after)
             self._lanes.pause_channel(lane_of(entry), retry_after)  # the limit is the channel's, not the thread's

@@ -245,14 +245,14 @@ class FakeSlack:
         method: str,
         *,
         status: int = 429,
-        retry_after: int | None = 1,
+        retry_after: int | str | None = 1,
         times: int = 1,
         channel: str | None = None,
     ) -> None:
         """Answer the next ``times`` calls of ``method`` (for ``channel``, if given) with HTTP ``status``.
 
-        No state changes. A 429 carries ``Retry-After: retry_after`` (an integer, as ``slack_sdk`` parses it)
-        unless it is ``None``.
+        No state changes. A 429 carries ``Retry-After: retry_after`` (Slack sends an integer; text stands for
+        what a broken proxy might send) unless it is ``None``.
         """
         error = "ratelimited" if status == 429 else "fatal_error"
         fault = Fault("status", times, status=status, retry_after=retry_after, error=error, channel=channel)

@@ -14,7 +14,8 @@ class Fault:
     kind: FaultKind
     times: int
     status: int = 200
-    retry_after: int | None = None
+    retry_after: int | str | None = None
+    """A 429's ``Retry-After`` header: seconds, or any text (what a broken proxy might send)."""
     error: str = ""
     seconds: float = 0.0
     channel: str | None = None

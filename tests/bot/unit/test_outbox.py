@@ -6,6 +6,7 @@ from slack_sdk import WebClient
 
 from bench.round_trips import counting_client
 from bot.slack.delivery import Deliverer
+from bot.slack.retry_after import DEFAULT_S
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
@@ -53,6 +54,21 @@ def test_a_rate_limit_waits_exactly_retry_after(
     clock.now += 0.2
     assert deliverer.deliver_due() == 1
     assert [call.status for call in slack.calls("chat.postMessage")] == [429, 200]
+
+
+def test_a_rate_limit_whose_retry_after_cannot_be_read_waits_a_second_and_delivers(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
+) -> None:
+    slack.fail_next("chat.postMessage", status=429, retry_after="in a little while")
+    outbox.send_later(_post("hello"))
+
+    assert deliverer.deliver_due() == 1  # put back, not raised out of the delivery
+    clock.now += DEFAULT_S - 0.1
+    assert deliverer.deliver_due() == 0
+    clock.now += 0.2
+    assert deliverer.deliver_due() == 1
+    assert [call.status for call in slack.calls("chat.postMessage")] == [429, 200]
+    assert outbox.pending() == 0
 
 
 def test_a_permanent_error_is_parked_with_its_reason_after_a_few_attempts(
