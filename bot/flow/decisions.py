@@ -246,6 +246,11 @@ class DecisionService:
         # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
         text = None if reason is None or is_blank(reason) else reason.strip()
         team_id, channel_id = place_of_session(session_id)
+        if not channel_id and origin.channel_id:
+            # A session id that names no place (a request made through the API): expected where the attempt comes
+            # from, as it is when nothing is amiss. The script checks the request's own place either way; only a
+            # wrong guess costs a round trip more (it answers with the place).
+            team_id, channel_id = origin.team_id, origin.channel_id
         attempt = Attempt(
             session_id=session_id,
             approval_id=approval_id,

@@ -16,7 +16,9 @@ from bot.slack.app import build_app
 from bot.slack.http import wsgi_app
 from bot.store import keys
 from bot.store.approvals import Approval
+from bot.store.directory import Directory
 from tests.bot.support.agents import two_gates_agent
+from tests.bot.support.api_client import api_caller
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,
@@ -68,6 +70,26 @@ def test_an_approve_click_is_one_redis_round_trip_before_its_answer(redis_client
         assert approval is not None
         assert approval.decision is not None
         assert approval.decision.decided_by == APPROVER
+
+
+@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
+def test_an_approve_click_on_a_request_made_through_the_api_is_one_redis_round_trip(bot: Bot) -> None:
+    with api_caller(bot.services, bot.url) as api:
+        assert api.ask().status_code == 201
+        assert api.ask(input={"service": "search"}).status_code == 201
+    bot.drain()
+    assert bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER).status == 200  # connections now open
+    approval_id = bot.approval_id(1)
+    directory = Directory(client=bot.services.slack, redis_client=bot.services.redis)
+    assert directory.in_channel(CHANNEL, APPROVER, shard=_shard(bot, approval_id))  # the shard's cache is warm
+
+    with commands_sent(bot.services.redis) as commands:
+        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+
+    assert [command.split()[0] for command in commands] == ["EVALSHA"]  # its session id names no channel
+    decision = _approval(bot, approval_id).decision
+    assert decision is not None
+    assert decision.decided_by == APPROVER
 
 
 def test_a_replayed_approve_click_is_refused_and_changes_nothing(bot: Bot) -> None:
