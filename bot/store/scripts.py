@@ -77,7 +77,7 @@ end
 # not_a_member, self_approval, not_an_approver, reason_required), already (value: the decision), unseen (a typed
 # reply written before the approval message was posted), voted, vote (value: the count), no_round, decided
 # (value: the decision). Every answer but replayed, needs and unreadable records the signature as used. The request
-# JSON is '' for replayed and unreadable, and for decided unless with_request.
+# JSON is '' for replayed, unreadable and a needs of the place, and for decided unless with_request.
 DECIDE: Final = (
     _OWNERS
     + f"""
@@ -89,7 +89,8 @@ if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Stat
 -- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
 local stored = redis.call('HMGET', KEYS[1], 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
 local terms_json, posted_ts = stored[1] or redis.call('HGET', KEYS[1], 'request') or '', stored[3] or ''
--- The request goes back only to answers that speak of it (a refusal names the approvers, a vote the quorum).
+-- A recorded decision goes back without the request (a click has no use for it); other answers speak of it (a
+-- refusal names the approvers, a vote the quorum).
 local function request_json() return redis.call('HGET', KEYS[1], 'request') or '' end
 local function answer(status, value)
   if attempt.replay then redis.call('SET', replay_key, '1', 'EX', attempt.replay_ttl_s) end
