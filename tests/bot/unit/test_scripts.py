@@ -35,21 +35,35 @@ def _request(index: int) -> ApprovalRequest:
     )
 
 
+def _decide(
+    redis_client: redis.Redis,
+    request: ApprovalRequest,
+    *,
+    approvals: ApprovalStore | None = None,
+    decided_at: datetime | None = None,
+    with_request: bool = False,
+) -> DecideResult:
+    """An approval without a person's checks (as the clock decides): the request's place is still checked.
+
+    ``approvals``: the store to decide with (a store keeps connections of its own: many calls share one).
+    """
+    return (approvals or ApprovalStore(redis_client)).decide(
+        Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", None, with_request=with_request),
+        decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=decided_at or datetime.now(UTC)),
+        update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
+        audit=Audit(redis_client).script_events(("vote", "decision")),
+    )
+
+
 def _approve_all(
     redis_client: redis.Redis, count: int, *, decided_at: Callable[[int], datetime] = lambda _index: datetime.now(UTC)
 ) -> None:
     approvals = ApprovalStore(redis_client)
     requests = [_request(index) for index in range(count)]
     approvals.open_round(session_id=SID, version=4, requests=requests)
-    audit = Audit(redis_client)
     for index, request in enumerate(requests):
-        result = approvals.decide(
-            Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", origin=None),
-            decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=decided_at(index)),
-            update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
-            audit=audit.script_events(("vote", "decision")),
-        )
-        assert result.status is Status.DECIDED
+        decided = _decide(redis_client, request, approvals=approvals, decided_at=decided_at(index))
+        assert decided.status is Status.DECIDED
 
 
 def test_every_lua_script_of_the_bot_lives_in_the_scripts_module() -> None:
@@ -91,16 +105,6 @@ def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_cl
     assert job.problem() is None
     assert job.record() == ResumeJob(SID, 4)
     assert job.fields == ResumeJob(SID, 4).fields()
-
-
-def _decide(redis_client: redis.Redis, request: ApprovalRequest, *, with_request: bool = False) -> DecideResult:
-    """The clock's attempt (no person's rights are judged): the request's place is still checked."""
-    return ApprovalStore(redis_client).decide(
-        Attempt(SID, request.approval_id, "approve", "U0APPROVER", "T0TEST", "C0OPS", None, with_request=with_request),
-        decision=Decision(decision="approve", decided_by="U0APPROVER", decided_at=datetime.now(UTC)),
-        update=Outbox.script_entry(update_approval(SID, request.approval_id), due_ms=0),
-        audit=Audit(redis_client).script_events(("vote", "decision")),
-    )
 
 
 def _store_with_its_request_moved(redis_client: redis.Redis, request: ApprovalRequest) -> None:
