@@ -23,6 +23,7 @@ from typing import Annotated, Any, Final
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from bot.mcp.api_client import ApiError, SignoffApi
@@ -82,17 +83,27 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
         *,
         input: Annotated[dict[str, Any] | None, Field(description="its input")] = None,
         tool_use_id: Annotated[str | None, Field(description="the tool use's id")] = None,
-    ) -> str:
+    ) -> CallToolResult:
         """Claude Code's permission prompt, decided by people in Slack: allow (with the input) or deny (with why)."""
         arguments = input or {}
         body = _body(settings, tool=tool_name, tool_input=arguments, idempotency_key=tool_use_id)
         try:
             request = await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
         except ApiError as error:
-            return json.dumps({"behavior": "deny", "message": f"Signoff could not ask for a sign-off: {error}"})
-        return json.dumps(permission_answer(request, arguments))
+            return _one_text_block({"behavior": "deny", "message": f"Signoff could not ask for a sign-off: {error}"})
+        return _one_text_block(permission_answer(request, arguments))
 
     return server
+
+
+def _one_text_block(answer: dict[str, Any]) -> CallToolResult:
+    """The answer as Claude Code reads it: exactly one text block holding its JSON, nothing structured beside it.
+
+    Claude Code refuses any other shape ("expected a single text block") and then fails closed. A tool that
+    declares an output schema gets ``structuredContent`` next to its text, which the protocol versions
+    since 2025-06-18 pass on: so this tool builds its result itself and declares none.
+    """
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))])
 
 
 def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> dict[str, Any]:

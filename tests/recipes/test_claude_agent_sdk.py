@@ -4,10 +4,7 @@ the sign-off is asked through the HTTP API and decided in the loopback Slack, an
 is told why not."""
 
 import asyncio
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,102 +16,16 @@ from bot.render import action_ids as ids
 from recipes.claude_agent_sdk import permission_result, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, serving
 
 TOOL = "mcp__ops__restart_service"  # the CLI's name for the tool restart_service of the SDK server "ops"
 
 
-class MessagesApi:
-    """A scripted model behind ``POST /v1/messages``: while no tool result came back, it calls the tool;
-    then it answers "done". Streams as the real API does; keeps every request's body."""
-
-    def __init__(self) -> None:
-        """Listen on a free loopback port."""
-        self.requests: list[dict[str, Any]] = []
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-                stand_in.requests.append(body)
-                if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
-                    self.send_error(404)  # the CLI needs nothing else with non-essential traffic off
-                    return
-                data = _stream(stand_in.reply_to(body))
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def reply_to(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
-        """The turn's content blocks and stop reason."""
-        offered = any(offer.get("name") == TOOL for offer in body.get("tools") or [])
-        if offered and not _tool_results(body):
-            call = {"type": "tool_use", "id": "toolu_1", "name": TOOL, "input": {"service": "checkout"}}
-            return [call], "tool_use"
-        return [{"type": "text", "text": "done"}], "end_turn"
-
-    def tool_results(self) -> list[dict[str, Any]]:
-        """What the model was last told about its tool calls."""
-        return _tool_results(self.requests[-1])
-
-
-def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        block
-        for message in body.get("messages") or []
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
-
-
-def _stream(turn: tuple[list[dict[str, Any]], str]) -> bytes:
-    """The turn as the Messages API's server-sent events (``stream: true``, which the CLI always asks for)."""
-    blocks, stop_reason = turn
-    usage = {"input_tokens": 1, "output_tokens": 1}
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "scripted", "content": []}
-    events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": {**message, "stop_reason": None, "stop_sequence": None, "usage": usage}}
-    ]
-    for index, block in enumerate(blocks):
-        start: dict[str, Any]
-        if block["type"] == "text":
-            start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        else:
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [
-            {"type": "content_block_start", "index": index, "content_block": start},
-            {"type": "content_block_delta", "index": index, "delta": delta},
-            {"type": "content_block_stop", "index": index},
-        ]
-    events += [
-        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": usage},
-        {"type": "message_stop"},
-    ]
-    return b"".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events)
-
-
 @pytest.fixture
 def messages_api() -> Iterator[MessagesApi]:
-    """The stand-in, served in a thread."""
-    api = MessagesApi()
-    thread = threading.Thread(target=api.server.serve_forever, name="messages-api", daemon=True)
-    thread.start()
-    try:
+    """The scripted model: it calls the tool until it has its result, then says "done"."""
+    with serving(ToolCall(TOOL, {"service": "checkout"})) as api:
         yield api
-    finally:
-        api.server.shutdown()
-        api.server.server_close()
-        thread.join(10)
 
 
 def _options(messages_api: MessagesApi, home: Path, ran: list[str]) -> ClaudeAgentOptions:
@@ -127,17 +38,7 @@ def _options(messages_api: MessagesApi, home: Path, ran: list[str]) -> ClaudeAge
         tools=[],  # no built-in tools: the scripted model can only call ours (and no tool search defers it)
         mcp_servers={"ops": create_sdk_mcp_server("ops", tools=[restart_service])},
         cwd=home,
-        env={
-            "ANTHROPIC_BASE_URL": messages_api.url,
-            "ANTHROPIC_API_KEY": "sk-ant-recipe-test",
-            # Off: telemetry, error reports, update checks, the session title's model call (all leave loopback).
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            # The CLI reads and writes its settings and sessions there: a fresh one, not the runner's.
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        },
+        env=cli_environment(messages_api, home),
     )
 
 

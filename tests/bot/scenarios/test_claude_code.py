@@ -1,0 +1,126 @@
+"""Claude Code's own CLI (the one the ``claude-agent-sdk`` wheel bundles), run as the README says, with every
+permission prompt decided in the loopback Slack through ``python -m bot mcp`` (over stdio and over
+streamable HTTP). The model is a scripted stand-in for the Messages API on loopback; the Bash tool is the
+CLI's own and really runs."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk
+import pytest
+
+from bot.mcp.server import PERMISSION_TOOL, SERVER_NAME
+from bot.render import action_ids as ids
+from tests.bot.scenarios.test_mcp import _environment, _http_server
+from tests.bot.support.deciders import person_in_slack
+from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, result_text, serving
+from tests.bot.support.processes import ROOT, bot_environment
+
+CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+PROMPT_TOOL = f"mcp__{SERVER_NAME}__{PERMISSION_TOOL}"
+
+
+NEGOTIATIONS = ("auto", "legacy")
+"""The CLI's ``MCP_PROTOCOL_NEGOTIATION``: ``auto`` probes for the newest era first, ``legacy`` forces the
+``initialize`` handshake; each settles on a protocol version, which the test reads back from the CLI's log."""
+
+
+def _bash(marker: Path, tool_use_id: str) -> ToolCall:
+    # A redirect is a write: the CLI never auto-allows it, so it must ask the permission prompt tool.
+    return ToolCall("Bash", {"command": f"echo ran > {marker}", "description": "Leave a marker"}, tool_use_id)
+
+
+@contextmanager
+def _mcp_config(bot: Bot, transport: str, home: Path) -> Iterator[Path]:
+    """``signoff-mcp.json`` as the README writes it, for stdio or for a server already serving HTTP."""
+    environment = _environment(bot)
+    config = home / "signoff-mcp.json"
+    if transport == "stdio":
+        server = {"command": sys.executable, "args": ["-m", "bot", "mcp"], "cwd": str(ROOT), "env": environment}
+        config.write_text(json.dumps({"mcpServers": {SERVER_NAME: server}}))
+        yield config
+        return
+    key = environment.pop("SIGNOFF_API_KEY")
+    with _http_server(environment) as url:
+        server = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {key}"}}
+        config.write_text(json.dumps({"mcpServers": {SERVER_NAME: server}}))
+        yield config
+
+
+def _claude(api: MessagesApi, config: Path, home: Path, negotiation: str) -> tuple[dict[str, Any], str]:
+    """One ``claude -p`` run as the README gives it; its JSON result and the protocol version it negotiated."""
+    log = home / f"claude-{len(api.requests)}.log"
+    command = [str(CLI), "-p", "leave a marker", "--output-format", "json", "--mcp-config", str(config)]
+    command += ["--strict-mcp-config", "--permission-prompt-tool", PROMPT_TOOL, "--debug-file", str(log)]
+    ran = subprocess.run(
+        command,
+        cwd=home,
+        env=bot_environment(**cli_environment(api, home), MCP_PROTOCOL_NEGOTIATION=negotiation),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert ran.returncode == 0, (ran.stdout, ran.stderr)
+    versions = set(re.findall(r'"negotiatedProtocolVersion":"([^"]+)"', log.read_text()))
+    assert len(versions) == 1, f"the CLI's log names no single negotiated version: {versions}"
+    return dict(json.loads(ran.stdout)), versions.pop()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / ".claude").mkdir()
+    return tmp_path
+
+
+@pytest.mark.single_redis
+@pytest.mark.parametrize("negotiation", NEGOTIATIONS)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_cli_runs_an_approved_bash_call_and_never_a_denied_one(
+    bot: Bot, home: Path, transport: str, negotiation: str
+) -> None:
+    approved, denied = home / "approved.txt", home / "denied.txt"
+    with serving(_bash(approved, "toolu_approved")) as api, _mcp_config(bot, transport, home) as config:
+        with person_in_slack(bot, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)):
+            result, version = _claude(api, config, home, negotiation)
+        [told] = api.tool_results()
+        assert result["result"] == "done", result
+        assert not told.get("is_error"), told
+        assert approved.read_text() == "ran\n"
+
+        api.call = _bash(denied, "toolu_denied")
+        deny = lambda approval_id: bot.submit_deny(approval_id, user=APPROVER, reason="not on a Friday")  # noqa: E731
+        with person_in_slack(bot, deny):
+            _claude(api, config, home, negotiation)
+        [told] = api.tool_results()
+        assert told["is_error"] is True
+        assert "Denied in Slack by U0APPROVER: not on a Friday. Do not retry this call." in result_text(told)
+        assert not denied.exists()
+
+        # Claude Code asking again about the same tool use (a retried CI job): the same answer, nobody asked.
+        with person_in_slack(bot, lambda _approval_id: None) as asked:
+            _, again = _claude(api, config, home, negotiation)
+        assert asked == []
+        [told_again] = api.tool_results()
+        assert result_text(told_again) == result_text(told)
+        assert not denied.exists()
+    bot.drain()
+    first, second = bot.approval_messages()
+    assert "Bash" in first["text"]
+    assert os.fspath(approved) in json.dumps(first["blocks"])
+    assert os.fspath(denied) in json.dumps(second["blocks"])
+    assert version == again == EXPECTED_VERSION[negotiation]
+
+
+EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+"""What the bundled CLI 2.1.x settles on with ``python -m bot mcp`` (the newest each era of the ``mcp``
+package offers): a change here is a new protocol to prove, not a number to update blindly."""
