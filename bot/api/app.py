@@ -28,7 +28,6 @@ from pydantic import ValidationError
 from bot.api import openapi
 from bot.api.wait_slots import WaitSlots
 from bot.domain.api_requests import ApprovalAsk
-from bot.domain.durations import parse_duration
 from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
 from bot.store.api_keys import ApiClient, ApiKeys
 
@@ -38,6 +37,7 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 PREFIX: Final = "/v1/"
 MAX_BODY_BYTES: Final = 1024 * 1024
 _ID: Final = r"(?P<request_id>[^/]+)"
+_WAIT: Final = re.compile(openapi.WAIT_PATTERN)
 RETRY_AFTER_S: Final = 1
 """What a refused long-poll is told to wait before asking again (``Retry-After``): a wait ends within a minute."""
 
@@ -96,7 +96,7 @@ def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) 
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         try:
-            answer = _route(environ, handlers, api_keys)
+            answer = _route(environ, handlers, api_keys, lambda: openapi.document(requests.channel_routing()))
         except _Refused as refused:
             answer = refused.answer
         except redis.RedisError as error:
@@ -117,6 +117,7 @@ def _route(
     environ: dict[str, Any],
     handlers: dict[tuple[str, str], "_Handler"],
     api_keys: ApiKeys,
+    document: Callable[[], dict[str, Any]],
 ) -> _Answer:
     path, method = str(environ.get("PATH_INFO", "")), str(environ.get("REQUEST_METHOD", ""))
     for route, pattern in _PATTERNS.items():
@@ -125,23 +126,31 @@ def _route(
             continue
         allowed = [verb for verb, known in ROUTES if known == route]
         if method not in allowed:
-            raise _Refused(405, "method_not_allowed", f"{method} is not allowed here (allowed: {', '.join(allowed)})")
+            listed = ", ".join(allowed)
+            raise _Refused(
+                405,
+                "method_not_allowed",
+                f"{method[:20]} is not allowed here (allowed: {listed})",
+                headers=(("Allow", listed),),
+            )
         if route == "/v1/openapi.json":
-            return _Answer(200, openapi.document())
+            return _Answer(200, document())
         client = _authenticate(environ, api_keys)
         return handlers[(method, route)](environ, client, matched.groupdict().get("request_id", ""))
     raise _Refused(404, "not_found", f"no such route: {path[:200]}")
 
 
+_CHALLENGE: Final = (("WWW-Authenticate", "Bearer"),)
+
+
 def _authenticate(environ: dict[str, Any], api_keys: ApiKeys) -> ApiClient:
     scheme, _, key = str(environ.get("HTTP_AUTHORIZATION", "")).partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise _Refused(
-            401, "unauthorized", "an API key is required: Authorization: Bearer <key>", field="Authorization"
-        )
+        message = "an API key is required: Authorization: Bearer <key>"
+        raise _Refused(401, "unauthorized", message, field="Authorization", headers=_CHALLENGE)
     client = api_keys.authenticate(key.strip())
     if client is None:
-        raise _Refused(401, "unauthorized", "unknown or revoked API key", field="Authorization")
+        raise _Refused(401, "unauthorized", "unknown or revoked API key", field="Authorization", headers=_CHALLENGE)
     return client
 
 
@@ -210,14 +219,11 @@ def _found(view: ApiRequestView | None, request_id: str) -> ApiRequestView:
 
 
 def _wait_seconds(values: list[str]) -> int:
-    value = values[-1].strip()
-    try:
-        seconds = 0 if value in ("0", "0s") else parse_duration(int(value) if value.isdigit() else value)
-    except ValueError:
-        raise _Refused(400, "invalid", f"wait: {value[:40]!r} is not a duration like 30s", field="wait") from None
-    if seconds > MAX_WAIT_S:
-        raise _Refused(400, "invalid", f"wait: at most {MAX_WAIT_S}s", field="wait")
-    return seconds
+    value = values[-1]
+    if not _WAIT.fullmatch(value):
+        message = f"wait: {value[:40]!r} is not a wait of 0 to {MAX_WAIT_S} s (like 30s, 45 or 1m)"
+        raise _Refused(400, "invalid", message, field="wait")
+    return 60 * int(value[:-1]) if value.endswith("m") else int(value.removesuffix("s"))
 
 
 def _json_body(environ: dict[str, Any]) -> Any:

@@ -6,8 +6,11 @@ cannot drift; the response schemas are written here and the tests validate real 
 
 from typing import Any, Final
 
-from bot.domain.api_requests import ApprovalAsk
-from bot.flow.api_requests import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from bot.domain.api_requests import REQUEST_ID_PATTERN, ApprovalAsk, ChannelRouting
+from bot.flow.api_requests import MAX_WAIT_S, SIGNATURE_HEADER, TIMESTAMP_HEADER
+
+WAIT_PATTERN: Final = "^(?:(?:[0-9]|[1-5][0-9]|60)s?|[01]m)$"
+"""``wait``: whole seconds from 0 to ``MAX_WAIT_S``, with or without ``s``, or ``0m`` / ``1m``."""
 
 _NULLABLE_STRING: Final = {"type": ["string", "null"]}
 _DECISION: Final = {
@@ -37,7 +40,7 @@ _APPROVAL: Final = {
     "required": ["id", "status", "tool", "input", "client", "channel", "created_at", "decision"],
     "additionalProperties": False,
     "properties": {
-        "id": {"type": "string", "pattern": "^[0-9a-f]{24}$"},
+        "id": {"type": "string", "pattern": REQUEST_ID_PATTERN},
         "status": {"enum": ["pending", "approved", "denied", "expired", "cancelled"]},
         "tool": {"type": "string"},
         "input": {"type": "object"},
@@ -78,18 +81,99 @@ def _json(ref: str, description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": {"$ref": ref}}}}
 
 
+_ERROR_REF: Final = "#/components/schemas/Error"
+_ERROR_DESCRIPTIONS: Final = {
+    400: "malformed: a query parameter, a header, or a body that is not JSON (the error names which)",
+    401: "no valid API key",
+    404: "no such request for this API key",
+    408: "the body did not arrive in time",
+    409: "in conflict with the request as it is",
+    411: "no Content-Length",
+    413: "the body is over 1 MiB",
+    415: "the body is not application/json",
+    422: "the body is not a valid ask (the error names the field)",
+    500: "a fault on the server (logged); nothing the client sent",
+    503: "storage unreachable: nothing was recorded, try again",
+}
+_HEADERS: Final = {
+    401: {
+        "WWW-Authenticate": {
+            "description": "`Bearer`: the scheme the key goes in",
+            "required": True,
+            "schema": {"type": "string", "const": "Bearer"},
+        }
+    },
+}
+
+
 def _errors(*statuses: int) -> dict[str, Any]:
     return {
-        str(status): _json("#/components/schemas/Error", "refused; the body names the field") for status in statuses
+        str(status): {**_json(_ERROR_REF, _ERROR_DESCRIPTIONS[status]), **_headers_of(status)} for status in statuses
     }
 
 
-_ID_PARAMETER: Final = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+def _headers_of(status: int) -> dict[str, Any]:
+    return {"headers": _HEADERS[status]} if status in _HEADERS else {}
 
 
-def document() -> dict[str, Any]:
-    """The OpenAPI document (a fresh dict)."""
-    approval = "#/components/schemas/Approval"
+def _approval(description: str, *, links: dict[str, Any], location: bool = False) -> dict[str, Any]:
+    answer = {**_json("#/components/schemas/Approval", description), "links": links}
+    if location:
+        answer["headers"] = {
+            "Location": {"description": "the request's own path", "required": True, "schema": {"type": "string"}}
+        }
+    return answer
+
+
+_BY_ID: Final = {"id": "$response.body#/id"}
+_LINKS: Final = {
+    "get": {"operationId": "getApproval", "parameters": _BY_ID, "description": "read it, or wait for its decision"},
+    "cancel": {"operationId": "cancelApproval", "parameters": _BY_ID, "description": "withdraw it while pending"},
+}
+_ID_PARAMETER: Final = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "the request's id (the `id` of its answer); any other value is not found",
+    "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
+}
+_WAIT_PARAMETER: Final = {
+    "name": "wait",
+    "in": "query",
+    "required": False,
+    "description": f"long-poll up to this long: whole seconds, 0 to {MAX_WAIT_S} (`30s`, `45`, `1m`); 0 reads at once",
+    "schema": {"type": "string", "pattern": WAIT_PATTERN},
+}
+_BUSY: Final = {
+    **_json(
+        _ERROR_REF,
+        "with `wait`: this server holds its most long-polls already; ask again after `Retry-After` seconds "
+        "(a read without `wait` is never refused)",
+    ),
+    "headers": {
+        "Retry-After": {
+            "description": "seconds to wait before asking again",
+            "required": True,
+            "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"},
+        }
+    },
+}
+
+
+def _ask_schema(routing: ChannelRouting) -> dict[str, Any]:
+    """``ApprovalAsk``'s schema, and when ``channel`` may be left out: only where the policy routes the tool."""
+    schema = ApprovalAsk.model_json_schema()
+    names_a_channel = {"required": ["channel"], "properties": {"channel": {"type": "string"}}}
+    listed = {"required": ["tool"], "properties": {"tool": {"enum": list(routing.exceptions)}}}
+    if routing.by_default and routing.exceptions:  # every tool is routed but those listed
+        schema["anyOf"] = [names_a_channel, {"not": listed}]
+    elif not routing.by_default:  # only the tools listed are routed
+        schema["anyOf"] = [names_a_channel, listed] if routing.exceptions else [names_a_channel]
+    return schema
+
+
+def document(routing: ChannelRouting) -> dict[str, Any]:
+    """The OpenAPI document (a fresh dict), for a policy that routes requests as ``routing`` says."""
     return {
         "openapi": "3.1.0",
         "info": {
@@ -98,13 +182,15 @@ def document() -> dict[str, Any]:
             "description": (
                 "Ask people in Slack to sign off a tool call, under the same policies, escalation, expiry, quorum "
                 f"and audit as an agent's interrupt. Callbacks carry `{TIMESTAMP_HEADER}` and `{SIGNATURE_HEADER}`: "
-                "`v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>` with the client's callback secret."
+                "`v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>` with the client's callback secret. "
+                "A method a path does not list is answered 405 with `Allow`; a path not listed here, 404. Every "
+                "answer is JSON, errors as `Error`."
             ),
         },
         "components": {
             "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
             "schemas": {
-                "ApprovalAsk": ApprovalAsk.model_json_schema(),
+                "ApprovalAsk": _ask_schema(routing),
                 "Approval": _APPROVAL,
                 "Decision": _DECISION,
                 "Error": _ERROR,
@@ -118,12 +204,15 @@ def document() -> dict[str, Any]:
                     "summary": "Ask for a sign-off: the request is posted in Slack",
                     "requestBody": {
                         "required": True,
+                        "description": "at most 1 MiB",
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApprovalAsk"}}},
                     },
                     "responses": {
-                        "201": _json(approval, "asked"),
-                        "200": _json(approval, "asked before with the same idempotency key: that request"),
-                        **_errors(400, 401, 409, 411, 413, 415, 422, 500, 503),
+                        "201": _approval("asked", links=_LINKS, location=True),
+                        "200": _approval(
+                            "asked before with the same idempotency key: that request", links=_LINKS, location=True
+                        ),
+                        **_errors(400, 401, 408, 409, 411, 413, 415, 422, 500, 503),
                     },
                 }
             },
@@ -131,32 +220,10 @@ def document() -> dict[str, Any]:
                 "get": {
                     "operationId": "getApproval",
                     "summary": "Read a request; with `wait`, once decided or after that long",
-                    "parameters": [
-                        _ID_PARAMETER,
-                        {
-                            "name": "wait",
-                            "in": "query",
-                            "required": False,
-                            "description": "long-poll up to this long (`30s`, `1m`; at most 60 s)",
-                            "schema": {"type": "string"},
-                        },
-                    ],
+                    "parameters": [_ID_PARAMETER, _WAIT_PARAMETER],
                     "responses": {
-                        "200": _json(approval, "the request"),
-                        "429": {
-                            **_json(
-                                "#/components/schemas/Error",
-                                "with `wait`: this server holds its most long-polls already; ask again after "
-                                "`Retry-After` seconds (a read without `wait` is never refused)",
-                            ),
-                            "headers": {
-                                "Retry-After": {
-                                    "description": "seconds to wait before asking again",
-                                    "required": True,
-                                    "schema": {"type": "integer", "minimum": 1},
-                                }
-                            },
-                        },
+                        "200": _approval("the request", links={"cancel": _LINKS["cancel"]}),
+                        "429": _BUSY,
                         **_errors(400, 401, 404, 500, 503),
                     },
                 }
@@ -166,7 +233,10 @@ def document() -> dict[str, Any]:
                     "operationId": "cancelApproval",
                     "summary": "Withdraw a pending request (its message shows it withdrawn)",
                     "parameters": [_ID_PARAMETER],
-                    "responses": {"200": _json(approval, "withdrawn"), **_errors(401, 404, 409, 500, 503)},
+                    "responses": {
+                        "200": _approval("withdrawn", links={"get": _LINKS["get"]}),
+                        **_errors(401, 404, 409, 500, 503),
+                    },
                 }
             },
             "/v1/openapi.json": {

@@ -9,36 +9,42 @@ request names the same session and never creates a second message.
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Final
-from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 from pydantic_core import PydanticCustomError
 
+from bot.domain.patterns import published, whole_match
 from bot.domain.policy import ToolName
 from bot.domain.slack_ids import ChannelId, MessageTs, UserId
 
 API_SESSION_PREFIX: Final = "api:"
-_REQUEST_ID: Final = re.compile(r"^[0-9a-f]{24}$")
+REQUEST_ID_PATTERN: Final = "^[0-9a-f]{24}$"
+_REQUEST_ID: Final = re.compile(REQUEST_ID_PATTERN)
 _CLIENT_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _URL_MAX: Final = 2000
 MAX_INPUT_DEPTH: Final = 32
 """Nesting a tool's input may have: deeper is refused (422) rather than stored, shown or serialized half way."""
 
 
-def _callback_url(value: str) -> str:
-    # Printable ASCII only (the client percent-encodes the rest): the worker's HTTP client refuses a URL with
-    # a control, a space or a non-ASCII path, and a refused callback would be retried until it is given up.
-    sendable = value.isascii() and value.isprintable() and " " not in value
-    split = urlsplit(value) if sendable else None
-    if split is None or split.scheme not in ("http", "https") or not split.hostname or len(value) > _URL_MAX:
-        raise PydanticCustomError(
-            "callback_url",
-            "'{value}' is not an http(s) URL (printable ASCII, at most 2,000 characters)",
-            {"value": value[:100]},
-        )
-    return value
+_PORT: Final = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+CALLBACK_URL_PATTERN: Final = (
+    "^https?://"
+    "(?:[-A-Za-z0-9._~%!$&'()*+,;=:]*@)?"  # user info
+    "[A-Za-z0-9_][-A-Za-z0-9_.]*"  # a host name or an IPv4 address
+    f"(?::{_PORT})?"
+    "(?:[/?#][!-~]*)?$"  # path, query, fragment: printable ASCII
+)
+"""An http(s) URL in printable ASCII with a host name (the client percent-encodes the rest): the worker's HTTP
+client refuses a URL with a control, a space or a non-ASCII path, and a callback it refuses would be retried
+until given up, so such a URL is refused when asked."""
+_callback_url = whole_match(
+    CALLBACK_URL_PATTERN,
+    code="callback_url",
+    message="{value} is not an http(s) URL with a host name, in printable ASCII",
+)
 
 
 def _unicode(value: str) -> str:
@@ -72,7 +78,9 @@ def client_name_problem(name: str) -> str | None:
     return f"{name[:80]!r} is not a valid client name (1 to 63 letters, digits, '-', '_' or '.', starting with one)"
 
 
-CallbackUrl = Annotated[StrictStr, AfterValidator(_callback_url)]
+CallbackUrl = Annotated[
+    StrictStr, Field(max_length=_URL_MAX), AfterValidator(_callback_url), published(CALLBACK_URL_PATTERN)
+]
 
 
 class ApprovalAsk(BaseModel):
@@ -80,11 +88,14 @@ class ApprovalAsk(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    tool: Annotated[ToolName, Field(max_length=200), AfterValidator(_unicode)]
-    """The tool the agent wants to run (policy rules match it)."""
-    input: Annotated[dict[str, Any], AfterValidator(_bounded_depth)] = Field(default_factory=dict)
-    """Its arguments (a JSON object, nested at most 32 levels)."""
-    reason: StrictStr | None = Field(default=None, max_length=4000)
+    tool: Annotated[ToolName, Field(min_length=1, max_length=200), AfterValidator(_unicode)]
+    """The tool the agent wants to run (policy rules match it): visible characters only."""
+    input: Annotated[
+        dict[str, Any], AfterValidator(_bounded_depth), Field(json_schema_extra={"x-max-depth": MAX_INPUT_DEPTH})
+    ] = Field(default_factory=dict)
+    """Its arguments: a JSON object nested at most 32 levels (``x-max-depth``; the object itself is the first),
+    of Unicode text (no lone surrogate escape such as ``\\ud800``)."""
+    reason: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(default=None, max_length=4000)
     """Why the agent wants to run it, shown with the request."""
     requester: UserId | None = None
     """The Slack user the agent acts for (judged for self-approval), if any."""
@@ -92,7 +103,9 @@ class ApprovalAsk(BaseModel):
     """Where to post the request; without it, the channel the policy rule matching the tool routes to."""
     thread_ts: MessageTs | None = None
     """A thread of that channel to post it in."""
-    idempotency_key: StrictStr | None = Field(default=None, min_length=1, max_length=255)
+    idempotency_key: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(
+        default=None, min_length=1, max_length=255
+    )
     """The same key (per API key) never creates a second request; a retry gets the first one."""
     callback_url: CallbackUrl | None = None
     """Receives the decision (POST, JSON), signed with the client's callback secret."""
@@ -100,6 +113,24 @@ class ApprovalAsk(BaseModel):
     def fingerprint(self) -> str:
         """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChannelRouting:
+    """For which tools a request that names no channel still has one (the policy's ``channel:``).
+
+    Attributes:
+        by_default: Whether a tool no rule lists is routed.
+        exceptions: The tools rules list that are routed when ``by_default`` is false, or not routed when it is
+            true (in the policy file's order).
+    """
+
+    by_default: bool
+    exceptions: tuple[str, ...]
+
+    def routes(self, tool: str) -> bool:
+        """Whether a request for ``tool`` may leave out ``channel``."""
+        return self.by_default != (tool in self.exceptions)
 
 
 class ApiRequestRecord(BaseModel):
@@ -138,7 +169,7 @@ def request_id_for(client: str, idempotency_key: str | None) -> str:
 
 def is_request_id(value: str) -> bool:
     """Whether ``value`` has the form of a request id (anything else is not found, without a lookup)."""
-    return bool(_REQUEST_ID.match(value))
+    return _REQUEST_ID.fullmatch(value) is not None
 
 
 def session_id_of(request_id: str) -> str:

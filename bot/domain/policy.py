@@ -48,6 +48,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from agent.approval import ResponseShape
 from bot.domain.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.domain.oncall import Rotation
+from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
 from bot.domain.records import ApproverSet, LevelRecord, PolicySummary
 from bot.domain.slack_ids import ChannelId, UsergroupId, UserId
 
@@ -86,15 +87,16 @@ def _rule_name(value: str) -> str:
     return value
 
 
-def _name(value: str) -> str:
-    if not value or any(char.isspace() for char in value):
-        raise PydanticCustomError("name", "'{value}' is not a valid name (non-empty, no whitespace)", {"value": value})
-    return value
+_name = whole_match(
+    VISIBLE_NAME_PATTERN,
+    code="name",
+    message="{value} is not a valid name (visible characters only: no whitespace, control or invisible characters)",
+)
 
 
 RuleName = Annotated[StrictStr, AfterValidator(_rule_name)]
-ToolName = Annotated[StrictStr, AfterValidator(_name)]
-InterruptName = Annotated[StrictStr, AfterValidator(_name)]
+ToolName = Annotated[StrictStr, AfterValidator(_name), published(VISIBLE_NAME_PATTERN)]
+InterruptName = Annotated[StrictStr, AfterValidator(_name), published(VISIBLE_NAME_PATTERN)]
 
 
 # --- the file's model ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from agent.approval import APPROVAL_INTERRUPT
 from bot.domain.api_requests import (
     ApiRequestRecord,
     ApprovalAsk,
+    ChannelRouting,
     is_api_session,
     is_request_id,
     request_id_for,
@@ -148,8 +149,7 @@ class ApiRequests:
         Raises:
             AskProblem: No channel is named or routed, or the idempotency key was used for another request.
         """
-        policy = self._policies.for_call(tool=ask.tool, interrupt_name=APPROVAL_INTERRUPT)
-        channel = ask.channel or policy.channel or self._policies.default_policy.channel
+        channel = ask.channel or self._routed_channel(ask.tool)
         if channel is None:
             raise AskProblem("channel", f"required: no policy rule routes the tool {ask.tool!r} to a channel")
         record = ApiRequestRecord(
@@ -183,6 +183,18 @@ class ApiRequests:
                 channel=record.channel_id,
             )
         return view, existing is None
+
+    def channel_routing(self) -> ChannelRouting:
+        """For which tools the policy names a channel, so that a request may leave it out (the API's document)."""
+        by_default = self._routed_channel(None) is not None
+        listed = dict.fromkeys(tool for rule in self._policies.rules for tool in rule.match.tools)
+        exceptions = tuple(tool for tool in listed if (self._routed_channel(tool) is not None) != by_default)
+        return ChannelRouting(by_default=by_default, exceptions=exceptions)
+
+    def _routed_channel(self, tool: str | None) -> str | None:
+        """Where the policy posts a request for ``tool`` that names no channel (``None``: a tool no rule lists)."""
+        policy = self._policies.for_call(tool=tool, interrupt_name=APPROVAL_INTERRUPT)
+        return policy.channel or self._policies.default_policy.channel
 
     def find(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
         """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""

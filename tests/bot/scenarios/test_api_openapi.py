@@ -1,9 +1,11 @@
 """The OpenAPI document is served and describes the implementation: its routes, and every answer it gives."""
 
+import http.client
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import jsonschema
@@ -12,12 +14,15 @@ import redis
 
 from bot.api import openapi
 from bot.api.app import ROUTES
+from bot.domain.api_requests import ChannelRouting
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
+from bot.slack.http import guarded_wsgi_app, serve
 from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.web_processes import free_port, wait_healthy
 from tests.outage import redis_stopped
 
 
@@ -46,10 +51,10 @@ def _check(document: dict[str, Any], method: str, route: str, answer: httpx.Resp
     return method, route, str(answer.status_code)
 
 
-def test_the_document_lists_exactly_the_routes_served(document: dict[str, Any]) -> None:
+def test_the_document_lists_exactly_the_routes_served(bot: Bot, document: dict[str, Any]) -> None:
     documented = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
     assert documented == set(ROUTES)
-    assert document == openapi.document()
+    assert document == openapi.document(bot.services.api_requests.channel_routing())
     for schema in document["components"]["schemas"].values():
         jsonschema.Draft202012Validator.check_schema(schema)
 
@@ -101,6 +106,33 @@ def _raw_post(api: ApiCaller, content: bytes | Iterator[bytes], **headers: str) 
     return api.http.post("/v1/approvals", content=content, headers={"Content-Type": "application/json", **headers})
 
 
+def _body_cut_short(bot: Bot, authorization: str) -> httpx.Response:
+    """A POST whose body stops arriving, to the bot served as ``serve`` serves it (a read times out)."""
+    stop = threading.Event()
+    port = free_port()
+    application = guarded_wsgi_app(bot.services.settings, bot.services)
+    server = threading.Thread(
+        target=serve, args=(application,), kwargs={"port": port, "stop": stop, "host": "127.0.0.1"} | _SHORT_READS
+    )
+    server.start()
+    try:
+        wait_healthy(port, None)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.putrequest("POST", "/v1/approvals")
+        for name, value in (("Authorization", authorization), ("Content-Type", "application/json")):
+            connection.putheader(name, value)
+        connection.putheader("Content-Length", "100")
+        connection.endheaders(b'{"tool": ')  # and nothing more
+        answer = connection.getresponse()
+        return httpx.Response(answer.status, headers=answer.getheaders(), content=answer.read())
+    finally:
+        stop.set()
+        server.join(timeout=5)
+
+
+_SHORT_READS: Final = {"request_timeout_s": 0.5}
+
+
 def test_every_documented_answer_but_a_server_error_is_given_and_matches(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
@@ -110,7 +142,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         "rules:\n  - {name: short, match: {tools: [restart_service]}, expiry: {after: 1m, outcome: deny}}\n"
     )
     clock = ManualClock()
-    document = openapi.document()
+    document = openapi.document(ChannelRouting(by_default=False, exceptions=()))
     seen: set[tuple[str, str, str]] = set()
 
     def check(method: str, route: str, answer: httpx.Response) -> None:
@@ -144,6 +176,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         check("POST", "/v1/approvals", _raw_post(api, b"x" * (1024 * 1024 + 1)))  # 413
         check("POST", "/v1/approvals", _raw_post(api, b"{}", **{"Content-Type": "text/plain"}))  # 415
         check("POST", "/v1/approvals", api.ask(tool=7))  # 422
+        check("POST", "/v1/approvals", _body_cut_short(bot, api.http.headers["Authorization"]))  # 408
         check("GET", "/v1/approvals/{id}", anonymous.get(denied))  # 401
         check("POST", "/v1/approvals/{id}/cancel", anonymous.cancel(denied))  # 401
         check("POST", "/v1/approvals/{id}/cancel", api.cancel("f" * 24))  # 404
@@ -181,7 +214,7 @@ _OUTAGE_STATUSES = {
 
 @pytest.mark.single_redis  # it stops its own server
 def test_while_redis_is_down_every_route_answers_the_documented_503(own_redis: RedisServer) -> None:
-    document = openapi.document()
+    document = openapi.document(ChannelRouting(by_default=False, exceptions=()))
     with (
         running_bot(connect_redis(own_redis.url, retry_s=0.3), agent_factory=demo_factory) as bot,
         api_caller(bot.services, bot.url) as api,

@@ -22,11 +22,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
-    """Return once ``/healthz`` answers on ``port``; fail if the process ends first."""
+def wait_healthy(port: int, process: subprocess.Popen[bytes] | None, timeout_s: float = 30) -> None:
+    """Return once ``/healthz`` answers on ``port``; fail if the process (when there is one) ends first."""
     deadline = time.monotonic() + timeout_s
     while True:
-        assert process.poll() is None, "the process ended before it served"
+        assert process is None or process.poll() is None, "the process ended before it served"
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
             connection.request("GET", "/healthz")
