@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from tests.bot.support.api_conformance import assert_documented_requests_only
 from tests.bot.support.harness import Bot, demo_factory, running_bot
 
 
@@ -13,6 +14,7 @@ def bot(redis_client: redis.Redis) -> Iterator[Bot]:
     """The bot with the built-in policy (anyone in the channel but the requester decides)."""
     with running_bot(redis_client, agent_factory=demo_factory) as running:
         yield running
+        assert_documented_requests_only(running.api)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from pydantic import SecretStr
 
 from agent import Agent
 from agent.demo import build_operations_agent
+from bot.api import openapi
 from bot.domain.records import session_id_for
 from bot.render import action_ids as ids
 from bot.render import blocks
@@ -25,6 +26,7 @@ from bot.settings import Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.store import keys
 from bot.worker import Worker
+from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
 
@@ -48,6 +50,8 @@ class Bot:
     poster: SignedPoster
     worker: Worker
     url: str
+    api: ApiConformance | None = None
+    """Every exchange with the HTTP API, checked against the document it serves (None: not checked)."""
 
     def drain(self, *, rounds: int = 50) -> None:
         """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
@@ -274,11 +278,13 @@ def running_bot(
         extra = {"clock": clock} if clock is not None else {}
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         services.jobs.ensure_group()
+        api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (
-            serve_wsgi(guarded_wsgi_app(settings, services)) as base_url,
+            serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as base_url,
             SignedPoster(base_url, SIGNING_SECRET) as poster,
         ):
-            yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url)
+            yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url, api)
+        assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
 
 
 def demo_factory(*, session_id: str, store: Any) -> Agent:

@@ -17,9 +17,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from bot.mcp.server import PERMISSION_TOOL
 from bot.render import action_ids as ids
-from tests.bot.scenarios.test_mcp import _environment, _stdio
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.mcp_servers import mcp_environment, stdio_server
 from tests.bot.support.processes import ROOT, bot_environment
 
 pytestmark = pytest.mark.single_redis
@@ -65,7 +65,7 @@ class HandshakeSession:
 
 @contextmanager
 def _handshake_sessions(bot: Bot) -> Iterator[dict[str, HandshakeSession]]:
-    environment = bot_environment(**_environment(bot))
+    environment = bot_environment(**mcp_environment(bot))
     with ExitStack() as stack:
         sessions = {}
         for version in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -123,7 +123,7 @@ def test_every_handshake_version_gets_one_text_block_and_no_output_schema(bot: B
 @pytest.mark.parametrize("version", MODERN_PROTOCOL_VERSIONS)
 def test_the_stateless_era_gets_one_text_block_and_no_output_schema(bot: Bot, version: str) -> None:
     async def session() -> tuple[Any, Any]:
-        async with Client(_stdio(_environment(bot)), mode=version) as client:
+        async with Client(stdio_server(mcp_environment(bot)), mode=version) as client:
             assert client.protocol_version == version
             listed = await client.list_tools()
             arguments = {"tool_name": "Bash", "input": COMMAND, "tool_use_id": "toolu_modern"}

@@ -2,11 +2,7 @@
 decision clicked in the loopback Slack and back to the waiting tool call."""
 
 import json
-import subprocess
-import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +11,25 @@ import httpx2
 import pytest
 import redis
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
+from tests.bot.support.api_conformance import assert_documented_requests_only
 from tests.bot.support.busy_api import approving_after_a_refusal, busy_bot
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
-from tests.bot.support.processes import ROOT, bot_environment, run_bot
-from tests.bot.support.web_processes import free_port
+from tests.bot.support.harness import APPROVER, REQUESTER, Bot, demo_factory, running_bot
+from tests.bot.support.mcp_servers import http_server, mcp_environment, stdio_server
+from tests.bot.support.processes import run_bot
 
 DEPLOY = {"service": "checkout", "version": "1.2.3"}
-
-
-def _environment(bot: Bot, **extra: str) -> dict[str, str]:
-    issued = bot.services.api_keys.create("claude-ci")
-    assert issued is not None
-    return {
-        "SIGNOFF_API_URL": bot.url,
-        "SIGNOFF_API_KEY": issued.key,
-        "SIGNOFF_CHANNEL": CHANNEL,
-        "SIGNOFF_REQUESTER": REQUESTER,
-        **extra,
-    }
-
-
-def _stdio(environment: dict[str, str]) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "bot", "mcp"], env=bot_environment(**environment), cwd=str(ROOT)
-    )
 
 
 def test_request_approval_over_stdio_reports_progress_and_returns_the_decision(bot: Bot) -> None:
     reported: list[tuple[float, float | None, str | None]] = []
 
     async def session() -> Any:
-        async with Client(_stdio(_environment(bot))) as client:
+        async with Client(stdio_server(mcp_environment(bot))) as client:
             listed = await client.list_tools()
             assert {tool.name for tool in listed.tools} == {"request_approval", "permission_prompt"}
 
@@ -80,37 +58,6 @@ def test_request_approval_over_stdio_reports_progress_and_returns_the_decision(b
     assert "claude-ci" in json.dumps(message["blocks"])  # the API client that asked
 
 
-@contextmanager
-def _http_server(environment: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    command = [sys.executable, "-m", "bot", "mcp", "--http", "--port", str(port)]
-    process = subprocess.Popen(command, cwd=ROOT, env=bot_environment(**environment), stderr=subprocess.DEVNULL)
-    try:
-        _wait_listening(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the MCP server ended"
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError("the MCP server never listened")
-
-
 def _permission(url: str, tool_input: dict[str, Any], *, tool_use_id: str) -> dict[str, Any]:
     async def session() -> Any:
         async with Client(url) as client:
@@ -125,7 +72,7 @@ def _permission(url: str, tool_input: dict[str, Any], *, tool_use_id: str) -> di
 
 def test_permission_prompt_over_streamable_http_allows_with_the_input_or_denies_with_the_reason(bot: Bot) -> None:
     command = {"command": "git push origin main", "description": "Push the release"}
-    with _http_server(_environment(bot)) as url:
+    with http_server(mcp_environment(bot)) as url:
         with person_in_slack(bot, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)):
             allowed = _permission(url, command, tool_use_id="toolu_01")
         assert allowed == {"behavior": "allow", "updatedInput": command}
@@ -157,12 +104,13 @@ def test_an_expired_request_is_a_deny_that_says_it_expired(redis_client: redis.R
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
 
         async def session() -> Any:
-            async with Client(_stdio(_environment(bot))) as client:
+            async with Client(stdio_server(mcp_environment(bot))) as client:
                 arguments = {"tool_name": "Bash", "input": {"command": "make deploy"}, "tool_use_id": "toolu_9"}
                 return await client.call_tool("permission_prompt", arguments)
 
         with person_in_slack(bot, lambda _approval_id: clock.advance(601)):
             result = anyio.run(session)
+        assert_documented_requests_only(bot.api)
     [content] = result.content
     assert json.loads(content.text) == {
         "behavior": "deny",
@@ -181,7 +129,7 @@ def test_the_mcp_command_names_a_missing_or_malformed_setting(environment: dict[
 
 
 def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
-    environment = _environment(bot)
+    environment = mcp_environment(bot)
     del environment["SIGNOFF_API_KEY"]  # the server holds no key: each client brings its own
     own = bot.services.api_keys.create("release-bot")
     assert own is not None
@@ -194,7 +142,7 @@ def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
     async def call(headers: dict[str, str]) -> Any:
         return await call_with(headers, {"tool": "restart_service", "input": DEPLOY})
 
-    with _http_server(environment) as url:
+    with http_server(environment) as url:
         refused = anyio.run(call, {})
         assert refused.is_error
         assert "no API key" in refused.content[0].text
@@ -205,6 +153,11 @@ def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
     assert result.structured_content["status"] == "approved"
     assert wrong.is_error
     assert "channel: 'general' is not a Slack channel id" in wrong.content[0].text
+    # The caller named that channel: the server passed it on as asked, and the API refused it.
+    assert bot.api is not None
+    [passed_on] = bot.api.invalid_requests
+    assert "body: 'general' is not valid" in passed_on
+    bot.api.invalid_requests.clear()
 
 
 def test_a_wait_refused_with_429_is_asked_again_never_a_tool_failure(
@@ -213,11 +166,12 @@ def test_a_wait_refused_with_429_is_asked_again_never_a_tool_failure(
     with busy_bot(redis_client) as bot:
 
         async def session() -> Any:
-            async with Client(_stdio(_environment(bot))) as client:
+            async with Client(stdio_server(mcp_environment(bot))) as client:
                 return await client.call_tool("request_approval", {"tool": "restart_service", "input": DEPLOY})
 
         with approving_after_a_refusal(bot, caplog, "claude-ci"):
             result = anyio.run(session)
+        assert_documented_requests_only(bot.api)
     assert not result.is_error, result
     assert result.structured_content is not None
     assert (result.structured_content["status"], result.structured_content["decision"]["decided_by"]) == (

@@ -18,9 +18,9 @@ import pytest
 
 from bot.mcp.server import PERMISSION_TOOL, SERVER_NAME
 from bot.render import action_ids as ids
-from tests.bot.scenarios.test_mcp import _environment, _http_server
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.mcp_servers import http_server, mcp_environment
 from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, result_text, serving
 from tests.bot.support.processes import ROOT, bot_environment
 
@@ -41,7 +41,7 @@ def _bash(marker: Path, tool_use_id: str) -> ToolCall:
 @contextmanager
 def _mcp_config(bot: Bot, transport: str, home: Path) -> Iterator[Path]:
     """``signoff-mcp.json`` as the README writes it, for stdio or for a server already serving HTTP."""
-    environment = _environment(bot)
+    environment = mcp_environment(bot)
     config = home / "signoff-mcp.json"
     if transport == "stdio":
         server = {"command": sys.executable, "args": ["-m", "bot", "mcp"], "cwd": str(ROOT), "env": environment}
@@ -49,7 +49,7 @@ def _mcp_config(bot: Bot, transport: str, home: Path) -> Iterator[Path]:
         yield config
         return
     key = environment.pop("SIGNOFF_API_KEY")
-    with _http_server(environment) as url:
+    with http_server(environment) as url:
         server = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {key}"}}
         config.write_text(json.dumps({"mcpServers": {SERVER_NAME: server}}))
         yield config
