@@ -125,6 +125,13 @@ def _approval(description: str, *, links: dict[str, Any], location: bool = False
     return answer
 
 
+_EXAMPLE_ASK: Final = {
+    "tool": "deploy",
+    "input": {"service": "checkout", "version": "1.2.3"},
+    "reason": "release 1.2.3",
+    "channel": "C0DEPLOYS",
+    "idempotency_key": "deploy-checkout-1.2.3",
+}
 _BY_ID: Final = {"id": "$response.body#/id"}
 _LINKS: Final = {
     "get": {"operationId": "getApproval", "parameters": _BY_ID, "description": "read it, or wait for its decision"},
@@ -205,7 +212,12 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
                     "requestBody": {
                         "required": True,
                         "description": "at most 1 MiB",
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApprovalAsk"}}},
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ApprovalAsk"},
+                                "examples": {"deploy": {"value": _EXAMPLE_ASK}},
+                            }
+                        },
                     },
                     "responses": {
                         "201": _approval("asked", links=_LINKS, location=True),

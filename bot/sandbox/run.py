@@ -17,7 +17,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from email.message import Message
+from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import redis
@@ -134,19 +135,25 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
 def _forward_to(bot_url: str) -> Respond:
     """The stand-in's ``/v1/``: requests forwarded to the bot's HTTP API, so it sits at the page's address."""
 
-    def forward(raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
-        sent = {name: value for name, value in headers.items() if name in ("authorization", "content-type")}
-        # The stand-in hands over no method; each API route takes one, so the path (or a body) tells which.
-        path = raw_path.partition("?")[0]
-        method = "POST" if body or path == "/v1/approvals" or path.endswith("/cancel") else "GET"
-        request = urllib.request.Request(bot_url + raw_path, data=body, headers=sent, method=method)
+    def forward(method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+        sent = {name: value for name, value in headers.items() if name in _FORWARDED_ASKING}
+        request = urllib.request.Request(bot_url + raw_path, data=body or None, headers=sent, method=method)
         try:
             with urllib.request.urlopen(request, timeout=_API_TIMEOUT_S) as response:
-                return Reply(response.status, response.read(), response.headers.get("Content-Type", "application/json"))
+                return _reply_of(response.status, response.read(), response.headers)
         except urllib.error.HTTPError as error:
-            return Reply(error.code, error.read(), error.headers.get("Content-Type", "application/json"))
+            return _reply_of(error.code, error.read(), error.headers)
 
     return forward
+
+
+_FORWARDED_ASKING: Final = ("authorization", "content-type", "content-length")
+_FORWARDED_ANSWERING: Final = ("Allow", "Location", "Retry-After", "WWW-Authenticate")
+
+
+def _reply_of(status: int, body: bytes, headers: Message) -> Reply:
+    kept = {name: value for name in _FORWARDED_ANSWERING if (value := headers.get(name)) is not None}
+    return Reply(status, body, headers.get("Content-Type", "application/json"), headers=kept)
 
 
 class _QuietWhenStopping(logging.Filter):

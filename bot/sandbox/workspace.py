@@ -81,7 +81,7 @@ class SandboxSlack(FakeSlack):
 
     # ------------------------------------------------------------------ routing
 
-    def _page_request(self, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+    def _page_request(self, _method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
         split = urlsplit(raw_path)
         path = split.path
         try:
@@ -329,7 +329,7 @@ def _find_action(blocks: list[JsonDict], action_id: str) -> tuple[str, JsonDict]
     return None
 
 
-def _static(raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
     path = urlsplit(raw_path).path
     name = "index.html" if path == "/" else path.removeprefix("/static/")
     if name not in _STATIC_FILES:

@@ -43,3 +43,21 @@ def test_a_request_made_through_the_api_appears_in_the_sandbox_channel_and_its_d
     assert cancelled.json()["status"] == "cancelled"
     assert httpx.get(f"{base}/v1/openapi.json").json()["openapi"] == "3.1.0"
     assert httpx.post(f"{base}/v1/approvals", json={"tool": "x"}).status_code == 401
+
+
+def test_the_sandbox_hands_on_each_method_and_the_headers_a_client_needs(base: str) -> None:
+    api = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=30)
+    listing = api.get("/v1/approvals")  # the route takes POST only: the bot's own 405, not a guess at POST
+    assert (listing.status_code, listing.headers["Allow"]) == (405, "POST")
+    for method in ("PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "QUERY"):
+        answer = api.request(method, "/v1/approvals/0123456789abcdef01234567")
+        assert (answer.status_code, answer.headers["Allow"], answer.json()["error"]["code"]) == (
+            405,
+            "GET",
+            "method_not_allowed",
+        ), method
+    assert api.head("/v1/approvals/0123456789abcdef01234567").status_code == 405
+    asked = api.post("/v1/approvals", json={"tool": "restart_service", "input": {}})
+    assert asked.headers["Location"] == f"/v1/approvals/{asked.json()['id']}"
+    unauthorized = httpx.get(f"{base}/v1/approvals/{asked.json()['id']}")
+    assert (unauthorized.status_code, unauthorized.headers["WWW-Authenticate"]) == (401, "Bearer")

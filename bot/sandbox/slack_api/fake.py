@@ -346,14 +346,14 @@ class FakeSlack:
 
     # ------------------------------------------------------------------ request handling
 
-    def handle(self, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
         """Answer one HTTP request: a route added with ``add_route``, a response URL, or a Web API call."""
         split = urlsplit(raw_path)
         with self.lock:
             routes = list(self._routes)
         for prefix, exact, respond in routes:
             if split.path == prefix or (not exact and split.path.startswith(prefix)):
-                return respond(raw_path, headers, body)
+                return respond(method, raw_path, headers, body)
         path = split.path.lstrip("/")
         if path.startswith(_RESPONSE_PATH):
             return self._handle_response_url(path.removeprefix(_RESPONSE_PATH), headers, body)

@@ -10,8 +10,8 @@ from typing import Any
 
 from bot.sandbox.slack_api.records import Reply
 
-# (raw path with query string, headers with lower-case names, body) -> reply
-Respond = Callable[[str, dict[str, str], bytes], Reply]
+# (method, raw path with query string, headers with lower-case names, body) -> reply
+Respond = Callable[[str, str, dict[str, str], bytes], Reply]
 
 
 class HttpServer(ThreadingHTTPServer):
@@ -43,11 +43,12 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # seconds an idle keep-alive connection may hold a thread
     server: HttpServer
 
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def do_GET(self) -> None:
-        self._dispatch()
+    def __getattr__(self, name: str) -> Any:
+        # BaseHTTPRequestHandler answers 501 for a method without a do_<METHOD>: every method is handed on
+        # instead (the bot's HTTP API answers one its route does not serve with 405 and Allow).
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read ``FakeSlack.calls()`` instead of an access log."""
@@ -56,7 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
-        reply = self.server.respond(self.path, headers, body)
+        reply = self.server.respond(self.command, self.path, headers, body)
         if reply.delay > 0:
             self.server.closing.wait(reply.delay)
         self.send_response(reply.status)
@@ -65,4 +66,5 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(reply.body)
+        if self.command != "HEAD":  # its answer has the headers of a GET, never a body
+            self.wfile.write(reply.body)

@@ -57,6 +57,10 @@ def test_the_document_lists_exactly_the_routes_served(bot: Bot, document: dict[s
     assert document == openapi.document(bot.services.api_requests.channel_routing())
     for schema in document["components"]["schemas"].values():
         jsonschema.Draft202012Validator.check_schema(schema)
+    asks = _validator(document, "#/components/schemas/ApprovalAsk")
+    body = document["paths"]["/v1/approvals"]["post"]["requestBody"]["content"]["application/json"]
+    for example in body["examples"].values():
+        asks.validate(example["value"])
 
 
 def test_every_answer_matches_the_document(bot: Bot, document: dict[str, Any]) -> None:

@@ -467,7 +467,7 @@ def test_bolt_drops_a_command_whose_body_mentions_payload(bolt: BoltHarness) -> 
 def test_the_extension_points_add_a_route_wrap_a_method_and_make_the_timestamps() -> None:
     stamps = iter(["1800000000.000001", "1800000000.000002"])
     with FakeSlack(timestamps=lambda: next(stamps)) as fake:
-        fake.add_route("/page", lambda path, headers, body: Reply.text(200, f"page {path}"), exact=True)
+        fake.add_route("/page", lambda method, path, headers, body: Reply.text(200, f"{method} page {path}"), exact=True)
         opened = fake.methods["views.open"]
 
         def refusing_modals_without_a_title(state: WorkspaceState, args: dict[str, Any]) -> dict[str, Any]:
@@ -479,7 +479,7 @@ def test_the_extension_points_add_a_route_wrap_a_method_and_make_the_timestamps(
         client = WebClient(token=fake.token, base_url=fake.url, timeout=5)
 
         with urllib.request.urlopen(f"http://127.0.0.1:{fake.port}/page?x=1", timeout=5) as page:
-            assert page.read() == b"page /page?x=1"
+            assert page.read() == b"GET page /page?x=1"
         with pytest.raises(SlackApiError) as refused:
             client.views_open(trigger_id="t1", view={"type": "modal", "blocks": []})
         assert refused.value.response["error"] == "invalid_arguments"
