@@ -467,7 +467,7 @@ def test_bolt_drops_a_command_whose_body_mentions_payload(bolt: BoltHarness) -> 
 def test_the_extension_points_add_a_route_wrap_a_method_and_make_the_timestamps() -> None:
     stamps = iter(["1800000000.000001", "1800000000.000002"])
     with FakeSlack(timestamps=lambda: next(stamps)) as fake:
-        fake.add_route("/page", lambda method, path, headers, body: Reply.text(200, f"{method} page {path}"), exact=True)
+        fake.add_route("/page", lambda method, path, _h, _b: Reply.text(200, f"{method} page {path}"), exact=True)
         opened = fake.methods["views.open"]
 
         def refusing_modals_without_a_title(state: WorkspaceState, args: dict[str, Any]) -> dict[str, Any]:
