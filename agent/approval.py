@@ -50,6 +50,8 @@ class Decision(BaseModel):
     reason: str | None = None
     discussion: tuple[DiscussionEntry, ...] = Field(default_factory=tuple)
     decided_at: datetime
+    by_rule: str | None = None
+    """The policy rule that decided by itself (its tier ``allow`` or ``deny``), without asking anyone."""
 
 
 def refusal_text(decision: Decision) -> str:
@@ -59,7 +61,12 @@ def refusal_text(decision: Decision) -> str:
             "Not executed: the approval request expired without a decision. "
             "Do not retry automatically; tell the user it needs a fresh approval."
         )
-    reason = f": {decision.reason}" if decision.reason else " (no reason given)"
+    reason = f": {decision.reason.rstrip('.')}" if decision.reason else " (no reason given)"
+    if decision.by_rule is not None:
+        return (
+            f"Not executed: refused by the approval policy's rule {decision.by_rule!r}{reason}. "
+            "Do not retry this call; explain the refusal to the user."
+        )
     return (
         f"Not executed: denied by {decision.decided_by or 'an approver'}{reason}. "
         "Do not retry this call; explain the refusal to the user."

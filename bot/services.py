@@ -200,6 +200,7 @@ def build_services(
         policies=policies,
         schedule=schedule,
         audit=audit,
+        decisions=decisions,
         retention_s=retention_s,
         clock=clock,
     )

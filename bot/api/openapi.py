@@ -33,6 +33,10 @@ _DECISION: Final = {
             },
         },
         "decided_at": {"type": "string", "format": "date-time"},
+        "by_rule": {
+            **_NULLABLE_STRING,
+            "description": "the policy rule that decided by itself (tier allow or deny), nobody asked",
+        },
     },
 }
 _APPROVAL: Final = {

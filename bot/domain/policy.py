@@ -16,17 +16,25 @@ of calls gets every call's policy at once, combined into the strictest (``Policy
         approvers: {users: [U012AB3CD], usergroups: [S0614TZR7]}
         reason_required_on_deny: true
         response: yes_no            # what the agent receives: record (default), yes_no or boolean
+      - name: big-prod-scale
+        match:
+          tools: [scale_service]
+          when: 'args.env == "prod" && args.replicas > 10'   # CEL, on the call's input (bot.domain.conditions)
+        tier: deny                  # ask (default) | allow: runs without asking | deny: refused, never asked
+        message: Scaling production past 10 replicas needs a change ticket.
 
 The same in TOML is ``[default]`` / ``[default.approvers]`` and ``[[rules]]`` / ``[rules.match]``.
 
-Every key is checked: unknown keys, ids that are not Slack ids, duplicate rule names and a tool
-(or interrupt name) listed by two rules are errors. Reading a file (and reporting its errors with
+Every key is checked: unknown keys, ids that are not Slack ids, duplicate rule names, a condition that
+does not compile or names anything but ``args`` and ``tool``, and a tool (or interrupt name) listed by a
+rule after one that takes all its calls (no ``when``) are errors. Reading a file (and reporting its errors with
 their lines) is ``bot.domain.policy_file.load_policy``; the timed keys are in ``bot.domain.ladder``.
 
 Deciding who may answer is ``authorize``: pure, given the members of the listed user groups
 (resolving those through Slack is the caller's job).
 """
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +54,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent.approval import ResponseShape
+from bot.domain import conditions
 from bot.domain.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.domain.oncall import Rotation
 from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
@@ -86,6 +95,9 @@ def _rule_name(value: str) -> str:
         raise PydanticCustomError("rule_name", "'default' is reserved for the default policy; pick another name")
     return value
 
+
+Tier = Literal["allow", "ask", "deny"]
+Condition = Annotated[StrictStr, AfterValidator(conditions.checked)]
 
 _name = whole_match(
     VISIBLE_NAME_PATTERN,
@@ -154,6 +166,10 @@ class Policy(PolicySettings):
     """The settings that apply to one interrupt, under the name of the rule they come from."""
 
     name: StrictStr
+    tier: Tier = "ask"
+    """``ask`` people (the default); ``allow``: the call runs without asking; ``deny``: refused, never asked."""
+    message: StrictStr | None = Field(default=None, min_length=1, max_length=500)
+    """What a ``deny`` tells the agent and the thread (else a sentence naming the rule)."""
     # Not a key of the file: set only when several rules apply at once (a batch, see ``PolicyBook.for_call``).
     _also_approvers: tuple[Approvers, ...] = PrivateAttr(default=())
 
@@ -196,6 +212,8 @@ class Policy(PolicySettings):
             expire_after_s=self.expiry.after if self.expiry else None,
             expiry_outcome=self.expiry.outcome if self.expiry else None,
             response=self.response,
+            tier=self.tier,
+            message=self.message,
         )
 
     @classmethod
@@ -220,15 +238,21 @@ class Policy(PolicySettings):
 
 
 class Match(_Model):
-    """What a rule applies to: tool names and/or interrupt names (at least one)."""
+    """What a rule applies to: tool names and/or interrupt names (at least one), and for tools a condition."""
 
     tools: tuple[ToolName, ...] = ()
     interrupts: tuple[InterruptName, ...] = ()
+    when: Condition | None = None
+    """A CEL condition on the call (``args``, its input; ``tool``, its name): the rule applies only where it holds."""
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
         if not self.tools and not self.interrupts:
             raise PydanticCustomError("empty_match", "a rule must match at least one tool or interrupt name")
+        if self.when is not None and self.interrupts:
+            raise PydanticCustomError(
+                "when_on_interrupts", "a condition ('when') reads a call's input: a rule with one matches tools only"
+            )
         return self
 
 
@@ -237,6 +261,18 @@ class Rule(Policy):
 
     name: RuleName
     match: Match
+
+    @model_validator(mode="after")
+    def _conditions_decide_not_route(self) -> Self:
+        errors = []
+        if self.match.when is not None and self.channel is not None:
+            # Where a request goes must not hang on its input: the API's document says which tools need a channel.
+            errors.append(_error(("channel",), "a rule with a condition ('when') cannot route: set channel elsewhere"))
+        if self.message is not None and self.tier != "deny":
+            errors.append(_error(("message",), "a message is what a 'deny' rule tells the agent: set tier: deny"))
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
+        return self
 
 
 class PolicyBook(_Model):
@@ -256,7 +292,15 @@ class PolicyBook(_Model):
         """The policy that applies when no rule matches."""
         return Policy(name=DEFAULT_POLICY_NAME, **dict(self.default_settings))
 
-    def for_call(self, *, tool: str | None, interrupt_name: str, batch: Sequence[str] = ()) -> Policy:
+    def for_call(
+        self,
+        *,
+        tool: str | None,
+        interrupt_name: str,
+        batch: Sequence[str] = (),
+        tool_input: Any = None,
+        batch_inputs: Sequence[Any] = (),
+    ) -> Policy:
         """The policy for an interrupt: the first rule matching its tool, else ``interrupt_name``, else the default.
 
         Args:
@@ -265,18 +309,40 @@ class PolicyBook(_Model):
             batch: The tools of every call the interrupt guards, when it guards a batch. One answer
                 covers them all, so it must satisfy each call's own policy: the policies of the
                 calls are combined into the strictest (``strictest``), named after them all.
+            tool_input: The input of ``tool``'s call (rules with a condition read it).
+            batch_inputs: The inputs of the batch's calls, in its order (empty: not known).
         """
-        tools = [tool] if tool is not None else list(dict.fromkeys(batch))
+        if tool is not None:
+            calls = [(tool, tool_input)]
+        else:
+            inputs = list(batch_inputs) if len(batch_inputs) == len(batch) else [None] * len(batch)
+            calls = list(
+                {(name, _key_of(given)): (name, given) for name, given in zip(batch, inputs, strict=True)}.values()
+            )
         by_name = self._for_interrupt_name(interrupt_name)
-        if not tools:
+        if not calls:
             return by_name
-        applying = [self._for_tool(name) or by_name for name in tools]
+        applying = [self.rule_for(name, given) or by_name for name, given in calls]
         # Rules in file order, each once: the combined name and ties do not depend on the batch's order.
         ordered = sorted({policy.name: policy for policy in applying}.values(), key=self._position)
         return ordered[0] if len(ordered) == 1 else strictest(ordered)
 
-    def _for_tool(self, tool: str) -> Policy | None:
-        return next((rule for rule in self.rules if tool in rule.match.tools), None)
+    def rule_for(self, tool: str, tool_input: Any) -> "Rule | None":
+        """The first rule listing ``tool`` whose condition holds for this input (or that has none).
+
+        A condition without an answer (a field the input lacks, say) is read the stricter way: an ``allow``
+        rule does not apply, an ``ask`` or ``deny`` rule does.
+        """
+        args = tool_input if isinstance(tool_input, dict) else {}
+        for rule in self.rules:
+            if tool not in rule.match.tools:
+                continue
+            if rule.match.when is None:
+                return rule
+            held = conditions.holds(rule.match.when, tool=tool, args=args)
+            if held is True or (held == "error" and rule.tier != "allow"):
+                return rule
+        return None
 
     def _for_interrupt_name(self, interrupt_name: str) -> Policy:
         found = next((rule for rule in self.rules if interrupt_name in rule.match.interrupts), None)
@@ -309,18 +375,22 @@ class PolicyBook(_Model):
                 message = "rule name '{name}' is already used by rules[{first}]"
                 errors.append(_error(("rules", index, "name"), message, name=rule.name, first=first))
         for key, noun in (("tools", "tool"), ("interrupts", "interrupt name")):
-            first_matched: dict[str, int] = {}
+            # A rule with a condition leaves the calls it does not hold for to the rules after it: only a rule
+            # without one takes every call of its tools, and a later rule listing one of them would never apply.
+            taking_all: dict[str, int] = {}
             for index, rule in enumerate(self.rules):
                 values: tuple[str, ...] = getattr(rule.match, key)
                 for position, value in enumerate(values):
-                    first = first_matched.setdefault(value, index)
                     loc = ("rules", index, "match", key, position)
-                    if first != index:
-                        message = "{noun} '{value}' is matched by both rule '{first}' and rule '{rule}'"
-                        other = self.rules[first].name
-                        errors.append(_error(loc, message, noun=noun, value=value, first=other, rule=rule.name))
-                    elif values.index(value) != position:
+                    taker = taking_all.get(value)
+                    if values.index(value) != position:
                         errors.append(_error(loc, "{noun} '{value}' is listed twice", noun=noun, value=value))
+                    elif taker is not None:
+                        message = "{noun} '{value}' is matched by both rule '{first}' and rule '{rule}'"
+                        other = self.rules[taker].name
+                        errors.append(_error(loc, message, noun=noun, value=value, first=other, rule=rule.name))
+                    if rule.match.when is None:
+                        taking_all.setdefault(value, index)
         errors.extend(self._unknown_rotations())
         if errors:
             # Raised from a validator, a ValidationError keeps these precise locations.
@@ -338,7 +408,8 @@ def strictest(policies: Sequence[Policy]) -> Policy:
     ``low_risk``); otherwise a ``deny`` expiry, the earliest, ends it; otherwise it stays pending.
     Reminders come as often as the most frequent asks; the ladder (and its claim) is the one of the
     first policy that restricts who may decide and has a ladder, else of the first that has one.
-    ``response`` is the first policy's: it is what the raiser reads, not a permission.
+    ``response`` is the first policy's: it is what the raiser reads, not a permission. The batch is refused
+    if any call's rule refuses it, runs without asking only if every call's rule allows it, else is asked.
     """
     first = policies[0]
     restricted = [policy for policy in policies if not policy.approvers.is_open]
@@ -358,10 +429,22 @@ def strictest(policies: Sequence[Policy]) -> Policy:
         claim=ladder.claim if ladder else None,
         reminders=min(reminders, key=lambda nudge: nudge.every) if reminders else None,
         expiry=_strictest_expiry([policy.expiry for policy in policies]),
+        tier=_strictest_tier(policies),
+        message=next((policy.message for policy in policies if policy.tier == "deny"), None),
     )
     lists = [listed for policy in restricted for listed in (policy.approvers, *policy.also_approvers)]
     combined._also_approvers = tuple(listed for listed in dict.fromkeys(lists[1:]) if listed != lists[0])
     return combined
+
+
+def _strictest_tier(policies: Sequence[Policy]) -> Tier:
+    """Refused if any call is, run without asking only if every call may, else asked."""
+    tiers = {policy.tier for policy in policies}
+    return "deny" if "deny" in tiers else "allow" if tiers == {"allow"} else "ask"
+
+
+def _key_of(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _strictest_expiry(expiries: Sequence[Expiry | None]) -> Expiry | None:

@@ -96,6 +96,10 @@ class PolicySummary(BaseModel):
     expire_after_s: int | None = None
     expiry_outcome: Literal["deny", "keep", "approve"] | None = None
     response: ResponseShape = "record"
+    tier: Literal["allow", "ask", "deny"] = "ask"
+    """``allow`` and ``deny`` are decided by the rule when the request is opened; ``ask`` waits for people."""
+    message: str | None = None
+    """What a ``deny`` rule tells the agent and the thread."""
 
 
 class GuardedCall(BaseModel):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal
 
+import redis
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
@@ -55,6 +56,8 @@ _AUDITED = frozenset(
     }
 )
 _EXPIRY_ACTOR = "signoff:expiry"
+RULE_ACTOR_PREFIX = "policy:"
+"""The audit actor of a rule's own decision: ``policy:<rule name>``."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,41 @@ class DecisionService:
         result = self._attempt(attempt, decision, {"approval_id": request.approval_id, "outcome": decision.decision})
         decided = result.status is Status.DECIDED
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
+
+    def by_rule_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
+        """Queue in ``pipeline`` the decision of a request whose rule decides by itself (tier allow or deny).
+
+        Written in the transaction that opens the request, after it: no moment exists in which a person could
+        decide a call the rule refuses, and a worker dying in between leaves nothing half done. The audit actor
+        is ``policy:<rule>``; the decision names the rule, and nobody as its decider.
+        """
+        policy = request.policy
+        kind: Kind = "approve" if policy.tier == "allow" else "deny"
+        reason = None if kind == "approve" else policy.message
+        decision = Decision(decision=kind, reason=reason, decided_at=self._clock(), by_rule=policy.name)
+        actor = f"{RULE_ACTOR_PREFIX}{policy.name}"
+        attempt = Attempt(
+            session_id=request.session_id,
+            approval_id=request.approval_id,
+            kind=kind,
+            user=actor,
+            team_id=request.team_id,
+            channel_id=request.channel_id,
+            origin=None,  # no person: the rule is the policy itself
+            quorum=1,
+        )
+        update = Outbox.script_entry(
+            update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(self._clock())
+        )
+        details: dict[str, str | None] = {
+            "approval_id": request.approval_id,
+            "decision": kind,
+            "reason": reason,
+            "source": "policy",
+            "rule": policy.name,
+        }
+        audit = self._audit_events(request.session_id, actor, **details)
+        self._approvals.decide_in(pipeline, attempt, decision=decision, update=update, audit=audit)
 
     def withdraw(self, approval: Approval, *, actor: str, reason: str) -> Outcome:
         """The asker takes a pending request back (the HTTP API's cancel): a deny with ``reason``, decided by nobody.

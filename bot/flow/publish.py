@@ -19,6 +19,7 @@ from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
+from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Schedule
 from bot.render import blocks
 from bot.render.bounded import bounded_json
@@ -64,6 +65,7 @@ class RoundPublisher:
         policies: PolicyBook,
         schedule: Schedule,
         audit: Audit,
+        decisions: DecisionService,
         retention_s: int = 30 * 86_400,
         clock: Clock = system_clock,
     ) -> None:
@@ -76,6 +78,7 @@ class RoundPublisher:
         self._policies = policies
         self._schedule = schedule
         self._audit = audit
+        self._decisions = decisions
         self._retention_s = retention_s
         self._clock = clock
 
@@ -122,7 +125,8 @@ class RoundPublisher:
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
             for request in opened:
-                self._schedule.plan(transaction, request)
+                if request.policy.tier == "ask":  # a rule that decides by itself reminds and escalates nobody
+                    self._schedule.plan(transaction, request)
                 self._audit.add(
                     transaction,
                     "request",
@@ -136,6 +140,11 @@ class RoundPublisher:
                 )
             for request in opened:
                 self._outbox.add(transaction, post_approval(session_id, request.approval_id))
+            for request in opened:
+                # After its post (the thread shows the message, then its update): rendered when sent, a request
+                # its rule decided is posted decided, never with live buttons.
+                if request.policy.tier != "ask":
+                    self._decisions.by_rule_in(transaction, request)
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -162,15 +171,19 @@ class RoundPublisher:
     ) -> ApprovalRequest:
         # The call comes from the interrupt's id and the agent's pending batch, never from the
         # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
+        guarded = guarded_calls(interrupt.id, waiting)
         calls = tuple(
             GuardedCall(tool=call["name"], input=bounded_json(call["input"]), tool_use_id=call["toolUseId"])
-            for call in guarded_calls(interrupt.id, waiting)
+            for call in guarded
         )
         single = calls[0] if len(calls) == 1 else None
         policy = self._policies.for_call(
             tool=single.tool if single else None,
             interrupt_name=interrupt.name,
             batch=[call.tool for call in calls],
+            # Conditions read the input as the agent sent it, not as bounded for storage and display.
+            tool_input=guarded[0]["input"] if single else None,
+            batch_inputs=[call["input"] for call in guarded],
         ).summary()
         if is_rerun_interrupt(interrupt.name) and policy.expiry_outcome == "approve":
             # The call may have run already: nobody answering must never run it again.

@@ -297,6 +297,8 @@ def expires(at: datetime) -> str:
 def decision_status(decision: Decision) -> str:
     """The outcome, as the decided message shows it."""
     at = slack_date(decision.decided_at)
+    if decision.by_rule is not None:
+        return _by_rule_status(decision, at)
     if decision.decision == "approve":
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""
         return f"✅ Approved by {_who(decision.decided_by)} at {at}{reason}"
@@ -304,6 +306,14 @@ def decision_status(decision: Decision) -> str:
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else " (no reason given)"
         return f"❌ Denied by {_who(decision.decided_by)} at {at}{reason}"
     return f"⌛ Expired without a decision at {at}"
+
+
+def _by_rule_status(decision: Decision, at: str) -> str:
+    rule = code_inline(decision.by_rule or "")
+    if decision.decision == "approve":
+        return f"✅ Allowed without asking by rule {rule} at {at}"
+    reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""
+    return f"🚫 Refused by rule {rule} at {at}, nobody was asked{reason}"
 
 
 def discussion_count(replies: int) -> str:
@@ -337,6 +347,8 @@ def deny_reason_label(required: bool) -> str:
 def already_decided(decision: Decision) -> str:
     """Ephemeral answer to a click on a request that is already decided."""
     at = slack_date(decision.decided_at)
+    if decision.by_rule is not None:
+        return f"Already decided: {_by_rule_status(decision, at)}"
     if decision.decision == "approve":
         return f"Already approved by {_who(decision.decided_by)} at {at}"
     if decision.decision == "deny":

@@ -441,6 +441,44 @@ class ApprovalStore:
             update: The message update, as ``Outbox.script_entry`` made it.
             audit: The audit events of a vote and of a decision (in that order), as ``Audit.script_events`` made them.
         """
+        request_keys, args = self._decide_call(attempt, decision=decision, update=update, audit=audit)
+        status, value, request_json, message_ts = self._decide(keys=request_keys, args=args)
+        return DecideResult(
+            Status(as_text(status)),
+            attempt.session_id,
+            attempt.approval_id,
+            as_text(value),
+            as_text(request_json),
+            as_text(message_ts),
+        )
+
+    def decide_in(
+        self,
+        pipeline: redis.client.Pipeline,
+        attempt: Attempt,
+        *,
+        decision: Decision,
+        update: scripts.ScriptRecord,
+        audit: tuple[scripts.ScriptRecord, ...],
+    ) -> None:
+        """``decide``, queued in the caller's transaction after what it writes (a round that decides by itself).
+
+        Sent as EVAL, not EVALSHA: inside MULTI a script the server does not hold yet would fail alone while the
+        rest of the transaction is applied. ``attempt`` must need nothing more (no checks, its place given).
+        """
+        request_keys, args = self._decide_call(attempt, decision=decision, update=update, audit=audit)
+        # As a raw command: ClusterPipeline.eval takes no keys (it finds the slot from the command's own keys).
+        pipeline.execute_command("EVAL", scripts.DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
+
+    @staticmethod
+    def _decide_call(
+        attempt: Attempt,
+        *,
+        decision: Decision,
+        update: scripts.ScriptRecord,
+        audit: tuple[scripts.ScriptRecord, ...],
+    ) -> tuple[list[str], list[str]]:
+        """The decide script's keys and arguments for ``attempt``."""
         session_id, approval_id = attempt.session_id, attempt.approval_id
         shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
         request_keys = [
@@ -483,18 +521,12 @@ class ApprovalStore:
         }
         if decision.approved_by or decision.discussion:  # the script fills them in (they are usually empty here)
             decision = decision.model_copy(update={"approved_by": (), "discussion": ()})
-        record = decision.model_dump_json()
-        status, value, request_json, message_ts = self._decide(
-            keys=request_keys,
-            args=[
-                json.dumps(judged),
-                record,
-                *_runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-            ],
-        )
-        return DecideResult(
-            Status(as_text(status)), session_id, approval_id, as_text(value), as_text(request_json), as_text(message_ts)
-        )
+        args = [
+            json.dumps(judged),
+            decision.model_dump_json(),
+            *_runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
+        ]
+        return request_keys, args
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""

@@ -215,7 +215,7 @@ def test_a_summary_records_the_policy_and_converts_back() -> None:
               - name: a
                 match: {tools: [x], tool: [y]}
             """,
-            "line 3, rules[0].match.tool: unknown key 'tool' (expected one of: interrupts, tools)",
+            "line 3, rules[0].match.tool: unknown key 'tool' (expected one of: interrupts, tools, when)",
             id="unknown-key-in-flow-mapping",
         ),
         pytest.param(

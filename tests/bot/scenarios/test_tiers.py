@@ -1,0 +1,101 @@
+"""Rules on a call's arguments (CEL conditions) and risk tiers, end to end: the agent asks, the rule decides by
+itself where its tier says so (``deny``: refused and never asked; ``allow``: runs without asking), both audited
+and shown in the thread; everything else is asked as before. Through the HTTP API too."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from bot.render import action_ids as ids
+from tests.bot.support.api_client import api_caller
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
+
+POLICY = """\
+rules:
+  - name: big-scale
+    match: {tools: [scale_service], when: 'args.replicas > 10'}
+    tier: deny
+    message: Past 10 replicas needs a capacity review.
+  - name: small-scale
+    match: {tools: [scale_service], when: 'args.replicas <= 3'}
+    tier: allow
+  - name: scaling
+    match: {tools: [scale_service]}
+"""
+
+
+@pytest.fixture
+def bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[Bot]:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as running:
+        yield running
+
+
+def _ask(bot: Bot, text: str) -> tuple[dict[str, object], list[str]]:
+    """Mention the bot; the approval message and the thread's texts once the worker settled."""
+    bot.mention(text)
+    bot.drain()
+    message = bot.approval_messages()[-1]
+    return message, bot.thread_texts(str(message["thread_ts"]))
+
+
+def test_a_deny_rule_refuses_the_call_without_asking_anyone(bot: Bot) -> None:
+    message, thread = _ask(bot, "scale checkout to 12")
+    assert is_decided(message), "a refused call is posted decided, never with buttons"
+    assert "Refused by rule `big-scale`" in str(message["blocks"])
+    assert "capacity review" in str(message["blocks"])
+    assert "scaled" not in thread[-1]
+    assert "Past 10 replicas needs a capacity review." in thread[-1]
+    [decision] = [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
+    assert decision.actor == "policy:big-scale"
+    assert (decision.details["source"], decision.details["rule"], decision.details["decision"]) == (
+        "policy",
+        "big-scale",
+        "deny",
+    )
+    clicked = bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+    assert clicked.status == 200
+    bot.drain()
+    assert "Already decided" in bot.ephemeral_texts(APPROVER)[-1]
+    assert "scaled" not in bot.thread_texts(str(message["thread_ts"]))[-1]
+
+
+def test_an_allow_rule_runs_the_call_without_asking(bot: Bot) -> None:
+    message, thread = _ask(bot, "scale checkout to 2")
+    assert is_decided(message)
+    assert "Allowed without asking by rule `small-scale`" in str(message["blocks"])
+    assert thread[-1] == "checkout: scaled from 3 to 2 replicas"
+    assert [entry.actor for entry in bot.services.audit.entries() if entry.event == "decision"] == [
+        "policy:small-scale"
+    ]
+
+
+def test_a_call_no_condition_decides_is_asked_as_before(bot: Bot) -> None:
+    message, _ = _ask(bot, "scale checkout to 5")
+    assert not is_decided(message)
+    assert "scaling" in str(message["blocks"])
+    assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER).status == 200
+    bot.drain()
+    assert bot.thread_texts(str(message["thread_ts"]))[-1] == "checkout: scaled from 3 to 5 replicas"
+
+
+def test_through_the_api_a_rule_answers_at_once_and_a_condition_without_an_answer_is_read_strictly(
+    bot: Bot,
+) -> None:
+    with api_caller(bot.services, bot.url) as api:
+        allowed = api.ask(tool="scale_service", input={"service": "api", "replicas": 2}, channel=CHANNEL)
+        assert allowed.status_code == 201, allowed.text
+        assert allowed.json()["status"] == "approved"
+        assert allowed.json()["decision"]["by_rule"] == "small-scale"
+        assert allowed.json()["decision"]["decided_by"] is None
+        # "many" is no number: neither condition has an answer. The allow rule does not apply; the deny rule does.
+        unclear = api.ask(tool="scale_service", input={"service": "api", "replicas": "many"}, channel=CHANNEL)
+        assert (unclear.json()["status"], unclear.json()["decision"]["by_rule"]) == ("denied", "big-scale")
+        assert unclear.json()["decision"]["reason"] == "Past 10 replicas needs a capacity review."
+        asked = api.ask(tool="scale_service", input={"service": "api", "replicas": 5}, channel=CHANNEL)
+        assert asked.json()["status"] == "pending"
+        bot.drain()
+        assert api.get(allowed.json()["id"]).json()["status"] == "approved"
