@@ -3,7 +3,8 @@
 ``python -m bot audit export ...`` writes out the audit trail (see ``bot.cli.audit_export``);
 ``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
 ``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``);
-``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``).
+``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``);
+``python -m bot policy check FILE --tool NAME --input JSON`` says which rule a call gets (``bot.cli.policy_check``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
 credentials are, and the sandbox (the bot against a local Slack stand-in with a web page) when
@@ -31,6 +32,7 @@ from bot.cli import demo
 from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
+from bot.cli import policy_check as policy_cli
 from bot.domain.policy_file import PolicyError
 from bot.render import messages
 from bot.sandbox import run as sandbox
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if arguments[:1] == ["mcp"]:
         return mcp_cli.main(arguments[1:])
+    if arguments[:1] == ["policy"]:
+        return policy_cli.main(arguments[1:])
     if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"]):
         try:
             if arguments[0] == "migrate":

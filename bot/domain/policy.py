@@ -275,6 +275,15 @@ class Rule(Policy):
         return self
 
 
+@dataclass(frozen=True)
+class Weighed:
+    """One rule weighed for a call: what its condition said (``None``: it has none) and whether it applies."""
+
+    rule: Rule
+    held: conditions.Holds | None
+    applies: bool
+
+
 class PolicyBook(_Model):
     """A whole policy file: the default settings and the rules, in order."""
 
@@ -328,21 +337,27 @@ class PolicyBook(_Model):
         return ordered[0] if len(ordered) == 1 else strictest(ordered)
 
     def rule_for(self, tool: str, tool_input: Any) -> "Rule | None":
-        """The first rule listing ``tool`` whose condition holds for this input (or that has none).
+        """The first rule listing ``tool`` whose condition holds for this input (or that has none)."""
+        weighed = self.weigh(tool, tool_input)
+        return weighed[-1].rule if weighed and weighed[-1].applies else None
+
+    def weigh(self, tool: str, tool_input: Any) -> list["Weighed"]:
+        """The rules listing ``tool``, in order, up to the one that applies to this input (``policy check``).
 
         A condition without an answer (a field the input lacks, say) is read the stricter way: an ``allow``
         rule does not apply, an ``ask`` or ``deny`` rule does.
         """
         args = tool_input if isinstance(tool_input, dict) else {}
+        weighed = []
         for rule in self.rules:
             if tool not in rule.match.tools:
                 continue
-            if rule.match.when is None:
-                return rule
-            held = conditions.holds(rule.match.when, tool=tool, args=args)
-            if held is True or (held == "error" and rule.tier != "allow"):
-                return rule
-        return None
+            held = None if rule.match.when is None else conditions.holds(rule.match.when, tool=tool, args=args)
+            applies = held is None or held is True or (held == "error" and rule.tier != "allow")
+            weighed.append(Weighed(rule, held, applies))
+            if applies:
+                break
+        return weighed
 
     def _for_interrupt_name(self, interrupt_name: str) -> Policy:
         found = next((rule for rule in self.rules if interrupt_name in rule.match.interrupts), None)

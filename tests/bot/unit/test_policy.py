@@ -51,12 +51,14 @@ def test_the_example_policy_loads_and_gates_the_demo_tools() -> None:
     book = load_policy(ROOT / "policy.example.yml")
 
     for tool in RISKY_TOOLS:
-        policy = book.for_call(tool=tool, interrupt_name="approval")
+        policy = book.for_call(tool=tool, interrupt_name="approval", tool_input={"service": "api", "replicas": 4})
         assert policy.name != "default", tool
         assert not policy.approvers.is_open, tool
         assert policy.allow_self_approval is False, tool
         assert policy.reason_required_on_deny is (tool == "rollback_deploy"), tool
     assert book.for_call(tool="read_logs", interrupt_name="approval").name == "default"
+    huge = book.for_call(tool="scale_service", interrupt_name="approval", tool_input={"replicas": 30})
+    assert (huge.name, huge.tier) == ("huge-scale", "deny")
     # Every tool the example names is a real demo tool (no typo that would leave one on the default).
     assert {tool for rule in book.rules for tool in rule.match.tools} == set(RISKY_TOOLS)
 

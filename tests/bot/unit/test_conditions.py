@@ -1,0 +1,168 @@
+"""Conditions on a call's arguments (``match.when``, CEL) and risk tiers in the policy file: what loads, what is
+refused at start (with the file, line and field), and which rule a call gets."""
+
+from pathlib import Path
+
+import pytest
+
+from bot.domain import conditions
+from bot.domain.policy import PolicyBook
+from bot.domain.policy_file import load_policy
+from tests.bot.unit.test_policy import load_error, write
+
+TIERED = """
+rules:
+  - name: big-scale
+    match: {tools: [scale_service], when: 'args.replicas > 10'}
+    tier: deny
+    message: Past 10 replicas needs a capacity review.
+  - name: small-scale
+    match: {tools: [scale_service], when: 'args.replicas <= 3 && tool == "scale_service"'}
+    tier: allow
+  - name: scaling
+    match: {tools: [scale_service, restart_service]}
+"""
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> PolicyBook:
+    return load_policy(write(tmp_path, TIERED))
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "rule", "tier"),
+    [
+        ({"replicas": 12}, "big-scale", "deny"),
+        ({"replicas": 2}, "small-scale", "allow"),
+        ({"replicas": 5}, "scaling", "ask"),
+        # No answer (no such field, or not a number): an allow rule never applies on it, a deny rule does.
+        ({}, "big-scale", "deny"),
+        ({"replicas": "many"}, "big-scale", "deny"),
+        (None, "big-scale", "deny"),
+    ],
+)
+def test_the_first_rule_whose_condition_holds_applies(
+    book: PolicyBook, tool_input: object, rule: str, tier: str
+) -> None:
+    policy = book.for_call(tool="scale_service", interrupt_name="approval", tool_input=tool_input)
+    assert (policy.name, policy.tier) == (rule, tier)
+
+
+def test_a_condition_with_no_answer_does_not_apply_an_allow_rule(tmp_path: Path) -> None:
+    book = load_policy(
+        write(
+            tmp_path,
+            """
+            rules:
+              - name: small
+                match: {tools: [scale_service], when: 'args.replicas <= 3'}
+                tier: allow
+            """,
+        )
+    )
+    assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={}).name == "default"
+    assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={"replicas": 1}).tier == "allow"
+
+
+def test_a_batch_is_refused_if_any_call_is_and_runs_unasked_only_if_every_call_may(book: PolicyBook) -> None:
+    def batch(*replicas: int) -> tuple[str, str]:
+        policy = book.for_call(
+            tool=None,
+            interrupt_name="approval",
+            batch=["scale_service"] * len(replicas),
+            batch_inputs=[{"replicas": count} for count in replicas],
+        )
+        return policy.tier, policy.name
+
+    assert batch(1, 2) == ("allow", "small-scale")
+    assert batch(1, 5) == ("ask", "small-scale + scaling")
+    assert batch(1, 5, 30) == ("deny", "big-scale + small-scale + scaling")
+    refused = book.for_call(
+        tool=None, interrupt_name="approval", batch=["scale_service", "scale_service"], batch_inputs=[{}, {}]
+    )
+    assert refused.message == "Past 10 replicas needs a capacity review."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x], when: 'args.env =='}
+            """,
+            "line 3, rules[0].match.when: not a CEL expression (at line 1, column 10 of it: args.env ==)",
+            id="syntax",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x], when: 'arg.env == "prod"'}
+            """,
+            "line 3, rules[0].match.when: unknown name 'arg' (a condition sees only args, the call's input, "
+            "and tool, its name)",
+            id="typo-in-a-name",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {interrupts: [deploy], when: 'args.env == "prod"'}
+            """,
+            "line 3, rules[0].match: a condition ('when') reads a call's input: a rule with one matches tools only",
+            id="condition-on-interrupt-names",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x]}
+              - name: b
+                match: {tools: [x], when: 'args.n > 1'}
+            """,
+            "line 5, rules[1].match.tools[0]: tool 'x' is matched by both rule 'a' and rule 'b'",
+            id="unreachable-after-an-unconditional-rule",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x], when: 'args.n > 1'}
+                channel: C0OPS
+            """,
+            "line 4, rules[0].channel: a rule with a condition ('when') cannot route: set channel elsewhere",
+            id="condition-and-channel",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x]}
+                tier: sometimes
+            """,
+            "line 4, rules[0].tier: Input should be 'allow', 'ask' or 'deny'",
+            id="unknown-tier",
+        ),
+        pytest.param(
+            """
+            default:
+              tier: allow
+            """,
+            "line 2, default.tier: unknown key 'tier'",
+            id="the-default-always-asks",
+        ),
+    ],
+)
+def test_a_condition_or_tier_error_names_the_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    assert str(load_error(path)).startswith(f"{path}, {expected}")
+
+
+def test_conditions_read_json_values_and_macros_but_nothing_else() -> None:
+    args = {"env": "prod", "hosts": ["a", "b", "c"], "limits": {"cpu": 2.5}}
+    assert conditions.holds('args.hosts.exists(h, h == "b") && args.limits.cpu > 2', tool="t", args=args) is True
+    assert conditions.holds("size(args.hosts) > 5", tool="t", args=args) is False
+    assert conditions.holds("args.env", tool="t", args=args) == "error"  # not a boolean
+    assert conditions.checked("args.hosts.all(host, host != tool)") == "args.hosts.all(host, host != tool)"
