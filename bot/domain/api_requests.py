@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 from pydantic_core import PydanticCustomError
 
-from bot.domain.patterns import published, whole_match
+from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
 from bot.domain.policy import ToolName
 from bot.domain.slack_ids import ChannelId, MessageTs, UserId
 
@@ -44,6 +44,14 @@ _callback_url = whole_match(
     CALLBACK_URL_PATTERN,
     code="callback_url",
     message="{value} is not an http(s) URL with a host name, in printable ASCII",
+)
+
+
+_visible_name = whole_match(
+    VISIBLE_NAME_PATTERN,
+    code="name",
+    message="{value} is not a valid tool name (visible characters only: no whitespace, control or invisible "
+    "characters)",
 )
 
 
@@ -88,7 +96,13 @@ class ApprovalAsk(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    tool: Annotated[ToolName, Field(min_length=1, max_length=200), AfterValidator(_unicode)]
+    tool: Annotated[
+        ToolName,
+        Field(min_length=1, max_length=200),
+        AfterValidator(_visible_name),
+        published(VISIBLE_NAME_PATTERN),
+        AfterValidator(_unicode),
+    ]
     """The tool the agent wants to run (policy rules match it): visible characters only."""
     input: Annotated[
         dict[str, Any], AfterValidator(_bounded_depth), Field(json_schema_extra={"x-max-depth": MAX_INPUT_DEPTH})

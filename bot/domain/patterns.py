@@ -14,18 +14,23 @@ from typing import Any, Final
 from pydantic import Field
 from pydantic_core import PydanticCustomError
 
-_HIDDEN: Final = (
+_SPACES_AND_CONTROLS: Final = (
     "\\u0000-\\u0020"  # C0 controls and the space
     "\\u007f-\\u00a0"  # DEL, C1 controls, no-break space
-    "\\u00ad\\u061c\\u1680\\u180e"  # soft hyphen, Arabic letter mark, Ogham space, Mongolian vowel separator
-    "\\u2000-\\u200f"  # spaces of every width, zero-width characters, left-to-right and right-to-left marks
-    "\\u2028-\\u202f"  # line and paragraph separators, text-direction embeddings and overrides
-    "\\u205f-\\u206f"  # medium space, word joiner, invisible operators, text-direction isolates
-    "\\u3000\\ufeff\\ufff9-\\ufffb"  # ideographic space, zero-width no-break space, annotation marks
+    "\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"  # the other spaces and line separators
 )
-VISIBLE_NAME_PATTERN: Final = f"^[^{_HIDDEN}]+$"
-"""A name of visible characters only: no whitespace (every character Python's ``str.isspace`` calls one),
-control, zero-width or text-direction character."""
+_INVISIBLE: Final = (
+    "\\u00ad\\u061c\\u180e"  # soft hyphen, Arabic letter mark, Mongolian vowel separator
+    "\\u200b-\\u200f"  # zero-width characters, left-to-right and right-to-left marks
+    "\\u202a-\\u202e"  # text-direction embeddings and overrides
+    "\\u2060-\\u206f"  # word joiner, invisible operators, text-direction isolates
+    "\\ufeff\\ufff9-\\ufffb"  # zero-width no-break space, annotation marks
+)
+NAME_PATTERN: Final = f"^[^{_SPACES_AND_CONTROLS}]+$"
+"""A name without whitespace (every character Python's ``str.isspace`` calls one) or control character: what a
+policy file may name (an agent's own tool may hold an invisible character; a rule must be able to name it)."""
+VISIBLE_NAME_PATTERN: Final = f"^[^{_SPACES_AND_CONTROLS}{_INVISIBLE}]+$"
+"""A name of visible characters only: nor zero-width or text-direction character (what the HTTP API accepts)."""
 
 
 def whole_match(pattern: str, *, code: str, message: str) -> Callable[[str], str]:

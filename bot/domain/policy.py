@@ -57,7 +57,7 @@ from agent.approval import ResponseShape
 from bot.domain import conditions
 from bot.domain.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.domain.oncall import Rotation
-from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
+from bot.domain.patterns import NAME_PATTERN, published, whole_match
 from bot.domain.records import ApproverSet, LevelRecord, PolicySummary
 from bot.domain.slack_ids import ChannelId, UsergroupId, UserId
 
@@ -100,15 +100,13 @@ Tier = Literal["allow", "ask", "deny"]
 Condition = Annotated[StrictStr, AfterValidator(conditions.checked)]
 
 _name = whole_match(
-    VISIBLE_NAME_PATTERN,
-    code="name",
-    message="{value} is not a valid name (visible characters only: no whitespace, control or invisible characters)",
+    NAME_PATTERN, code="name", message="{value} is not a valid name (no whitespace or control characters)"
 )
 
 
 RuleName = Annotated[StrictStr, AfterValidator(_rule_name)]
-ToolName = Annotated[StrictStr, AfterValidator(_name), published(VISIBLE_NAME_PATTERN)]
-InterruptName = Annotated[StrictStr, AfterValidator(_name), published(VISIBLE_NAME_PATTERN)]
+ToolName = Annotated[StrictStr, AfterValidator(_name), published(NAME_PATTERN)]
+InterruptName = Annotated[StrictStr, AfterValidator(_name), published(NAME_PATTERN)]
 
 
 # --- the file's model ------------------------------------------------------------------------

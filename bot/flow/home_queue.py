@@ -18,7 +18,7 @@ from bot.flow.decisions import DecisionService
 from bot.render import blocks, messages
 from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
 
-QUEUE_SHOWN: Final = 15  # 4 blocks each: within the tab's 100 blocks, with the headers and recent decisions
+QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10
 
 
@@ -43,6 +43,7 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
         request = approval.request
         progress = progress_of(approval)
         view_blocks.append(blocks.section(messages.request_intro(request, request.tool)))
+        view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it
         status = messages.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
         warning = [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
         view_blocks.append(blocks.context(status, *warning))
@@ -55,7 +56,8 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
         view_blocks.append(blocks.section(messages.home_recent_empty()))
     for approval in recent[:RECENT_SHOWN]:
         if approval.decision is not None:
-            view_blocks.append(blocks.context(messages.home_recent_line(approval.request, approval.decision)))
+            request, arguments = approval.request, blocks.compact_arguments(approval.request)
+            view_blocks.append(blocks.context(messages.home_recent_line(request, approval.decision, arguments)))
     return {"type": "home", "blocks": view_blocks}
 
 

@@ -233,13 +233,7 @@ def approval_message(
         blocks.append(section(messages.rerun_warning()))
     if has_hidden_characters(request):
         blocks.append(context(messages.HIDDEN_CHARACTERS_WARNING))
-    if request.tool is not None or request.tool_input is not None:
-        blocks.append(section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input))))
-    elif request.calls:
-        batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
-        blocks.append(section(_code_section(messages.CALLS_LABEL, _pretty_json(batch))))
-    else:
-        blocks.append(context(messages.tool_unknown(request.interrupt_name)))
+    blocks.append(arguments_block(request))
     reason = _reason_section(request)
     if reason is not None:
         blocks.append(section(reason))
@@ -257,6 +251,27 @@ def approval_message(
         blocks.append({**section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
         blocks.append(context(messages.discussion_count(len(decision.discussion))))
     return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
+
+
+def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
+    """What the request would run: the call's arguments (or the batch's calls), escaped, hidden characters shown,
+    within a section's limit; or a note that the tool could not be determined."""
+    if request.tool is not None or request.tool_input is not None:
+        return section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
+    if request.calls:
+        batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
+        return section(_code_section(messages.CALLS_LABEL, _pretty_json(batch)))
+    return context(messages.tool_unknown(request.interrupt_name))
+
+
+def compact_arguments(request: ApprovalRequest) -> str:
+    """The call's arguments on one line, as inline code (a recent decision on App Home): escaped and bounded."""
+    shown: Any = request.tool_input if request.tool is not None else [call.input for call in request.calls]
+    try:
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError, TypeError):
+        text = messages.UNDISPLAYABLE
+    return messages.code_inline(text, messages.MAX_INLINE_ARGUMENTS)
 
 
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:

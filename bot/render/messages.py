@@ -183,6 +183,10 @@ def reveal_inline(text: str) -> str:
     return reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
 
 
+MAX_INLINE_ARGUMENTS: Final = 160
+"""Characters of a call's arguments a one-line mention shows (App Home's recent decisions)."""
+
+
 def code_inline(raw: str, limit: int = MAX_NAME) -> str:
     """``raw`` as inline code on one line: escaped, backticks replaced so the span cannot end early."""
     shown = clip(reveal_inline(raw.replace("`", "'")), limit) or " "
@@ -624,10 +628,10 @@ def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, cla
     return " · ".join(parts)
 
 
-def home_recent_line(request: ApprovalRequest, decision: Decision) -> str:
-    """One recent decision on the App Home."""
+def home_recent_line(request: ApprovalRequest, decision: Decision, arguments: str) -> str:
+    """One recent decision on the App Home; ``arguments``: the call's, as inline code."""
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
-    return f"{what}: {decision_status(decision)}"
+    return f"{what} {arguments}: {decision_status(decision)}"
 
 
 def pending_header(count: int) -> str:

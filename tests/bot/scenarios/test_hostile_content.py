@@ -162,3 +162,30 @@ def test_the_on_call_direct_message_shows_hidden_characters_too(redis_client: re
         assert "\u202e" not in shown
         assert "cat report_⟨U+202E⟩gpj.sh" in shown
         assert "Contains hidden characters" in shown
+
+
+def test_app_home_shows_what_a_click_would_run_escaped_and_bounded_as_the_message_does(
+    redis_client: redis.Redis,
+) -> None:
+    hostile = {"target": "*prod* <!channel> `x` \u202eevil", "blob": "y" * 5000}
+    with _bot(redis_client, one_gated_call("purge_cache", hostile)) as bot:
+        bot.mention("purge")
+        bot.drain()
+        [message] = bot.approval_messages()
+        home = _open_home(bot, APPROVER)
+        [arguments] = [block for block in home["blocks"] if "Arguments" in json.dumps(block)]
+        # The very section the message shows: the same escaping, hidden characters made visible, the same bound.
+        assert arguments in message["blocks"]
+        shown = arguments["text"]["text"]
+        assert "<!channel>" not in shown
+        assert "&lt;!channel&gt;" in shown
+        assert "⟨U+202E⟩" in shown
+        assert len(shown) <= 3000
+
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        bot.drain()
+        recent = json.dumps(_open_home(bot, APPROVER), ensure_ascii=False)
+        assert '`purge_cache` `{\\"payload\\":{\\"target\\":' in recent
+        assert "<!channel>" not in recent
+        assert "…" in recent  # the one-line arguments are cut, not the whole 5,000 characters
+        assert "y" * 200 not in recent

@@ -326,7 +326,7 @@ def test_a_summary_records_the_policy_and_converts_back() -> None:
                 match: {tools: ["restart service"]}
             """,
             "line 3, rules[0].match.tools[0]: 'restart service' is not a valid name "
-            "(visible characters only: no whitespace, control or invisible characters)",
+            "(no whitespace or control characters)",
             id="tool-name-with-space",
         ),
         pytest.param(
@@ -336,7 +336,7 @@ def test_a_summary_records_the_policy_and_converts_back() -> None:
                 match: {tools: ["restart\\0service"]}
             """,
             "line 3, rules[0].match.tools[0]: 'restart\\x00service' is not a valid name "
-            "(visible characters only: no whitespace, control or invisible characters)",
+            "(no whitespace or control characters)",
             id="tool-name-with-a-control-character",
         ),
         pytest.param(
