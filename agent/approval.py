@@ -52,6 +52,8 @@ class Decision(BaseModel):
     decided_at: datetime
     by_rule: str | None = None
     """The policy rule that decided by itself (its tier ``allow`` or ``deny``), without asking anyone."""
+    by_grant: str | None = None
+    """The standing approval that covered the call (``decided_by`` made it): nobody was asked this time."""
 
 
 def refusal_text(decision: Decision) -> str:

@@ -23,6 +23,7 @@ from bot.flow.access import DenyModals
 from bot.flow.api_requests import ApiOutcomes, ApiRequests
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
+from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeTab
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
@@ -35,6 +36,7 @@ from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
 from bot.store.event_deliveries import EventDeliveries
+from bot.store.grants import GrantStore
 from bot.store.home_viewers import HomeViewers
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
@@ -70,6 +72,8 @@ class Services:
     event_deliveries: EventDeliveries
     home_viewers: HomeViewers
     api_waits: WaitSlots
+    grants: GrantStore
+    grant_flow: GrantFlow
     """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
     http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
         default_factory=dict
@@ -187,7 +191,9 @@ def build_services(
         signatures=SeenSignatures(redis_client),
         clock=clock,
     )
-    home = HomeTab(approvals=approvals, decisions=decisions, clock=clock)
+    grants = GrantStore(redis_client)
+    grant_flow = GrantFlow(decisions=decisions, grants=grants, audit=audit, clock=clock)
+    home = HomeTab(approvals=approvals, decisions=decisions, grants=grant_flow, clock=clock)
     factory = agent_factory or load_agent_factory(settings.agent_factory)
     jobs = JobQueue(redis_client)
     api_keys = ApiKeys(redis_client)
@@ -201,6 +207,7 @@ def build_services(
         schedule=schedule,
         audit=audit,
         decisions=decisions,
+        grants=grants,
         retention_s=retention_s,
         clock=clock,
     )
@@ -274,5 +281,7 @@ def build_services(
         event_deliveries=EventDeliveries(redis_client),
         home_viewers=HomeViewers(redis_client),
         api_waits=api_waits,
+        grants=grants,
+        grant_flow=grant_flow,
         http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

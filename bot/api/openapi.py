@@ -37,6 +37,10 @@ _DECISION: Final = {
             **_NULLABLE_STRING,
             "description": "the policy rule that decided by itself (tier allow or deny), nobody asked",
         },
+        "by_grant": {
+            **_NULLABLE_STRING,
+            "description": "the standing approval that covered the call (made by decided_by), nobody asked",
+        },
     },
 }
 _APPROVAL: Final = {

@@ -4,6 +4,7 @@
 ``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
 ``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``);
 ``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``);
+``python -m bot grants [revoke ID]`` lists or ends standing approvals (``bot.cli.grants``);
 ``python -m bot policy check FILE --tool NAME --input JSON`` says which rule a call gets (``bot.cli.policy_check``).
 
 With no subcommand: Socket Mode when ``SLACK_APP_TOKEN`` is set, HTTP when only the HTTP
@@ -29,6 +30,7 @@ from bot import preflight
 from bot.cli import api_keys as api_keys_cli
 from bot.cli import audit_export as audit_cli
 from bot.cli import demo
+from bot.cli import grants as grants_cli
 from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
@@ -54,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_cli.main(arguments[1:])
     if arguments[:1] == ["policy"]:
         return policy_cli.main(arguments[1:])
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"]):
+    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"], ["grants"]):
         try:
+            if arguments[0] == "grants":
+                return grants_cli.main(arguments[1:])
             if arguments[0] == "migrate":
                 return migrate_cli.main(arguments[1:])
             if arguments[0] == "api-key":

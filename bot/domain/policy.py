@@ -55,6 +55,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent.approval import ResponseShape
 from bot.domain import conditions
+from bot.domain.grants import GrantTerms
 from bot.domain.ladder import Claim, Escalation, Expiry, Level, Reminders
 from bot.domain.oncall import Rotation
 from bot.domain.patterns import NAME_PATTERN, published, whole_match
@@ -149,14 +150,19 @@ class PolicySettings(_Model):
     claim: Claim | None = None
     reminders: Reminders | None = None
     expiry: Expiry | None = None
+    grants: GrantTerms | None = None
+    """Standing approvals offered with each request ("Approve + allow 1h"); none unless listed."""
 
     @model_validator(mode="after")
     def _auto_approve_only_low_risk(self) -> Self:
+        errors = []
         if self.expiry is not None and self.expiry.outcome == "approve" and not self.low_risk:
-            raise ValidationError.from_exception_data(
-                type(self).__name__,
-                [_error(("expiry", "outcome"), "'approve' on expiry needs 'low_risk: true' on the same rule")],
-            )
+            errors.append(_error(("expiry", "outcome"), "'approve' on expiry needs 'low_risk: true' on the same rule"))
+        if self.grants is not None and self.quorum > 1:
+            # One person cannot stand in for the several approvals every call needs.
+            errors.append(_error(("grants",), "a rule needing a quorum of several cannot offer standing approvals"))
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
         return self
 
 
@@ -212,6 +218,7 @@ class Policy(PolicySettings):
             response=self.response,
             tier=self.tier,
             message=self.message,
+            grant_durations=self.grants.durations if self.grants and self.tier == "ask" else (),
         )
 
     @classmethod
@@ -266,6 +273,8 @@ class Rule(Policy):
         if self.match.when is not None and self.channel is not None:
             # Where a request goes must not hang on its input: the API's document says which tools need a channel.
             errors.append(_error(("channel",), "a rule with a condition ('when') cannot route: set channel elsewhere"))
+        if self.grants is not None and self.tier != "ask":
+            errors.append(_error(("grants",), "standing approvals are offered where people decide: tier ask only"))
         if self.message is not None and self.tier != "deny":
             errors.append(_error(("message",), "a message is what a 'deny' rule tells the agent: set tier: deny"))
         if errors:

@@ -100,6 +100,8 @@ class PolicySummary(BaseModel):
     """``allow`` and ``deny`` are decided by the rule when the request is opened; ``ask`` waits for people."""
     message: str | None = None
     """What a ``deny`` rule tells the agent and the thread."""
+    grant_durations: tuple[int, ...] = ()
+    """The standing approvals a person approving the request may also make (seconds each)."""
 
 
 class GuardedCall(BaseModel):

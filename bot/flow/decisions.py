@@ -27,6 +27,7 @@ import redis
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.grants import Grant
 from bot.domain.policy import Policy, authorize
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
@@ -309,7 +310,28 @@ class DecisionService:
         kind: Kind = "approve" if policy.tier == "allow" else "deny"
         reason = None if kind == "approve" else policy.message
         decision = Decision(decision=kind, reason=reason, decided_at=self._clock(), by_rule=policy.name)
-        actor = f"{RULE_ACTOR_PREFIX}{policy.name}"
+        details = {"reason": reason, "source": "policy", "rule": policy.name}
+        self._decided_in(pipeline, request, decision, actor=f"{RULE_ACTOR_PREFIX}{policy.name}", details=details)
+
+    def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, grant: Grant) -> None:
+        """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it),
+        decided by the person who made it; audited with source ``grant``, in the transaction that opens it."""
+        decision = Decision(
+            decision="approve", decided_by=grant.granted_by, decided_at=self._clock(), by_grant=grant.grant_id
+        )
+        details = {"reason": None, "source": "grant", "grant": grant.grant_id, "rule": grant.rule}
+        self._decided_in(pipeline, request, decision, actor=grant.granted_by, details=details)
+
+    def _decided_in(
+        self,
+        pipeline: redis.client.Pipeline,
+        request: ApprovalRequest,
+        decision: Decision,
+        *,
+        actor: str,
+        details: dict[str, str | None],
+    ) -> None:
+        kind: Kind = "approve" if decision.decision == "approve" else "deny"
         attempt = Attempt(
             session_id=request.session_id,
             approval_id=request.approval_id,
@@ -317,20 +339,13 @@ class DecisionService:
             user=actor,
             team_id=request.team_id,
             channel_id=request.channel_id,
-            origin=None,  # no person: the rule is the policy itself
+            origin=None,  # no person acts now: what decides was settled before (a rule, a grant)
             quorum=1,
         )
         update = Outbox.script_entry(
             update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(self._clock())
         )
-        details: dict[str, str | None] = {
-            "approval_id": request.approval_id,
-            "decision": kind,
-            "reason": reason,
-            "source": "policy",
-            "rule": policy.name,
-        }
-        audit = self._audit_events(request.session_id, actor, **details)
+        audit = self._audit_events(request.session_id, actor, approval_id=request.approval_id, decision=kind, **details)
         self._approvals.decide_in(pipeline, attempt, decision=decision, update=update, audit=audit)
 
     def withdraw(self, approval: Approval, *, actor: str, reason: str) -> Outcome:

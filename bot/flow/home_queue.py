@@ -14,12 +14,15 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot.domain.clock import Clock, system_clock
+from bot.domain.grants import Grant
 from bot.flow.decisions import DecisionService
+from bot.flow.grants import GrantFlow
 from bot.render import blocks, messages
 from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10
+GRANTS_SHOWN: Final = 5  # a block each: 75 + 5 + 10 + the headers stay under the tab's 100 blocks
 
 
 def progress_of(approval: Approval) -> blocks.Progress:
@@ -34,8 +37,14 @@ def progress_of(approval: Approval) -> blocks.Progress:
     )
 
 
-def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: datetime) -> dict[str, Any]:
-    """The ``views.publish`` view."""
+def render_home(
+    *,
+    queue: Sequence[Approval],
+    recent: Sequence[Approval],
+    now: datetime,
+    grants: Sequence[tuple[Grant, int]] = (),
+) -> dict[str, Any]:
+    """The ``views.publish`` view; ``grants``: the viewer's standing approvals, with how often each was used."""
     view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(messages.HOME_QUEUE_TITLE)}]
     if not queue:
         view_blocks.append(blocks.section(messages.home_queue_empty()))
@@ -51,6 +60,10 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
         view_blocks.append({"type": "divider"})
     if len(queue) > QUEUE_SHOWN:
         view_blocks.append(blocks.context(messages.home_more(len(queue) - QUEUE_SHOWN)))
+    view_blocks.append({"type": "header", "text": blocks.plain_text(messages.HOME_GRANTS_TITLE)})
+    if not grants:
+        view_blocks.append(blocks.context(messages.home_grants_empty()))
+    view_blocks += [blocks.grant_entry(grant, uses) for grant, uses in grants[:GRANTS_SHOWN]]
     view_blocks.append({"type": "header", "text": blocks.plain_text(messages.HOME_RECENT_TITLE)})
     if not recent:
         view_blocks.append(blocks.section(messages.home_recent_empty()))
@@ -64,10 +77,18 @@ def render_home(*, queue: Sequence[Approval], recent: Sequence[Approval], now: d
 class HomeTab:
     """Builds a person's App Home from Redis."""
 
-    def __init__(self, *, approvals: ApprovalStore, decisions: DecisionService, clock: Clock = system_clock) -> None:
+    def __init__(
+        self,
+        *,
+        approvals: ApprovalStore,
+        decisions: DecisionService,
+        grants: GrantFlow,
+        clock: Clock = system_clock,
+    ) -> None:
         """Keep the collaborators."""
         self._approvals = approvals
         self._decisions = decisions
+        self._grants = grants
         self._clock = clock
 
     def view_for(self, user_id: str) -> dict[str, Any]:
@@ -87,4 +108,5 @@ class HomeTab:
                 recent.append(approval)
                 if len(recent) == RECENT_SHOWN:
                     break
-        return render_home(queue=queue, recent=recent, now=self._clock())
+        grants = self._grants.live_for(user_id)
+        return render_home(queue=queue, recent=recent, now=self._clock(), grants=grants)

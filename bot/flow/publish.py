@@ -16,7 +16,8 @@ from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
-from bot.domain.clock import Clock, system_clock
+from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.grants import Grant, call_digest
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
 from bot.flow.decisions import DecisionService
@@ -26,6 +27,7 @@ from bot.render.bounded import bounded_json
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
+from bot.store.grants import Call, GrantStore
 from bot.store.outbox import Outbox, post_approval, posts_in_order
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
@@ -66,6 +68,7 @@ class RoundPublisher:
         schedule: Schedule,
         audit: Audit,
         decisions: DecisionService,
+        grants: GrantStore,
         retention_s: int = 30 * 86_400,
         clock: Clock = system_clock,
     ) -> None:
@@ -79,6 +82,7 @@ class RoundPublisher:
         self._schedule = schedule
         self._audit = audit
         self._decisions = decisions
+        self._grants = grants
         self._retention_s = retention_s
         self._clock = clock
 
@@ -121,12 +125,14 @@ class RoundPublisher:
                 self._request(session_id, version, info, interrupt, waiting, client=client)
                 for interrupt in result.interrupts
             ]
+            # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
+            covering = {request.approval_id: self._covering_grant(request, waiting) for request in requests}
             opened = self._approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
             for request in opened:
-                if request.policy.tier == "ask":  # a rule that decides by itself reminds and escalates nobody
-                    self._schedule.plan(transaction, request)
+                if request.policy.tier == "ask" and covering[request.approval_id] is None:
+                    self._schedule.plan(transaction, request)  # what decides by itself reminds nobody
                 self._audit.add(
                     transaction,
                     "request",
@@ -143,8 +149,11 @@ class RoundPublisher:
             for request in opened:
                 # After its post (the thread shows the message, then its update): rendered when sent, a request
                 # its rule decided is posted decided, never with live buttons.
+                grant = covering[request.approval_id]
                 if request.policy.tier != "ask":
                     self._decisions.by_rule_in(transaction, request)
+                elif grant is not None:
+                    self._decisions.by_grant_in(transaction, request, grant)
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -158,6 +167,25 @@ class RoundPublisher:
         self._approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
         self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
+
+    def _covering_grant(self, request: ApprovalRequest, waiting: list[ToolUse]) -> Grant | None:
+        """The standing approval that covers the request's one call, if its rule offers them and one does."""
+        policy = request.policy
+        if request.tool is None or request.tool_use_id is None or not policy.grant_durations or policy.tier != "ask":
+            return None
+        # The call as the agent sent it (a grant covers exactly that), not as bounded for display.
+        call = next((use for use in waiting if use["toolUseId"] == request.tool_use_id), None)
+        if call is None:
+            return None
+        asked = Call(
+            team_id=request.team_id,
+            channel_id=request.channel_id,
+            digest=call_digest(request.tool, call["input"]),
+            rule=policy.name,
+            requester=request.requested_by,
+            self_approval=policy.allow_self_approval,
+        )
+        return self._grants.use(asked, now_ms=epoch_ms(self._clock()))
 
     def _request(
         self,

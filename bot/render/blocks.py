@@ -11,17 +11,21 @@ from datetime import datetime
 from typing import Any, Final
 
 from agent.attempts import is_rerun_interrupt
+from bot.domain.grants import Grant
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import messages
 from bot.render.action_ids import (
     APPROVE_ACTION,
+    APPROVE_AND_ALLOW_ACTION,
     CLAIM_ACTION,
     DENY_ACTION,
     DENY_MODAL_CALLBACK,
     DENY_REASON_BLOCK,
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
+    REVOKE_GRANT_ACTION,
     button_value,
+    grant_button_value,
 )
 
 __all__ = [
@@ -267,11 +271,14 @@ def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
 def compact_arguments(request: ApprovalRequest) -> str:
     """The call's arguments on one line, as inline code (a recent decision on App Home): escaped and bounded."""
     shown: Any = request.tool_input if request.tool is not None else [call.input for call in request.calls]
+    return messages.code_inline(_compact_json(shown), messages.MAX_INLINE_ARGUMENTS)
+
+
+def _compact_json(value: Any) -> str:
     try:
-        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (RecursionError, ValueError, TypeError):
-        text = messages.UNDISPLAYABLE
-    return messages.code_inline(text, messages.MAX_INLINE_ARGUMENTS)
+        return messages.UNDISPLAYABLE
 
 
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
@@ -285,7 +292,37 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     ]
     if request.policy.claim_pause_s:
         elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
+    if request.tool is not None:  # a standing approval covers one exact call: never a batch
+        elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
+
+
+def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
+    """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
+    arguments = messages.code_inline(_compact_json(grant.tool_input), messages.MAX_INLINE_ARGUMENTS)
+    text = messages.grant_line(
+        tool=grant.tool,
+        arguments=arguments,
+        channel_id=grant.channel_id,
+        requester=grant.requester,
+        until=grant.expires_at,
+        uses=uses,
+    )
+    value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
+    return {**section(text), "accessory": _button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")}
+
+
+def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
+    value = grant_button_value(seconds, request.approval_id, request.session_id)
+    button = _button(APPROVE_AND_ALLOW_ACTION, messages.approve_and_allow_label(seconds), value)
+    # Slack shows what is granted before it is: the person confirms the scope (the arguments are above).
+    button["confirm"] = {
+        "title": plain_text(messages.approve_and_allow_label(seconds)),
+        "text": {"type": "mrkdwn", "text": messages.approve_and_allow_confirm(request, seconds)},
+        "confirm": plain_text(messages.APPROVE_LABEL),
+        "deny": plain_text("Cancel"),
+    }
+    return button
 
 
 def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:

@@ -30,6 +30,8 @@ APPROVE_LABEL: Final = "Approve"
 DENY_LABEL: Final = "Deny"
 DISCUSS_LABEL: Final = "Discuss"
 CLAIM_LABEL: Final = "Claim"
+REVOKE_LABEL: Final = "Revoke"
+HOME_GRANTS_TITLE: Final = "Standing approvals"
 DENY_MODAL_TITLE: Final = "Deny request"
 DENY_MODAL_SUBMIT: Final = "Deny"
 DENY_MODAL_CLOSE: Final = "Cancel"
@@ -303,6 +305,8 @@ def decision_status(decision: Decision) -> str:
     at = slack_date(decision.decided_at)
     if decision.by_rule is not None:
         return _by_rule_status(decision, at)
+    if decision.by_grant is not None:
+        return f"✅ Allowed at {at} by {_who(decision.decided_by)}'s standing approval: nobody was asked this time"
     if decision.decision == "approve":
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""
         return f"✅ Approved by {_who(decision.decided_by)} at {at}{reason}"
@@ -540,6 +544,69 @@ def _age(waited: timedelta) -> str:
         return f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def for_duration(seconds: int) -> str:
+    """A duration as a person says it: ``15 min``, ``1 h``, ``1 h 30 min``, ``2 d``."""
+    if seconds >= 86_400 and seconds % 86_400 == 0:
+        return f"{seconds // 86_400} d"
+    if seconds < 60:
+        return f"{seconds} s"
+    return _age(timedelta(seconds=seconds))
+
+
+def approve_and_allow_label(seconds: int) -> str:
+    """The button that approves and makes a standing approval (plain text, at most 75 characters)."""
+    return f"Approve + allow {for_duration(seconds)}"
+
+
+def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:
+    """What the person confirms before a standing approval is made (mrkdwn; every part bounded, so the whole stays
+    within a confirm dialog's 300 characters)."""
+    who = f", asked by {mention_user(request.requested_by)}" if request.requested_by else ""
+    tool = code_inline(request.tool or request.interrupt_name, 60)
+    return (
+        f"Approve this call, and for {for_duration(seconds)} run {tool} with exactly these arguments in "
+        f"<#{escape(request.channel_id[:24])}>{who} without asking. Revoke it on App Home."
+    )
+
+
+def grant_made(request: ApprovalRequest, *, until: datetime) -> str:
+    """Told to the person whose "Approve + allow" made a standing approval."""
+    tool = code_inline(request.tool or request.interrupt_name)
+    return (
+        f"Approved. {tool} with exactly these arguments now runs here without asking until {slack_date(until)}; "
+        "revoke it on your App Home."
+    )
+
+
+def grant_not_offered() -> str:
+    """An "Approve + allow" button whose duration the request's rule does not offer (nothing was recorded)."""
+    return "This request's policy offers no standing approval for that long: nothing was recorded."
+
+
+def grant_line(*, tool: str, arguments: str, channel_id: str, requester: str | None, until: datetime, uses: int) -> str:
+    """One standing approval on App Home."""
+    who = f" for {mention_user(requester)}'s requests" if requester else ""
+    used = f"used {uses} time{'s' if uses != 1 else ''}"
+    return (
+        f"{code_inline(tool)} {arguments} in <#{escape(channel_id[:MAX_ID])}>{who} · until {slack_date(until)} · {used}"
+    )
+
+
+def grant_revoked(tool: str) -> str:
+    """Told to the person who revoked a standing approval."""
+    return f"Revoked: the next {code_inline(tool)} call is asked again."
+
+
+def grant_gone() -> str:
+    """A Revoke click on a standing approval that ended already."""
+    return "That standing approval has ended already."
+
+
+def home_grants_empty() -> str:
+    """App Home with no standing approvals of the viewer's."""
+    return "None: approve with “Approve + allow” where a rule offers it."
 
 
 def reminder(request: ApprovalRequest, *, waited: timedelta) -> str:

@@ -7,7 +7,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.listeners import approvals, claims, deny, errors, home, requests, thread
+from bot.slack.listeners import approvals, claims, deny, errors, grants, home, requests, thread
 
 
 def build_app(
@@ -35,6 +35,7 @@ def build_app(
     deny.register(app, services)
     thread.register(app, services)
     claims.register(app, services)
+    grants.register(app, services)
     home.register(app, services)
     return app
 

@@ -21,8 +21,15 @@ _SLACK_TS: Final = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,6})?")
 _ID_OBJECTS: Final = ("enterprise", "team", "user", "channel")
 _FLAT_IDS: Final = ("enterprise_id", "team_id", "user_id", "channel_id", "event_id")
 _NESTED_IN_EVENTS: Final = ("message", "previous_message", "item", "assistant_thread")
-# The bot's own buttons: each carries the approval id it acts on as its value.
-_BUTTONS_WITH_AN_APPROVAL_ID: Final = (ids.APPROVE_ACTION, ids.DENY_ACTION, ids.DISCUSS_ACTION, ids.CLAIM_ACTION)
+# The bot's own buttons: each carries what it acts on (an approval, a standing approval) as its value.
+_BUTTONS_WITH_AN_APPROVAL_ID: Final = (
+    ids.APPROVE_ACTION,
+    ids.DENY_ACTION,
+    ids.DISCUSS_ACTION,
+    ids.CLAIM_ACTION,
+    ids.APPROVE_AND_ALLOW_ACTION,
+    ids.REVOKE_GRANT_ACTION,
+)
 _MAX_SHOWN_KEY: Final = 64
 _INTERACTIONS: Final = ("block_actions", "view_submission", "view_closed", "shortcut", "message_action")
 

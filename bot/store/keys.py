@@ -68,6 +68,15 @@ API keys (one hash tag of their own: creating or revoking a key is one transacti
     signoff:{api-keys}:clients             hash    API client name -> its key's SHA-256 and callback secret (JSON)
     signoff:{api-keys}:key:<sha256>        string  the client name of an API key (the key itself is never stored)
 
+Standing approvals (``<g>`` is ``{grants:<team>:<cid>}``: a channel's grants share one slot, so a use and a
+revoke are atomic with each other)::
+
+    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <grant id>:uses -> times used
+    signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
+    signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
+                                                   listing's index, written alone (a revoked grant is gone from the
+                                                   hash first, the index only follows)
+
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
 
@@ -306,6 +315,19 @@ def outbox_channel_pause(lane: str) -> str:
 def _lane_tag(channel: str) -> str:
     # An empty hash tag would hash the whole key: the lane and its pause would land in different slots.
     return channel or "-"
+
+
+GRANTS_LIVE: Final = "signoff:grants:live"
+
+
+def grants(team_id: str, channel_id: str) -> str:
+    """A channel's standing approvals (and how often each was used)."""
+    return f"signoff:{{grants:{team_id}:{channel_id}}}:grants"
+
+
+def grant_calls(team_id: str, channel_id: str, digest: str) -> str:
+    """The channel's standing approvals covering one exact call (``bot.domain.grants.call_digest``)."""
+    return f"signoff:{{grants:{team_id}:{channel_id}}}:calls:{digest}"
 
 
 def api_key(key_sha256: str) -> str:

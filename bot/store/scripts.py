@@ -426,3 +426,28 @@ else
 end
 return 1
 """
+
+# KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms).
+# ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval.
+# Returns the first live grant that covers the call (its JSON), its use counted; or false. Expired ids and ids
+# whose grant is gone (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke:
+# once a revoke has deleted the grant, no call is covered by it.
+USE_GRANT: Final = """
+local now = tonumber(ARGV[1])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
+  local text = redis.call('HGET', KEYS[1], id)
+  if not text then
+    redis.call('ZREM', KEYS[2], id)
+  else
+    local grant = cjson.decode(text)
+    local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
+    local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
+    if grant.rule == ARGV[2] and requester_ok and self_ok then
+      redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+      return text
+    end
+  end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+return false
+"""

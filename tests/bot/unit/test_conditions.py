@@ -147,6 +147,38 @@ def test_a_batch_is_refused_if_any_call_is_and_runs_unasked_only_if_every_call_m
         ),
         pytest.param(
             """
+            rules:
+              - name: a
+                match: {tools: [x]}
+                quorum: 2
+                grants: {durations: [1h]}
+            """,
+            "line 5, rules[0].grants: a rule needing a quorum of several cannot offer standing approvals",
+            id="grants-with-a-quorum",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x]}
+                tier: allow
+                grants: {durations: [1h]}
+            """,
+            "line 5, rules[0].grants: standing approvals are offered where people decide: tier ask only",
+            id="grants-on-a-rule-that-decides-by-itself",
+        ),
+        pytest.param(
+            """
+            rules:
+              - name: a
+                match: {tools: [x]}
+                grants: {durations: [8d]}
+            """,
+            "line 4, rules[0].grants.durations[0]: Input should be less than or equal to 604800",
+            id="grants-never-longer-than-a-week",
+        ),
+        pytest.param(
+            """
             default:
               tier: allow
             """,

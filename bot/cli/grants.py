@@ -1,0 +1,55 @@
+"""``python -m bot grants [list]`` and ``python -m bot grants revoke GRANT_ID``: standing approvals, for operators
+(needs ``REDIS_URL``).
+
+``list`` prints each live grant: its id, what exact call it covers, where, for whom, who made it, until when and
+how often it was used. ``revoke`` ends one now (the next call it covered is asked), audited as the operator's.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from bot import preflight
+from bot.settings import Settings
+from bot.store.audit import Audit
+from bot.store.grants import GrantStore
+
+
+def main(argv: list[str]) -> int:
+    """Run one ``grants`` command; 0 done, 1 no such live grant, 2 for a configuration error."""
+    parser = argparse.ArgumentParser(prog="python -m bot grants", description="Standing approvals.")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("list", help="the live standing approvals (the default)")
+    revoke = commands.add_parser("revoke", help="end one now: the next call it covered is asked")
+    revoke.add_argument("grant_id", help="its id, as list prints it")
+    args = parser.parse_args(argv)
+    settings = Settings()
+    client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
+    grants = GrantStore(client)
+    live = grants.live(now_ms=int(time.time() * 1000))
+    if args.command == "revoke":
+        found = [grant for grant, _uses in live if grant.grant_id == args.grant_id]
+        if not found:
+            print(
+                f"signoff: no live standing approval {args.grant_id!r} (python -m bot grants lists them)",
+                file=sys.stderr,
+            )
+            return 1
+        grant = found[0]
+        if grants.revoke(grant.team_id, grant.channel_id, grant.grant_id) is None:
+            print(f"signoff: {args.grant_id!r} ended meanwhile", file=sys.stderr)
+            return 1
+        Audit(client).record("grant_revoked", actor="operator:cli", grant=grant.grant_id, tool=grant.tool)
+        print(f"revoked: {grant.grant_id} ({grant.tool} in {grant.channel_id})")
+        return 0
+    for grant, uses in live:
+        arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
+        who = grant.requester or "anyone"
+        print(
+            f"{grant.grant_id}\t{grant.tool} {arguments}\tin {grant.team_id}/{grant.channel_id} for {who}"
+            f"\tby {grant.granted_by}\tuntil {grant.expires_at.isoformat(timespec='seconds')}\tused {uses}"
+        )
+    if not live:
+        print("no live standing approvals")
+    return 0

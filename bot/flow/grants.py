@@ -1,0 +1,115 @@
+"""Making and ending standing approvals: "Approve + allow 1 h" on a request, Revoke on App Home or the CLI.
+
+A grant is made only by a person whose approval the decide script recorded (every check of a click applies:
+place, policy, self-approval, replay), for a duration the request's own stored rule offers, covering exactly
+the call they approved (``bot.domain.grants``). Using one is ``RoundPublisher``'s (a covered call is decided
+in the transaction that opens it).
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.grants import Grant, call_digest, new_grant_id
+from bot.domain.records import ApprovalRequest
+from bot.domain.status import Status
+from bot.flow.access import Origin
+from bot.flow.decisions import DecisionService, Outcome
+from bot.store.audit import Audit
+from bot.store.grants import GrantStore
+
+
+@dataclass(frozen=True)
+class Granted:
+    """What an "Approve + allow" click did: the approval's outcome, and the grant if one was made."""
+
+    outcome: Outcome
+    grant: Grant | None = None
+    request: ApprovalRequest | None = None
+    """The request approved, when a grant was made with it."""
+    offered: bool = True
+    """False: the request's rule offers no grant of that duration (nothing was recorded)."""
+
+
+class GrantFlow:
+    """Approve-and-allow, and revocation."""
+
+    def __init__(
+        self, *, decisions: DecisionService, grants: GrantStore, audit: Audit, clock: Clock = system_clock
+    ) -> None:
+        """Keep the collaborators."""
+        self._decisions = decisions
+        self._grants = grants
+        self._audit = audit
+        self._clock = clock
+
+    def approve_and_allow(
+        self, approval_id: str, *, session_id: str | None, user_id: str, seconds: int, origin: Origin
+    ) -> Granted:
+        """Approve as a click does; once recorded, allow the same call here for ``seconds`` (a duration offered)."""
+        approval = self._decisions.find(approval_id)
+        if approval is None:
+            return Granted(Outcome(Status.UNKNOWN))
+        request = approval.request
+        if request.tool is None or seconds not in request.policy.grant_durations:
+            return Granted(Outcome(Status.UNKNOWN), offered=False)
+        outcome = self._decisions.decide(
+            approval_id,
+            session_id=session_id or request.session_id,
+            user_id=user_id,
+            kind="approve",
+            reason=None,
+            source="grant_button",
+            origin=origin,
+        )
+        if outcome.status is not Status.DECIDED:  # refused, or decided already by someone: no grant
+            return Granted(outcome)
+        now = self._clock()
+        grant = Grant(
+            grant_id=new_grant_id(),
+            team_id=request.team_id,
+            channel_id=request.channel_id,
+            rule=request.policy.name,
+            tool=request.tool,
+            tool_input=request.tool_input,
+            digest=call_digest(request.tool, request.tool_input),
+            requester=request.requested_by,
+            granted_by=user_id,
+            granted_at=now,
+            expires_at=now + timedelta(seconds=seconds),
+            approval_id=approval_id,
+        )
+        self._grants.create(grant)
+        self._audit.record(
+            "grant",
+            session_id=request.session_id,
+            actor=user_id,
+            grant=grant.grant_id,
+            approval_id=approval_id,
+            tool=grant.tool,
+            channel=grant.channel_id,
+            requester=grant.requester,
+            until=grant.expires_at.isoformat(),
+        )
+        return Granted(outcome, grant, request)
+
+    def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
+        """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
+        grant = self._grants.revoke(team_id, channel_id, grant_id)
+        if grant is not None:
+            self._audit.record(
+                "grant_revoked", session_id="", actor=actor, grant=grant_id, tool=grant.tool, channel=channel_id
+            )
+        return grant
+
+    def may_revoke(self, grant: Grant, user_id: str) -> bool:
+        """Who may end a grant from Slack: the person who made it, or the requester it covers."""
+        return user_id in (grant.granted_by, grant.requester)
+
+    def live_for(self, user_id: str) -> list[tuple[Grant, int]]:
+        """The live grants a person made or that cover their requests, with their uses."""
+        return [
+            (grant, uses)
+            for grant, uses in self._grants.live(now_ms=epoch_ms(self._clock()))
+            if self.may_revoke(grant, user_id)
+        ]

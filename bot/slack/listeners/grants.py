@@ -1,0 +1,54 @@
+"""Standing approvals: "Approve + allow 1 h" on an approval message, and Revoke on App Home."""
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.render import action_ids as ids
+from bot.render import messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.store.outbox import home_refresh
+
+logger = logging.getLogger(__name__)
+
+
+def register(app: App, services: Services) -> None:
+    """Add the standing-approval listeners to ``app``."""
+    flow = services.grant_flow
+
+    def approve_and_allow(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        who = clicker(body)
+        parsed = ids.parse_grant_button_value(str(action.get("value", "")))
+        if parsed is None:
+            tell(services.outbox, channel=who.channel, user=who.user, text=messages.unknown_approval())
+            return
+        seconds, approval_id, session_id = parsed
+        granted = flow.approve_and_allow(
+            approval_id, session_id=session_id, user_id=who.user, seconds=seconds, origin=click_origin(body)
+        )
+        if not granted.offered:
+            text = messages.grant_not_offered()
+        elif granted.grant is not None and granted.request is not None:
+            text = messages.grant_made(granted.request, until=granted.grant.expires_at)
+        else:
+            text = outcome_text(granted.outcome) or messages.unknown_approval()
+        tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+
+    def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        user = clicker(body).user
+        team_id, _, rest = str(action.get("value", "")).partition(":")
+        channel_id, _, grant_id = rest.partition(":")
+        grant = services.grants.get(team_id, channel_id, grant_id)
+        if grant is None or not flow.may_revoke(grant, user):
+            tell(services.outbox, channel=None, user=user, text=messages.grant_gone())
+        else:
+            flow.revoke(team_id, channel_id, grant_id, actor=user)
+            tell(services.outbox, channel=None, user=user, text=messages.grant_revoked(grant.tool))
+        services.outbox.send_later(home_refresh(user))
+
+    app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
+    app.action(ids.REVOKE_GRANT_ACTION)(revoke)

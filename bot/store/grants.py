@@ -1,0 +1,119 @@
+"""Standing approvals in Redis: made, used, listed and revoked (``bot.domain.grants`` says what one covers).
+
+A channel's grants live in one slot (``keys.grants``): using one (``USE_GRANT``, one round trip) and revoking it
+are atomic with each other, so a revoke stops the very next call. The listing's index (``keys.GRANTS_LIVE``) is
+written on its own and only follows the grants: a grant is live while its own record is.
+"""
+
+import logging
+from dataclasses import dataclass
+from typing import Final
+
+import redis
+from pydantic import ValidationError
+
+from bot.domain.grants import Grant
+from bot.store import keys, scripts
+from state.text import as_text
+
+logger = logging.getLogger(__name__)
+
+_KEPT_AFTER_MS: Final = 86_400_000  # a channel's records outlive its last grant by a day (then expire)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call a grant may cover: where it is asked, under which rule, for whom."""
+
+    team_id: str
+    channel_id: str
+    digest: str
+    rule: str
+    requester: str | None
+    self_approval: bool
+
+
+class GrantStore:
+    """Reads and writes standing approvals. Thread-safe (redis-py pools connections)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        """Register the script; nothing is sent yet."""
+        self._client = client
+        self._use = client.register_script(scripts.USE_GRANT)
+
+    def create(self, grant: Grant) -> None:
+        """Keep ``grant`` (one transaction in its channel's slot), then list it."""
+        record_key = keys.grants(grant.team_id, grant.channel_id)
+        calls_key = keys.grant_calls(grant.team_id, grant.channel_id, grant.digest)
+        # Relative to the grant's own clock (a sandbox's moved clock, say), not to the server's.
+        kept_ms = grant.expires_ms - int(grant.granted_at.timestamp() * 1000) + _KEPT_AFTER_MS
+        transaction = self._client.pipeline(transaction=True)
+        transaction.hset(record_key, grant.grant_id, grant.model_dump_json())
+        transaction.zadd(calls_key, {grant.grant_id: grant.expires_ms})
+        for key in (record_key, calls_key):
+            transaction.pexpire(key, kept_ms, gt=True)
+            transaction.pexpire(key, kept_ms, nx=True)  # GT leaves a key without an expiry without one
+        transaction.execute()
+        self._client.zadd(keys.GRANTS_LIVE, {_member(grant): grant.expires_ms})
+
+    def use(self, call: Call, *, now_ms: int) -> Grant | None:
+        """The live grant that covers ``call`` (its use counted), or ``None``: one round trip."""
+        found = self._use(
+            keys=[
+                keys.grants(call.team_id, call.channel_id),
+                keys.grant_calls(call.team_id, call.channel_id, call.digest),
+            ],
+            args=[now_ms, call.rule, call.requester or "", "1" if call.self_approval else "0"],
+        )
+        return _grant_of(found)
+
+    def get(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
+        """One grant, live or expired; ``None`` once revoked (or unreadable)."""
+        return _grant_of(self._client.hget(keys.grants(team_id, channel_id), grant_id))
+
+    def revoke(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
+        """End the grant now: the next call it would have covered is asked. The grant it was, or ``None``."""
+        record_key = keys.grants(team_id, channel_id)
+        grant = _grant_of(self._client.hget(record_key, grant_id))
+        if grant is None:
+            return None
+        transaction = self._client.pipeline(transaction=True)
+        transaction.hdel(record_key, grant_id, f"{grant_id}:uses")  # from here on no call is covered
+        transaction.zrem(keys.grant_calls(team_id, channel_id, grant.digest), grant_id)
+        deleted, _ = transaction.execute()
+        self._client.zrem(keys.GRANTS_LIVE, _member(grant))
+        return grant if deleted else None
+
+    def live(self, *, now_ms: int, limit: int = 200) -> list[tuple[Grant, int]]:
+        """Live grants, soonest to end first, each with how often it was used (stale index entries pruned)."""
+        self._client.zremrangebyscore(keys.GRANTS_LIVE, "-inf", now_ms)
+        listed: list[bytes] = self._client.zrange(keys.GRANTS_LIVE, 0, limit - 1)  # type: ignore[assignment]
+        members = [as_text(member) for member in listed]
+        reads = self._client.pipeline(transaction=False)
+        places = []
+        for member in members:
+            team_id, channel_id, grant_id = member.split(":", 2)
+            places.append((team_id, channel_id, grant_id))
+            reads.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses"])
+        found = []
+        for (team_id, channel_id, grant_id), (record, uses) in zip(places, reads.execute(), strict=True):
+            grant = _grant_of(record)
+            if grant is None:
+                self._client.zrem(keys.GRANTS_LIVE, f"{team_id}:{channel_id}:{grant_id}")
+                continue
+            found.append((grant, int(uses or 0)))
+        return found
+
+
+def _member(grant: Grant) -> str:
+    return f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
+
+
+def _grant_of(raw: object) -> Grant | None:
+    if not isinstance(raw, bytes | str):  # none (or the script's false): no grant
+        return None
+    try:
+        return Grant.model_validate_json(raw)
+    except ValidationError:
+        logger.warning("an unreadable grant record was ignored: %.200r", raw)
+        return None

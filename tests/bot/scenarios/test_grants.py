@@ -1,0 +1,232 @@
+"""Standing approvals, end to end over real HTTP against the loopback Slack: "Approve + allow 1 h" approves and
+makes a grant; while it lives the very same call (tool, input, channel, requester) runs without asking, posted
+decided and audited; anything else is asked; it ends by itself, and a Revoke on App Home stops the next call."""
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bot.domain.clock import ManualClock, epoch_ms
+from bot.domain.grants import Grant, call_digest
+from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
+from bot.store.grants import Call, GrantStore
+from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.processes import run_bot
+
+POLICY = """\
+rules:
+  - name: restarts
+    match: {tools: [restart_service]}
+    grants: {durations: [15m, 1h]}
+"""
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def bot(redis_client: redis.Redis, tmp_path: Path, clock: ManualClock) -> Iterator[Bot]:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as running:
+        yield running
+
+
+def _grant_button(message: dict[str, Any], seconds: int) -> dict[str, Any]:
+    buttons = [
+        element
+        for block in message["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+        if element["action_id"] == ids.APPROVE_AND_ALLOW_ACTION
+    ]
+    [button] = [button for button in buttons if button["value"].startswith(f"{seconds}~")]
+    return dict(button)
+
+
+def _approve_and_allow(bot: Bot, seconds: int, *, user: str = APPROVER, value: str | None = None) -> None:
+    message = bot.approval_messages()[-1]
+    click = slack_requests.block_actions(
+        action_id=ids.APPROVE_AND_ALLOW_ACTION,
+        user_id=user,
+        channel_id=CHANNEL,
+        message_ts=message["ts"],
+        thread_ts=message.get("thread_ts"),
+        value=value or _grant_button(message, seconds)["value"],
+        blocks=message["blocks"],
+    )
+    assert bot.poster.post_action(click).status == 200
+    bot.drain()
+
+
+def _ask(bot: Bot, text: str = "restart checkout", *, user: str = REQUESTER) -> dict[str, Any]:
+    bot.mention(text, user=user)
+    bot.drain()
+    return bot.approval_messages()[-1]
+
+
+def test_approve_and_allow_shows_the_scope_then_the_same_call_runs_without_asking(bot: Bot) -> None:
+    first = _ask(bot)
+    hour = _grant_button(first, 3600)
+    assert hour["text"]["text"] == "Approve + allow 1 h"
+    assert _grant_button(first, 900)["text"]["text"] == "Approve + allow 15 min"
+    scope = hour["confirm"]["text"]["text"]
+    assert "for 1 h run `restart_service` with exactly these arguments in <#C0OPS>, asked by <@U0REQUESTER>" in scope
+    assert len(scope) <= 300
+
+    _approve_and_allow(bot, 3600)
+    assert bot.thread_texts(str(first["thread_ts"]))[-1] == "checkout: 3 replicas restarted"
+    assert "now runs here without asking until" in bot.ephemeral_texts(APPROVER)[-1]
+
+    again = _ask(bot)
+    assert again["ts"] != first["ts"]
+    assert is_decided(again), "a covered call is posted decided, never with buttons"
+    assert "standing approval" in json.dumps(again["blocks"])
+    assert bot.thread_texts(str(again["thread_ts"]))[-1] == "checkout: 3 replicas restarted"
+    used = [entry for entry in bot.services.audit.entries() if entry.details.get("source") == "grant"]
+    assert [(entry.event, entry.actor) for entry in used] == [("decision", APPROVER)]
+
+    # Not the same call: another input, another requester.
+    assert not is_decided(_ask(bot, "restart search"))
+    assert not is_decided(_ask(bot, user=OUTSIDER))
+
+
+def test_a_grant_ends_by_itself_never_later_than_chosen(bot: Bot, clock: ManualClock) -> None:
+    _ask(bot)
+    _approve_and_allow(bot, 900)
+    clock.advance(899)
+    assert is_decided(_ask(bot))
+    clock.advance(2)
+    assert not is_decided(_ask(bot))
+
+
+def test_a_duration_the_rule_does_not_offer_records_nothing(bot: Bot) -> None:
+    message = _ask(bot)
+    value = _grant_button(message, 3600)["value"].replace("3600~", "999999~", 1)
+    _approve_and_allow(bot, 3600, value=value)
+    assert not is_decided(bot.approval_messages()[-1])
+    assert "offers no standing approval for that long" in bot.ephemeral_texts(APPROVER)[-1]
+    assert bot.services.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
+
+
+def test_someone_who_may_not_approve_makes_no_grant(bot: Bot) -> None:
+    _ask(bot)
+    _approve_and_allow(bot, 3600, user=REQUESTER)  # no self-approval under this rule
+    assert not is_decided(bot.approval_messages()[-1])
+    assert bot.services.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
+
+
+def test_revoke_on_app_home_stops_the_next_call(bot: Bot) -> None:
+    _ask(bot)
+    _approve_and_allow(bot, 3600)
+    home = _home(bot, APPROVER)
+    [entry] = [
+        block for block in home["blocks"] if block.get("accessory", {}).get("action_id") == ids.REVOKE_GRANT_ACTION
+    ]
+    assert "`restart_service`" in entry["text"]["text"]
+    assert "used 0 times" in entry["text"]["text"]
+
+    click = slack_requests.block_actions(
+        action_id=ids.REVOKE_GRANT_ACTION, user_id=APPROVER, channel_id=CHANNEL, message_ts="0",
+        value=entry["accessory"]["value"],
+    )  # fmt: skip
+    for key in ("channel", "message"):
+        click.pop(key, None)
+    click["container"] = {"type": "view", "view_id": "V0HOME"}
+    assert bot.poster.post_action(click).status == 200
+    bot.drain()
+    assert not is_decided(_ask(bot))
+    assert [entry.event for entry in bot.services.audit.entries() if entry.event.startswith("grant")] == [
+        "grant",
+        "grant_revoked",
+    ]
+
+
+def _home(bot: Bot, user: str) -> dict[str, Any]:
+    before = len(bot.slack.calls("views.publish"))
+    event = {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
+    assert bot.poster.post_event(slack_requests.event_callback(event)).status == 200
+    bot.drain()
+    return dict(bot.slack.calls("views.publish")[before:][-1].args["view"])
+
+
+def _grant(now: datetime) -> Grant:
+    return Grant(
+        grant_id="g1",
+        team_id="T0TEST",
+        channel_id=CHANNEL,
+        rule="restarts",
+        tool="restart_service",
+        tool_input={"service": "checkout"},
+        digest=call_digest("restart_service", {"service": "checkout"}),
+        requester=REQUESTER,
+        granted_by=APPROVER,
+        granted_at=now,
+        expires_at=now + timedelta(hours=1),
+        approval_id="a1",
+    )
+
+
+def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_client: redis.Redis) -> None:
+    """Many workers use one grant while it is revoked: none that starts once the revoke returned is covered."""
+    store = GrantStore(redis_client)
+    now = ManualClock()()
+    grant = _grant(now)
+    store.create(grant)
+    call = Call("T0TEST", CHANNEL, grant.digest, "restarts", REQUESTER, self_approval=False)
+    assert store.use(call, now_ms=epoch_ms(now)) == grant
+    revoked_at: list[float] = []
+    late_uses: list[float] = []
+    stop = threading.Event()
+
+    def use_until_stopped() -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            covered = store.use(call, now_ms=epoch_ms(now)) is not None
+            if covered and revoked_at and started > revoked_at[0]:
+                late_uses.append(started)
+
+    workers = [threading.Thread(target=use_until_stopped) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.2)
+    assert store.revoke("T0TEST", CHANNEL, "g1") == grant
+    revoked_at.append(time.monotonic())
+    time.sleep(0.2)
+    stop.set()
+    for worker in workers:
+        worker.join(10)
+    assert late_uses == []
+    assert store.use(call, now_ms=epoch_ms(now)) is None
+    assert store.live(now_ms=epoch_ms(now)) == []
+
+
+@pytest.mark.single_redis  # the command connects as an operator does, to one server
+def test_operators_list_and_revoke_grants_from_the_command_line(redis_client: redis.Redis, redis_url: str) -> None:
+    store = GrantStore(redis_client)
+    grant = _grant(datetime.now(UTC))
+    store.create(grant)
+    listed = run_bot(["grants"], REDIS_URL=redis_url)
+    assert listed.returncode == 0, listed.stderr
+    [line] = listed.stdout.splitlines()
+    assert line.startswith(
+        'g1\trestart_service {"service": "checkout"}\tin T0TEST/C0OPS for U0REQUESTER\tby U0APPROVER'
+    )
+    assert line.endswith("\tused 0")
+    revoked = run_bot(["grants", "revoke", "g1"], REDIS_URL=redis_url)
+    assert (revoked.returncode, revoked.stdout) == (0, "revoked: g1 (restart_service in C0OPS)\n")
+    assert store.get("T0TEST", CHANNEL, "g1") is None
+    again = run_bot(["grants", "revoke", "g1"], REDIS_URL=redis_url)
+    assert again.returncode == 1
+    assert "no live standing approval 'g1'" in again.stderr
+    assert run_bot(["grants"]).returncode == 2  # no REDIS_URL: one message, no traceback
