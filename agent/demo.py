@@ -2,7 +2,9 @@
 
 Its scripted model maps plain requests ("restart checkout", "scale search to 5", "roll back
 payments", "logs for api") to tool calls, so the whole approval flow can be shown without an
-LLM. Reading logs is free; restarting, scaling and rolling back wait for an approval.
+LLM; several in one sentence ("check the logs of checkout, then restart checkout and roll back
+payments") are planned as one turn of calls. Reading logs is free; restarting, scaling and rolling
+back wait for an approval.
 """
 
 import re
@@ -109,6 +111,21 @@ _REQUESTS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_CLAUSES = re.compile(r"\s*(?:,\s*(?:and\s+|then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|\s+and\s+)")
+
+
+def _call_for(request: str) -> tuple[str, dict[str, object]] | None:
+    """The tool call one plain request asks for, if it is one the demonstration knows."""
+    for pattern, tool_name in _REQUESTS:
+        match = pattern.search(request)
+        if match:
+            tool_input: dict[str, object] = {"service": match["service"]}
+            if tool_name == "scale_service":
+                tool_input["replicas"] = int(match["replicas"])
+            return tool_name, tool_input
+    return None
+
+
 def operations_model(services: list[str]) -> ScriptedModel:
     """A scripted model: one tool call for a recognised request, then a summary of its result."""
 
@@ -119,13 +136,18 @@ def operations_model(services: list[str]) -> ScriptedModel:
             lines = [content.get("text", "") for result in results for content in result["content"]]
             return text_turn("\n".join(lines))
         request = " ".join(block.get("text", "") for block in last["content"]).lower().strip()
-        for pattern, tool_name in _REQUESTS:
-            match = pattern.search(request)
-            if match:
-                tool_input: dict[str, object] = {"service": match["service"]}
-                if tool_name == "scale_service":
-                    tool_input["replicas"] = int(match["replicas"])
-                return tool_turn((f"tooluse_{len(messages)}", tool_name, tool_input))
+        # Several requests in one sentence are planned together: one turn, every call in it (the risky ones are
+        # asked in one round, and the agent resumes once all are decided).
+        planned = [call for clause in _CLAUSES.split(request) if (call := _call_for(clause)) is not None]
+        if len(planned) > 1:
+            calls = [
+                (f"tooluse_{len(messages)}_{index}", name, tool_input)
+                for index, (name, tool_input) in enumerate(planned)
+            ]
+            return tool_turn(*calls)
+        single = _call_for(request)
+        if single is not None:
+            return tool_turn((f"tooluse_{len(messages)}", *single))
         return text_turn(_HELP.format(services=", ".join(services)))
 
     return ScriptedModel(respond)
@@ -141,4 +163,6 @@ def build_operations_agent(*, session_id: str | None = None, store: SessionStore
         session_id=session_id,
         store=store,
         system_prompt="You are an operations assistant. Risky actions need a human's approval.",
+        # A turn's calls run side by side: each risky one asks at once, so all are asked in one round.
+        concurrent_tools=True,
     )
