@@ -297,6 +297,9 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
 
 
+GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
+
+
 def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
     arguments = messages.code_inline(_compact_json(grant.tool_input), messages.MAX_INLINE_ARGUMENTS)
@@ -309,7 +312,8 @@ def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
         uses=uses,
     )
     value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
-    return {**section(text), "accessory": _button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")}
+    revoke = _button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")
+    return {**section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}
 
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:

@@ -103,7 +103,10 @@ class SandboxSlack(FakeSlack):
         if name == "message":
             return self.say(_person(args), str(args["channel"]), str(args["text"]), args.get("thread_ts") or None)
         if name == "action":
-            return self.click(_person(args), str(args["channel"]), str(args["ts"]), str(args["action_id"]))
+            value = args.get("value")
+            return self.click(
+                _person(args), str(args["channel"]), str(args["ts"]), str(args["action_id"]), _value_of(value)
+            )
         if name == "submit":
             return self.submit(_person(args), str(args["view_id"]), args.get("values") or {})
         if name == "close":
@@ -111,7 +114,8 @@ class SandboxSlack(FakeSlack):
         if name == "home_opened":
             return self.open_home(_person(args))
         if name == "home_action":
-            return self.click_home(_person(args), str(args["block_id"]), str(args["action_id"]))
+            value = args.get("value")
+            return self.click_home(_person(args), str(args["block_id"]), str(args["action_id"]), _value_of(value))
         if name == "clock":
             return self.advance_clock(int(args.get("advance_ms", 0)))
         raise PageError(f"unknown endpoint {name!r}")
@@ -184,8 +188,9 @@ class SandboxSlack(FakeSlack):
         ]
         return {"ts": message["ts"], "statuses": [a.status for a in answers]}
 
-    def click(self, user: str, channel: str, ts: str, action_id: str) -> JsonDict:
-        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts``."""
+    def click(self, user: str, channel: str, ts: str, action_id: str, value: str | None = None) -> JsonDict:
+        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts`` (of those with
+        that action id, the one carrying ``value``, when given: a message may hold several)."""
         with self.lock:
             message = self.workspace.find(channel, ts)
             ephemeral = next(
@@ -194,7 +199,7 @@ class SandboxSlack(FakeSlack):
             target = copy.deepcopy(message if message is not None else ephemeral)
         if target is None:
             raise PageError("no such message")
-        found = _find_action(target.get("blocks") or [], action_id)
+        found = _find_action(target.get("blocks") or [], action_id, value)
         if found is None:
             raise PageError(f"no button {action_id!r} on that message")
         block_id, action = found
@@ -221,13 +226,14 @@ class SandboxSlack(FakeSlack):
         )
         return self._bot_answer(self._bot().post_action(payload))
 
-    def click_home(self, user: str, block_id: str, action_id: str) -> JsonDict:
-        """``user`` clicks the button ``action_id`` in block ``block_id`` of their App Home tab."""
+    def click_home(self, user: str, block_id: str, action_id: str, value: str | None = None) -> JsonDict:
+        """``user`` clicks the button ``action_id`` (carrying ``value``, when given) in block ``block_id`` of their
+        App Home tab."""
         view = self.home_view(user)
         if view is None:
             raise PageError("Signoff has not published a Home tab for you")
         blocks = [block for block in view.get("blocks") or [] if block.get("block_id") == block_id]
-        found = _find_action(blocks, action_id)
+        found = _find_action(blocks, action_id, value)
         if found is None:
             raise PageError(f"no button {action_id!r} in block {block_id!r} of your Home tab")
         _block_id, action = found
@@ -318,15 +324,21 @@ def _person(args: dict[str, Any]) -> str:
     return user
 
 
-def _find_action(blocks: list[JsonDict], action_id: str) -> tuple[str, JsonDict] | None:
+def _find_action(blocks: list[JsonDict], action_id: str, value: str | None = None) -> tuple[str, JsonDict] | None:
     for block in blocks:
         elements = list(block.get("elements") or [])
         if block.get("accessory"):
             elements.append(block["accessory"])
         for element in elements:
-            if isinstance(element, dict) and element.get("action_id") == action_id:
+            if not isinstance(element, dict) or element.get("action_id") != action_id:
+                continue
+            if value is None or element.get("value") == value:
                 return str(block.get("block_id", "")), element
     return None
+
+
+def _value_of(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:

@@ -127,3 +127,57 @@ def test_the_home_tab_shows_what_the_bot_published_for_the_current_user(sandbox:
     expect(home).to_contain_text("Nothing is waiting for you", timeout=20_000)
     expect(home).to_contain_text("Approved by")
     steps.shot("approved-from-home")
+
+
+GRANT = f"[data-testid=button-{ids.APPROVE_AND_ALLOW_ACTION}]"
+REVOKE = f"[data-testid=button-{ids.REVOKE_GRANT_ACTION}]"
+
+
+def test_a_standing_approval_shows_its_scope_covers_the_same_call_and_is_revoked_on_home(
+    sandbox: SandboxSlack, steps: Steps
+) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, "@signoff restart checkout")
+    approval = _pinned(steps, APPROVE)
+    _switch(steps, APPROVER)
+    approval.locator(GRANT, has_text="1 h").click()
+    confirm = page.locator("#confirm")
+    expect(confirm).to_contain_text("with exactly these arguments")
+    expect(confirm).to_contain_text("for 1 h")
+    steps.shot("grant-scope-confirmed-before-it-is-made")
+    page.get_by_test_id("confirm-ok").click()
+    expect(approval).to_contain_text("Approved by")
+    expect(page.get_by_test_id("thread-messages")).to_contain_text("checkout: 3 replicas restarted")
+
+    _switch(steps, REQUESTER)
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("@signoff restart checkout")
+    composer.press("Enter")
+    covered = page.get_by_test_id("thread-messages").locator("[data-testid=message]", has_text="standing approval")
+    expect(covered).to_be_visible(timeout=20_000)
+    expect(covered.locator(APPROVE)).to_have_count(0)
+    steps.shot("same-call-runs-without-asking")
+
+    _switch(steps, APPROVER)
+    page.get_by_test_id("home-link").click()
+    home = page.get_by_test_id("home")
+    expect(home).to_contain_text("Standing approvals")
+    expect(home).to_contain_text("used 1 time")
+    steps.shot("grant-on-home")
+    home.locator(REVOKE).click()
+    expect(home).to_contain_text("None: approve with", timeout=20_000)
+    steps.shot("grant-revoked")
+
+
+def test_several_requests_at_once_are_one_round_of_approvals(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("@signoff check the logs of checkout, then restart checkout and roll back payments")
+    composer.press("Enter")
+    thread = page.get_by_test_id("thread-messages")
+    expect(thread.locator(APPROVE)).to_have_count(2, timeout=20_000)
+    expect(thread).to_contain_text("restart_service")
+    expect(thread).to_contain_text("rollback_deploy")
+    steps.shot("one-round-two-approvals")

@@ -197,7 +197,7 @@ function renderBlock(block, context) {
       if (block.accessory && block.accessory.type === "button") {
         node.classList.add("section-with-accessory");
         node.appendChild(main);
-        node.appendChild(renderButton(block.accessory, context));
+        node.appendChild(renderButton(block.accessory, context, block.block_id));
       } else {
         node.appendChild(main);
       }
@@ -315,7 +315,9 @@ function renderMessage(message, channel, { inThread = false, ephemeral = false }
   meta.appendChild(el("span", { class: "time" }, timeOf(ts)));
   body.appendChild(meta);
   if (ephemeral) body.appendChild(el("div", { class: "ephemeral-note" }, "👁 Only visible to you"));
-  const context = { onAction: (element) => call("action", { channel, ts, action_id: element.action_id }) };
+  const context = {
+    onAction: (element) => call("action", { channel, ts, action_id: element.action_id, value: element.value }),
+  };
   if (message.blocks && message.blocks.length && !message.blocks.every((b) => b.type === "rich_text")) {
     body.appendChild(renderBlocks(message.blocks, context));
   } else {
@@ -366,7 +368,8 @@ function render() {
     main.innerHTML = "";
     const home = el("div", { class: "home", "data-testid": "home" });
     const homeContext = {
-      onAction: (element, blockId) => call("home_action", { block_id: blockId, action_id: element.action_id }),
+      onAction: (element, blockId) =>
+        call("home_action", { block_id: blockId, action_id: element.action_id, value: element.value }),
     };
     if (state.home) home.appendChild(renderBlocks(state.home.blocks, homeContext));
     else home.appendChild(el("div", { class: "empty" }, "Signoff has not published a Home tab for you yet."));
