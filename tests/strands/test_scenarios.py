@@ -155,3 +155,37 @@ def test_both_runtimes_post_the_same_approval_message(redis_client: redis.Redis)
             views.append({"id": interrupt.id, "name": interrupt.name, "reason": interrupt.reason})
     assert views[0] == views[2]
     assert views[1] == views[3]
+
+
+TIERED = """\
+rules:
+  - name: no-prod-restarts
+    match: {tools: [restart_service], when: 'args.service == "payments"'}
+    tier: deny
+    message: Payments restarts need a change ticket.
+  - name: free-restarts
+    match: {tools: [restart_service]}
+    tier: allow
+"""
+
+
+@OPERATIONS
+def test_a_rule_decides_by_itself_for_either_runtime(
+    redis_client: redis.Redis, factory: Factory, tmp_path: Any
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(TIERED)
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
+        allowed = _start(bot, "restart checkout")
+        assert is_decided(bot.approval_messages()[0])
+        assert completions(redis_client, "restart_service") == 1  # ran, nobody asked
+        assert "checkout" in bot.thread_texts(allowed)[-1]
+        refused = _start_next(bot, "restart payments")
+        assert completions(redis_client, "restart_service") == 1  # never ran
+        assert "Payments restarts need a change ticket" in bot.thread_texts(refused)[-1]
+
+
+def _start_next(bot: Bot, request: str) -> str:
+    assert bot.mention(request).status == 200
+    bot.drain()
+    return str(bot.approval_messages()[-1]["thread_ts"])
