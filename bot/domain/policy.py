@@ -343,6 +343,13 @@ class PolicyBook(_Model):
         ordered = sorted({policy.name: policy for policy in applying}.values(), key=self._position)
         return ordered[0] if len(ordered) == 1 else strictest(ordered)
 
+    def channel_for(self, tool: str | None, interrupt_name: str) -> str | None:
+        """Where a request for ``tool`` that names no channel is posted (HTTP API): the ``channel`` of the first
+        rule listing it without a condition (a rule with one cannot route), else of the interrupt name's rule,
+        else the default's; ``None`` when nothing routes it."""
+        rule = next((rule for rule in self.rules if tool in rule.match.tools and rule.match.when is None), None)
+        return (rule or self._for_interrupt_name(interrupt_name)).channel or self.default_policy.channel
+
     def rule_for(self, tool: str, tool_input: Any) -> "Rule | None":
         """The first rule listing ``tool`` whose condition holds for this input (or that has none)."""
         weighed = self.weigh(tool, tool_input)

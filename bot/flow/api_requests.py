@@ -193,8 +193,7 @@ class ApiRequests:
 
     def _routed_channel(self, tool: str | None) -> str | None:
         """Where the policy posts a request for ``tool`` that names no channel (``None``: a tool no rule lists)."""
-        policy = self._policies.for_call(tool=tool, interrupt_name=APPROVAL_INTERRUPT)
-        return policy.channel or self._policies.default_policy.channel
+        return self._policies.channel_for(tool, APPROVAL_INTERRUPT)
 
     def find(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
         """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""

@@ -198,3 +198,23 @@ def test_conditions_read_json_values_and_macros_but_nothing_else() -> None:
     assert conditions.holds("size(args.hosts) > 5", tool="t", args=args) is False
     assert conditions.holds("args.env", tool="t", args=args) == "error"  # not a boolean
     assert conditions.checked("args.hosts.all(host, host != tool)") == "args.hosts.all(host, host != tool)"
+
+
+def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Path) -> None:
+    book = load_policy(
+        write(
+            tmp_path,
+            """
+            rules:
+              - name: big
+                match: {tools: [deploy], when: 'args.replicas > 10'}
+                tier: deny
+              - name: deploys
+                match: {tools: [deploy]}
+                channel: C0DEPLOYS
+            """,
+        )
+    )
+    assert book.channel_for("deploy", "approval") == "C0DEPLOYS"
+    assert book.channel_for("other", "approval") is None
+    assert book.for_call(tool="deploy", interrupt_name="approval", tool_input={"replicas": 12}).name == "big"
