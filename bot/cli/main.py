@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Final
 
 import redis
 
@@ -49,9 +50,50 @@ logger = logging.getLogger("bot")
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
+COMMANDS: Final = {
+    "serve": "HTTP mode: Slack's requests at /slack/events, the HTTP API under /v1/",
+    "socket": "Socket Mode: no public URL needed (SLACK_APP_TOKEN)",
+    "worker": "the worker: agent jobs, Slack deliveries, reminders, escalations and expiries",
+    "sandbox": "the real bot against a local Slack stand-in with a web page (no Slack needed)",
+    "demo": "a walk-through in the terminal: one approval and one denial",
+    "pending": "the sessions waiting for approvals, and the approvals quarantined (REDIS_URL)",
+    "resume": "queue again the resume of a fully decided session that was given up (REDIS_URL)",
+    "audit": "export the audit trail as JSON lines or CSV (REDIS_URL)",
+    "migrate": "move data written before shards to the sharded layout, once (REDIS_URL)",
+    "api-key": "create, revoke or list the keys of HTTP API clients (REDIS_URL)",
+    "grants": "list the standing approvals, or revoke one (REDIS_URL)",
+    "policy": "check a policy file: which rule a sample call gets, and why",
+    "mcp": "the MCP server for Claude Code and other MCP clients (SIGNOFF_API_URL)",
+    "help": "this list",
+}
+"""Every command, with what it does: ``python -m bot help`` (or ``--help``) prints them."""
+
+
+def usage() -> str:
+    """What ``python -m bot help`` prints."""
+    width = max(len(name) for name in COMMANDS)
+    lines = [f"  {name.ljust(width)}  {text}" for name, text in COMMANDS.items()]
+    return "\n".join(
+        [
+            "usage: python -m bot [COMMAND] [--help]",
+            "",
+            "Signoff: people in Slack approve what AI agents do. With no command: Socket Mode when SLACK_APP_TOKEN",
+            "is set, HTTP mode when only the HTTP credentials are, else the sandbox.",
+            "",
+            "commands:",
+            *lines,
+            "",
+            "python -m bot COMMAND --help says more about each.",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run; return the exit status (2 for configuration errors)."""
     arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] in (["help"], ["--help"], ["-h"]):
+        print(usage())
+        return 0
     if arguments[:1] == ["mcp"]:
         return mcp_cli.main(arguments[1:])
     if arguments[:1] == ["policy"]:
@@ -68,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)
             return 2
-    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.splitlines()[0])
+    command_given = arguments[0] if arguments and not arguments[0].startswith("-") else None
+    parser = argparse.ArgumentParser(
+        prog=f"python -m bot {command_given}" if command_given else "python -m bot",
+        description=COMMANDS.get(command_given or "", "Run the bot (see python -m bot help)."),
+    )
     parser.add_argument("command", nargs="?", choices=["serve", "socket", "worker", "sandbox", "demo"])
     parser.add_argument(
         "--port",

@@ -24,6 +24,7 @@ Approval ids minted before shards do not name a shard: buttons already posted ke
 approval is looked up in every shard.
 """
 
+import argparse
 import functools
 import json
 import sys
@@ -60,9 +61,12 @@ _DROPPED: Final = ("signoff:outbox:wake", "signoff:job:*:told")
 
 def main(argv: list[str]) -> int:
     """Run ``migrate``; print what moved; return 0."""
-    if argv:
-        print("usage: python -m bot migrate", file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(
+        prog="python -m bot migrate",
+        description="Move data written before shards (one server) to the sharded layout, once, with every bot "
+        "process stopped (needs REDIS_URL).",
+    )
+    parser.parse_args(argv)
     settings = Settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     moved = migrate(client)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bot.cli.main import COMMANDS
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
 from bot.store import keys
@@ -225,3 +226,21 @@ def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
         queued = _run(["resume", session_id], REDIS_URL=redis_url)
         assert queued.returncode == 0, queued.stderr
         assert bot.services.redis.xlen(jobs) == 1
+
+
+def test_help_lists_every_command_with_one_line_each_and_no_markup() -> None:
+    for asked in (["help"], ["--help"], ["-h"]):
+        ran = _run(asked)
+        assert ran.returncode == 0, ran.stderr
+        assert "`" not in ran.stdout
+        for name, text in COMMANDS.items():
+            assert f"  {name.ljust(max(map(len, COMMANDS)))}  {text}" in ran.stdout
+
+
+@pytest.mark.parametrize("command", ["serve", "socket", "worker", "sandbox", "demo", "pending", "resume", "audit",
+                                     "migrate", "api-key", "grants", "policy", "mcp"])  # fmt: skip
+def test_every_command_has_its_own_help(command: str) -> None:
+    ran = _run([command, "--help"])
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"usage: python -m bot {command}")
+    assert "Traceback" not in ran.stderr
