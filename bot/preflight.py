@@ -51,6 +51,20 @@ def check_redis(client: redis.Redis, *, url: str) -> None:
         ) from None
 
 
+def reachable_redis(url: str) -> redis.Redis:
+    """A client of the Redis at ``url`` (``REDIS_URL``) once it is well formed and answers.
+
+    Raises:
+        ConfigError: One message naming ``REDIS_URL``: what is wrong with it, or that nothing answers there.
+    """
+    problem = redis_url_problem(url)
+    if problem is not None:
+        raise ConfigError(problem)
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    check_redis(client, url=url)
+    return client
+
+
 def check_shards(client: redis.Redis, shards: int) -> None:
     """Raise ``ConfigError`` naming ``REDIS_SHARDS`` unless the data in Redis was written with ``shards`` shards."""
     recorded = recorded_shards(client, shards)

@@ -18,6 +18,8 @@ import redis
 
 from agent.approval import Decision
 from agent.demo import build_operations_agent
+from bot import preflight
+from bot.settings import ConfigError
 from state import RedisServer, SessionStore
 
 DecisionKind = Literal["approve", "deny", "expired"]
@@ -52,9 +54,15 @@ def _walk(store: SessionStore, request: str, decision: DecisionKind, reason: str
 def main() -> int:
     """Run the walk-through; return the exit status."""
     with ExitStack() as stack:
-        url = os.environ.get("REDIS_URL") or stack.enter_context(RedisServer()).url
+        given = os.environ.get("REDIS_URL")
+        try:
+            client = preflight.reachable_redis(given) if given else None
+        except ConfigError as error:
+            print(f"signoff: {error}", file=sys.stderr)
+            return 2
+        url = given or stack.enter_context(RedisServer()).url
         print(f"Redis: {url}")
-        store = SessionStore(redis.Redis.from_url(url))
+        store = SessionStore(client or redis.Redis.from_url(url))
         print("\n> logs for checkout")
         print(_said(build_operations_agent()("logs for checkout")))
         _walk(store, "restart checkout", "approve")

@@ -24,6 +24,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import redis
 from pydantic import SecretStr, ValidationError
 
+from bot import preflight
 from bot.render import messages
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.slack_api import Reply
@@ -84,6 +85,7 @@ def sandbox_settings(*, token: str, signing_secret: str, api_url: str) -> Settin
 def _redis_url() -> Iterator[str]:
     url = os.environ.get("REDIS_URL")
     if url:
+        preflight.reachable_redis(url).close()  # one message naming REDIS_URL, before anything starts
         yield url
         return
     with RedisServer() as server:

@@ -124,3 +124,13 @@ def test_the_sandbox_serves_other_machines_only_when_told_and_then_warns() -> No
     finally:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("command", [["sandbox", "--port", "0"], ["demo"]])
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:9/0", "http://localhost:6379"])
+def test_the_sandbox_and_the_demo_name_an_unusable_redis_url_in_one_message(command: list[str], url: str) -> None:
+    ran = run_bot(command, REDIS_URL=url)
+    assert ran.returncode == 2
+    [line] = ran.stderr.strip().splitlines()
+    assert line.startswith("signoff: REDIS_URL")
+    assert "Traceback" not in ran.stderr
