@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from agent.demo import build_operations_agent
 from bench.round_trips import counting_client
 from bot.domain.clock import epoch_ms, system_clock
-from bot.domain.grants import Grant, call_digest, new_grant_id
+from bot.domain.grants import Grant, call_digest, deciders_digest, new_grant_id
 from bot.domain.records import session_id_for
 from bot.services import build_services
 from bot.settings import Settings
@@ -51,6 +51,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
     services = build_services(settings, redis_client=client, agent_factory=build_operations_agent)
     if kind == "grant":
         now = system_clock()
+        restarts = services.policies.for_call(tool="restart_service", interrupt_name="approval").summary()
         services.grants.create(
             Grant(
                 grant_id=new_grant_id(),
@@ -59,11 +60,13 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
                 rule="restarts",
                 tool="restart_service",
                 tool_input={"service": "checkout"},
-                digest=call_digest("restart_service", {"service": "checkout"}),
+                digest=call_digest("restart_service", {"service": "checkout"}, client=None),
+                terms=deciders_digest(restarts),
                 requester=REQUESTER,
                 granted_by="U0APPROVER",
                 granted_at=now,
                 expires_at=now + timedelta(hours=1),
+                granted_ms=epoch_ms(now),
                 approval_id="bench",
             )
         )

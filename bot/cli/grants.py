@@ -27,22 +27,16 @@ def main(argv: list[str]) -> int:
     settings = Settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     grants = GrantStore(client)
-    live = grants.live(now_ms=int(time.time() * 1000))
     if args.command == "revoke":
-        found = [grant for grant, _uses in live if grant.grant_id == args.grant_id]
-        if not found:
-            print(
-                f"signoff: no live standing approval {args.grant_id!r} (python -m bot grants lists them)",
-                file=sys.stderr,
-            )
-            return 1
-        grant = found[0]
-        if grants.revoke(grant.team_id, grant.channel_id, grant.grant_id) is None:
-            print(f"signoff: {args.grant_id!r} ended meanwhile", file=sys.stderr)
+        grant = grants.find(args.grant_id)
+        if grant is None or grants.revoke(grant.team_id, grant.channel_id, grant.grant_id) is None:
+            listing = "python -m bot grants lists them"
+            print(f"signoff: no live standing approval {args.grant_id!r} ({listing})", file=sys.stderr)
             return 1
         Audit(client).record("grant_revoked", actor="operator:cli", grant=grant.grant_id, tool=grant.tool)
         print(f"revoked: {grant.grant_id} ({grant.tool} in {grant.channel_id})")
         return 0
+    live = grants.live(now_ms=int(time.time() * 1000))
     for grant, uses in live:
         arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
         who = grant.requester or "anyone"

@@ -59,7 +59,7 @@ def explain(book: PolicyBook, *, tool: str, tool_input: dict[str, object], inter
     if not weighed:
         lines.append(f"  no rule lists the tool {tool!r}")
     policy = book.for_call(tool=tool, interrupt_name=interrupt_name, tool_input=tool_input)
-    if not (weighed and weighed[-1].applies):
+    if not any(entry.applies for entry in weighed):
         source = "the default" if policy.name == "default" else f"rule {policy.name!r}, by the interrupt's name"
         lines.append(f"  so {source} applies")
     lines.append(f"policy: {policy.name} ({_TIERS[policy.tier]})")

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.domain.durations import Seconds
+from bot.domain.records import PolicySummary
 
 MAX_GRANT_S: Final = 7 * 86_400
 """No grant lasts longer than a week, whatever a rule says."""
@@ -44,6 +45,9 @@ class Grant(BaseModel):
     tool: str
     tool_input: Any
     digest: str
+    """The exact call (``call_digest``: tool, input, and the API client that asks, if any)."""
+    terms: str
+    """Who could decide under the rule when it was made (``deciders_digest``): a rule changed since covers nothing."""
     requester: str | None
     """Only this requester's calls, or anyone's (``None``)."""
     granted_by: str
@@ -52,16 +56,48 @@ class Grant(BaseModel):
     approval_id: str
     """The request it was granted with."""
 
+    granted_ms: int
+    """When it was made (ms): a rule whose longest duration was shortened since covers nothing older than that."""
+
     @property
     def expires_ms(self) -> int:
         """Its end, as the stores keep it."""
         return int(self.expires_at.timestamp() * 1000)
 
 
-def call_digest(tool: str, tool_input: Any) -> str:
-    """One exact call: its tool and its input, whatever the order of the input's keys."""
-    canonical = json.dumps([tool, tool_input], sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+def call_digest(tool: str, tool_input: Any, *, client: str | None) -> str:
+    """One exact call: its tool and its input (whatever the order of its keys), and who asks: an agent behind
+    Slack (``client`` None) or an HTTP API client by name (a grant made in Slack never covers an API key's call)."""
+    canonical = json.dumps(
+        [tool, tool_input, client], sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+_DECIDERS: Final = {
+    "name",
+    "approver_users",
+    "approver_groups",
+    "also_approvers",
+    "allow_self_approval",
+    "allow_external",
+}
+
+
+def deciders_digest(policy: PolicySummary) -> str:
+    """Who may decide under ``policy`` (its approver lists and consents): a grant holds only while these hold."""
+    deciding = policy.model_dump(
+        mode="json",
+        include={
+            "name",
+            "approver_users",
+            "approver_groups",
+            "also_approvers",
+            "allow_self_approval",
+            "allow_external",
+        },
+    )
+    return hashlib.sha256(json.dumps(deciding, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def new_grant_id() -> str:

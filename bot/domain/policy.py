@@ -351,15 +351,18 @@ class PolicyBook(_Model):
         return (rule or self._for_interrupt_name(interrupt_name)).channel or self.default_policy.channel
 
     def rule_for(self, tool: str, tool_input: Any) -> "Rule | None":
-        """The first rule listing ``tool`` whose condition holds for this input (or that has none)."""
-        weighed = self.weigh(tool, tool_input)
-        return weighed[-1].rule if weighed and weighed[-1].applies else None
+        """The rule for this call: the first listing ``tool`` whose condition holds (or that has none), unless a
+        rule before it whose condition has no answer for this input is stricter (see ``weigh``)."""
+        applying = [entry.rule for entry in self.weigh(tool, tool_input) if entry.applies]
+        return next((rule for rule in applying if rule.tier == "deny"), applying[0] if applying else None)
 
     def weigh(self, tool: str, tool_input: Any) -> list["Weighed"]:
-        """The rules listing ``tool``, in order, up to the one that applies to this input (``policy check``).
+        """The rules listing ``tool``, in order, up to the first that certainly applies (``policy check``).
 
-        A condition without an answer (a field the input lacks, say) is read the stricter way: an ``allow``
-        rule does not apply, an ``ask`` or ``deny`` rule does.
+        A condition without an answer (a field the input lacks, a value of another type: the agent chooses
+        both) is read the stricter way: such an ``allow`` rule does not apply; such an ``ask`` or ``deny`` rule
+        does, and the rules after it are weighed too, so an input shaped to leave one condition unanswered never
+        escapes a ``deny`` rule that follows.
         """
         args = tool_input if isinstance(tool_input, dict) else {}
         weighed = []
@@ -369,7 +372,7 @@ class PolicyBook(_Model):
             held = None if rule.match.when is None else conditions.holds(rule.match.when, tool=tool, args=args)
             applies = held is None or held is True or (held == "error" and rule.tier != "allow")
             weighed.append(Weighed(rule, held, applies))
-            if applies:
+            if held is None or held is True:
                 break
         return weighed
 

@@ -139,6 +139,8 @@ class ApprovalRequest(BaseModel):
         created_at: When the interrupt was raised.
         expires_at: When it expires without a decision, if ever.
         message_ts: The approval message, once posted.
+        call_digest: The one call it guards, exactly as the agent sent it (``bot.domain.grants.call_digest``), when
+            a standing approval may cover it: ``None`` for a batch, or an input shortened to be stored.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -162,3 +164,4 @@ class ApprovalRequest(BaseModel):
     created_at: datetime
     expires_at: datetime | None = None
     message_ts: str | None = None
+    call_digest: str | None = None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
-from bot.domain.grants import Grant, call_digest, new_grant_id
+from bot.domain.grants import Grant, deciders_digest, new_grant_id
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
@@ -51,7 +51,7 @@ class GrantFlow:
         if approval is None:
             return Granted(Outcome(Status.UNKNOWN))
         request = approval.request
-        if request.tool is None or seconds not in request.policy.grant_durations:
+        if request.tool is None or request.call_digest is None or seconds not in request.policy.grant_durations:
             return Granted(Outcome(Status.UNKNOWN), offered=False)
         outcome = self._decisions.decide(
             approval_id,
@@ -72,11 +72,13 @@ class GrantFlow:
             rule=request.policy.name,
             tool=request.tool,
             tool_input=request.tool_input,
-            digest=call_digest(request.tool, request.tool_input),
+            digest=request.call_digest,
+            terms=deciders_digest(request.policy),
             requester=request.requested_by,
             granted_by=user_id,
             granted_at=now,
             expires_at=now + timedelta(seconds=seconds),
+            granted_ms=epoch_ms(now),
             approval_id=approval_id,
         )
         self._grants.create(grant)

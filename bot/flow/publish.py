@@ -17,7 +17,7 @@ from agent.approval import RESPONSE_SHAPES, ResponseShape
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, epoch_ms, system_clock
-from bot.domain.grants import Grant, call_digest
+from bot.domain.grants import Grant, call_digest, deciders_digest
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
 from bot.flow.decisions import DecisionService
@@ -126,7 +126,7 @@ class RoundPublisher:
                 for interrupt in result.interrupts
             ]
             # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
-            covering = {request.approval_id: self._covering_grant(request, waiting) for request in requests}
+            covering = {request.approval_id: self._covering_grant(request) for request in requests}
             opened = self._approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
@@ -168,22 +168,20 @@ class RoundPublisher:
         self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
 
-    def _covering_grant(self, request: ApprovalRequest, waiting: list[ToolUse]) -> Grant | None:
+    def _covering_grant(self, request: ApprovalRequest) -> Grant | None:
         """The standing approval that covers the request's one call, if its rule offers them and one does."""
         policy = request.policy
-        if request.tool is None or request.tool_use_id is None or not policy.grant_durations or policy.tier != "ask":
-            return None
-        # The call as the agent sent it (a grant covers exactly that), not as bounded for display.
-        call = next((use for use in waiting if use["toolUseId"] == request.tool_use_id), None)
-        if call is None:
-            return None
+        if request.call_digest is None or not policy.grant_durations or policy.tier != "ask":
+            return None  # a batch, a shortened input, a question whether to run again: never covered
         asked = Call(
             team_id=request.team_id,
             channel_id=request.channel_id,
-            digest=call_digest(request.tool, call["input"]),
+            digest=request.call_digest,
             rule=policy.name,
             requester=request.requested_by,
             self_approval=policy.allow_self_approval,
+            terms=deciders_digest(policy),
+            longest_ms=max(policy.grant_durations) * 1000,
         )
         return self._grants.use(asked, now_ms=epoch_ms(self._clock()))
 
@@ -213,14 +211,24 @@ class RoundPublisher:
             tool_input=guarded[0]["input"] if single else None,
             batch_inputs=[call["input"] for call in guarded],
         ).summary()
-        if is_rerun_interrupt(interrupt.name) and policy.expiry_outcome == "approve":
-            # The call may have run already: nobody answering must never run it again.
-            policy = policy.model_copy(update={"expiry_outcome": "deny"})
+        if is_rerun_interrupt(interrupt.name):
+            # The call may have run already: only a person who sees that question may run it again. Nobody
+            # answering must never run it (expiry), nor a rule or a standing approval that would answer for them.
+            policy = policy.model_copy(
+                update={
+                    "expiry_outcome": "deny" if policy.expiry_outcome == "approve" else policy.expiry_outcome,
+                    "tier": "ask" if policy.tier == "allow" else policy.tier,
+                    "grant_durations": (),
+                }
+            )
         now = self._clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
         )
+        # A standing approval covers exactly the call the agent sent: never one whose input was shortened to be kept.
+        exact = single is not None and single.input == guarded[0]["input"]
+        digest = call_digest(single.tool, guarded[0]["input"], client=client) if single is not None and exact else None
         return ApprovalRequest(
             approval_id=keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)),
             session_id=session_id,
@@ -240,6 +248,7 @@ class RoundPublisher:
             response_shape=_asked_shape(interrupt.reason) or policy.response,
             created_at=now,
             expires_at=expires_at,
+            call_digest=digest,
         )
 
 

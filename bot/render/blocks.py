@@ -292,7 +292,7 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     ]
     if request.policy.claim_pause_s:
         elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
-    if request.tool is not None:  # a standing approval covers one exact call: never a batch
+    if request.call_digest is not None:  # a standing approval covers one exact call: never a batch
         elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
 

@@ -554,6 +554,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
         "allow_external",
         "allow_self_approval",
         "reason_required_on_deny",
+        "tier",
         "quorum",
     },
 }

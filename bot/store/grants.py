@@ -31,6 +31,10 @@ class Call:
     rule: str
     requester: str | None
     self_approval: bool
+    terms: str
+    """Who may decide under the rule now (``deciders_digest``)."""
+    longest_ms: int
+    """The rule's longest grant now: no grant made longer ago than that covers the call."""
 
 
 class GrantStore:
@@ -47,6 +51,9 @@ class GrantStore:
         calls_key = keys.grant_calls(grant.team_id, grant.channel_id, grant.digest)
         # Relative to the grant's own clock (a sandbox's moved clock, say), not to the server's.
         kept_ms = grant.expires_ms - int(grant.granted_at.timestamp() * 1000) + _KEPT_AFTER_MS
+        # Listed first: a crash between the two writes leaves a listing entry without a grant (pruned), never a
+        # live grant nobody can find to revoke.
+        self._client.zadd(keys.GRANTS_LIVE, {_member(grant): grant.expires_ms})
         transaction = self._client.pipeline(transaction=True)
         transaction.hset(record_key, grant.grant_id, grant.model_dump_json())
         transaction.zadd(calls_key, {grant.grant_id: grant.expires_ms})
@@ -54,7 +61,6 @@ class GrantStore:
             transaction.pexpire(key, kept_ms, gt=True)
             transaction.pexpire(key, kept_ms, nx=True)  # GT leaves a key without an expiry without one
         transaction.execute()
-        self._client.zadd(keys.GRANTS_LIVE, {_member(grant): grant.expires_ms})
 
     def use(self, call: Call, *, now_ms: int) -> Grant | None:
         """The live grant that covers ``call`` (its use counted), or ``None``: one round trip."""
@@ -63,7 +69,14 @@ class GrantStore:
                 keys.grants(call.team_id, call.channel_id),
                 keys.grant_calls(call.team_id, call.channel_id, call.digest),
             ],
-            args=[now_ms, call.rule, call.requester or "", "1" if call.self_approval else "0"],
+            args=[
+                now_ms,
+                call.rule,
+                call.requester or "",
+                "1" if call.self_approval else "0",
+                call.terms,
+                call.longest_ms,
+            ],
         )
         return _grant_of(found)
 
@@ -83,6 +96,14 @@ class GrantStore:
         deleted, _ = transaction.execute()
         self._client.zrem(keys.GRANTS_LIVE, _member(grant))
         return grant if deleted else None
+
+    def find(self, grant_id: str) -> Grant | None:
+        """A live grant by its id alone (operators: ``python -m bot grants revoke``), wherever it is."""
+        for member in self._client.zscan_iter(keys.GRANTS_LIVE, match=f"*:{grant_id}"):
+            team_id, channel_id, found_id = as_text(member[0]).split(":", 2)
+            if found_id == grant_id:
+                return self.get(team_id, channel_id, grant_id)
+        return None
 
     def live(self, *, now_ms: int, limit: int = 200) -> list[tuple[Grant, int]]:
         """Live grants, soonest to end first, each with how often it was used (stale index entries pruned)."""

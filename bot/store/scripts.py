@@ -130,6 +130,8 @@ if attempt.checks then
     end
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
+  -- A rule that decides by itself (tier allow or deny) is never decided by a person, whatever went before.
+  if type(policy.tier) == 'string' and policy.tier ~= 'ask' then return answer('{Status.NOT_AN_APPROVER}') end
   if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then
     if redis.call('EXISTS', KEYS[16]) == 0 then  -- not cached (or expired): the caller fills the cache first
       return {{'{Status.NEEDS}', cjson.encode({{members = terms.channel_id}}), request_json(), posted_ts}}
@@ -428,7 +430,8 @@ return 1
 """
 
 # KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms).
-# ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval.
+# ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval,
+#       5 the digest of who may decide under the rule now (``GrantTerms``), 6 the rule's longest duration now (ms).
 # Returns the first live grant that covers the call (its JSON), its use counted; or false. Expired ids and ids
 # whose grant is gone (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke:
 # once a revoke has deleted the grant, no call is covered by it.
@@ -439,12 +442,19 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
   if not text then
     redis.call('ZREM', KEYS[2], id)
   else
-    local grant = cjson.decode(text)
-    local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
-    local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
-    if grant.rule == ARGV[2] and requester_ok and self_ok then
-      redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
-      return text
+    local ok, grant = pcall(cjson.decode, text)
+    if not ok or type(grant) ~= 'table' then  -- an unreadable record covers nothing, and blinds nothing
+      redis.call('ZREM', KEYS[2], id)
+    else
+      local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
+      local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
+      -- Granted under the rule as it is now (same deciders), and no longer ago than its longest duration now.
+      local terms_ok = grant.terms == ARGV[5] and tonumber(grant.granted_ms or '') ~= nil
+        and now <= tonumber(grant.granted_ms) + tonumber(ARGV[6])
+      if grant.rule == ARGV[2] and requester_ok and self_ok and terms_ok then
+        redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+        return text
+      end
     end
   end
 end

@@ -168,11 +168,13 @@ def _grant(now: datetime) -> Grant:
         rule="restarts",
         tool="restart_service",
         tool_input={"service": "checkout"},
-        digest=call_digest("restart_service", {"service": "checkout"}),
+        digest=call_digest("restart_service", {"service": "checkout"}, client=None),
+        terms="deciders-v1",
         requester=REQUESTER,
         granted_by=APPROVER,
         granted_at=now,
         expires_at=now + timedelta(hours=1),
+        granted_ms=epoch_ms(now),
         approval_id="a1",
     )
 
@@ -183,7 +185,10 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     now = ManualClock()()
     grant = _grant(now)
     store.create(grant)
-    call = Call("T0TEST", CHANNEL, grant.digest, "restarts", REQUESTER, self_approval=False)
+    call = Call(
+        "T0TEST", CHANNEL, grant.digest, "restarts", REQUESTER, self_approval=False, terms="deciders-v1",
+        longest_ms=3_600_000,
+    )  # fmt: skip
     assert store.use(call, now_ms=epoch_ms(now)) == grant
     revoked_at: list[float] = []
     late_uses: list[float] = []

@@ -99,3 +99,17 @@ def test_through_the_api_a_rule_answers_at_once_and_a_condition_without_an_answe
         assert asked.json()["status"] == "pending"
         bot.drain()
         assert api.get(allowed.json()["id"]).json()["status"] == "approved"
+
+
+def test_a_request_its_rule_decides_is_never_decided_by_a_person_even_if_the_rules_decision_was_lost(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fault: the rule's own decision is not written with the request (it always is; the decide script must
+    # refuse a person anyway, by the tier stored in the request's terms).
+    monkeypatch.setattr(bot.services.decisions, "by_rule_in", lambda *_args: None)
+    message, _ = _ask(bot, "scale checkout to 12")
+    assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER).status == 200
+    bot.drain()
+    assert "You can't decide this request" in bot.ephemeral_texts(APPROVER)[-1]
+    assert bot.services.approvals.find(bot.approval_id(-1)).decision is None  # type: ignore[union-attr]
+    assert "scaled" not in bot.thread_texts(str(message["thread_ts"]))[-1]

@@ -218,3 +218,30 @@ def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Pat
     assert book.channel_for("deploy", "approval") == "C0DEPLOYS"
     assert book.channel_for("other", "approval") is None
     assert book.for_call(tool="deploy", interrupt_name="approval", tool_input={"replicas": 12}).name == "big"
+
+
+def test_an_input_shaped_to_leave_a_condition_unanswered_never_escapes_a_deny_rule_after_it(tmp_path: Path) -> None:
+    book = load_policy(
+        write(
+            tmp_path,
+            """
+            rules:
+              - name: big-scale
+                match: {tools: [scale_service], when: 'args.replicas > 10'}
+              - name: prod-frozen
+                match: {tools: [scale_service], when: 'args.env == "prod"'}
+                tier: deny
+              - name: scaling
+                match: {tools: [scale_service]}
+            """,
+        )
+    )
+
+    def rule(tool_input: dict[str, object]) -> str:
+        return book.for_call(tool="scale_service", interrupt_name="approval", tool_input=tool_input).name
+
+    assert rule({"env": "prod", "replicas": 5}) == "prod-frozen"
+    assert rule({"env": "prod", "replicas": "50"}) == "prod-frozen"  # "50" is no number: big-scale has no answer
+    assert rule({"env": "dev", "replicas": "50"}) == "big-scale"  # no deny holds: the unanswered ask rule applies
+    assert rule({"env": "dev", "replicas": 50}) == "big-scale"
+    assert rule({"env": "dev", "replicas": 5}) == "scaling"
