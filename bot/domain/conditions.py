@@ -12,6 +12,7 @@ no answer: ``holds`` says so, and the policy decides which way that falls (see `
 """
 
 import functools
+import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -25,6 +26,7 @@ from pydantic_core import PydanticCustomError
 NAMES: Final = frozenset({"args", "tool"})
 _MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})
 MAX_LENGTH: Final = 2000
+MAX_INPUT_BYTES: Final = 64 * 1024
 
 Holds = Literal[True, False, "error"]
 
@@ -52,7 +54,16 @@ def checked(source: str) -> str:
 
 
 def holds(source: str, *, tool: str, args: Mapping[str, Any]) -> Holds:
-    """Whether the condition holds for this call: ``True``, ``False``, or ``"error"`` when it has no answer."""
+    """Whether the condition holds for this call: ``True``, ``False``, or ``"error"`` when it has no answer.
+
+    An input over ``MAX_INPUT_BYTES`` (as JSON) gets no answer: a macro over a huge list would hold a worker or a
+    web thread for seconds, and a condition is a policy question, not a data job. The stricter reading applies.
+    """
+    try:
+        if len(json.dumps(args, default=str)) > MAX_INPUT_BYTES:
+            return "error"
+    except (TypeError, ValueError, RecursionError):
+        return "error"
     try:
         activation = {"args": json_to_cel(dict(args)), "tool": celpy.celtypes.StringType(tool)}
         value = _program(source).evaluate(activation)

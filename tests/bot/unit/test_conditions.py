@@ -245,3 +245,9 @@ def test_an_input_shaped_to_leave_a_condition_unanswered_never_escapes_a_deny_ru
     assert rule({"env": "dev", "replicas": "50"}) == "big-scale"  # no deny holds: the unanswered ask rule applies
     assert rule({"env": "dev", "replicas": 50}) == "big-scale"
     assert rule({"env": "dev", "replicas": 5}) == "scaling"
+
+
+def test_an_input_over_the_bound_gets_no_answer_rather_than_seconds_of_evaluation() -> None:
+    hosts = [f"host-{index}" for index in range(50_000)]  # ~700 KiB as JSON: over MAX_INPUT_BYTES
+    assert conditions.holds('args.hosts.exists(h, h == "nope")', tool="t", args={"hosts": hosts}) == "error"
+    assert conditions.holds('args.hosts.exists(h, h == "host-3")', tool="t", args={"hosts": hosts[:10]}) is True
