@@ -33,7 +33,8 @@ _PORT: Final = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][
 CALLBACK_URL_PATTERN: Final = (
     "^https?://"
     "(?:[-A-Za-z0-9._~%!$&'()*+,;=:]*@)?"  # user info
-    "[A-Za-z0-9_][-A-Za-z0-9_.]*"  # a host name or an IPv4 address
+    "[A-Za-z0-9_](?:[-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?"  # labels of 1 to 63 characters (no empty one, which
+    "(?:[.][A-Za-z0-9_](?:[-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?)*[.]?"  # the HTTP client cannot encode)
     f"(?::{_PORT})?"
     "(?:[/?#][!-~]*)?$"  # path, query, fragment: printable ASCII
 )

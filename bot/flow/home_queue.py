@@ -22,7 +22,7 @@ from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10
-GRANTS_SHOWN: Final = 5  # a block each: 75 + 5 + 10 + the headers stay under the tab's 100 blocks
+GRANTS_SHOWN: Final = 5  # a block each: 75 + 6 + 10 + the headers stay under the tab's 100 blocks
 
 
 def progress_of(approval: Approval) -> blocks.Progress:
@@ -64,6 +64,8 @@ def render_home(
     if not grants:
         view_blocks.append(blocks.context(messages.home_grants_empty()))
     view_blocks += [blocks.grant_entry(grant, uses) for grant, uses in grants[:GRANTS_SHOWN]]
+    if len(grants) > GRANTS_SHOWN:
+        view_blocks.append(blocks.context(messages.home_more_grants(len(grants) - GRANTS_SHOWN)))
     view_blocks.append({"type": "header", "text": blocks.plain_text(messages.HOME_RECENT_TITLE)})
     if not recent:
         view_blocks.append(blocks.section(messages.home_recent_empty()))

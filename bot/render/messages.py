@@ -604,6 +604,11 @@ def grant_gone() -> str:
     return "That standing approval has ended already."
 
 
+def home_more_grants(hidden: int) -> str:
+    """More standing approvals than the tab shows (soonest to end first)."""
+    return f"…and {hidden} more, ending later: python -m bot grants lists them all."
+
+
 def home_grants_empty() -> str:
     """App Home with no standing approvals of the viewer's."""
     return "None: approve with “Approve + allow” where a rule offers it."

@@ -47,6 +47,8 @@ HUGE_OR_ODD_STRINGS: list[tuple[str, Any]] = [
     ("callback_url", "http://example.com/\r\nX-Injected: 1"),
     ("callback_url", "http://example.com/a b"),
     ("callback_url", "http://example.com/\u00e9t\u00e9"),
+    ("callback_url", "http://exa..mple.com/"),  # an empty label: the HTTP client cannot encode the host
+    ("callback_url", "http://" + "a" * 64 + ".example.com/"),  # a label over 63 characters, likewise
     ("idempotency_key", "\ud800"),
     ("reason", "\ud800 lone surrogate"),
     ("input", {"\ud800": "key"}),

@@ -447,3 +447,28 @@ def test_code_fences_survive_splitting() -> None:
 def test_unbroken_and_emoji_agent_text() -> None:
     for text in ("x" * 200_000, EMOJI * 10, "`" * 10_000):
         check_reply(text)
+
+
+def test_app_home_shows_five_standing_approvals_then_how_many_more_within_slacks_100_blocks() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from bot.domain.grants import Grant
+    from bot.flow.home_queue import render_home
+
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    grants = [
+        (
+            Grant(
+                grant_id=f"g{index}", team_id="T1", channel_id="C1", rule="r", tool="deploy",
+                tool_input={"n": index}, digest="d", terms="t", requester=None, granted_by="U1",
+                granted_at=now, expires_at=now + timedelta(hours=1), granted_ms=0, approval_id="a",
+            ),
+            index,
+        )
+        for index in range(8)
+    ]  # fmt: skip
+    view = render_home(queue=[], recent=[], now=now, grants=grants)
+    revokes = [block for block in view["blocks"] if "accessory" in block]
+    assert len(revokes) == 5
+    assert "…and 3 more" in str(view["blocks"])
+    assert len(view["blocks"]) <= 100
