@@ -86,17 +86,7 @@ _DECIDERS: Final = {
 
 def deciders_digest(policy: PolicySummary) -> str:
     """Who may decide under ``policy`` (its approver lists and consents): a grant holds only while these hold."""
-    deciding = policy.model_dump(
-        mode="json",
-        include={
-            "name",
-            "approver_users",
-            "approver_groups",
-            "also_approvers",
-            "allow_self_approval",
-            "allow_external",
-        },
-    )
+    deciding = policy.model_dump(mode="json", include=_DECIDERS)
     return hashlib.sha256(json.dumps(deciding, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -2,6 +2,8 @@
 worker died inside it), a rule whose deciders changed since the grant, an HTTP API client's call, a call whose
 input was shortened to be stored; and a corrupt grant record blinds nothing."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,22 @@ def _policy(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "policy.yml"
     path.write_text(text)
     return path
+
+
+GRANTING = "rules:\n  - {name: deploys, match: {tools: [deploy]}, grants: {durations: [1h]}}\n"
+
+
+@contextmanager
+def _granted(redis_client: redis.Redis, tmp_path: Path, payload: Any = "api") -> Iterator[Bot]:
+    """A bot whose rule offers grants, with one made for the gated ``deploy`` of ``payload`` (when it is offered)."""
+    factory = one_gated_call("deploy", payload)
+    with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path, GRANTING)) as bot:
+        bot.mention("deploy")
+        bot.drain()
+        if ids.APPROVE_AND_ALLOW_ACTION in str(bot.approval_messages()[-1]["blocks"]):
+            _approve_and_allow(bot)
+            bot.drain()
+        yield bot
 
 
 def _approve_and_allow(bot: Bot, *, user: str = APPROVER) -> None:
@@ -112,41 +130,22 @@ def test_a_grant_covers_nothing_once_the_rules_deciders_change(redis_client: red
 
 
 def test_a_grant_made_in_slack_never_covers_an_api_clients_call(redis_client: redis.Redis, tmp_path: Path) -> None:
-    policy = "rules:\n  - {name: deploys, match: {tools: [deploy]}, grants: {durations: [1h]}}\n"
-    with running_bot(
-        redis_client, agent_factory=one_gated_call("deploy", "api"), policy_path=_policy(tmp_path, policy)
-    ) as bot:
-        bot.mention("deploy")
-        bot.drain()
-        _approve_and_allow(bot)
-        bot.drain()
-        with api_caller(bot.services, bot.url) as api:
-            asked = api.ask(tool="deploy", input={"payload": "api"}, channel=CHANNEL, requester="U0REQUESTER")
-            assert asked.json()["status"] == "pending"
+    with _granted(redis_client, tmp_path) as bot, api_caller(bot.services, bot.url) as api:
+        asked = api.ask(tool="deploy", input={"payload": "api"}, channel=CHANNEL, requester="U0REQUESTER")
+        assert asked.json()["status"] == "pending"
 
 
 def test_a_shortened_input_offers_no_standing_approval(redis_client: redis.Redis, tmp_path: Path) -> None:
-    policy = "rules:\n  - {name: deploys, match: {tools: [deploy]}, grants: {durations: [1h]}}\n"
     huge = "x" * 40_000  # stored shortened: a grant could only cover the shortened form, another call
-    with running_bot(
-        redis_client, agent_factory=one_gated_call("deploy", huge), policy_path=_policy(tmp_path, policy)
-    ) as bot:
-        bot.mention("deploy")
-        bot.drain()
+    with _granted(redis_client, tmp_path, huge) as bot:
         message = bot.approval_messages()[-1]
         assert ids.APPROVE_ACTION in str(message["blocks"])
         assert ids.APPROVE_AND_ALLOW_ACTION not in str(message["blocks"])
+        assert bot.services.grants.live(now_ms=0) == []
 
 
 def test_a_corrupt_grant_record_covers_nothing_and_blinds_nothing(redis_client: redis.Redis, tmp_path: Path) -> None:
-    policy = "rules:\n  - {name: deploys, match: {tools: [deploy]}, grants: {durations: [1h]}}\n"
-    with running_bot(
-        redis_client, agent_factory=one_gated_call("deploy", "api"), policy_path=_policy(tmp_path, policy)
-    ) as bot:
-        bot.mention("deploy")
-        bot.drain()
-        _approve_and_allow(bot)
-        bot.drain()
+    with _granted(redis_client, tmp_path) as bot:
         record_key = keys.grants("T0TEST", CHANNEL)
         fields: list[bytes] = redis_client.hkeys(record_key)  # type: ignore[assignment]
         [grant_id] = [field for field in fields if not field.endswith(b":uses")]
