@@ -248,12 +248,15 @@ class Agent:
         elif self.concurrent_tools and len(todo) > 1:
             with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="tool") as pool:
                 futures = [pool.submit(self._call_tool, tool_use) for tool_use in todo]
+                asked: dict[int, list[Interrupt]] = {}
                 for future in as_completed(futures):
                     outcome = future.result()
                     if isinstance(outcome, list):
-                        interrupts.extend(outcome)
+                        asked[futures.index(future)] = outcome
                     else:
                         record(outcome)
+                # In the order of the calls, whichever asked first: people read a round's requests as planned.
+                interrupts.extend(interrupt for index in sorted(asked) for interrupt in asked[index])
         else:
             for tool_use in todo:
                 outcome = self._call_tool(tool_use)

@@ -257,3 +257,26 @@ def test_one_invocation_at_a_time() -> None:
     release.set()
     worker.join(5)
     assert [message["role"] for message in agent.messages] == ["user", "assistant"]
+
+
+def test_a_concurrent_batch_reports_its_interrupts_in_the_order_of_its_calls_whichever_asks_first() -> None:
+    first_may_ask = threading.Event()
+
+    class SlowFirst:
+        """Holds the first call's hook until the second call has asked."""
+
+        def register_hooks(self, registry: HookRegistry) -> None:
+            registry.add_callback(BeforeToolCallEvent, self.ask)
+
+        def ask(self, event: BeforeToolCallEvent) -> None:
+            if event.tool_use["toolUseId"] == "t1":
+                assert first_may_ask.wait(10)
+            else:
+                first_may_ask.set()
+            event.interrupt(f"approve-{event.tool_use['toolUseId']}", reason="risky")
+
+    batch = tool_turn(("t1", "restart_service", {"service": "a"}), ("t2", "restart_service", {"service": "b"}))
+    recorder = Recorder()
+    agent = Agent(ScriptedModel([batch, text_turn("ok")]), recorder.tools(), hooks=[SlowFirst()], concurrent_tools=True)
+    stopped = agent("go")
+    assert [interrupt.name for interrupt in stopped.interrupts] == ["approve-t1", "approve-t2"]
