@@ -11,6 +11,7 @@ import sys
 import time
 
 from bot import preflight
+from bot.flow.grants import revoke_grant
 from bot.settings import Settings
 from bot.store.audit import Audit
 from bot.store.grants import GrantStore
@@ -29,12 +30,16 @@ def main(argv: list[str]) -> int:
     grants = GrantStore(client)
     if args.command == "revoke":
         grant = grants.find(args.grant_id)
-        if grant is None or grants.revoke(grant.team_id, grant.channel_id, grant.grant_id) is None:
+        ended = None
+        if grant is not None:
+            ended = revoke_grant(
+                grants, Audit(client), grant.team_id, grant.channel_id, grant.grant_id, actor="operator:cli"
+            )
+        if ended is None:
             listing = "python -m bot grants lists them"
             print(f"signoff: no live standing approval {args.grant_id!r} ({listing})", file=sys.stderr)
             return 1
-        Audit(client).record("grant_revoked", actor="operator:cli", grant=grant.grant_id, tool=grant.tool)
-        print(f"revoked: {grant.grant_id} ({grant.tool} in {grant.channel_id})")
+        print(f"revoked: {ended.grant_id} ({ended.tool} in {ended.channel_id})")
         return 0
     live = grants.live(now_ms=int(time.time() * 1000))
     for grant, uses in live:

@@ -97,12 +97,7 @@ class GrantFlow:
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
         """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
-        grant = self._grants.revoke(team_id, channel_id, grant_id)
-        if grant is not None:
-            self._audit.record(
-                "grant_revoked", session_id="", actor=actor, grant=grant_id, tool=grant.tool, channel=channel_id
-            )
-        return grant
+        return revoke_grant(self._grants, self._audit, team_id, channel_id, grant_id, actor=actor)
 
     def may_revoke(self, grant: Grant, user_id: str) -> bool:
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""
@@ -115,3 +110,13 @@ class GrantFlow:
             for grant, uses in self._grants.live(now_ms=epoch_ms(self._clock()))
             if self.may_revoke(grant, user_id)
         ]
+
+
+def revoke_grant(
+    grants: GrantStore, audit: Audit, team_id: str, channel_id: str, grant_id: str, *, actor: str
+) -> Grant | None:
+    """End a grant and audit who did (from Slack, or an operator's command); the grant it was, or ``None``."""
+    grant = grants.revoke(team_id, channel_id, grant_id)
+    if grant is not None:
+        audit.record("grant_revoked", actor=actor, grant=grant_id, tool=grant.tool, channel=channel_id)
+    return grant

@@ -227,8 +227,9 @@ class RoundPublisher:
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
         )
         # A standing approval covers exactly the call the agent sent: never one whose input was shortened to be kept.
-        exact = single is not None and single.input == guarded[0]["input"]
-        digest = call_digest(single.tool, guarded[0]["input"], client=client) if single is not None and exact else None
+        digest = None
+        if single is not None and single.input == guarded[0]["input"]:
+            digest = call_digest(single.tool, guarded[0]["input"], client=client)
         return ApprovalRequest(
             approval_id=keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)),
             session_id=session_id,
