@@ -26,6 +26,7 @@ from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
 from bot.sandbox.slack_api import FakeSlack, JsonDict, Method, Reply, SlackError
 from bot.sandbox.slack_api.state import WorkspaceState
+from bot.sandbox.slack_api.views import submitted_state
 from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.store.offset_clock import OffsetClock
 
@@ -243,19 +244,28 @@ class SandboxSlack(FakeSlack):
         return self._bot_answer(self._bot().post_action(payload))
 
     def submit(self, user: str, view_id: str, values: dict[str, Any]) -> JsonDict:
-        """``user`` submits the modal ``view_id`` with ``values`` (block_id -> action_id -> text)."""
+        """``user`` submits the modal ``view_id`` with ``values``: block_id -> action_id -> what they chose (the text
+        of a text or number input, the value of a select's option, the values of the ticked checkboxes).
+
+        The bot gets the state Slack would send: every input of the modal, a chosen option as the view's full object.
+
+        Raises:
+            PageError: The modal is not open for ``user``, or ``values`` names an input or option it does not have.
+        """
         with self.lock:
             if self._view_owners.get(view_id) != user or view_id in self._closed_views:
                 raise PageError("that modal is not open for you")
             view = copy.deepcopy(self.workspace.views[view_id])
-        typed = {
-            block_id: {action_id: (str(value) if value else None) for action_id, value in actions.items()}
-            for block_id, actions in values.items()
-        }
+        if not isinstance(values, dict) or not all(isinstance(actions, dict) for actions in values.values()):
+            raise PageError("values must map block ids to action ids to values")
+        try:
+            state = submitted_state(view, values)
+        except ValueError as error:
+            raise PageError(str(error)) from error
         payload = slack_requests.view_submission(
             callback_id=str(view.get("callback_id", "")),
             user_id=user,
-            values=typed,
+            values=state,
             team_id=self.team_id,
             api_app_id=self.app_id,
             team_domain=self.space.team_domain,

@@ -245,16 +245,14 @@ function renderInput(block, context) {
   const element = block.element || {};
   const optional = block.optional ? ' <span class="optional">(optional)</span>' : "";
   node.appendChild(el("label", {}, textObject(block.label) + optional));
-  if (element.type !== "plain_text_input") {
+  const field = inputField(element);
+  if (!field) {
     node.appendChild(el("div", { class: "unsupported" }, `[${escapeHtml(element.type || "input")}]`));
     return node;
   }
-  const field = element.multiline ? el("textarea", { rows: 4 }) : el("input", { type: "text" });
   field.setAttribute("data-action-id", element.action_id);
+  field.setAttribute("data-kind", element.type);
   field.setAttribute("data-testid", `input-${block.block_id}`);
-  if (element.placeholder) field.placeholder = element.placeholder.text;
-  if (element.max_length) field.maxLength = element.max_length;
-  if (element.initial_value) field.value = element.initial_value;
   node.appendChild(field);
   if (block.hint) node.appendChild(el("div", { class: "hint" }, textObject(block.hint)));
   const error = context && context.errors && context.errors[block.block_id];
@@ -263,6 +261,77 @@ function renderInput(block, context) {
     node.appendChild(el("div", { class: "input-error", "data-testid": "input-error" }, escapeHtml(error)));
   }
   return node;
+}
+
+// One form control per element type; readField and writeField know each control's value.
+function inputField(element) {
+  switch (element.type) {
+    case "plain_text_input": {
+      const field = element.multiline ? el("textarea", { rows: 4 }) : el("input", { type: "text" });
+      if (element.placeholder) field.placeholder = element.placeholder.text;
+      if (element.max_length) field.maxLength = element.max_length;
+      if (element.initial_value) field.value = element.initial_value;
+      return field;
+    }
+    case "number_input": {
+      const field = el("input", {
+        type: "number",
+        step: element.is_decimal_allowed ? "any" : "1",
+        min: element.min_value,
+        max: element.max_value,
+      });
+      if (element.placeholder) field.placeholder = element.placeholder.text;
+      if (element.initial_value !== undefined) field.value = element.initial_value;
+      return field;
+    }
+    case "static_select": {
+      const field = el("select");
+      const placeholder = element.placeholder || { type: "plain_text", text: "Select an option" };
+      field.appendChild(el("option", { value: "" }, textObject(placeholder)));
+      const groups = element.option_groups || [{ options: element.options || [] }];
+      for (const group of groups) {
+        const parent = group.label ? field.appendChild(el("optgroup", { label: group.label.text })) : field;
+        for (const option of group.options || []) {
+          parent.appendChild(el("option", { value: option.value }, textObject(option.text)));
+        }
+      }
+      field.value = element.initial_option ? element.initial_option.value : "";
+      return field;
+    }
+    case "checkboxes": {
+      const field = el("div", { class: "checkboxes" });
+      const initial = new Set((element.initial_options || []).map((option) => option.value));
+      for (const option of element.options || []) {
+        const label = el("label", { class: "checkbox" });
+        const box = el("input", { type: "checkbox", value: option.value });
+        box.checked = initial.has(option.value);
+        label.appendChild(box);
+        label.appendChild(el("span", {}, textObject(option.text)));
+        if (option.description) label.appendChild(el("div", { class: "hint" }, textObject(option.description)));
+        field.appendChild(label);
+      }
+      return field;
+    }
+    default:
+      return null;
+  }
+}
+
+// What the page sends for a control: its text, the chosen option's value (null for none), the ticked values.
+function readField(field) {
+  if (field.dataset.kind === "checkboxes") {
+    return [...field.querySelectorAll("input[type=checkbox]:checked")].map((box) => box.value);
+  }
+  if (field.dataset.kind === "static_select") return field.value || null;
+  return field.value;
+}
+
+function writeField(field, value) {
+  if (field.dataset.kind === "checkboxes") {
+    for (const box of field.querySelectorAll("input[type=checkbox]")) box.checked = value.includes(box.value);
+  } else {
+    field.value = value === null ? "" : value;
+  }
 }
 
 function confirmDialog(confirm) {
@@ -468,7 +537,7 @@ function showModal(modal, errors) {
   for (const [blockId, actions] of Object.entries(values)) {
     for (const [actionId, value] of Object.entries(actions)) {
       const field = form.querySelector(`[data-block-id="${CSS.escape(blockId)}"] [data-action-id="${CSS.escape(actionId)}"]`);
-      if (field) field.value = value;
+      if (field) writeField(field, value);
     }
   }
   const footer = el("div", { class: "modal-footer" });
@@ -482,7 +551,7 @@ function showModal(modal, errors) {
     const answer = await call("submit", { view_id: modal.id, values: readModal(form) });
     if (answer.ok && answer.errors && Object.keys(answer.errors).length) showModal(modal, answer.errors);
   };
-  const first = form.querySelector("textarea, input");
+  const first = form.querySelector("textarea, input, select");
   if (first) first.focus();
 }
 
@@ -490,7 +559,7 @@ function readModal(form) {
   const values = {};
   for (const block of form.querySelectorAll(".input-block")) {
     for (const field of block.querySelectorAll("[data-action-id]")) {
-      (values[block.dataset.blockId] ||= {})[field.dataset.actionId] = field.value;
+      (values[block.dataset.blockId] ||= {})[field.dataset.actionId] = readField(field);
     }
   }
   return values;
