@@ -283,6 +283,8 @@ class Agent:
         interrupts = self.hooks.dispatch(before)
         if interrupts:
             return interrupts
+        if before.tool_use is not tool_use:  # a hook set the input that runs (an approver's edit): nothing else
+            tool_use = {**tool_use, "input": before.tool_use["input"]}
         if before.cancel_tool:
             result = error_result(
                 tool_use_id, before.cancel_tool if isinstance(before.cancel_tool, str) else _CANCELLED_BY_HOOK

@@ -5,13 +5,15 @@ it from a click). Anything else fails closed: the call is refused. A refused cal
 and the model is told plainly why, in words that do not invite a blind retry.
 """
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent.hooks import BeforeToolCallEvent, HookRegistry
+from agent.hooks import AfterToolCallEvent, BeforeToolCallEvent, HookRegistry
 from state.shapes import ToolUse
 
 APPROVAL_INTERRUPT = "approval"
@@ -54,6 +56,50 @@ class Decision(BaseModel):
     """The policy rule that decided by itself (its tier ``allow`` or ``deny``), without asking anyone."""
     by_grant: str | None = None
     """The standing approval that covered the call (``decided_by`` made it): nobody was asked this time."""
+    input_digest: str | None = None
+    """``input_digest`` of the input the approval is for (the edited one, if edited): it runs only with exactly that."""
+    updated_input: Any = None
+    """The input an approver edited the call to, before approving it; ``None``: the call runs as the agent sent it."""
+    edited_by: str | None = None
+    """Who edited the call (``updated_input``)."""
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as one JSON text whatever the order of its keys (what digests are taken of)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def input_digest(tool_input: Any) -> str:
+    """The SHA-256 (hex) of a tool's input: an approval names the exact arguments it allows."""
+    return hashlib.sha256(canonical_json(tool_input).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def approved_input(decision: Decision, tool_input: Any) -> tuple[Any, str | None]:
+    """The input an approving ``decision`` lets run for a call sent with ``tool_input``, or why none may.
+
+    An edited call runs with the approver's input; either way the input must be the one the decision names
+    (``input_digest``): an approval given for other arguments never runs these.
+
+    Returns:
+        ``(input, None)``, or ``(None, refusal)`` with what the model is told.
+    """
+    runs = decision.updated_input if decision.updated_input is not None else tool_input
+    if decision.input_digest is not None and input_digest(runs) != decision.input_digest:
+        return None, (
+            "Not executed: the approval was given for different arguments than this call's. "
+            "Do not retry automatically; ask the user."
+        )
+    return runs, None
+
+
+def edit_note(decision: Decision) -> str | None:
+    """What the model is told next to the result of a call an approver edited (``None``: not edited)."""
+    if decision.updated_input is None:
+        return None
+    return (
+        f"Note: {decision.edited_by or 'an approver'} edited this call before approving it; "
+        f"it ran with this input instead of yours: {canonical_json(decision.updated_input)}"
+    )
 
 
 def refusal_text(decision: Decision) -> str:
@@ -92,18 +138,22 @@ def parse_decision(response: Any) -> Decision | None:
         return None
 
 
-def describe_call(tool_use: ToolUse) -> dict[str, Any]:
+def describe_call(tool_use: ToolUse, *, input_schema: Any = None) -> dict[str, Any]:
     """The interrupt reason for a tool call: what a human needs to decide.
 
     ``"response": "record"`` asks the bot for the decision record whatever the policy rule's
     ``response`` says: the gates read nothing else (and tell the model who refused and why).
+    ``input_schema`` (the tool's JSON Schema, when known) lets an approver edit the call field by field.
     """
-    return {
+    reason = {
         "tool": tool_use["name"],
         "input": tool_use["input"],
         "toolUseId": tool_use["toolUseId"],
         "response": "record",
     }
+    if isinstance(input_schema, dict):
+        reason["inputSchema"] = input_schema.get("json", input_schema)  # Strands wraps it: {"json": {...}}
+    return reason
 
 
 class ApprovalGate:
@@ -115,6 +165,7 @@ class ApprovalGate:
 
     def __init__(self, tools: Iterable[str] | Callable[[ToolUse], bool]) -> None:
         """Keep which calls are gated."""
+        self._edited: dict[str, str] = {}  # toolUseId -> the note its result carries (an edited call)
         if callable(tools):
             self._needs_approval = tools
         else:
@@ -124,13 +175,30 @@ class ApprovalGate:
     def register_hooks(self, registry: HookRegistry) -> None:
         """Gate every tool call."""
         registry.add_callback(BeforeToolCallEvent, self._gate)
+        registry.add_callback(AfterToolCallEvent, self._note_edit)
 
     def _gate(self, event: BeforeToolCallEvent) -> None:
         if not self._needs_approval(event.tool_use):
             return
-        response = event.interrupt(APPROVAL_INTERRUPT, reason=describe_call(event.tool_use))
+        schema = event.tool.spec.get("inputSchema") if event.tool is not None else None
+        response = event.interrupt(APPROVAL_INTERRUPT, reason=describe_call(event.tool_use, input_schema=schema))
         decision = parse_decision(response)
         if decision is None:
             event.cancel_tool = "Not executed: the approval response was not understood. Do not retry automatically."
         elif decision.decision != "approve":
             event.cancel_tool = refusal_text(decision)
+        else:
+            runs, refusal = approved_input(decision, event.tool_use["input"])
+            if refusal is not None:
+                event.cancel_tool = refusal
+            else:
+                note = edit_note(decision)
+                if note is not None:
+                    self._edited[event.tool_use["toolUseId"]] = note
+                    event.tool_use = {**event.tool_use, "input": runs}
+
+    def _note_edit(self, event: AfterToolCallEvent) -> None:
+        """Tell the model, with the result, that the call ran as an approver edited it."""
+        note = self._edited.pop(event.tool_use["toolUseId"], None)
+        if note is not None:
+            event.result = {**event.result, "content": [{"text": note}, *event.result["content"]]}

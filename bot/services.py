@@ -19,9 +19,10 @@ from bot.api.wait_slots import WaitSlots
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
-from bot.flow.access import DenyModals
+from bot.flow.access import Modals
 from bot.flow.api_requests import ApiOutcomes, ApiRequests
 from bot.flow.decisions import DecisionService
+from bot.flow.edits import EditFlow
 from bot.flow.escalation import Escalator, Schedule
 from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeTab
@@ -35,6 +36,7 @@ from bot.store.api_requests import ApiRequestStore
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.directory import Directory
+from bot.store.edits import EditStore
 from bot.store.event_deliveries import EventDeliveries
 from bot.store.grants import GrantStore
 from bot.store.home_viewers import HomeViewers
@@ -57,7 +59,7 @@ class Services:
     jobs: JobQueue
     audit: Audit
     decisions: DecisionService
-    deny_modals: DenyModals
+    modals: Modals
     runner: SessionRunner
     publisher: RoundPublisher
     deliverer: Deliverer
@@ -72,9 +74,10 @@ class Services:
     event_deliveries: EventDeliveries
     home_viewers: HomeViewers
     api_waits: WaitSlots
+    """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
     grants: GrantStore
     grant_flow: GrantFlow
-    """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
+    edit_flow: EditFlow
     http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
         default_factory=dict
     )
@@ -250,7 +253,7 @@ def build_services(
         jobs=jobs,
         audit=audit,
         decisions=decisions,
-        deny_modals=DenyModals(redis_client),
+        modals=Modals(redis_client),
         runner=runner,
         publisher=publisher,
         deliverer=Deliverer(
@@ -283,5 +286,6 @@ def build_services(
         api_waits=api_waits,
         grants=grants,
         grant_flow=grant_flow,
+        edit_flow=EditFlow(decisions=decisions, edits=EditStore(redis_client), audit=audit, clock=clock),
         http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

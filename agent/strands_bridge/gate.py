@@ -22,7 +22,7 @@ from strands.types._events import ToolResultEvent
 from strands.types.tools import AgentTool
 
 from agent import attempts
-from agent.approval import APPROVAL_INTERRUPT, describe_call, parse_decision, refusal_text
+from agent.approval import APPROVAL_INTERRUPT, approved_input, describe_call, edit_note, parse_decision, refusal_text
 from agent.session import retrying
 from state.shapes import ToolUse
 
@@ -91,6 +91,7 @@ class SignoffGate:
         idempotent: Iterable[str] = (),
     ):
         """Keep which calls are gated."""
+        self._edited: dict[str, str] = {}  # toolUseId -> the note its result carries (an edited call)
         self.interrupt_name = interrupt_name
         self.checkpoint_results = checkpoint_results
         self.idempotent = frozenset(idempotent)
@@ -109,16 +110,17 @@ class SignoffGate:
     def register_hooks(self, registry: Any, **kwargs: Any) -> None:
         """Gate every tool call of the agent."""
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
+        registry.add_callback(AfterToolCallEvent, self.note_edit)  # first: the result recorded carries the note
         if self.checkpoint_results:
             registry.add_callback(AfterToolCallEvent, self.after_tool_call)
             registry.add_callback(MessageAddedEvent, self.message_added)
 
-    def reason_for(self, tool_use: ToolUse) -> dict[str, Any] | None:
+    def reason_for(self, tool_use: ToolUse, *, input_schema: Any = None) -> dict[str, Any] | None:
         """The interrupt reason for a call, or ``None`` when the call is not gated."""
         policy = self._policy_for(tool_use["name"])
         if policy is None:
             return None
-        reason = describe_call(tool_use)
+        reason = describe_call(tool_use, input_schema=input_schema)
         if not self._names_policy:
             reason["policy"] = policy
         return reason
@@ -130,7 +132,8 @@ class SignoffGate:
         if self.checkpoint_results and recorded is not None:
             event.selected_tool = _RecordedResult(event.selected_tool, recorded)
             return
-        reason = self.reason_for(tool_use)
+        spec = getattr(event.selected_tool, "tool_spec", None)
+        reason = self.reason_for(tool_use, input_schema=spec.get("inputSchema") if isinstance(spec, dict) else None)
         if reason is not None:
             response = event.interrupt(self.interrupt_name, reason=reason)  # raises until answered
             decision = parse_decision(response)
@@ -140,6 +143,15 @@ class SignoffGate:
             if decision.decision != "approve":
                 event.cancel_tool = refusal_text(decision)
                 return
+            runs, refusal = approved_input(decision, tool_use["input"])
+            if refusal is not None:
+                event.cancel_tool = refusal
+                return
+            note = edit_note(decision)
+            if note is not None:  # an approver edited the call: it runs as they left it, and the model is told
+                self._edited[tool_use["toolUseId"]] = note
+                tool_use = cast(ToolUse, {**tool_use, "input": runs})
+                event.tool_use = tool_use
         if self.checkpoint_results and event.selected_tool is not None and tool_use["name"] not in self.idempotent:
             self._start(event, tool_use)
 
@@ -178,6 +190,12 @@ class SignoffGate:
                 event.agent.state.set(COMPLETED_CALLS, remaining)
             else:
                 event.agent.state.delete(COMPLETED_CALLS)
+
+    def note_edit(self, event: Any) -> None:
+        """Tell the model, with the result, that the call ran as an approver edited it."""
+        note = self._edited.pop(event.tool_use["toolUseId"], None)
+        if note is not None:
+            event.result = {**event.result, "content": [{"text": note}, *event.result["content"]]}
 
     def after_tool_call(self, event: Any) -> None:
         """Record the finished call (see ``checkpoint_results``) and save the session."""

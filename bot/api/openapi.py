@@ -41,6 +41,17 @@ _DECISION: Final = {
             **_NULLABLE_STRING,
             "description": "the standing approval that covered the call (made by decided_by), nobody asked",
         },
+        "input_digest": {
+            **_NULLABLE_STRING,
+            "description": "SHA-256 (hex) of the canonical JSON (sorted keys, no spaces) of the input approved: "
+            "run only an input with this digest",
+        },
+        "updated_input": {
+            "type": ["object", "null"],
+            "description": "the input an approver edited the call to before approving it: run this one instead; "
+            "null: run the input as asked",
+        },
+        "edited_by": {**_NULLABLE_STRING, "description": "Slack user id of who edited the call (updated_input)"},
     },
 }
 _APPROVAL: Final = {

@@ -22,6 +22,9 @@ of calls gets every call's policy at once, combined into the strictest (``Policy
           when: 'args.env == "prod" && args.replicas > 10'   # CEL, on the call's input (bot.domain.conditions)
         tier: deny                  # ask (default) | allow: runs without asking | deny: refused, never asked
         message: Scaling production past 10 replicas needs a change ticket.
+      - name: deploys
+        match: {tools: [deploy]}
+        edits: other_approver       # allowed (default) | forbidden | other_approver: the editor cannot approve it
 
 The same in TOML is ``[default]`` / ``[default.approvers]`` and ``[[rules]]`` / ``[rules.match]``.
 
@@ -98,6 +101,8 @@ def _rule_name(value: str) -> str:
 
 
 Tier = Literal["allow", "ask", "deny"]
+Edits = Literal["allowed", "forbidden", "other_approver"]
+_EDITS_STRICTNESS: tuple[Edits, ...] = ("allowed", "other_approver", "forbidden")
 Condition = Annotated[StrictStr, AfterValidator(conditions.checked)]
 
 _name = whole_match(
@@ -144,6 +149,8 @@ class PolicySettings(_Model):
     """Only low-risk requests may be approved automatically on expiry."""
     response: ResponseShape = "record"
     """What the agent receives: the decision record, ``"y"``/``"n"`` (``yes_no``) or a boolean."""
+    edits: Edits = "allowed"
+    """Whether an approver may edit the call before approving it (``other_approver``: someone else approves it)."""
     channel: ChannelId | None = None
     """Where a request made through the HTTP API for a matching tool is posted when it names no channel."""
     escalation: Escalation | None = None
@@ -219,6 +226,7 @@ class Policy(PolicySettings):
             tier=self.tier,
             message=self.message,
             grant_durations=self.grants.durations if self.grants and self.tier == "ask" else (),
+            edits=self.edits,
         )
 
     @classmethod
@@ -462,6 +470,7 @@ def strictest(policies: Sequence[Policy]) -> Policy:
         reminders=min(reminders, key=lambda nudge: nudge.every) if reminders else None,
         expiry=_strictest_expiry([policy.expiry for policy in policies]),
         tier=_strictest_tier(policies),
+        edits=max((policy.edits for policy in policies), key=_EDITS_STRICTNESS.index),
         message=next((policy.message for policy in policies if policy.tier == "deny"), None),
     )
     lists = [listed for policy in restricted for listed in (policy.approvers, *policy.also_approvers)]

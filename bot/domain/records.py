@@ -102,6 +102,8 @@ class PolicySummary(BaseModel):
     """What a ``deny`` rule tells the agent and the thread."""
     grant_durations: tuple[int, ...] = ()
     """The standing approvals a person approving the request may also make (seconds each)."""
+    edits: Literal["allowed", "forbidden", "other_approver"] = "allowed"
+    """Whether the call may be edited before it is approved, and by whom it is approved then."""
 
 
 class GuardedCall(BaseModel):
@@ -141,6 +143,9 @@ class ApprovalRequest(BaseModel):
         message_ts: The approval message, once posted.
         call_digest: The one call it guards, exactly as the agent sent it (``bot.domain.grants.call_digest``), when
             a standing approval may cover it: ``None`` for a batch, or an input shortened to be stored.
+        input_digest: ``agent.approval.input_digest`` of its one call's input, exactly as the agent sent it: an
+            approval names it (``None`` as for ``call_digest``: then its input cannot be edited either).
+        input_schema: The JSON Schema of the tool's input, when the agent gave it: an edit is made field by field.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -165,3 +170,5 @@ class ApprovalRequest(BaseModel):
     expires_at: datetime | None = None
     message_ts: str | None = None
     call_digest: str | None = None
+    input_digest: str | None = None
+    input_schema: dict[str, Any] | None = None

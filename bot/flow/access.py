@@ -7,9 +7,9 @@ re-checked against the channel. It is also bound to the workspace that asked: a 
 another workspace (Slack Connect), or a payload naming another team, is refused unless the
 request's policy says ``allow_external: true``.
 
-Deny modals carry where their button was clicked in their ``private_metadata``, and the bot
-remembers the same for the view it opened (``DenyModals``): a submission whose metadata does
-not match what the bot opened that view with, or names another approval, is refused.
+Deny and edit modals carry where their button was clicked in their ``private_metadata``, and the bot
+remembers the same for the view it opened (``Modals``): a submission whose metadata does not match what
+the bot opened that view with, or names another approval, is refused.
 """
 
 import json
@@ -82,22 +82,27 @@ def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status
 
 
 @dataclass(frozen=True)
-class DenyBinding:
-    """What a deny modal was opened for: the approval, the person, and where they clicked Deny."""
+class ModalBinding:
+    """What a modal was opened for: the approval, the person, where they clicked, and to do what.
+
+    ``purpose``: ``deny`` or ``edit``; an edit form also names the input it started from (``digest``).
+    """
 
     approval_id: str
     user_id: str
     surface: Surface
     channel_id: str | None
     ts: str | None
+    purpose: Literal["deny", "edit"] = "deny"
+    digest: str = ""
 
     def metadata(self) -> str:
         """The modal's ``private_metadata`` (well under Slack's 3,000 characters: ids only)."""
         return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
 
 
-class DenyModals:
-    """Remembers what each deny modal was opened for, under the view's ``external_id`` (a fresh random key).
+class Modals:
+    """Remembers what each deny or edit modal was opened for, under the view's ``external_id`` (a fresh random key).
 
     The record is written before the view is opened, so it is there whenever Slack sends the submission.
     """
@@ -106,21 +111,23 @@ class DenyModals:
         """Keep the client."""
         self._client = client
 
-    def remember(self, binding: DenyBinding) -> str:
+    def remember(self, binding: ModalBinding) -> str:
         """Record ``binding``; return the ``external_id`` to open its view with."""
         external_id = secrets.token_urlsafe(18)
-        self._client.set(keys.deny_view(external_id), binding.metadata(), ex=_MODAL_MEMORY_S)
+        self._client.set(keys.modal_view(external_id), binding.metadata(), ex=_MODAL_MEMORY_S)
         return external_id
 
-    def matches(self, external_id: str, *, metadata: str, user_id: str) -> DenyBinding | None:
-        """The binding of a submitted view if its metadata and submitter are the ones it was opened with."""
+    def matches(
+        self, external_id: str, *, metadata: str, user_id: str, purpose: Literal["deny", "edit"]
+    ) -> ModalBinding | None:
+        """The binding of a submitted view if its metadata, submitter and purpose are the ones it was opened with."""
         if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:
             return None
-        stored = self._client.get(keys.deny_view(external_id))
+        stored = self._client.get(keys.modal_view(external_id))
         if stored is None:
             return None
         text = as_text(stored)
         if text != metadata:
             return None
-        binding = DenyBinding(**json.loads(text))
-        return binding if binding.user_id == user_id else None
+        binding = ModalBinding(**json.loads(text))
+        return binding if binding.user_id == user_id and binding.purpose == purpose else None

@@ -61,6 +61,11 @@ RULE_ACTOR_PREFIX = "policy:"
 """The audit actor of a rule's own decision: ``policy:<rule name>``."""
 
 
+def _filled_in_by_script(decision: Decision) -> dict[str, str | None]:
+    """Audit details the decide script fills in for an approval: the input approved, its editor."""
+    return {"input_digest": None, "edited_by": None} if decision.decision == "approve" else {}
+
+
 @dataclass(frozen=True)
 class Replay:
     """A signed request's signature, refused if it comes again while it is remembered (``remember_s``)."""
@@ -225,6 +230,7 @@ class DecisionService:
         session_id: str | None = None,
         replay: Replay | None = None,
         with_request: bool = False,
+        shown: str = "",
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
@@ -242,6 +248,8 @@ class DecisionService:
             replay: The signed request's signature: refused (``replayed``) if it was used before, recorded if not.
             with_request: Whether the outcome of a recorded decision carries its request (a refusal's or a vote's
                 always does). A click has no use for it, and a request weighs what its tool's input weighs.
+            shown: The digest of the input the person saw (an Approve button carries it). An approval of an input
+                edited since it was shown (or, for a typed reply, of any edited input) is refused: ``changed``.
         """
         if session_id is None:
             session_id = self._approvals.session_of(approval_id)
@@ -268,9 +276,11 @@ class DecisionService:
             replay=replay.signature if replay is not None else None,
             replay_ttl_s=replay.remember_s if replay is not None else 0,
             with_request=with_request,
+            shown=shown,
         )
         decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
         details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
+        details |= _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
         if result.status in _AUDITED:
             self._audit_refusal_of(result, user_id=user_id, origin=origin)
@@ -295,7 +305,8 @@ class DecisionService:
             origin=None,
             quorum=1,
         )
-        result = self._attempt(attempt, decision, {"approval_id": request.approval_id, "outcome": decision.decision})
+        details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
+        result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
@@ -345,6 +356,7 @@ class DecisionService:
         update = Outbox.script_entry(
             update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(self._clock())
         )
+        details |= _filled_in_by_script(decision)
         audit = self._audit_events(request.session_id, actor, approval_id=request.approval_id, decision=kind, **details)
         self._approvals.decide_in(pipeline, attempt, decision=decision, update=update, audit=audit)
 

@@ -44,9 +44,13 @@ class GrantFlow:
         self._clock = clock
 
     def approve_and_allow(
-        self, approval_id: str, *, session_id: str | None, user_id: str, seconds: int, origin: Origin
+        self, approval_id: str, *, session_id: str | None, user_id: str, seconds: int, origin: Origin, shown: str = ""
     ) -> Granted:
-        """Approve as a click does; once recorded, allow the same call here for ``seconds`` (a duration offered)."""
+        """Approve as a click does; once recorded, allow the same call here for ``seconds`` (a duration offered).
+
+        ``shown``: the digest of the input the button showed. An edited call is never granted: its Approve + allow
+        buttons are gone, and an older one's approval is refused (``changed``).
+        """
         approval = self._decisions.find(approval_id)
         if approval is None:
             return Granted(Outcome(Status.UNKNOWN))
@@ -61,6 +65,7 @@ class GrantFlow:
             reason=None,
             source="grant_button",
             origin=origin,
+            shown=shown,
         )
         if outcome.status is not Status.DECIDED:  # refused, or decided already by someone: no grant
             return Granted(outcome)

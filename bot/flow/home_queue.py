@@ -33,7 +33,11 @@ def progress_of(approval: Approval) -> blocks.Progress:
         else None
     )
     return blocks.Progress(
-        votes=tuple(sorted(approval.votes)), claimed_by=approval.claimed_by, claimed_until=until, level=approval.level
+        votes=tuple(sorted(approval.votes)),
+        claimed_by=approval.claimed_by,
+        claimed_until=until,
+        level=approval.level,
+        edit=approval.edit,
     )
 
 
@@ -49,7 +53,9 @@ def render_home(
     if not queue:
         view_blocks.append(blocks.section(messages.home_queue_empty()))
     for approval in queue[:QUEUE_SHOWN]:
-        request = approval.request
+        request, edit = approval.request, approval.edit
+        if edit is not None:  # what a click would approve: the input as edited
+            request = blocks.as_edited(request, edit.input, edit.digest)
         progress = progress_of(approval)
         view_blocks.append(blocks.section(messages.request_intro(request, request.tool)))
         view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it

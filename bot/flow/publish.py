@@ -8,12 +8,12 @@ outbox posts, and the round's ``published`` mark; each record through its owner.
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import redis
 
 from agent import AgentResult
-from agent.approval import RESPONSE_SHAPES, ResponseShape
+from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, epoch_ms, system_clock
@@ -33,6 +33,8 @@ from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 from state.store import SessionStore
+
+_SCHEMA_MAX_CHARS: Final = 8_000
 
 
 class PendingCalls(Protocol):
@@ -227,9 +229,10 @@ class RoundPublisher:
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None
         )
         # A standing approval covers exactly the call the agent sent: never one whose input was shortened to be kept.
-        digest = None
+        digest = exact_input = None
         if single is not None and single.input == guarded[0]["input"]:
             digest = call_digest(single.tool, guarded[0]["input"], client=client)
+            exact_input = input_digest(guarded[0]["input"])
         return ApprovalRequest(
             approval_id=keys.approval_id(session_id, approval_id_for(session_id, version, interrupt.id)),
             session_id=session_id,
@@ -250,7 +253,17 @@ class RoundPublisher:
             created_at=now,
             expires_at=expires_at,
             call_digest=digest,
+            input_digest=exact_input,
+            input_schema=_input_schema(interrupt.reason) if exact_input is not None else None,
         )
+
+
+def _input_schema(reason: Any) -> dict[str, Any] | None:
+    """The tool's input schema the raiser gave with its reason (``"inputSchema"``), if it is one we can keep whole."""
+    schema = reason.get("inputSchema") if isinstance(reason, dict) else None
+    if not isinstance(schema, dict) or bounded_json(schema, max_chars=_SCHEMA_MAX_CHARS) != schema:
+        return None  # a schema cut short would describe another input: edit it as JSON instead
+    return schema
 
 
 def _asked_shape(reason: Any) -> ResponseShape | None:

@@ -26,6 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from agent.approval import input_digest
 from bot.mcp.api_client import ApiError, SignoffApi
 from bot.mcp.config import McpSettings
 
@@ -107,11 +108,20 @@ def _one_text_block(answer: dict[str, Any]) -> CallToolResult:
 
 
 def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> dict[str, Any]:
-    """Claude Code's answer for a decided request: allow only an approval, deny anything else with why."""
+    """Claude Code's answer for a decided request: allow only an approval, deny anything else with why.
+
+    An approver may have edited the call: Claude Code then runs their input (``updatedInput``). Either way the input
+    allowed must be the one the approval names (its digest), or nothing runs.
+    """
     status = request["status"]
     decision = request.get("decision") or {}
     if status == "approved":
-        return {"behavior": "allow", "updatedInput": tool_input}
+        edited = decision.get("updated_input")
+        runs = edited if isinstance(edited, dict) else tool_input
+        named = decision.get("input_digest")
+        if named is not None and input_digest(runs) != named:
+            return {"behavior": "deny", "message": "The approval was given for other arguments. Do not retry."}
+        return {"behavior": "allow", "updatedInput": runs}
     if status == "denied":
         who = decision.get("decided_by") or "an approver"
         why = decision.get("reason") or "no reason given"

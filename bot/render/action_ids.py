@@ -8,40 +8,54 @@ DISCUSS_ACTION: Final = "signoff_discuss"
 CLAIM_ACTION: Final = "signoff_claim"
 APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
+EDIT_ACTION: Final = "signoff_edit"
 
 DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"
 DENY_REASON_INPUT: Final = "signoff_deny_reason_input"
+EDIT_MODAL_CALLBACK: Final = "signoff_edit_modal"
+EDIT_FIELD_BLOCK_PREFIX: Final = "signoff_edit_field_"
+EDIT_FIELD_INPUT: Final = "signoff_edit_value"
 
 _SESSION_MARK: Final = "/"
+_DIGEST_MARK: Final = "@"  # never in an approval id (``<shard>-<hex>``)
 
 
-def button_value(approval_id: str, session_id: str) -> str:
-    """What a button of an approval carries: the approval and its session (whose keys a click's script needs)."""
-    return f"{approval_id}{_SESSION_MARK}{session_id}"
+def button_value(approval_id: str, session_id: str, digest: str | None = None) -> str:
+    """What a button of an approval carries: the approval, the digest of the input it shows (when it names one:
+    an Approve then approves exactly that) and its session (whose keys a click's script needs)."""
+    shown = f"{_DIGEST_MARK}{digest}" if digest else ""
+    return f"{approval_id}{shown}{_SESSION_MARK}{session_id}"
 
 
 def parse_button_value(value: str) -> tuple[str, str | None]:
     """The approval id and session id a button carries (``None``: a button of an older message, id only)."""
-    approval_id, mark, session_id = value.partition(_SESSION_MARK)
-    return approval_id, (session_id or None) if mark else None
+    approval_id, session_id, _digest = parse_button(value)
+    return approval_id, session_id
+
+
+def parse_button(value: str) -> tuple[str, str | None, str]:
+    """The approval id, session id and shown input's digest a button carries (``""``: it names none)."""
+    named, mark, session_id = value.partition(_SESSION_MARK)
+    approval_id, _, digest = named.partition(_DIGEST_MARK)
+    return approval_id, (session_id or None) if mark else None, digest
 
 
 _DURATION_MARK: Final = "~"
 
 
-def grant_button_value(seconds: int, approval_id: str, session_id: str) -> str:
-    """What an "Approve + allow" button carries: the duration offered, then the approval and its session."""
-    return f"{seconds}{_DURATION_MARK}{button_value(approval_id, session_id)}"
+def grant_button_value(seconds: int, approval_id: str, session_id: str, digest: str | None = None) -> str:
+    """What an "Approve + allow" button carries: the duration offered, then what ``button_value`` says."""
+    return f"{seconds}{_DURATION_MARK}{button_value(approval_id, session_id, digest)}"
 
 
-def parse_grant_button_value(value: str) -> tuple[int, str, str | None] | None:
-    """The duration, approval id and session id of an "Approve + allow" button; ``None`` for a malformed one."""
+def parse_grant_button_value(value: str) -> tuple[int, str, str | None, str] | None:
+    """The duration, approval id, session id and shown digest of an "Approve + allow" button; ``None`` for a
+    malformed one."""
     seconds, mark, rest = value.partition(_DURATION_MARK)
     if not mark or not seconds.isascii() or not seconds.isdigit() or len(seconds) > 7:
         return None
-    approval_id, session_id = parse_button_value(rest)
-    return int(seconds), approval_id, session_id
+    return int(seconds), *parse_button(rest)
 
 
 AGENT_COMMAND: Final = "/agent"

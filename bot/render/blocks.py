@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from agent.attempts import is_rerun_interrupt
+from bot.domain.edits import CallEdit, Change, editable, input_changes
 from bot.domain.grants import Grant
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import messages
@@ -23,6 +24,7 @@ from bot.render.action_ids import (
     DENY_REASON_BLOCK,
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
+    EDIT_ACTION,
     REVOKE_GRANT_ACTION,
     button_value,
     grant_button_value,
@@ -55,6 +57,8 @@ MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (20
 MODAL_ERROR_MAX: Final = 300
 ACTIONS_BLOCK_PREFIX: Final = "signoff_actions:"
 DECISION_BLOCK_PREFIX: Final = "signoff_decision:"
+EDIT_LABEL: Final = "Edit"
+_CHANGED_VALUE_MAX: Final = 200  # a changed value, shown on one line
 
 FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
@@ -68,6 +72,8 @@ class Progress:
     claimed_by: str | None = None
     claimed_until: datetime | None = None
     level: int = 0
+    edit: CallEdit | None = None
+    """The input an approver edited the call to, if edited."""
 
 
 # ---------------------------------------------------------------- block constructors
@@ -88,7 +94,8 @@ def context(*lines: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
 
 
-def _button(action_id: str, label: str, value: str, style: str | None = None) -> dict[str, Any]:
+def button(action_id: str, label: str, value: str, style: str | None = None) -> dict[str, Any]:
+    """A button (``style``: ``primary``, ``danger`` or none)."""
     button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": value}
     if style is not None:
         button["style"] = style
@@ -126,7 +133,7 @@ def _pretty_json(value: Any) -> str:
         return messages.UNDISPLAYABLE
 
 
-def _code_section(label: str, code: str) -> str:
+def code_section(label: str, code: str) -> str:
     """``label`` then ``code`` in a fence, within one section; the marker comes after the closed fence."""
     code = _defang_fences(messages.reveal(code))
     head = f"{label}\n{FENCE}\n"
@@ -194,14 +201,14 @@ def _reason_section(request: ApprovalRequest) -> str | None:
         return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
     describes_the_call = (
         isinstance(reason, dict)
-        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response", "attempts"}
+        and set(reason) <= {"tool", "input", "toolUseId", "policy", "response", "attempts", "inputSchema"}
         and reason.get("policy") in (None, request.policy.name)
         and reason.get("tool") == request.tool
         and reason.get("input") == request.tool_input
     )
     if describes_the_call:  # the tool gate's own description: already shown above
         return None
-    return _code_section(messages.REASON_LABEL, _pretty_json(reason))
+    return code_section(messages.REASON_LABEL, _pretty_json(reason))
 
 
 def has_hidden_characters(request: ApprovalRequest) -> bool:
@@ -228,6 +235,12 @@ def approval_message(
     the buttons are replaced by the outcome and the number of discussion replies.
     """
     approval_id = _checked_approval_id(request.approval_id)
+    original, edited_by = request, ""
+    edit = (progress or Progress()).edit if decision is None else None
+    if edit is not None:
+        request, edited_by = as_edited(request, edit.input, edit.digest), edit.edited_by
+    elif decision is not None and decision.updated_input is not None:
+        request, edited_by = as_edited(request, decision.updated_input, None), decision.edited_by or ""
     tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
     blocks = [
         {"type": "header", "text": plain_text(messages.approval_header(tools))},
@@ -238,7 +251,9 @@ def approval_message(
     if has_hidden_characters(request):
         blocks.append(context(messages.HIDDEN_CHARACTERS_WARNING))
     blocks.append(arguments_block(request))
-    reason = _reason_section(request)
+    if request is not original:
+        blocks.append(section(edited_section(original.tool_input, request.tool_input, edited_by=edited_by)))
+    reason = _reason_section(original)
     if reason is not None:
         blocks.append(section(reason))
     facts = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
@@ -261,10 +276,10 @@ def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
     """What the request would run: the call's arguments (or the batch's calls), escaped, hidden characters shown,
     within a section's limit; or a note that the tool could not be determined."""
     if request.tool is not None or request.tool_input is not None:
-        return section(_code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
+        return section(code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
     if request.calls:
         batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
-        return section(_code_section(messages.CALLS_LABEL, _pretty_json(batch)))
+        return section(code_section(messages.CALLS_LABEL, _pretty_json(batch)))
     return context(messages.tool_unknown(request.interrupt_name))
 
 
@@ -284,17 +299,58 @@ def _compact_json(value: Any) -> str:
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
     approval_id = _checked_approval_id(request.approval_id)
-    value = button_value(approval_id, request.session_id)
+    value = button_value(approval_id, request.session_id, request.input_digest)
     elements = [
-        _button(APPROVE_ACTION, messages.APPROVE_LABEL, value, "primary"),
-        _button(DENY_ACTION, messages.DENY_LABEL, value, "danger"),
-        _button(DISCUSS_ACTION, messages.DISCUSS_LABEL, value),
+        button(APPROVE_ACTION, messages.APPROVE_LABEL, value, "primary"),
+        button(DENY_ACTION, messages.DENY_LABEL, value, "danger"),
     ]
+    if editable(request):
+        elements.append(edit_button(request))
+    elements.append(button(DISCUSS_ACTION, messages.DISCUSS_LABEL, value))
     if request.policy.claim_pause_s:
-        elements.append(_button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
+        elements.append(button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
     if request.call_digest is not None:  # a standing approval covers one exact call: never a batch
         elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
+
+
+# ---------------------------------------------------------------- an approver's edit
+
+
+def edit_button(request: ApprovalRequest) -> dict[str, Any]:
+    """The Edit button: it names the input it edits (a form opened on an input edited since is refused)."""
+    value = button_value(request.approval_id, request.session_id, request.input_digest)
+    return button(EDIT_ACTION, EDIT_LABEL, value)
+
+
+def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -> ApprovalRequest:
+    """``request`` as it now waits: the edited input, named by its digest. Never covered by a standing approval
+    (those are for calls as agents send them): its Approve + allow buttons are gone."""
+    return request.model_copy(update={"tool_input": edited_input, "input_digest": digest, "call_digest": None})
+
+
+def edited_section(original: Any, edited: Any, *, edited_by: str) -> str:
+    """Who edited the call and what changed, leaf by leaf (``-`` before, ``+`` after), in a code block."""
+    lines = [line for change in input_changes(original, edited) for line in _change_lines(change)]
+    label = f":pencil2: *Edited by {messages.mention_user(edited_by)}* before approval. What changed:"
+    return code_section(label, "\n".join(lines) or "(nothing)")
+
+
+def _change_lines(change: Change) -> list[str]:
+    before, after = f"- {change.path}: {_one_line(change.before)}", f"+ {change.path}: {_one_line(change.after)}"
+    if change.kind == "removed":
+        return [before]
+    if change.kind == "added":
+        return [after]
+    return [before, after]
+
+
+def _one_line(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError, TypeError):
+        return messages.UNDISPLAYABLE
+    return text if len(text) <= _CHANGED_VALUE_MAX else text[: _CHANGED_VALUE_MAX - 1] + "…"
 
 
 GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
@@ -312,21 +368,21 @@ def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
         uses=uses,
     )
     value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
-    revoke = _button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")
+    revoke = button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")
     return {**section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}
 
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
-    value = grant_button_value(seconds, request.approval_id, request.session_id)
-    button = _button(APPROVE_AND_ALLOW_ACTION, messages.approve_and_allow_label(seconds), value)
+    value = grant_button_value(seconds, request.approval_id, request.session_id, request.input_digest)
+    allow = button(APPROVE_AND_ALLOW_ACTION, messages.approve_and_allow_label(seconds), value)
     # Slack shows what is granted before it is: the person confirms the scope (the arguments are above).
-    button["confirm"] = {
+    allow["confirm"] = {
         "title": plain_text(messages.approve_and_allow_label(seconds)),
         "text": {"type": "mrkdwn", "text": messages.approve_and_allow_confirm(request, seconds)},
         "confirm": plain_text(messages.APPROVE_LABEL),
         "deny": plain_text("Cancel"),
     }
-    return button
+    return allow
 
 
 def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:

@@ -7,7 +7,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.listeners import approvals, claims, deny, errors, grants, home, requests, thread
+from bot.slack.listeners import approvals, claims, deny, edits, errors, grants, home, requests, thread
 
 
 def build_app(
@@ -33,6 +33,7 @@ def build_app(
     requests.register(app, services)
     approvals.register(app, services)
     deny.register(app, services)
+    edits.register(app, services)
     thread.register(app, services)
     claims.register(app, services)
     grants.register(app, services)

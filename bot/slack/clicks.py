@@ -34,6 +34,8 @@ class ApproveClick:
     approval_id: str
     session_id: str
     body: dict[str, Any]
+    shown: str = ""
+    """The digest of the input the button showed (``""``: a button that names none)."""
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
@@ -43,8 +45,8 @@ def approve_click(body: dict[str, Any]) -> ApproveClick | None:
     actions = body["actions"]
     if len(actions) != 1 or actions[0]["action_id"] != ids.APPROVE_ACTION:
         return None
-    approval_id, session_id = ids.parse_button_value(actions[0]["value"])
-    return ApproveClick(approval_id, session_id, body) if session_id else None
+    approval_id, session_id, shown = ids.parse_button(actions[0]["value"])
+    return ApproveClick(approval_id, session_id, body, shown) if session_id else None
 
 
 class ApproveClicks:
@@ -68,6 +70,7 @@ class ApproveClicks:
                 source="button",
                 origin=click_origin(click.body),
                 replay=replay,
+                shown=click.shown,
             )
         except (redis.ConnectionError, redis.TimeoutError) as error:
             return unrecorded(error)

@@ -21,11 +21,13 @@ from typing import Any, Final
 import redis
 from pydantic import ValidationError
 
+from bot.domain.edits import CallEdit
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
 from bot.store import keys, scripts
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
+from bot.store.edits import read_edit
 from bot.store.jobs import JobQueue
 from state.text import as_text
 
@@ -59,6 +61,8 @@ class Attempt:
         replay: The request's signature, when the attempt is a signed request to refuse if replayed.
         replay_ttl_s: How long the signature is remembered.
         with_request: Whether a recorded decision is answered with its request (any other answer is).
+        shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
+            for a typed reply: then an edited call is not approved).
     """
 
     session_id: str
@@ -75,6 +79,7 @@ class Attempt:
     replay: str | None = None
     replay_ttl_s: int = 0
     with_request: bool = False
+    shown: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,18 @@ class Approval:
     """Bumped with every queued message update: the state its messages should show."""
     post_entry: str | None = None
     """The outbox entry that posted the message (its marker stays on the message)."""
+    edit: CallEdit | None = None
+    """The input an approver edited the call to, while it waits (and once decided: what was approved)."""
+
+    @property
+    def shown_input(self) -> Any:
+        """The input the approval is for now: the edited one, if edited."""
+        return self.edit.input if self.edit is not None else self.request.tool_input
+
+    @property
+    def shown_digest(self) -> str | None:
+        """The digest an Approve of this approval names (``None``: it names none, e.g. a batch)."""
+        return self.edit.digest if self.edit is not None else self.request.input_digest
 
 
 class ApprovalStore:
@@ -236,8 +253,7 @@ class ApprovalStore:
         """
         pipeline = self._client.pipeline(transaction=False)
         _read(pipeline, session_id, approval_id)
-        fields, replies, votes = pipeline.execute()
-        return _approval(approval_id, fields, replies, votes)
+        return _approval(approval_id, *pipeline.execute())
 
     def get_many_readable(self, ids: Sequence[tuple[str, str]]) -> list[Approval | None]:
         """``get_readable`` of many ``(session_id, approval_id)`` pairs in one round trip, in their order."""
@@ -247,9 +263,8 @@ class ApprovalStore:
         replies = pipeline.execute()
         approvals: list[Approval | None] = []
         for index, (session_id, approval_id) in enumerate(ids):
-            fields, discussion, votes = replies[3 * index : 3 * index + 3]
             try:
-                approvals.append(_approval(approval_id, fields, discussion, votes))
+                approvals.append(_approval(approval_id, *replies[_READS * index : _READS * index + _READS]))
             except ApprovalDataError as error:
                 self.quarantine(session_id, approval_id, why=str(error))
                 approvals.append(None)
@@ -342,6 +357,7 @@ class ApprovalStore:
                 keys.approval(session_id, approval_id),
                 keys.discussion(session_id, approval_id),
                 keys.votes(session_id, approval_id),
+                keys.approval_edit(session_id, approval_id),
                 keys.approval_session(keys.shard_of(session_id), approval_id),
             ):
                 pipeline.expire(key, after_s)
@@ -498,6 +514,7 @@ class ApprovalStore:
             keys.channel_open(shard, attempt.team_id, attempt.channel_id),
             keys.recent_decisions(shard),
             keys.channel_members(attempt.channel_id, shard=shard),
+            keys.approval_edit(session_id, approval_id),
             *(keys.usergroup(group, shard=shard) for group in attempt.groups),
             *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
         ]
@@ -518,13 +535,16 @@ class ApprovalStore:
             "recent_kept": RECENT_KEPT,
             "now_ms": int(decision.decided_at.timestamp() * 1000),
             "with_request": attempt.with_request,
+            "shown": attempt.shown,
         }
-        if decision.approved_by or decision.discussion:  # the script fills them in (they are usually empty here)
-            decision = decision.model_copy(update={"approved_by": (), "discussion": ()})
+        filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
+        filled_in["edited_by"] = None
+        if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
+            decision = decision.model_copy(update=filled_in)
         args = [
             json.dumps(judged),
             decision.model_dump_json(),
-            *_runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
+            *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
         ]
         return request_keys, args
 
@@ -547,6 +567,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "thread_ts": True,
     "message_ts": True,
     "requested_by": True,
+    "input_digest": True,
     "policy": {
         "approver_users",
         "approver_groups",
@@ -556,6 +577,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
         "reason_required_on_deny",
         "tier",
         "quorum",
+        "edits",
     },
 }
 
@@ -569,19 +591,24 @@ def terms(request: ApprovalRequest) -> str:
     return request.model_dump_json(include=_TERMS)
 
 
-def _runs(*records: Sequence[str]) -> list[str]:
-    """``records`` as a script reads them (``bot.store.scripts``): each its length, then its arguments."""
-    return [item for record in records for item in (str(len(record)), *record)]
+_READS: Final = 4  # how many replies ``_read`` queues
 
 
 def _read(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:
-    """Queue the reads one approval is made of (its hash, discussion and votes)."""
+    """Queue the reads one approval is made of (its hash, discussion, votes and edit): ``_READS`` replies."""
     pipeline.hgetall(keys.approval(session_id, approval_id))
     pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
     pipeline.smembers(keys.votes(session_id, approval_id))
+    pipeline.hgetall(keys.approval_edit(session_id, approval_id))
 
 
-def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes], votes: set[bytes]) -> Approval | None:
+def _approval(
+    approval_id: str,
+    fields: dict[bytes, bytes],
+    replies: list[bytes],
+    votes: set[bytes],
+    edit_fields: dict[bytes, bytes],
+) -> Approval | None:
     """The approval the reads of ``_read`` returned (``None``: there is none).
 
     Raises:
@@ -604,6 +631,7 @@ def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes]
         claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
         level = int(decoded.get("level", "0"))
         version = int(decoded.get("version", "0"))
+        edit = read_edit(approval_id, edit_fields)
     except (KeyError, ValueError, ValidationError) as error:
         raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
     return Approval(
@@ -617,6 +645,7 @@ def _approval(approval_id: str, fields: dict[bytes, bytes], replies: list[bytes]
         copies,
         version,
         decoded.get("post_entry"),
+        edit,
     )
 
 

@@ -261,6 +261,11 @@ def votes(session_id: str, approval_id: str) -> str:
     return f"{_session_prefix(session_id)}:votes:{approval_id}"
 
 
+def approval_edit(session_id: str, approval_id: str) -> str:
+    """The input an approver edited one pending call to (``bot.store.edits``)."""
+    return f"{_session_prefix(session_id)}:edit:{approval_id}"
+
+
 def event_seen(event_id: str) -> str:
     """Marks an Events API delivery as handled."""
     return f"signoff:event:{event_id}"
@@ -282,9 +287,9 @@ def channel_members(channel_id: str, *, shard: int | None = None) -> str:
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{channel_id}"
 
 
-def deny_view(external_id: str) -> str:
-    """The approval and message a deny modal was opened from (checked when it is submitted)."""
-    return f"signoff:deny-view:{external_id}"
+def modal_view(external_id: str) -> str:
+    """The approval and message a deny or edit modal was opened from (checked when it is submitted)."""
+    return f"signoff:deny-view:{external_id}"  # named when only Deny opened one: views open then still submit
 
 
 def schedule_entry(approval_id: str, kind: str) -> str:

@@ -10,6 +10,7 @@ again inside Redis (a click waits for both).
 Owners register the scripts they run (``client.register_script``).
 """
 
+from collections.abc import Sequence
 from typing import Final, TypeAlias
 
 from bot.domain.status import Status
@@ -17,12 +18,19 @@ from bot.domain.status import Status
 ScriptRecord: TypeAlias = tuple[str, ...]
 """A record one owner made for a script to write: a run of arguments (the script is told where it starts)."""
 
+
+def runs(*records: Sequence[str]) -> list[str]:
+    """``records`` as a script reads them (``runs_from`` below): each its length, then its arguments."""
+    return [item for record in records for item in (str(len(record)), *record)]
+
+
 # Shared pieces, prepended to the scripts that write another owner's records.
 # runs_from(first): the runs of ARGV from index ``first`` on (each a length, then that many arguments), as
 #   {first index, last index} pairs.
 # queue_outbox: args (outbox due zset, entries hash, wake list, the run of Outbox.script_entry).
 # queue_job: args (jobs stream, the run of JobQueue.script_resume, the values to append to its fields).
-# add_audit: args (audit stream, the run of one of Audit.script_events).
+# add_audit: args (audit stream, the run of one of Audit.script_events, optionally a function each value goes
+#   through: it fills in what only the script knows).
 _OWNERS: Final = """
 local function runs_from(first)
   local runs, at = {}, first
@@ -45,26 +53,30 @@ local function queue_job(stream_key, run, ...)
   for _, value in ipairs({...}) do fields[#fields + 1] = value end
   redis.call('XADD', stream_key, 'MAXLEN', '~', ARGV[run[1]], '*', unpack(fields))
 end
-local function add_audit(stream_key, run)
-  redis.call('XADD', stream_key, '*', unpack(ARGV, run[1], run[2]))
+local function add_audit(stream_key, run, fill)
+  if not fill then return redis.call('XADD', stream_key, '*', unpack(ARGV, run[1], run[2])) end
+  local fields = {unpack(ARGV, run[1], run[2])}
+  for index, value in ipairs(fields) do fields[index] = fill(value) end
+  redis.call('XADD', stream_key, '*', unpack(fields))
 end
 """
 
 # KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 discussion, 6 jobs, 7 outbox due, 8 outbox entries,
 #       9 outbox wake, 10 audit, 11 schedule due, 12 schedule entries, 13 open index, 14 the channel's open index,
-#       15 recent decisions, 16 the channel's cached members, 17.. the cached members of the user groups the attempt
-#       names, then (if the attempt carries a request signature) the signature's replay record. The shard
-#       structures and caches are the session's shard's (one slot); the channel (and its team) is the one the
-#       caller expects the request in: the script checks it.
+#       15 recent decisions, 16 the channel's cached members, 17 the approval's edit, 18.. the cached members of the
+#       user groups the attempt names, then (if the attempt carries a request signature) the signature's replay
+#       record. The shard structures and caches are the session's shard's (one slot); the channel (and its team) is
+#       the one the caller expects the request in: the script checks it.
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
 #       most twice that), now_ms: the decision's place among the recent ones, with_request: whether a decided
-#       answer carries the request too), 2 the decision
-#       record with empty "approved_by" and "discussion" (the script fills them in), then five runs (each its
-#       length, then its arguments): the message update (Outbox.script_entry), the audit events of a vote and of
-#       a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds the round's
-#       version), the request's schedule entry ids.
+#       answer carries the request too, shown: the digest of the input the person was shown, '' if none), 2 the
+#       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
+#       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"), then
+#       five runs (each its length, then its arguments): the message update (Outbox.script_entry), the audit events
+#       of a vote and of a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds
+#       the round's version), the request's schedule entry ids.
 # With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
 # standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
 # reason when one is required. Without (the clock), only the record's own rules apply.
@@ -74,16 +86,18 @@ end
 # Returns {status, value, request JSON, message ts}: replayed (nothing changed: the signature was used before),
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
-# not_a_member, self_approval, not_an_approver, reason_required), already (value: the decision), unseen (a typed
-# reply written before the approval message was posted), voted, vote (value: the count), no_round, decided
-# (value: the decision). Every answer but replayed, needs and unreadable records the signature as used. The request
-# JSON is '' for replayed, unreadable and a needs of the place, and for decided unless with_request.
+# not_a_member, self_approval, not_an_approver, reason_required, editor_approval), changed (an approval of an input
+# that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
+# (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
+# (value: the count), no_round, decided (value: the decision). Every answer but replayed, needs and unreadable
+# records the signature as used. The request JSON is '' for replayed, unreadable and a needs of the place, and for
+# decided unless with_request.
 DECIDE: Final = (
     _OWNERS
     + f"""
 local attempt = cjson.decode(ARGV[1])
 local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(3))
-local groups_from = 17
+local groups_from = 18
 local replay_key = KEYS[groups_from + #attempt.groups]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
 -- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
@@ -194,6 +208,18 @@ if attempt.written_at ~= '' and not (posted_ts ~= '' and ts_not_after(posted_ts,
   return answer('{Status.UNSEEN}')
 end
 if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
+-- An approval names the input it was shown (a button carries its digest): edited since, it approves nothing. The
+-- clock (no checks, nothing shown) approves the input as it is. An editor may be barred from approving their edit.
+local edit = redis.call('HMGET', KEYS[17], 'digest', 'by', 'input')
+local current = edit[1] or text(terms.input_digest)
+if attempt.kind == 'approve' then
+  if (attempt.checks or attempt.shown ~= '') and (edit[1] or attempt.shown ~= '') and attempt.shown ~= current then
+    return answer('{Status.CHANGED}')
+  end
+  if attempt.checks and edit[2] == user and policy.edits == 'other_approver' then
+    return answer('{Status.EDITOR_APPROVAL}')
+  end
+end
 -- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
 if redis.call('SISMEMBER', KEYS[2], attempt.approval_id) == 0 then return answer('{Status.UNKNOWN}') end
 -- Read everything the last step needs before writing anything: never a half-recorded decision.
@@ -204,11 +230,25 @@ for _, reply in ipairs(replies) do
   local ok, entry = pcall(cjson.decode, reply)
   if not ok or type(entry) ~= 'table' then return {{'{Status.UNREADABLE}', '', '', ''}} end
 end
+-- Records' empty fields are filled in place (JSON strings cannot hold these keys unescaped); a record without the
+-- field is left as it is.
+local function filled(record, name, empty, value)
+  local at = string.find(record, '"' .. name .. '":' .. empty, 1, true)
+  if not at then return record end
+  return string.sub(record, 1, at + #name + 2) .. value .. string.sub(record, at + #name + 3 + #empty)
+end
+-- The audit's details (JSON with spaces: Audit.script_events) name the input approved, and its editor.
+local function with_input(details)
+  if attempt.kind ~= 'approve' or current == '' then return details end
+  details = filled(details, 'input_digest', ' null', ' ' .. cjson.encode(current))
+  if edit[2] then details = filled(details, 'edited_by', ' null', ' ' .. cjson.encode(edit[2])) end
+  return details
+end
 -- Each change bumps the approval's version: the update queued with it shows this version or a later one.
 local next_version = (tonumber(stored[5]) or 0) + 1
 local function queue_update_and_audit(event_run)
   queue_outbox(KEYS[7], KEYS[8], KEYS[9], update_run)
-  add_audit(KEYS[10], event_run)
+  add_audit(KEYS[10], event_run, with_input)
 end
 local quorum = attempt.quorum > 0 and attempt.quorum or tonumber(policy.quorum) or 1
 local approved_by = '[]'
@@ -225,14 +265,16 @@ if attempt.kind == 'approve' and quorum > 1 then
   for index, voter in ipairs(votes) do votes[index] = cjson.encode(voter) end
   approved_by = '[' .. table.concat(votes, ',') .. ']'
 end
--- The record's empty lists are filled in place (JSON strings cannot hold these keys unescaped).
-local function filled(record, empty, value)
-  local at = string.find(record, empty, 1, true)
-  return string.sub(record, 1, at + #empty - 3) .. value .. string.sub(record, at + #empty)
-end
 local decision = ARGV[2]
-if approved_by ~= '[]' then decision = filled(decision, '"approved_by":[]', approved_by) end
-if #replies > 0 then decision = filled(decision, '"discussion":[]', '[' .. table.concat(replies, ',') .. ']') end
+if approved_by ~= '[]' then decision = filled(decision, 'approved_by', '[]', approved_by) end
+if #replies > 0 then decision = filled(decision, 'discussion', '[]', '[' .. table.concat(replies, ',') .. ']') end
+if attempt.kind == 'approve' and current ~= '' then
+  decision = filled(decision, 'input_digest', 'null', cjson.encode(current))
+  if edit[1] then
+    decision = filled(decision, 'updated_input', 'null', edit[3])
+    decision = filled(decision, 'edited_by', 'null', cjson.encode(edit[2]))
+  end
+end
 redis.call('HSET', KEYS[1], 'decision', decision, 'version', next_version)
 redis.call('SREM', KEYS[2], attempt.approval_id)
 redis.call('ZREM', KEYS[11], unpack(ARGV, schedule_run[1], schedule_run[2]))  -- one call for every kind of step
@@ -461,3 +503,38 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 return false
 """
+
+# KEYS: 1 approval, 2 its edit, 3 its votes, 4 the round's open set, 5 outbox due, 6 outbox entries, 7 outbox wake,
+#       8 audit (the session's shard: one slot).
+# ARGV: 1 the edit (JSON: approval_id, editor, from: the digest of the input the editor started from, digest: of the
+#       edited input, at: its time, ISO), 2 the edited input (JSON, stored as it is), then two runs: the message
+#       update (Outbox.script_entry), the audit event (Audit.script_events).
+# Records an edit of a pending call: refused if the approval is unknown, decided, no longer open, its rule forbids
+# edits (``policy.edits`` in its terms), or its input changed since the editor opened the form (another edit). The
+# votes counted so far were for the other input: they are dropped. Returns {status, digest now}: edited, unknown,
+# already, forbidden, changed (the digest of the input as it is now), unchanged (the edit changes nothing).
+EDIT_CALL: Final = (
+    _OWNERS
+    + f"""
+local edit = cjson.decode(ARGV[1])
+local update_run, audit_run = unpack(runs_from(3))
+local stored = redis.call('HMGET', KEYS[1], 'terms', 'decision', 'version')
+if not stored[1] then return {{'{Status.UNKNOWN}', ''}} end
+if stored[2] then return {{'{Status.ALREADY}', ''}} end
+if redis.call('SISMEMBER', KEYS[4], edit.approval_id) == 0 then return {{'{Status.UNKNOWN}', ''}} end
+local read, terms = pcall(cjson.decode, stored[1])
+if not read or type(terms) ~= 'table' or type(terms.policy) ~= 'table' then return {{'{Status.UNREADABLE}', ''}} end
+if terms.policy.edits == 'forbidden' or type(terms.input_digest) ~= 'string' then
+  return {{'{Status.FORBIDDEN}', ''}}
+end
+local now = redis.call('HGET', KEYS[2], 'digest') or terms.input_digest
+if now ~= edit.from then return {{'{Status.CHANGED}', now}} end
+if now == edit.digest then return {{'{Status.UNCHANGED}', now}} end
+redis.call('HSET', KEYS[2], 'input', ARGV[2], 'digest', edit.digest, 'by', edit.editor, 'at', edit.at)
+redis.call('DEL', KEYS[3])
+redis.call('HSET', KEYS[1], 'version', (tonumber(stored[3]) or 0) + 1)
+queue_outbox(KEYS[5], KEYS[6], KEYS[7], update_run)
+add_audit(KEYS[8], audit_run)
+return {{'{Status.EDITED}', edit.digest}}
+"""
+)

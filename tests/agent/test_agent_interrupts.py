@@ -26,6 +26,8 @@ def test_hook_interrupt_stops_before_the_tool_and_resume_runs_it_without_calling
     assert stopped.stop_reason == "interrupt"
     [interrupt] = stopped.interrupts
     assert interrupt.id == f"v1:before_tool_call:t1:{_oid('approval')}"
+    schema = interrupt.reason.pop("inputSchema")  # the tool's schema travels along, for an approver's edit form
+    assert schema["properties"]["service"]["type"] == "string"
     assert interrupt.reason == {
         "tool": "restart_service",
         "input": {"service": "checkout"},

@@ -129,6 +129,7 @@ def test_an_approval_round_trip_calls_the_model_once_before_the_interrupt_and_on
 
     assert stopped.stop_reason == "interrupt"
     [interrupt] = stopped.interrupts
+    assert interrupt.reason.pop("inputSchema")["required"] == ["service"]
     assert interrupt.reason == {
         "tool": "restart_service",
         "input": {"service": "checkout"},

@@ -45,6 +45,7 @@ class StrandsApprovalGate:
         use = event.tool_use
         if use["name"] == "restart_service":
             reason = {"tool": use["name"], "input": use["input"], "toolUseId": use["toolUseId"], "response": "record"}
+            reason["inputSchema"] = event.selected_tool.tool_spec["inputSchema"]["json"]
             answer = event.interrupt("approval", reason=reason)
             if answer.get("decision") != "approve":
                 event.cancel_tool = "denied"
@@ -116,6 +117,10 @@ def test_stored_state_after_an_interrupt_equals_what_strands_persists(tmp_path: 
     theirs_state, theirs_messages = _strands_persisted(tmp_path)
     stored = store.load("parity")
     assert stored is not None
+    # Each runtime describes the tool's input by its own schema (the two tools are written apart): both carry one.
+    for state in (stored.interrupt_state, theirs_state):
+        for interrupt in state["interrupts"].values():
+            assert interrupt["reason"].pop("inputSchema")["properties"]["service"]["type"] == "string"
     assert stored.interrupt_state == theirs_state
     assert stored.messages == theirs_messages
     assert [interrupt.id for interrupt in our_result.interrupts] == [i.id for i in strands_result.interrupts]

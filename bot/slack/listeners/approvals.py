@@ -11,7 +11,7 @@ from slack_bolt import Ack, App, Respond
 
 from bot.render import action_ids as ids
 from bot.render import messages
-from bot.render.action_ids import parse_button_value
+from bot.render.action_ids import parse_button, parse_button_value
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import post_message
@@ -27,7 +27,7 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user, channel, thread_ts = who.user, who.channel, who.thread_ts
-        approval_id, session_id = parse_button_value(action["value"])
+        approval_id, session_id, shown = parse_button(action["value"])
         try:
             outcome = decisions.decide(
                 approval_id,
@@ -37,6 +37,7 @@ def register(app: App, services: Services) -> None:
                 reason=None,
                 source="button",
                 origin=click_origin(body),
+                shown=shown,
             )
         except Exception as error:
             logger.exception("approval_id=<%s> | approve click failed", approval_id)

@@ -1,6 +1,6 @@
 """Deny on an approval message or the App Home: the modal it opens, and that modal's submission.
 
-The modal is bound to the approval and to where Deny was clicked (``bot.flow.access.DenyBinding``):
+The modal is bound to the approval and to where Deny was clicked (``bot.flow.access.ModalBinding``):
 its ``private_metadata`` says so, and the bot remembered the same under the view's
 ``external_id`` before opening it. A submission that does not match is refused and audited.
 """
@@ -11,7 +11,7 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.domain.status import Status
-from bot.flow.access import DenyBinding
+from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, messages
 from bot.render.action_ids import parse_button_value
@@ -37,12 +37,12 @@ def register(app: App, services: Services) -> None:
             tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         request = approval.request
-        binding = DenyBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
+        binding = ModalBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
         view = blocks.deny_modal(
             request,
             reason_required=request.policy.reason_required_on_deny,
             private_metadata=binding.metadata(),
-            external_id=services.deny_modals.remember(binding),
+            external_id=services.modals.remember(binding),
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
@@ -50,8 +50,11 @@ def register(app: App, services: Services) -> None:
         user = body["user"]["id"]
         values = view.get("state", {}).get("values", {})
         reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")
-        binding = services.deny_modals.matches(
-            str(view.get("external_id") or ""), metadata=str(view.get("private_metadata") or ""), user_id=user
+        binding = services.modals.matches(
+            str(view.get("external_id") or ""),
+            metadata=str(view.get("private_metadata") or ""),
+            user_id=user,
+            purpose="deny",
         )
         if binding is None:
             decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="modal")

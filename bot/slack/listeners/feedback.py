@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.domain.status import Status
-from bot.flow.access import DenyBinding, Origin
+from bot.flow.access import ModalBinding, Origin
 from bot.flow.decisions import Outcome
-from bot.render import messages
+from bot.render import edits, messages
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
@@ -36,6 +36,10 @@ _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
     Status.VOTE: _vote_text,
     Status.VOTED: lambda _outcome: messages.already_voted(),
     Status.NO_CLAIMS: lambda _outcome: messages.claims_off(),
+    Status.CHANGED: lambda _outcome: edits.CHANGED_TEXT,
+    Status.EDITOR_APPROVAL: lambda _outcome: edits.EDITOR_APPROVAL_TEXT,
+    Status.FORBIDDEN: lambda _outcome: edits.FORBIDDEN_TEXT,
+    Status.UNCHANGED: lambda _outcome: edits.UNCHANGED_TEXT,
 }
 
 
@@ -83,7 +87,7 @@ def reply_origin(body: dict[str, Any], event: dict[str, Any]) -> Origin:
     return Origin("reply", str(body.get("team_id") or ""), user_team_id, event.get("channel"), event.get("thread_ts"))
 
 
-def modal_origin(body: dict[str, Any], binding: DenyBinding) -> Origin:
+def modal_origin(body: dict[str, Any], binding: ModalBinding) -> Origin:
     """Where a deny modal's Deny button was clicked, with the workspaces of the submission."""
     team_id = str((body.get("team") or {}).get("id") or "")
     user_team_id = str((body.get("user") or {}).get("team_id") or "")

@@ -25,9 +25,14 @@ def register(app: App, services: Services) -> None:
         if parsed is None:
             tell(services.outbox, channel=who.channel, user=who.user, text=messages.unknown_approval())
             return
-        seconds, approval_id, session_id = parsed
+        seconds, approval_id, session_id, shown = parsed
         granted = flow.approve_and_allow(
-            approval_id, session_id=session_id, user_id=who.user, seconds=seconds, origin=click_origin(body)
+            approval_id,
+            session_id=session_id,
+            user_id=who.user,
+            seconds=seconds,
+            origin=click_origin(body),
+            shown=shown,
         )
         if not granted.offered:
             text = messages.grant_not_offered()

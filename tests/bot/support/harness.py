@@ -5,6 +5,7 @@ worker's job and outbox loops until nothing is left to do, so scenarios are dete
 without sleeping.
 """
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -151,6 +152,26 @@ class Bot:
         )
         return self.poster.post_view_submission(payload)
 
+    def open_edit(self, approval_id: str, *, user: str) -> dict[str, Any]:
+        """Someone clicks Edit on the approval message: the form the bot opened for them."""
+        opened = len(self.slack.calls("views.open"))
+        assert self.click(ids.EDIT_ACTION, approval_id, user=user).status == 200
+        call = self.slack.wait_for("views.open", count=opened + 1)[-1]
+        return dict(call.response["view"])
+
+    def submit_edit(self, view: dict[str, Any], *, user: str, changes: dict[str, Any]) -> PostResult:
+        """Someone submits the edit form ``view``: the fields named in ``changes`` (by label) set to those values
+        (a text, a choice, a tick), the others as the form showed them, in Slack's state shapes."""
+        payload = slack_requests.view_submission(
+            callback_id=ids.EDIT_MODAL_CALLBACK,
+            user_id=user,
+            view_id=view["id"],
+            external_id=view.get("external_id", ""),
+            private_metadata=view["private_metadata"],
+            values=edit_form_state(view, changes),
+        )
+        return self.poster.post_view_submission(payload)
+
     def open_home(self, user: str) -> dict[str, Any]:
         """Someone opens the App Home tab: the view the bot published for them."""
         event = {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
@@ -167,6 +188,14 @@ class Bot:
     def thread_texts(self, thread_ts: str) -> list[str]:
         """Texts of the messages in a thread, in order."""
         return [message.get("text", "") for message in self.slack.messages(CHANNEL, thread_ts=thread_ts)]
+
+    def wait_told(self, user: str, text: str, *, timeout_s: float = 10) -> None:
+        """Drain until ``user`` was shown ``text`` (a lazy listener's answer comes after the click's 200)."""
+        deadline = time.monotonic() + timeout_s
+        while text not in self.ephemeral_texts(user):
+            assert time.monotonic() < deadline, f"{user} was never told {text!r}: {self.ephemeral_texts(user)}"
+            time.sleep(0.02)
+            self.drain()
 
     def ephemeral_texts(self, user: str) -> list[str]:
         """Ephemeral texts shown to ``user``."""
@@ -195,6 +224,27 @@ def message_click(
         blocks=message.get("blocks"),
         response_url=slack.response_url(channel=channel, message_ts=message["ts"]),
     )
+
+
+def edit_form_state(view: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The ``state.values`` Slack sends for the edit form ``view``: each input as shown, but those ``changes`` names."""
+    state: dict[str, Any] = {}
+    for block in view["blocks"]:
+        if block.get("type") != "input":
+            continue
+        element, label = block["element"], block["label"]["text"]
+        kind = element["type"]
+        if kind == "checkboxes":
+            ticked = bool(changes[label]) if label in changes else bool(element.get("initial_options"))
+            shown: dict[str, Any] = {"selected_options": element["options"][:1] if ticked else []}
+        elif kind == "static_select":
+            chosen = changes.get(label, (element.get("initial_option") or {}).get("value"))
+            options = [option for option in element["options"] if option["value"] == chosen]
+            shown = {"selected_option": options[0] if options else None}
+        else:
+            shown = {"value": changes.get(label, element.get("initial_value"))}
+        state[block["block_id"]] = {element["action_id"]: {"type": kind, **shown}}
+    return state
 
 
 def deny_submission(approval_id: str, *, user: str = APPROVER, reason: str = "no") -> dict[str, Any]:

@@ -493,7 +493,7 @@ def test_every_problem_is_reported_with_its_own_line(tmp_path: Path) -> None:
             reason_required = true
             """,
             "line 3, default.reason_required: unknown key 'reason_required' (expected one of: allow_external, "
-            "allow_self_approval, approvers, channel, claim, escalation, expiry, grants, low_risk, quorum, "
+            "allow_self_approval, approvers, channel, claim, edits, escalation, expiry, grants, low_risk, quorum, "
             "reason_required_on_deny, reminders, response)",
             id="unknown-key",
         ),

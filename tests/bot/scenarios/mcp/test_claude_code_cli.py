@@ -124,3 +124,25 @@ def test_the_cli_runs_an_approved_bash_call_and_never_a_denied_one(
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 """What the bundled CLI 2.1.x settles on with ``python -m bot mcp`` (the newest each era of the ``mcp``
 package offers): a change here is a new protocol to prove, not a number to update blindly."""
+
+
+def _edit_command(bot: Bot, approval_id: str, command: str) -> None:
+    """The approver edits the call's command in Slack and saves it (which approves it)."""
+    view = bot.open_edit(approval_id, user=APPROVER)
+    assert bot.submit_edit(view, user=APPROVER, changes={"command": command}).status == 200
+
+
+@pytest.mark.single_redis
+def test_the_cli_runs_the_command_as_an_approver_edited_it(bot: Bot, home: Path) -> None:
+    asked, edited = home / "asked.txt", home / "edited.txt"
+    with serving(_bash(asked, "toolu_edited")) as api, _mcp_config(bot, "stdio", home) as config:
+        with person_in_slack(bot, lambda approval_id: _edit_command(bot, approval_id, f"echo edited > {edited}")):
+            result, _version = _claude(api, config, home, "auto")
+        [told] = api.tool_results()
+    assert result["result"] == "done", result
+    assert not told.get("is_error"), told
+    assert edited.read_text() == "edited\n"  # the CLI's own Bash ran the approver's command
+    assert not asked.exists()  # and never the one the model asked for
+    bot.drain()
+    [message] = bot.approval_messages()
+    assert f"+ command: \\\"echo edited &gt; {edited}\\\"" in json.dumps(message["blocks"])

@@ -1,0 +1,129 @@
+"""Editing a pending call before approving it: who may, the form, saving the edit, then the approval.
+
+Whoever may approve a call may edit it (``DecisionService.check``, as for an Approve), where its rule allows edits
+(``bot.domain.edits.editable``). The form is made from the input waiting now (an earlier edit's, if any) and bound
+to it: a form opened on an input edited since is refused (``changed``), checked again in the script that saves
+(``bot.store.scripts.EDIT_CALL``), with the message update and the audit event. Saving drops the votes counted for
+the other input. Then the editor's approval follows, through the decide script like any Approve and naming the
+edited input's digest; unless the rule wants someone else to approve an edited call (``edits: other_approver``).
+"""
+
+from dataclasses import dataclass, field
+
+from agent.approval import input_digest
+from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.edit_form import EditForm, edit_form, read_back
+from bot.domain.edits import CallEdit, changes_json, editable, input_changes
+from bot.domain.status import Status
+from bot.flow.access import ModalBinding, Origin
+from bot.flow.decisions import DecisionService, Outcome
+from bot.store.approvals import Approval
+from bot.store.audit import Audit
+from bot.store.edits import EditStore
+from bot.store.outbox import Outbox, update_approval
+
+
+@dataclass(frozen=True)
+class EditOpening:
+    """What an Edit click opens: the form for the approval, or why there is none (``refusal``).
+
+    ``approves``: saving approves the edited call too (else the rule wants someone other than the editor).
+    """
+
+    approval: Approval | None = None
+    form: EditForm | None = None
+    refusal: Outcome | None = None
+    approves: bool = True
+
+
+@dataclass(frozen=True)
+class EditSaved:
+    """What a submitted form did: ``errors`` by field index (nothing saved), or the edit's status and the
+    outcome of the approval that followed it (``None``: none followed)."""
+
+    status: Status
+    errors: dict[int, str] = field(default_factory=dict)
+    approval: Outcome | None = None
+
+
+class EditFlow:
+    """Opens edit forms and saves what they submit."""
+
+    def __init__(self, *, decisions: DecisionService, edits: EditStore, audit: Audit, clock: Clock = system_clock):
+        """Keep the collaborators."""
+        self._decisions = decisions
+        self._edits = edits
+        self._audit = audit
+        self._clock = clock
+
+    def open(self, approval_id: str, *, user_id: str, origin: Origin, shown: str) -> EditOpening:
+        """The form an Edit click on a button naming ``shown`` (the digest of the input it showed) opens."""
+        approval = self._decisions.find(approval_id)
+        if approval is None:
+            return EditOpening(refusal=Outcome(Status.UNKNOWN))
+        refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=shown)
+        if refusal is not None:
+            return EditOpening(approval, refusal=refusal)
+        form = edit_form(approval.shown_input, approval.request.input_schema)
+        if form is None:
+            return EditOpening(approval, refusal=Outcome(Status.FORBIDDEN, approval=approval))
+        return EditOpening(approval, form, approves=approval.request.policy.edits != "other_approver")
+
+    def save(self, binding: ModalBinding, *, origin: Origin, values: dict[int, str | bool | None]) -> EditSaved:
+        """Save what the form ``binding`` names was submitted with (``values`` by field index), then approve it."""
+        user_id = binding.user_id
+        approval = self._decisions.find(binding.approval_id)
+        if approval is None:
+            return EditSaved(Status.UNKNOWN)
+        refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=binding.digest)
+        if refusal is not None:
+            return EditSaved(refusal.status, approval=refusal)
+        request = approval.request
+        form = edit_form(approval.shown_input, request.input_schema)  # the form that was opened: same input
+        if form is None:
+            return EditSaved(Status.FORBIDDEN)
+        read = read_back(form, [values.get(index) for index in range(len(form.fields))])
+        if read.input is None:
+            return EditSaved(Status.INVALID, errors=read.errors)
+        now = self._clock()
+        edit = CallEdit(input=read.input, digest=input_digest(read.input), edited_by=user_id, edited_at=now)
+        update = Outbox.script_entry(update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(now))
+        [event] = self._audit.script_events(
+            ("edit",),
+            session_id=request.session_id,
+            actor=user_id,
+            approval_id=request.approval_id,
+            tool=request.tool,
+            started_from=binding.digest,
+            input_digest=edit.digest,
+            original_digest=request.input_digest,
+            changes=changes_json(input_changes(request.tool_input, read.input)),
+            surface=origin.surface,
+        )
+        status, _now_digest = self._edits.edit(
+            request.session_id, request.approval_id, edit=edit, started_from=binding.digest, update=update, audit=event
+        )
+        if status is not Status.EDITED or request.policy.edits == "other_approver":
+            return EditSaved(status)
+        outcome = self._decisions.decide(
+            request.approval_id,
+            session_id=request.session_id,
+            user_id=user_id,
+            kind="approve",
+            reason=None,
+            source="edit",
+            origin=origin,
+            shown=edit.digest,
+        )
+        return EditSaved(status, approval=outcome)
+
+    def _refusal(self, approval: Approval, *, user_id: str, origin: Origin, started_from: str) -> Outcome | None:
+        """Why ``user_id`` may not edit ``approval`` from ``origin``, starting from the input ``started_from``."""
+        refusal = self._decisions.check(approval, user_id=user_id, kind="approve", origin=origin)
+        if refusal is not None:
+            return refusal
+        if not editable(approval.request):
+            return Outcome(Status.FORBIDDEN, approval=approval)
+        if started_from != approval.shown_digest:
+            return Outcome(Status.CHANGED, approval=approval)
+        return None

@@ -1,0 +1,128 @@
+"""The "Edit the call" modal: its fields, made from ``bot.domain.edit_form``, and its errors (pure functions).
+
+Each field is one input block, ``EDIT_FIELD_BLOCK_PREFIX`` and its index, so an error Slack shows under a field
+names the field the person typed in. The Edit button and the edited call in the message: ``bot.render.blocks``.
+"""
+
+from typing import Any, Final
+
+from bot.domain.edit_form import WHOLE_INPUT, EditForm, FormField
+from bot.domain.records import ApprovalRequest
+from bot.render import blocks, messages
+from bot.render.action_ids import (
+    EDIT_FIELD_BLOCK_PREFIX,
+    EDIT_FIELD_INPUT,
+    EDIT_MODAL_CALLBACK,
+)
+
+MODAL_TITLE: Final = "Edit the call"
+SUBMIT_AND_APPROVE: Final = "Save and approve"
+SUBMIT_ONLY: Final = "Save edit"
+WHOLE_INPUT_LABEL: Final = "Input (JSON)"
+CHECKED: Final = "true"
+"""The value of a checkbox field's one option."""
+_LABEL_MAX: Final = 2000  # Slack's input label and hint
+
+CHANGED_TEXT: Final = (
+    "This call was edited after you saw it. The approval message now shows the edited call: read it again, "
+    "then approve it with the message's button."
+)
+EDITOR_APPROVAL_TEXT: Final = "You edited this call, and its rule wants someone else to approve the edited call."
+FORBIDDEN_TEXT: Final = "This call cannot be edited here (its rule forbids edits, or its input does not fit a form)."
+UNCHANGED_TEXT: Final = "Nothing was changed: edit a field, or close the form and approve the call as it is."
+EDITED_TEXT: Final = "Saved. The edited call waits for someone else's approval."
+
+
+def field_block_id(index: int) -> str:
+    """The block id of the form's ``index``-th field."""
+    return f"{EDIT_FIELD_BLOCK_PREFIX}{index}"
+
+
+def edit_modal(
+    request: ApprovalRequest, form: EditForm, *, private_metadata: str, external_id: str, approves: bool
+) -> dict[str, Any]:
+    """The edit form (views.open). ``approves``: saving also approves (else someone else must approve it)."""
+    tool = messages.code_inline(request.tool or request.interrupt_name)
+    intro = f"Edit {messages.asker(request)}'s call to {tool}. The agent runs exactly what you save."
+    after = (
+        "Saving approves the edited call."
+        if approves
+        else "Someone other than you must approve the edited call: saving asks them again."
+    )
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": EDIT_MODAL_CALLBACK,
+        "private_metadata": private_metadata,
+        "external_id": external_id,
+        "title": blocks.plain_text(MODAL_TITLE),
+        "submit": blocks.plain_text(SUBMIT_AND_APPROVE if approves else SUBMIT_ONLY),
+        "close": blocks.plain_text("Cancel"),
+        "blocks": [
+            blocks.section(intro),
+            blocks.context(after, *_warnings(request)),
+            *(_input_block(index, each) for index, each in enumerate(form.fields)),
+        ],
+    }
+    return view
+
+
+def _warnings(request: ApprovalRequest) -> list[str]:
+    return [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+
+
+def _input_block(index: int, each: FormField) -> dict[str, Any]:
+    label = WHOLE_INPUT_LABEL if each.name == WHOLE_INPUT else each.name
+    block: dict[str, Any] = {
+        "type": "input",
+        "block_id": field_block_id(index),
+        "label": blocks.plain_text(messages.clip_plain(label, _LABEL_MAX)),
+        "optional": not each.required or each.kind == "checkbox",
+        "element": _element(each),
+    }
+    if each.description:
+        block["hint"] = blocks.plain_text(messages.clip_plain(each.description, _LABEL_MAX))
+    return block
+
+
+def _element(each: FormField) -> dict[str, Any]:
+    element: dict[str, Any]
+    if each.kind == "checkbox":
+        option = {"text": blocks.plain_text(each.name[:75] or "yes"), "value": CHECKED}
+        element = {"type": "checkboxes", "options": [option]}
+        if each.initial is True:
+            element["initial_options"] = [option]
+    elif each.kind == "select":
+        options = [{"text": blocks.plain_text(value), "value": value} for value in each.options]
+        element = {"type": "static_select", "options": options}
+        chosen = [option for option in options if option["value"] == each.initial]
+        if chosen:
+            element["initial_option"] = chosen[0]
+    elif each.kind in ("number", "integer"):
+        element = {"type": "number_input", "is_decimal_allowed": each.kind == "number"}
+        for key, bound in (("min_value", each.minimum), ("max_value", each.maximum)):
+            if bound is not None:
+                element[key] = _number_text(bound, whole=each.kind == "integer")
+    else:
+        element = {"type": "plain_text_input", "multiline": each.multiline or each.kind == "json"}
+        element["max_length"] = each.max_length
+    if isinstance(each.initial, str) and each.initial != "" and each.kind != "select":
+        element["initial_value"] = each.initial
+    element["action_id"] = EDIT_FIELD_INPUT
+    return element
+
+
+def _number_text(bound: float, *, whole: bool) -> str:
+    return str(int(bound)) if whole or float(bound).is_integer() else repr(float(bound))
+
+
+def edit_errors(errors: dict[int, str]) -> dict[str, Any]:
+    """A view-submission answer showing each error under its field: ``ack(**edit_errors(...))``."""
+    shown = {
+        field_block_id(index): messages.clip_plain(problem, blocks.MODAL_ERROR_MAX) for index, problem in errors.items()
+    }
+    return {"response_action": "errors", "errors": shown}
+
+
+def edit_refused(text: str) -> dict[str, Any]:
+    """A view-submission answer showing why nothing was saved, under the first field (every form has one)."""
+    return edit_errors({0: text})

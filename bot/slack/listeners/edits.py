@@ -1,0 +1,102 @@
+"""Edit on an approval message or the App Home: the form it opens, and that form's submission.
+
+The form is bound, as the deny modal is (``bot.flow.access.ModalBinding``), to the approval, the person, where
+they clicked, and the input it edits. What it saves and what follows: ``bot.flow.edits``.
+"""
+
+from typing import Any, Final
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.domain.status import Status
+from bot.flow.access import ModalBinding
+from bot.flow.decisions import Outcome
+from bot.render import action_ids as ids
+from bot.render import edits, messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+
+_MAX_FIELD_INDEX_DIGITS: Final = 3
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Edit listeners to ``app``."""
+    flow = services.edit_flow
+
+    def ack_only(ack: Ack) -> None:
+        ack()
+
+    def open_edit_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+        who = clicker(body)
+        origin = click_origin(body)
+        approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
+        opening = flow.open(approval_id, user_id=who.user, origin=origin, shown=shown)
+        if opening.approval is None or opening.form is None:
+            text = (
+                outcome_text(opening.refusal) if opening.refusal is not None else None
+            ) or messages.unknown_approval()
+            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            return
+        request = opening.approval.request
+        binding = ModalBinding(
+            request.approval_id, who.user, origin.surface, origin.channel_id, origin.ts, purpose="edit", digest=shown
+        )
+        view = edits.edit_modal(
+            request,
+            opening.form,
+            private_metadata=binding.metadata(),
+            external_id=services.modals.remember(binding),
+            approves=opening.approves,
+        )
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def submit_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = body["user"]["id"]
+        binding = services.modals.matches(
+            str(view.get("external_id") or ""),
+            metadata=str(view.get("private_metadata") or ""),
+            user_id=user,
+            purpose="edit",
+        )
+        if binding is None:
+            services.decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="edit_modal")
+            ack(**edits.edit_refused(messages.wrong_place_refused()))
+            return
+        saved = flow.save(binding, origin=modal_origin(body, binding), values=submitted(view))
+        if saved.errors:
+            ack(**edits.edit_errors(saved.errors))
+            return
+        if saved.status is not Status.EDITED:  # nothing saved: the form stays open, saying why
+            ack(**edits.edit_refused(outcome_text(Outcome(saved.status)) or messages.unknown_approval()))
+            return
+        ack()  # saved: what follows is told beside the message
+        text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
+        if text:
+            tell(services.outbox, channel=binding.channel_id, user=user, text=text)
+
+    app.action(ids.EDIT_ACTION)(ack=ack_only, lazy=[open_edit_modal])
+    app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)
+
+
+def submitted(view: dict[str, Any]) -> dict[int, str | bool | None]:
+    """The values of a submitted edit form by field index (a field Slack did not send is absent: empty)."""
+    values: dict[int, str | bool | None] = {}
+    state = (view.get("state") or {}).get("values") or {}
+    for block_id, actions in state.items() if isinstance(state, dict) else ():
+        index = str(block_id).removeprefix(ids.EDIT_FIELD_BLOCK_PREFIX)
+        element = actions.get(ids.EDIT_FIELD_INPUT) if isinstance(actions, dict) else None
+        if index == block_id or not index.isdigit() or len(index) > _MAX_FIELD_INDEX_DIGITS:
+            continue
+        if not isinstance(element, dict):
+            continue
+        value: Any
+        if element.get("type") == "checkboxes":
+            chosen = element.get("selected_options") or []
+            value = any(isinstance(option, dict) and option.get("value") == edits.CHECKED for option in chosen)
+        elif element.get("type") == "static_select":
+            value = (element.get("selected_option") or {}).get("value")
+        else:
+            value = element.get("value")
+        values[int(index)] = value if isinstance(value, str | bool) else None
+    return values

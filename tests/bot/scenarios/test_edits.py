@@ -1,0 +1,250 @@
+"""Edit, then approve, end to end over real HTTP against the loopback Slack: the Edit button opens a form made from
+the tool's schema; saving records the edit and approves it; the agent runs exactly the edited input, the message
+shows what changed, the decision and the audit name the input's digest. An Approve of the input as it was before an
+edit approves nothing; a rule can forbid edits or want someone other than the editor to approve."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from agent.approval import input_digest
+from bot.render import action_ids as ids
+from bot.render import edits, messages
+from bot.store import keys
+from bot.store.approvals import Approval
+from tests.bot.support.harness import (
+    APPROVER,
+    REQUESTER,
+    SECOND_APPROVER,
+    Bot,
+    demo_factory,
+    is_decided,
+    running_bot,
+)
+
+
+def _policy(tmp_path: Path, settings: str) -> Path:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(f"rules:\n  - name: changes\n    match: {{tools: [restart_service, scale_service]}}\n{settings}")
+    return policy
+
+
+@pytest.fixture
+def bot(redis_client: redis.Redis) -> Iterator[Bot]:
+    with running_bot(redis_client, agent_factory=demo_factory) as running:
+        yield running
+
+
+def _approval(bot: Bot, session_id: str, approval_id: str) -> Approval:
+    approval = bot.services.approvals.get(session_id, approval_id)
+    assert approval is not None
+    return approval
+
+
+def _fields(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {block["label"]["text"]: block for block in view["blocks"] if block["type"] == "input"}
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    return "\n".join(str((block.get("text") or {}).get("text", "")) for block in message["blocks"])
+
+
+def _buttons(message: dict[str, Any]) -> list[str]:
+    return [
+        element["action_id"]
+        for block in message["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+    ]
+
+
+def test_an_edited_call_runs_with_the_edited_input_named_by_the_decision_and_the_audit(bot: Bot) -> None:
+    approval_id, session_id = bot.ask("scale checkout to 5")
+    assert ids.EDIT_ACTION in _buttons(bot.approval_messages()[-1])
+
+    view = bot.open_edit(approval_id, user=APPROVER)
+    fields = _fields(view)
+    assert fields["service"]["element"]["type"] == "plain_text_input"
+    assert fields["service"]["element"]["initial_value"] == "checkout"
+    assert fields["replicas"]["element"]["type"] == "number_input"  # an integer in the tool's schema
+    assert fields["replicas"]["element"]["is_decimal_allowed"] is False
+    assert view["submit"]["text"] == edits.SUBMIT_AND_APPROVE
+
+    assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+    bot.drain()
+
+    assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
+    assert "scaled from 3 to 5" not in "\n".join(bot.texts_posted())
+    message = bot.approval_messages()[-1]
+    assert is_decided(message)
+    shown = _message_text(message)
+    assert "Edited by <@U0APPROVER>" in shown
+    assert "- replicas: 5\n+ replicas: 2" in shown
+    approval = _approval(bot, session_id, approval_id)
+    assert approval.decision is not None
+    edited = {"service": "checkout", "replicas": 2}
+    assert approval.decision.updated_input == edited
+    assert approval.decision.input_digest == input_digest(edited)
+    assert approval.decision.edited_by == APPROVER
+    events = {entry.event: entry for entry in bot.services.audit.entries()}
+    assert events["edit"].actor == APPROVER
+    assert json.loads(events["edit"].details["changes"]) == [
+        {"path": "replicas", "kind": "changed", "before": 5, "after": 2}
+    ]
+    assert events["edit"].details["input_digest"] == input_digest(edited)
+    assert events["edit"].details["original_digest"] == input_digest({"service": "checkout", "replicas": 5})
+    assert events["decision"].details["input_digest"] == input_digest(edited)
+    assert events["decision"].details["edited_by"] == APPROVER
+    assert events["decision"].details["source"] == "edit"
+
+
+def test_an_unedited_approval_names_the_input_it_approved(bot: Bot) -> None:
+    approval_id, session_id = bot.ask("restart checkout")
+    bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    bot.drain()
+
+    approval = _approval(bot, session_id, approval_id)
+    assert approval.decision is not None
+    assert approval.decision.input_digest == input_digest({"service": "checkout"})
+    assert approval.decision.updated_input is None
+    [decision] = [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
+    assert decision.details["input_digest"] == input_digest({"service": "checkout"})
+    assert decision.details["edited_by"] is None
+    assert "checkout: 3 replicas restarted" in "\n".join(bot.texts_posted())
+
+
+def test_a_field_that_is_not_valid_is_refused_under_that_field_and_nothing_is_saved(bot: Bot) -> None:
+    approval_id, session_id = bot.ask("scale checkout to 5")
+    view = bot.open_edit(approval_id, user=APPROVER)
+    block_id = _fields(view)["replicas"]["block_id"]
+
+    answer = bot.submit_edit(view, user=APPROVER, changes={"replicas": "many"})
+
+    assert answer.status == 200
+    assert answer.json() == {"response_action": "errors", "errors": {block_id: "Enter a whole number."}}
+    assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
+    approval = _approval(bot, session_id, approval_id)
+    assert approval.decision is None
+
+
+def test_an_approve_of_the_input_as_it_was_before_an_edit_approves_nothing(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    policy = _policy(tmp_path, "    quorum: 2\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("scale checkout to 5")
+        stale = bot.click_payload(ids.APPROVE_ACTION, approval_id, user="U0THIRD")  # the message as it was
+        bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)  # a vote for 5 replicas
+        bot.drain()
+        view = bot.open_edit(approval_id, user=SECOND_APPROVER)
+        assert bot.submit_edit(view, user=SECOND_APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.decision is None
+        assert approval.votes == frozenset({SECOND_APPROVER})  # the vote for 5 replicas is gone; the editor's counts
+
+        assert bot.poster.post_action(stale).status == 200
+        bot.drain()
+        assert edits.CHANGED_TEXT in bot.ephemeral_texts("U0THIRD")
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.decision is None
+        assert "U0THIRD" not in approval.votes
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user="U0THIRD")  # the message as it is now
+        bot.drain()
+        assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
+
+
+def test_a_typed_approval_of_an_edited_call_is_refused(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "    edits: other_approver\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("scale checkout to 5")
+        view = bot.open_edit(approval_id, user=APPROVER)
+        bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"})
+        bot.drain()
+        thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
+
+        bot.reply("approve: looks right", user=SECOND_APPROVER, thread_ts=thread_ts)
+        bot.drain()
+
+        assert edits.CHANGED_TEXT in bot.ephemeral_texts(SECOND_APPROVER)
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.decision is None
+
+
+def test_a_rule_can_want_someone_other_than_the_editor_to_approve(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "    edits: other_approver\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("scale checkout to 5")
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert view["submit"]["text"] == edits.SUBMIT_ONLY
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+        assert edits.EDITED_TEXT in bot.ephemeral_texts(APPROVER)
+        message = bot.approval_messages()[-1]
+        assert not is_decided(message)
+        assert "+ replicas: 2" in _message_text(message)
+        assert ids.APPROVE_AND_ALLOW_ACTION not in _buttons(message)
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        bot.drain()
+        assert edits.EDITOR_APPROVAL_TEXT in bot.ephemeral_texts(APPROVER)
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.decision is None
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
+        bot.drain()
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.decision is not None
+        assert (approval.decision.decided_by, approval.decision.edited_by) == (SECOND_APPROVER, APPROVER)
+        assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
+
+
+def test_a_rule_can_forbid_edits(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "    edits: forbidden\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, _session_id = bot.ask("scale checkout to 5")
+        message = bot.approval_messages()[-1]
+        assert ids.EDIT_ACTION not in _buttons(message)
+        opened = len(bot.slack.calls("views.open"))
+
+        # A forged Edit click (the button is not on the message): refused, no form.
+        payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        payload["actions"][0]["action_id"] = ids.EDIT_ACTION
+        assert bot.poster.post_action(payload).status == 200
+
+        bot.wait_told(APPROVER, edits.FORBIDDEN_TEXT)
+        assert len(bot.slack.calls("views.open")) == opened
+
+
+def test_a_form_opened_before_another_edit_saves_nothing(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = _policy(tmp_path, "    edits: other_approver\n")  # saving does not decide: the call still waits
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("scale checkout to 5")
+        first = bot.open_edit(approval_id, user=APPROVER)
+        second = bot.open_edit(approval_id, user=SECOND_APPROVER)
+        assert bot.submit_edit(first, user=APPROVER, changes={"replicas": "2"}).status == 200
+
+        answer = bot.submit_edit(second, user=SECOND_APPROVER, changes={"replicas": "9"})
+
+        assert answer.status == 200
+        [problem] = answer.json()["errors"].values()
+        assert problem == edits.CHANGED_TEXT[: len(problem)]
+        approval = _approval(bot, session_id, approval_id)
+        assert approval.edit is not None
+        assert approval.decision is None
+        assert approval.edit.input == {"service": "checkout", "replicas": 2}
+
+
+def test_the_requester_may_not_edit_their_own_call(bot: Bot) -> None:
+    approval_id, session_id = bot.ask("scale checkout to 5")
+    opened = len(bot.slack.calls("views.open"))
+    bot.click(ids.EDIT_ACTION, approval_id, user=REQUESTER)
+    bot.wait_told(REQUESTER, messages.self_approval_refused())
+    assert len(bot.slack.calls("views.open")) == opened
+    assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
