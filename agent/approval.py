@@ -92,12 +92,16 @@ def approved_input(decision: Decision, tool_input: Any) -> tuple[Any, str | None
     return runs, None
 
 
+EDIT_NOTE_PREFIX = "Note: an approver edited this call before approving it."
+"""How ``edit_note`` begins (a scripted model recognises it)."""
+
+
 def edit_note(decision: Decision) -> str | None:
     """What the model is told next to the result of a call an approver edited (``None``: not edited)."""
     if decision.updated_input is None:
         return None
     return (
-        f"Note: {decision.edited_by or 'an approver'} edited this call before approving it; "
+        f"{EDIT_NOTE_PREFIX} Edited by {decision.edited_by or 'an unnamed approver'}; "
         f"it ran with this input instead of yours: {canonical_json(decision.updated_input)}"
     )
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from agent.agent import Agent
-from agent.approval import ApprovalGate
+from agent.approval import EDIT_NOTE_PREFIX, ApprovalGate
 from agent.models.base import ModelTurn
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from agent.tools import AgentTool, ToolContext, tool
@@ -111,6 +111,7 @@ _REQUESTS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_EDITED = "(An approver edited this call before it ran.)"
 _CLAUSES = re.compile(r"\s*(?:,\s*(?:and\s+|then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|\s+and\s+)")
 
 
@@ -133,7 +134,9 @@ def operations_model(services: list[str]) -> ScriptedModel:
         last = messages[-1]
         results = [block["toolResult"] for block in last["content"] if "toolResult" in block]
         if results:
-            lines = [content.get("text", "") for result in results for content in result["content"]]
+            texts = [content.get("text", "") for result in results for content in result["content"]]
+            # What the gate tells the model of an edit is for the model: people read the message's own account.
+            lines = [_EDITED if text.startswith(EDIT_NOTE_PREFIX) else text for text in texts]
             return text_turn("\n".join(lines))
         request = " ".join(block.get("text", "") for block in last["content"]).lower().strip()
         # Several requests in one sentence are planned together: one turn, every call in it (the risky ones are

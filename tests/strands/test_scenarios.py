@@ -193,3 +193,20 @@ def _start_next(bot: Bot, request: str) -> str:
     assert bot.mention(request).status == 200
     bot.drain()
     return str(bot.approval_messages()[-1]["thread_ts"])
+
+
+@OPERATIONS
+def test_an_edited_call_runs_with_the_edited_input_for_either_runtime(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
+    with running_bot(redis_client, agent_factory=factory) as bot:
+        thread_ts = _start(bot, "scale checkout to 5")
+        approval_id = bot.approval_id()
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+
+        replies = "\n".join(bot.thread_texts(thread_ts))
+        assert "checkout: scaled from 3 to 2 replicas" in replies
+        assert "to 5 replicas" not in replies
+        assert completions(redis_client, "scale_service") == 1

@@ -510,3 +510,21 @@ def test_a_request_asked_in_a_thread_is_posted_in_that_thread(bot: Bot, api: Api
     assert asked["thread_ts"] == thread
     message = _message_of(bot, api.get(asked["id"]).json())
     assert message["thread_ts"] == thread
+
+
+def test_an_edited_request_answers_with_the_input_to_run_and_its_digest(bot: Bot, api: ApiCaller) -> None:
+    asked = _asked(bot, api, reason="deploy 1.2.3 after the incident")
+    approval_id = bot.approval_id(-1)
+    view = bot.open_edit(approval_id, user=APPROVER)
+    assert bot.submit_edit(view, user=APPROVER, changes={"service": "payments"}).status == 200
+    bot.drain()
+
+    decided = api.get(asked["id"]).json()
+
+    edited = {"service": "payments"}  # DEPLOY asks for checkout
+    assert decided["status"] == "approved"
+    assert decided["input"] == DEPLOY["input"]  # what was asked stays what was asked
+    assert decided["decision"]["updated_input"] == edited
+    assert decided["decision"]["edited_by"] == APPROVER
+    canonical = json.dumps(edited, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert decided["decision"]["input_digest"] == hashlib.sha256(canonical.encode()).hexdigest()

@@ -4,18 +4,25 @@ shows what changed, the decision and the audit name the input's digest. An Appro
 edit approves nothing; a rule can forbid edits or want someone other than the editor to approve."""
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import redis
 
-from agent.approval import input_digest
+from agent import Agent, ApprovalGate, ScriptedModel
+from agent.approval import EDIT_NOTE_PREFIX, input_digest
+from agent.models.base import ModelTurn
+from agent.models.scripted import text_turn, tool_turn
+from agent.tools import tool
 from bot.render import action_ids as ids
 from bot.render import edits, messages
 from bot.store import keys
 from bot.store.approvals import Approval
+from state.shapes import Message
 from tests.bot.support.harness import (
     APPROVER,
     REQUESTER,
@@ -77,8 +84,11 @@ def test_an_edited_call_runs_with_the_edited_input_named_by_the_decision_and_the
     assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
     bot.drain()
 
-    assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
-    assert "scaled from 3 to 5" not in "\n".join(bot.texts_posted())
+    posted = "\n".join(bot.texts_posted())
+    assert "checkout: scaled from 3 to 2 replicas" in posted
+    assert "scaled from 3 to 5" not in posted
+    assert "(An approver edited this call before it ran.)" in posted  # people read a sentence, not the model's note
+    assert EDIT_NOTE_PREFIX not in posted
     message = bot.approval_messages()[-1]
     assert is_decided(message)
     shown = _message_text(message)
@@ -248,3 +258,92 @@ def test_the_requester_may_not_edit_their_own_call(bot: Bot) -> None:
     bot.wait_told(REQUESTER, messages.self_approval_refused())
     assert len(bot.slack.calls("views.open")) == opened
     assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
+
+
+DEPLOY = {"env": "staging", "replicas": 3, "dry_run": False, "notes": "after the fix", "labels": {"team": "web"}}
+RAN: list[dict[str, Any]] = []
+
+
+def _deploy_agent(*, session_id: str, store: Any) -> Agent:
+    """An agent whose one tool has every kind of field: a choice, a number, a tick, a text, an object."""
+
+    @tool
+    def deploy(
+        env: Literal["staging", "prod"], replicas: int, dry_run: bool, notes: str, labels: dict[str, str]
+    ) -> str:
+        """Deploy the service.
+
+        Args:
+            env: Where to deploy.
+            replicas: How many replicas.
+            dry_run: Only plan it.
+            notes: Anything to add.
+            labels: Tags to put on it.
+        """
+        RAN.append({"env": env, "replicas": replicas, "dry_run": dry_run, "notes": notes, "labels": labels})
+        return f"deployed to {env}"
+
+    def respond(messages: list[Message]) -> ModelTurn:
+        if any("toolResult" in block for block in messages[-1]["content"]):
+            return text_turn("done")
+        return tool_turn(("tooluse_deploy", "deploy", DEPLOY))
+
+    model = ScriptedModel(respond)
+    return Agent(model, [deploy], hooks=[ApprovalGate(["deploy"])], session_id=session_id, store=store)
+
+
+def test_the_form_has_a_field_of_each_kind_and_the_tool_runs_what_they_were_set_to(redis_client: redis.Redis) -> None:
+    RAN.clear()
+    with running_bot(redis_client, agent_factory=_deploy_agent) as bot:
+        approval_id, _session_id = bot.ask("deploy")
+        view = bot.open_edit(approval_id, user=APPROVER)  # the loopback Slack checks it as views.open does
+        fields = _fields(view)
+        kinds = {name: block["element"]["type"] for name, block in fields.items()}
+        assert kinds == {
+            "env": "static_select",
+            "replicas": "number_input",
+            "dry_run": "checkboxes",
+            "notes": "plain_text_input",
+            "labels": "plain_text_input",
+        }
+        assert fields["env"]["element"]["initial_option"]["value"] == "staging"
+        assert fields["env"]["hint"]["text"] == "Where to deploy."
+        assert json.loads(fields["labels"]["element"]["initial_value"]) == {"team": "web"}
+
+        refused = bot.submit_edit(view, user=APPROVER, changes={"labels": '{"team": 5}'})
+        assert refused.json()["errors"] == {fields["labels"]["block_id"]: "labels.team: 5 is not of type 'string'"}
+        assert RAN == []
+
+        changes = {"env": "prod", "dry_run": True, "labels": '{"team": "ops"}', "replicas": "4"}
+        assert bot.submit_edit(view, user=APPROVER, changes=changes).status == 200
+        bot.drain()
+
+    assert RAN == [{"env": "prod", "replicas": 4, "dry_run": True, "notes": "after the fix", "labels": {"team": "ops"}}]
+
+
+def test_an_edit_and_an_approve_at_once_run_one_input_once_and_the_decision_names_it(bot: Bot) -> None:
+    for round_number in range(4):
+        approval_id, session_id = bot.ask(f"scale checkout to {5 + round_number}")
+        view = bot.open_edit(approval_id, user=APPROVER)
+        stale = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
+        start = threading.Barrier(2)
+
+        def edit(view: dict[str, Any] = view, start: threading.Barrier = start) -> int:
+            start.wait()
+            return bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status
+
+        def approve(stale: dict[str, Any] = stale, start: threading.Barrier = start) -> int:
+            start.wait()
+            return bot.poster.post_action(stale).status
+
+        with ThreadPoolExecutor(2) as pool:
+            assert [future.result() for future in [pool.submit(edit), pool.submit(approve)]] == [200, 200]
+        bot.drain()
+
+        decision = _approval(bot, session_id, approval_id).decision
+        assert decision is not None
+        ran = decision.updated_input or {"service": "checkout", "replicas": 5 + round_number}
+        assert decision.input_digest == input_digest(ran)
+        replies = [text for text in bot.texts_posted() if "checkout: scaled" in text]
+        assert len(replies) == round_number + 1  # one run per round
+        assert f"to {ran['replicas']} replicas" in replies[-1]

@@ -145,4 +145,4 @@ def test_the_cli_runs_the_command_as_an_approver_edited_it(bot: Bot, home: Path)
     assert not asked.exists()  # and never the one the model asked for
     bot.drain()
     [message] = bot.approval_messages()
-    assert f"+ command: \\\"echo edited &gt; {edited}\\\"" in json.dumps(message["blocks"])
+    assert f'+ command: \\"echo edited &gt; {edited}\\"' in json.dumps(message["blocks"])
