@@ -332,7 +332,7 @@ def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -
 def edited_section(original: Any, edited: Any, *, edited_by: str) -> str:
     """Who edited the call and what changed, leaf by leaf (``-`` before, ``+`` after), in a code block."""
     lines = [line for change in input_changes(original, edited) for line in _change_lines(change)]
-    label = f":pencil2: *Edited by {messages.mention_user(edited_by)}* before approval. What changed:"
+    label = f"✏️ *Edited by {messages.mention_user(edited_by)}* before approval. What changed:"
     return code_section(label, "\n".join(lines) or "(nothing)")
 
 

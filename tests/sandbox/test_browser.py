@@ -181,3 +181,30 @@ def test_several_requests_at_once_are_one_round_of_approvals(sandbox: SandboxSla
     expect(thread).to_contain_text("restart_service")
     expect(thread).to_contain_text("rollback_deploy")
     steps.shot("one-round-two-approvals")
+
+
+def test_an_approver_edits_the_call_before_approving_it(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, "@signoff scale search to 5")
+    approval = _pinned(steps, APPROVE)
+
+    _switch(steps, APPROVER)
+    approval.locator(f"[data-testid=button-{ids.EDIT_ACTION}]").click()
+    modal = page.get_by_test_id("modal")
+    expect(modal).to_be_visible()
+    service, replicas = (modal.get_by_test_id(f"input-{ids.EDIT_FIELD_BLOCK_PREFIX}{index}") for index in (0, 1))
+    expect(service).to_have_value("search")
+    expect(replicas).to_have_value("5")
+    expect(modal).to_contain_text("The agent runs exactly what you save.")
+    replicas.fill("3")
+    steps.shot("edit-modal")
+    page.get_by_test_id("modal-submit").click()
+    expect(modal).to_be_hidden()
+
+    expect(approval).to_contain_text("Approved by")
+    expect(approval).to_contain_text("Edited by")
+    expect(approval).to_contain_text("- replicas: 5")
+    expect(approval).to_contain_text("+ replicas: 3")
+    expect(page.get_by_test_id("thread-messages")).to_contain_text("search: scaled from 2 to 3 replicas")
+    steps.shot("edited-and-approved")
