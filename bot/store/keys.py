@@ -20,6 +20,7 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:shown:<aid>                string  the version the approval's messages show (TTL)
     signoff:<s>:discussion:<aid>           list    thread replies while the approval was open (JSON)
     signoff:<s>:votes:<aid>                set     approvers counted toward a quorum
+    signoff:<s>:edit:<aid>                 hash    the input an approver edited the pending call to (input, digest, by, at)
     signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
                                                    record (JSON), cancelled, notified (callback delivered)
 
@@ -55,7 +56,7 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
     signoff:channel-members:<cid>          set     cached members of a channel (TTL)
-    signoff:deny-view:<external_id>        string  which approval and message a deny modal was opened from (TTL)
+    signoff:deny-view:<external_id>        string  which approval and message a deny or edit modal was opened from (TTL)
     signoff:outbox:lane:{<cid>}[/<ts>]     string  the delivery sending to one conversation, or the failed entry its
                                                    later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:outbox:paused:{<cid>}          string  until when (ms) Slack asked for no more posts in a channel (a 429;
