@@ -12,7 +12,7 @@ import hashlib
 import json
 import secrets
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,9 @@ class GrantTerms(BaseModel):
 
     durations: Annotated[tuple[Annotated[Seconds, Field(le=MAX_GRANT_S)], ...], Field(min_length=1, max_length=3)]
     """Each a button on the request ("Approve + allow 1h"): at most three, each at most 7 days."""
+    scope: Literal["requester", "channel"] = "requester"
+    """Whose calls a grant covers: the requester's (the default), or anyone's in the channel (never the maker's own,
+    unless the rule allows self-approval)."""
 
 
 class Grant(BaseModel):
@@ -81,11 +84,13 @@ _DECIDERS: Final = {
     "also_approvers",
     "allow_self_approval",
     "allow_external",
+    "grant_scope",  # a rule that narrows whose calls are covered ends the wider grants made before
 }
 
 
 def deciders_digest(policy: PolicySummary) -> str:
-    """Who may decide under ``policy`` (its approver lists and consents): a grant holds only while these hold."""
+    """Who may decide under ``policy`` (its approver lists and consents) and whose calls its grants cover: a grant
+    holds only while these hold."""
     deciding = policy.model_dump(mode="json", include=_DECIDERS)
     return hashlib.sha256(json.dumps(deciding, sort_keys=True).encode()).hexdigest()[:32]
 

@@ -226,6 +226,7 @@ class Policy(PolicySettings):
             tier=self.tier,
             message=self.message,
             grant_durations=self.grants.durations if self.grants and self.tier == "ask" else (),
+            grant_scope=self.grants.scope if self.grants else "requester",
             edits=self.edits,
         )
 

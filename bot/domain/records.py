@@ -102,6 +102,8 @@ class PolicySummary(BaseModel):
     """What a ``deny`` rule tells the agent and the thread."""
     grant_durations: tuple[int, ...] = ()
     """The standing approvals a person approving the request may also make (seconds each)."""
+    grant_scope: Literal["requester", "channel"] = "requester"
+    """Whose calls such a grant covers: the requester's, or anyone's in the channel."""
     edits: Literal["allowed", "forbidden", "other_approver"] = "allowed"
     """Whether the call may be edited before it is approved, and by whom it is approved then."""
 

@@ -79,7 +79,7 @@ class GrantFlow:
             tool_input=request.tool_input,
             digest=request.call_digest,
             terms=deciders_digest(request.policy),
-            requester=request.requested_by,
+            requester=request.requested_by if request.policy.grant_scope == "requester" else None,
             granted_by=user_id,
             granted_at=now,
             expires_at=now + timedelta(seconds=seconds),

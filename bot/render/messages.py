@@ -563,7 +563,10 @@ def approve_and_allow_label(seconds: int) -> str:
 def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:
     """What the person confirms before a standing approval is made (mrkdwn; every part bounded, so the whole stays
     within a confirm dialog's 300 characters)."""
-    who = f", asked by {mention_user(request.requested_by)}" if request.requested_by else ""
+    if request.policy.grant_scope == "channel":
+        who = ", asked by anyone"
+    else:
+        who = f", asked by {mention_user(request.requested_by)}" if request.requested_by else ""
     tool = code_inline(request.tool or request.interrupt_name, 60)
     return (
         f"Approve this call, and for {for_duration(seconds)} run {tool} with exactly these arguments in "

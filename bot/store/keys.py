@@ -20,7 +20,7 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:shown:<aid>                string  the version the approval's messages show (TTL)
     signoff:<s>:discussion:<aid>           list    thread replies while the approval was open (JSON)
     signoff:<s>:votes:<aid>                set     approvers counted toward a quorum
-    signoff:<s>:edit:<aid>                 hash    the input an approver edited the pending call to (input, digest, by, at)
+    signoff:<s>:edit:<aid>                 hash    the input an approver edited the pending call to (and who, when)
     signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
                                                    record (JSON), cancelled, notified (callback delivered)
 

@@ -235,3 +235,28 @@ def test_operators_list_and_revoke_grants_from_the_command_line(redis_client: re
     assert again.returncode == 1
     assert "no live standing approval 'g1'" in again.stderr
     assert run_bot(["grants"]).returncode == 2  # no REDIS_URL: one message, no traceback
+
+
+def test_a_rule_can_let_a_grant_cover_anyone_in_the_channel_but_never_its_maker(
+    redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        POLICY.replace("grants: {durations: [15m, 1h]}", "grants: {durations: [15m, 1h], scope: channel}")
+    )
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        bot.ask("restart checkout")
+        confirm = _grant_button(bot.approval_messages()[-1], 3600)["confirm"]["text"]["text"]
+        assert "asked by anyone" in confirm
+        _approve_and_allow(bot, 3600)
+        bot.drain()
+        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER)
+        assert grant.requester is None  # anyone's call in the channel
+
+        bot.mention("restart checkout", user=OUTSIDER)  # someone else asks the very same call: covered
+        bot.drain()
+        assert is_decided(bot.approval_messages()[-1])
+
+        bot.mention("restart checkout", user=APPROVER)  # the grant's maker asks: never their own approval
+        bot.drain()
+        assert not is_decided(bot.approval_messages()[-1])
