@@ -45,7 +45,11 @@ class SandboxSlack(FakeSlack):
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
         super().__init__(
-            token=token, team_id="T0SANDBOX", team="Signoff Sandbox", timestamps=_real_time(), bind=(host, port)
+            token=token,
+            team_id="T0SANDBOX",
+            team="Signoff Sandbox",
+            timestamps=_sandbox_time(OffsetClock(redis_client)),
+            bind=(host, port),
         )
         self.redis = redis_client
         self.bot: SignedPoster | None = None
@@ -361,13 +365,14 @@ def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -
     return Reply(200, content, content_type=content_type, headers={"Cache-Control": "no-store"})
 
 
-def _real_time() -> Callable[[], str]:
-    """Timestamps from the real clock, as Slack's are, and strictly increasing."""
+def _sandbox_time(clock: OffsetClock) -> Callable[[], str]:
+    """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own, and
+    strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows."""
     last = 0.0
 
     def next_ts() -> str:
         nonlocal last
-        last = max(time.time(), last + 0.000001)
+        last = max(time.time() + clock.offset_ms() / 1000, last + 0.000001)
         return f"{last:.6f}"
 
     return next_ts

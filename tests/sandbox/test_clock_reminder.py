@@ -1,5 +1,7 @@
 """The sandbox's clock control: moving time forward shows the reminder the policy asks for."""
 
+import time
+
 from playwright.sync_api import expect
 
 from bot.render import action_ids as ids
@@ -23,3 +25,24 @@ def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) 
     expect(thread).to_contain_text("Still waiting for a decision", timeout=20_000)
     expect(thread).to_contain_text("Escalation, level 1", timeout=20_000)
     steps.shot("reminder-after-an-hour")
+
+
+def test_messages_are_stamped_and_dated_by_the_moved_clock(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    page.goto(f"http://127.0.0.1:{sandbox.port}/?as={REQUESTER}")
+    composer = page.get_by_test_id("composer-input")
+    composer.fill("@signoff restart checkout")
+    composer.press("Enter")
+    thread = page.get_by_test_id("thread-messages")
+    approval = thread.locator("[data-testid=message]", has=page.locator(APPROVE)).last
+    expect(approval).to_contain_text("Requested Today")
+
+    page.get_by_role("button", name="+1 h").click()
+    reminder = thread.locator("[data-testid=message]", has_text="Still waiting for a decision").last
+    expect(reminder).to_be_visible(timeout=20_000)
+    # Stamped an hour on, as the clock shows (Slack stamps a message when it is posted, in its own time).
+    assert float(reminder.get_attribute("data-ts") or 0) > time.time() + 3000
+
+    page.get_by_role("button", name="+1 day").click()
+    expect(approval).to_contain_text("Requested Yesterday")
+    steps.shot("a-day-later")

@@ -86,10 +86,15 @@ function userName(id) {
   return user ? user.real_name : id;
 }
 
+// Now on the sandbox's clock (moved forward by the page's buttons), not the browser's.
+function sandboxNow() {
+  return clockBase ? new Date(clockBase.now + (Date.now() - clockBase.at)) : new Date();
+}
+
 function formatDate(seconds, format) {
   const date = new Date(seconds * 1000);
-  const today = new Date();
-  const yesterday = new Date(Date.now() - 86400000);
+  const today = sandboxNow();
+  const yesterday = new Date(today.getTime() - 86400000);
   const sameDay = (a, b) => a.toDateString() === b.toDateString();
   const pretty = sameDay(date, today) ? "Today" : sameDay(date, yesterday) ? "Yesterday"
     : date.toLocaleDateString(undefined, { month: "short", day: "numeric" });
@@ -502,7 +507,7 @@ function renderSidebar() {
 
 function renderClock() {
   if (!clockBase) return;
-  const now = new Date(clockBase.now + (Date.now() - clockBase.at));
+  const now = sandboxNow();
   $("#clock-now").textContent = now.toLocaleString(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" });
   const minutes = Math.round(clockBase.offset / 60000);
   const text = minutes <= 0 ? "" : minutes < 60 ? `+${minutes} min` : minutes < 1440
@@ -615,6 +620,7 @@ function wire() {
       if (answer.ok) {
         clockBase = { now: answer.clock.now_ms, offset: answer.clock.offset_ms, at: Date.now() };
         renderClock();
+        if (state) render();  // "Today" and "Yesterday" follow the moved clock
       }
     });
   }
