@@ -1,7 +1,8 @@
 """Standing approvals ("approve and allow for 1 h"): what a grant covers, for how long, offered by which rule.
 
 A person who approves a request may, where its rule offers it, also allow the same call for a while: a grant.
-It covers calls of exactly that tool with exactly that input, in that channel of that workspace, under that
+It covers calls of exactly that tool with exactly that input (or, where the person picked some of its fields,
+with exactly those fields' values and any others: ``fields``), in that channel of that workspace, under that
 same rule, and (when the person chose so) only for that requester; it ends at a time fixed when it is made, one
 of the rule's durations, never later. It never widens: nothing can change a grant but its revocation. A call it
 covers runs without asking, posted in the thread and audited as the grant's use. It never lets its grantor
@@ -47,8 +48,14 @@ class Grant(BaseModel):
     """The policy rule it was granted under: a call under another rule (the file changed) is not covered."""
     tool: str
     tool_input: Any
+    """The input it covers: the call's whole input, or (``fields``) the fields the person picked."""
     digest: str
     """The exact call (``call_digest``: tool, input, and the API client that asks, if any)."""
+    fields: dict[str, str] | None = None
+    """Where the person picked fields: each picked field's ``field_digests`` entry. A call with the same values there
+    is covered whatever its other fields hold; ``None``: only the exact call is."""
+    pattern: str | None = None
+    """With ``fields``: ``pattern_key`` of its tool and asker (what lists it with the calls it may cover)."""
     terms: str
     """Who could decide under the rule when it was made (``deciders_digest``): a rule changed since covers nothing."""
     requester: str | None
@@ -75,6 +82,27 @@ def call_digest(tool: str, tool_input: Any, *, client: str | None) -> str:
         [tool, tool_input, client], sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
     )
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def field_digests(tool: str, tool_input: Any, *, client: str | None) -> dict[str, str]:
+    """Each top-level field of a call's input, with its value, tool and asker, as one digest (``{}``: the input
+    is not an object). A grant on picked fields covers a call whose digests of those fields are the grant's."""
+    if not isinstance(tool_input, dict):
+        return {}
+    return {
+        str(name): call_digest(tool, {"field": name, "value": value}, client=client)
+        for name, value in tool_input.items()
+    }
+
+
+def pattern_key(tool: str, *, client: str | None) -> str:
+    """What indexes the grants on picked fields of one tool for one asker (never equal to a ``call_digest``)."""
+    return "fields-" + call_digest(tool, None, client=client)
+
+
+def covers_fields(grant_fields: dict[str, str], call_fields: dict[str, str]) -> bool:
+    """Whether a call with ``call_fields`` (``field_digests``) has every picked field of a grant as it was."""
+    return bool(grant_fields) and all(call_fields.get(name) == digest for name, digest in grant_fields.items())
 
 
 _DECIDERS: Final = {

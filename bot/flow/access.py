@@ -85,7 +85,7 @@ def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status
 class ModalBinding:
     """What a modal was opened for: the approval, the person, where they clicked, and to do what.
 
-    ``purpose``: ``deny`` or ``edit``; an edit form also names the input it started from (``digest``).
+    ``purpose``: ``deny``, ``edit`` or ``grant``; the last two also name the input they were opened on (``digest``).
     """
 
     approval_id: str
@@ -93,7 +93,7 @@ class ModalBinding:
     surface: Surface
     channel_id: str | None
     ts: str | None
-    purpose: Literal["deny", "edit"] = "deny"
+    purpose: Literal["deny", "edit", "grant"] = "deny"
     digest: str = ""
 
     def metadata(self) -> str:
@@ -118,7 +118,7 @@ class Modals:
         return external_id
 
     def matches(
-        self, external_id: str, *, metadata: str, user_id: str, purpose: Literal["deny", "edit"]
+        self, external_id: str, *, metadata: str, user_id: str, purpose: Literal["deny", "edit", "grant"]
     ) -> ModalBinding | None:
         """The binding of a submitted view if its metadata, submitter and purpose are the ones it was opened with."""
         if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
-from bot.domain.grants import Grant, deciders_digest, new_grant_id
+from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, pattern_key
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
@@ -44,12 +44,21 @@ class GrantFlow:
         self._clock = clock
 
     def approve_and_allow(
-        self, approval_id: str, *, session_id: str | None, user_id: str, seconds: int, origin: Origin, shown: str = ""
+        self,
+        approval_id: str,
+        *,
+        session_id: str | None,
+        user_id: str,
+        seconds: int,
+        origin: Origin,
+        shown: str = "",
+        fields: tuple[str, ...] | None = None,
     ) -> Granted:
         """Approve as a click does; once recorded, allow the same call here for ``seconds`` (a duration offered).
 
         ``shown``: the digest of the input the button showed. An edited call is never granted: its Approve + allow
-        buttons are gone, and an older one's approval is refused (``changed``).
+        buttons are gone, and an older one's approval is refused (``changed``). ``fields``: the input's fields the
+        person picked (a call with their values is covered whatever its others hold); ``None``: the exact input.
         """
         approval = self._decisions.find(approval_id)
         if approval is None:
@@ -57,6 +66,9 @@ class GrantFlow:
         request = approval.request
         if request.tool is None or request.call_digest is None or seconds not in request.policy.grant_durations:
             return Granted(Outcome(Status.UNKNOWN), offered=False)
+        every_field = field_digests(request.tool, request.tool_input, client=request.client)
+        if fields is not None and (not fields or any(name not in every_field for name in fields)):
+            return Granted(Outcome(Status.UNKNOWN), offered=False)  # picked none, or what the input does not have
         outcome = self._decisions.decide(
             approval_id,
             session_id=session_id or request.session_id,
@@ -76,8 +88,10 @@ class GrantFlow:
             channel_id=request.channel_id,
             rule=request.policy.name,
             tool=request.tool,
-            tool_input=request.tool_input,
+            tool_input=request.tool_input if fields is None else {name: request.tool_input[name] for name in fields},
             digest=request.call_digest,
+            fields=None if fields is None else {name: every_field[name] for name in fields},
+            pattern=None if fields is None else pattern_key(request.tool, client=request.client),
             terms=deciders_digest(request.policy),
             requester=request.requested_by if request.policy.grant_scope == "requester" else None,
             granted_by=user_id,
@@ -97,6 +111,7 @@ class GrantFlow:
             channel=grant.channel_id,
             requester=grant.requester,
             until=grant.expires_at.isoformat(),
+            fields=None if fields is None else list(fields),
         )
         return Granted(outcome, grant, request)
 

@@ -17,7 +17,7 @@ from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, epoch_ms, system_clock
-from bot.domain.grants import Grant, call_digest, deciders_digest
+from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
 from bot.flow.decisions import DecisionService
@@ -184,6 +184,8 @@ class RoundPublisher:
             self_approval=policy.allow_self_approval,
             terms=deciders_digest(policy),
             longest_ms=max(policy.grant_durations) * 1000,
+            pattern=pattern_key(request.tool, client=request.client) if request.tool else "",
+            fields=field_digests(request.tool or "", request.tool_input, client=request.client),
         )
         return self._grants.use(asked, now_ms=epoch_ms(self._clock()))
 

@@ -9,6 +9,7 @@ CLAIM_ACTION: Final = "signoff_claim"
 APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
+ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
 
 DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"
@@ -16,6 +17,10 @@ DENY_REASON_INPUT: Final = "signoff_deny_reason_input"
 EDIT_MODAL_CALLBACK: Final = "signoff_edit_modal"
 EDIT_FIELD_BLOCK_PREFIX: Final = "signoff_edit_field_"
 EDIT_FIELD_INPUT: Final = "signoff_edit_value"
+GRANT_MODAL_CALLBACK: Final = "signoff_grant_modal"
+GRANT_FIELDS_BLOCK: Final = "signoff_grant_fields"
+GRANT_DURATION_BLOCK: Final = "signoff_grant_duration"
+GRANT_INPUT: Final = "signoff_grant_value"
 
 _SESSION_MARK: Final = "/"
 _DIGEST_MARK: Final = "@"  # never in an approval id (``<shard>-<hex>``)

@@ -16,6 +16,7 @@ from bot.domain.grants import Grant
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import messages
 from bot.render.action_ids import (
+    ALLOW_SIMILAR_ACTION,
     APPROVE_ACTION,
     APPROVE_AND_ALLOW_ACTION,
     CLAIM_ACTION,
@@ -311,6 +312,9 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
         elements.append(button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
     if request.call_digest is not None:  # a standing approval covers one exact call: never a batch
         elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
+        if offers_similar(request):
+            value = button_value(approval_id, request.session_id, request.input_digest)
+            elements.append(button(ALLOW_SIMILAR_ACTION, ALLOW_SIMILAR_LABEL, value))
     return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
 
 
@@ -359,6 +363,8 @@ GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
 def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
     arguments = messages.code_inline(_compact_json(grant.tool_input), messages.MAX_INLINE_ARGUMENTS)
+    if grant.fields:
+        arguments += " (any other arguments)"
     text = messages.grant_line(
         tool=grant.tool,
         arguments=arguments,
@@ -370,6 +376,23 @@ def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
     revoke = button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")
     return {**section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}
+
+
+ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
+MAX_PICKED_FIELDS: Final = 10  # a checkboxes element's options
+_FIELD_NAME_MAX: Final = 150  # an option's value
+
+
+def offers_similar(request: ApprovalRequest) -> bool:
+    """Whether a standing approval on fields the person picks is offered: one call, an object of 2 to 10 fields."""
+    tool_input = request.tool_input
+    return (
+        request.call_digest is not None
+        and bool(request.policy.grant_durations)
+        and isinstance(tool_input, dict)
+        and 2 <= len(tool_input) <= MAX_PICKED_FIELDS
+        and all(0 < len(name) <= _FIELD_NAME_MAX for name in tool_input)
+    )
 
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:

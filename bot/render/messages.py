@@ -574,11 +574,14 @@ def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:
     )
 
 
-def grant_made(request: ApprovalRequest, *, until: datetime) -> str:
-    """Told to the person whose "Approve + allow" made a standing approval."""
+def grant_made(request: ApprovalRequest, *, until: datetime, fields: Sequence[str] | None = None) -> str:
+    """Told to the person whose "Approve + allow" made a standing approval (``fields``: the ones they picked)."""
     tool = code_inline(request.tool or request.interrupt_name)
+    what = "exactly these arguments"
+    if fields is not None:
+        what = f"these values of {', '.join(code_inline(name, 40) for name in fields[:10])} (any other arguments)"
     return (
-        f"Approved. {tool} with exactly these arguments now runs here without asking until {slack_date(until)}; "
+        f"Approved. {tool} with {what} now runs here without asking until {slack_date(until)}; "
         "revoke it on your App Home."
     )
 

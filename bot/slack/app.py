@@ -7,7 +7,7 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.listeners import approvals, claims, deny, edits, errors, grants, home, requests, thread
+from bot.slack.listeners import approvals, claims, deny, edits, errors, grants, home, requests, similar_grants, thread
 
 
 def build_app(
@@ -37,6 +37,7 @@ def build_app(
     thread.register(app, services)
     claims.register(app, services)
     grants.register(app, services)
+    similar_grants.register(app, services)
     home.register(app, services)
     return app
 

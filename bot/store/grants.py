@@ -5,6 +5,7 @@ are atomic with each other, so a revoke stops the very next call. The listing's 
 written on its own and only follows the grants: a grant is live while its own record is.
 """
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Final
@@ -35,6 +36,10 @@ class Call:
     """Who may decide under the rule now (``deciders_digest``)."""
     longest_ms: int
     """The rule's longest grant now: no grant made longer ago than that covers the call."""
+    pattern: str = ""
+    """``pattern_key`` of its tool and asker: grants on picked fields of that tool ("": none may cover it)."""
+    fields: dict[str, str] | None = None
+    """``field_digests`` of its input."""
 
 
 class GrantStore:
@@ -48,7 +53,7 @@ class GrantStore:
     def create(self, grant: Grant) -> None:
         """Keep ``grant`` (one transaction in its channel's slot), then list it."""
         record_key = keys.grants(grant.team_id, grant.channel_id)
-        calls_key = keys.grant_calls(grant.team_id, grant.channel_id, grant.digest)
+        calls_key = keys.grant_calls(grant.team_id, grant.channel_id, _index_of(grant))
         # Relative to the grant's own clock (a sandbox's moved clock, say), not to the server's.
         kept_ms = grant.expires_ms - int(grant.granted_at.timestamp() * 1000) + _KEPT_AFTER_MS
         # Listed first: a crash between the two writes leaves a listing entry without a grant (pruned), never a
@@ -68,6 +73,7 @@ class GrantStore:
             keys=[
                 keys.grants(call.team_id, call.channel_id),
                 keys.grant_calls(call.team_id, call.channel_id, call.digest),
+                keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
             ],
             args=[
                 now_ms,
@@ -76,6 +82,7 @@ class GrantStore:
                 "1" if call.self_approval else "0",
                 call.terms,
                 call.longest_ms,
+                json.dumps(call.fields or {}) if call.pattern else "{}",
             ],
         )
         return _grant_of(found)
@@ -92,7 +99,7 @@ class GrantStore:
             return None
         transaction = self._client.pipeline(transaction=True)
         transaction.hdel(record_key, grant_id, f"{grant_id}:uses")  # from here on no call is covered
-        transaction.zrem(keys.grant_calls(team_id, channel_id, grant.digest), grant_id)
+        transaction.zrem(keys.grant_calls(team_id, channel_id, _index_of(grant)), grant_id)
         deleted, _ = transaction.execute()
         self._client.zrem(keys.GRANTS_LIVE, _member(grant))
         return grant if deleted else None
@@ -124,6 +131,11 @@ class GrantStore:
                 continue
             found.append((grant, int(uses or 0)))
         return found
+
+
+def _index_of(grant: Grant) -> str:
+    """Which of its channel's indexes lists ``grant``: its exact call's, or its tool's grants on picked fields."""
+    return grant.pattern if grant.fields and grant.pattern else grant.digest
 
 
 def _member(grant: Grant) -> str:

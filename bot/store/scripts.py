@@ -471,36 +471,52 @@ end
 return 1
 """
 
-# KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms).
+# KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms), 3 the grants on
+#       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it).
 # ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval,
-#       5 the digest of who may decide under the rule now (``GrantTerms``), 6 the rule's longest duration now (ms).
-# Returns the first live grant that covers the call (its JSON), its use counted; or false. Expired ids and ids
-# whose grant is gone (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke:
-# once a revoke has deleted the grant, no call is covered by it.
+#       5 the digest of who may decide under the rule now (``GrantTerms``), 6 the rule's longest duration now (ms),
+#       7 the call's field digests (JSON object: ``field_digests``).
+# Returns the first live grant that covers the call (its JSON), its use counted; or false: one on the exact call,
+# else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
+# (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
+# deleted the grant, no call is covered by it.
 USE_GRANT: Final = """
 local now = tonumber(ARGV[1])
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
-  local text = redis.call('HGET', KEYS[1], id)
-  if not text then
-    redis.call('ZREM', KEYS[2], id)
-  else
-    local ok, grant = pcall(cjson.decode, text)
-    if not ok or type(grant) ~= 'table' then  -- an unreadable record covers nothing, and blinds nothing
-      redis.call('ZREM', KEYS[2], id)
+local call_fields = cjson.decode(ARGV[7])
+local function fields_match(grant)
+  if type(grant.fields) ~= 'table' or next(grant.fields) == nil then return false end
+  for name, digest in pairs(grant.fields) do
+    if call_fields[name] ~= digest then return false end
+  end
+  return true
+end
+for index = 2, 3 do
+  if index == 3 and KEYS[3] == KEYS[2] then break end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[index], '(' .. now, '+inf')) do
+    local text = redis.call('HGET', KEYS[1], id)
+    if not text then
+      redis.call('ZREM', KEYS[index], id)
     else
-      local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
-      local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
-      -- Granted under the rule as it is now (same deciders), and no longer ago than its longest duration now.
-      local terms_ok = grant.terms == ARGV[5] and tonumber(grant.granted_ms or '') ~= nil
-        and now <= tonumber(grant.granted_ms) + tonumber(ARGV[6])
-      if grant.rule == ARGV[2] and requester_ok and self_ok and terms_ok then
-        redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
-        return text
+      local ok, grant = pcall(cjson.decode, text)
+      if not ok or type(grant) ~= 'table' then  -- an unreadable record covers nothing, and blinds nothing
+        redis.call('ZREM', KEYS[index], id)
+      else
+        local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
+        local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
+        -- Granted under the rule as it is now (same deciders), and no longer ago than its longest duration now.
+        local terms_ok = grant.terms == ARGV[5] and tonumber(grant.granted_ms or '') ~= nil
+          and now <= tonumber(grant.granted_ms) + tonumber(ARGV[6])
+        -- The exact call's index lists whole-input grants only; the tool's, grants on picked fields only.
+        local shape_ok = (index == 2) == (type(grant.fields) ~= 'table') and (index == 2 or fields_match(grant))
+        if grant.rule == ARGV[2] and requester_ok and self_ok and terms_ok and shape_ok then
+          redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+          return text
+        end
       end
     end
   end
+  redis.call('ZREMRANGEBYSCORE', KEYS[index], '-inf', now)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 return false
 """
 

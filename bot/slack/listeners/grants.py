@@ -5,6 +5,7 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
+from bot.flow.grants import Granted
 from bot.render import action_ids as ids
 from bot.render import messages
 from bot.services import Services
@@ -34,13 +35,7 @@ def register(app: App, services: Services) -> None:
             origin=click_origin(body),
             shown=shown,
         )
-        if not granted.offered:
-            text = messages.grant_not_offered()
-        elif granted.grant is not None and granted.request is not None:
-            text = messages.grant_made(granted.request, until=granted.grant.expires_at)
-        else:
-            text = outcome_text(granted.outcome) or messages.unknown_approval()
-        tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+        tell(services.outbox, channel=who.channel, user=who.user, text=granted_text(granted), thread_ts=who.thread_ts)
 
     def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
@@ -57,3 +52,13 @@ def register(app: App, services: Services) -> None:
 
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
+
+
+def granted_text(granted: Granted) -> str:
+    """What the person who asked for a standing approval is told."""
+    if not granted.offered:
+        return messages.grant_not_offered()
+    if granted.grant is not None and granted.request is not None:
+        fields = list(granted.grant.fields) if granted.grant.fields else None
+        return messages.grant_made(granted.request, until=granted.grant.expires_at, fields=fields)
+    return outcome_text(granted.outcome) or messages.unknown_approval()

@@ -14,8 +14,9 @@ import pytest
 import redis
 
 from bot.domain.clock import ManualClock, epoch_ms
-from bot.domain.grants import Grant, call_digest
+from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.render import action_ids as ids
+from bot.render import grant_form, messages
 from bot.sandbox import slack_requests
 from bot.store.grants import Call, GrantStore
 from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
@@ -179,15 +180,25 @@ def _grant(now: datetime) -> Grant:
     )
 
 
-def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_client: redis.Redis) -> None:
+@pytest.mark.parametrize("picked", [False, True], ids=["exact-call", "picked-fields"])
+def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_client: redis.Redis, picked: bool) -> None:
     """Many workers use one grant while it is revoked: none that starts once the revoke returned is covered."""
     store = GrantStore(redis_client)
     now = ManualClock()()
     grant = _grant(now)
+    asked = {"service": "checkout", "force": True}  # with a field the grant on picked fields leaves free
+    if picked:
+        update = {
+            "fields": {"service": field_digests("restart_service", asked, client=None)["service"]},
+            "pattern": pattern_key("restart_service", client=None),
+        }
+        grant = grant.model_copy(update=update)
     store.create(grant)
     call = Call(
-        "T0TEST", CHANNEL, grant.digest, "restarts", REQUESTER, self_approval=False, terms="deciders-v1",
-        longest_ms=3_600_000,
+        "T0TEST", CHANNEL, grant.digest if not picked else call_digest("restart_service", asked, client=None),
+        "restarts", REQUESTER, self_approval=False, terms="deciders-v1", longest_ms=3_600_000,
+        pattern=pattern_key("restart_service", client=None),
+        fields=field_digests("restart_service", asked, client=None),
     )  # fmt: skip
     assert store.use(call, now_ms=epoch_ms(now)) == grant
     revoked_at: list[float] = []
@@ -260,3 +271,95 @@ def test_a_rule_can_let_a_grant_cover_anyone_in_the_channel_but_never_its_maker(
         bot.mention("restart checkout", user=APPROVER)  # the grant's maker asks: never their own approval
         bot.drain()
         assert not is_decided(bot.approval_messages()[-1])
+
+
+SCALING = """\
+rules:
+  - name: scaling
+    match: {tools: [scale_service]}
+    grants: {durations: [15m, 1h]}
+"""
+
+
+def _open_similar(bot: Bot, *, user: str = APPROVER) -> dict[str, Any]:
+    opened = len(bot.slack.calls("views.open"))
+    assert bot.click(ids.ALLOW_SIMILAR_ACTION, bot.approval_id(-1), user=user).status == 200
+    return dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+
+
+def _submit_similar(bot: Bot, view: dict[str, Any], *, fields: list[str], seconds: int) -> Any:
+    checkboxes = next(b for b in view["blocks"] if b.get("block_id") == ids.GRANT_FIELDS_BLOCK)["element"]
+    durations = next(b for b in view["blocks"] if b.get("block_id") == ids.GRANT_DURATION_BLOCK)["element"]
+    ticked = [option for option in checkboxes["options"] if option["value"] in fields]
+    [chosen] = [option for option in durations["options"] if option["value"] == str(seconds)]
+    payload = slack_requests.view_submission(
+        callback_id=ids.GRANT_MODAL_CALLBACK,
+        user_id=APPROVER,
+        view_id=view["id"],
+        external_id=view["external_id"],
+        private_metadata=view["private_metadata"],
+        values={
+            ids.GRANT_FIELDS_BLOCK: {ids.GRANT_INPUT: {"type": "checkboxes", "selected_options": ticked}},
+            ids.GRANT_DURATION_BLOCK: {ids.GRANT_INPUT: {"type": "static_select", "selected_option": chosen}},
+        },
+    )
+    return bot.poster.post_view_submission(payload)
+
+
+def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others(
+    redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(SCALING)
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        bot.ask("scale checkout to 5")
+        view = _open_similar(bot)  # the loopback Slack checks it as views.open does
+        options = next(b for b in view["blocks"] if b.get("block_id") == ids.GRANT_FIELDS_BLOCK)["element"]["options"]
+        assert [option["text"]["text"] for option in options] == ['service = "checkout"', "replicas = 5"]
+
+        refused = _submit_similar(bot, view, fields=[], seconds=3600)
+        assert refused.json() == {"response_action": "errors", "errors": {ids.GRANT_FIELDS_BLOCK: grant_form.NO_FIELD}}
+        assert bot.services.grant_flow.live_for(APPROVER) == []
+
+        assert _submit_similar(bot, view, fields=["service"], seconds=3600).status == 200
+        bot.drain()
+        assert is_decided(bot.approval_messages()[-1])
+        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER)
+        assert grant.tool_input == {"service": "checkout"}
+        assert list(grant.fields or {}) == ["service"]
+        assert "any other arguments" in "\n".join(bot.ephemeral_texts(APPROVER))
+
+        bot.ask("scale checkout to 9")  # the picked field as it was, another value elsewhere: covered
+        assert is_decided(bot.approval_messages()[-1])
+        assert "checkout: scaled from 3 to 9 replicas" in "\n".join(bot.texts_posted())
+        bot.ask("scale search to 5")  # the picked field changed: asked
+        assert not is_decided(bot.approval_messages()[-1])
+        assert "any other arguments" in json.dumps(_home(bot, APPROVER))  # App Home says what it covers
+
+        assert bot.services.grant_flow.revoke(grant.team_id, grant.channel_id, grant.grant_id, actor=APPROVER)
+        bot.ask("scale checkout to 7")  # revoked: asked again
+        assert not is_decided(bot.approval_messages()[-1])
+
+        view = _open_similar(bot)
+        assert _submit_similar(bot, view, fields=["service"], seconds=900).status == 200
+        bot.drain()
+        clock.advance(901)  # a grant on picked fields ends by itself too
+        bot.ask("scale checkout to 8")
+        assert not is_decided(bot.approval_messages()[-1])
+
+
+def test_allow_similar_is_not_offered_for_one_field_and_a_forged_click_opens_nothing(
+    redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        bot.ask("restart checkout")  # one field: the exact call is all there is to allow
+        message = bot.approval_messages()[-1]
+        assert ids.ALLOW_SIMILAR_ACTION not in json.dumps(message["blocks"])
+        opened = len(bot.slack.calls("views.open"))
+        payload = bot.click_payload(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
+        payload["actions"][0]["action_id"] = ids.ALLOW_SIMILAR_ACTION
+        assert bot.poster.post_action(payload).status == 200
+        bot.wait_told(APPROVER, messages.grant_not_offered())
+        assert len(bot.slack.calls("views.open")) == opened

@@ -1,0 +1,94 @@
+"""The "Approve + allow similar" modal: the person ticks the fields a standing approval pins (pure functions).
+
+Each ticked field must have the value it has now; the others may be anything. The modal says so, and says whose
+calls it covers, before anything is granted; the durations are the rule's own.
+"""
+
+import json
+from typing import Any, Final
+
+from bot.domain.records import ApprovalRequest
+from bot.render import blocks, messages
+from bot.render.action_ids import GRANT_DURATION_BLOCK, GRANT_FIELDS_BLOCK, GRANT_INPUT, GRANT_MODAL_CALLBACK
+
+TITLE: Final = "Allow similar calls"
+SUBMIT: Final = "Approve and allow"
+NO_FIELD: Final = "Tick at least one field: a standing approval never covers every call of a tool."
+NO_DURATION: Final = "Choose one of the durations offered."
+_OPTION_MAX: Final = 75  # an option's text
+
+
+def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str) -> dict[str, Any]:
+    """The modal (views.open) for ``request``, whose input is an object (``blocks.offers_similar``)."""
+    tool = messages.code_inline(request.tool or request.interrupt_name)
+    channel = f"<#{messages.escape(request.channel_id[: messages.MAX_ID])}>"
+    intro = (
+        f"Approve this call, and for a while let {tool} run in {channel} without asking when the fields you tick "
+        "have the values they have here. The fields you leave unticked may be anything."
+    )
+    options = [
+        {"text": blocks.plain_text(_field_text(name, value)), "value": name}
+        for name, value in dict(request.tool_input).items()
+    ]
+    durations = [
+        {"text": blocks.plain_text(f"for {messages.for_duration(seconds)}"), "value": str(seconds)}
+        for seconds in request.policy.grant_durations
+    ]
+    return {
+        "type": "modal",
+        "callback_id": GRANT_MODAL_CALLBACK,
+        "private_metadata": private_metadata,
+        "external_id": external_id,
+        "title": blocks.plain_text(TITLE),
+        "submit": blocks.plain_text(SUBMIT),
+        "close": blocks.plain_text("Cancel"),
+        "blocks": [
+            blocks.section(intro),
+            blocks.context(_whose(request)),
+            {
+                "type": "input",
+                "block_id": GRANT_FIELDS_BLOCK,
+                "label": blocks.plain_text("Same value required for"),
+                "element": {
+                    "type": "checkboxes",
+                    "action_id": GRANT_INPUT,
+                    "options": options,
+                    "initial_options": options,
+                },
+            },
+            {
+                "type": "input",
+                "block_id": GRANT_DURATION_BLOCK,
+                "label": blocks.plain_text("How long"),
+                "element": {
+                    "type": "static_select",
+                    "action_id": GRANT_INPUT,
+                    "options": durations,
+                    "initial_option": durations[0],
+                },
+            },
+        ],
+    }
+
+
+def _field_text(name: str, value: Any) -> str:
+    try:
+        shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError, TypeError):
+        shown = messages.UNDISPLAYABLE
+    return messages.clip_plain(f"{name} = {shown}", _OPTION_MAX)
+
+
+def _whose(request: ApprovalRequest) -> str:
+    if request.policy.grant_scope == "channel":
+        return "It covers such calls asked by anyone in the channel, never your own. Revoke it on App Home."
+    asker = messages.mention_user(request.requested_by) if request.requested_by else "this requester"
+    return f"It covers such calls asked by {asker} only. Revoke it on App Home."
+
+
+def grant_errors(problems: dict[str, str]) -> dict[str, Any]:
+    """A view-submission answer showing each problem under its block: ``ack(**grant_errors(...))``."""
+    return {
+        "response_action": "errors",
+        "errors": {block: messages.clip_plain(text, blocks.MODAL_ERROR_MAX) for block, text in problems.items()},
+    }

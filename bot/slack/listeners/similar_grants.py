@@ -1,0 +1,94 @@
+"""'Approve + allow similar…': the modal where the approver ticks the fields a standing approval pins, and its
+submission (which approves the call, then grants: ``bot.flow.grants``).
+
+The modal is bound, as the deny and edit forms are (``bot.flow.access.ModalBinding``), to the approval, the person,
+where they clicked and the input it showed.
+"""
+
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.domain.status import Status
+from bot.flow.access import ModalBinding
+from bot.render import action_ids as ids
+from bot.render import blocks, grant_form, messages
+from bot.services import Services
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+from bot.slack.listeners.grants import granted_text
+
+
+def register(app: App, services: Services) -> None:
+    """Add the "allow similar" listeners to ``app``."""
+    flow = services.grant_flow
+
+    def ack_only(ack: Ack) -> None:
+        ack()
+
+    def open_similar(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+        who = clicker(body)
+        origin = click_origin(body)
+        approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
+        approval = services.decisions.find(approval_id)
+        refusal = (
+            services.decisions.check(approval, user_id=who.user, kind="approve", origin=origin)
+            if approval is not None
+            else None
+        )
+        if approval is None or refusal is not None or not blocks.offers_similar(approval.request):
+            text = (outcome_text(refusal) if refusal is not None else None) or messages.grant_not_offered()
+            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            return
+        request = approval.request
+        binding = ModalBinding(
+            request.approval_id, who.user, origin.surface, origin.channel_id, origin.ts, purpose="grant", digest=shown
+        )
+        view = grant_form.grant_modal(
+            request, private_metadata=binding.metadata(), external_id=services.modals.remember(binding)
+        )
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def submit_similar(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = body["user"]["id"]
+        binding = services.modals.matches(
+            str(view.get("external_id") or ""),
+            metadata=str(view.get("private_metadata") or ""),
+            user_id=user,
+            purpose="grant",
+        )
+        if binding is None:
+            services.decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="grant_modal")
+            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: messages.wrong_place_refused()}))
+            return
+        fields, seconds = _picked(view)
+        if not fields:
+            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: grant_form.NO_FIELD}))
+            return
+        if seconds is None:
+            ack(**grant_form.grant_errors({ids.GRANT_DURATION_BLOCK: grant_form.NO_DURATION}))
+            return
+        granted = flow.approve_and_allow(
+            binding.approval_id,
+            session_id=None,
+            user_id=user,
+            seconds=seconds,
+            origin=modal_origin(body, binding),
+            shown=binding.digest,
+            fields=fields,
+        )
+        ack()
+        tell(services.outbox, channel=binding.channel_id, user=user, text=granted_text(granted))
+
+    app.action(ids.ALLOW_SIMILAR_ACTION)(ack=ack_only, lazy=[open_similar])
+    app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
+
+
+def _picked(view: dict[str, Any]) -> tuple[tuple[str, ...], int | None]:
+    """The fields ticked and the duration chosen in a submitted "allow similar" modal (``None``: none chosen)."""
+    state = (view.get("state") or {}).get("values") or {}
+    ticked = ((state.get(ids.GRANT_FIELDS_BLOCK) or {}).get(ids.GRANT_INPUT) or {}).get("selected_options") or []
+    fields = tuple(str(option.get("value")) for option in ticked if isinstance(option, dict))
+    chosen = ((state.get(ids.GRANT_DURATION_BLOCK) or {}).get(ids.GRANT_INPUT) or {}).get("selected_option") or {}
+    value = str(chosen.get("value", "")) if isinstance(chosen, dict) else ""
+    return fields, int(value) if value.isascii() and value.isdigit() and len(value) <= 7 else None
