@@ -25,6 +25,8 @@ from bot.store.approvals import Approval
 from state.text import as_text
 
 Surface = Literal["message", "home", "reply"]
+Purpose = Literal["deny", "edit", "grant"]
+"""What a modal the bot opened is for."""
 
 _MODAL_MEMORY_S: Final = 24 * 3600
 _EXTERNAL_ID_MAX: Final = 255  # Slack's limit for a view's external_id
@@ -93,7 +95,7 @@ class ModalBinding:
     surface: Surface
     channel_id: str | None
     ts: str | None
-    purpose: Literal["deny", "edit", "grant"] = "deny"
+    purpose: Purpose = "deny"
     digest: str = ""
 
     def metadata(self) -> str:
@@ -117,9 +119,7 @@ class Modals:
         self._client.set(keys.modal_view(external_id), binding.metadata(), ex=_MODAL_MEMORY_S)
         return external_id
 
-    def matches(
-        self, external_id: str, *, metadata: str, user_id: str, purpose: Literal["deny", "edit", "grant"]
-    ) -> ModalBinding | None:
+    def matches(self, external_id: str, *, metadata: str, user_id: str, purpose: Purpose) -> ModalBinding | None:
         """The binding of a submitted view if its metadata, submitter and purpose are the ones it was opened with."""
         if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:
             return None

@@ -10,13 +10,12 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.domain.status import Status
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, messages
 from bot.render.action_ids import parse_button_value
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
 
 
 def register(app: App, services: Services) -> None:
@@ -50,14 +49,8 @@ def register(app: App, services: Services) -> None:
         user = body["user"]["id"]
         values = view.get("state", {}).get("values", {})
         reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")
-        binding = services.modals.matches(
-            str(view.get("external_id") or ""),
-            metadata=str(view.get("private_metadata") or ""),
-            user_id=user,
-            purpose="deny",
-        )
+        binding = submitted_binding(services.modals, decisions, body, view, purpose="deny")
         if binding is None:
-            decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="modal")
             ack(**blocks.modal_errors(messages.wrong_place_refused()))
             return
         origin = modal_origin(body, binding)

@@ -15,7 +15,7 @@ from bot.flow.decisions import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits, messages
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
@@ -52,15 +52,8 @@ def register(app: App, services: Services) -> None:
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     def submit_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        user = body["user"]["id"]
-        binding = services.modals.matches(
-            str(view.get("external_id") or ""),
-            metadata=str(view.get("private_metadata") or ""),
-            user_id=user,
-            purpose="edit",
-        )
+        binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
         if binding is None:
-            services.decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="edit_modal")
             ack(**edits.edit_refused(messages.wrong_place_refused()))
             return
         saved = flow.save(binding, origin=modal_origin(body, binding), values=submitted(view))
@@ -73,7 +66,7 @@ def register(app: App, services: Services) -> None:
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
         if text:
-            tell(services.outbox, channel=binding.channel_id, user=user, text=text)
+            tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=text)
 
     app.action(ids.EDIT_ACTION)(ack=ack_only, lazy=[open_edit_modal])
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.domain.status import Status
-from bot.flow.access import ModalBinding, Origin
-from bot.flow.decisions import Outcome
+from bot.flow.access import ModalBinding, Modals, Origin, Purpose
+from bot.flow.decisions import DecisionService, Outcome
 from bot.render import edits, messages
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
@@ -85,6 +85,22 @@ def reply_origin(body: dict[str, Any], event: dict[str, Any]) -> Origin:
     """Where a thread reply comes from: its channel, its thread, the person's workspace (``user_team``)."""
     user_team_id = str(event.get("user_team") or event.get("team") or "")
     return Origin("reply", str(body.get("team_id") or ""), user_team_id, event.get("channel"), event.get("thread_ts"))
+
+
+def submitted_binding(
+    modals: Modals, decisions: DecisionService, body: dict[str, Any], view: dict[str, Any], *, purpose: Purpose
+) -> ModalBinding | None:
+    """What a submitted modal was opened for (``Modals.matches``), or ``None``: the refusal is audited."""
+    user = body["user"]["id"]
+    binding = modals.matches(
+        str(view.get("external_id") or ""),
+        metadata=str(view.get("private_metadata") or ""),
+        user_id=user,
+        purpose=purpose,
+    )
+    if binding is None:
+        decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface=f"{purpose}_modal")
+    return binding
 
 
 def modal_origin(body: dict[str, Any], binding: ModalBinding) -> Origin:

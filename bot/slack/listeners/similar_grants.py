@@ -10,12 +10,11 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.domain.status import Status
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, grant_form, messages
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
 from bot.slack.listeners.grants import granted_text
 
 
@@ -50,15 +49,8 @@ def register(app: App, services: Services) -> None:
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     def submit_similar(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        user = body["user"]["id"]
-        binding = services.modals.matches(
-            str(view.get("external_id") or ""),
-            metadata=str(view.get("private_metadata") or ""),
-            user_id=user,
-            purpose="grant",
-        )
+        binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
         if binding is None:
-            services.decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface="grant_modal")
             ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: messages.wrong_place_refused()}))
             return
         fields, seconds = _picked(view)
@@ -71,14 +63,14 @@ def register(app: App, services: Services) -> None:
         granted = flow.approve_and_allow(
             binding.approval_id,
             session_id=None,
-            user_id=user,
+            user_id=binding.user_id,
             seconds=seconds,
             origin=modal_origin(body, binding),
             shown=binding.digest,
             fields=fields,
         )
         ack()
-        tell(services.outbox, channel=binding.channel_id, user=user, text=granted_text(granted))
+        tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=granted_text(granted))
 
     app.action(ids.ALLOW_SIMILAR_ACTION)(ack=ack_only, lazy=[open_similar])
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
