@@ -43,6 +43,7 @@ from bot.store.home_viewers import HomeViewers
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from bot.store.signatures import SeenSignatures
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from bot.worker import Worker
 from state.store import SessionStore, use_shards
 
@@ -98,6 +99,7 @@ class Services:
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,
             audit_max_entries=self.settings.audit_max_entries,
             audit_keep_unexported=self.settings.audit_keep_unexported,
+            heartbeats=WorkerHeartbeats(self.redis, beat_every_s=settings.worker_heartbeat_seconds),
         )
 
 

@@ -78,6 +78,8 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=8, ge=1, le=256)
     """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
     one process can overlap the waits of many sessions."""
+    worker_heartbeat_seconds: float = Field(default=5.0, gt=0, le=300)
+    """How often a worker records that it is alive; one silent for three beats counts as dead (worker-health)."""
     api_max_waits: int = Field(default=4, ge=1, le=1024)
     """How many long-polls (``GET /v1/approvals/{id}?wait=``) one web process holds at once; more are refused with
     429 and ``Retry-After``. Each holds a thread that Slack's requests share: keep it under gunicorn's ``--threads``

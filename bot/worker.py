@@ -11,7 +11,9 @@ during a Redis outage the notice waits for the retry). A job that keeps failing 
 a few deliveries: the thread is told, the audit trail records it, and the job is acknowledged so
 it cannot block the queue; a step that failed only because Redis was unreachable does not count
 toward that. The outbox is delivered by a second thread that wakes as soon as an entry is queued;
-a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
+a third fires due reminders, escalations and expiries; a fourth records the worker's heartbeat
+(``bot.store.worker_heartbeats``) while each of the other three keeps stepping, so a hung loop
+shows as a dead worker to ``python -m bot worker-health``. A worker stopped cleanly hands its waiting
 retries to the others and leaves the group. An error in the agent's own code on its responses
 (``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent;
 nor is a value the agent produced that no record can hold (``UnstorableValueError``: NaN, an object).
@@ -39,11 +41,15 @@ from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
 from bot.store.jobs import Job, JobKind, JobQueue
 from bot.store.outbox import Outbox
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
 
 MAX_DELIVERIES: Final = 5
+STALL_S: Final = 120.0
+"""A loop that has not finished a step for this long is hung: the worker stops beating (a step is bounded in time:
+a blocking read waits a second, a delivery or a tick handles a bounded batch)."""
 _MIN_BEAT_S: Final = 0.01
 
 
@@ -69,6 +75,7 @@ class Worker:
     audit_keep_unexported: bool = False
     trim_every_s: float = 60.0
     concurrency: int = 1
+    heartbeats: WorkerHeartbeats | None = None
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _next_trim: float = field(default=0.0, repr=False)
@@ -80,6 +87,7 @@ class Worker:
     _owed_notices: dict[str, str] = field(default_factory=dict, repr=False)
     _told: set[str] = field(default_factory=set, repr=False)
     _failures: dict[str, int] = field(default_factory=dict, repr=False)
+    _stepped: dict[str, float] = field(default_factory=dict, repr=False)
 
     def run_jobs_once(self, *, block_ms: int = 1000) -> int:
         """Take jobs as ``start_jobs`` does and wait until they are done; return how many were taken."""
@@ -145,13 +153,17 @@ class Worker:
     def run_forever(self) -> None:
         """All three loops, until ``stop()``; then hand back waiting retries and leave the group."""
         self.queue.ensure_group()
+        now = time.monotonic()
+        self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [
-            threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True),
-            threading.Thread(target=self._loop, args=(self.tick_once,), name="schedule", daemon=True),
+            threading.Thread(target=self._loop, args=(self.deliver_once, "outbox"), name="outbox", daemon=True),
+            threading.Thread(target=self._loop, args=(self.tick_once, "schedule"), name="schedule", daemon=True),
         ]
+        if self.heartbeats is not None:
+            helpers.append(threading.Thread(target=self._beat_until_stopped, name="heartbeat", daemon=True))
         for thread in helpers:
             thread.start()
-        self._loop(self._start_jobs_when_free)
+        self._loop(self._start_jobs_when_free, "jobs")
         # Jobs still running finish (their claim kept fresh) before the worker leaves the group.
         self.pool.wait_idle(timeout_s=self.claim_idle_ms / 1000)
         for thread in helpers:
@@ -159,9 +171,26 @@ class Worker:
         self.deliverer.close()
         self.leave()
 
+    def stalled_loops(self, *, within_s: float = STALL_S) -> list[str]:
+        """The loops of ``run_forever`` that have not finished a step within ``within_s``."""
+        now = time.monotonic()
+        return sorted(name for name, stepped in self._stepped.items() if now - stepped > within_s)
+
+    def beat_once(self) -> bool:
+        """Record this worker's heartbeat unless one of its loops is hung; return whether it beat."""
+        stalled = self.stalled_loops()
+        if stalled:
+            logger.error("worker=<%s>, loops=<%s> | hung: no heartbeat", self.consumer, ",".join(stalled))
+            return False
+        if self.heartbeats is not None:
+            self.heartbeats.beat(self.consumer)
+        return True
+
     def leave(self) -> None:
         """Hand the jobs waiting for a retry to the other workers, then leave the group if nothing is held."""
         try:
+            if self.heartbeats is not None:
+                self.heartbeats.forget(self.consumer)
             with self._book:
                 retries = list(self._retries.values())
                 self._retries.clear()
@@ -180,13 +209,24 @@ class Worker:
             return 0
         return self.start_jobs()
 
-    def _loop(self, step: Callable[[], int]) -> None:
+    def _loop(self, step: Callable[[], int], name: str) -> None:
         while not self._stop.is_set():
             try:
                 step()
             except Exception:
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
+            # A failing step still counts: the loop is alive (a Redis outage is readiness, not liveness).
+            self._stepped[name] = time.monotonic()
+
+    def _beat_until_stopped(self) -> None:
+        assert self.heartbeats is not None  # started only with heartbeats
+        while not self._stop.is_set():
+            try:
+                self.beat_once()
+            except redis.RedisError as error:
+                logger.warning("worker=<%s> | heartbeat not recorded: %s", self.consumer, error)
+            self._stop.wait(self.heartbeats.beat_every_s)
 
     def _handle(self, job: Job) -> None:
         with self._book:

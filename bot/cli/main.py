@@ -4,6 +4,7 @@
 ``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
 ``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``);
 ``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``);
+``python -m bot worker-health`` is the worker's liveness probe (``bot.cli.worker_health``);
 ``python -m bot grants [revoke ID]`` lists or ends standing approvals (``bot.cli.grants``);
 ``python -m bot policy check FILE --tool NAME --input JSON`` says which rule a call gets (``bot.cli.policy_check``).
 
@@ -36,6 +37,7 @@ from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
+from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
 from bot.render import messages
 from bot.sandbox import run as sandbox
@@ -54,6 +56,7 @@ COMMANDS: Final = {
     "serve": "HTTP mode: Slack's requests at /slack/events, the HTTP API under /v1/",
     "socket": "Socket Mode: no public URL needed (SLACK_APP_TOKEN)",
     "worker": "the worker: agent jobs, Slack deliveries, reminders, escalations and expiries",
+    "worker-health": "exit 0 when a worker on this host beat recently: its liveness probe (REDIS_URL)",
     "sandbox": "the real bot against a local Slack stand-in with a web page (no Slack needed)",
     "demo": "a walk-through in the terminal: one approval and one denial",
     "pending": "the sessions waiting for approvals, and the approvals quarantined (REDIS_URL)",
@@ -98,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_cli.main(arguments[1:])
     if arguments[:1] == ["policy"]:
         return policy_cli.main(arguments[1:])
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"], ["grants"]):
+    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"], ["grants"], ["worker-health"]):
         try:
+            if arguments[0] == "worker-health":
+                return worker_health_cli.main(arguments[1:])
             if arguments[0] == "grants":
                 return grants_cli.main(arguments[1:])
             if arguments[0] == "migrate":
