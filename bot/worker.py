@@ -36,6 +36,7 @@ from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.observe.logs import log_context
 from bot.render import messages
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
@@ -229,12 +230,22 @@ class Worker:
             self._stop.wait(self.heartbeats.beat_every_s)
 
     def _handle(self, job: Job) -> None:
+        session = _session_key(job)
+        session_id = None if session.startswith("job:") else session
+        with log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id):
+            started = time.monotonic()
+            outcome = self._handle_job(job)
+            took_s = time.monotonic() - started
+            logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
+
+    def _handle_job(self, job: Job) -> str:
+        """Run ``job``; return what became of it (``done``, ``retry``, ``abandoned``, ``failed``, ``quarantined``)."""
         with self._book:
             self._retries.pop(job.job_id, None)
         problem = job.problem()
         if problem is not None:
             self._quarantine(job, problem)
-            return
+            return "quarantined"
         owed = self._owed_notices.get(job.job_id)
         if owed is not None:
             self._tell_delayed(job, owed)
@@ -242,22 +253,23 @@ class Worker:
             self.runner.handle(job)
         except AgentCodeError as error:
             self._agent_code_failed(job, error)
-            return
+            return "failed"
         except UnstorableValueError as error:
             self._unstorable(job, error)
-            return
+            return "failed"
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
             if job.deliveries >= MAX_DELIVERIES and not outage:
                 self._give_up(job, summary)
-                return
+                return "abandoned"
             logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
             self._retry_later(job, counted=not outage)
             self._tell_delayed(job, messages.redis_unreachable() if outage else messages.agent_retrying(summary))
-            return
+            return "retry"
         self.queue.ack(job)
         self._forget(job.job_id)
+        return "done"
 
     def _retry_later(self, job: Job, *, counted: bool) -> None:
         failures = self._failures[job.job_id] = self._failures.get(job.job_id, 0) + 1

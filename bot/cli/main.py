@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
@@ -39,17 +39,17 @@ from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
+from bot.observe import logs
 from bot.render import messages
 from bot.sandbox import run as sandbox
 from bot.services import build_services, connect_redis
-from bot.settings import ConfigError, Mode, Settings, load_settings
+from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, serve
 from bot.slack.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
 
 logger = logging.getLogger("bot")
-_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
 COMMANDS: Final = {
@@ -70,6 +70,18 @@ COMMANDS: Final = {
     "help": "this list",
 }
 """Every command, with what it does: ``python -m bot help`` (or ``--help``) prints them."""
+
+
+_OPERATOR_COMMANDS: Final[dict[str, Callable[[list[str]], int]]] = {
+    "audit": audit_cli.main,
+    "pending": lambda rest: ops_cli.main(["pending", *rest]),
+    "resume": lambda rest: ops_cli.main(["resume", *rest]),
+    "migrate": migrate_cli.main,
+    "api-key": api_keys_cli.main,
+    "grants": grants_cli.main,
+    "worker-health": worker_health_cli.main,
+}
+"""The commands an operator runs against a running bot's Redis: each parses its own arguments."""
 
 
 def usage() -> str:
@@ -101,17 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_cli.main(arguments[1:])
     if arguments[:1] == ["policy"]:
         return policy_cli.main(arguments[1:])
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"], ["grants"], ["worker-health"]):
+    operator = _OPERATOR_COMMANDS.get(arguments[0]) if arguments else None
+    if operator is not None:
         try:
-            if arguments[0] == "worker-health":
-                return worker_health_cli.main(arguments[1:])
-            if arguments[0] == "grants":
-                return grants_cli.main(arguments[1:])
-            if arguments[0] == "migrate":
-                return migrate_cli.main(arguments[1:])
-            if arguments[0] == "api-key":
-                return api_keys_cli.main(arguments[1:])
-            return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
+            return operator(arguments[1:])
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)
             return 2
@@ -134,7 +139,12 @@ def main(argv: list[str] | None = None) -> int:
         help="sandbox only: allow a --host other machines can reach (the page lets anyone act as anyone)",
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format=_LOG_FORMAT)
+    try:
+        log_settings = load_log_settings()
+    except ConfigError as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+    logs.configure(log_settings.log_format, log_settings.log_level)
     command = args.command or _default_command()
     if command == "demo":
         return demo.main()

@@ -32,6 +32,7 @@ from bot.domain.policy import Policy, authorize
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
+from bot.observe.logs import log_context
 from bot.render.messages import is_blank
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
@@ -408,6 +409,15 @@ class DecisionService:
         return Outcome(Status.CLAIMED, approval=approval)
 
     def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
+        """Run the decide script (every line logged meanwhile names the approval and its session)."""
+        with log_context(session_id=attempt.session_id, approval_id=attempt.approval_id):
+            result = self._decide_script(attempt, decision, details)
+            if result.status is Status.DECIDED:
+                source = details.get("source") or "expiry"
+                logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
+            return result
+
+    def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
         """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
         # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
         update = Outbox.script_entry(
