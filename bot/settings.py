@@ -92,6 +92,9 @@ class Settings(LogSettings):
     worker_concurrency: int = Field(default=8, ge=1, le=256)
     """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
     one process can overlap the waits of many sessions."""
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """Where ``python -m bot worker`` serves ``/metrics`` and ``/healthz`` (unset: it serves nothing). The web
+    process serves ``/metrics`` on ``PORT`` beside Slack's requests."""
     worker_heartbeat_seconds: float = Field(default=5.0, gt=0, le=300)
     """How often a worker records that it is alive; one silent for three beats counts as dead (worker-health)."""
     api_max_waits: int = Field(default=4, ge=1, le=1024)

@@ -36,6 +36,7 @@ from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import messages
 from bot.slack.delivery import Deliverer
@@ -236,6 +237,7 @@ class Worker:
             started = time.monotonic()
             outcome = self._handle_job(job)
             took_s = time.monotonic() - started
+            metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
             logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
 
     def _handle_job(self, job: Job) -> str:

@@ -40,6 +40,7 @@ from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
 from bot.observe import logs
+from bot.observe.worker_http import worker_wsgi_app
 from bot.render import messages
 from bot.sandbox import run as sandbox
 from bot.services import build_services, connect_redis
@@ -222,6 +223,10 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     if mode == "worker":
+        if settings.metrics_port is not None:
+            application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=services.state_metrics)
+            serve_on = {"host": settings.host, "port": settings.metrics_port, "stop": stop}
+            threading.Thread(target=serve, args=(application,), kwargs=serve_on, name="metrics", daemon=True).start()
         worker.run_forever()
         return 0
     if in_process_worker:

@@ -32,6 +32,7 @@ from bot.domain.policy import Policy, authorize
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
+from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render.messages import is_blank
 from bot.store import keys
@@ -285,6 +286,10 @@ class DecisionService:
         result = self._attempt(attempt, decision, details)
         if result.status in _AUDITED:
             self._audit_refusal_of(result, user_id=user_id, origin=origin)
+        if result.status is Status.DECIDED:
+            shown_s = _slack_ts_s(result.message_ts)
+            waited_s = decision.decided_at.timestamp() - shown_s if shown_s is not None else None
+            metrics.decided(outcome=kind, source=source, waited_s=waited_s)
         return self._outcome(result)
 
     def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
@@ -309,6 +314,8 @@ class DecisionService:
         details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
+        if decided:
+            metrics.decided(outcome=decision.decision, source="expiry", waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def by_rule_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
@@ -386,6 +393,8 @@ class DecisionService:
         }
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
+        if decided:
+            metrics.decided(outcome="deny", source="withdrawal", waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
@@ -484,3 +493,15 @@ class DecisionService:
     def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[ScriptRecord, ...]:
         """The audit events of a vote and of a decision (the script writes the one that happens)."""
         return self._audit.script_events(("vote", "decision"), session_id=session_id, actor=actor, **details)
+
+
+def _slack_ts_s(ts: str) -> float | None:
+    """A Slack message ts as unix seconds (when its message was posted), or ``None``."""
+    try:
+        return float(ts) if ts else None
+    except ValueError:
+        return None
+
+
+def _waited_s(request: ApprovalRequest, decision: Decision) -> float:
+    return (decision.decided_at - request.created_at).total_seconds()

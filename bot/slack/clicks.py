@@ -18,6 +18,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
 from bot.flow.decisions import DecisionService, Replay
+from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.render import messages
@@ -60,7 +61,10 @@ class ApproveClicks:
 
     def serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:
         """Decide the click and tell the clicker what needs telling; ``None`` (answer 200) or why it is refused."""
-        with log_context(session_id=click.session_id, approval_id=click.approval_id):
+        with (
+            log_context(session_id=click.session_id, approval_id=click.approval_id),
+            metrics.CLICK_SECONDS.time(),
+        ):
             return self._serve(click, replay=replay)
 
     def _serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:

@@ -20,6 +20,7 @@ from slack_bolt.request import BoltRequest
 
 from bot import preflight
 from bot.flow.decisions import Replay
+from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
 from bot.services import Services, build_services, connect_redis
@@ -51,7 +52,7 @@ def wsgi_app(
     go to ``clicks`` right after the signature check, before Bolt matches its listeners. Without a
     guard, Bolt verifies and decodes the body itself. ``/healthz`` answers ok (the process is alive: it
     asks nothing of Redis or Slack). ``mounts`` serve the other edges by path prefix (``/v1/``: the HTTP
-    API; ``/readyz``: the readiness probe), each with its own checks.
+    API; ``/readyz``: the readiness probe; ``/metrics``: Prometheus), each with its own checks.
     """
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -233,7 +234,11 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
     readiness = Readiness(redis_client=services.redis, slack=services.slack, scripts=EVERY_SCRIPT)
-    mounts = {**services.http_mounts, READY_PATH: readiness_app(readiness)}
+    mounts = {
+        **services.http_mounts,
+        READY_PATH: readiness_app(readiness),
+        METRICS_PATH: metrics_app(services.state_metrics),
+    }
     return wsgi_app(app, guard=guard, clicks=clicks, mounts=mounts)
 
 
@@ -289,7 +294,7 @@ def serve(
         server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=handler)
     except OSError as error:
         raise ConfigError(f"HOST, PORT: cannot listen on {host}:{port} ({error})") from None
-    logger.info("listening on http://%s:%d/slack/events", host, server.server_port)
+    logger.info("listening on http://%s:%d/", host, server.server_port)
     thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
     thread.start()
     stop.wait()
