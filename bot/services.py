@@ -306,7 +306,10 @@ def build_services(
         grant_flow=grant_flow,
         edit_flow=EditFlow(decisions=decisions, edits=EditStore(redis_client), audit=audit, clock=clock),
         state_metrics=StateCollector(
-            pending=approvals.open_policies, outbox_depth=outbox.pending, outbox_dead=outbox.dead_count
+            pending=approvals.open_policies,
+            outbox_depth=outbox.pending,
+            outbox_dead=outbox.dead_count,
+            clock=lambda: clock().timestamp(),
         ),
         http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

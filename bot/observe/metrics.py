@@ -11,7 +11,10 @@ did. Under gunicorn the counts of its workers are added up (``prometheus_client`
 import re
 from typing import Final
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Histogram, disable_created_metrics
+
+# No ``_created`` series: a second series per counter that nothing here needs (and multiprocess mode lacks).
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 DECISIONS: Final = Counter(
     "signoff_decisions_total",

@@ -14,13 +14,12 @@ from typing import Any
 import pytest
 import redis
 
-from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.processes import ROOT
-from tests.bot.support.web_processes import environment, free_port, wait_healthy, web_command
+from tests.bot.support.web_processes import click_approve, environment, free_port, wait_healthy, web_command
 
 
 @contextmanager
@@ -34,28 +33,6 @@ def _logged(command: list[str], settings: dict[str, str], output: Path) -> Itera
             if running.poll() is None:
                 running.send_signal(signal.SIGTERM)
                 running.wait(30)
-
-
-def _click_approve(port: int, slack: FakeSlack) -> None:
-    [message] = [m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]
-    approval_id = next(
-        str(element["value"])
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_ACTION
-    )
-    payload = slack_requests.block_actions(
-        action_id=ids.APPROVE_ACTION,
-        user_id=APPROVER,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        value=approval_id,
-        blocks=message["blocks"],
-        response_url=slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
-    )
-    with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
-        assert poster.post_action(payload).status == 200
 
 
 def _run(command: list[str], settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -99,7 +76,7 @@ def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_appr
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
             slack.wait_for("chat.postMessage", timeout=20)
-            _click_approve(port, slack)
+            click_approve(port, slack)
             slack.wait_for("chat.postMessage", count=2, timeout=20)  # the outcome, once the worker resumed
 
     lines = _json_lines(web_log) + _json_lines(worker_log)

@@ -1,8 +1,12 @@
 """``/metrics`` over real HTTP moves as a request goes through the bot: pending approvals by policy and age, the
 decision by outcome and source, the click's latency, time to decision, jobs, the outbox, Slack's and Redis' errors."""
 
-import pytest
+from pathlib import Path
 
+import pytest
+import redis
+
+from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
@@ -80,3 +84,59 @@ def test_redis_errors_are_counted_and_the_state_is_absent_not_wrong_while_redis_
             "signoff_redis_errors_total", {"error": "ConnectionError"}
         )
         assert _scrape(bot).value("signoff_state_scrape_ok") == 1
+
+
+_LADDER_AND_EXPIRY = """\
+rules:
+  - name: service-changes
+    match: {tools: [restart_service]}
+    approvers: {users: [U0APPROVER]}
+    escalation:
+      levels:
+        - after: 10m
+          targets: {users: [U0SECOND]}
+      repeat: 0
+    expiry: {after: 1h, outcome: deny}
+"""
+
+
+def test_an_escalation_and_an_expiry_move_the_metrics_and_pending_ages(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(_LADDER_AND_EXPIRY)
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
+        before = _scrape(bot)
+        bot.ask()
+        young = {"policy": "service-changes", "age": "lt_5m"}
+        assert _scrape(bot).value("signoff_pending_approvals", young) == 1
+
+        clock.advance(10 * 60)
+        bot.drain()
+        escalated = _scrape(bot)
+        assert escalated.value("signoff_pending_approvals", {"policy": "service-changes", "age": "5m_1h"}) == 1
+        assert (
+            escalated.value("signoff_escalation_steps_total", {"kind": "escalate"})
+            == before.value("signoff_escalation_steps_total", {"kind": "escalate"}) + 1
+        )
+
+        clock.advance(60 * 60)
+        bot.drain()
+        expired = _scrape(bot)
+        assert expired.value("signoff_pending_approvals") == 0
+        assert (
+            expired.value("signoff_escalation_steps_total", {"kind": "expire"})
+            == before.value("signoff_escalation_steps_total", {"kind": "expire"}) + 1
+        )
+        by_expiry = {"outcome": "expired", "source": "expiry"}
+        assert (
+            expired.value("signoff_decisions_total", by_expiry)
+            == before.value("signoff_decisions_total", by_expiry) + 1
+        )
+        waited = ("signoff_time_to_decision_seconds_bucket", {"source": "expiry", "le": "3600.0"})
+        assert expired.value(*waited) == before.value(*waited)  # it waited 70 minutes: above that bucket
+        assert (
+            expired.value("signoff_time_to_decision_seconds_count", {"source": "expiry"})
+            == before.value("signoff_time_to_decision_seconds_count", {"source": "expiry"}) + 1
+        )
