@@ -78,6 +78,7 @@ class Worker:
     trim_every_s: float = 60.0
     concurrency: int = 1
     heartbeats: WorkerHeartbeats | None = None
+    stall_s: float = STALL_S
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _next_trim: float = field(default=0.0, repr=False)
@@ -173,10 +174,10 @@ class Worker:
         self.deliverer.close()
         self.leave()
 
-    def stalled_loops(self, *, within_s: float = STALL_S) -> list[str]:
-        """The loops of ``run_forever`` that have not finished a step within ``within_s``."""
+    def stalled_loops(self) -> list[str]:
+        """The loops of ``run_forever`` that have not finished a step within ``stall_s``."""
         now = time.monotonic()
-        return sorted(name for name, stepped in self._stepped.items() if now - stepped > within_s)
+        return sorted(name for name, stepped in self._stepped.items() if now - stepped > self.stall_s)
 
     def beat_once(self) -> bool:
         """Record this worker's heartbeat unless one of its loops is hung; return whether it beat."""

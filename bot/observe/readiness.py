@@ -4,6 +4,7 @@
 a probe every few seconds from every replica does not turn into a stream of ``auth.test`` calls.
 """
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -14,6 +15,8 @@ from typing import Final
 import redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
+
+logger = logging.getLogger(__name__)
 
 SLACK_CACHE_S: Final = 30.0
 CHECKS: Final = ("redis", "scripts", "slack")
@@ -66,7 +69,10 @@ class Readiness:
         try:
             self._redis.ping()
         except redis.RedisError as error:
-            return CheckResult("redis", False, f"{type(error).__name__}: {error}")
+            # The probe's answer may be public (the web process faces Slack): the error's text, which names
+            # hosts and ports, goes to the log only.
+            logger.warning("readiness: Redis does not answer: %s", error)
+            return CheckResult("redis", False, type(error).__name__)
         return CheckResult("redis", True)
 
     def _check_scripts(self) -> CheckResult:
@@ -78,7 +84,8 @@ class Readiness:
                 if not loaded:
                     self._redis.script_load(self._scripts[sha])
         except redis.RedisError as error:
-            return CheckResult("scripts", False, f"{type(error).__name__}: {error}")
+            logger.warning("readiness: the scripts cannot be loaded: %s", error)
+            return CheckResult("scripts", False, type(error).__name__)
         return CheckResult("scripts", True)
 
     def _check_slack(self) -> CheckResult:
@@ -97,5 +104,6 @@ class Readiness:
             code = error.response.get("error") if isinstance(error.response.data, dict) else error.response.status_code
             return CheckResult("slack", False, f"auth.test: {code}")
         except (SlackClientError, OSError) as error:
-            return CheckResult("slack", False, f"auth.test: Slack unreachable ({type(error).__name__}: {error})")
+            logger.warning("readiness: Slack unreachable: %s", error)
+            return CheckResult("slack", False, f"auth.test: Slack unreachable ({type(error).__name__})")
         return CheckResult("slack", True)

@@ -5,13 +5,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 
+from bot.observe.worker_http import worker_wsgi_app
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import SIGNING_SECRET
+from tests.bot.support.harness import SIGNING_SECRET, Bot
+from tests.bot.support.http_server import serve_wsgi
 from tests.bot.support.processes import run_bot
 from tests.bot.support.web_processes import environment, process
 
@@ -68,3 +75,33 @@ def test_worker_health_without_redis_url_names_it() -> None:
     ran = run_bot(["worker-health"])
     assert ran.returncode == 2
     assert "REDIS_URL" in ran.stderr
+
+
+def test_a_hung_loop_stops_the_heartbeat_and_fails_the_workers_healthz(bot: Bot) -> None:
+    heartbeats = WorkerHeartbeats(bot.services.redis, beat_every_s=0.1)
+    worker = replace(bot.services.worker(), heartbeats=heartbeats, stall_s=0.5)
+    application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=None)
+    bot.slack.slow_next("chat.postMessage", 4.0)  # the outbox loop's next step hangs in Slack's answer
+    running = threading.Thread(target=worker.run_forever)
+    running.start()
+    try:
+        with serve_wsgi(application) as url:
+            _until(lambda: worker.consumer in heartbeats.live())
+            assert httpx.get(f"{url}healthz", timeout=5).json() == {"status": "alive", "stalled": []}
+            bot.mention("restart checkout")
+            _until(lambda: worker.stalled_loops() == ["outbox"])
+            hung = httpx.get(f"{url}healthz", timeout=5)
+            assert (hung.status_code, hung.json()) == (503, {"status": "hung", "stalled": ["outbox"]})
+            _until(lambda: worker.consumer not in heartbeats.live())
+            _until(lambda: worker.consumer in heartbeats.live(), timeout_s=15)  # Slack answered: it beats again
+    finally:
+        worker.stop()
+        running.join(30)
+    assert worker.consumer not in heartbeats.live()  # a worker stopped cleanly takes its beat with it
+
+
+def _until(condition: Callable[[], bool], timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.05)
