@@ -154,7 +154,8 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """All three loops, until ``stop()``; then hand back waiting retries and leave the group."""
+        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``; then hand back waiting
+        retries and leave the group."""
         self.queue.ensure_group()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
