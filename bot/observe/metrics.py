@@ -18,7 +18,7 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 
 DECISIONS: Final = Counter(
     "signoff_decisions_total",
-    "Decisions recorded, by outcome (approve, deny, expired) and source (button, modal, reply, grant_button, "
+    "Decisions recorded, by outcome (approve, deny, expired) and source (button, modal, reply, edit, grant_button, "
     "withdrawal: the HTTP API's cancel, expiry, policy: a rule's tier, grant: a standing approval).",
     ["outcome", "source"],
 )
