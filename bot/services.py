@@ -28,9 +28,11 @@ from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeTab
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
+from bot.observe import metrics
+from bot.observe.state_collector import StateCollector
 from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
-from bot.slack.web_client import KeepAliveWebClient
+from bot.slack.metered_client import MeteredWebClient
 from bot.store.api_keys import ApiKeys
 from bot.store.api_requests import ApiRequestStore
 from bot.store.approvals import ApprovalStore
@@ -43,6 +45,7 @@ from bot.store.home_viewers import HomeViewers
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from bot.store.signatures import SeenSignatures
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from bot.worker import Worker
 from state.store import SessionStore, use_shards
 
@@ -78,6 +81,8 @@ class Services:
     grants: GrantStore
     grant_flow: GrantFlow
     edit_flow: EditFlow
+    state_metrics: StateCollector
+    """What waits in Redis (pending approvals, the outbox), read when ``/metrics`` is scraped."""
     http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
         default_factory=dict
     )
@@ -98,6 +103,7 @@ class Services:
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,
             audit_max_entries=self.settings.audit_max_entries,
             audit_keep_unexported=self.settings.audit_keep_unexported,
+            heartbeats=WorkerHeartbeats(self.redis, beat_every_s=settings.worker_heartbeat_seconds),
         )
 
 
@@ -111,7 +117,19 @@ def redis_retry(budget_s: float) -> Retry:
     while waited + backoff.compute(retries + 1) <= budget_s:
         retries += 1
         waited += backoff.compute(retries)
-    return Retry(backoff, retries, supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError))
+    return _CountedRetry(backoff, retries, supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError))
+
+
+class _CountedRetry(Retry):
+    """redis-py's ``Retry`` that counts every failed attempt (``signoff_redis_errors_total``): the one place every
+    command of the bot's clients passes through when the server cannot be reached."""
+
+    def call_with_retry(self, do: Callable[[], Any], fail: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def counted(error: Exception, *rest: Any) -> Any:
+            metrics.redis_failed(error)
+            return fail(error, *rest)
+
+        return super().call_with_retry(do, counted, *args, **kwargs)
 
 
 def connect_redis(url: str, *, retry_s: float, cluster: ClusterMode = "auto") -> redis.Redis:
@@ -177,7 +195,7 @@ def build_services(
     """
     use_shards(settings.redis_shards)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    slack = KeepAliveWebClient(
+    slack = MeteredWebClient(
         token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
     )
     policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
@@ -287,5 +305,11 @@ def build_services(
         grants=grants,
         grant_flow=grant_flow,
         edit_flow=EditFlow(decisions=decisions, edits=EditStore(redis_client), audit=audit, clock=clock),
+        state_metrics=StateCollector(
+            pending=approvals.open_policies,
+            outbox_depth=outbox.pending,
+            outbox_dead=outbox.dead_count,
+            clock=lambda: clock().timestamp(),
+        ),
         http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

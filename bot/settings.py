@@ -4,9 +4,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.observe.logs import LogFormat, LogLevel
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
 Mode = Literal["http", "socket", "worker"]
@@ -43,10 +44,23 @@ def redis_url_problem(url: str) -> str | None:
     return None
 
 
-class Settings(BaseSettings):
-    """Everything the bot reads from its environment."""
+class LogSettings(BaseSettings):
+    """How the process logs: read first, before anything else can log."""
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore")
+
+    log_format: LogFormat = "text"
+    """``text`` (human-readable lines) or ``json`` (one JSON object per line, for a log pipeline)."""
+    log_level: LogLevel = "INFO"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+
+class Settings(LogSettings):
+    """Everything the bot reads from its environment."""
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
@@ -78,6 +92,11 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=8, ge=1, le=256)
     """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
     one process can overlap the waits of many sessions."""
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """Where ``python -m bot worker`` serves ``/metrics`` and ``/healthz`` (unset: it serves nothing). The web
+    process serves ``/metrics`` on ``PORT`` beside Slack's requests."""
+    worker_heartbeat_seconds: float = Field(default=5.0, gt=0, le=300)
+    """How often a worker records that it is alive; one silent for three beats counts as dead (worker-health)."""
     api_max_waits: int = Field(default=4, ge=1, le=1024)
     """How many long-polls (``GET /v1/approvals/{id}?wait=``) one web process holds at once; more are refused with
     429 and ``Retry-After``. Each holds a thread that Slack's requests share: keep it under gunicorn's ``--threads``
@@ -92,6 +111,23 @@ class ConfigError(Exception):
     """Settings are missing or malformed; the message says which and how to fix it."""
 
 
+def _invalid(error: ValidationError) -> ConfigError:
+    problems = [f"{'.'.join(str(part) for part in item['loc']).upper()}: {item['msg']}" for item in error.errors()]
+    return ConfigError("invalid settings:\n  " + "\n  ".join(problems))
+
+
+def load_log_settings() -> LogSettings:
+    """Read ``LOG_FORMAT`` and ``LOG_LEVEL``.
+
+    Raises:
+        ConfigError: Naming the variable that is malformed.
+    """
+    try:
+        return LogSettings()
+    except ValidationError as error:
+        raise _invalid(error) from error
+
+
 def load_settings(mode: Mode) -> Settings:
     """Read the settings that ``mode`` needs.
 
@@ -101,8 +137,7 @@ def load_settings(mode: Mode) -> Settings:
     try:
         settings = Settings()
     except ValidationError as error:
-        problems = [f"{'.'.join(str(part) for part in item['loc']).upper()}: {item['msg']}" for item in error.errors()]
-        raise ConfigError("invalid settings:\n  " + "\n  ".join(problems)) from error
+        raise _invalid(error) from error
     required = ["SLACK_BOT_TOKEN"]
     if mode == "http":
         required.append("SLACK_SIGNING_SECRET")

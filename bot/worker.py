@@ -11,7 +11,9 @@ during a Redis outage the notice waits for the retry). A job that keeps failing 
 a few deliveries: the thread is told, the audit trail records it, and the job is acknowledged so
 it cannot block the queue; a step that failed only because Redis was unreachable does not count
 toward that. The outbox is delivered by a second thread that wakes as soon as an entry is queued;
-a third fires due reminders, escalations and expiries. A worker stopped cleanly hands its waiting
+a third fires due reminders, escalations and expiries; a fourth records the worker's heartbeat
+(``bot.store.worker_heartbeats``) while each of the other three keeps stepping, so a hung loop
+shows as a dead worker to ``python -m bot worker-health``. A worker stopped cleanly hands its waiting
 retries to the others and leaves the group. An error in the agent's own code on its responses
 (``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent;
 nor is a value the agent produced that no record can hold (``UnstorableValueError``: NaN, an object).
@@ -34,16 +36,22 @@ from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.observe import metrics
+from bot.observe.logs import log_context
 from bot.render import messages
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
 from bot.store.jobs import Job, JobKind, JobQueue
 from bot.store.outbox import Outbox
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
 
 MAX_DELIVERIES: Final = 5
+STALL_S: Final = 120.0
+"""A loop that has not finished a step for this long is hung: the worker stops beating (a step is bounded in time:
+a blocking read waits a second, a delivery or a tick handles a bounded batch)."""
 _MIN_BEAT_S: Final = 0.01
 
 
@@ -69,6 +77,8 @@ class Worker:
     audit_keep_unexported: bool = False
     trim_every_s: float = 60.0
     concurrency: int = 1
+    heartbeats: WorkerHeartbeats | None = None
+    stall_s: float = STALL_S
     consumer: str = field(default_factory=lambda: f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _next_trim: float = field(default=0.0, repr=False)
@@ -80,6 +90,7 @@ class Worker:
     _owed_notices: dict[str, str] = field(default_factory=dict, repr=False)
     _told: set[str] = field(default_factory=set, repr=False)
     _failures: dict[str, int] = field(default_factory=dict, repr=False)
+    _stepped: dict[str, float] = field(default_factory=dict, repr=False)
 
     def run_jobs_once(self, *, block_ms: int = 1000) -> int:
         """Take jobs as ``start_jobs`` does and wait until they are done; return how many were taken."""
@@ -143,15 +154,20 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """All three loops, until ``stop()``; then hand back waiting retries and leave the group."""
+        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``; then hand back waiting
+        retries and leave the group."""
         self.queue.ensure_group()
+        now = time.monotonic()
+        self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [
-            threading.Thread(target=self._loop, args=(self.deliver_once,), name="outbox", daemon=True),
-            threading.Thread(target=self._loop, args=(self.tick_once,), name="schedule", daemon=True),
+            threading.Thread(target=self._loop, args=(self.deliver_once, "outbox"), name="outbox", daemon=True),
+            threading.Thread(target=self._loop, args=(self.tick_once, "schedule"), name="schedule", daemon=True),
         ]
+        if self.heartbeats is not None:
+            helpers.append(threading.Thread(target=self._beat_until_stopped, name="heartbeat", daemon=True))
         for thread in helpers:
             thread.start()
-        self._loop(self._start_jobs_when_free)
+        self._loop(self._start_jobs_when_free, "jobs")
         # Jobs still running finish (their claim kept fresh) before the worker leaves the group.
         self.pool.wait_idle(timeout_s=self.claim_idle_ms / 1000)
         for thread in helpers:
@@ -159,9 +175,26 @@ class Worker:
         self.deliverer.close()
         self.leave()
 
+    def stalled_loops(self) -> list[str]:
+        """The loops of ``run_forever`` that have not finished a step within ``stall_s``."""
+        now = time.monotonic()
+        return sorted(name for name, stepped in self._stepped.items() if now - stepped > self.stall_s)
+
+    def beat_once(self) -> bool:
+        """Record this worker's heartbeat unless one of its loops is hung; return whether it beat."""
+        stalled = self.stalled_loops()
+        if stalled:
+            logger.error("worker=<%s>, loops=<%s> | hung: no heartbeat", self.consumer, ",".join(stalled))
+            return False
+        if self.heartbeats is not None:
+            self.heartbeats.beat(self.consumer)
+        return True
+
     def leave(self) -> None:
         """Hand the jobs waiting for a retry to the other workers, then leave the group if nothing is held."""
         try:
+            if self.heartbeats is not None:
+                self.heartbeats.forget(self.consumer)
             with self._book:
                 retries = list(self._retries.values())
                 self._retries.clear()
@@ -180,21 +213,43 @@ class Worker:
             return 0
         return self.start_jobs()
 
-    def _loop(self, step: Callable[[], int]) -> None:
+    def _loop(self, step: Callable[[], int], name: str) -> None:
         while not self._stop.is_set():
             try:
                 step()
             except Exception:
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
+            # A failing step still counts: the loop is alive (a Redis outage is readiness, not liveness).
+            self._stepped[name] = time.monotonic()
+
+    def _beat_until_stopped(self) -> None:
+        assert self.heartbeats is not None  # started only with heartbeats
+        while not self._stop.is_set():
+            try:
+                self.beat_once()
+            except redis.RedisError as error:
+                logger.warning("worker=<%s> | heartbeat not recorded: %s", self.consumer, error)
+            self._stop.wait(self.heartbeats.beat_every_s)
 
     def _handle(self, job: Job) -> None:
+        session = _session_key(job)
+        session_id = None if session.startswith("job:") else session
+        with log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id):
+            started = time.monotonic()
+            outcome = self._handle_job(job)
+            took_s = time.monotonic() - started
+            metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
+            logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
+
+    def _handle_job(self, job: Job) -> str:
+        """Run ``job``; return what became of it (``done``, ``retry``, ``abandoned``, ``failed``, ``quarantined``)."""
         with self._book:
             self._retries.pop(job.job_id, None)
         problem = job.problem()
         if problem is not None:
             self._quarantine(job, problem)
-            return
+            return "quarantined"
         owed = self._owed_notices.get(job.job_id)
         if owed is not None:
             self._tell_delayed(job, owed)
@@ -202,22 +257,23 @@ class Worker:
             self.runner.handle(job)
         except AgentCodeError as error:
             self._agent_code_failed(job, error)
-            return
+            return "failed"
         except UnstorableValueError as error:
             self._unstorable(job, error)
-            return
+            return "failed"
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
             if job.deliveries >= MAX_DELIVERIES and not outage:
                 self._give_up(job, summary)
-                return
+                return "abandoned"
             logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
             self._retry_later(job, counted=not outage)
             self._tell_delayed(job, messages.redis_unreachable() if outage else messages.agent_retrying(summary))
-            return
+            return "retry"
         self.queue.ack(job)
         self._forget(job.job_id)
+        return "done"
 
     def _retry_later(self, job: Job, *, counted: bool) -> None:
         failures = self._failures[job.job_id] = self._failures.get(job.job_id, 0) + 1

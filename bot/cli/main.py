@@ -4,6 +4,7 @@
 ``python -m bot pending`` and ``python -m bot resume <session>`` are for operators (``bot.cli.ops``);
 ``python -m bot api-key create --name <client>`` issues a key of the HTTP API (``bot.cli.api_keys``);
 ``python -m bot mcp`` runs the MCP server, a client of that API (``bot.cli.mcp``);
+``python -m bot worker-health`` is the worker's liveness probe (``bot.cli.worker_health``);
 ``python -m bot grants [revoke ID]`` lists or ends standing approvals (``bot.cli.grants``);
 ``python -m bot policy check FILE --tool NAME --input JSON`` says which rule a call gets (``bot.cli.policy_check``).
 
@@ -21,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
@@ -36,24 +37,27 @@ from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
+from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
+from bot.observe import logs
+from bot.observe.worker_http import worker_wsgi_app
 from bot.render import messages
 from bot.sandbox import run as sandbox
 from bot.services import build_services, connect_redis
-from bot.settings import ConfigError, Mode, Settings, load_settings
+from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, serve
 from bot.slack.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
 
 logger = logging.getLogger("bot")
-_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
 COMMANDS: Final = {
     "serve": "HTTP mode: Slack's requests at /slack/events, the HTTP API under /v1/",
     "socket": "Socket Mode: no public URL needed (SLACK_APP_TOKEN)",
     "worker": "the worker: agent jobs, Slack deliveries, reminders, escalations and expiries",
+    "worker-health": "exit 0 when a worker on this host beat recently: its liveness probe (REDIS_URL)",
     "sandbox": "the real bot against a local Slack stand-in with a web page (no Slack needed)",
     "demo": "a walk-through in the terminal: one approval and one denial",
     "pending": "the sessions waiting for approvals, and the approvals quarantined (REDIS_URL)",
@@ -67,6 +71,18 @@ COMMANDS: Final = {
     "help": "this list",
 }
 """Every command, with what it does: ``python -m bot help`` (or ``--help``) prints them."""
+
+
+_OPERATOR_COMMANDS: Final[dict[str, Callable[[list[str]], int]]] = {
+    "audit": audit_cli.main,
+    "pending": lambda rest: ops_cli.main(["pending", *rest]),
+    "resume": lambda rest: ops_cli.main(["resume", *rest]),
+    "migrate": migrate_cli.main,
+    "api-key": api_keys_cli.main,
+    "grants": grants_cli.main,
+    "worker-health": worker_health_cli.main,
+}
+"""The commands an operator runs against a running bot's Redis: each parses its own arguments."""
 
 
 def usage() -> str:
@@ -98,15 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_cli.main(arguments[1:])
     if arguments[:1] == ["policy"]:
         return policy_cli.main(arguments[1:])
-    if arguments[:1] in (["audit"], ["pending"], ["resume"], ["migrate"], ["api-key"], ["grants"]):
+    operator = _OPERATOR_COMMANDS.get(arguments[0]) if arguments else None
+    if operator is not None:
         try:
-            if arguments[0] == "grants":
-                return grants_cli.main(arguments[1:])
-            if arguments[0] == "migrate":
-                return migrate_cli.main(arguments[1:])
-            if arguments[0] == "api-key":
-                return api_keys_cli.main(arguments[1:])
-            return audit_cli.main(arguments[1:]) if arguments[0] == "audit" else ops_cli.main(arguments)
+            return operator(arguments[1:])
         except ConfigError as error:
             print(f"signoff: {error}", file=sys.stderr)
             return 2
@@ -129,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         help="sandbox only: allow a --host other machines can reach (the page lets anyone act as anyone)",
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format=_LOG_FORMAT)
+    try:
+        log_settings = load_log_settings()
+    except ConfigError as error:
+        print(f"signoff: {error}", file=sys.stderr)
+        return 2
+    logs.configure(log_settings.log_format, log_settings.log_level)
     command = args.command or _default_command()
     if command == "demo":
         return demo.main()
@@ -207,6 +223,10 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     if mode == "worker":
+        if settings.metrics_port is not None:
+            application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=services.state_metrics)
+            serve_on = {"host": settings.host, "port": settings.metrics_port, "stop": stop}
+            threading.Thread(target=serve, args=(application,), kwargs=serve_on, name="metrics", daemon=True).start()
         worker.run_forever()
         return 0
     if in_process_worker:

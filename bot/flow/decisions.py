@@ -32,6 +32,8 @@ from bot.domain.policy import Policy, authorize
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
+from bot.observe import metrics
+from bot.observe.logs import log_context
 from bot.render.messages import is_blank
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
@@ -284,6 +286,10 @@ class DecisionService:
         result = self._attempt(attempt, decision, details)
         if result.status in _AUDITED:
             self._audit_refusal_of(result, user_id=user_id, origin=origin)
+        if result.status is Status.DECIDED:
+            shown_s = _slack_ts_s(result.message_ts)
+            waited_s = decision.decided_at.timestamp() - shown_s if shown_s is not None else None
+            metrics.decided(outcome=kind, source=source, waited_s=waited_s)
         return self._outcome(result)
 
     def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
@@ -308,6 +314,8 @@ class DecisionService:
         details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
+        if decided:
+            metrics.decided(outcome=decision.decision, source="expiry", waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def by_rule_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
@@ -385,6 +393,8 @@ class DecisionService:
         }
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
+        if decided:
+            metrics.decided(outcome="deny", source="withdrawal", waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
@@ -408,6 +418,15 @@ class DecisionService:
         return Outcome(Status.CLAIMED, approval=approval)
 
     def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
+        """Run the decide script (every line logged meanwhile names the approval and its session)."""
+        with log_context(session_id=attempt.session_id, approval_id=attempt.approval_id):
+            result = self._decide_script(attempt, decision, details)
+            if result.status is Status.DECIDED:
+                source = details.get("source") or "expiry"
+                logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
+            return result
+
+    def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
         """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
         # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
         update = Outbox.script_entry(
@@ -474,3 +493,15 @@ class DecisionService:
     def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[ScriptRecord, ...]:
         """The audit events of a vote and of a decision (the script writes the one that happens)."""
         return self._audit.script_events(("vote", "decision"), session_id=session_id, actor=actor, **details)
+
+
+def _slack_ts_s(ts: str) -> float | None:
+    """A Slack message ts as unix seconds (when its message was posted), or ``None``."""
+    try:
+        return float(ts) if ts else None
+    except ValueError:
+        return None
+
+
+def _waited_s(request: ApprovalRequest, decision: Decision) -> float:
+    return (decision.decided_at - request.created_at).total_seconds()

@@ -29,6 +29,7 @@ from bot.domain.oncall import on_call
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
+from bot.observe import metrics
 from bot.render import messages
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
@@ -170,8 +171,11 @@ class Escalator:
         if not steps:
             return 0
         approvals = self._approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
-        planned = []
+        planned: list[Step] = []
+        fired: set[int] = set()
         for step, approval in zip(steps, approvals, strict=True):
+            if approval is not None and approval.decision is None:
+                fired.add(id(step))  # a step on a decided or vanished request is only dropped
             try:
                 self.plan(step, approval)
             except Exception:
@@ -181,6 +185,8 @@ class Escalator:
         for step, applied in zip(planned, self._schedule.apply(planned), strict=True):
             if not applied:
                 logger.info("entry=<%s> | step not written: decided, paused or taken over meanwhile", step.due.entry_id)
+            elif id(step) in fired:
+                metrics.ESCALATION_STEPS.labels(kind=step.due.kind).inc()
         return len(steps)
 
     def plan(self, step: Step, approval: Approval | None) -> None:

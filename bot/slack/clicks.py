@@ -18,6 +18,8 @@ from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
 from bot.flow.decisions import DecisionService, Replay
+from bot.observe import metrics
+from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.render import messages
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
@@ -59,6 +61,13 @@ class ApproveClicks:
 
     def serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:
         """Decide the click and tell the clicker what needs telling; ``None`` (answer 200) or why it is refused."""
+        with (
+            log_context(session_id=click.session_id, approval_id=click.approval_id),
+            metrics.CLICK_SECONDS.time(),
+        ):
+            return self._serve(click, replay=replay)
+
+    def _serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:
         who = clicker(click.body)
         try:
             outcome = self._decisions.decide(

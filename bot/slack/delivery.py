@@ -37,6 +37,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.domain.records import ApprovalRequest
 from bot.flow.home_queue import HomeTab, progress_of
+from bot.observe import metrics
 from bot.render import blocks
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
@@ -217,18 +218,19 @@ class Deliverer:
             return self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="network")
         except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
             logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
             if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
                 self._park(entry, f"{type(error).__name__}: {error}")
                 return None
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="failure")
         self._outbox.complete(entry)
         return None
 
-    def _again(self, entry: OutboxEntry, *, delay_s: float) -> PutBack:
+    def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str) -> PutBack:
         self._outbox.reschedule(entry, delay_s=delay_s)
+        metrics.OUTBOX_RETRIES.labels(reason=reason).inc()
         return PutBack(delay_s, failed=True)
 
     def _failed(self, entry: OutboxEntry, error: SlackApiError) -> PutBack | None:
@@ -237,20 +239,21 @@ class Deliverer:
         if status == 429:
             retry_after = retry_after_s(error.response.headers, now_s=self._outbox.now_ms() / 1000)
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
-            put_back = self._again(entry, delay_s=retry_after)
+            put_back = self._again(entry, delay_s=retry_after, reason="rate_limited")
             self._lanes.pause_channel(lane_of(entry), retry_after)  # the limit is the channel's, not the thread's
             return put_back
         if status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
             logger.warning(
                 "entry=<%s>, status=<%s>, error=<%s> | Slack refused, retrying", entry.entry_id, status, code
             )
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1))
+            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="slack_error")
         self._park(entry, f"status {status}: {code}")
         return None
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
         self._outbox.park(entry, why=why)
+        metrics.OUTBOX_PARKED.labels(kind=entry.kind if entry.kind in set(OutboxKind) else "other").inc()
 
     def _post_approval(self, entry: OutboxEntry) -> None:
         approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])

@@ -20,6 +20,9 @@ from slack_bolt.request import BoltRequest
 
 from bot import preflight
 from bot.flow.decisions import Replay
+from bot.observe.exposition import METRICS_PATH, metrics_app
+from bot.observe.probes import READY_PATH, readiness_app
+from bot.observe.readiness import Readiness
 from bot.services import Services, build_services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
@@ -27,6 +30,7 @@ from bot.slack.app import build_app
 from bot.slack.clicks import ApproveClicks, approve_click
 from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded, read_request
 from bot.slack.payload_shape import payload_problem
+from bot.store.scripts import EVERY_SCRIPT
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +50,9 @@ def wsgi_app(
     With ``guard`` (production), the guard is the one verifier (signature, replay) and the body is
     decoded once, here: Bolt gets the decoded request and does not verify again. Approve clicks
     go to ``clicks`` right after the signature check, before Bolt matches its listeners. Without a
-    guard, Bolt verifies and decodes the body itself. ``/healthz`` answers ok. ``mounts`` serve the
-    other inbound edges by path prefix (``/v1/``: the HTTP API), each with its own checks.
+    guard, Bolt verifies and decodes the body itself. ``/healthz`` answers ok (the process is alive: it
+    asks nothing of Redis or Slack). ``mounts`` serve the other edges by path prefix (``/v1/``: the HTTP
+    API; ``/readyz``: the readiness probe; ``/metrics``: Prometheus), each with its own checks.
     """
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -228,7 +233,13 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
-    return wsgi_app(app, guard=guard, clicks=clicks, mounts=services.http_mounts)
+    readiness = Readiness(redis_client=services.redis, slack=services.slack, scripts=EVERY_SCRIPT)
+    mounts = {
+        **services.http_mounts,
+        READY_PATH: readiness_app(readiness),
+        METRICS_PATH: metrics_app(services.state_metrics),
+    }
+    return wsgi_app(app, guard=guard, clicks=clicks, mounts=mounts)
 
 
 def create_wsgi() -> WsgiApp:
@@ -283,7 +294,7 @@ def serve(
         server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=handler)
     except OSError as error:
         raise ConfigError(f"HOST, PORT: cannot listen on {host}:{port} ({error})") from None
-    logger.info("listening on http://%s:%d/slack/events", host, server.server_port)
+    logger.info("listening on http://%s:%d/", host, server.server_port)
     thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
     thread.start()
     stop.wait()

@@ -433,6 +433,31 @@ class ApprovalStore:
                 self._client.zrem(index, member)
         return approval_ids[:limit] if limit else approval_ids
 
+    def open_policies(self, *, limit: int = 10_000) -> list[tuple[float, str]]:
+        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere (the metrics'
+        view: three round trips, whatever is pending); a policy that cannot be read back is ``unknown``."""
+        reads = self._client.pipeline(transaction=False)
+        for shard in keys.shards():
+            reads.zrange(keys.open_index(shard), 0, limit - 1, withscores=True)
+        scored = sorted((score, as_text(member)) for members in reads.execute() for member, score in members)[:limit]
+        located = [(approval_id, keys.approval_shard(approval_id) or 0) for _score, approval_id in scored]
+        sessions = self._client.pipeline(transaction=False)
+        for approval_id, shard in located:
+            sessions.get(keys.approval_session(shard, approval_id))
+        session_ids = sessions.execute()
+        found = [(index, as_text(session_id)) for index, session_id in enumerate(session_ids) if session_id]
+        terms_reads = self._client.pipeline(transaction=False)
+        for index, session_id in found:
+            terms_reads.hget(keys.approval(session_id, located[index][0]), "terms")
+        stored: dict[int, Any] = dict(zip((index for index, _ in found), terms_reads.execute(), strict=True))
+        policies = []
+        for index, (score, _approval_id) in enumerate(scored):
+            try:
+                policies.append((score / 1000, str(json.loads(stored[index])["policy"]["name"])))
+            except (TypeError, ValueError, KeyError):
+                policies.append((score / 1000, "unknown"))
+        return policies
+
     def recent_decisions(self, *, limit: int = 10) -> list[str]:
         """Ids of the latest decided approvals, newest first (each shard's latest, merged by decision time)."""
         return self._merged([keys.recent_decisions(shard) for shard in keys.shards()], newest_first=True, limit=limit)
@@ -569,6 +594,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "requested_by": True,
     "input_digest": True,
     "policy": {
+        "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
         "approver_users",
         "approver_groups",
         "also_approvers",

@@ -63,6 +63,8 @@ Global (each written alone, never in a script or transaction with another key)::
                                                    TTL); its lanes wait. A lane and its channel's pause: one slot
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
     signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
+    signoff:worker-heartbeats              zset    worker (consumer name) -> its last heartbeat (unix ms); members
+                                                   older than the freshness bound are pruned, the key has a TTL
 
 API keys (one hash tag of their own: creating or revoking a key is one transaction, in one slot)::
 
@@ -94,6 +96,7 @@ CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SHARD_LAYOUT: Final = "signoff:layout:shards"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 API_CLIENTS: Final = "signoff:{api-keys}:clients"
+WORKER_HEARTBEATS: Final = "signoff:worker-heartbeats"
 _SHARD_IN_APPROVAL_ID: Final = re.compile(r"^(\d{1,4})-")
 
 

@@ -266,6 +266,13 @@ class Outbox:
         """How many entries wait (due or not), on every shard."""
         return sum(queue.pending() for queue in self._queues)
 
+    def dead_count(self) -> int:
+        """How many entries were parked as undeliverable, on every shard (they stay until an operator clears them)."""
+        counts = self._client.pipeline(transaction=False)
+        for shard in keys.shards():
+            counts.hlen(keys.outbox_dead(shard))
+        return sum(int(count) for count in counts.execute())
+
     def next_due_s(self) -> float | None:
         """Seconds until the soonest entry is due, on any shard (0: one is due now; ``None``: none waits)."""
         return soonest_due_s(self._client, self._queues)

@@ -554,3 +554,21 @@ add_audit(KEYS[8], audit_run)
 return {{'{Status.EDITED}', edit.digest}}
 """
 )
+
+EVERY_SCRIPT: Final = (
+    DECIDE,
+    CLAIM_APPROVAL,
+    FENCED_WRITES,
+    CLAIM_DUE,
+    COMPLETE_POST,
+    SHOWN_IF_HELD,
+    RELEASE_IF_HELD,
+    REDELIVER_JOB,
+    PRUNE_CONSUMERS,
+    LEAVE_GROUP,
+    TAKE_LANE,
+    LEAVE_LANE,
+    USE_GRANT,
+    EDIT_CALL,
+)
+"""Every script above, for the readiness probe: each must be loaded on the server, or loadable."""

@@ -171,6 +171,11 @@ class FakeSlack:
         with self.lock:
             self._tokens.bot.add(token)
 
+    def revoke_token(self, token: str) -> None:
+        """Refuse a bot token from now on (``invalid_auth``), as Slack does once a token is revoked."""
+        with self.lock:
+            self._tokens.bot.discard(token)
+
     def add_app_token(self, token: str) -> None:
         """Accept another app-level (``xapp-``) token for ``apps.connections.open``."""
         with self.lock:

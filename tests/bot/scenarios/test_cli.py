@@ -238,7 +238,7 @@ def test_help_lists_every_command_with_one_line_each_and_no_markup() -> None:
 
 
 @pytest.mark.parametrize("command", ["serve", "socket", "worker", "sandbox", "demo", "pending", "resume", "audit",
-                                     "migrate", "api-key", "grants", "policy", "mcp"])  # fmt: skip
+                                     "migrate", "api-key", "grants", "policy", "mcp", "worker-health"])  # fmt: skip
 def test_every_command_has_its_own_help(command: str) -> None:
     ran = _run([command, "--help"])
     assert ran.returncode == 0, ran.stderr

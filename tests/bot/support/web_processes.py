@@ -12,6 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from bot.render import action_ids as ids
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import APPROVER, CHANNEL, SIGNING_SECRET
 from tests.bot.support.processes import ROOT, bot_environment
 
 
@@ -74,3 +79,26 @@ def web_command(port: int, *, workers: int | None = None, threads: int | None = 
 def environment(**values: str) -> dict[str, str]:
     """The bot's environment with ``values``, gunicorn on PATH."""
     return bot_environment(PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", **values)
+
+
+def click_approve(port: int, slack: FakeSlack) -> None:
+    """The approver clicks Approve on the restart_service approval message, through the web process on ``port``."""
+    [message] = [m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]
+    approval_id = next(
+        str(element["value"])
+        for block in message["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+        if element["action_id"] == ids.APPROVE_ACTION
+    )
+    payload = slack_requests.block_actions(
+        action_id=ids.APPROVE_ACTION,
+        user_id=APPROVER,
+        channel_id=CHANNEL,
+        message_ts=message["ts"],
+        value=approval_id,
+        blocks=message["blocks"],
+        response_url=slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
+    )
+    with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+        assert poster.post_action(payload).status == 200

@@ -8,7 +8,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.domain.status import Status
-from bot.store import keys
+from bot.store import keys, scripts
 from bot.store.approvals import RECENT_KEPT, ApprovalStore, Attempt, DecideResult
 from bot.store.audit import Audit
 from bot.store.jobs import JobQueue, ResumeJob
@@ -145,3 +145,9 @@ def test_an_approval_stored_before_terms_were_kept_apart_is_judged_by_its_reques
 
     assert _decide(redis_client, moved).status is Status.NEEDS  # its request says another channel: asked where
     assert _decide(redis_client, kept).status is Status.DECIDED
+
+
+def test_every_script_lists_each_lua_script_of_the_module() -> None:
+    lua = {name for name, value in vars(scripts).items() if isinstance(value, str) and "redis.call" in value}
+    listed = {name for name, value in vars(scripts).items() if isinstance(value, str) and value in scripts.EVERY_SCRIPT}
+    assert lua - {"_OWNERS"} == listed

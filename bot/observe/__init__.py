@@ -1,0 +1,1 @@
+"""Operability: health probes, the worker's heartbeat, structured logs and Prometheus metrics."""

@@ -1,0 +1,75 @@
+"""The metrics of what waits in Redis, read when Prometheus scrapes (so every process reports the same numbers:
+aggregate them with ``max``, not ``sum``).
+
+``signoff_pending_approvals{policy, age}``: approvals waiting, by their policy's name and how long they have
+waited (``AGE_BUCKETS``); ``signoff_oldest_pending_approval_seconds``; ``signoff_outbox_depth`` (Slack calls owed)
+and ``signoff_outbox_dead_entries`` (parked as undeliverable); ``signoff_state_scrape_ok`` (0 when Redis could
+not be read: the other families are then absent rather than wrong).
+"""
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+logger = logging.getLogger(__name__)
+
+AGE_BUCKETS: Final = ((300, "lt_5m"), (3600, "5m_1h"), (86_400, "1h_1d"), (float("inf"), "gt_1d"))
+"""(upper bound in seconds, label): the ``age`` label of a pending approval."""
+
+
+def age_bucket(waited_s: float) -> str:
+    """The ``age`` label for an approval that has waited ``waited_s``."""
+    return next(label for bound, label in AGE_BUCKETS if waited_s < bound)
+
+
+class StateCollector(Collector):
+    """Reads the pending approvals and the outbox at each scrape (through the stores' own readers)."""
+
+    def __init__(
+        self,
+        *,
+        pending: Callable[[], Sequence[tuple[float, str]]],
+        outbox_depth: Callable[[], int],
+        outbox_dead: Callable[[], int],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``pending``: (requested at, unix s; policy name) of each waiting approval."""
+        self._pending = pending
+        self._outbox_depth = outbox_depth
+        self._outbox_dead = outbox_dead
+        self._clock = clock
+
+    def collect(self) -> Iterator[Metric]:
+        """The families above, or only ``signoff_state_scrape_ok 0`` when Redis cannot be read."""
+        try:
+            pending = self._pending()
+            depth, dead = self._outbox_depth(), self._outbox_dead()
+        except Exception as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
+            logger.warning("metrics: cannot read the state in Redis: %s", error)
+            yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=0)
+            return
+        now = self._clock()
+        counts = Counter((policy, age_bucket(now - requested)) for requested, policy in pending)
+        family = GaugeMetricFamily(
+            "signoff_pending_approvals",
+            "Approvals waiting for a decision, by policy and age.",
+            labels=["policy", "age"],
+        )
+        for (policy, age), count in sorted(counts.items()):
+            family.add_metric([policy, age], count)
+        yield family
+        oldest = max((now - requested for requested, _policy in pending), default=0.0)
+        yield GaugeMetricFamily(
+            "signoff_oldest_pending_approval_seconds", "How long the oldest pending approval has waited.", value=oldest
+        )
+        yield GaugeMetricFamily("signoff_outbox_depth", "Slack calls waiting in the outbox.", value=depth)
+        yield GaugeMetricFamily(
+            "signoff_outbox_dead_entries", "Outbox entries parked as undeliverable (dead letters).", value=dead
+        )
+        yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=1)

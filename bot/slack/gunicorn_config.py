@@ -1,0 +1,46 @@
+"""gunicorn's settings for the web process (the Procfile: ``gunicorn -c python:bot.slack.gunicorn_config ...``).
+
+Its own log lines (the arbiter's, the workers', the access log) come out in ``LOG_FORMAT`` like the bot's,
+so a JSON log pipeline gets nothing but JSON. A malformed ``LOG_FORMAT`` or ``LOG_LEVEL`` ends gunicorn at
+once with one message naming it (exit 2), before any worker boots.
+
+Metrics: gunicorn's workers are processes, and a scrape reaches one of them; so each writes its counts under
+``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary folder unless set; emptied at start, since counts of an
+earlier run would be added in) and ``/metrics`` on any of them adds them all up. A worker that exits has its
+live gauges dropped.
+"""
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bot.observe import logs
+from bot.settings import ConfigError, load_log_settings
+
+# Before the workers import prometheus_client (neither import above does): it picks its storage when first imported.
+_metrics_dir = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="signoff-prometheus-"))
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(_metrics_dir)
+
+try:
+    _log_settings = load_log_settings()
+except ConfigError as _error:
+    print(f"signoff: {_error}", file=sys.stderr)
+    sys.exit(2)
+
+logconfig_dict = logs.logging_config(_log_settings.log_format, _log_settings.log_level)
+
+
+def on_starting(_server: Any) -> None:
+    """Start from no counts: the folder may hold the files of an earlier run."""
+    _metrics_dir.mkdir(parents=True, exist_ok=True)
+    for stale in _metrics_dir.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(_server: Any, worker: Any) -> None:
+    """A worker gone: its live gauges no longer count (its counters' files stay, so totals never go back)."""
+    from prometheus_client import multiprocess  # noqa: PLC0415 imported here: only the arbiter needs it, late
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]

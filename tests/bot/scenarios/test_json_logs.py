@@ -1,0 +1,108 @@
+"""``LOG_FORMAT=json``: the Procfile's web process (gunicorn) and the worker write nothing but JSON objects, one a
+line, and the lines about a request name its session and approval; a malformed value ends either process at once
+with one message naming ``LOG_FORMAT`` (exit 2)."""
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.processes import ROOT
+from tests.bot.support.web_processes import click_approve, environment, free_port, wait_healthy, web_command
+
+
+@contextmanager
+def _logged(command: list[str], settings: dict[str, str], output: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``command`` with stdout and stderr both in ``output``; stop it (SIGTERM) on the way out."""
+    with output.open("wb") as sink:
+        running = subprocess.Popen(command, cwd=ROOT, env=settings, stdout=sink, stderr=sink, start_new_session=True)
+        try:
+            yield running
+        finally:
+            if running.poll() is None:
+                running.send_signal(signal.SIGTERM)
+                running.wait(30)
+
+
+def _run(command: list[str], settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, env=settings, capture_output=True, text=True, timeout=60, check=False)
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    assert lines, f"{path.name} is empty"
+    parsed = []
+    for line in lines:
+        try:
+            parsed.append(json.loads(line))
+        except json.JSONDecodeError:
+            pytest.fail(f"{path.name}: not a JSON line: {line!r}")
+    return parsed
+
+
+@pytest.mark.single_redis  # processes of their own; the log format does not depend on the Redis layout
+def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_approval(
+    redis_url: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
+        settings = environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_url,
+            LOG_FORMAT="json",
+            LOG_LEVEL="INFO",
+        )
+        port = free_port()
+        web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
+        with (
+            _logged([sys.executable, "-m", "bot", "worker"], settings, worker_log),
+            _logged(web_command(port), settings, web_log) as web,
+        ):
+            wait_healthy(port, web)
+            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
+            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+                assert poster.post_event(event).status == 200
+            slack.wait_for("chat.postMessage", timeout=20)
+            click_approve(port, slack)
+            slack.wait_for("chat.postMessage", count=2, timeout=20)  # the outcome, once the worker resumed
+
+    lines = _json_lines(web_log) + _json_lines(worker_log)
+    for line in lines:
+        assert {"time", "level", "logger", "message"} <= line.keys(), line
+    assert any(line["logger"].startswith("gunicorn") for line in lines)  # gunicorn's own lines are JSON too
+    decided = [line for line in lines if "decided: approve" in line["message"]]
+    assert decided
+    assert all(line.get("session_id") and line.get("approval_id") for line in decided)
+    jobs = [line for line in lines if line.get("job_id")]
+    assert {line.get("job_kind") for line in jobs} >= {"start", "resume"}
+    assert all(line.get("session_id") for line in jobs)
+
+
+@pytest.mark.parametrize("command", [["worker"], ["serve"]])
+def test_a_malformed_log_format_is_named_and_ends_the_process_with_status_2(command: list[str]) -> None:
+    settings = environment(LOG_FORMAT="xml", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s")
+    ran = _run([sys.executable, "-m", "bot", *command], settings)
+    assert ran.returncode == 2
+    assert "LOG_FORMAT" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def test_gunicorn_refuses_a_malformed_log_format_before_any_worker_boots() -> None:
+    settings = environment(LOG_FORMAT="xml")
+    ran = _run(web_command(free_port()), settings)
+    assert ran.returncode == 2
+    assert "LOG_FORMAT" in ran.stderr
+    assert "Traceback" not in ran.stderr

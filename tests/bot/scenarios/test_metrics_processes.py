@@ -1,0 +1,59 @@
+"""Metrics as production runs them: the Procfile's gunicorn (two workers, multiprocess mode) adds up what each of
+its processes counted, whichever one a scrape reaches; ``python -m bot worker`` serves its own on ``METRICS_PORT``,
+with ``/healthz`` beside them."""
+
+import sys
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.scrapes import Scrape
+from tests.bot.support.web_processes import click_approve, environment, free_port, process, wait_healthy, web_command
+
+
+@pytest.mark.single_redis  # processes of their own; the Redis layout is not what this checks
+def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
+        metrics_port, port = free_port(), free_port()
+        settings = environment(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_SIGNING_SECRET=SIGNING_SECRET,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_url,
+        )
+        worker_settings = {**settings, "METRICS_PORT": str(metrics_port), "HOST": "127.0.0.1"}
+        with (
+            process([sys.executable, "-m", "bot", "worker"], worker_settings),
+            process(web_command(port, workers=2), settings) as web,
+        ):
+            wait_healthy(port, web)
+            wait_healthy(metrics_port, None)
+            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
+            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+                assert poster.post_event(event).status == 200
+            slack.wait_for("chat.postMessage", timeout=20)
+            click_approve(port, slack)
+
+            web_metrics = f"http://127.0.0.1:{port}/metrics"
+            for _ in range(
+                6
+            ):  # whichever worker answers (each scrape a new connection), the click counted in one is there
+                assert Scrape(web_metrics).value("signoff_click_seconds_count") == 1
+                approved = {"outcome": "approve", "source": "button"}
+                assert Scrape(web_metrics).value("signoff_decisions_total", approved) == 1
+
+            slack.wait_for("chat.postMessage", count=2, timeout=20)  # the worker resumed the agent
+            worker_metrics = Scrape(f"http://127.0.0.1:{metrics_port}/metrics")
+            assert worker_metrics.value("signoff_jobs_total", {"kind": "resume", "outcome": "done"}) == 1
+            assert worker_metrics.value("signoff_state_scrape_ok") == 1
+            health = httpx.get(f"http://127.0.0.1:{metrics_port}/healthz", timeout=5)
+            assert (health.status_code, health.json()) == (200, {"status": "alive", "stalled": []})
