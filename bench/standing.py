@@ -2,8 +2,9 @@
 
 The demonstration agent asks to restart a service; the worker publishes the interrupt (``RoundPublisher``).
 Three policies, one run each of many sessions: ``ask`` (people decide: the floor, what asking costs at all),
-``allow`` (the rule decides in the publishing transaction) and ``grant`` (a standing approval covers the
-call: one script in the channel's slot, then the same transaction). The figure is the round trips the worker
+``allow`` (the rule decides in the publishing transaction), ``grant`` (a standing approval covers the
+call: one script in the channel's slot, then the same transaction) and ``picked`` (the same, the grant pinning
+picked fields only). The figure is the round trips the worker
 sends from the agent's interrupt until the resume job is queued, counted on the wire; the goal is at most one
 round trip more than the floor.
 
@@ -21,7 +22,7 @@ from pydantic import SecretStr
 from agent.demo import build_operations_agent
 from bench.round_trips import counting_client
 from bot.domain.clock import epoch_ms, system_clock
-from bot.domain.grants import Grant, call_digest, deciders_digest, new_grant_id
+from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, new_grant_id, pattern_key
 from bot.domain.records import session_id_for
 from bot.services import build_services
 from bot.settings import Settings
@@ -34,6 +35,7 @@ POLICIES = {
     "tier: allow}\n",
     "grant": "rules:\n  - {name: restarts, match: {tools: [restart_service]}, grants: {durations: [1h]}}\n",
 }
+POLICIES["picked"] = POLICIES["grant"]  # a grant on picked fields: found through its tool's index, same script
 TEAM, CHANNEL, REQUESTER = "T0BENCH", "C0BENCH", "U0REQUESTER"
 
 
@@ -49,8 +51,13 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
         approval_policy=policy,
     )
     services = build_services(settings, redis_client=client, agent_factory=build_operations_agent)
-    if kind == "grant":
+    if kind in ("grant", "picked"):
         now = system_clock()
+        asked = {"service": "checkout"}
+        picked = {
+            "fields": field_digests("restart_service", asked, client=None),
+            "pattern": pattern_key("restart_service", client=None),
+        }
         restarts = services.policies.for_call(tool="restart_service", interrupt_name="approval").summary()
         services.grants.create(
             Grant(
@@ -68,6 +75,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
                 expires_at=now + timedelta(hours=1),
                 granted_ms=epoch_ms(now),
                 approval_id="bench",
+                **(picked if kind == "picked" else {}),
             )
         )
     counted = []
@@ -82,7 +90,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
         counted.append(trips.count - before)
         decided = services.approvals.round_approvals(session_id)[1][0].decision
         assert (decided is not None) == (kind != "ask"), (kind, decided)
-    if kind == "grant":
+    if kind in ("grant", "picked"):
         uses = services.grants.live(now_ms=epoch_ms(system_clock()))[0][1]
         assert uses == sessions, uses
     client.close()
@@ -102,7 +110,7 @@ def main() -> None:
     print(f"round trips from the interrupt to its outcome recorded (median of {args.sessions} sessions):")
     for kind, median in medians.items():
         print(f"  {kind}: {median:g}")
-    for kind in ("allow", "grant"):
+    for kind in ("allow", "grant", "picked"):
         print(
             f"ratio {kind}/ask round trips: {medians[kind] / floor:.2f}x (+{medians[kind] - floor:g}; goal: at most +1)"
         )

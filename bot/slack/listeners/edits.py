@@ -61,7 +61,8 @@ def register(app: App, services: Services) -> None:
             ack(**edits.edit_errors(saved.errors))
             return
         if saved.status is not Status.EDITED:  # nothing saved: the form stays open, saying why
-            ack(**edits.edit_refused(outcome_text(Outcome(saved.status)) or messages.unknown_approval()))
+            refusal = saved.approval or Outcome(saved.status)  # the refusal itself names who may decide
+            ack(**edits.edit_refused(outcome_text(refusal) or messages.unknown_approval()))
             return
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
