@@ -19,19 +19,20 @@ import redis
 from agent.approval import Decision
 from agent.demo import build_operations_agent
 from bot import preflight
+from bot.render.blocks import refusal_accounts
 from bot.settings import ConfigError
 from state import RedisServer, SessionStore
 
 DecisionKind = Literal["approve", "deny", "expired"]
 
 
-def _decide(kind: DecisionKind, reason: str | None = None) -> dict[str, object]:
-    record = Decision(decision=kind, decided_by="U_DEMO", reason=reason, decided_at=datetime.now(UTC))
-    return record.model_dump(mode="json")
-
-
-def _said(text: object) -> str:
-    return "  agent: " + str(text).replace("\n", "\n         ")
+def _said(text: object, decision: Decision | None = None) -> str:
+    """The agent's answer as the thread shows it: a refusal it repeats reads as the bot's account, for people."""
+    accounts = refusal_accounts([decision]) if decision is not None else {}
+    shown = str(text)
+    for said, account in accounts.items():
+        shown = shown.replace(said, account)
+    return "  agent: " + shown.replace("\n", "\n         ")
 
 
 def _walk(store: SessionStore, request: str, decision: DecisionKind, reason: str | None = None) -> None:
@@ -43,12 +44,13 @@ def _walk(store: SessionStore, request: str, decision: DecisionKind, reason: str
     print(f"  interrupted sessions in Redis: {store.interrupted_sessions()}")
 
     resumed_elsewhere = build_operations_agent(session_id=session_id, store=store)
+    record = Decision(decision=decision, decided_by="U_DEMO", reason=reason, decided_at=datetime.now(UTC))
     responses = [
-        {"interruptResponse": {"interruptId": interrupt.id, "response": _decide(decision, reason)}}
+        {"interruptResponse": {"interruptId": interrupt.id, "response": record.model_dump(mode="json")}}
         for interrupt in stopped.interrupts
     ]
     print(f"  {decision} (resumed by a fresh agent loaded from Redis)")
-    print(_said(resumed_elsewhere(responses)))
+    print(_said(resumed_elsewhere(responses), record))
 
 
 def main() -> int:

@@ -160,8 +160,11 @@ class RoundPublisher:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
             # A long answer is several messages (Slack's limits), posted in order.
+            # Where it repeats what a refused call told the model (the demo agent does), people read our account.
+            _version, decided = self._approvals.round_approvals(session_id, readable_only=True)
+            accounts = blocks.refusal_accounts(approval.decision for approval in decided if approval.decision)
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
-            parts = [{**where, **message} for message in blocks.agent_reply_messages(reply)]
+            parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
             for entry in posts_in_order(parts, session_id=session_id):
                 self._outbox.add(transaction, entry)
         # Approvals are waiting: the thread's records must not expire.

@@ -6,10 +6,12 @@ user-controlled text is escaped (see ``bot.render.messages``).
 """
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
 from bot.domain.edits import CallEdit, Change, editable, input_changes
 from bot.domain.grants import Grant
@@ -44,6 +46,7 @@ __all__ = [
     "deny_modal",
     "has_hidden_characters",
     "modal_errors",
+    "refusal_accounts",
 ]
 
 SECTION_TEXT_MAX: Final = 3000
@@ -460,22 +463,33 @@ def modal_errors(reason_problem: str) -> dict[str, Any]:
     return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
 
 
-def agent_reply_blocks(text: str) -> list[dict[str, Any]]:
+def agent_reply_blocks(text: str, accounts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The agent's raw text, revealed and escaped, as section blocks (≤ 3000 characters each).
 
     At most ``REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES`` of them: beyond, the text is cut
-    with the truncation marker.
+    with the truncation marker. ``accounts``: see ``messages.agent_reply``.
     """
-    pieces = _split_mrkdwn(messages.agent_reply(text), REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES)
+    reply = messages.agent_reply(text, accounts)
+    pieces = _split_mrkdwn(reply, REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES)
     return [section(piece) for piece in pieces]
 
 
-def agent_reply_messages(text: str) -> list[dict[str, Any]]:
+def refusal_accounts(decisions: Iterable[Decision]) -> dict[str, str]:
+    """What each refused call of ``decisions`` told its model, with what people read in its place."""
+    return {
+        refusal_text(decision): messages.refusal_account(decision)
+        for decision in decisions
+        if decision.decision != "approve"
+    }
+
+
+def agent_reply_messages(text: str, accounts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The agent's raw text as messages to post in this order: ``[{"text": fallback, "blocks": [...]}, ...]``.
 
     Each is within Slack's limits (3000 characters a section, ``MESSAGE_BLOCKS_TEXT_MAX`` in all).
+    ``accounts``: see ``messages.agent_reply``.
     """
-    sections = agent_reply_blocks(text)
+    sections = agent_reply_blocks(text, accounts)
     step = REPLY_SECTIONS_PER_MESSAGE
     return [
         {"text": sections[start]["text"]["text"], "blocks": sections[start : start + step]}

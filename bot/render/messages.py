@@ -11,7 +11,7 @@ escaping are reviewed together.
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -431,10 +431,35 @@ def click_failed(error_summary: str) -> str:
     return f"Your click was not recorded: {clip(error_summary, MAX_SUMMARY)} — try again."
 
 
-def agent_reply(text: str) -> str:
-    """The agent's answer as mrkdwn: revealed and escaped (a model cannot ping a channel), never empty."""
+def refusal_account(decision: Decision) -> str:
+    """What people read of a refused call: who refused it (a mention) and why, or that nobody decided in time."""
+    if decision.decision == "expired":
+        return "Not run: nobody decided in time."
+    reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else " (no reason given)"
+    if decision.by_rule is not None:
+        return f"Not run: the policy rule {code_inline(decision.by_rule)} refused it{reason}"
+    return f"Not run: {_who(decision.decided_by)} denied it{reason}"
+
+
+def agent_reply(text: str, accounts: Mapping[str, str] | None = None) -> str:
+    """The agent's answer as mrkdwn: revealed and escaped (a model cannot ping a channel), never empty.
+
+    Args:
+        text: The agent's raw answer.
+        accounts: Texts of ours the answer may repeat word for word (what a refused call told the model), each
+            with the mrkdwn people read in its place.
+    """
     stripped = text.strip()
-    return escape(reveal(stripped)) if stripped else "_(The agent returned no text.)_"
+    if not stripped:
+        return "_(The agent returned no text.)_"
+    if not accounts:
+        return escape(reveal(stripped))
+    ours = re.compile("|".join(re.escape(said) for said in sorted(accounts, key=len, reverse=True)))
+    pieces, start = [], 0
+    for match in ours.finditer(stripped):
+        pieces += [escape(reveal(stripped[start : match.start()])), accounts[match.group()]]
+        start = match.end()
+    return "".join([*pieces, escape(reveal(stripped[start:]))])
 
 
 MAX_ECHOED_REQUEST: Final = 2000

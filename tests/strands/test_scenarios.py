@@ -69,7 +69,9 @@ def test_request_approval_approve_the_tool_ran_once_and_the_reply(redis_client: 
 
 
 @OPERATIONS
-def test_deny_the_tool_never_ran_and_the_model_saw_the_denial(redis_client: redis.Redis, factory: Factory) -> None:
+def test_deny_the_tool_never_ran_and_people_read_who_denied_it_and_why(
+    redis_client: redis.Redis, factory: Factory
+) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
         thread_ts = _start(bot, "roll back payments")
         approval_id = bot.approval_id()
@@ -82,9 +84,17 @@ def test_deny_the_tool_never_ran_and_the_model_saw_the_denial(redis_client: redi
         approval = bot.services.approvals.get(_session(thread_ts), approval_id)
         assert approval is not None
         assert approval.decision is not None
-        # The scripted model answers with the tool results it saw: the refusal, word for word.
-        assert bot.thread_texts(thread_ts)[-1] == refusal_text(approval.decision)
-        assert f"denied by {APPROVER}: release freeze until 18:00" in bot.thread_texts(thread_ts)[-1]
+        # The scripted model answers with the tool results it saw: the refusal, word for word. People read the
+        # bot's account of it instead: who (a mention) and why, without the instructions meant for the model.
+        reply = bot.thread_texts(thread_ts)[-1]
+        assert refusal_text(approval.decision) not in reply
+        assert f"<@{APPROVER}> denied it: release freeze until 18:00" in reply
+        assert "Do not retry" not in reply
+        assert APPROVER not in reply.replace(f"<@{APPROVER}>", "")
+        [reply_blocks] = [
+            call.args["blocks"] for call in bot.slack.calls("chat.postMessage") if call.args.get("text") == reply
+        ]
+        assert json.dumps(reply_blocks).count(f"<@{APPROVER}>") == 1
 
 
 @BATCH

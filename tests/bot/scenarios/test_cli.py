@@ -78,7 +78,8 @@ def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     assert completed.returncode == 0, completed.stderr
     assert "waiting for approval" in completed.stdout
     assert "checkout: 3 replicas restarted" in completed.stdout
-    assert "denied by U_DEMO: release freeze until 18:00" in completed.stdout
+    assert "Not run: <@U_DEMO> denied it: release freeze until 18:00" in completed.stdout
+    assert "Do not retry" not in completed.stdout
 
 
 def _free_port() -> int:

@@ -180,7 +180,8 @@ def test_expiry_deny_tells_the_model_it_expired_not_that_a_human_denied(
         expiry = int((clock() + timedelta(hours=1)).timestamp())
         assert f"<!date^{expiry}^" in json.dumps(bot.approval_messages()[0]["blocks"])  # says when it expires
         posted = _later(bot, clock, 61)
-        assert "expired without a decision" in posted[-1]
+        assert "Not run: nobody decided in time." in posted[-1]
+        assert "Do not retry" not in posted[-1]
         assert "denied" not in posted[-1]
         assert "Expired without a decision" in json.dumps(bot.approval_messages()[0]["blocks"])
         assert bot.thread_texts(thread_ts)[-1] == posted[-1]
@@ -258,7 +259,7 @@ def test_quorum_two_with_one_deny_ends_it(redis_client: redis.Redis, tmp_path: P
         bot.submit_deny(approval_id, user=SECOND_APPROVER, reason="not during the sale")
         bot.drain()
         assert is_decided(bot.approval_messages()[0])
-        assert f"denied by {SECOND_APPROVER}: not during the sale" in bot.texts_posted()[-1]
+        assert f"<@{SECOND_APPROVER}> denied it: not during the sale" in bot.texts_posted()[-1]
 
 
 def test_a_decision_from_the_on_call_dm_updates_both_messages(redis_client: redis.Redis, tmp_path: Path) -> None:

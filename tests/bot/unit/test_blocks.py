@@ -9,6 +9,7 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from agent.approval import refusal_text
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry, PolicySummary, approval_id_for
 from bot.render import blocks, messages
 from bot.render.action_ids import (
@@ -315,6 +316,20 @@ def test_agent_reply_is_escaped() -> None:
     (block,) = blocks.agent_reply_blocks("Done <!channel> & <@U1>")
     assert block["text"]["text"] == "Done &lt;!channel&gt; &amp; &lt;@U1&gt;"
     assert blocks.agent_reply_blocks("   ")[0]["text"]["text"] == messages.agent_reply("")
+
+
+def test_a_reply_repeating_a_refusal_shows_people_who_refused_and_why() -> None:
+    denied = decision("deny", decided_by="U1", reason="not <!channel> today")
+    expired = decision("expired", decided_by=None)
+    accounts = blocks.refusal_accounts([denied, expired, decision("approve", decided_by="U2")])
+    said = f"<@U9> {refusal_text(denied)}\n{refusal_text(expired)}"
+
+    (block,) = blocks.agent_reply_blocks(said, accounts)
+
+    assert block["text"]["text"] == (
+        "&lt;@U9&gt; Not run: <@U1> denied it: not &lt;!channel&gt; today\nNot run: nobody decided in time."
+    )
+    assert len(accounts) == 2
 
 
 # ---------------------------------------------------------------- limits
