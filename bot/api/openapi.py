@@ -21,7 +21,12 @@ _DECISION: Final = {
     "properties": {
         "decision": {"enum": ["approve", "deny", "expired"]},
         "decided_by": {**_NULLABLE_STRING, "description": "Slack user id; null for the clock or a withdrawal"},
-        "approved_by": {"type": "array", "items": {"type": "string"}},
+        "approved_by": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Slack user ids of every approver counted (the one of a single approval too); "
+            "empty unless approved",
+        },
         "reason": _NULLABLE_STRING,
         "discussion": {
             "type": "array",

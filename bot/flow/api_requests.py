@@ -24,7 +24,7 @@ from uuid import NAMESPACE_OID, uuid5
 
 import redis
 
-from agent.approval import APPROVAL_INTERRUPT
+from agent.approval import APPROVAL_INTERRUPT, Decision
 from bot.domain.api_requests import (
     ApiRequestRecord,
     ApprovalAsk,
@@ -114,8 +114,16 @@ class ApiRequestView:
             "created_at": _iso(record.created_at),
             "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
             "callback_url": record.ask.callback_url,
-            "decision": decision.model_dump(mode="json") if decision is not None else None,
+            "decision": _decision_json(decision) if decision is not None else None,
         }
+
+
+def _decision_json(decision: Decision) -> dict[str, Any]:
+    """The decision as the API shows it: ``approved_by`` names every approver counted, a single approval's too."""
+    shown = decision.model_dump(mode="json")
+    if decision.decision == "approve" and not decision.approved_by and decision.decided_by is not None:
+        shown["approved_by"] = [decision.decided_by]
+    return shown
 
 
 class ApiRequests:
@@ -228,13 +236,11 @@ class ApiRequests:
         ask = record.ask
         tool_use_id = f"api-{record.request_id}"
         call: ToolUse = {"toolUseId": tool_use_id, "name": ask.tool, "input": ask.input}
-        reason: dict[str, Any] = {"tool": ask.tool, "client": record.client}
-        if ask.reason is not None:
-            reason["reason"] = ask.reason
+        # The reason is the requester's words alone: the message names the tool and the client itself.
         interrupt = Interrupt(
             id=f"v1:api:{tool_use_id}:{uuid5(NAMESPACE_OID, APPROVAL_INTERRUPT)}",
             name=APPROVAL_INTERRUPT,
-            reason=reason,
+            reason=ask.reason,
         )
         info = ThreadInfo(
             team_id=record.team_id,

@@ -84,6 +84,32 @@ def test_a_request_becomes_an_approval_message_and_the_click_reaches_the_waiting
     assert "decision" in events
 
 
+def test_a_request_without_a_reason_shows_no_reason_box(bot: Bot, api: ApiCaller) -> None:
+    message = _message_of(bot, api.get(_asked(bot, api)["id"]).json())
+    texts = [json.dumps(block) for block in message["blocks"]]
+    assert not any(messages.REASON_LABEL in text for text in texts)
+    assert not any('\\"client\\"' in text or '\\"tool\\"' in text for text in texts)  # no JSON of ours
+
+
+def test_a_request_with_a_reason_shows_it_as_written(bot: Bot, api: ApiCaller) -> None:
+    message = _message_of(bot, api.get(_asked(bot, api, reason="deploy 1.2.3 after the incident")["id"]).json())
+    [box] = [block["text"]["text"] for block in message["blocks"] if messages.REASON_LABEL in json.dumps(block)]
+    assert box == f"{messages.REASON_LABEL}\ndeploy 1.2.3 after the incident"
+
+
+def test_a_single_approval_names_its_approver_in_approved_by_a_denial_nobody(bot: Bot, api: ApiCaller) -> None:
+    approved = _asked(bot, api)
+    assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER).status == 200
+    denied = _asked(bot, api, input={"service": "payments"})
+    assert bot.submit_deny(bot.approval_id(-1), user=APPROVER, reason="not now").status == 200
+
+    approval = api.get(approved["id"], wait="5s").json()["decision"]
+    assert approval["decided_by"] == APPROVER
+    assert approval["approved_by"] == [approval["decided_by"]]
+    denial = api.get(denied["id"], wait="5s").json()["decision"]
+    assert (denial["decided_by"], denial["approved_by"]) == (APPROVER, [])
+
+
 def test_the_requester_cannot_approve_their_own_request_made_through_the_api(bot: Bot, api: ApiCaller) -> None:
     asked = _asked(bot, api)
     bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=REQUESTER)
