@@ -98,6 +98,11 @@ def _ask(settings: Settings, token: SecretStr, method: str, *, variable: str) ->
             f"{variable} was refused by Slack ({method}: {code}): it is {how_to_get(variable)}."
         ) from None
     except OSError as error:  # DNS, refused connection, timeout (urllib's errors are OSErrors)
+        if "slack_api_url" not in settings.model_fields_set:  # nobody set it: blaming it would mislead
+            raise ConfigError(
+                f"cannot reach slack.com ({error}): check this machine's network access to {api_url} "
+                "(and HTTPS_PROXY, if it needs a proxy)."
+            ) from None
         raise ConfigError(
             f"SLACK_API_URL: cannot reach Slack at {api_url} ({error}): it is {how_to_get('SLACK_API_URL')}."
         ) from None

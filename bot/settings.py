@@ -24,6 +24,8 @@ _HOW_TO_GET = {
     "SLACK_API_URL": "the base URL of the Slack Web API: leave it unset for https://slack.com/api/",
 }
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
+BOT_TOKEN_PREFIX = "xoxb-"
+"""How every bot token begins (a user token is ``xoxp-``, an app-level token ``xapp-``)."""
 
 
 def how_to_get(variable: str) -> str:
@@ -150,6 +152,9 @@ def load_settings(mode: Mode) -> Settings:
             lines.append(f"{name} is not set: it is {_HOW_TO_GET[name]}.")
         elif not value.get_secret_value().strip():
             lines.append(f"{name} is blank: it is {_HOW_TO_GET[name]}.")
+        elif name == "SLACK_BOT_TOKEN" and not value.get_secret_value().startswith(BOT_TOKEN_PREFIX):
+            # Never the value: it is a secret, and a user or app token pasted here would be one too.
+            lines.append(f"SLACK_BOT_TOKEN must start with {BOT_TOKEN_PREFIX}: it is {_HOW_TO_GET[name]}.")
     if settings.redis_url is not None and (problem := redis_url_problem(settings.redis_url)):
         lines.append(problem)
     if urlsplit(settings.slack_api_url).scheme not in ("http", "https"):

@@ -86,6 +86,32 @@ def test_an_unreachable_slack_is_named(redis_server: RedisServer) -> None:
     )
 
 
+@pytest.mark.parametrize("command", [["serve"], ["worker"]])
+@pytest.mark.parametrize("token", ["garbage", "xapp-1-A1-1-abc", " xoxb-1"])
+def test_a_bot_token_that_is_not_one_is_named(command: list[str], token: str) -> None:
+    said = _fails_clearly(
+        command,
+        "SLACK_BOT_TOKEN must start with xoxb-",
+        "OAuth & Permissions",
+        SLACK_BOT_TOKEN=token,
+        SLACK_SIGNING_SECRET="s",
+    )
+    assert len(said.strip().splitlines()) == 1
+    assert token.strip() not in said  # a token is never echoed
+
+
+def test_an_unreachable_slack_com_does_not_blame_an_unset_slack_api_url(redis_server: RedisServer) -> None:
+    said = _fails_clearly(
+        ["worker"],
+        "cannot reach slack.com",
+        SLACK_BOT_TOKEN="xoxb-1",
+        REDIS_URL=redis_server.url,
+        # slack.com is not reached from a test: every request goes to a proxy nothing listens on.
+        HTTPS_PROXY=f"http://127.0.0.1:{_closed_port()}",
+    )
+    assert "SLACK_API_URL" not in said
+
+
 def test_serve_listens_where_host_says(redis_server: RedisServer, slack: FakeSlack) -> None:
     stderr = _fails_clearly(
         ["serve"],

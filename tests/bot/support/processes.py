@@ -6,7 +6,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-SLACK_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "REDIS_URL", "APPROVAL_POLICY")
+SLACK_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "SLACK_API_URL",
+    "REDIS_URL",
+    "APPROVAL_POLICY",
+)
 
 
 def bot_environment(**values: str) -> dict[str, str]:
