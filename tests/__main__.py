@@ -4,8 +4,9 @@ Extra arguments go to pytest (``python -m tests -k store``). Every check runs ev
 earlier one fails, so one run shows everything that is wrong.
 
 On a fresh Debian machine the sandbox's browser tests need Chromium, which no Python package
-ships: run as root with ``apt-get`` at hand, this installs Debian's ``chromium`` first (as
-``.ci/run`` does). Elsewhere those tests fail with a message saying what to install.
+ships, and an emoji font for their screenshots: run as root with ``apt-get`` at hand, this installs
+the missing ``DEBIAN_PACKAGES`` first (those ``.ci/run`` installs; ``tests/test_ci.py`` keeps the two
+alike). Elsewhere the browser tests fail with a message saying what to install.
 """
 
 import os
@@ -17,24 +18,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _ensure_chromium() -> None:
-    """Install Debian's Chromium when it is missing and this process may (root, apt-get, no override)."""
-    if os.environ.get("SIGNOFF_CHROMIUM") or shutil.which("chromium") or Path("/usr/bin/chromium").exists():
+DEBIAN_PACKAGES = ("chromium", "fonts-noto-color-emoji")
+"""What the browser tests need from Debian: the browser Playwright drives, and emoji for its screenshots."""
+
+
+def _installed(package: str) -> bool:
+    if package == "chromium" and (
+        os.environ.get("SIGNOFF_CHROMIUM") or shutil.which("chromium") or Path("/usr/bin/chromium").exists()
+    ):
+        return True
+    if shutil.which("dpkg") is None:
+        return False
+    return subprocess.run(["dpkg", "-s", package], capture_output=True, check=False).returncode == 0
+
+
+def _ensure_debian_packages() -> None:
+    """Install the missing ``DEBIAN_PACKAGES`` when this process may (root, apt-get)."""
+    missing = [package for package in DEBIAN_PACKAGES if not _installed(package)]
+    if not missing:
         return
+    names = " ".join(missing)
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print("== chromium: not installed; the browser tests will say how to install it", flush=True)
+        print(f"== {names}: not installed; the browser tests will say how to install them", flush=True)
         return
-    print("== chromium: installing Debian's chromium for the browser tests", flush=True)
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"]
+    print(f"== {names}: installing from Debian for the browser tests", flush=True)
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]
     for command in (["apt-get", "update", "-qq"], install):
         if subprocess.run(command, check=False).returncode != 0:
-            print(f"== chromium: {' '.join(command)} failed; the browser tests will fail", flush=True)
+            print(f"== {names}: {' '.join(command)} failed; the browser tests will fail", flush=True)
             return
 
 
 def main(pytest_args: list[str]) -> int:
     """Run every check; return 0 only if all passed."""
-    _ensure_chromium()
+    _ensure_debian_packages()
     checks = {
         "ruff lint": [sys.executable, "-m", "ruff", "check", "."],
         "ruff format": [sys.executable, "-m", "ruff", "format", "--check", "."],
