@@ -18,8 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-DEBIAN_PACKAGES = ("chromium", "fonts-noto-color-emoji")
-"""What the browser tests need from Debian: the browser Playwright drives, and emoji for its screenshots."""
+DEBIAN_PACKAGES = ("chromium", "fonts-noto-color-emoji", "prometheus")
+"""What the tests need from Debian: the browser Playwright drives, emoji for its screenshots, and ``promtool``
+(in ``prometheus``) that checks the example alert rules."""
 
 
 def _installed(package: str) -> bool:
