@@ -13,14 +13,19 @@ import httpx
 import pytest
 import redis
 
-from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.api_client import DEPLOY, ApiCaller
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, SIGNING_SECRET
+from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.processes import run_bot
-from tests.bot.support.web_processes import environment, free_port, kill, process, wait_healthy, web_command
+from tests.bot.support.web_processes import (
+    bot_settings,
+    click_approve,
+    free_port,
+    kill,
+    process,
+    wait_healthy,
+    web_command,
+)
 
 
 def _created_key(redis_url: str, name: str) -> str:
@@ -49,39 +54,12 @@ def test_api_key_commands_create_list_and_revoke(redis_url: str, redis_client: r
     assert (unset.returncode, "REDIS_URL" in unset.stderr) == (2, True)
 
 
-def _click_approve(port: int, slack: FakeSlack) -> None:
-    [message] = [m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]
-    approval_id = next(
-        str(element["value"])
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_ACTION
-    )
-    payload = slack_requests.block_actions(
-        action_id=ids.APPROVE_ACTION,
-        user_id=APPROVER,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        value=approval_id,
-        blocks=message["blocks"],
-        response_url=slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
-    )
-    with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
-        assert poster.post_action(payload).status == 200
-
-
 @pytest.mark.single_redis  # the API on a cluster: test_api.py runs on both
 def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: str, redis_client: redis.Redis) -> None:
     key = _created_key(redis_url, "ci-runner")
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
-        settings = environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_url,
-        )
+        settings = bot_settings(slack, redis_url)
         port = free_port()
         with process([sys.executable, "-m", "bot", "worker"], settings), process(web_command(port), settings) as web:
             wait_healthy(port, web)
@@ -113,7 +91,7 @@ def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: s
             result: dict[str, Any] = {}
             waiter = threading.Thread(target=lambda: result.update(again.get(asked.json()["id"], wait="30s").json()))
             waiter.start()
-            _click_approve(port, slack)
+            click_approve(port, slack)
             waiter.join(35)
             assert result["status"] == "approved"
             assert result["decision"]["decided_by"] == APPROVER
@@ -126,13 +104,7 @@ def test_under_gunicorn_long_polls_leave_a_thread_for_slacks_clicks(redis_url: s
     key = _created_key(redis_url, "ci-runner")
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
-        settings = environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_url,
-            API_MAX_WAITS="2",
-        )
+        settings = bot_settings(slack, redis_url, API_MAX_WAITS="2")
         port = free_port()
         web_process = web_command(port, workers=1, threads=3)
         with (
@@ -153,7 +125,7 @@ def test_under_gunicorn_long_polls_leave_a_thread_for_slacks_clicks(redis_url: s
             assert not any(future.done() for future in waiting)
 
             started = time.monotonic()
-            _click_approve(port, slack)  # the one thread the waits left
+            click_approve(port, slack)  # the one thread the waits left
             assert time.monotonic() - started < 3  # within Slack's 3 s (uncapped: after a wait ends, 30 s)
             decided = [future.result(timeout=10).json() for future in waiting]
             assert [(d["status"], d["decision"]["decided_by"]) for d in decided] == [("approved", APPROVER)] * 2

@@ -19,7 +19,14 @@ from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.processes import ROOT
-from tests.bot.support.web_processes import click_approve, environment, free_port, wait_healthy, web_command
+from tests.bot.support.web_processes import (
+    bot_settings,
+    click_approve,
+    environment,
+    free_port,
+    wait_healthy,
+    web_command,
+)
 
 
 @contextmanager
@@ -57,14 +64,7 @@ def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_appr
 ) -> None:
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
-        settings = environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_url,
-            LOG_FORMAT="json",
-            LOG_LEVEL="INFO",
-        )
+        settings = bot_settings(slack, redis_url, LOG_FORMAT="json", LOG_LEVEL="INFO")
         port = free_port()
         web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
         with (

@@ -14,7 +14,14 @@ from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.scrapes import Scrape
-from tests.bot.support.web_processes import click_approve, environment, free_port, process, wait_healthy, web_command
+from tests.bot.support.web_processes import (
+    bot_settings,
+    click_approve,
+    free_port,
+    process,
+    wait_healthy,
+    web_command,
+)
 
 
 @pytest.mark.single_redis  # processes of their own; the Redis layout is not what this checks
@@ -24,12 +31,7 @@ def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
         metrics_port, port = free_port(), free_port()
-        settings = environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_url,
-        )
+        settings = bot_settings(slack, redis_url)
         worker_settings = {**settings, "METRICS_PORT": str(metrics_port), "HOST": "127.0.0.1"}
         with (
             process([sys.executable, "-m", "bot", "worker"], worker_settings),

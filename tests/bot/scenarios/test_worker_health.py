@@ -17,10 +17,10 @@ import pytest
 from bot.observe.worker_http import worker_wsgi_app
 from bot.store.worker_heartbeats import WorkerHeartbeats
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import SIGNING_SECRET, Bot
+from tests.bot.support.harness import Bot
 from tests.bot.support.http_server import serve_wsgi
 from tests.bot.support.processes import run_bot
-from tests.bot.support.web_processes import environment, process
+from tests.bot.support.web_processes import bot_settings, process
 
 _BEAT_S = "0.2"
 
@@ -42,13 +42,7 @@ def _wait_for_health(redis_url: str, status: int, timeout_s: float = 30) -> subp
 def test_worker_health_follows_a_real_worker_alive_frozen_and_stopped(redis_url: str, redis_client: Any) -> None:
     assert _health(redis_url).returncode == 1  # no worker yet
     with FakeSlack() as slack:
-        settings = environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_url,
-            WORKER_HEARTBEAT_SECONDS=_BEAT_S,
-        )
+        settings = bot_settings(slack, redis_url, WORKER_HEARTBEAT_SECONDS=_BEAT_S)
         with process([sys.executable, "-m", "bot", "worker"], settings) as worker:
             alive = _wait_for_health(redis_url, 0)
             assert alive.returncode == 0, alive.stderr

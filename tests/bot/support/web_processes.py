@@ -81,6 +81,17 @@ def environment(**values: str) -> dict[str, str]:
     return bot_environment(PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", **values)
 
 
+def bot_settings(slack: FakeSlack, redis_url: str, **values: str) -> dict[str, str]:
+    """The environment of the bot's processes talking to ``slack`` and the Redis at ``redis_url`` (and ``values``)."""
+    return environment(
+        SLACK_BOT_TOKEN=slack.token,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        SLACK_API_URL=slack.url,
+        REDIS_URL=redis_url,
+        **values,
+    )
+
+
 def click_approve(port: int, slack: FakeSlack) -> None:
     """The approver clicks Approve on the restart_service approval message, through the web process on ``port``."""
     [message] = [m for m in slack.messages(CHANNEL) if "restart_service" in m.get("text", "")]
