@@ -120,7 +120,10 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
             if api_key is not None:
                 services.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
                 services.api_keys.create(SANDBOX_CLIENT, key=api_key)
-            slack.add_route("/v1/", _forward_to(f"http://127.0.0.1:{bot_server.server_port}"))
+            to_the_bot = _forward_to(f"http://127.0.0.1:{bot_server.server_port}")
+            slack.add_route("/v1/", to_the_bot)
+            for probe in ("/metrics", "/healthz", "/readyz"):  # what an operator would scrape, at the page's address
+                slack.add_route(probe, to_the_bot, exact=True)
             slack.connect(SignedPoster(f"http://127.0.0.1:{bot_server.server_port}", signing_secret))
             yield slack
         finally:

@@ -61,3 +61,16 @@ def test_the_sandbox_hands_on_each_method_and_the_headers_a_client_needs(base: s
     assert asked.headers["Location"] == f"/v1/approvals/{asked.json()['id']}"
     unauthorized = httpx.get(f"{base}/v1/approvals/{asked.json()['id']}")
     assert (unauthorized.status_code, unauthorized.headers["WWW-Authenticate"]) == (401, "Bearer")
+
+
+def test_the_sandbox_serves_the_bots_metrics_and_probes_and_the_page_links_them(base: str) -> None:
+    page = httpx.get(base + "/", timeout=10).text
+    assert 'href="/metrics"' in page
+    assert 'href="/readyz"' in page
+    before = httpx.get(base + "/metrics", timeout=10)
+    assert before.status_code == 200
+    assert before.headers["content-type"].startswith("text/plain")
+    assert "signoff_outbox_depth" in before.text
+    assert httpx.get(base + "/healthz", timeout=10).status_code == 200
+    ready = httpx.get(base + "/readyz", timeout=10)
+    assert ready.status_code == 200, ready.text
