@@ -6,6 +6,7 @@ calls match, and its expiry. The transaction writes them with their schedule, au
 outbox posts, and the round's ``published`` mark; each record through its owner.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Protocol
@@ -19,7 +20,7 @@ from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
-from bot.domain.records import ApprovalRequest, GuardedCall, approval_id_for
+from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Schedule
 from bot.render import blocks
@@ -109,12 +110,14 @@ class RoundPublisher:
         result: AgentResult,
         *,
         client: str | None = None,
+        answered: Sequence[Decision] = (),
     ) -> None:
         """Publish ``result``, the agent's outcome at the session's current version, in one transaction.
 
         An interrupt opens a round: its requests (under the policy of the calls they guard), their
         schedule, audit and posts. Anything else is the agent's reply, posted in order. The previous
         round's records are let expire; ``client`` names who asked, for a round asked through the API.
+        ``answered``: the decisions the agent was resumed with (a reply repeating a refusal reads as ours).
         """
         version = self._store.version(session_id)
         transaction = self._redis.pipeline(transaction=True)
@@ -161,8 +164,7 @@ class RoundPublisher:
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
             # A long answer is several messages (Slack's limits), posted in order.
             # Where it repeats what a refused call told the model (the demo agent does), people read our account.
-            _version, decided = self._approvals.round_approvals(session_id, readable_only=True)
-            accounts = blocks.refusal_accounts(approval.decision for approval in decided if approval.decision)
+            accounts = blocks.refusal_accounts(answered)
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
             for entry in posts_in_order(parts, session_id=session_id):

@@ -198,7 +198,8 @@ class SessionRunner:
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
             result = agent()  # died between batches: carry on
-        self._publisher.publish(session_id, info, agent, result)
+        answered = [approval.decision for approval in approvals if approval.decision is not None]
+        self._publisher.publish(session_id, info, agent, result, answered=answered)
 
     def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
         info = self._threads.get(session_id) or fallback
