@@ -31,6 +31,7 @@ from bot.domain.grants import Grant
 from bot.domain.policy import Policy, authorize
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
+from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
 from bot.observe import metrics
 from bot.observe.logs import log_context
@@ -191,12 +192,14 @@ class DecisionService:
         request = approval.request
         policy = Policy.from_summary(request.policy)
         try:
-            if user_id not in approval.copies and not self._directory.in_channel(request.channel_id, user_id):
+            if user_id not in approval.copies and not self._directory.in_channel(
+                request.team_id, request.channel_id, user_id
+            ):
                 return False, Outcome(Status.NOT_A_MEMBER, approval=approval)
             if kind == "deny" and user_id == request.requested_by:
                 return True, None  # withdrawing one's own request
-            members = self._directory.members(policy.usergroups)
-        except SlackApiError as error:
+            members = self._directory.members(request.team_id, policy.usergroups)
+        except (SlackApiError, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
             return False, Outcome(Status.UNAVAILABLE, approval=approval)
         verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
@@ -214,8 +217,8 @@ class DecisionService:
         if user_id in involved:
             return True
         try:
-            return self._directory.in_channel(request.channel_id, user_id)
-        except SlackApiError as error:
+            return self._directory.in_channel(request.team_id, request.channel_id, user_id)
+        except (SlackApiError, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
             return False
 
@@ -292,10 +295,15 @@ class DecisionService:
             metrics.decided(outcome=kind, source=source, waited_s=waited_s)
         return self._outcome(result)
 
-    def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
-        """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval."""
+    def expire(
+        self, approval: Approval, *, outcome: Literal["deny", "approve"], why: str | None = None, source: str = "expiry"
+    ) -> Outcome:
+        """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval.
+
+        ``why``: said with an expiry that is not the clock's (the app was uninstalled); ``source``: counted as.
+        """
         if outcome == "deny":
-            decision = Decision(decision="expired", decided_at=self._clock())
+            decision = Decision(decision="expired", reason=why, decided_at=self._clock())
         else:
             decision = Decision(
                 decision="approve", reason="approved automatically on expiry (low-risk)", decided_at=self._clock()
@@ -315,7 +323,7 @@ class DecisionService:
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
         if decided:
-            metrics.decided(outcome=decision.decision, source="expiry", waited_s=_waited_s(request, decision))
+            metrics.decided(outcome=decision.decision, source=source, waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def by_rule_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
@@ -451,11 +459,14 @@ class DecisionService:
             needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
+                team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it
                 if "members" in needs:
-                    self._directory.in_channel(str(needs["members"]), attempt.user, shard=shard)  # fills the cache
+                    self._directory.in_channel(
+                        team_id, str(needs["members"]), attempt.user, shard=shard
+                    )  # fills the cache
                 if "groups" in needs:
-                    self._directory.members([str(group) for group in needs["groups"]], shard=shard)  # idem
-            except SlackApiError as error:
+                    self._directory.members(team_id, [str(group) for group in needs["groups"]], shard=shard)  # idem
+            except (SlackApiError, NotInstalled) as error:
                 logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
                 return replace(result, status=Status.UNAVAILABLE)
             groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))

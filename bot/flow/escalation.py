@@ -278,7 +278,9 @@ class Escalator:
         # A request the API posted outside any thread gets its reminders under its own message, not loose
         # in the channel where nothing says which request they are about.
         thread_ts = request.thread_ts or request.message_ts
-        post = post_message(request.channel_id, text, thread_ts=thread_ts, session_id=request.session_id)
+        post = post_message(
+            request.channel_id, text, team_id=request.team_id, thread_ts=thread_ts, session_id=request.session_id
+        )
         self._outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:

@@ -99,12 +99,15 @@ class HomeTab:
         self._grants = grants
         self._clock = clock
 
-    def view_for(self, user_id: str) -> dict[str, Any]:
-        """The home view of ``user_id``: requests they may decide now, and recent decisions they could see."""
+    def view_for(self, user_id: str, *, team_id: str) -> dict[str, Any]:
+        """The home view of ``user_id`` in ``team_id``: requests of that workspace they may decide now, and its
+        recent decisions they could see (a person in two workspaces sees each one's in its own tab)."""
         queue = []
         for approval_id in self._approvals.open_everywhere():
             approval = self._approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or user_id in approval.votes:
+                continue
+            if approval.request.team_id != team_id:
                 continue
             allowed, _refusal = self._decisions.may_decide(approval, user_id=user_id)
             if allowed:
@@ -112,9 +115,11 @@ class HomeTab:
         recent = []
         for approval_id in self._approvals.recent_decisions(limit=RECENT_KEPT):
             approval = self._approvals.find_readable(approval_id)
-            if approval is not None and self._decisions.may_see(approval, user_id=user_id):
+            if approval is None or approval.request.team_id != team_id:
+                continue
+            if self._decisions.may_see(approval, user_id=user_id):
                 recent.append(approval)
                 if len(recent) == RECENT_SHOWN:
                     break
-        grants = self._grants.live_for(user_id)
+        grants = self._grants.live_for(user_id, team_id=team_id)
         return render_home(queue=queue, recent=recent, now=self._clock(), grants=grants)

@@ -167,7 +167,7 @@ class RoundPublisher:
             accounts = blocks.refusal_accounts(answered)
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
-            for entry in posts_in_order(parts, session_id=session_id):
+            for entry in posts_in_order(parts, team_id=info.team_id, session_id=session_id):
                 self._outbox.add(transaction, entry)
         # Approvals are waiting: the thread's records must not expire.
         expire_after_s = None if result.stop_reason == "interrupt" else self._retention_s

@@ -235,7 +235,10 @@ class SessionRunner:
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
-        self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts, session_id=session_id))
+        post = post_message(
+            info.channel_id, text, team_id=info.team_id, thread_ts=info.thread_ts, session_id=session_id
+        )
+        self._outbox.send_later(post)
 
 
 def _code_error_in(error: BaseException) -> Exception | None:

@@ -92,7 +92,14 @@ class ApproveClicks:
         text = outcome_text(outcome)
         if text:
             try:
-                tell(self._outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+                tell(
+                    self._outbox,
+                    team_id=who.team,
+                    channel=who.channel,
+                    user=who.user,
+                    text=text,
+                    thread_ts=who.thread_ts,
+                )
             except redis.RedisError:
                 # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
                 logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)

@@ -45,7 +45,7 @@ def register(app: App, services: Services) -> None:
             return
         text = outcome_text(outcome)
         if text:
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
 
     def discuss(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
@@ -55,10 +55,12 @@ def register(app: App, services: Services) -> None:
         refusal = decisions.may_discuss(approval, user_id=user, origin=click_origin(body)) if approval else None
         if approval is None or refusal is not None:
             text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         request = approval.request
-        prompt = post_message(request.channel_id, messages.discussion_prompt(user), thread_ts=request.thread_ts)
+        prompt = post_message(
+            request.channel_id, messages.discussion_prompt(user), team_id=request.team_id, thread_ts=request.thread_ts
+        )
         services.outbox.send_later(prompt)
 
     app.action(ids.APPROVE_ACTION)(approve)

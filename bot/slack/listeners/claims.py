@@ -28,6 +28,6 @@ def register(app: App, services: Services) -> None:
             text = messages.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:
             text = outcome_text(outcome) or messages.unknown_approval()
-        tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+        tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
 
     app.action(ids.CLAIM_ACTION)(claim)

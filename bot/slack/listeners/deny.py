@@ -33,7 +33,7 @@ def register(app: App, services: Services) -> None:
         refusal = decisions.check(approval, user_id=user, kind="deny", origin=origin) if approval is not None else None
         if approval is None or refusal is not None:
             text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         request = approval.request
         binding = ModalBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)

@@ -15,7 +15,15 @@ from bot.flow.decisions import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits, messages
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
+from bot.slack.listeners.feedback import (
+    click_origin,
+    clicker,
+    modal_origin,
+    outcome_text,
+    submitted_binding,
+    team_of,
+    tell,
+)
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
@@ -36,7 +44,14 @@ def register(app: App, services: Services) -> None:
             text = (
                 outcome_text(opening.refusal) if opening.refusal is not None else None
             ) or messages.unknown_approval()
-            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            tell(
+                services.outbox,
+                team_id=who.team,
+                channel=who.channel,
+                user=who.user,
+                text=text,
+                thread_ts=who.thread_ts,
+            )
             return
         request = opening.approval.request
         binding = ModalBinding(
@@ -67,7 +82,7 @@ def register(app: App, services: Services) -> None:
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
         if text:
-            tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=text)
+            tell(services.outbox, team_id=team_of(body), channel=binding.channel_id, user=binding.user_id, text=text)
 
     app.action(ids.EDIT_ACTION)(ack=ack_only, lazy=[open_edit_modal])
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)

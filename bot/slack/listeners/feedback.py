@@ -51,18 +51,28 @@ def outcome_text(outcome: Outcome) -> str | None:
 
 @dataclass(frozen=True)
 class Clicker:
-    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab)."""
+    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the
+    click came from, whose token answers it)."""
 
     user: str
     channel: str | None
     thread_ts: str | None
+    team: str = ""
 
 
 def clicker(body: dict[str, Any]) -> Clicker:
     """Read who clicked and where from a ``block_actions`` body."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     thread_ts = (body.get("message") or {}).get("thread_ts")
-    return Clicker(body["user"]["id"], channel, thread_ts)
+    return Clicker(body["user"]["id"], channel, thread_ts, team_of(body))
+
+
+def team_of(body: dict[str, Any]) -> str:
+    """The workspace a request (an interaction, an event, a command) came from ("" if it names none)."""
+    team = body.get("team")
+    if isinstance(team, dict):
+        return str(team.get("id") or "")
+    return str(body.get("team_id") or team or "")
 
 
 def click_origin(body: dict[str, Any]) -> Origin:
@@ -110,9 +120,11 @@ def modal_origin(body: dict[str, Any], binding: ModalBinding) -> Origin:
     return Origin(binding.surface, team_id, user_team_id, binding.channel_id, binding.ts)
 
 
-def tell(outbox: Outbox, *, channel: str | None, user: str, text: str, thread_ts: str | None = None) -> None:
-    """Queue a message only ``user`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
+def tell(
+    outbox: Outbox, *, team_id: str, channel: str | None, user: str, text: str, thread_ts: str | None = None
+) -> None:
+    """Queue a message only ``user`` of ``team_id`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
     if channel is None:
-        outbox.send_later(post_message(user, text))
+        outbox.send_later(post_message(user, text, team_id=team_id))
         return
-    outbox.send_later(post_ephemeral(channel, user=user, text=text, thread_ts=thread_ts))
+    outbox.send_later(post_ephemeral(channel, team_id=team_id, user=user, text=text, thread_ts=thread_ts))

@@ -24,7 +24,9 @@ def register(app: App, services: Services) -> None:
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
         if parsed is None:
-            tell(services.outbox, channel=who.channel, user=who.user, text=messages.unknown_approval())
+            tell(
+                services.outbox, team_id=who.team, channel=who.channel, user=who.user, text=messages.unknown_approval()
+            )
             return
         seconds, approval_id, session_id, shown = parsed
         granted = flow.approve_and_allow(
@@ -35,20 +37,28 @@ def register(app: App, services: Services) -> None:
             origin=click_origin(body),
             shown=shown,
         )
-        tell(services.outbox, channel=who.channel, user=who.user, text=granted_text(granted), thread_ts=who.thread_ts)
+        tell(
+            services.outbox,
+            team_id=who.team,
+            channel=who.channel,
+            user=who.user,
+            text=granted_text(granted),
+            thread_ts=who.thread_ts,
+        )
 
     def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
-        user = clicker(body).user
+        who = clicker(body)
+        user = who.user
         team_id, _, rest = str(action.get("value", "")).partition(":")
         channel_id, _, grant_id = rest.partition(":")
         grant = services.grants.get(team_id, channel_id, grant_id)
-        if grant is None or not flow.may_revoke(grant, user):
-            tell(services.outbox, channel=None, user=user, text=messages.grant_gone())
+        if grant is None or team_id != who.team or not flow.may_revoke(grant, user):  # a button of its own workspace
+            tell(services.outbox, team_id=who.team, channel=None, user=user, text=messages.grant_gone())
         else:
             flow.revoke(team_id, channel_id, grant_id, actor=user)
-            tell(services.outbox, channel=None, user=user, text=messages.grant_revoked(grant.tool))
-        services.outbox.send_later(home_refresh(user))
+            tell(services.outbox, team_id=who.team, channel=None, user=user, text=messages.grant_revoked(grant.tool))
+        services.outbox.send_later(home_refresh(user, team_id=who.team))
 
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)

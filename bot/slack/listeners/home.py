@@ -18,14 +18,14 @@ logger = logging.getLogger(__name__)
 def register(app: App, services: Services) -> None:
     """Add the App Home and ``/approvals`` listeners to ``app``."""
 
-    def home_opened(event: dict[str, Any]) -> None:
+    def home_opened(body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab", "home") != "home":
             return
-        user = event["user"]
+        user, team_id = event["user"], str(body.get("team_id") or "")
         # Remember the viewer: their tab is refreshed whenever a request or decision changes.
         # Building the tab reads many approvals: the outbox does it, not the 3-second event.
-        services.home_viewers.add(user)
-        services.outbox.send_later(home_refresh(user))
+        services.home_viewers.add(team_id, user)
+        services.outbox.send_later(home_refresh(user, team_id=team_id))
 
     def ack_command(ack: Ack) -> None:
         ack()

@@ -14,7 +14,15 @@ from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import blocks, grant_form, messages
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
+from bot.slack.listeners.feedback import (
+    click_origin,
+    clicker,
+    modal_origin,
+    outcome_text,
+    submitted_binding,
+    team_of,
+    tell,
+)
 from bot.slack.listeners.grants import granted_text
 
 
@@ -37,7 +45,14 @@ def register(app: App, services: Services) -> None:
         )
         if approval is None or refusal is not None or not blocks.offers_similar(approval.request):
             text = (outcome_text(refusal) if refusal is not None else None) or messages.grant_not_offered()
-            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            tell(
+                services.outbox,
+                team_id=who.team,
+                channel=who.channel,
+                user=who.user,
+                text=text,
+                thread_ts=who.thread_ts,
+            )
             return
         request = approval.request
         binding = ModalBinding(
@@ -70,7 +85,13 @@ def register(app: App, services: Services) -> None:
             fields=fields,
         )
         ack()
-        tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=granted_text(granted))
+        tell(
+            services.outbox,
+            team_id=team_of(body),
+            channel=binding.channel_id,
+            user=binding.user_id,
+            text=granted_text(granted),
+        )
 
     app.action(ids.ALLOW_SIMILAR_ACTION)(ack=ack_only, lazy=[open_similar])
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)

@@ -34,7 +34,8 @@ def register(app: App, services: Services) -> None:
             return
         if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return  # Slack redelivered it: the reply is already with the approvals
-        session_id = session_id_for(body.get("team_id") or event.get("team", ""), event["channel"], thread_ts)
+        team_id = str(body.get("team_id") or event.get("team", ""))
+        session_id = session_id_for(team_id, event["channel"], thread_ts)
         open_ids = sorted(services.approvals.open_ids(session_id))
         if not open_ids:
             return
@@ -54,7 +55,7 @@ def register(app: App, services: Services) -> None:
         # A typed decision is never discussion: a refused one must not reach the agent either.
         if len(seen) != 1:
             answer = messages.several_open() if seen else messages.typed_decision_unseen()
-            tell(services.outbox, channel=channel, user=user, text=answer, thread_ts=thread_ts)
+            tell(services.outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
             return
         kind: Kind = "approve" if typed.group(1).lower() == "approve" else "deny"
         outcome = services.decisions.decide(
@@ -69,7 +70,7 @@ def register(app: App, services: Services) -> None:
         )
         feedback = _typed_feedback(outcome, kind)
         if feedback:
-            tell(services.outbox, channel=channel, user=user, text=feedback, thread_ts=thread_ts)
+            tell(services.outbox, team_id=team_id, channel=channel, user=user, text=feedback, thread_ts=thread_ts)
 
     app.event("message")(on_message)
 
