@@ -35,7 +35,7 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
 from bot.observe import metrics
 from bot.observe.logs import log_context
-from bot.render.messages import is_blank
+from bot.render.safe_text import is_blank
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
 from bot.store.audit import Audit

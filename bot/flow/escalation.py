@@ -30,7 +30,7 @@ from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
@@ -203,7 +203,7 @@ class Escalator:
 
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request
-        self._post(step, request, messages.reminder(request, waited=self._waited(request)))
+        self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
         self._audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
         every = request.policy.remind_every_s or 0
         self._schedule.again(step, step.due, at=self._clock() + timedelta(seconds=every))
@@ -224,7 +224,7 @@ class Escalator:
         self._post(
             step,
             request,
-            messages.escalation(
+            thread_posts.escalation(
                 request, level=number, users=users, usergroups=level.usergroups, waited=self._waited(request)
             ),
         )
@@ -254,7 +254,7 @@ class Escalator:
         request = approval.request
         outcome = request.policy.expiry_outcome
         if outcome == "keep":
-            self._post(step, request, messages.expired_kept())
+            self._post(step, request, thread_posts.expired_kept())
             self._audit.add(
                 step.writes, "expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep"
             )

@@ -21,10 +21,10 @@ from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
+from bot.domain.storable_json import bounded_json
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Schedule
 from bot.render import blocks
-from bot.render.bounded import bounded_json
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit

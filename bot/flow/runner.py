@@ -21,7 +21,7 @@ from bot.domain.api_requests import is_api_session
 from bot.domain.records import approval_id_for, session_id_for
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approvals import Approval, ApprovalStore
 from bot.store.audit import Audit
@@ -159,7 +159,7 @@ class SessionRunner:
             # Every approval is decided but the resume never completed (it was given up): try again.
             self._jobs_queue_resume(session_id, round_version)
             return
-        self._post(info, text=messages.session_busy())
+        self._post(info, text=thread_posts.session_busy())
 
     def _resume(self, session_id: str, version: int) -> None:
         round_version, approvals = self._approvals.round_approvals(session_id)

@@ -13,7 +13,8 @@ from bot.domain.status import Status
 from bot.flow.access import ModalBinding
 from bot.flow.decisions import Outcome
 from bot.render import action_ids as ids
-from bot.render import edits, messages
+from bot.render import edits
+from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import (
     click_origin,
@@ -43,7 +44,7 @@ def register(app: App, services: Services) -> None:
         if opening.approval is None or opening.form is None:
             text = (
                 outcome_text(opening.refusal) if opening.refusal is not None else None
-            ) or messages.unknown_approval()
+            ) or answers.unknown_approval()
             tell(
                 services.outbox,
                 team_id=who.team,
@@ -69,7 +70,7 @@ def register(app: App, services: Services) -> None:
     def submit_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
         if binding is None:
-            ack(**edits.edit_refused(messages.wrong_place_refused()))
+            ack(**edits.edit_refused(answers.wrong_place_refused()))
             return
         saved = flow.save(binding, origin=modal_origin(body, binding), values=submitted(view))
         if saved.errors:
@@ -77,7 +78,7 @@ def register(app: App, services: Services) -> None:
             return
         if saved.status is not Status.EDITED:  # nothing saved: the form stays open, saying why
             refusal = saved.approval or Outcome(saved.status)  # the refusal itself names who may decide
-            ack(**edits.edit_refused(outcome_text(refusal) or messages.unknown_approval()))
+            ack(**edits.edit_refused(outcome_text(refusal) or answers.unknown_approval()))
             return
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT

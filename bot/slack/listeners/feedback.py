@@ -10,32 +10,33 @@ from typing import Any, Final
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Modals, Origin, Purpose
 from bot.flow.decisions import DecisionService, Outcome
-from bot.render import edits, messages
+from bot.render import edits
+from bot.render.texts import answers
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
 def _channel_member_text(outcome: Outcome) -> str | None:
-    return messages.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
+    return answers.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
 
 
 def _vote_text(outcome: Outcome) -> str | None:
-    return messages.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
+    return answers.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
 
 
 # What a person is told, per status; a status not listed (decided, claimed) needs no word.
 _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
-    Status.ALREADY: lambda outcome: messages.already_decided(outcome.decision) if outcome.decision else None,
-    Status.NOT_AN_APPROVER: lambda outcome: messages.not_authorized(outcome.approvers_text),
-    Status.SELF_APPROVAL: lambda _outcome: messages.self_approval_refused(),
-    Status.UNKNOWN: lambda _outcome: messages.unknown_approval(),
-    Status.UNAVAILABLE: lambda _outcome: messages.membership_unknown(),
-    Status.WRONG_WORKSPACE: lambda _outcome: messages.other_workspace_refused(),
-    Status.WRONG_PLACE: lambda _outcome: messages.wrong_place_refused(),
+    Status.ALREADY: lambda outcome: answers.already_decided(outcome.decision) if outcome.decision else None,
+    Status.NOT_AN_APPROVER: lambda outcome: answers.not_authorized(outcome.approvers_text),
+    Status.SELF_APPROVAL: lambda _outcome: answers.self_approval_refused(),
+    Status.UNKNOWN: lambda _outcome: answers.unknown_approval(),
+    Status.UNAVAILABLE: lambda _outcome: answers.membership_unknown(),
+    Status.WRONG_WORKSPACE: lambda _outcome: answers.other_workspace_refused(),
+    Status.WRONG_PLACE: lambda _outcome: answers.wrong_place_refused(),
     Status.NOT_A_MEMBER: _channel_member_text,
-    Status.REASON_REQUIRED: lambda _outcome: messages.reason_required(),
+    Status.REASON_REQUIRED: lambda _outcome: answers.reason_required(),
     Status.VOTE: _vote_text,
-    Status.VOTED: lambda _outcome: messages.already_voted(),
-    Status.NO_CLAIMS: lambda _outcome: messages.claims_off(),
+    Status.VOTED: lambda _outcome: answers.already_voted(),
+    Status.NO_CLAIMS: lambda _outcome: answers.claims_off(),
     Status.CHANGED: lambda _outcome: edits.CHANGED_TEXT,
     Status.EDITOR_APPROVAL: lambda _outcome: edits.EDITOR_APPROVAL_TEXT,
     Status.FORBIDDEN: lambda _outcome: edits.FORBIDDEN_TEXT,

@@ -8,7 +8,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import app_home
 from bot.services import Services
 from bot.store.outbox import home_refresh
 
@@ -39,8 +39,8 @@ def register(app: App, services: Services) -> None:
                 continue
             request = approval.request
             link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
-            lines.append(messages.pending_line(request, now=services.clock(), link=link))
-        respond(text=messages.pending_list(lines), response_type="ephemeral")
+            lines.append(app_home.pending_line(request, now=services.clock(), link=link))
+        respond(text=app_home.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
     app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])

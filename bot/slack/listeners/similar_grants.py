@@ -12,7 +12,8 @@ from slack_sdk import WebClient
 
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
-from bot.render import blocks, grant_form, messages
+from bot.render import blocks, grant_form
+from bot.render.texts import answers, standing_approvals
 from bot.services import Services
 from bot.slack.listeners.feedback import (
     click_origin,
@@ -44,7 +45,7 @@ def register(app: App, services: Services) -> None:
             else None
         )
         if approval is None or refusal is not None or not blocks.offers_similar(approval.request):
-            text = (outcome_text(refusal) if refusal is not None else None) or messages.grant_not_offered()
+            text = (outcome_text(refusal) if refusal is not None else None) or standing_approvals.grant_not_offered()
             tell(
                 services.outbox,
                 team_id=who.team,
@@ -66,7 +67,7 @@ def register(app: App, services: Services) -> None:
     def submit_similar(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
         if binding is None:
-            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: messages.wrong_place_refused()}))
+            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: answers.wrong_place_refused()}))
             return
         fields, seconds = _picked(view)
         if not fields:

@@ -11,7 +11,7 @@ from slack_bolt.middleware.request_verification import RequestVerification
 from bench.round_trips import commands_sent
 from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers
 from bot.sandbox.slack_requests import SignedPoster
 from bot.slack.app import build_app
 from bot.slack.http import wsgi_app
@@ -136,7 +136,7 @@ def test_a_button_naming_another_session_decides_nothing(bot: Bot) -> None:
     approval = bot.services.approvals.get(session_id, approval_id)
     assert approval is not None
     assert approval.decision is None
-    assert bot.ephemeral_texts(APPROVER)[-1] == messages.unknown_approval()
+    assert bot.ephemeral_texts(APPROVER)[-1] == answers.unknown_approval()
 
 
 def test_bolt_does_not_verify_again_what_the_guard_verified(bot: Bot) -> None:
@@ -161,7 +161,7 @@ def test_a_click_replayed_after_slack_could_not_list_the_channel_is_refused(bot:
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
     assert _approval(bot, approval_id).decision is None
-    assert bot.ephemeral_texts(APPROVER)[-1] == messages.membership_unknown()
+    assert bot.ephemeral_texts(APPROVER)[-1] == answers.membership_unknown()
 
     replayed = bot.poster.replay()  # byte for byte: same body, timestamp and signature
 
@@ -194,7 +194,7 @@ def test_someone_who_left_the_channel_is_refused_once_the_cached_members_expire(
 
         bot.drain()
         assert _approval(bot, second).decision is None
-        assert bot.ephemeral_texts(LEFT)[-1] == messages.not_a_channel_member(CHANNEL)
+        assert bot.ephemeral_texts(LEFT)[-1] == answers.not_a_channel_member(CHANNEL)
 
 
 def test_someone_removed_from_an_approver_group_is_refused_once_the_cached_group_expires(

@@ -16,7 +16,8 @@ import redis
 from bot.domain.clock import ManualClock, epoch_ms
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.render import action_ids as ids
-from bot.render import grant_form, messages
+from bot.render import grant_form
+from bot.render.texts import standing_approvals
 from bot.sandbox import slack_requests
 from bot.store.grants import Call, GrantStore
 from tests.bot.support.harness import (
@@ -371,5 +372,5 @@ def test_allow_similar_is_not_offered_for_one_field_and_a_forged_click_opens_not
         payload = bot.click_payload(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
         payload["actions"][0]["action_id"] = ids.ALLOW_SIMILAR_ACTION
         assert bot.poster.post_action(payload).status == 200
-        bot.wait_told(APPROVER, messages.grant_not_offered())
+        bot.wait_told(APPROVER, standing_approvals.grant_not_offered())
         assert len(bot.slack.calls("views.open")) == opened
