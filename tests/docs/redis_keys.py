@@ -9,10 +9,11 @@ listing's words).
 """
 
 import inspect
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from redis.crc import key_slot
 
@@ -95,25 +96,38 @@ def _bot_keys(listed: dict[str, tuple[str, str]]) -> Iterator[Key]:
 
 
 def _built_by(name: str, function: Callable[..., Any]) -> Iterator[Key]:
-    """The keys ``function`` builds: one, or two when a keyword ``shard`` picks a shard's copy of a global key."""
-    signature = inspect.signature(function, eval_str=True)
-    positional = [parameter for parameter in signature.parameters.values() if parameter.default is parameter.empty]
-    arguments = [_placeholder(name, parameter) for parameter in positional]
-    call = f"keys.{name}({', '.join(parameter.name for parameter in positional)})"
-    variants: list[tuple[str, dict[str, int]]] = [(call, {})]
-    if "shard" in signature.parameters and signature.parameters["shard"].default is None:
-        variants.append((f"{call[:-1]}, shard=shard)", {"shard": 0}))
-    for built_by, keywords in variants:
-        value = function(*arguments, **keywords)
-        if isinstance(value, str) and value.startswith(_PREFIX):
-            yield Key(_placeholders(value), built_by, described(function.__doc__))
+    """The keys ``function`` builds: one per choice of its switches (a ``bool``; an optional ``shard`` that picks a
+    shard's copy of a global key), each argument a placeholder."""
+    parameters = list(inspect.signature(function, eval_str=True).parameters.values())
+    for choice in itertools.product(*(_choices(name, parameter) for parameter in parameters)):
+        arguments: list[object] = []
+        keywords: dict[str, object] = {}
+        spelled = []
+        for parameter, (text, value) in zip(parameters, choice, strict=True):
+            if text is None:  # left at its default
+                continue
+            if parameter.kind is parameter.KEYWORD_ONLY:
+                keywords[parameter.name] = value
+                spelled.append(f"{parameter.name}={text}")
+            else:
+                arguments.append(value)
+                spelled.append(text)
+        built = function(*arguments, **keywords)
+        if isinstance(built, str) and built.startswith(_PREFIX):
+            yield Key(_placeholders(built), f"keys.{name}({', '.join(spelled)})", described(function.__doc__))
 
 
-def _placeholder(function: str, parameter: inspect.Parameter) -> object:
-    if parameter.annotation is str:
-        return f"<{parameter.name}>"
-    if parameter.annotation is int:
-        return 0  # a shard: its tag is written back as <shard tag>
+def _choices(function: str, parameter: inspect.Parameter) -> list[tuple[str | None, object]]:
+    """How a parameter may be given: (how the call shows it, or ``None`` for its default; the value passed)."""
+    kinds = set(get_args(parameter.annotation)) or {parameter.annotation}
+    if parameter.default is not parameter.empty:
+        return [(None, parameter.default)] + ([(parameter.name, 0)] if int in kinds else [])
+    if bool in kinds:
+        return [("False", False), ("True", True)]
+    if str in kinds:
+        return [(parameter.name, f"<{parameter.name}>")]
+    if int in kinds:
+        return [(parameter.name, 0)]  # a shard: its tag is written back as <shard tag>
     raise TypeError(f"keys.{function}({parameter.name}: {parameter.annotation}): no placeholder for this type")
 
 
@@ -175,5 +189,6 @@ def _expanded(name: str, aliases: dict[str, str]) -> str:
 
 
 def _shape(key: str) -> str:
-    """A key with every ``<placeholder>`` as ``*`` and optional ``[...]`` parts dropped, to compare spellings."""
-    return re.sub(r"\[[^\]]*\]", "", re.sub(r"<[^<>]*>", "*", key))
+    """A key with its placeholders as ``*`` (a run of them, ``<team>:<cid>``, as one) and optional ``[...]`` parts
+    dropped, so that a listing and a builder spell it alike."""
+    return re.sub(r"\*(?::\*)+", "*", re.sub(r"\[[^\]]*\]", "", re.sub(r"<[^<>]*>", "*", key)))
