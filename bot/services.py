@@ -192,7 +192,7 @@ def load_agent_factory(spec: str) -> AgentFactory:
 def _key_names_no_team() -> str:
     """In OAuth mode an API key names the workspace its requests are asked in: one that names none is refused."""
     raise AskProblem(
-        "team_id",
+        "Authorization",
         "this API key names no workspace, and the app is installed in several: "
         "create the client's key with `python -m bot api-key create --name <name> --team <team id>`",
         status=403,

@@ -3,6 +3,7 @@ token, nothing of one seen in the other (messages, App Home, /approvals, clicks)
 that ends only that workspace's requests."""
 
 import html
+import json
 import re
 import urllib.error
 import urllib.request
@@ -263,3 +264,39 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     installed.poster.post_event(mention)
     installed.drain()
     assert installed.approval_ids(BETA) == [beta]
+
+
+def _ask_over_api(bot: Installed, key: str, channel: str) -> tuple[int, dict[str, Any]]:
+    body = json.dumps({"tool": "deploy", "input": {"service": "checkout"}, "channel": channel}).encode()
+    request = urllib.request.Request(
+        bot.url.rstrip("/") + "/v1/approvals",
+        data=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_an_api_key_asks_in_the_workspace_it_names(installed: Installed) -> None:
+    keys = installed.services.api_keys
+    bound = keys.create("beta-ci", team_id=BETA)
+    unbound = keys.create("anywhere-ci")
+    assert bound is not None
+    assert unbound is not None
+
+    status, answer = _ask_over_api(installed, unbound.key, CHANNELS[BETA])
+    assert status == 403, answer
+    assert answer["error"]["field"] == "Authorization"
+    assert "--team" in answer["error"]["message"]
+    assert installed.approval_ids(BETA) == []
+
+    status, answer = _ask_over_api(installed, bound.key, CHANNELS[BETA])
+    assert status == 201, answer
+    installed.drain()
+    assert len(installed.approval_ids(BETA)) == 1
+    assert installed.approval_ids(ALPHA) == []
+    assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
