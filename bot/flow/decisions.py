@@ -26,9 +26,10 @@ from typing import Literal
 import redis
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.authorization import authorize
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
-from bot.domain.policy import Policy, authorize
+from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin, place_refusal
