@@ -21,7 +21,7 @@ import redis
 
 from bot.domain.status import Status
 from bot.store import keys
-from bot.store.approvals import Approval
+from bot.store.approval_record import Approval
 from state.text import as_text
 
 Surface = Literal["message", "home", "reply"]

@@ -9,7 +9,7 @@ it (only approving it needs someone else). Only then is the vote or decision wri
 message update, the audit record, the schedule's cancellation and (if it closes the round) the
 resume job in the same atomic step. Every refusal is audited and changes nothing.
 
-A decision (``decide``) is judged and written by one script (``bot.store.scripts.DECIDE``): one
+A decision (``decide``) is judged and written by one script (``bot.store.scripts.decide``): one
 Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again).
 The other checks here (``check``, ``may_decide``) serve what is not a decision: opening the deny
 modal, claims, App Home.
@@ -37,8 +37,10 @@ from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render.messages import is_blank
 from bot.store import keys
-from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
+from bot.store.approval_record import Approval, ApprovalDataError
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
+from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
 from bot.store.scripts import ScriptRecord

@@ -18,7 +18,9 @@ from bot.domain.grants import Grant
 from bot.flow.decisions import DecisionService
 from bot.flow.grants import GrantFlow
 from bot.render import blocks, messages
-from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
+from bot.store.decide_call import RECENT_KEPT
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10

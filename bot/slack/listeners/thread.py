@@ -20,7 +20,7 @@ from bot.flow.decisions import Kind, Outcome
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
-from bot.store.approvals import Approval, ApprovalDataError
+from bot.store.approval_record import Approval, ApprovalDataError
 
 _TYPED_DECISION: Final = re.compile(r"^\s*(approve|deny)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 

@@ -21,7 +21,7 @@ from agent.tools import tool
 from bot.render import action_ids as ids
 from bot.render import edits, messages
 from bot.store import keys
-from bot.store.approvals import Approval
+from bot.store.approval_record import Approval
 from state.shapes import Message
 from tests.bot.support.harness import (
     APPROVER,

@@ -1,6 +1,6 @@
 """The two judges of who may decide agree on every case of a matrix, so that they never drift apart silently.
 
-A decision is judged by the decide script (``bot.store.scripts.DECIDE``, through ``DecisionService.decide``);
+A decision is judged by the decide script (``bot.store.scripts.decide``, through ``DecisionService.decide``);
 what decides nothing (the deny modal, claims, App Home) is judged in Python (``DecisionService.check``, plus the
 rule that a deny needs a reason when the policy says so, which only ``decide`` applies). Each case (policy,
 person, origin, kind) gets a fresh approval, posted and copied by DM; the Python judge is asked, then the case is
