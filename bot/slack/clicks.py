@@ -17,7 +17,8 @@ import redis
 from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
-from bot.flow.decisions import DecisionService, Replay
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids

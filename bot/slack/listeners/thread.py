@@ -16,7 +16,7 @@ from typing import Any, Final
 from slack_bolt import App
 
 from bot.domain.records import DiscussionEntry, session_id_for
-from bot.flow.decisions import Kind, Outcome
+from bot.flow.outcomes import Kind, Outcome
 from bot.render import messages
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell

@@ -25,7 +25,7 @@ from pydantic import SecretStr
 from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, approval_id_for, session_id_for
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.decisions import Kind
+from bot.flow.outcomes import Kind
 from bot.render.messages import is_blank
 from bot.sandbox.slack_requests import TEAM_ID
 from bot.services import Services, build_services
