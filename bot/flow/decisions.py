@@ -85,7 +85,7 @@ class DecisionService:
         self._approvals = approvals
         self._directory = directory
         self._audit = audit
-        self._judge = ScriptJudge(approvals=approvals, directory=directory, signatures=signatures)
+        self._judge = ScriptJudge(approvals, directory, signatures)
         self._clock = clock
 
     def find(self, approval_id: str) -> Approval | None:

@@ -7,7 +7,7 @@ a replay is refused whatever happens next.
 """
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Final
 
 from slack_sdk.errors import SlackApiError
@@ -27,14 +27,16 @@ logger = logging.getLogger(__name__)
 _RUNS: Final = 4  # a cold channel cache, then cold user-group caches, then the request's real place
 
 
+@dataclass(frozen=True)
 class ScriptJudge:
-    """Runs the decide script for an attempt until it judges it (see the module docstring)."""
+    """Runs the decide script on an attempt until it needs nothing more (see the module docstring)."""
 
-    def __init__(self, *, approvals: ApprovalStore, directory: Directory, signatures: SeenSignatures) -> None:
-        """Keep the collaborators."""
-        self._approvals = approvals
-        self._directory = directory
-        self._signatures = signatures
+    approvals: ApprovalStore
+    """Where the script runs."""
+    directory: Directory
+    """Where a cold cache of members is filled from Slack."""
+    signatures: SeenSignatures
+    """Where a signed attempt's signature is recorded before Slack is asked."""
 
     def judge(
         self,
@@ -44,33 +46,33 @@ class ScriptJudge:
         update: ScriptRecord,
         audit: tuple[ScriptRecord, ...],
     ) -> DecideResult:
-        """Run the decide script on ``attempt`` (``ApprovalStore.decide``) until it needs nothing more; its answer.
+        """The script's answer to ``attempt``, with the records ``ApprovalStore.decide`` writes if it decides.
 
         Raises:
             ApprovalDataError: The stored approval cannot be read.
         """
         for _ in range(_RUNS):
-            result = self._approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
             if result.status not in (Status.NEEDS, Status.UNREADABLE):
                 return result
             if attempt.replay is not None:
                 # The script recorded nothing; what follows (Slack, an error) may end without it running again.
                 # Recorded now, a replay of this request is refused whatever happens next.
-                if not self._signatures.first(
+                if not self.signatures.first(
                     attempt.replay, remember_s=attempt.replay_ttl_s, shard=keys.shard_of(attempt.session_id)
                 ):
                     return replace(result, status=Status.REPLAYED)
                 attempt = replace(attempt, replay=None)
             if result.status is Status.UNREADABLE:
-                self._approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
+                self.approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
                 raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
             needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
                 if "members" in needs:
-                    self._directory.in_channel(str(needs["members"]), attempt.user, shard=shard)  # fills the cache
+                    self.directory.in_channel(str(needs["members"]), attempt.user, shard=shard)  # fills the cache
                 if "groups" in needs:
-                    self._directory.members([str(group) for group in needs["groups"]], shard=shard)  # idem
+                    self.directory.members([str(group) for group in needs["groups"]], shard=shard)  # idem
             except SlackApiError as error:
                 logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
                 return replace(result, status=Status.UNAVAILABLE)
