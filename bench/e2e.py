@@ -52,7 +52,7 @@ from urllib.parse import parse_qs, quote
 import redis
 
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers
 from bot.slack.web_client import KeepAliveWebClient
 from state import RedisServer
 
@@ -425,7 +425,7 @@ def _one_session(requests: _Requests, slack: LoopbackSlack, outcome: _Outcome, *
     index = next(_session_numbers)
     thread_ts = f"{1700000000 + index}.000100"
     posts = slack.thread(thread_ts).posts
-    refused = messages.wrong_place_refused()
+    refused = answers.wrong_place_refused()
     try:
         if (status := requests.mention(index, thread_ts)) != 200:
             raise RuntimeError(f"mention answered {status}")

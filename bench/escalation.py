@@ -25,6 +25,7 @@ from bench.round_trips import RoundTrips, counting_client
 from bot.domain.clock import ManualClock, epoch_ms
 from bot.domain.policy import PolicyBook
 from bot.domain.records import PolicySummary
+from bot.domain.workspaces import OneWorkspace
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator, Schedule
 from bot.store import keys
@@ -44,7 +45,7 @@ def _escalator(client: redis.Redis, clock: ManualClock) -> Escalator:
     audit = Audit(client, clock=lambda: clock().timestamp())
     decisions = DecisionService(
         approvals=approvals,
-        directory=Directory(client=WebClient(), redis_client=client),
+        directory=Directory(clients=OneWorkspace(WebClient()), redis_client=client),
         audit=audit,
         signatures=SeenSignatures(client),
         clock=clock,

@@ -28,6 +28,7 @@ from multiprocessing.connection import Connection
 import redis
 from slack_sdk import WebClient
 
+from bot.domain.workspaces import OneWorkspace
 from bot.sandbox.slack_api import FakeSlack
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
@@ -130,7 +131,11 @@ def main() -> None:
         def deliverer(web: WebClient, concurrency: int) -> tuple[Deliverer, WebClient]:
             outbox = Outbox(client)
             running = Deliverer(
-                client=web, approvals=approvals, outbox=outbox, redis_client=client, concurrency=concurrency
+                clients=OneWorkspace(web),
+                approvals=approvals,
+                outbox=outbox,
+                redis_client=client,
+                concurrency=concurrency,
             )
             return running, web
 

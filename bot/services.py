@@ -19,8 +19,9 @@ from bot.api.wait_slots import WaitSlots
 from bot.domain.clock import Clock, system_clock
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
+from bot.domain.workspaces import OneWorkspace, SlackClients
 from bot.flow.access import Modals
-from bot.flow.api_requests import ApiOutcomes, ApiRequests
+from bot.flow.api_requests import ApiOutcomes, ApiRequests, AskProblem
 from bot.flow.decisions import DecisionService
 from bot.flow.edits import EditFlow
 from bot.flow.escalation import Escalator, Schedule
@@ -32,6 +33,7 @@ from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
 from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
+from bot.slack.installed_clients import InstalledClients
 from bot.slack.metered_client import MeteredWebClient
 from bot.store.api_keys import ApiKeys
 from bot.store.api_requests import ApiRequestStore
@@ -42,6 +44,7 @@ from bot.store.edits import EditStore
 from bot.store.event_deliveries import EventDeliveries
 from bot.store.grants import GrantStore
 from bot.store.home_viewers import HomeViewers
+from bot.store.installations import Installations
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from bot.store.signatures import SeenSignatures
@@ -56,6 +59,11 @@ class Services:
 
     redis: redis.Redis
     slack: WebClient
+    """The one workspace's client (``SLACK_BOT_TOKEN``); in OAuth mode a client without a token, for the OAuth
+    flow's own calls (``oauth.v2.access``). Every call about a workspace goes through ``clients``."""
+    clients: SlackClients
+    """Each workspace's client: the one token's, or (OAuth) its installation's."""
+    installations: Installations
     store: SessionStore
     approvals: ApprovalStore
     outbox: Outbox
@@ -181,6 +189,16 @@ def load_agent_factory(spec: str) -> AgentFactory:
     return factory  # type: ignore[no-any-return]
 
 
+def _key_names_no_team() -> str:
+    """In OAuth mode an API key names the workspace its requests are asked in: one that names none is refused."""
+    raise AskProblem(
+        "Authorization",
+        "this API key names no workspace, and the app is installed in several: "
+        "create the client's key with `python -m bot api-key create --name <name> --team <team id>`",
+        status=403,
+    )
+
+
 def build_services(
     settings: Settings,
     *,
@@ -198,6 +216,8 @@ def build_services(
     slack = MeteredWebClient(
         token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
     )
+    installations = Installations(redis_client)
+    clients: SlackClients = InstalledClients(installations, template=slack) if settings.oauth else OneWorkspace(slack)
     policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
     retention_s = settings.retention_days * 86_400
     store = SessionStore(redis_client, ttl_seconds=retention_s)
@@ -207,7 +227,7 @@ def build_services(
     schedule = Schedule(redis_client, clock=clock)
     decisions = DecisionService(
         approvals=approvals,
-        directory=Directory(client=slack, redis_client=redis_client),
+        directory=Directory(clients=clients, redis_client=redis_client),
         audit=audit,
         signatures=SeenSignatures(redis_client),
         clock=clock,
@@ -258,13 +278,15 @@ def build_services(
         policies=policies,
         audit=audit,
         # The workspace the bot is installed in: asked once, when the first API request needs it.
-        team_id=functools.cache(lambda: str(slack.auth_test()["team_id"])),
+        team_id=_key_names_no_team if settings.oauth else functools.cache(lambda: str(slack.auth_test()["team_id"])),
         clock=clock,
     )
     api_waits = WaitSlots(settings.api_max_waits)
     return Services(
         redis=redis_client,
         slack=slack,
+        clients=clients,
+        installations=installations,
         store=store,
         approvals=approvals,
         outbox=outbox,
@@ -275,7 +297,7 @@ def build_services(
         runner=runner,
         publisher=publisher,
         deliverer=Deliverer(
-            client=slack,
+            clients=clients,
             approvals=approvals,
             outbox=outbox,
             redis_client=redis_client,

@@ -22,6 +22,8 @@ _HOW_TO_GET = {
     "REDIS_URL": "the URL of the Redis server every bot process shares, e.g. redis://localhost:6379/0 "
     "(rediss:// for TLS, unix:///path/redis.sock); unset it and serve or socket start an embedded one",
     "SLACK_API_URL": "the base URL of the Slack Web API: leave it unset for https://slack.com/api/",
+    "SLACK_CLIENT_ID": "the Client ID on your app's 'Basic Information' page (OAuth: installing in many workspaces)",
+    "SLACK_CLIENT_SECRET": "the Client Secret on your app's 'Basic Information' page (OAuth)",
 }
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 BOT_TOKEN_PREFIX = "xoxb-"
@@ -68,6 +70,15 @@ class Settings(LogSettings):
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    slack_client_id: str | None = None
+    """With ``SLACK_CLIENT_SECRET`` and no ``SLACK_BOT_TOKEN``: the app installs in many workspaces through OAuth
+    (``/slack/install``), each with its own token kept in Redis."""
+    slack_client_secret: SecretStr | None = None
+    slack_redirect_uri: str | None = None
+    """The OAuth redirect URL, when the app lists several (``https://<host>/slack/oauth_redirect``); else Slack
+    uses the one the app lists."""
+    slack_authorize_url: str = "https://slack.com/oauth/v2/authorize"
+    """Where ``/slack/install`` sends a person to approve the install (a loopback Slack's, in tests)."""
     redis_url: str | None = None
     redis_cluster: ClusterMode = "auto"
     """Whether ``REDIS_URL`` names a node of a Redis Cluster: ``auto`` asks the server at start."""
@@ -108,6 +119,11 @@ class Settings(LogSettings):
     outbox_concurrency: int = Field(default=8, ge=1, le=64)
     """How many conversations the dispatcher delivers to at once (each in order, over its own kept-alive connection)."""
 
+    @property
+    def oauth(self) -> bool:
+        """Whether the app serves many workspaces, each installed through OAuth (else one, with ``SLACK_BOT_TOKEN``)."""
+        return self.slack_client_id is not None and self.slack_bot_token is None
+
 
 class ConfigError(Exception):
     """Settings are missing or malformed; the message says which and how to fix it."""
@@ -130,6 +146,36 @@ def load_log_settings() -> LogSettings:
         raise _invalid(error) from error
 
 
+def _token_problems(settings: Settings, mode: Mode) -> list[str]:
+    """What is wrong with the choice between one workspace (a bot token) and many (OAuth)."""
+    if settings.slack_bot_token is not None and settings.slack_client_id is not None:
+        return [
+            "SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set: one workspace uses the bot token, many install "
+            "through OAuth with the client id and secret. Unset one."
+        ]
+    if settings.oauth and mode == "socket":
+        return [
+            "SLACK_CLIENT_ID is set without SLACK_BOT_TOKEN, but Socket Mode serves the one workspace of a bot token: "
+            "set SLACK_BOT_TOKEN (and unset SLACK_CLIENT_ID), or serve over HTTP (python -m bot serve) to install "
+            "in many workspaces through OAuth."
+        ]
+    return []
+
+
+def _required_problem(settings: Settings, name: str) -> str | None:
+    """Why the required variable ``name`` is unusable (unset, blank, not a bot token), or ``None``."""
+    value: SecretStr | str | None = getattr(settings, name.lower())
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if text is None:
+        return f"{name} is not set: it is {_HOW_TO_GET[name]}."
+    if not text.strip():
+        return f"{name} is blank: it is {_HOW_TO_GET[name]}."
+    if name == "SLACK_BOT_TOKEN" and not text.startswith(BOT_TOKEN_PREFIX):
+        # Never the value: it is a secret, and a user or app token pasted here would be one too.
+        return f"SLACK_BOT_TOKEN must start with {BOT_TOKEN_PREFIX}: it is {_HOW_TO_GET[name]}."
+    return None
+
+
 def load_settings(mode: Mode) -> Settings:
     """Read the settings that ``mode`` needs.
 
@@ -140,25 +186,19 @@ def load_settings(mode: Mode) -> Settings:
         settings = Settings()
     except ValidationError as error:
         raise _invalid(error) from error
-    required = ["SLACK_BOT_TOKEN"]
+    lines = _token_problems(settings, mode)
+    required = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"] if settings.oauth else ["SLACK_BOT_TOKEN"]
     if mode == "http":
         required.append("SLACK_SIGNING_SECRET")
     if mode == "socket":
         required.append("SLACK_APP_TOKEN")
-    lines = []
-    for name in required:
-        value: SecretStr | None = getattr(settings, name.lower())
-        if value is None:
-            lines.append(f"{name} is not set: it is {_HOW_TO_GET[name]}.")
-        elif not value.get_secret_value().strip():
-            lines.append(f"{name} is blank: it is {_HOW_TO_GET[name]}.")
-        elif name == "SLACK_BOT_TOKEN" and not value.get_secret_value().startswith(BOT_TOKEN_PREFIX):
-            # Never the value: it is a secret, and a user or app token pasted here would be one too.
-            lines.append(f"SLACK_BOT_TOKEN must start with {BOT_TOKEN_PREFIX}: it is {_HOW_TO_GET[name]}.")
+    lines += [problem for name in required if (problem := _required_problem(settings, name))]
     if settings.redis_url is not None and (problem := redis_url_problem(settings.redis_url)):
         lines.append(problem)
     if urlsplit(settings.slack_api_url).scheme not in ("http", "https"):
         lines.append(f"SLACK_API_URL must be an http(s) URL: it is {_HOW_TO_GET['SLACK_API_URL']}.")
+    if settings.oauth and urlsplit(settings.slack_authorize_url).scheme not in ("http", "https"):
+        lines.append("SLACK_AUTHORIZE_URL must be an http(s) URL: leave it unset for Slack's.")
     if lines:
         raise ConfigError("\n".join(lines))
     app_token = settings.slack_app_token

@@ -38,7 +38,7 @@ from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
 from bot.observe import metrics
 from bot.observe.logs import log_context
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
 from bot.store.audit import Audit
 from bot.store.jobs import Job, JobKind, JobQueue
@@ -269,7 +269,9 @@ class Worker:
                 return "abandoned"
             logger.exception("job_id=<%s>, kind=<%s> | job failed; it will be retried", job.job_id, job.kind)
             self._retry_later(job, counted=not outage)
-            self._tell_delayed(job, messages.redis_unreachable() if outage else messages.agent_retrying(summary))
+            self._tell_delayed(
+                job, thread_posts.redis_unreachable() if outage else thread_posts.agent_retrying(summary)
+            )
             return "retry"
         self.queue.ack(job)
         self._forget(job.job_id)
@@ -343,7 +345,7 @@ class Worker:
         self.audit.record(
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
-        self.runner.report_failure(job, messages.agent_code_failed(str(error), error.shapes))
+        self.runner.report_failure(job, thread_posts.agent_code_failed(str(error), error.shapes))
         self.queue.ack(job)
         self._forget(job.job_id)
 
@@ -355,7 +357,7 @@ class Worker:
         self.audit.record(
             "job_failed_unstorable", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
-        self.runner.report_failure(job, messages.agent_value_unstorable(str(error)))
+        self.runner.report_failure(job, thread_posts.agent_value_unstorable(str(error)))
         self.queue.ack(job)
         self._forget(job.job_id)
 
@@ -375,7 +377,7 @@ class Worker:
     def _give_up(self, job: Job, summary: str) -> None:
         logger.error("job_id=<%s> | failed %d times, giving up: %s", job.job_id, job.deliveries, summary)
         self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields, error=summary)
-        self.runner.report_failure(job, messages.agent_gave_up(summary, job.deliveries))
+        self.runner.report_failure(job, thread_posts.agent_gave_up(summary, job.deliveries))
         self.queue.ack(job)
         self._forget(job.job_id)
 

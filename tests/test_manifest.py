@@ -6,6 +6,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from bot.render import action_ids as ids
+from bot.slack.oauth import BOT_SCOPES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +45,11 @@ def test_scopes_are_exactly_the_ones_the_bot_uses() -> None:
     }
 
 
+def test_an_oauth_install_asks_for_the_manifest_s_scopes() -> None:
+    assert set(BOT_SCOPES) == set(_manifest()["oauth_config"]["scopes"]["bot"])
+    assert len(BOT_SCOPES) == len(set(BOT_SCOPES))
+
+
 def test_events_and_the_command_match_the_listeners() -> None:
     manifest = _manifest()
     assert set(manifest["settings"]["event_subscriptions"]["bot_events"]) == {
@@ -51,6 +57,8 @@ def test_events_and_the_command_match_the_listeners() -> None:
         "app_mention",
         "message.channels",
         "message.groups",
+        "app_uninstalled",
+        "tokens_revoked",
     }
     commands = {command["command"] for command in manifest["features"]["slash_commands"]}
     assert commands == {ids.AGENT_COMMAND, ids.APPROVALS_COMMAND}

@@ -109,6 +109,7 @@ _ERROR_REF: Final = "#/components/schemas/Error"
 _ERROR_DESCRIPTIONS: Final = {
     400: "malformed: a query parameter, a header, or a body that is not JSON (the error names which)",
     401: "no valid API key",
+    403: "the key names no workspace, and the app is installed in several (OAuth): create it with --team",
     404: "no such request for this API key",
     408: "the body did not arrive in time",
     409: "in conflict with the request as it is",
@@ -248,7 +249,7 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
                         "200": _approval(
                             "asked before with the same idempotency key: that request", links=_LINKS, location=True
                         ),
-                        **_errors(400, 401, 408, 409, 411, 413, 415, 422, 500, 503),
+                        **_errors(400, 401, 403, 408, 409, 411, 413, 415, 422, 500, 503),
                     },
                 }
             },

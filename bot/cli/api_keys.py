@@ -2,6 +2,7 @@
 
 ``create --name ci-runner`` prints the key and the client's callback secret once: only the key's
 SHA-256 is stored. ``revoke --name ci-runner`` deletes it; requests it made stay, audited under its name.
+An app installed in several workspaces (OAuth) asks each client's requests in one: ``create --team T0123``.
 """
 
 import argparse
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 
 from bot import preflight
 from bot.domain.api_requests import client_name_problem
+from bot.domain.slack_ids import team_id_problem
 from bot.settings import Settings
 from bot.store.api_keys import ApiKeys
 
@@ -21,19 +23,24 @@ def main(argv: list[str]) -> int:
     for name, text in (("create", "issue a key for a new client"), ("revoke", "delete a client's key")):
         command = commands.add_parser(name, help=text)
         command.add_argument("--name", required=True, help="the client's name, audited with each request")
+        if name == "create":
+            command.add_argument("--team", default="", help="the workspace (team id) its requests are asked in")
     commands.add_parser("list", help="the clients that hold a key")
     args = parser.parse_args(argv)
     if args.command != "list" and (problem := client_name_problem(args.name)):
         print(f"signoff: --name: {problem}", file=sys.stderr)
         return 2
+    if args.command == "create" and args.team and (problem := team_id_problem(args.team)):
+        print(f"signoff: --team: {problem}", file=sys.stderr)
+        return 2
     settings = Settings()
     keys = ApiKeys(preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis"))
     if args.command == "create":
-        issued = keys.create(args.name)
+        issued = keys.create(args.name, team_id=args.team)
         if issued is None:
             print(f"signoff: a client named {args.name!r} exists already (revoke it first)", file=sys.stderr)
             return 1
-        print(f"client: {issued.client.name}")
+        print(f"client: {issued.client.name}" + (f" (workspace {args.team})" if args.team else ""))
         print(f"api key: {issued.key}")
         print(f"callback secret: {issued.client.callback_secret}")
         print("Keep both now: the key is not shown again (only its digest is stored).")
@@ -46,5 +53,6 @@ def main(argv: list[str]) -> int:
         return 0
     for client in keys.all():
         created = datetime.fromtimestamp(client.created_at_ms / 1000, UTC).isoformat(timespec="seconds")
-        print(f"{client.name}\tcreated {created}")
+        team = f"\tworkspace {client.team_id}" if client.team_id else ""
+        print(f"{client.name}\tcreated {created}{team}")
     return 0

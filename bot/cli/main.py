@@ -41,7 +41,7 @@ from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
 from bot.observe import logs
 from bot.observe.worker_http import worker_wsgi_app
-from bot.render import messages
+from bot.render.texts import sandbox_cli
 from bot.sandbox import run as sandbox
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
@@ -172,9 +172,9 @@ def _default_command() -> str:
 def _sandbox(port: int | None, host: str, *, public: bool) -> int:
     if not _loopback(host):
         if not public:
-            print(f"signoff: {messages.sandbox_host_refused(host)}", file=sys.stderr)
+            print(f"signoff: {sandbox_cli.sandbox_host_refused(host)}", file=sys.stderr)
             return 2
-        print(messages.sandbox_public_warning(host), file=sys.stderr, flush=True)
+        print(sandbox_cli.sandbox_public_warning(host), file=sys.stderr, flush=True)
     if port is None:
         port = int(os.environ.get("SANDBOX_PORT") or 3000)
     try:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import redis
 
 from bot import preflight
-from bot.render import messages
+from bot.render import safe_text
 from bot.settings import Settings
 from bot.store.approval_record import ApprovalDataError
 from bot.store.approvals import ApprovalStore
@@ -94,4 +94,4 @@ def _resume(client: redis.Redis, session_id: str) -> int:
 
 def _line(text: str) -> str:
     """``text`` for one line of a terminal: hidden and control characters spelled out, line breaks too."""
-    return messages.reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
+    return safe_text.reveal(text).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")

@@ -43,3 +43,14 @@ MessageTs = Annotated[StrictStr, AfterValidator(_ts), published(TS_PATTERN)]
 def is_user_id(value: str) -> bool:
     """Whether ``value`` looks like a Slack user id."""
     return _USER_ID.fullmatch(value) is not None
+
+
+TEAM_ID_PATTERN: Final = "^[T][A-Z0-9]{2,40}$"
+_TEAM_ID: Final = re.compile(TEAM_ID_PATTERN)
+
+
+def team_id_problem(value: str) -> str | None:
+    """Why ``value`` is not a Slack workspace (team) id, or ``None``."""
+    if _TEAM_ID.fullmatch(value):
+        return None
+    return f"{value[:60]!r} is not a Slack team id (T, then capital letters and digits, e.g. T012AB3CD)"

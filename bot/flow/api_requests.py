@@ -142,7 +142,8 @@ class ApiRequests:
         team_id: Callable[[], str],
         clock: Clock = system_clock,
     ) -> None:
-        """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed)."""
+        """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed) for a
+        client whose key names none (it raises ``AskProblem`` when the bot serves several)."""
         self._publisher = publisher
         self._approvals = approvals
         self._decisions = decisions
@@ -165,7 +166,7 @@ class ApiRequests:
             request_id=request_id_for(client.name, ask.idempotency_key),
             client=client.name,
             ask=ask,
-            team_id=self._team_id(),
+            team_id=client.team_id or self._team_id(),
             channel_id=channel,
             created_at=self._clock(),
         )

@@ -31,12 +31,13 @@ from bot.domain.grants import Grant
 from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
+from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
 from bot.flow.judge import ScriptJudge
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
-from bot.render.messages import is_blank
+from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
@@ -151,12 +152,14 @@ class DecisionService:
         request = approval.request
         policy = Policy.from_summary(request.policy)
         try:
-            if user_id not in approval.copies and not self._directory.in_channel(request.channel_id, user_id):
+            if user_id not in approval.copies and not self._directory.in_channel(
+                request.team_id, request.channel_id, user_id
+            ):
                 return False, Outcome(Status.NOT_A_MEMBER, approval=approval)
             if kind == "deny" and user_id == request.requested_by:
                 return True, None  # withdrawing one's own request
-            members = self._directory.members(policy.usergroups)
-        except SlackApiError as error:
+            members = self._directory.members(request.team_id, policy.usergroups)
+        except (SlackApiError, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
             return False, Outcome(Status.UNAVAILABLE, approval=approval)
         verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
@@ -174,8 +177,8 @@ class DecisionService:
         if user_id in involved:
             return True
         try:
-            return self._directory.in_channel(request.channel_id, user_id)
-        except SlackApiError as error:
+            return self._directory.in_channel(request.team_id, request.channel_id, user_id)
+        except (SlackApiError, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
             return False
 
@@ -252,10 +255,15 @@ class DecisionService:
             metrics.decided(outcome=kind, source=source, waited_s=waited_s)
         return self._outcome(result)
 
-    def expire(self, approval: Approval, *, outcome: Literal["deny", "approve"]) -> Outcome:
-        """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval."""
+    def expire(
+        self, approval: Approval, *, outcome: Literal["deny", "approve"], why: str | None = None, source: str = "expiry"
+    ) -> Outcome:
+        """The clock's decision: ``expired`` (reported as such, never as a human denial) or an auto-approval.
+
+        ``why``: said with an expiry that is not the clock's (the app was uninstalled); ``source``: counted as.
+        """
         if outcome == "deny":
-            decision = Decision(decision="expired", decided_at=self._clock())
+            decision = Decision(decision="expired", reason=why, decided_at=self._clock())
         else:
             decision = Decision(
                 decision="approve", reason="approved automatically on expiry (low-risk)", decided_at=self._clock()
@@ -275,7 +283,7 @@ class DecisionService:
         result = self._attempt(attempt, decision, details)
         decided = result.status is Status.DECIDED
         if decided:
-            metrics.decided(outcome=decision.decision, source="expiry", waited_s=_waited_s(request, decision))
+            metrics.decided(outcome=decision.decision, source=source, waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def by_rule_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:

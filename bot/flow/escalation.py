@@ -30,7 +30,7 @@ from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
 from bot.store.approvals import ApprovalStore
@@ -204,7 +204,7 @@ class Escalator:
 
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request
-        self._post(step, request, messages.reminder(request, waited=self._waited(request)))
+        self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
         self._audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
         every = request.policy.remind_every_s or 0
         self._schedule.again(step, step.due, at=self._clock() + timedelta(seconds=every))
@@ -225,7 +225,7 @@ class Escalator:
         self._post(
             step,
             request,
-            messages.escalation(
+            thread_posts.escalation(
                 request, level=number, users=users, usergroups=level.usergroups, waited=self._waited(request)
             ),
         )
@@ -255,7 +255,7 @@ class Escalator:
         request = approval.request
         outcome = request.policy.expiry_outcome
         if outcome == "keep":
-            self._post(step, request, messages.expired_kept())
+            self._post(step, request, thread_posts.expired_kept())
             self._audit.add(
                 step.writes, "expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep"
             )
@@ -279,7 +279,9 @@ class Escalator:
         # A request the API posted outside any thread gets its reminders under its own message, not loose
         # in the channel where nothing says which request they are about.
         thread_ts = request.thread_ts or request.message_ts
-        post = post_message(request.channel_id, text, thread_ts=thread_ts, session_id=request.session_id)
+        post = post_message(
+            request.channel_id, text, team_id=request.team_id, thread_ts=thread_ts, session_id=request.session_id
+        )
         self._outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:

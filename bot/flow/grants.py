@@ -124,12 +124,12 @@ class GrantFlow:
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""
         return user_id in (grant.granted_by, grant.requester)
 
-    def live_for(self, user_id: str) -> list[tuple[Grant, int]]:
-        """The live grants a person made or that cover their requests, with their uses."""
+    def live_for(self, user_id: str, *, team_id: str) -> list[tuple[Grant, int]]:
+        """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
         return [
             (grant, uses)
             for grant, uses in self._grants.live(now_ms=epoch_ms(self._clock()))
-            if self.may_revoke(grant, user_id)
+            if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
 
 

@@ -14,6 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.domain.records import Decision
 from bot.domain.status import Status
+from bot.domain.workspaces import NotInstalled
 from bot.store import keys
 from bot.store.approval_record import ApprovalDataError
 from bot.store.approvals import ApprovalStore
@@ -69,11 +70,14 @@ class ScriptJudge:
             needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
+                team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it
                 if "members" in needs:
-                    self.directory.in_channel(str(needs["members"]), attempt.user, shard=shard)  # fills the cache
+                    self.directory.in_channel(
+                        team_id, str(needs["members"]), attempt.user, shard=shard
+                    )  # fills the cache
                 if "groups" in needs:
-                    self.directory.members([str(group) for group in needs["groups"]], shard=shard)  # idem
-            except SlackApiError as error:
+                    self.directory.members(team_id, [str(group) for group in needs["groups"]], shard=shard)  # idem
+            except (SlackApiError, NotInstalled) as error:
                 logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
                 return replace(result, status=Status.UNAVAILABLE)
             groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))

@@ -21,10 +21,10 @@ from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
+from bot.domain.storable_json import bounded_json
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Schedule
 from bot.render import blocks
-from bot.render.bounded import bounded_json
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
@@ -167,7 +167,7 @@ class RoundPublisher:
             accounts = blocks.refusal_accounts(answered)
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
-            for entry in posts_in_order(parts, session_id=session_id):
+            for entry in posts_in_order(parts, team_id=info.team_id, session_id=session_id):
                 self._outbox.add(transaction, entry)
         # Approvals are waiting: the thread's records must not expire.
         expire_after_s = None if result.stop_reason == "interrupt" else self._retention_s

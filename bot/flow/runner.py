@@ -21,7 +21,7 @@ from bot.domain.api_requests import is_api_session
 from bot.domain.records import approval_id_for, session_id_for
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
 from bot.store.approvals import ApprovalStore
@@ -160,7 +160,7 @@ class SessionRunner:
             # Every approval is decided but the resume never completed (it was given up): try again.
             self._jobs_queue_resume(session_id, round_version)
             return
-        self._post(info, text=messages.session_busy())
+        self._post(info, text=thread_posts.session_busy())
 
     def _resume(self, session_id: str, version: int) -> None:
         round_version, approvals = self._approvals.round_approvals(session_id)
@@ -236,7 +236,10 @@ class SessionRunner:
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
-        self._outbox.send_later(post_message(info.channel_id, text, thread_ts=info.thread_ts, session_id=session_id))
+        post = post_message(
+            info.channel_id, text, team_id=info.team_id, thread_ts=info.thread_ts, session_id=session_id
+        )
+        self._outbox.send_later(post)
 
 
 def _code_error_in(error: BaseException) -> Exception | None:

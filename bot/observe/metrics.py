@@ -55,6 +55,11 @@ OUTBOX_PARKED: Final = Counter(
     "Outbox entries given up as undeliverable and parked in the dead letters, by entry kind.",
     ["kind"],
 )
+OUTBOX_DROPPED: Final = Counter(
+    "signoff_outbox_dropped_total",
+    "Outbox entries dropped unsent because no token can send them (the app left the workspace), by reason.",
+    ["reason"],
+)
 ESCALATION_STEPS: Final = Counter(
     "signoff_escalation_steps_total",
     "Scheduled steps fired on pending requests, by kind (remind, escalate, expire).",

@@ -44,12 +44,13 @@ class Readiness:
         self,
         *,
         redis_client: redis.Redis,
-        slack: WebClient,
+        slack: WebClient | None,
         scripts: Sequence[str],
         slack_cache_s: float = SLACK_CACHE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``scripts``: the Lua texts that must be loaded on the server (or loadable)."""
+        """``scripts``: the Lua texts that must be loaded on the server (or loadable); ``slack``: the one token's
+        client (``None`` in OAuth mode: each workspace's token is checked as it is used, not here)."""
         self._redis = redis_client
         self._slack = slack
         self._scripts = {sha1(text.encode()).hexdigest(): text for text in scripts}
@@ -98,6 +99,8 @@ class Readiness:
             return answer
 
     def _ask_slack(self) -> CheckResult:
+        if self._slack is None:
+            return CheckResult("slack", True, "not checked: each installation's token is checked on use", checked=False)
         try:
             self._slack.auth_test()
         except SlackApiError as error:

@@ -2,7 +2,7 @@
 
 No I/O and no clock: every time shown comes from the records. Every text is bounded by Block
 Kit's limits (truncated with an explicit marker, never inside a code fence or an escape), and
-user-controlled text is escaped (see ``bot.render.messages``).
+user-controlled text is escaped (see ``bot.render.safe_text``).
 """
 
 import json
@@ -14,9 +14,9 @@ from typing import Any, Final
 from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
 from bot.domain.edits import CallEdit, Change, editable, input_changes
-from bot.domain.grants import Grant
 from bot.domain.records import ApprovalRequest, Decision
-from bot.render import messages
+from bot.domain.storable_json import truncation_marker
+from bot.render import safe_text
 from bot.render.action_ids import (
     ALLOW_SIMILAR_ACTION,
     APPROVE_ACTION,
@@ -28,10 +28,10 @@ from bot.render.action_ids import (
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
     EDIT_ACTION,
-    REVOKE_GRANT_ACTION,
     button_value,
     grant_button_value,
 )
+from bot.render.texts import approval_request, standing_approvals, thread_posts
 
 __all__ = [
     "ACTIONS_BLOCK_PREFIX",
@@ -134,20 +134,20 @@ def _pretty_json(value: Any) -> str:
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     except (RecursionError, ValueError, TypeError):
-        return messages.UNDISPLAYABLE
+        return approval_request.UNDISPLAYABLE
 
 
 def code_section(label: str, code: str) -> str:
     """``label`` then ``code`` in a fence, within one section; the marker comes after the closed fence."""
-    code = _defang_fences(messages.reveal(code))
+    code = _defang_fences(safe_text.reveal(code))
     head = f"{label}\n{FENCE}\n"
     room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
-    body, omitted = messages.fit_escaped(code, room)
+    body, omitted = safe_text.fit_escaped(code, room)
     if not omitted:
         return head + body + _CLOSE
-    marker_room = len(messages.truncation_marker(len(code))) + 1
-    body, omitted = messages.fit_escaped(code, room - marker_room)
-    return f"{head}{body}{_CLOSE}\n{messages.truncation_marker(omitted)}"
+    marker_room = len(truncation_marker(len(code))) + 1
+    body, omitted = safe_text.fit_escaped(code, room - marker_room)
+    return f"{head}{body}{_CLOSE}\n{truncation_marker(omitted)}"
 
 
 def _break_point(text: str, room: int) -> int:
@@ -164,7 +164,7 @@ def _break_point(text: str, room: int) -> int:
         cut = amp
     while cut > 1 and text[cut - 1] == "`" and text[cut] == "`":
         cut -= 1
-    return messages.safe_cut(text, cut) if cut > 1 else room
+    return safe_text.safe_cut(text, cut) if cut > 1 else room
 
 
 def _split_mrkdwn(text: str, max_pieces: int) -> list[str]:
@@ -180,14 +180,14 @@ def _split_mrkdwn(text: str, max_pieces: int) -> list[str]:
         head = FENCE + "\n" if in_fence else ""
         room = SECTION_TEXT_MAX - len(head) - len(_CLOSE)
         last = len(pieces) == max_pieces - 1
-        marker_room = len(messages.truncation_marker(len(rest))) + 1 if last and len(rest) > room else 0
+        marker_room = len(truncation_marker(len(rest))) + 1 if last and len(rest) > room else 0
         room -= marker_room
         cut = len(rest) if len(rest) <= room else _break_point(rest, room)
         chunk, rest = rest[:cut].rstrip("\n"), rest[cut:]
         in_fence ^= chunk.count(FENCE) % 2 == 1
         piece = head + chunk + (_CLOSE if in_fence and rest else "")
         if marker_room and rest:
-            piece += "\n" + messages.truncation_marker(len(rest))
+            piece += "\n" + truncation_marker(len(rest))
             rest = ""
         if piece.strip():
             pieces.append(piece)
@@ -202,7 +202,8 @@ def _reason_section(request: ApprovalRequest) -> str | None:
     if reason is None or reason == "":
         return None
     if isinstance(reason, str):
-        return f"{messages.REASON_LABEL}\n{messages.clip(reason, SECTION_TEXT_MAX - len(messages.REASON_LABEL) - 1)}"
+        label = approval_request.REASON_LABEL
+        return f"{label}\n{safe_text.clip(reason, SECTION_TEXT_MAX - len(label) - 1)}"
     describes_the_call = (
         isinstance(reason, dict)
         and set(reason) <= {"tool", "input", "toolUseId", "policy", "response", "attempts", "inputSchema"}
@@ -212,13 +213,13 @@ def _reason_section(request: ApprovalRequest) -> str | None:
     )
     if describes_the_call:  # the tool gate's own description: already shown above
         return None
-    return code_section(messages.REASON_LABEL, _pretty_json(reason))
+    return code_section(approval_request.REASON_LABEL, _pretty_json(reason))
 
 
 def has_hidden_characters(request: ApprovalRequest) -> bool:
-    """Whether anything the agent or requester supplied holds characters that ``messages.reveal`` makes visible."""
+    """Whether anything the agent or requester supplied holds characters that ``safe_text.reveal`` makes visible."""
     names = (request.tool or "", request.interrupt_name, *(call.tool for call in request.calls))
-    if any(messages.reveal_inline(name) != name for name in names):
+    if any(safe_text.reveal_inline(name) != name for name in names):
         return True  # names are shown on one line: a newline in one is spelled out too
     reason = request.reason if isinstance(request.reason, str) else _pretty_json(request.reason)
     supplied = (
@@ -227,7 +228,7 @@ def has_hidden_characters(request: ApprovalRequest) -> bool:
         _pretty_json([{"tool": call.tool, "input": call.input} for call in request.calls]),
         reason,
     )
-    return any(messages.has_hidden(text) for text in supplied)
+    return any(safe_text.has_hidden(text) for text in supplied)
 
 
 def approval_message(
@@ -247,23 +248,23 @@ def approval_message(
         request, edited_by = as_edited(request, decision.updated_input, None), decision.edited_by or ""
     tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
     blocks = [
-        {"type": "header", "text": plain_text(messages.approval_header(tools))},
-        section(messages.request_intro(request, tools)),
+        {"type": "header", "text": plain_text(approval_request.approval_header(tools))},
+        section(approval_request.request_intro(request, tools)),
     ]
     if is_rerun_interrupt(request.interrupt_name):
-        blocks.append(section(messages.rerun_warning()))
+        blocks.append(section(approval_request.rerun_warning()))
     if has_hidden_characters(request):
-        blocks.append(context(messages.HIDDEN_CHARACTERS_WARNING))
+        blocks.append(context(approval_request.HIDDEN_CHARACTERS_WARNING))
     blocks.append(arguments_block(request))
     if request is not original:
         blocks.append(section(edited_section(original.tool_input, request.tool_input, edited_by=edited_by)))
     reason = _reason_section(original)
     if reason is not None:
         blocks.append(section(reason))
-    facts = [messages.policy_line(request.policy), messages.requested_at(request.created_at)]
+    facts = [approval_request.policy_line(request.policy), approval_request.requested_at(request.created_at)]
     if decision is None:
         if request.expires_at is not None:
-            facts.append(messages.expires(request.expires_at))
+            facts.append(approval_request.expires(request.expires_at))
         blocks.append(context(*facts))
         status = _progress_lines(request, progress or Progress())
         if status:
@@ -271,33 +272,22 @@ def approval_message(
         blocks.append(approval_actions(request))
     else:
         blocks.append(context(*facts))
-        blocks.append({**section(messages.decision_status(decision)), "block_id": decision_block_id(approval_id)})
-        blocks.append(context(messages.discussion_count(len(decision.discussion))))
-    return {"text": messages.approval_fallback(request, decision), "blocks": blocks}
+        blocks.append(
+            {**section(approval_request.decision_status(decision)), "block_id": decision_block_id(approval_id)}
+        )
+        blocks.append(context(approval_request.discussion_count(len(decision.discussion))))
+    return {"text": approval_request.approval_fallback(request, decision), "blocks": blocks}
 
 
 def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
     """What the request would run: the call's arguments (or the batch's calls), escaped, hidden characters shown,
     within a section's limit; or a note that the tool could not be determined."""
     if request.tool is not None or request.tool_input is not None:
-        return section(code_section(messages.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
+        return section(code_section(approval_request.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
     if request.calls:
         batch = [{"tool": call.tool, "input": call.input} for call in request.calls]
-        return section(code_section(messages.CALLS_LABEL, _pretty_json(batch)))
-    return context(messages.tool_unknown(request.interrupt_name))
-
-
-def compact_arguments(request: ApprovalRequest) -> str:
-    """The call's arguments on one line, as inline code (a recent decision on App Home): escaped and bounded."""
-    shown: Any = request.tool_input if request.tool is not None else [call.input for call in request.calls]
-    return messages.code_inline(_compact_json(shown), messages.MAX_INLINE_ARGUMENTS)
-
-
-def _compact_json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (RecursionError, ValueError, TypeError):
-        return messages.UNDISPLAYABLE
+        return section(code_section(approval_request.CALLS_LABEL, _pretty_json(batch)))
+    return context(approval_request.tool_unknown(request.interrupt_name))
 
 
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
@@ -305,14 +295,14 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     approval_id = _checked_approval_id(request.approval_id)
     value = button_value(approval_id, request.session_id, request.input_digest)
     elements = [
-        button(APPROVE_ACTION, messages.APPROVE_LABEL, value, "primary"),
-        button(DENY_ACTION, messages.DENY_LABEL, value, "danger"),
+        button(APPROVE_ACTION, approval_request.APPROVE_LABEL, value, "primary"),
+        button(DENY_ACTION, approval_request.DENY_LABEL, value, "danger"),
     ]
     if editable(request):
         elements.append(edit_button(request))
-    elements.append(button(DISCUSS_ACTION, messages.DISCUSS_LABEL, value))
+    elements.append(button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value))
     if request.policy.claim_pause_s:
-        elements.append(button(CLAIM_ACTION, messages.CLAIM_LABEL, value))
+        elements.append(button(CLAIM_ACTION, approval_request.CLAIM_LABEL, value))
     if request.call_digest is not None:  # a standing approval covers one exact call: never a batch
         elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
         if offers_similar(request):
@@ -339,7 +329,7 @@ def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -
 def edited_section(original: Any, edited: Any, *, edited_by: str) -> str:
     """Who edited the call and what changed, leaf by leaf (``-`` before, ``+`` after), in a code block."""
     lines = [line for change in input_changes(original, edited) for line in _change_lines(change)]
-    label = f"✏️ *Edited by {messages.mention_user(edited_by)}* before approval. What changed:"
+    label = f"✏️ *Edited by {safe_text.mention_user(edited_by)}* before approval. What changed:"
     return code_section(label, "\n".join(lines) or "(nothing)")
 
 
@@ -356,29 +346,8 @@ def _one_line(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (RecursionError, ValueError, TypeError):
-        return messages.UNDISPLAYABLE
+        return approval_request.UNDISPLAYABLE
     return text if len(text) <= _CHANGED_VALUE_MAX else text[: _CHANGED_VALUE_MAX - 1] + "…"
-
-
-GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
-
-
-def grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
-    """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
-    arguments = messages.code_inline(_compact_json(grant.tool_input), messages.MAX_INLINE_ARGUMENTS)
-    if grant.fields:
-        arguments += " (any other arguments)"
-    text = messages.grant_line(
-        tool=grant.tool,
-        arguments=arguments,
-        channel_id=grant.channel_id,
-        requester=grant.requester,
-        until=grant.expires_at,
-        uses=uses,
-    )
-    value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
-    revoke = button(REVOKE_GRANT_ACTION, messages.REVOKE_LABEL, value, "danger")
-    return {**section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}
 
 
 ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
@@ -400,12 +369,12 @@ def offers_similar(request: ApprovalRequest) -> bool:
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
     value = grant_button_value(seconds, request.approval_id, request.session_id, request.input_digest)
-    allow = button(APPROVE_AND_ALLOW_ACTION, messages.approve_and_allow_label(seconds), value)
+    allow = button(APPROVE_AND_ALLOW_ACTION, standing_approvals.approve_and_allow_label(seconds), value)
     # Slack shows what is granted before it is: the person confirms the scope (the arguments are above).
     allow["confirm"] = {
-        "title": plain_text(messages.approve_and_allow_label(seconds)),
-        "text": {"type": "mrkdwn", "text": messages.approve_and_allow_confirm(request, seconds)},
-        "confirm": plain_text(messages.APPROVE_LABEL),
+        "title": plain_text(standing_approvals.approve_and_allow_label(seconds)),
+        "text": {"type": "mrkdwn", "text": standing_approvals.approve_and_allow_confirm(request, seconds)},
+        "confirm": plain_text(approval_request.APPROVE_LABEL),
         "deny": plain_text("Cancel"),
     }
     return allow
@@ -414,11 +383,11 @@ def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
 def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
     lines = []
     if request.policy.quorum > 1:
-        lines.append(messages.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
+        lines.append(approval_request.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
     if progress.claimed_by and progress.claimed_until:
-        lines.append(messages.claimed(progress.claimed_by, progress.claimed_until))
+        lines.append(approval_request.claimed(progress.claimed_by, progress.claimed_until))
     if progress.level:
-        lines.append(messages.escalation_level(progress.level))
+        lines.append(approval_request.escalation_level(progress.level))
     return lines
 
 
@@ -431,23 +400,23 @@ def deny_modal(
         "type": "modal",
         "callback_id": DENY_MODAL_CALLBACK,
         "private_metadata": approval_id if private_metadata is None else private_metadata,
-        "title": plain_text(messages.DENY_MODAL_TITLE),
-        "submit": plain_text(messages.DENY_MODAL_SUBMIT),
-        "close": plain_text(messages.DENY_MODAL_CLOSE),
+        "title": plain_text(approval_request.DENY_MODAL_TITLE),
+        "submit": plain_text(approval_request.DENY_MODAL_SUBMIT),
+        "close": plain_text(approval_request.DENY_MODAL_CLOSE),
         "blocks": [
-            section(messages.deny_modal_intro(request)),
-            *([context(messages.HIDDEN_CHARACTERS_WARNING)] if has_hidden_characters(request) else []),
+            section(approval_request.deny_modal_intro(request)),
+            *([context(approval_request.HIDDEN_CHARACTERS_WARNING)] if has_hidden_characters(request) else []),
             {
                 "type": "input",
                 "block_id": DENY_REASON_BLOCK,
                 "optional": not reason_required,
-                "label": plain_text(messages.deny_reason_label(reason_required)),
+                "label": plain_text(approval_request.deny_reason_label(reason_required)),
                 "element": {
                     "type": "plain_text_input",
                     "action_id": DENY_REASON_INPUT,
                     "multiline": True,
                     "max_length": DENY_REASON_MAX,
-                    "placeholder": plain_text(messages.DENY_REASON_PLACEHOLDER),
+                    "placeholder": plain_text(approval_request.DENY_REASON_PLACEHOLDER),
                 },
             },
         ],
@@ -459,7 +428,7 @@ def deny_modal(
 
 def modal_errors(reason_problem: str) -> dict[str, Any]:
     """A view-submission answer showing ``reason_problem`` under the reason input: ``ack(**modal_errors(...))``."""
-    problem = messages.clip_plain(reason_problem, MODAL_ERROR_MAX)
+    problem = safe_text.clip_plain(reason_problem, MODAL_ERROR_MAX)
     return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
 
 
@@ -467,9 +436,9 @@ def agent_reply_blocks(text: str, accounts: Mapping[str, str] | None = None) -> 
     """The agent's raw text, revealed and escaped, as section blocks (≤ 3000 characters each).
 
     At most ``REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES`` of them: beyond, the text is cut
-    with the truncation marker. ``accounts``: see ``messages.agent_reply``.
+    with the truncation marker. ``accounts``: see ``thread_posts.agent_reply``.
     """
-    reply = messages.agent_reply(text, accounts)
+    reply = thread_posts.agent_reply(text, accounts)
     pieces = _split_mrkdwn(reply, REPLY_SECTIONS_PER_MESSAGE * MAX_REPLY_MESSAGES)
     return [section(piece) for piece in pieces]
 
@@ -477,7 +446,7 @@ def agent_reply_blocks(text: str, accounts: Mapping[str, str] | None = None) -> 
 def refusal_accounts(decisions: Iterable[Decision]) -> dict[str, str]:
     """What each refused call of ``decisions`` told its model, with what people read in its place."""
     return {
-        refusal_text(decision): messages.refusal_account(decision)
+        refusal_text(decision): thread_posts.refusal_account(decision)
         for decision in decisions
         if decision.decision != "approve"
     }
@@ -487,7 +456,7 @@ def agent_reply_messages(text: str, accounts: Mapping[str, str] | None = None) -
     """The agent's raw text as messages to post in this order: ``[{"text": fallback, "blocks": [...]}, ...]``.
 
     Each is within Slack's limits (3000 characters a section, ``MESSAGE_BLOCKS_TEXT_MAX`` in all).
-    ``accounts``: see ``messages.agent_reply``.
+    ``accounts``: see ``thread_posts.agent_reply``.
     """
     sections = agent_reply_blocks(text, accounts)
     step = REPLY_SECTIONS_PER_MESSAGE

@@ -8,12 +8,13 @@ from typing import Any, Final
 
 from bot.domain.edit_form import WHOLE_INPUT, EditForm, FormField
 from bot.domain.records import ApprovalRequest
-from bot.render import blocks, messages
+from bot.render import blocks, safe_text
 from bot.render.action_ids import (
     EDIT_FIELD_BLOCK_PREFIX,
     EDIT_FIELD_INPUT,
     EDIT_MODAL_CALLBACK,
 )
+from bot.render.texts import approval_request
 
 MODAL_TITLE: Final = "Edit the call"
 SUBMIT_AND_APPROVE: Final = "Save and approve"
@@ -42,8 +43,8 @@ def edit_modal(
     request: ApprovalRequest, form: EditForm, *, private_metadata: str, external_id: str, approves: bool
 ) -> dict[str, Any]:
     """The edit form (views.open). ``approves``: saving also approves (else someone else must approve it)."""
-    tool = messages.code_inline(request.tool or request.interrupt_name)
-    intro = f"Edit {messages.asker(request)}'s call to {tool}. The agent runs exactly what you save."
+    tool = safe_text.code_inline(request.tool or request.interrupt_name)
+    intro = f"Edit {approval_request.asker(request)}'s call to {tool}. The agent runs exactly what you save."
     after = (
         "Saving approves the edited call."
         if approves
@@ -67,7 +68,7 @@ def edit_modal(
 
 
 def _warnings(request: ApprovalRequest) -> list[str]:
-    return [messages.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+    return [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
 
 
 def _input_block(index: int, each: FormField) -> dict[str, Any]:
@@ -75,12 +76,12 @@ def _input_block(index: int, each: FormField) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "input",
         "block_id": field_block_id(index),
-        "label": blocks.plain_text(messages.clip_plain(label, _LABEL_MAX)),
+        "label": blocks.plain_text(safe_text.clip_plain(label, _LABEL_MAX)),
         "optional": not each.required or each.kind == "checkbox",
         "element": _element(each),
     }
     if each.description:
-        block["hint"] = blocks.plain_text(messages.clip_plain(each.description, _LABEL_MAX))
+        block["hint"] = blocks.plain_text(safe_text.clip_plain(each.description, _LABEL_MAX))
     return block
 
 
@@ -118,7 +119,8 @@ def _number_text(bound: float, *, whole: bool) -> str:
 def edit_errors(errors: dict[int, str]) -> dict[str, Any]:
     """A view-submission answer showing each error under its field: ``ack(**edit_errors(...))``."""
     shown = {
-        field_block_id(index): messages.clip_plain(problem, blocks.MODAL_ERROR_MAX) for index, problem in errors.items()
+        field_block_id(index): safe_text.clip_plain(problem, blocks.MODAL_ERROR_MAX)
+        for index, problem in errors.items()
     }
     return {"response_action": "errors", "errors": shown}
 

@@ -8,8 +8,9 @@ import json
 from typing import Any, Final
 
 from bot.domain.records import ApprovalRequest
-from bot.render import blocks, messages
+from bot.render import blocks, safe_text
 from bot.render.action_ids import GRANT_DURATION_BLOCK, GRANT_FIELDS_BLOCK, GRANT_INPUT, GRANT_MODAL_CALLBACK
+from bot.render.texts import approval_request, times
 
 TITLE: Final = "Allow similar calls"
 SUBMIT: Final = "Approve and allow"
@@ -20,8 +21,8 @@ _OPTION_MAX: Final = 75  # an option's text
 
 def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str) -> dict[str, Any]:
     """The modal (views.open) for ``request``, whose input is an object (``blocks.offers_similar``)."""
-    tool = messages.code_inline(request.tool or request.interrupt_name)
-    channel = f"<#{messages.escape(request.channel_id[: messages.MAX_ID])}>"
+    tool = safe_text.code_inline(request.tool or request.interrupt_name)
+    channel = f"<#{safe_text.escape(request.channel_id[: safe_text.MAX_ID])}>"
     intro = (
         f"Approve this call, and for a while let {tool} run in {channel} without asking when the fields you tick "
         "have the values they have here. The fields you leave unticked may be anything."
@@ -31,7 +32,7 @@ def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id:
         for name, value in dict(request.tool_input).items()
     ]
     durations = [
-        {"text": blocks.plain_text(f"for {messages.for_duration(seconds)}"), "value": str(seconds)}
+        {"text": blocks.plain_text(f"for {times.for_duration(seconds)}"), "value": str(seconds)}
         for seconds in request.policy.grant_durations
     ]
     return {
@@ -75,14 +76,14 @@ def _field_text(name: str, value: Any) -> str:
     try:
         shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (RecursionError, ValueError, TypeError):
-        shown = messages.UNDISPLAYABLE
-    return messages.clip_plain(f"{name} = {shown}", _OPTION_MAX)
+        shown = approval_request.UNDISPLAYABLE
+    return safe_text.clip_plain(f"{name} = {shown}", _OPTION_MAX)
 
 
 def _whose(request: ApprovalRequest) -> str:
     if request.policy.grant_scope == "channel":
         return "It covers such calls asked by anyone in the channel, never your own. Revoke it on App Home."
-    asker = messages.mention_user(request.requested_by) if request.requested_by else "this requester"
+    asker = safe_text.mention_user(request.requested_by) if request.requested_by else "this requester"
     return f"It covers such calls asked by {asker} only. Revoke it on App Home."
 
 
@@ -90,5 +91,5 @@ def grant_errors(problems: dict[str, str]) -> dict[str, Any]:
     """A view-submission answer showing each problem under its block: ``ack(**grant_errors(...))``."""
     return {
         "response_action": "errors",
-        "errors": {block: messages.clip_plain(text, blocks.MODAL_ERROR_MAX) for block, text in problems.items()},
+        "errors": {block: safe_text.clip_plain(text, blocks.MODAL_ERROR_MAX) for block, text in problems.items()},
     }

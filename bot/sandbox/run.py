@@ -25,7 +25,7 @@ import redis
 from pydantic import SecretStr, ValidationError
 
 from bot import preflight
-from bot.render import messages
+from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.slack_api import Reply
 from bot.sandbox.slack_api.server import Respond
@@ -190,7 +190,7 @@ def run(*, port: int, host: str = "127.0.0.1", announce: Callable[[str], None] =
         with running_sandbox(port=port, host=host, api_key=api_key) as slack:
             shown = "127.0.0.1" if host in {"0.0.0.0", ""} else host
             announce(f"Signoff sandbox: open http://{shown}:{slack.port}/ (Ctrl-C to stop)")
-            announce(messages.sandbox_api_hint(f"http://{shown}:{slack.port}/v1/", api_key))
+            announce(sandbox_cli.sandbox_api_hint(f"http://{shown}:{slack.port}/v1/", api_key))
             stop.wait()
     finally:
         for sig, handler in previous.items():

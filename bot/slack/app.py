@@ -1,13 +1,30 @@
 """``build_app``: the Bolt app, with nothing created at import time."""
 
 import logging
+from collections.abc import Callable
+from typing import cast
 
 from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.listeners import approvals, claims, deny, edits, errors, grants, home, requests, similar_grants, thread
+from bot.slack.listeners import (
+    approvals,
+    claims,
+    deny,
+    edits,
+    errors,
+    grants,
+    home,
+    installs,
+    requests,
+    similar_grants,
+    thread,
+)
+from bot.slack.oauth import InstalledAuthorize, oauth_settings
+from bot.store.oauth_states import OAuthStates
 
 
 def build_app(
@@ -20,15 +37,33 @@ def build_app(
     in lazy listeners after the response. ``verified_at_edge``: the request guard verifies every
     request before Bolt sees it (``bot.slack.http.guarded_wsgi_app``), so Bolt does not verify again;
     otherwise Bolt verifies signatures itself.
+
+    In OAuth mode (``Settings.oauth``) the app serves every workspace it is installed in: Bolt's install flow
+    (``bot.slack.oauth``) keeps installations in Redis, each request runs with its workspace's token, and an
+    uninstall ends that workspace's pending requests.
     """
     _quiet_same_token_warning()
-    app = App(
-        client=services.slack,
-        signing_secret=settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None,
-        process_before_response=True,
-        request_verification_enabled=not verified_at_edge,
-        token_verification_enabled=token_verification,
-    )
+    signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    if settings.oauth:
+        flow = oauth_settings(settings, installations=services.installations, states=OAuthStates(services.redis))
+        app = App(
+            client=services.slack,
+            signing_secret=signing_secret,
+            process_before_response=True,
+            request_verification_enabled=not verified_at_edge,
+            oauth_settings=flow,
+            # Bolt's annotation names a function; an ``Authorize`` instance is what it takes as is.
+            authorize=cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.installations)),
+        )
+        installs.register(app, services)
+    else:
+        app = App(
+            client=services.slack,
+            signing_secret=signing_secret,
+            process_before_response=True,
+            request_verification_enabled=not verified_at_edge,
+            token_verification_enabled=token_verification,
+        )
     errors.register(app, services)
     requests.register(app, services)
     approvals.register(app, services)

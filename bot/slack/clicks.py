@@ -22,7 +22,7 @@ from bot.flow.outcomes import Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import Outbox
@@ -93,7 +93,14 @@ class ApproveClicks:
         text = outcome_text(outcome)
         if text:
             try:
-                tell(self._outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+                tell(
+                    self._outbox,
+                    team_id=who.team,
+                    channel=who.channel,
+                    user=who.user,
+                    text=text,
+                    thread_ts=who.thread_ts,
+                )
             except redis.RedisError:
                 # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
                 logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)
@@ -106,7 +113,7 @@ def _tell_failed(body: dict[str, Any], summary: str) -> None:
     if isinstance(response_url, str) and response_url:
         try:
             WebhookClient(response_url).send(
-                text=messages.click_failed(summary), response_type="ephemeral", replace_original=False
+                text=answers.click_failed(summary), response_type="ephemeral", replace_original=False
             )
         except Exception:  # the answer is 200 either way: Slack shows nothing for it
             logger.exception("could not tell the clicker that the click failed")

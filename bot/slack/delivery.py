@@ -4,6 +4,10 @@ Errors decide what happens next: a 429 waits for ``Retry-After``; a server or ne
 backs off exponentially; a permanent error (the channel is gone, the token revoked) is parked
 in a dead-letter hash with its error after a few attempts, so an operator can see it.
 
+Each entry is sent with the token of its workspace (``SlackClients``): the approval's team for an approval's
+messages, the entry's team for the rest. An entry for a workspace the app is no longer installed in is parked
+at once: no token can send it.
+
 What Slack shows must match what is stored, whatever fails:
 
 - A post is made once. Each carries a marker (``bot.slack.posted_copies``); an attempt that follows
@@ -36,6 +40,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.records import ApprovalRequest
+from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeTab, progress_of
 from bot.observe import metrics
 from bot.render import blocks
@@ -52,6 +57,7 @@ from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, backoff_s, 
 logger = logging.getLogger(__name__)
 
 _PERMANENT_ATTEMPTS: Final = 5
+_TOKEN_GONE: Final = frozenset({"invalid_auth", "token_revoked", "account_inactive", "not_authed"})
 _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3
 
@@ -95,7 +101,7 @@ class Deliverer:
     def __init__(
         self,
         *,
-        client: WebClient,
+        clients: SlackClients,
         approvals: ApprovalStore,
         outbox: Outbox,
         redis_client: redis.Redis,
@@ -104,12 +110,12 @@ class Deliverer:
         lease_s: float = 30,
         concurrency: int = 1,
     ):
-        """Keep the collaborators; ``home`` refreshes App Home tabs after changes.
+        """Keep the collaborators; ``clients`` give each workspace's client, ``home`` refreshes App Home tabs.
 
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
         """
-        self._slack = client
+        self._clients = clients
         self._approvals = approvals
         self._outbox = outbox
         self._viewers = HomeViewers(redis_client)
@@ -212,6 +218,11 @@ class Deliverer:
             return None
         try:
             sender(entry)
+        except NotInstalled as error:  # no token can send it, now or later: nobody there could read it
+            logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
+            self._outbox.complete(entry)
+            metrics.OUTBOX_DROPPED.labels(reason="not_installed").inc()
+            return None
         except NotReady as wait:  # not a failed attempt: nothing was sent
             self._outbox.postpone(entry, delay_s=wait.delay_s)
             return PutBack(wait.delay_s, failed=False)
@@ -237,6 +248,8 @@ class Deliverer:
     def _failed(self, entry: OutboxEntry, error: SlackApiError) -> PutBack | None:
         status = error.response.status_code
         code = error.response.get("error") if isinstance(error.response.data, dict) else None
+        if code in _TOKEN_GONE and entry.team_id:
+            self._clients.forget(entry.team_id)  # the next attempt reads the installation anew
         if status == 429:
             retry_after = retry_after_s(error.response.headers, now_s=self._outbox.now_ms() / 1000)
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
@@ -266,6 +279,7 @@ class Deliverer:
         known = PostedCopy(request.channel_id, request.message_ts, 0) if request.message_ts else None
         kept = self._post_once(
             entry,
+            slack=self._clients.for_team(request.team_id),
             channel=request.channel_id,
             thread_ts=request.thread_ts or None,  # "" for a request the API posted outside any thread
             message=_message_of(approval),
@@ -275,7 +289,7 @@ class Deliverer:
             record=lambda copy: self._approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
-            self._refresh_homes()
+            self._refresh_homes(request.team_id)
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
                 self._outbox.send_later(_update_of(request))
 
@@ -290,6 +304,7 @@ class Deliverer:
         request = approval.request
         kept = self._post_once(
             entry,
+            slack=self._clients.for_team(request.team_id),
             channel=user,
             thread_ts=None,
             message=_message_of(approval),
@@ -315,6 +330,7 @@ class Deliverer:
         thread_ts = message.pop("thread_ts", None)
         self._post_once(
             entry,
+            slack=self._clients.for_team(entry.team_id),
             channel=channel,
             thread_ts=str(thread_ts) if thread_ts else None,
             message=message,
@@ -327,6 +343,7 @@ class Deliverer:
         self,
         entry: OutboxEntry,
         *,
+        slack: WebClient,
         channel: str,
         thread_ts: str | None,
         message: dict[str, Any],
@@ -340,6 +357,7 @@ class Deliverer:
 
         Args:
             entry: The entry to deliver.
+            slack: The client of the workspace it is posted in.
             channel: Where to post (a user id: the DM with them).
             thread_ts: The thread to post in, if any.
             message: ``text`` / ``blocks`` of the post.
@@ -354,12 +372,12 @@ class Deliverer:
             other than the one kept are deleted.
         """
         found = (
-            find_copies(self._slack, channel=channel, thread_ts=thread_ts, entry_id=entry.entry_id)
+            find_copies(slack, channel=channel, thread_ts=thread_ts, entry_id=entry.entry_id)
             if entry.may_have_been_sent
             else []
         )
         if known is None and not found and post:
-            response = self._slack.chat_postMessage(
+            response = slack.chat_postMessage(
                 channel=channel, thread_ts=thread_ts, metadata=marker(entry.entry_id, version=version), **message
             )
             found = [PostedCopy(str(response["channel"]), str(response["ts"]), version)]
@@ -372,13 +390,13 @@ class Deliverer:
         kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
         for extra in found:
             if identify(extra) != kept:
-                self._delete(extra)
+                self._delete(slack, extra)
         return candidate if candidate is not known and identify(candidate) == kept else None
 
-    def _delete(self, copy: PostedCopy) -> None:
+    def _delete(self, slack: WebClient, copy: PostedCopy) -> None:
         """Remove a copy nobody tracks (so its buttons cannot be clicked)."""
         try:
-            self._slack.chat_delete(channel=copy.channel, ts=copy.ts)
+            slack.chat_delete(channel=copy.channel, ts=copy.ts)
         except SlackApiError as error:
             if error.response.get("error") != "message_not_found":
                 raise
@@ -408,7 +426,7 @@ class Deliverer:
                     return
                 self._apply(approval)
                 if self._updates.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
-                    self._refresh_homes()
+                    self._refresh_homes(approval.request.team_id)
                     return
                 force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
             finally:
@@ -420,10 +438,11 @@ class Deliverer:
         assert request.message_ts is not None
         message = _message_of(approval)
         metadata = marker(approval.post_entry, version=approval.version) if approval.post_entry else None
+        slack = self._clients.for_team(request.team_id)
         try:
-            self._slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
+            slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
             for channel, ts in approval.copies.values():
-                self._slack.chat_update(channel=channel, ts=ts, **message)
+                slack.chat_update(channel=channel, ts=ts, **message)
         except Exception:
             # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
             self._updates.forget_shown(request.session_id, request.approval_id)
@@ -431,16 +450,16 @@ class Deliverer:
 
     def _publish_home(self, entry: OutboxEntry) -> None:
         if self._home is not None:
-            user = entry.payload["user"]
-            self._slack.views_publish(user_id=user, view=self._home.view_for(user))
+            user, slack = entry.payload["user"], self._clients.for_team(entry.team_id)
+            slack.views_publish(user_id=user, view=self._home.view_for(user, team_id=entry.team_id))
 
-    def _refresh_homes(self) -> None:
-        """Queue a refresh of every App Home that shows approvals (a change may alter each queue)."""
-        for user in self._viewers.all():
-            self._outbox.send_later(home_refresh(user))
+    def _refresh_homes(self, team_id: str) -> None:
+        """Queue a refresh of every App Home of ``team_id`` that shows approvals (a change may alter each queue)."""
+        for user in self._viewers.of_team(team_id):
+            self._outbox.send_later(home_refresh(user, team_id=team_id))
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:
-        self._slack.chat_postEphemeral(**entry.payload)
+        self._clients.for_team(entry.team_id).chat_postEphemeral(**entry.payload)
 
 
 def _update_of(request: ApprovalRequest) -> OutboxEntry:

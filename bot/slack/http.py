@@ -140,6 +140,27 @@ def _serve_verified(
     return _dispatch(app, start_response, decoded)
 
 
+def oauth_mounts(app: App) -> dict[str, WsgiApp]:
+    """The install page and OAuth redirect of an OAuth-mode app (none for a single-token one): GETs a person's
+    browser makes, with no Slack signature, so Bolt's OAuth flow checks them (the state, once, with its cookie)."""
+    flow = app.oauth_flow
+    if flow is None:
+        return {}
+    handlers = {flow.install_path: flow.handle_installation, flow.redirect_uri_path: flow.handle_callback}
+
+    def oauth_page(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        handle = handlers.get(str(environ.get("PATH_INFO", "")))
+        if handle is None or environ.get("REQUEST_METHOD") != "GET":
+            return _answer(start_response, 404, {"error": "not found"})
+        request = BoltRequest(body="", query=environ.get("QUERY_STRING", ""), headers=_headers(environ))
+        response = handle(request)
+        status = f"{response.status} {HTTPStatus(response.status).phrase}"
+        start_response(status, [(name, value) for name, values in response.headers.items() for value in values])
+        return [response.body.encode() if isinstance(response.body, str) else response.body]
+
+    return dict.fromkeys(handlers, oauth_page)
+
+
 def _dispatch(app: App, start_response: Callable[..., Any], request: BoltRequest) -> Iterable[bytes]:
     try:
         response = app.dispatch(request)
@@ -233,9 +254,11 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
-    readiness = Readiness(redis_client=services.redis, slack=services.slack, scripts=EVERY_SCRIPT)
+    one_token = None if settings.oauth else services.slack
+    readiness = Readiness(redis_client=services.redis, slack=one_token, scripts=EVERY_SCRIPT)
     mounts = {
         **services.http_mounts,
+        **oauth_mounts(app),
         READY_PATH: readiness_app(readiness),
         METRICS_PATH: metrics_app(services.state_metrics),
     }

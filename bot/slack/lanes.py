@@ -5,7 +5,8 @@ direct messages, one App Home. Its entries are delivered one after the other, in
 queued; different lanes are delivered in parallel. Threads of one channel are lanes apart: a busy team
 asks in one channel, and the replies of fifty threads waiting behind one another made every agent's
 answer wait for the others' (bench.e2e). A thread's parent is posted before its replies are queued
-(they need its ts). An entry that names no conversation gets a lane of its own.
+(they need its ts). An entry that names no conversation gets a lane of its own. Lanes carry the workspace: two
+workspaces never share one.
 """
 
 from collections.abc import Sequence
@@ -15,7 +16,12 @@ from bot.store.outbox import OutboxEntry
 
 
 def lane_of(entry: OutboxEntry) -> str:
-    """The conversation ``entry`` writes to."""
+    """The conversation ``entry`` writes to, in its workspace (channel ids are a workspace's own)."""
+    conversation = _conversation_of(entry)
+    return f"{entry.team_id}:{conversation}" if entry.team_id else conversation
+
+
+def _conversation_of(entry: OutboxEntry) -> str:
     payload = entry.payload
     if entry.kind == "publish_home":
         return f"home:{payload.get('user')}"

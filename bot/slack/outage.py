@@ -20,7 +20,8 @@ from urllib.parse import parse_qsl
 
 from slack_sdk.webhook import WebhookClient
 
-from bot.render import blocks, messages
+from bot.render import blocks
+from bot.render.texts import answers
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +40,9 @@ def answer(body: bytes, content_type: str) -> OutageAnswer:
     """Tell whoever sent ``body`` that nothing was recorded; return the HTTP answer to give Slack."""
     request = _parse(body, content_type)
     if request is None or request.get("type") == "event_callback":
-        return OutageAnswer(503, {"error": messages.store_unreachable()})
+        return OutageAnswer(503, {"error": answers.store_unreachable()})
     if request.get("type") == "view_submission":
-        return OutageAnswer(200, blocks.modal_errors(messages.store_unreachable()))
+        return OutageAnswer(200, blocks.modal_errors(answers.store_unreachable()))
     response_url = request.get("response_url")
     if isinstance(response_url, str) and response_url:
         threading.Thread(target=_tell, args=(response_url,), name="tell-not-recorded", daemon=True).start()
@@ -53,7 +54,7 @@ def answer(body: bytes, content_type: str) -> OutageAnswer:
 def _tell(response_url: str) -> None:
     try:
         WebhookClient(response_url, timeout=_RESPONSE_URL_TIMEOUT_S).send(
-            text=messages.store_unreachable(), response_type="ephemeral", replace_original=False
+            text=answers.store_unreachable(), response_type="ephemeral", replace_original=False
         )
     except Exception:
         logger.exception("could not tell the person that their request was not recorded")

@@ -22,11 +22,13 @@ SECRET_PREFIX: Final = "whsec_"
 
 @dataclass(frozen=True)
 class ApiClient:
-    """An API client: the name its requests are audited and shown under, and its callback secret."""
+    """An API client: the name its requests are audited and shown under, its callback secret, and the workspace
+    its requests are asked in ("" for the one workspace of a single-token bot)."""
 
     name: str
     callback_secret: str
     created_at_ms: int
+    team_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,16 @@ class ApiKeys:
         """Keep the client."""
         self._client = client
 
-    def create(self, name: str, *, key: str | None = None) -> IssuedKey | None:
-        """Issue a key for a new client ``name`` (``key``: one chosen by the caller, e.g. the sandbox's);
-        ``None`` if the name is taken (revoke it first)."""
+    def create(self, name: str, *, key: str | None = None, team_id: str = "") -> IssuedKey | None:
+        """Issue a key for a new client ``name`` (``key``: one chosen by the caller, e.g. the sandbox's; ``team_id``:
+        the workspace its requests are asked in, which an OAuth install of several needs); ``None`` if the name is
+        taken (revoke it first)."""
         key = key or new_key()
         digest = _sha256(key)
         record = {"key_sha256": digest, "callback_secret": SECRET_PREFIX + secrets.token_urlsafe(32)}
         record["created_at_ms"] = str(int(time.time() * 1000))
+        if team_id:
+            record["team_id"] = team_id
         with self._client.pipeline(transaction=True) as transaction:
             try:
                 transaction.watch(keys.API_CLIENTS)  # type: ignore[no-untyped-call]
@@ -100,7 +105,7 @@ def new_key() -> str:
 
 
 def _client_of(name: str, record: dict[str, str]) -> ApiClient:
-    return ApiClient(name, record["callback_secret"], int(record["created_at_ms"]))
+    return ApiClient(name, record["callback_secret"], int(record["created_at_ms"]), record.get("team_id", ""))
 
 
 def _sha256(key: str) -> str:

@@ -147,9 +147,9 @@ def keys_and_args(
         keys.open_index(shard),
         keys.channel_open(shard, attempt.team_id, attempt.channel_id),
         keys.recent_decisions(shard),
-        keys.channel_members(attempt.channel_id, shard=shard),
+        keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
         keys.approval_edit(session_id, approval_id),
-        *(keys.usergroup(group, shard=shard) for group in attempt.groups),
+        *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
     ]
     judged = {

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 import redis
-from slack_sdk import WebClient
 
+from bot.domain.workspaces import SlackClients
 from bot.store import keys
 from state.text import as_text
 
@@ -28,65 +28,72 @@ _MEMBERS_PAGE: Final = 1000
 class Directory:
     """Resolves user groups and channels to members; a cold cache costs one Web API call per group or page."""
 
-    def __init__(self, *, client: WebClient, redis_client: redis.Redis) -> None:
-        """Keep the clients."""
-        self._slack = client
+    def __init__(self, *, clients: SlackClients, redis_client: redis.Redis) -> None:
+        """Keep the clients (``clients``: each workspace's Web API client)."""
+        self._clients = clients
         self._redis = redis_client
 
-    def members(self, group_ids: Iterable[str], *, shard: int | None = None) -> Mapping[str, frozenset[str]]:
-        """Members of each group (cached on ``shard``, for a script of that shard's slot, if given).
+    def members(
+        self, team_id: str, group_ids: Iterable[str], *, shard: int | None = None
+    ) -> Mapping[str, frozenset[str]]:
+        """Members of each group of ``team_id`` (cached on ``shard``, for a script of that shard's slot, if given).
 
         A shard's copy is made from the shared copy and expires with it: a person removed from a group
         stops deciding when the shared copy expires, whichever shard's requests they click.
 
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list a group (the caller reports it).
+            NotInstalled: The app is not installed in ``team_id``.
         """
         resolved: dict[str, frozenset[str]] = {}
         for group_id in group_ids:
-            cached = self._cached(group_id, shard)
+            cached = self._cached(team_id, group_id, shard)
             if cached is not None:
                 resolved[group_id] = cached[0]
                 continue
-            shared = self._cached(group_id, None) if shard is not None else None  # the shared copy saves a call
+            shared = (
+                self._cached(team_id, group_id, None) if shard is not None else None
+            )  # the shared copy saves a call
             if shared is None:
-                response = self._slack.usergroups_users_list(usergroup=group_id)
+                response = self._clients.for_team(team_id).usergroups_users_list(usergroup=group_id)
                 shared = frozenset(str(user) for user in response.get("users") or []), _CACHE_SECONDS * 1000
                 if shard is not None:
-                    self._redis.set(keys.usergroup(group_id), json.dumps(sorted(shared[0])), px=shared[1])
+                    self._redis.set(keys.usergroup(team_id, group_id), json.dumps(sorted(shared[0])), px=shared[1])
             known, ttl_ms = shared
-            self._redis.set(keys.usergroup(group_id, shard=shard), json.dumps(sorted(known)), px=ttl_ms)
+            self._redis.set(keys.usergroup(team_id, group_id, shard=shard), json.dumps(sorted(known)), px=ttl_ms)
             resolved[group_id] = known
         return resolved
 
-    def in_channel(self, channel_id: str, user_id: str, *, shard: int | None = None) -> bool:
-        """Whether ``user_id`` is a member of ``channel_id`` (one Redis round trip when cached; on ``shard``, if given).
+    def in_channel(self, team_id: str, channel_id: str, user_id: str, *, shard: int | None = None) -> bool:
+        """Whether ``user_id`` is a member of ``channel_id`` of ``team_id`` (one Redis round trip when cached; on
+        ``shard``, if given).
 
         A shard's copy is made from the shared copy and expires with it (see ``members``).
 
         Raises:
             slack_sdk.errors.SlackApiError: Slack could not list the channel (the caller refuses).
+            NotInstalled: The app is not installed in ``team_id``.
         """
-        key = keys.channel_members(channel_id, shard=shard)
+        key = keys.channel_members(team_id, channel_id, shard=shard)
         pipeline = self._redis.pipeline(transaction=False)
         pipeline.exists(key)
         pipeline.sismember(key, user_id)
         cached, member = pipeline.execute()
         if cached:
             return bool(member)
-        users, ttl_ms = self._shared_channel_members(channel_id) if shard is not None else (set(), 0)
+        users, ttl_ms = self._shared_channel_members(team_id, channel_id) if shard is not None else (set(), 0)
         if not users:
-            users, ttl_ms = self._channel_members_from_slack(channel_id), _CHANNEL_CACHE_SECONDS * 1000
+            users, ttl_ms = self._channel_members_from_slack(team_id, channel_id), _CHANNEL_CACHE_SECONDS * 1000
             if shard is not None:
-                self._cache_members(keys.channel_members(channel_id), users, ttl_ms)  # other shards copy it
+                self._cache_members(keys.channel_members(team_id, channel_id), users, ttl_ms)  # other shards copy it
         self._cache_members(key, users, ttl_ms)
         return user_id in users
 
-    def _shared_channel_members(self, channel_id: str) -> tuple[set[str], int]:
+    def _shared_channel_members(self, team_id: str, channel_id: str) -> tuple[set[str], int]:
         """The shared copy of a channel's members and how long it has left (empty: none, or about to expire)."""
         pipeline = self._redis.pipeline(transaction=False)
-        pipeline.smembers(keys.channel_members(channel_id))
-        pipeline.pttl(keys.channel_members(channel_id))
+        pipeline.smembers(keys.channel_members(team_id, channel_id))
+        pipeline.pttl(keys.channel_members(team_id, channel_id))
         users, ttl_ms = pipeline.execute()
         ttl_ms = _CHANNEL_CACHE_SECONDS * 1000 if int(ttl_ms) == -1 else int(ttl_ms)  # -1: written without one
         return ({as_text(user) for user in users}, ttl_ms) if ttl_ms > 0 else (set(), 0)
@@ -99,20 +106,21 @@ class Directory:
             transaction.pexpire(key, ttl_ms)
             transaction.execute()
 
-    def _channel_members_from_slack(self, channel_id: str) -> set[str]:
+    def _channel_members_from_slack(self, team_id: str, channel_id: str) -> set[str]:
         users: set[str] = set()
         cursor = ""
+        slack = self._clients.for_team(team_id)
         while True:
-            response = self._slack.conversations_members(channel=channel_id, limit=_MEMBERS_PAGE, cursor=cursor or None)
+            response = slack.conversations_members(channel=channel_id, limit=_MEMBERS_PAGE, cursor=cursor or None)
             users.update(str(user) for user in response.get("members") or [])
             cursor = str((response.get("response_metadata") or {}).get("next_cursor") or "")
             if not cursor:
                 return users
 
-    def _cached(self, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
+    def _cached(self, team_id: str, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
         """The cached members and how long they have left (ms), or ``None``: not cached, about to expire, or
         unreadable (then dropped, so Slack is asked again)."""
-        key = keys.usergroup(group_id, shard=shard)
+        key = keys.usergroup(team_id, group_id, shard=shard)
         pipeline = self._redis.pipeline(transaction=False)
         pipeline.get(key)
         pipeline.pttl(key)

@@ -45,22 +45,28 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:audit:exported             string  id of the shard's last audit entry exported (trimming keeps the rest)
     signoff:<t>:seen-signature:<signature> string  an Approve click's signature, checked and recorded by the decide
                                                    script in the slot of the session it acts on (replays; TTL)
-    signoff:<t>:usergroup:<group_id>       string  the shard's copies of a group's and a channel's cached members,
-    signoff:<t>:channel-members:<cid>      set     read by the decide script (copied from the global ones, expiring
+    signoff:<t>:usergroup:<team>:<gid>     string  the shard's copies of a group's and a channel's cached members,
+    signoff:<t>:channel-members:<team>:<cid>  set  read by the decide script (copied from the global ones, expiring
                                                    with them)
 
 Global (each written alone, never in a script or transaction with another key)::
 
-    signoff:home-viewers                   set     users whose App Home shows approvals (refreshed on change)
+    signoff:home-viewers:<team>            set     users of a workspace whose App Home shows approvals (refreshed on
+                                                   change)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
-    signoff:usergroup:<group_id>           string  cached members of a user group (JSON, TTL)
-    signoff:channel-members:<cid>          set     cached members of a channel (TTL)
+    signoff:usergroup:<team>:<gid>         string  cached members of a workspace's user group (JSON, TTL)
+    signoff:channel-members:<team>:<cid>   set     cached members of a workspace's channel (TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny or edit modal was opened from (TTL)
-    signoff:outbox:lane:{<cid>}[/<ts>]     string  the delivery sending to one conversation, or the failed entry its
-                                                   later messages wait for ("hold:<entry id>:<until ms>"; TTL)
-    signoff:outbox:paused:{<cid>}          string  until when (ms) Slack asked for no more posts in a channel (a 429;
+    signoff:outbox:lane:{<team>:<cid>}[/<ts>]  string  the delivery sending to one conversation, or the failed
+                                                   entry its later messages wait for ("hold:<entry id>:<until ms>"; TTL)
+    signoff:outbox:paused:{<team>:<cid>}   string  until when (ms) Slack asked for no more posts in a channel (a 429;
                                                    TTL); its lanes wait. A lane and its channel's pause: one slot
+    signoff:installation:<team>            string  a workspace's installation (bot token, bot and app ids, installer;
+    signoff:installation:E:<enterprise>    string  JSON), or an Enterprise Grid org's org-wide one (OAuth mode)
+    signoff:installation-org:<team>        string  the Enterprise Grid org whose org-wide installation serves a
+                                                   workspace (seen on its requests), for calls made outside one
+    signoff:oauth-state:<state>            string  an OAuth ``state`` issued by /slack/install, consumed once (TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
     signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
     signoff:worker-heartbeats              zset    worker (consumer name) -> its last heartbeat (unix ms); members
@@ -91,7 +97,6 @@ from state import store
 from state.store import keys_for, shard_count, shard_tag
 
 JOBS_GROUP: Final = "workers"
-HOME_VIEWERS: Final = "signoff:home-viewers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SHARD_LAYOUT: Final = "signoff:layout:shards"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
@@ -275,9 +280,9 @@ def event_seen(event_id: str) -> str:
     return f"signoff:event:{event_id}"
 
 
-def usergroup(group_id: str, *, shard: int | None = None) -> str:
-    """Cached members of a user group (a shard's copy: the one a click's script reads in its slot)."""
-    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:usergroup:{group_id}"
+def usergroup(team_id: str, group_id: str, *, shard: int | None = None) -> str:
+    """Cached members of a workspace's user group (a shard's copy: the one a click's script reads in its slot)."""
+    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:usergroup:{team_id}:{group_id}"
 
 
 def seen_signature(signature: str, *, shard: int | None = None) -> str:
@@ -286,9 +291,29 @@ def seen_signature(signature: str, *, shard: int | None = None) -> str:
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:seen-signature:{signature}"
 
 
-def channel_members(channel_id: str, *, shard: int | None = None) -> str:
-    """Cached members of a channel (a shard's copy: the one a click's script reads in its slot)."""
-    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{channel_id}"
+def channel_members(team_id: str, channel_id: str, *, shard: int | None = None) -> str:
+    """Cached members of a workspace's channel (a shard's copy: the one a click's script reads in its slot)."""
+    return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{team_id}:{channel_id}"
+
+
+def home_viewers(team_id: str) -> str:
+    """The users of ``team_id`` whose App Home shows approvals."""
+    return f"signoff:home-viewers:{team_id}"
+
+
+def installation(*, team_id: str | None, enterprise_id: str | None, org_wide: bool) -> str:
+    """A workspace's installation of the app, or an Enterprise Grid org's org-wide one (``org_wide``)."""
+    return f"signoff:installation:E:{enterprise_id}" if org_wide else f"signoff:installation:{team_id}"
+
+
+def installation_org(team_id: str) -> str:
+    """The Enterprise Grid org whose org-wide installation serves ``team_id``."""
+    return f"signoff:installation-org:{team_id}"
+
+
+def oauth_state(state: str) -> str:
+    """An OAuth ``state`` the install page issued, valid until consumed once or expired."""
+    return f"signoff:oauth-state:{state}"
 
 
 def modal_view(external_id: str) -> str:

@@ -29,6 +29,7 @@ from typing import Any, Final
 import redis
 from redis.cluster import RedisCluster
 
+from bot.domain.records import place_of_session
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from state.text import as_text, bytes_of
@@ -76,6 +77,8 @@ class OutboxEntry:
         claims: Times it was claimed, this claim included (not stored in the entry).
         shard: The shard whose outbox holds it: its session's (``keys.shard_of``), 0 for an entry about
             no session.
+        team_id: The workspace whose token sends it ("" for an entry queued before workspaces were told apart:
+            the one workspace of a single-token bot sends it).
     """
 
     kind: str
@@ -84,6 +87,7 @@ class OutboxEntry:
     entry_id: str = field(default_factory=_ordered_id)
     claims: int = 0
     shard: int = 0
+    team_id: str = ""
 
     @property
     def may_have_been_sent(self) -> bool:
@@ -92,14 +96,16 @@ class OutboxEntry:
 
     def to_json(self) -> str:
         """Serialize for Redis."""
-        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts})
+        team = {"team_id": self.team_id} if self.team_id else {}
+        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts, **team})
 
     @classmethod
     def from_json(cls, entry_id: str, data: str, *, shard: int = 0) -> "OutboxEntry":
         """Restore from Redis.
 
         Raises:
-            ValueError: ``data`` is not an entry (not JSON, or not ``kind``, ``payload``, ``attempts``).
+            ValueError: ``data`` is not an entry (not JSON, or not ``kind``, ``payload``, ``attempts``, and
+                ``team_id`` text if given).
         """
         try:
             decoded = json.loads(data)
@@ -110,9 +116,13 @@ class OutboxEntry:
             and isinstance(decoded.get("kind"), str)
             and isinstance(decoded.get("payload"), dict)
             and type(decoded.get("attempts")) is int
+            and isinstance(decoded.get("team_id", ""), str)
         ):
-            raise ValueError(f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number)")
-        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id, shard=shard)
+            raise ValueError(
+                f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number, team_id text)"
+            )
+        team_id = decoded.get("team_id", "")
+        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id, shard=shard, team_id=team_id)
 
 
 class Outbox:
@@ -297,44 +307,48 @@ class Outbox:
                     return
 
 
-def home_refresh(user: str) -> OutboxEntry:
-    """Re-publish ``user``'s App Home tab. One entry per person: refreshes queued meanwhile merge into it."""
-    return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{user}")
+def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
+    """Re-publish ``user``'s App Home tab in ``team_id``. One entry per person and workspace: refreshes queued
+    meanwhile merge into it."""
+    return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
 
 
 def post_approval(session_id: str, approval_id: str) -> OutboxEntry:
     """Post an approval's message in its thread."""
     payload = {"session_id": session_id, "approval_id": approval_id}
-    return OutboxEntry(OutboxKind.POST_APPROVAL, payload, shard=keys.shard_of(session_id))
+    return OutboxEntry(OutboxKind.POST_APPROVAL, payload, shard=keys.shard_of(session_id), team_id=_team(session_id))
 
 
 def post_approval_copy(session_id: str, approval_id: str, *, user: str) -> OutboxEntry:
     """Send ``user`` a direct-message copy of an approval's message (an on-call escalation)."""
     payload = {"session_id": session_id, "approval_id": approval_id, "user": user}
-    return OutboxEntry(OutboxKind.POST_APPROVAL_COPY, payload, shard=keys.shard_of(session_id))
+    shard = keys.shard_of(session_id)
+    return OutboxEntry(OutboxKind.POST_APPROVAL_COPY, payload, shard=shard, team_id=_team(session_id))
 
 
 def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
     """Redraw an approval's messages to show what is stored now (a vote, a decision, a claim)."""
     payload = {"session_id": session_id, "approval_id": approval_id}
-    return OutboxEntry(OutboxKind.UPDATE_APPROVAL, payload, shard=keys.shard_of(session_id))
+    shard = keys.shard_of(session_id)
+    return OutboxEntry(OutboxKind.UPDATE_APPROVAL, payload, shard=shard, team_id=_team(session_id))
 
 
 def post_message(
-    channel: str, text: str, *, thread_ts: str | None = None, session_id: str | None = None
+    channel: str, text: str, *, team_id: str, thread_ts: str | None = None, session_id: str | None = None
 ) -> OutboxEntry:
-    """Post ``text`` in ``channel`` (in ``thread_ts``'s thread, if given; a user id as channel: a direct message).
+    """Post ``text`` in ``channel`` of ``team_id`` (in ``thread_ts``'s thread, if given; a user id as channel: a
+    direct message).
 
     ``session_id``: the session it is about (its shard's outbox holds it: required when it is queued with
     the session's records)."""
     payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
-    return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id))
+    return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id), team_id=team_id)
 
 
-def post_ephemeral(channel: str, *, user: str, text: str, thread_ts: str | None = None) -> OutboxEntry:
-    """Show ``text`` to ``user`` only, in ``channel`` (in ``thread_ts``'s thread, if given)."""
+def post_ephemeral(channel: str, *, team_id: str, user: str, text: str, thread_ts: str | None = None) -> OutboxEntry:
+    """Show ``text`` to ``user`` only, in ``channel`` of ``team_id`` (in ``thread_ts``'s thread, if given)."""
     payload = {"channel": channel, "user": user, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
-    return OutboxEntry(OutboxKind.POST_EPHEMERAL, payload)
+    return OutboxEntry(OutboxKind.POST_EPHEMERAL, payload, team_id=team_id)
 
 
 def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> float:
@@ -342,15 +356,23 @@ def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> fl
     return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0)))
 
 
-def posts_in_order(parts: Sequence[dict[str, Any]], *, session_id: str | None = None) -> list[OutboxEntry]:
-    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in this order: each waits
+def posts_in_order(
+    parts: Sequence[dict[str, Any]], *, team_id: str, session_id: str | None = None
+) -> list[OutboxEntry]:
+    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order: each waits
     until the one before it is delivered, so a retry never lets a later part overtake (all on the shard
     of ``session_id``, the session they are about)."""
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}
-        entries.append(OutboxEntry(OutboxKind.POST_MESSAGE, {**part, **after}, shard=_shard(session_id)))
+        payload = {**part, **after}
+        entries.append(OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id), team_id=team_id))
     return entries
+
+
+def _team(session_id: str) -> str:
+    """The workspace of a thread's session ("" for another: the sender reads the team from its approval)."""
+    return place_of_session(session_id)[0]
 
 
 def _shard(session_id: str | None) -> int:

@@ -1,6 +1,8 @@
 """Which token a Web API call may use: bot tokens for every method, app-level (``xapp-``) tokens for the few that
 take them, and the Slack error for anything else."""
 
+import base64
+import binascii
 from typing import Any, Final
 
 # Methods that take the app-level (xapp-) token and no other; every other method refuses it.
@@ -35,3 +37,23 @@ class Tokens:
         if token in (self.bot if app_level else self.app):
             return "not_allowed_token_type"  # a bot token for an app-level method, or the other way round
         return None if token in (self.app if app_level else self.bot) else "invalid_auth"
+
+
+def bearer_token(headers: dict[str, str], args: dict[str, Any]) -> str:
+    """The token a call presents (``Authorization: Bearer`` or a ``token`` field), "" if none."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else str(args.get("token", "")).strip()
+
+
+def client_credentials(headers: dict[str, str], args: dict[str, Any]) -> tuple[str, str] | None:
+    """The app's client id and secret an OAuth call presents (HTTP Basic, or ``client_id`` / ``client_secret``)."""
+    scheme, _, encoded = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return client_id, secret
+    if "client_id" in args:
+        return str(args["client_id"]), str(args.get("client_secret", ""))
+    return None

@@ -6,7 +6,9 @@ Extension points (what the sandbox and the tests build on, instead of overriding
 - ``add_route(prefix, respond)``: serve other paths than ``/api/`` and response URLs on the same port;
 - ``timestamps``: how new messages' ``ts`` are made (a counter by default, the same in every run);
 - ``socket_mode_url()``: what ``apps.connections.open`` answers; override it to offer Socket Mode;
-- ``lock``, ``changed()`` and ``workspace``: read or change the state as the methods do, under the lock.
+- ``lock``, ``changed()`` and ``workspace``: read or change the state as the methods do, under the lock;
+- ``add_workspace`` and ``offer_install``: more workspaces, each with its own bot token and state (a call is
+  answered from the workspace of its token), installed through ``oauth.v2.access``.
 
 Longer than most modules: it is the fake's whole public surface (lifecycle, configuration, failure injection,
 inspection) over one lock; the work is done in the modules it composes.
@@ -21,7 +23,7 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from bot.sandbox.slack_api import chat, directory, history, views
-from bot.sandbox.slack_api.auth import Tokens
+from bot.sandbox.slack_api.auth import Tokens, bearer_token, client_credentials
 from bot.sandbox.slack_api.faults import Fault, FaultQueue
 from bot.sandbox.slack_api.methods import JsonDict, Method
 from bot.sandbox.slack_api.parsing import parse_request_args
@@ -77,6 +79,11 @@ class FakeSlack:
         }
         self._routes: list[tuple[str, bool, Respond]] = []
         self._tokens = Tokens(token, app_token)
+        self.workspaces: dict[str, WorkspaceState] = {team_id: self.workspace}
+        self._token_teams: dict[str, str] = {token: team_id}
+        self._install_codes: dict[str, tuple[str, str]] = {}  # code -> (team id, installer)
+        self.client_credentials: tuple[str, str] | None = None
+        """The app's OAuth client id and secret ``oauth.v2.access`` requires (``None``: any)."""
         self._faults = FaultQueue()
         self._calls: list[Call] = []
         self._version = 0
@@ -166,6 +173,48 @@ class FakeSlack:
 
     # ------------------------------------------------------------------ configuration
 
+    def add_workspace(
+        self,
+        team_id: str,
+        *,
+        token: str,
+        team: str | None = None,
+        bot_user_id: str = "U0BOT",
+        bot_id: str | None = None,
+        users: Mapping[str, Mapping[str, Any]] | None = None,
+        channels: Mapping[str, Sequence[str]] | None = None,
+    ) -> WorkspaceState:
+        """Another workspace the app can be installed in, answering calls made with ``token``."""
+        identity = Identity(
+            team_id=team_id,
+            team=team or team_id,
+            bot_user_id=bot_user_id,
+            bot_id=bot_id or f"B{team_id}",
+            app_id=self.app_id,
+        )
+        state = WorkspaceState(identity)
+        with self.lock:
+            self.workspaces[team_id] = state
+            self._token_teams[token] = team_id
+            self._tokens.bot.add(token)
+        self.add_user(bot_user_id, team=team_id, name="signoff", real_name="Signoff", is_bot=True)
+        for user_id, attributes in (users or {}).items():
+            self.add_user(user_id, team=team_id, **attributes)
+        for channel_id, members in (channels or {}).items():
+            self.set_channel_members(channel_id, members, team=team_id)
+        return state
+
+    def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
+        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``), as Slack
+        does after a person approves the install: the answer carries the workspace's bot token."""
+        with self.lock:
+            self._install_codes[code] = (team_id, installer)
+
+    def token_of(self, team_id: str) -> str:
+        """The bot token of ``team_id``."""
+        with self.lock:
+            return next(token for token, team in self._token_teams.items() if team == team_id)
+
     def add_token(self, token: str) -> None:
         """Accept another bearer token."""
         with self.lock:
@@ -181,26 +230,33 @@ class FakeSlack:
         with self.lock:
             self._tokens.add_app(token)
 
-    def add_user(self, user_id: str, **attributes: Any) -> JsonDict:
-        """Add (or replace) a user answered by ``users.info``; returns the user object.
+    def add_user(self, user_id: str, *, team: str | None = None, **attributes: Any) -> JsonDict:
+        """Add (or replace) a user answered by ``users.info`` (in workspace ``team``, else the first); returns the
+        user object.
 
         ``attributes``: ``name``, ``real_name``, ``display_name``, ``tz`` (default UTC), ``is_bot``, ``deleted``,
         ``email``, and any other field to put in the object as is.
         """
-        user = directory.user_object(self.workspace.identity, user_id, **attributes)
         with self.lock:
-            self.workspace.users[user_id] = user
+            state = self._state(team)
+            user = directory.user_object(state.identity, user_id, **attributes)
+            state.users[user_id] = user
         return copy.deepcopy(user)
 
-    def set_usergroup(self, group_id: str, members: Sequence[str]) -> None:
-        """Set the members ``usergroups.users.list`` answers for ``group_id``."""
+    def set_usergroup(self, group_id: str, members: Sequence[str], *, team: str | None = None) -> None:
+        """Set the members ``usergroups.users.list`` answers for ``group_id`` (in workspace ``team``)."""
         with self.lock:
-            self.workspace.usergroups[group_id] = list(members)
+            self._state(team).usergroups[group_id] = list(members)
 
-    def set_channel_members(self, channel_id: str, members: Sequence[str]) -> None:
-        """Set the members ``conversations.members`` answers for ``channel_id`` (unset: ``channel_not_found``)."""
+    def set_channel_members(self, channel_id: str, members: Sequence[str], *, team: str | None = None) -> None:
+        """Set the members ``conversations.members`` answers for ``channel_id`` (in workspace ``team``; unset:
+        ``channel_not_found``)."""
         with self.lock:
-            self.workspace.channel_members[channel_id] = list(members)
+            self._state(team).channel_members[channel_id] = list(members)
+
+    def _state(self, team: str | None) -> WorkspaceState:
+        """The state of workspace ``team`` (the first one without it); call it with ``lock`` held."""
+        return self.workspace if team is None else self.workspaces[team]
 
     def dm_channel(self, user_id: str) -> str:
         """The DM channel id ``conversations.open`` answers for ``user_id`` (posting to a user id lands there)."""
@@ -316,14 +372,14 @@ class FakeSlack:
             )
         return found
 
-    def messages(self, channel: str, thread_ts: str | None = None) -> list[JsonDict]:
+    def messages(self, channel: str, thread_ts: str | None = None, *, team: str | None = None) -> list[JsonDict]:
         """Current state of the messages in ``channel`` (updates applied, deletions removed), oldest first.
 
         Without ``thread_ts``: every message in the channel, replies included. With it: the thread as
-        ``conversations.replies`` returns it — the parent first, then the replies.
+        ``conversations.replies`` returns it — the parent first, then the replies. ``team``: that workspace's.
         """
         with self.lock:
-            return copy.deepcopy(self.workspace.channel_messages(channel, thread_ts))
+            return copy.deepcopy(self._state(team).channel_messages(channel, thread_ts))
 
     def message(self, channel: str, ts: str) -> JsonDict:
         """The current state of one message; ``KeyError`` if there is none."""
@@ -344,10 +400,10 @@ class FakeSlack:
         with self.lock:
             return copy.deepcopy(self.workspace.views[view_id])
 
-    def home_view(self, user_id: str) -> JsonDict | None:
-        """The App Home view published for ``user_id``, if any."""
+    def home_view(self, user_id: str, *, team: str | None = None) -> JsonDict | None:
+        """The App Home view published for ``user_id`` (in workspace ``team``), if any."""
         with self.lock:
-            return copy.deepcopy(self.workspace.home_view(user_id))
+            return copy.deepcopy(self._state(team).home_view(user_id))
 
     # ------------------------------------------------------------------ request handling
 
@@ -384,9 +440,12 @@ class FakeSlack:
         self, method: str, args: JsonDict, headers: dict[str, str]
     ) -> tuple[int, JsonDict, dict[str, str], float]:
         """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
+        if method == "oauth.v2.access":
+            return 200, self._oauth_access(args, headers), {}, 0.0
         refusal = self._tokens.refusal(method, headers, args)
         if refusal is not None:
             return 200, {"ok": False, "error": refusal}, {}, 0.0
+        state = self.workspaces[self._token_teams.get(bearer_token(headers, args), self.team_id)]
         fault = self._faults.take(method, args.get("channel"))
         if fault is not None and fault.kind == "status":
             reply_headers: dict[str, str] = {}
@@ -399,10 +458,32 @@ class FakeSlack:
         if handler is None:
             return 404, {"ok": False, "error": "unknown_method"}, {}, 0.0
         try:
-            data = {"ok": True, **handler(self.workspace, args)}
+            data = {"ok": True, **handler(state, args)}
         except SlackError as error:
             data = {"ok": False, "error": error.error}
         return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
+
+    def _oauth_access(self, args: JsonDict, headers: dict[str, str]) -> JsonDict:
+        """``oauth.v2.access``: trade a one-time install code for the workspace's bot token (the lock is held)."""
+        if self.client_credentials is not None and client_credentials(headers, args) != self.client_credentials:
+            return {"ok": False, "error": "invalid_client_id"}
+        offered = self._install_codes.pop(str(args.get("code") or ""), None)
+        if offered is None:
+            return {"ok": False, "error": "invalid_code"}
+        team_id, installer = offered
+        identity = self.workspaces[team_id].identity
+        return {
+            "ok": True,
+            "access_token": self.token_of(team_id),
+            "token_type": "bot",
+            "scope": "app_mentions:read,chat:write,commands",
+            "bot_user_id": identity.bot_user_id,
+            "app_id": identity.app_id,
+            "team": {"id": team_id, "name": identity.team},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "authed_user": {"id": installer},
+        }
 
     def _handle_response_url(self, key: str, headers: dict[str, str], body: bytes) -> Reply:
         arrived = time.monotonic()

@@ -10,8 +10,8 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 
 from bot.render import action_ids as ids
-from bot.render import messages
 from bot.render.action_ids import parse_button, parse_button_value
+from bot.render.texts import answers, thread_posts
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import post_message
@@ -41,11 +41,11 @@ def register(app: App, services: Services) -> None:
             )
         except Exception as error:
             logger.exception("approval_id=<%s> | approve click failed", approval_id)
-            respond(text=messages.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False)
+            respond(text=answers.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False)
             return
         text = outcome_text(outcome)
         if text:
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
 
     def discuss(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
@@ -54,11 +54,16 @@ def register(app: App, services: Services) -> None:
         approval = decisions.find(parse_button_value(action["value"])[0])
         refusal = decisions.may_discuss(approval, user_id=user, origin=click_origin(body)) if approval else None
         if approval is None or refusal is not None:
-            text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            text = (outcome_text(refusal) if refusal is not None else None) or answers.unknown_approval()
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         request = approval.request
-        prompt = post_message(request.channel_id, messages.discussion_prompt(user), thread_ts=request.thread_ts)
+        prompt = post_message(
+            request.channel_id,
+            thread_posts.discussion_prompt(user),
+            team_id=request.team_id,
+            thread_ts=request.thread_ts,
+        )
         services.outbox.send_later(prompt)
 
     app.action(ids.APPROVE_ACTION)(approve)

@@ -6,8 +6,8 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.render import action_ids as ids
-from bot.render import messages
 from bot.render.action_ids import parse_button_value
+from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import update_approval
@@ -25,9 +25,9 @@ def register(app: App, services: Services) -> None:
         request = outcome.request
         if outcome.status == "claimed" and request is not None:
             services.outbox.send_later(update_approval(request.session_id, request.approval_id))
-            text = messages.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
+            text = answers.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:
-            text = outcome_text(outcome) or messages.unknown_approval()
-        tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            text = outcome_text(outcome) or answers.unknown_approval()
+        tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
 
     app.action(ids.CLAIM_ACTION)(claim)

@@ -12,8 +12,9 @@ from slack_sdk import WebClient
 
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
-from bot.render import blocks, messages
+from bot.render import blocks
 from bot.render.action_ids import parse_button_value
+from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
 
@@ -32,8 +33,8 @@ def register(app: App, services: Services) -> None:
         approval = decisions.find(parse_button_value(action["value"])[0])
         refusal = decisions.check(approval, user_id=user, kind="deny", origin=origin) if approval is not None else None
         if approval is None or refusal is not None:
-            text = (outcome_text(refusal) if refusal is not None else None) or messages.unknown_approval()
-            tell(services.outbox, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            text = (outcome_text(refusal) if refusal is not None else None) or answers.unknown_approval()
+            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
             return
         request = approval.request
         binding = ModalBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
@@ -51,7 +52,7 @@ def register(app: App, services: Services) -> None:
         reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")
         binding = submitted_binding(services.modals, decisions, body, view, purpose="deny")
         if binding is None:
-            ack(**blocks.modal_errors(messages.wrong_place_refused()))
+            ack(**blocks.modal_errors(answers.wrong_place_refused()))
             return
         origin = modal_origin(body, binding)
         outcome = decisions.decide(

@@ -13,9 +13,18 @@ from bot.domain.status import Status
 from bot.flow.access import ModalBinding
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
-from bot.render import edits, messages
+from bot.render import edits
+from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
+from bot.slack.listeners.feedback import (
+    click_origin,
+    clicker,
+    modal_origin,
+    outcome_text,
+    submitted_binding,
+    team_of,
+    tell,
+)
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
@@ -35,8 +44,15 @@ def register(app: App, services: Services) -> None:
         if opening.approval is None or opening.form is None:
             text = (
                 outcome_text(opening.refusal) if opening.refusal is not None else None
-            ) or messages.unknown_approval()
-            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            ) or answers.unknown_approval()
+            tell(
+                services.outbox,
+                team_id=who.team,
+                channel=who.channel,
+                user=who.user,
+                text=text,
+                thread_ts=who.thread_ts,
+            )
             return
         request = opening.approval.request
         binding = ModalBinding(
@@ -54,7 +70,7 @@ def register(app: App, services: Services) -> None:
     def submit_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
         if binding is None:
-            ack(**edits.edit_refused(messages.wrong_place_refused()))
+            ack(**edits.edit_refused(answers.wrong_place_refused()))
             return
         saved = flow.save(binding, origin=modal_origin(body, binding), values=submitted(view))
         if saved.errors:
@@ -62,12 +78,12 @@ def register(app: App, services: Services) -> None:
             return
         if saved.status is not Status.EDITED:  # nothing saved: the form stays open, saying why
             refusal = saved.approval or Outcome(saved.status)  # the refusal itself names who may decide
-            ack(**edits.edit_refused(outcome_text(refusal) or messages.unknown_approval()))
+            ack(**edits.edit_refused(outcome_text(refusal) or answers.unknown_approval()))
             return
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
         if text:
-            tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=text)
+            tell(services.outbox, team_id=team_of(body), channel=binding.channel_id, user=binding.user_id, text=text)
 
     app.action(ids.EDIT_ACTION)(ack=ack_only, lazy=[open_edit_modal])
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)

@@ -14,7 +14,8 @@ from typing import Any
 from slack_bolt import App, BoltResponse
 from slack_sdk.webhook import WebhookClient
 
-from bot.render import blocks, messages
+from bot.render import blocks
+from bot.render.texts import answers
 from bot.services import Services
 
 logger = logging.getLogger(__name__)
@@ -33,13 +34,13 @@ def register(app: App, services: Services) -> None:
             if body.get("response_url"):
                 try:
                     WebhookClient(body["response_url"]).send(
-                        text=messages.click_failed(summary), response_type="ephemeral", replace_original=False
+                        text=answers.click_failed(summary), response_type="ephemeral", replace_original=False
                     )
                 except Exception:
                     logger.exception("could not tell the clicker that the click failed")
         elif kind == "view_submission":
             response.status = 200
-            response.body = json.dumps(blocks.modal_errors(messages.click_failed(summary)))
+            response.body = json.dumps(blocks.modal_errors(answers.click_failed(summary)))
             response.headers["content-type"] = ["application/json;charset=utf-8"]
         elif kind == "event_callback" and body.get("event_id"):
             try:

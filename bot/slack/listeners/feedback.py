@@ -11,32 +11,33 @@ from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Modals, Origin, Purpose
 from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Outcome
-from bot.render import edits, messages
+from bot.render import edits
+from bot.render.texts import answers
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
 def _channel_member_text(outcome: Outcome) -> str | None:
-    return messages.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
+    return answers.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
 
 
 def _vote_text(outcome: Outcome) -> str | None:
-    return messages.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
+    return answers.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
 
 
 # What a person is told, per status; a status not listed (decided, claimed) needs no word.
 _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
-    Status.ALREADY: lambda outcome: messages.already_decided(outcome.decision) if outcome.decision else None,
-    Status.NOT_AN_APPROVER: lambda outcome: messages.not_authorized(outcome.approvers_text),
-    Status.SELF_APPROVAL: lambda _outcome: messages.self_approval_refused(),
-    Status.UNKNOWN: lambda _outcome: messages.unknown_approval(),
-    Status.UNAVAILABLE: lambda _outcome: messages.membership_unknown(),
-    Status.WRONG_WORKSPACE: lambda _outcome: messages.other_workspace_refused(),
-    Status.WRONG_PLACE: lambda _outcome: messages.wrong_place_refused(),
+    Status.ALREADY: lambda outcome: answers.already_decided(outcome.decision) if outcome.decision else None,
+    Status.NOT_AN_APPROVER: lambda outcome: answers.not_authorized(outcome.approvers_text),
+    Status.SELF_APPROVAL: lambda _outcome: answers.self_approval_refused(),
+    Status.UNKNOWN: lambda _outcome: answers.unknown_approval(),
+    Status.UNAVAILABLE: lambda _outcome: answers.membership_unknown(),
+    Status.WRONG_WORKSPACE: lambda _outcome: answers.other_workspace_refused(),
+    Status.WRONG_PLACE: lambda _outcome: answers.wrong_place_refused(),
     Status.NOT_A_MEMBER: _channel_member_text,
-    Status.REASON_REQUIRED: lambda _outcome: messages.reason_required(),
+    Status.REASON_REQUIRED: lambda _outcome: answers.reason_required(),
     Status.VOTE: _vote_text,
-    Status.VOTED: lambda _outcome: messages.already_voted(),
-    Status.NO_CLAIMS: lambda _outcome: messages.claims_off(),
+    Status.VOTED: lambda _outcome: answers.already_voted(),
+    Status.NO_CLAIMS: lambda _outcome: answers.claims_off(),
     Status.CHANGED: lambda _outcome: edits.CHANGED_TEXT,
     Status.EDITOR_APPROVAL: lambda _outcome: edits.EDITOR_APPROVAL_TEXT,
     Status.FORBIDDEN: lambda _outcome: edits.FORBIDDEN_TEXT,
@@ -52,18 +53,28 @@ def outcome_text(outcome: Outcome) -> str | None:
 
 @dataclass(frozen=True)
 class Clicker:
-    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab)."""
+    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the
+    click came from, whose token answers it)."""
 
     user: str
     channel: str | None
     thread_ts: str | None
+    team: str = ""
 
 
 def clicker(body: dict[str, Any]) -> Clicker:
     """Read who clicked and where from a ``block_actions`` body."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     thread_ts = (body.get("message") or {}).get("thread_ts")
-    return Clicker(body["user"]["id"], channel, thread_ts)
+    return Clicker(body["user"]["id"], channel, thread_ts, team_of(body))
+
+
+def team_of(body: dict[str, Any]) -> str:
+    """The workspace a request (an interaction, an event, a command) came from ("" if it names none)."""
+    team = body.get("team")
+    if isinstance(team, dict):
+        return str(team.get("id") or "")
+    return str(body.get("team_id") or team or "")
 
 
 def click_origin(body: dict[str, Any]) -> Origin:
@@ -111,9 +122,11 @@ def modal_origin(body: dict[str, Any], binding: ModalBinding) -> Origin:
     return Origin(binding.surface, team_id, user_team_id, binding.channel_id, binding.ts)
 
 
-def tell(outbox: Outbox, *, channel: str | None, user: str, text: str, thread_ts: str | None = None) -> None:
-    """Queue a message only ``user`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
+def tell(
+    outbox: Outbox, *, team_id: str, channel: str | None, user: str, text: str, thread_ts: str | None = None
+) -> None:
+    """Queue a message only ``user`` of ``team_id`` sees: ephemeral in ``channel``, or a DM when there is no channel."""
     if channel is None:
-        outbox.send_later(post_message(user, text))
+        outbox.send_later(post_message(user, text, team_id=team_id))
         return
-    outbox.send_later(post_ephemeral(channel, user=user, text=text, thread_ts=thread_ts))
+    outbox.send_later(post_ephemeral(channel, team_id=team_id, user=user, text=text, thread_ts=thread_ts))

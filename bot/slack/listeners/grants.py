@@ -7,7 +7,7 @@ from slack_bolt import Ack, App
 
 from bot.flow.grants import Granted
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers, standing_approvals
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
 from bot.store.outbox import home_refresh
@@ -24,7 +24,7 @@ def register(app: App, services: Services) -> None:
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
         if parsed is None:
-            tell(services.outbox, channel=who.channel, user=who.user, text=messages.unknown_approval())
+            tell(services.outbox, team_id=who.team, channel=who.channel, user=who.user, text=answers.unknown_approval())
             return
         seconds, approval_id, session_id, shown = parsed
         granted = flow.approve_and_allow(
@@ -35,20 +35,34 @@ def register(app: App, services: Services) -> None:
             origin=click_origin(body),
             shown=shown,
         )
-        tell(services.outbox, channel=who.channel, user=who.user, text=granted_text(granted), thread_ts=who.thread_ts)
+        tell(
+            services.outbox,
+            team_id=who.team,
+            channel=who.channel,
+            user=who.user,
+            text=granted_text(granted),
+            thread_ts=who.thread_ts,
+        )
 
     def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
-        user = clicker(body).user
+        who = clicker(body)
+        user = who.user
         team_id, _, rest = str(action.get("value", "")).partition(":")
         channel_id, _, grant_id = rest.partition(":")
         grant = services.grants.get(team_id, channel_id, grant_id)
-        if grant is None or not flow.may_revoke(grant, user):
-            tell(services.outbox, channel=None, user=user, text=messages.grant_gone())
+        if grant is None or team_id != who.team or not flow.may_revoke(grant, user):  # a button of its own workspace
+            tell(services.outbox, team_id=who.team, channel=None, user=user, text=standing_approvals.grant_gone())
         else:
             flow.revoke(team_id, channel_id, grant_id, actor=user)
-            tell(services.outbox, channel=None, user=user, text=messages.grant_revoked(grant.tool))
-        services.outbox.send_later(home_refresh(user))
+            tell(
+                services.outbox,
+                team_id=who.team,
+                channel=None,
+                user=user,
+                text=standing_approvals.grant_revoked(grant.tool),
+            )
+        services.outbox.send_later(home_refresh(user, team_id=who.team))
 
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
@@ -57,8 +71,8 @@ def register(app: App, services: Services) -> None:
 def granted_text(granted: Granted) -> str:
     """What the person who asked for a standing approval is told."""
     if not granted.offered:
-        return messages.grant_not_offered()
+        return standing_approvals.grant_not_offered()
     if granted.grant is not None and granted.request is not None:
         fields = list(granted.grant.fields) if granted.grant.fields else None
-        return messages.grant_made(granted.request, until=granted.grant.expires_at, fields=fields)
-    return outcome_text(granted.outcome) or messages.unknown_approval()
+        return standing_approvals.grant_made(granted.request, until=granted.grant.expires_at, fields=fields)
+    return outcome_text(granted.outcome) or answers.unknown_approval()

@@ -8,7 +8,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import app_home
 from bot.services import Services
 from bot.store.outbox import home_refresh
 
@@ -18,14 +18,14 @@ logger = logging.getLogger(__name__)
 def register(app: App, services: Services) -> None:
     """Add the App Home and ``/approvals`` listeners to ``app``."""
 
-    def home_opened(event: dict[str, Any]) -> None:
+    def home_opened(body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab", "home") != "home":
             return
-        user = event["user"]
+        user, team_id = event["user"], str(body.get("team_id") or "")
         # Remember the viewer: their tab is refreshed whenever a request or decision changes.
         # Building the tab reads many approvals: the outbox does it, not the 3-second event.
-        services.home_viewers.add(user)
-        services.outbox.send_later(home_refresh(user))
+        services.home_viewers.add(team_id, user)
+        services.outbox.send_later(home_refresh(user, team_id=team_id))
 
     def ack_command(ack: Ack) -> None:
         ack()
@@ -39,8 +39,8 @@ def register(app: App, services: Services) -> None:
                 continue
             request = approval.request
             link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
-            lines.append(messages.pending_line(request, now=services.clock(), link=link))
-        respond(text=messages.pending_list(lines), response_type="ephemeral")
+            lines.append(app_home.pending_line(request, now=services.clock(), link=link))
+        respond(text=app_home.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
     app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])

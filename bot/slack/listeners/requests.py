@@ -9,7 +9,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.services import Services
 from bot.store.jobs import StartJob
 
@@ -47,12 +47,14 @@ def register(app: App, services: Services) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
         try:
-            anchor = client.chat_postMessage(channel=command["channel_id"], text=messages.command_echo(user, request))
+            anchor = client.chat_postMessage(
+                channel=command["channel_id"], text=thread_posts.command_echo(user, request)
+            )
         except SlackApiError as error:
             # Lazy: the command was acked already, so only its response_url can still tell the person.
             code = str(error.response.get("error") or "unknown error")
             logger.warning("channel=<%s> | /agent request not posted: %s", command["channel_id"], code)
-            respond(text=messages.command_not_started(code), response_type="ephemeral")
+            respond(text=thread_posts.command_not_started(code), response_type="ephemeral")
             return
         services.jobs.enqueue(
             StartJob(

@@ -12,9 +12,18 @@ from slack_sdk import WebClient
 
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
-from bot.render import blocks, grant_form, messages
+from bot.render import blocks, grant_form
+from bot.render.texts import answers, standing_approvals
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
+from bot.slack.listeners.feedback import (
+    click_origin,
+    clicker,
+    modal_origin,
+    outcome_text,
+    submitted_binding,
+    team_of,
+    tell,
+)
 from bot.slack.listeners.grants import granted_text
 
 
@@ -36,8 +45,15 @@ def register(app: App, services: Services) -> None:
             else None
         )
         if approval is None or refusal is not None or not blocks.offers_similar(approval.request):
-            text = (outcome_text(refusal) if refusal is not None else None) or messages.grant_not_offered()
-            tell(services.outbox, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)
+            text = (outcome_text(refusal) if refusal is not None else None) or standing_approvals.grant_not_offered()
+            tell(
+                services.outbox,
+                team_id=who.team,
+                channel=who.channel,
+                user=who.user,
+                text=text,
+                thread_ts=who.thread_ts,
+            )
             return
         request = approval.request
         binding = ModalBinding(
@@ -51,7 +67,7 @@ def register(app: App, services: Services) -> None:
     def submit_similar(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
         if binding is None:
-            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: messages.wrong_place_refused()}))
+            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: answers.wrong_place_refused()}))
             return
         fields, seconds = _picked(view)
         if not fields:
@@ -70,7 +86,13 @@ def register(app: App, services: Services) -> None:
             fields=fields,
         )
         ack()
-        tell(services.outbox, channel=binding.channel_id, user=binding.user_id, text=granted_text(granted))
+        tell(
+            services.outbox,
+            team_id=team_of(body),
+            channel=binding.channel_id,
+            user=binding.user_id,
+            text=granted_text(granted),
+        )
 
     app.action(ids.ALLOW_SIMILAR_ACTION)(ack=ack_only, lazy=[open_similar])
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)

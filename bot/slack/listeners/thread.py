@@ -17,7 +17,7 @@ from slack_bolt import App
 
 from bot.domain.records import DiscussionEntry, session_id_for
 from bot.flow.outcomes import Kind, Outcome
-from bot.render import messages
+from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
 from bot.store.approval_record import Approval, ApprovalDataError
@@ -34,7 +34,8 @@ def register(app: App, services: Services) -> None:
             return
         if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return  # Slack redelivered it: the reply is already with the approvals
-        session_id = session_id_for(body.get("team_id") or event.get("team", ""), event["channel"], thread_ts)
+        team_id = str(body.get("team_id") or event.get("team", ""))
+        session_id = session_id_for(team_id, event["channel"], thread_ts)
         open_ids = sorted(services.approvals.open_ids(session_id))
         if not open_ids:
             return
@@ -53,8 +54,8 @@ def register(app: App, services: Services) -> None:
             return
         # A typed decision is never discussion: a refused one must not reach the agent either.
         if len(seen) != 1:
-            answer = messages.several_open() if seen else messages.typed_decision_unseen()
-            tell(services.outbox, channel=channel, user=user, text=answer, thread_ts=thread_ts)
+            answer = answers.several_open() if seen else answers.typed_decision_unseen()
+            tell(services.outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
             return
         kind: Kind = "approve" if typed.group(1).lower() == "approve" else "deny"
         outcome = services.decisions.decide(
@@ -69,7 +70,7 @@ def register(app: App, services: Services) -> None:
         )
         feedback = _typed_feedback(outcome, kind)
         if feedback:
-            tell(services.outbox, channel=channel, user=user, text=feedback, thread_ts=thread_ts)
+            tell(services.outbox, team_id=team_id, channel=channel, user=user, text=feedback, thread_ts=thread_ts)
 
     app.event("message")(on_message)
 
@@ -94,10 +95,10 @@ def _posted_before(approval: Approval | None, written_at: str) -> bool:
 def _typed_feedback(outcome: Outcome, kind: Kind) -> str | None:
     """Name the request a typed reply decided (or voted on); otherwise the usual refusal."""
     if outcome.status == "unseen":
-        return messages.typed_decision_unseen()
+        return answers.typed_decision_unseen()
     request = outcome.request
     if request is not None and outcome.status == "decided":
-        return messages.typed_decision_applied(kind, request)
+        return answers.typed_decision_applied(kind, request)
     if request is not None and outcome.status == "vote":
-        return messages.typed_vote_counted(request, outcome.votes, request.policy.quorum)
+        return answers.typed_vote_counted(request, outcome.votes, request.policy.quorum)
     return outcome_text(outcome)

@@ -153,11 +153,11 @@ def test_a_rule_chooses_the_response_shape_and_a_bad_one_is_named(tmp_path: Path
 
 
 def test_a_batch_s_message_names_every_rule_and_every_list_of_approvers() -> None:
-    from bot.render import messages
+    from bot.render.texts import approval_request
 
     book = PolicyBook.model_validate(BATCH_BOOK)
     summary = book.for_call(tool=None, interrupt_name="approval", batch=["restart", "delete_files"]).summary()
-    assert messages.policy_line(summary) == (
+    assert approval_request.policy_line(summary) == (
         "Policy *deletes + restarts* · May decide: one of <@U0LEAD>, <@U0BOTH>; and one of <@U0BOTH>, "
         "<!subteam^S0SRE> (not the requester) · A reason is required to deny"
     )

@@ -23,7 +23,7 @@ from bot.api import openapi
 from bot.domain.api_requests import ApiRequestRecord, ApprovalAsk, ChannelRouting, request_id_for
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers, approval_request
 from bot.sandbox import slack_requests
 from bot.store import keys
 from bot.store.api_requests import ApiRequestStore
@@ -87,14 +87,14 @@ def test_a_request_becomes_an_approval_message_and_the_click_reaches_the_waiting
 def test_a_request_without_a_reason_shows_no_reason_box(bot: Bot, api: ApiCaller) -> None:
     message = _message_of(bot, api.get(_asked(bot, api)["id"]).json())
     texts = [json.dumps(block) for block in message["blocks"]]
-    assert not any(messages.REASON_LABEL in text for text in texts)
+    assert not any(approval_request.REASON_LABEL in text for text in texts)
     assert not any('\\"client\\"' in text or '\\"tool\\"' in text for text in texts)  # no JSON of ours
 
 
 def test_a_request_with_a_reason_shows_it_as_written(bot: Bot, api: ApiCaller) -> None:
     message = _message_of(bot, api.get(_asked(bot, api, reason="deploy 1.2.3 after the incident")["id"]).json())
-    [box] = [block["text"]["text"] for block in message["blocks"] if messages.REASON_LABEL in json.dumps(block)]
-    assert box == f"{messages.REASON_LABEL}\ndeploy 1.2.3 after the incident"
+    [box] = [block["text"]["text"] for block in message["blocks"] if approval_request.REASON_LABEL in json.dumps(block)]
+    assert box == f"{approval_request.REASON_LABEL}\ndeploy 1.2.3 after the incident"
 
 
 def test_a_single_approval_names_its_approver_in_approved_by_a_denial_nobody(bot: Bot, api: ApiCaller) -> None:
@@ -115,7 +115,7 @@ def test_the_requester_cannot_approve_their_own_request_made_through_the_api(bot
     bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=REQUESTER)
     bot.drain()
     assert api.get(asked["id"]).json()["status"] == "pending"
-    assert messages.self_approval_refused() in bot.ephemeral_texts(REQUESTER)
+    assert answers.self_approval_refused() in bot.ephemeral_texts(REQUESTER)
 
 
 def test_a_deny_carries_its_reason_to_the_client(bot: Bot, api: ApiCaller) -> None:

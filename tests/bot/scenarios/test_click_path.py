@@ -9,8 +9,9 @@ import redis
 from slack_bolt.middleware.request_verification import RequestVerification
 
 from bench.round_trips import commands_sent
+from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
-from bot.render import messages
+from bot.render.texts import answers
 from bot.sandbox.slack_requests import SignedPoster
 from bot.slack.app import build_app
 from bot.slack.http import wsgi_app
@@ -24,6 +25,7 @@ from tests.bot.support.harness import (
     CHANNEL,
     CHANNEL_MEMBERS,
     SIGNING_SECRET,
+    TEAM,
     Bot,
     message_click,
     running_bot,
@@ -80,8 +82,8 @@ def test_an_approve_click_on_a_request_made_through_the_api_is_one_redis_round_t
     bot.drain()
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER).status == 200  # connections now open
     approval_id = bot.approval_id(1)
-    directory = Directory(client=bot.services.slack, redis_client=bot.services.redis)
-    assert directory.in_channel(CHANNEL, APPROVER, shard=_shard(bot, approval_id))  # the shard's cache is warm
+    directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.redis)
+    assert directory.in_channel(TEAM, CHANNEL, APPROVER, shard=_shard(bot, approval_id))  # the shard's cache is warm
 
     with commands_sent(bot.services.redis) as commands:
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
@@ -134,7 +136,7 @@ def test_a_button_naming_another_session_decides_nothing(bot: Bot) -> None:
     approval = bot.services.approvals.get(session_id, approval_id)
     assert approval is not None
     assert approval.decision is None
-    assert bot.ephemeral_texts(APPROVER)[-1] == messages.unknown_approval()
+    assert bot.ephemeral_texts(APPROVER)[-1] == answers.unknown_approval()
 
 
 def test_bolt_does_not_verify_again_what_the_guard_verified(bot: Bot) -> None:
@@ -152,14 +154,14 @@ def test_a_click_replayed_after_slack_could_not_list_the_channel_is_refused(bot:
     bot.drain()
     approval_id = bot.approval_id()
     shard = _shard(bot, approval_id)
-    bot.services.redis.delete(keys.channel_members(CHANNEL))  # cold caches (one key per call: cluster slots)
-    bot.services.redis.delete(keys.channel_members(CHANNEL, shard=shard))
+    bot.services.redis.delete(keys.channel_members(TEAM, CHANNEL))  # cold caches (one key per call: cluster slots)
+    bot.services.redis.delete(keys.channel_members(TEAM, CHANNEL, shard=shard))
     bot.slack.error_next("conversations.members", "fatal_error")
 
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
     assert _approval(bot, approval_id).decision is None
-    assert bot.ephemeral_texts(APPROVER)[-1] == messages.membership_unknown()
+    assert bot.ephemeral_texts(APPROVER)[-1] == answers.membership_unknown()
 
     replayed = bot.poster.replay()  # byte for byte: same body, timestamp and signature
 
@@ -177,22 +179,22 @@ def test_someone_who_left_the_channel_is_refused_once_the_cached_members_expire(
         assert _shard(bot, first) == _shard(bot, second)
         shard = _shard(bot, first)
         client = bot.services.redis
-        client.delete(keys.channel_members(CHANNEL, shard=shard))
-        client.delete(keys.channel_members(CHANNEL))
+        client.delete(keys.channel_members(TEAM, CHANNEL, shard=shard))
+        client.delete(keys.channel_members(TEAM, CHANNEL))
         # Cached 59 seconds ago, when LEFT was still in the channel; LEFT has left since.
-        client.sadd(keys.channel_members(CHANNEL), *CHANNEL_MEMBERS)
-        client.pexpire(keys.channel_members(CHANNEL), 700)
+        client.sadd(keys.channel_members(TEAM, CHANNEL), *CHANNEL_MEMBERS)
+        client.pexpire(keys.channel_members(TEAM, CHANNEL), 700)
         bot.slack.set_channel_members(CHANNEL, [user for user in CHANNEL_MEMBERS if user != LEFT])
 
         assert bot.click(ids.APPROVE_ACTION, first, user=LEFT).status == 200  # the cache still said so
         time.sleep(1.0)  # the shared copy has expired: Slack would be asked, and says LEFT is gone
-        assert not client.exists(keys.channel_members(CHANNEL))
+        assert not client.exists(keys.channel_members(TEAM, CHANNEL))
 
         assert bot.click(ids.APPROVE_ACTION, second, user=LEFT).status == 200
 
         bot.drain()
         assert _approval(bot, second).decision is None
-        assert bot.ephemeral_texts(LEFT)[-1] == messages.not_a_channel_member(CHANNEL)
+        assert bot.ephemeral_texts(LEFT)[-1] == answers.not_a_channel_member(CHANNEL)
 
 
 def test_someone_removed_from_an_approver_group_is_refused_once_the_cached_group_expires(
@@ -207,14 +209,14 @@ def test_someone_removed_from_an_approver_group_is_refused_once_the_cached_group
         first, second = bot.approval_id(0), bot.approval_id(1)
         shard = _shard(bot, first)
         client = bot.services.redis
-        client.delete(keys.usergroup("S0ONCALL", shard=shard))
+        client.delete(keys.usergroup(TEAM, "S0ONCALL", shard=shard))
         # Cached 299 seconds ago, when LEFT was on call; LEFT was taken off the group since.
-        client.set(keys.usergroup("S0ONCALL"), f'["{LEFT}"]', px=700)
+        client.set(keys.usergroup(TEAM, "S0ONCALL"), f'["{LEFT}"]', px=700)
         bot.slack.set_usergroup("S0ONCALL", ["U0ONCALL"])
 
         assert bot.click(ids.APPROVE_ACTION, first, user=LEFT).status == 200  # the cache still said so
         time.sleep(1.0)
-        assert not client.exists(keys.usergroup("S0ONCALL"))
+        assert not client.exists(keys.usergroup(TEAM, "S0ONCALL"))
 
         assert bot.click(ids.APPROVE_ACTION, second, user=LEFT).status == 200
 

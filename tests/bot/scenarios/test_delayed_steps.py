@@ -10,7 +10,7 @@ import pytest
 import redis
 from pydantic import SecretStr
 
-from bot.render import messages
+from bot.render.texts import thread_posts
 from bot.services import build_services, connect_redis
 from bot.settings import Settings
 from bot.store.outbox import OutboxEntry
@@ -61,7 +61,10 @@ def test_a_step_failed_by_a_redis_outage_is_retried_by_its_worker_and_the_thread
 
         took_s = _work_until(bot, lambda: any(_ANSWER in text for text in bot.texts_posted()), timeout_s=10)
 
-        assert bot.texts_posted() == [messages.redis_unreachable(), bot.texts_posted()[-1]]  # told once, two outages
+        assert bot.texts_posted() == [
+            thread_posts.redis_unreachable(),
+            bot.texts_posted()[-1],
+        ]  # told once, two outages
         assert took_s < 5
         assert bot.services.jobs.pending_count() == 0
         bot.drain()

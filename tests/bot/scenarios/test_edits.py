@@ -19,7 +19,8 @@ from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
 from agent.tools import tool
 from bot.render import action_ids as ids
-from bot.render import edits, messages
+from bot.render import edits
+from bot.render.texts import answers
 from bot.store import keys
 from bot.store.approval_record import Approval
 from state.shapes import Message
@@ -255,7 +256,7 @@ def test_the_requester_may_not_edit_their_own_call(bot: Bot) -> None:
     approval_id, session_id = bot.ask("scale checkout to 5")
     opened = len(bot.slack.calls("views.open"))
     bot.click(ids.EDIT_ACTION, approval_id, user=REQUESTER)
-    bot.wait_told(REQUESTER, messages.self_approval_refused())
+    bot.wait_told(REQUESTER, answers.self_approval_refused())
     assert len(bot.slack.calls("views.open")) == opened
     assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
 

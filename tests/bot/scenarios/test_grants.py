@@ -16,10 +16,21 @@ import redis
 from bot.domain.clock import ManualClock, epoch_ms
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.render import action_ids as ids
-from bot.render import grant_form, messages
+from bot.render import grant_form
+from bot.render.texts import standing_approvals
 from bot.sandbox import slack_requests
 from bot.store.grants import Call, GrantStore
-from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import (
+    APPROVER,
+    CHANNEL,
+    OUTSIDER,
+    REQUESTER,
+    TEAM,
+    Bot,
+    demo_factory,
+    is_decided,
+    running_bot,
+)
 from tests.bot.support.processes import run_bot
 
 POLICY = """\
@@ -261,7 +272,7 @@ def test_a_rule_can_let_a_grant_cover_anyone_in_the_channel_but_never_its_maker(
         assert "asked by anyone" in confirm
         _approve_and_allow(bot, 3600)
         bot.drain()
-        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER)
+        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
         assert grant.requester is None  # anyone's call in the channel
 
         bot.mention("restart checkout", user=OUTSIDER)  # someone else asks the very same call: covered
@@ -319,12 +330,12 @@ def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others
 
         refused = _submit_similar(bot, view, fields=[], seconds=3600)
         assert refused.json() == {"response_action": "errors", "errors": {ids.GRANT_FIELDS_BLOCK: grant_form.NO_FIELD}}
-        assert bot.services.grant_flow.live_for(APPROVER) == []
+        assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == []
 
         assert _submit_similar(bot, view, fields=["service"], seconds=3600).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[-1])
-        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER)
+        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
         assert grant.tool_input == {"service": "checkout"}
         assert list(grant.fields or {}) == ["service"]
         assert "any other arguments" in "\n".join(bot.ephemeral_texts(APPROVER))
@@ -361,5 +372,5 @@ def test_allow_similar_is_not_offered_for_one_field_and_a_forged_click_opens_not
         payload = bot.click_payload(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
         payload["actions"][0]["action_id"] = ids.ALLOW_SIMILAR_ACTION
         assert bot.poster.post_action(payload).status == 200
-        bot.wait_told(APPROVER, messages.grant_not_offered())
+        bot.wait_told(APPROVER, standing_approvals.grant_not_offered())
         assert len(bot.slack.calls("views.open")) == opened

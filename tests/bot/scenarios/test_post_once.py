@@ -17,6 +17,7 @@ import redis
 from slack_sdk import WebClient
 
 from bot.domain.clock import ManualClock
+from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import connect_redis
@@ -42,7 +43,7 @@ def _live(message: dict[str, Any]) -> bool:
 def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> Deliverer:
     """Another worker's dispatcher, ``after_s`` later (the dead holder's lease has run out)."""
     return Deliverer(
-        client=WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout),
+        clients=OneWorkspace(WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout)),
         approvals=bot.services.approvals,
         outbox=Outbox(bot.services.redis, clock=lambda: time.time() + after_s),
         redis_client=bot.services.redis,
@@ -129,7 +130,7 @@ def test_two_holders_of_one_post_leave_one_copy_the_later_one_deletes_its_own(
     bot.worker.run_jobs_once(block_ms=1)
     stalled_client = HeldClient("chat_postMessage", token=bot.slack.token, base_url=bot.slack.url)
     stalled = Deliverer(
-        client=stalled_client,
+        clients=OneWorkspace(stalled_client),
         approvals=bot.services.approvals,
         outbox=bot.services.outbox,
         redis_client=bot.services.redis,
@@ -193,7 +194,7 @@ def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client:
         bot.drain()
         approval_id = bot.approval_id()
         lossy = Deliverer(
-            client=_AnswerLostForDms(token=bot.slack.token, base_url=bot.slack.url),
+            clients=OneWorkspace(_AnswerLostForDms(token=bot.slack.token, base_url=bot.slack.url)),
             approvals=bot.services.approvals,
             outbox=bot.services.outbox,
             redis_client=bot.services.redis,
@@ -240,7 +241,7 @@ def test_redis_stopped_between_the_post_and_its_record_leaves_one_copy(own_redis
         bot.mention("restart checkout")
         bot.worker.run_jobs_once(block_ms=1)
         unlucky = Deliverer(
-            client=_RedisStopsAfterThePost(own_redis, token=bot.slack.token, base_url=bot.slack.url),
+            clients=OneWorkspace(_RedisStopsAfterThePost(own_redis, token=bot.slack.token, base_url=bot.slack.url)),
             approvals=bot.services.approvals,
             outbox=bot.services.outbox,
             redis_client=bot.services.redis,

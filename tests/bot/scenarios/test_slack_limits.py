@@ -9,7 +9,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import ManualClock
-from bot.render import messages
+from bot.render.texts import app_home
 from bot.sandbox.slack_api import message_limit_error
 from tests.bot.support.agents import answering_agent
 from tests.bot.support.fake_slack import FakeSlack
@@ -83,8 +83,8 @@ def test_a_long_approvals_list_stays_within_slacks_text_limit() -> None:
         f"• `{'t' * 200}` asked by <@U{number:08d}>, waiting 5 min — <https://x.slack.com/p{number}|open>"
         for number in range(200)
     ]
-    text = messages.pending_list(lines)
+    text = app_home.pending_list(lines)
     assert message_limit_error({"text": text}) is None
-    assert text.startswith(messages.pending_header(200))
-    assert text.endswith(messages.home_more(200 - (text.count("\n") - 1)))
-    assert messages.pending_list(lines[:3]).count("\n") == 3
+    assert text.startswith(app_home.pending_header(200))
+    assert text.endswith(app_home.home_more(200 - (text.count("\n") - 1)))
+    assert app_home.pending_list(lines[:3]).count("\n") == 3

@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from bot.domain.clock import ManualClock
+from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
 from bot.slack.delivery import Deliverer
 from bot.store import keys
@@ -54,7 +55,10 @@ def test_a_stalled_older_update_never_stays_over_the_decision(
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)  # a vote: its update is queued
     held = HeldClient("chat_update", token=bot.slack.token, base_url=bot.slack.url)
     stalled = Deliverer(
-        client=held, approvals=bot.services.approvals, outbox=bot.services.outbox, redis_client=bot.services.redis
+        clients=OneWorkspace(held),
+        approvals=bot.services.approvals,
+        outbox=bot.services.outbox,
+        redis_client=bot.services.redis,
     )
     first = threading.Thread(target=stalled.deliver_due)
     first.start()

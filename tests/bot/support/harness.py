@@ -32,6 +32,7 @@ from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+TEAM = "T0TEST"  # the loopback Slack's workspace (FakeSlack's default team)
 CHANNEL = "C0OPS"
 REQUESTER = "U0REQUESTER"
 APPROVER = "U0APPROVER"

@@ -26,7 +26,7 @@ from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, appr
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.outcomes import Kind
-from bot.render.messages import is_blank
+from bot.render.safe_text import is_blank
 from bot.sandbox.slack_requests import TEAM_ID
 from bot.services import Services, build_services
 from bot.settings import Settings

@@ -5,6 +5,7 @@ import redis
 from slack_sdk import WebClient
 
 from bench.round_trips import counting_client
+from bot.domain.workspaces import OneWorkspace
 from bot.slack.delivery import Deliverer
 from bot.slack.retry_after import DEFAULT_S
 from bot.store.approvals import ApprovalStore
@@ -16,7 +17,9 @@ from tests.bot.support.seconds_clock import SecondsClock
 @pytest.fixture
 def deliverer(redis_client: redis.Redis, slack: FakeSlack, outbox: Outbox) -> Deliverer:
     client = WebClient(token=slack.token, base_url=slack.url, timeout=2)
-    return Deliverer(client=client, approvals=ApprovalStore(redis_client), outbox=outbox, redis_client=redis_client)
+    return Deliverer(
+        clients=OneWorkspace(client), approvals=ApprovalStore(redis_client), outbox=outbox, redis_client=redis_client
+    )
 
 
 def _post(text: str) -> OutboxEntry:
@@ -115,7 +118,7 @@ def test_a_slow_slack_times_out_and_is_retried_not_lost_nor_posted_twice(
     slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
     impatient = Deliverer(
-        client=WebClient(token=slack.token, base_url=slack.url, timeout=1),
+        clients=OneWorkspace(WebClient(token=slack.token, base_url=slack.url, timeout=1)),
         approvals=ApprovalStore(redis_client),
         outbox=outbox,
         redis_client=redis_client,
@@ -164,7 +167,9 @@ def test_an_entry_that_fails_for_another_reason_is_counted_and_parked(
 def test_waiting_for_its_turn_is_not_a_failed_attempt(
     slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
 ) -> None:
-    first, second = posts_in_order([{"channel": "C0OPS", "text": "part 1"}, {"channel": "C0OPS", "text": "part 2"}])
+    first, second = posts_in_order(
+        [{"channel": "C0OPS", "text": "part 1"}, {"channel": "C0OPS", "text": "part 2"}], team_id="T0TEST"
+    )
     slack.fail_next("chat.postMessage", status=500, retry_after=None)
     for entry in (first, second):
         outbox.send_later(entry)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from bot.domain.workspaces import OneWorkspace
 from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
@@ -29,7 +30,11 @@ def client(slack: FakeSlack) -> KeepAliveWebClient:
 @pytest.fixture
 def deliverer(redis_client: redis.Redis, client: KeepAliveWebClient, outbox: Outbox) -> Iterator[Deliverer]:
     deliverer = Deliverer(
-        client=client, approvals=ApprovalStore(redis_client), outbox=outbox, redis_client=redis_client, concurrency=4
+        clients=OneWorkspace(client),
+        approvals=ApprovalStore(redis_client),
+        outbox=outbox,
+        redis_client=redis_client,
+        concurrency=4,
     )
     yield deliverer
     deliverer.close()
@@ -48,7 +53,7 @@ def _texts(slack: FakeSlack, channel: str) -> list[str]:
 def _another_dispatcher(slack: FakeSlack, outbox: Outbox, redis_client: redis.Redis) -> Deliverer:
     """Another worker's dispatcher of the same outbox (one lane at a time)."""
     return Deliverer(
-        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
         approvals=ApprovalStore(redis_client),
         outbox=outbox,
         redis_client=redis_client,
@@ -127,7 +132,7 @@ def test_parts_of_a_long_reply_stay_in_order_under_parallel_delivery(
     slack.fail_next("chat.postMessage", status=500, channel="C0ALPHA")
     parts = [{"channel": "C0ALPHA", "thread_ts": "1.1", "text": f"part {index}"} for index in range(3)]
     transaction = redis_client.pipeline(transaction=True)
-    for entry in posts_in_order(parts):
+    for entry in posts_in_order(parts, team_id="T0TEST"):
         outbox.add(transaction, entry)
     transaction.execute()
     deliverer.deliver_due(limit=100)  # the first part fails: the thread waits for its retry
@@ -169,7 +174,7 @@ def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
     # The dying dispatcher got its first post out, then died before recording it.
     dying_outbox = _DiesBeforeCompleting(outbox)
     dying = Deliverer(
-        client=KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5),
+        clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
         approvals=ApprovalStore(redis_client),
         outbox=dying_outbox,  # type: ignore[arg-type]
         redis_client=redis_client,

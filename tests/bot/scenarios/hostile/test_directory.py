@@ -5,7 +5,7 @@ import redis
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.store import keys
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import APPROVER, TEAM, Bot
 
 
 def test_a_corrupt_group_cache_does_not_blind_app_home(policed_bot: Bot, redis_client: redis.Redis) -> None:
@@ -13,7 +13,7 @@ def test_a_corrupt_group_cache_does_not_blind_app_home(policed_bot: Bot, redis_c
     bot.mention("restart checkout")  # service-changes: users + group S0ONCALL
     bot.drain()
     approval_id = bot.approval_id()
-    redis_client.set(keys.usergroup("S0ONCALL"), b"{garbage")
+    redis_client.set(keys.usergroup(TEAM, "S0ONCALL"), b"{garbage")
     event = {"type": "app_home_opened", "user": APPROVER, "channel": "D1", "tab": "home"}
     assert bot.poster.post_event(slack_requests.event_callback(event)).status == 200
     bot.drain()
@@ -27,7 +27,7 @@ def test_a_corrupt_group_cache_does_not_stop_a_listed_approver(policed_bot: Bot,
     bot.mention("restart checkout")
     bot.drain()
     approval_id = bot.approval_id()
-    redis_client.set(keys.usergroup("S0ONCALL"), b"{garbage")
+    redis_client.set(keys.usergroup(TEAM, "S0ONCALL"), b"{garbage")
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
     approval = bot.services.approvals.find(approval_id)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bot.render import blocks, messages
+from bot.domain.storable_json import ELLIPSIS
+from bot.render import blocks, safe_text
 
 
 @pytest.mark.parametrize(
@@ -18,8 +19,8 @@ from bot.render import blocks, messages
     ],
 )
 def test_hidden_characters_are_revealed(raw: str, shown: str) -> None:
-    assert messages.reveal(raw) == shown
-    assert messages.has_hidden(raw)
+    assert safe_text.reveal(raw) == shown
+    assert safe_text.has_hidden(raw)
 
 
 @pytest.mark.parametrize(
@@ -33,13 +34,13 @@ def test_hidden_characters_are_revealed(raw: str, shown: str) -> None:
     ],
 )
 def test_visible_text_emoji_and_flags_stay_as_they_are(text: str) -> None:
-    assert messages.reveal(text) == text
-    assert not messages.has_hidden(text)
+    assert safe_text.reveal(text) == text
+    assert not safe_text.has_hidden(text)
 
 
 def test_truncation_never_splits_a_revealed_character() -> None:
-    clipped = messages.clip("\u202e" * 100, 60)
-    kept = clipped[: clipped.index(messages.ELLIPSIS)]
+    clipped = safe_text.clip("\u202e" * 100, 60)
+    kept = clipped[: clipped.index(ELLIPSIS)]
     assert kept
     assert kept.count("⟨") == kept.count("⟩")
     for piece in blocks.agent_reply_blocks("\u202e" * 2_000):
@@ -51,24 +52,24 @@ def test_truncation_never_splits_a_revealed_character() -> None:
     "text", ["", " \n\t", "\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad", "\ufeff\u2060 \u115f"]
 )
 def test_text_of_only_whitespace_and_invisible_characters_is_blank(text: str) -> None:
-    assert messages.is_blank(text)
+    assert safe_text.is_blank(text)
 
 
 @pytest.mark.parametrize("text", ["ok\u200b", "\u200b.", "👩\u200d💻", "\u2764\ufe0f", "e\u0301", "\u202eno"])
 def test_text_with_anything_to_read_is_not_blank(text: str) -> None:
-    assert not messages.is_blank(text)
+    assert not safe_text.is_blank(text)
 
 
 @pytest.mark.parametrize("name", ["deploy\n> *approved*", "deploy\tprod", "a\r\nb"])
 def test_a_name_in_inline_code_stays_on_one_line_with_its_breaks_spelled_out(name: str) -> None:
-    shown = messages.code_inline(name)
+    shown = safe_text.code_inline(name)
     assert "\n" not in shown
     assert "\t" not in shown
     assert "⟨U+000A⟩" in shown or "⟨U+0009⟩" in shown
 
 
 def test_a_name_with_a_line_break_flags_the_message() -> None:
-    from tests.bot.unit.test_blocks import request
+    from tests.bot.render.test_blocks import request
 
     assert not blocks.has_hidden_characters(request())
     assert blocks.has_hidden_characters(request(tool="deploy\nprod"))

@@ -5,8 +5,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.domain.records import ApprovalRequest, PolicySummary
-from bot.render import messages
-from bot.render.bounded import MAX_CHARS, bounded_json
+from bot.domain.storable_json import MAX_CHARS, NESTED_TOO_DEEPLY, bounded_json, more_not_shown, truncation_marker
 from tests.bot.support.agents import nested
 
 
@@ -26,7 +25,7 @@ def test_ordinary_values_are_kept_as_they_are() -> None:
 def test_deep_values_are_cut_with_a_marker_and_stay_readable_as_a_record() -> None:
     shown = bounded_json({"payload": nested(100_000 // 100)}, max_depth=24)
     assert _depth(shown) == 24
-    assert messages.NESTED_TOO_DEEPLY in json.dumps(shown, ensure_ascii=False)
+    assert NESTED_TOO_DEEPLY in json.dumps(shown, ensure_ascii=False)
     request = ApprovalRequest(
         approval_id="a1",
         session_id="T:C:1.0",
@@ -48,8 +47,8 @@ def test_deep_values_are_cut_with_a_marker_and_stay_readable_as_a_record() -> No
 def test_long_and_numerous_values_are_cut_to_the_budget_with_markers() -> None:
     long_text = bounded_json({"text": "x" * 100_000, "next": 1})
     assert len(json.dumps(long_text)) < MAX_CHARS + 200
-    assert long_text["text"].endswith(messages.truncation_marker(100_000 - MAX_CHARS + 4))
-    assert long_text["…"] == messages.more_not_shown(1)
+    assert long_text["text"].endswith(truncation_marker(100_000 - MAX_CHARS + 4))
+    assert long_text["…"] == more_not_shown(1)
     many = bounded_json(list(range(100_000)))
     assert len(json.dumps(many)) < MAX_CHARS * 2
     assert many[-1].endswith("more entries not shown)")

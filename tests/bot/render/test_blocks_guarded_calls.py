@@ -4,7 +4,8 @@ import json
 from datetime import UTC, datetime
 
 from bot.domain.records import ApprovalRequest, GuardedCall, PolicySummary, approval_id_for
-from bot.render import blocks, messages
+from bot.render import blocks
+from bot.render.texts import approval_request
 
 SID = "T1:C1:1700000000.000100"
 
@@ -50,7 +51,7 @@ def test_a_batch_names_every_call_and_its_arguments() -> None:
     assert "Approval needed: delete_files, inspect_files" in text
     assert "/tmp/a" in text
     assert "/tmp/b" in text
-    assert json.dumps(messages.CALLS_LABEL)[1:-1] in text
+    assert json.dumps(approval_request.CALLS_LABEL)[1:-1] in text
 
 
 def test_an_interrupt_guarding_no_known_call_says_so() -> None:

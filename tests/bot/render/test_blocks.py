@@ -11,7 +11,7 @@ from slack_sdk.models.views import View
 
 from agent.approval import refusal_text
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry, PolicySummary, approval_id_for
-from bot.render import blocks, messages
+from bot.render import blocks
 from bot.render.action_ids import (
     APPROVE_ACTION,
     DENY_ACTION,
@@ -21,6 +21,7 @@ from bot.render.action_ids import (
     DISCUSS_ACTION,
     parse_button_value,
 )
+from bot.render.texts import answers, approval_request, thread_posts, times
 from bot.sandbox.slack_api import message_limit_error
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
@@ -265,7 +266,7 @@ def test_decided_message_counts_discussion_replies() -> None:
 
 
 def test_naive_times_are_taken_as_utc() -> None:
-    assert messages.slack_date(datetime(2026, 11, 30, 5, 0)) == messages.slack_date(AT)
+    assert times.slack_date(datetime(2026, 11, 30, 5, 0)) == times.slack_date(AT)
 
 
 def test_bad_approval_ids_are_refused() -> None:
@@ -304,18 +305,18 @@ def test_user_controlled_text_is_escaped_everywhere() -> None:
 
 
 def test_messages_escape_their_arguments() -> None:
-    assert "<!channel>" not in messages.click_failed("<!channel>")
-    assert "<!channel>" not in messages.agent_reply("hi <!channel>")
-    assert "<!channel>" not in messages.discussion_prompt("U1><!channel")
-    assert messages.click_failed("boom") == "Your click was not recorded: boom — try again."
-    already = messages.already_decided(decision("approve", decided_by="U1"))
+    assert "<!channel>" not in answers.click_failed("<!channel>")
+    assert "<!channel>" not in thread_posts.agent_reply("hi <!channel>")
+    assert "<!channel>" not in thread_posts.discussion_prompt("U1><!channel")
+    assert answers.click_failed("boom") == "Your click was not recorded: boom — try again."
+    already = answers.already_decided(decision("approve", decided_by="U1"))
     assert already == f"Already approved by <@U1> at {AT_TOKEN}"
 
 
 def test_agent_reply_is_escaped() -> None:
     (block,) = blocks.agent_reply_blocks("Done <!channel> & <@U1>")
     assert block["text"]["text"] == "Done &lt;!channel&gt; &amp; &lt;@U1&gt;"
-    assert blocks.agent_reply_blocks("   ")[0]["text"]["text"] == messages.agent_reply("")
+    assert blocks.agent_reply_blocks("   ")[0]["text"]["text"] == thread_posts.agent_reply("")
 
 
 def test_a_reply_repeating_a_refusal_shows_people_who_refused_and_why() -> None:
@@ -338,7 +339,7 @@ def test_a_reply_repeating_a_refusal_shows_people_who_refused_and_why() -> None:
 def test_huge_arguments_are_truncated_with_a_marker_inside_a_closed_fence() -> None:
     message = blocks.approval_message(request(tool_input=HUGE_ARGS))
     check_message(message)
-    (arguments,) = [text for text in section_texts(message) if text.startswith(messages.ARGUMENTS_LABEL)]
+    (arguments,) = [text for text in section_texts(message) if text.startswith(approval_request.ARGUMENTS_LABEL)]
     assert len(arguments) <= 3000
     assert arguments.count("```") == 2
     body, marker = arguments.rsplit("\n```\n", 1)
@@ -352,7 +353,7 @@ def test_backticks_in_arguments_cannot_close_the_fence() -> None:
     for value in ("```", "a````b", "`" * 5000, "x" * 2950 + "```<!channel>```"):
         message = blocks.approval_message(request(tool_input={"code": value}))
         check_message(message)
-        (arguments,) = [text for text in section_texts(message) if text.startswith(messages.ARGUMENTS_LABEL)]
+        (arguments,) = [text for text in section_texts(message) if text.startswith(approval_request.ARGUMENTS_LABEL)]
         assert arguments.count("```") == 2
 
 
@@ -369,7 +370,7 @@ def test_huge_reason_tool_name_and_ids() -> None:
         request(reason="r" * 10_000, tool="t" * 10_000, requested_by="U" * 10_000, interrupt_name="n" * 10_000)
     )
     check_message(message)
-    (reason,) = [text for text in section_texts(message) if text.startswith(messages.REASON_LABEL)]
+    (reason,) = [text for text in section_texts(message) if text.startswith(approval_request.REASON_LABEL)]
     assert MARKER.search(reason)
     assert len(message["blocks"][0]["text"]["text"]) <= 150
 
@@ -390,7 +391,7 @@ def test_deeply_nested_and_odd_json() -> None:
         nested = [nested]
     message = blocks.approval_message(request().model_copy(update={"tool_input": nested}))
     check_message(message)
-    assert messages.UNDISPLAYABLE in all_texts(message)
+    assert approval_request.UNDISPLAYABLE in all_texts(message)
     odd = blocks.approval_message(request(tool_input={"when": AT, "set": {1}, "text": "ünï"}))
     check_message(odd)
 
@@ -422,9 +423,9 @@ def test_deny_modal_with_huge_inputs() -> None:
 
 
 def test_modal_errors() -> None:
-    assert blocks.modal_errors(messages.reason_required()) == {
+    assert blocks.modal_errors(answers.reason_required()) == {
         "response_action": "errors",
-        "errors": {DENY_REASON_BLOCK: messages.reason_required()},
+        "errors": {DENY_REASON_BLOCK: answers.reason_required()},
     }
     assert len(blocks.modal_errors("e" * 10_000)["errors"][DENY_REASON_BLOCK]) <= 300
 
@@ -462,28 +463,3 @@ def test_code_fences_survive_splitting() -> None:
 def test_unbroken_and_emoji_agent_text() -> None:
     for text in ("x" * 200_000, EMOJI * 10, "`" * 10_000):
         check_reply(text)
-
-
-def test_app_home_shows_five_standing_approvals_then_how_many_more_within_slacks_100_blocks() -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from bot.domain.grants import Grant
-    from bot.flow.home_queue import render_home
-
-    now = datetime(2026, 12, 2, tzinfo=UTC)
-    grants = [
-        (
-            Grant(
-                grant_id=f"g{index}", team_id="T1", channel_id="C1", rule="r", tool="deploy",
-                tool_input={"n": index}, digest="d", terms="t", requester=None, granted_by="U1",
-                granted_at=now, expires_at=now + timedelta(hours=1), granted_ms=0, approval_id="a",
-            ),
-            index,
-        )
-        for index in range(8)
-    ]  # fmt: skip
-    view = render_home(queue=[], recent=[], now=now, grants=grants)
-    revokes = [block for block in view["blocks"] if "accessory" in block]
-    assert len(revokes) == 5
-    assert "…and 3 more" in str(view["blocks"])
-    assert len(view["blocks"]) <= 100

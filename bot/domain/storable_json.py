@@ -1,4 +1,4 @@
-"""Bound what an agent hands us before it is stored: a JSON value with a limited depth and size.
+"""Make what an agent hands us storable: a JSON value of limited depth and size, in valid UTF-8.
 
 A tool's arguments and an interrupt's reason come from a model. They are stored with the
 approval request and read back by every reader (the message, App Home, ``/approvals``,
@@ -6,17 +6,30 @@ approval request and read back by every reader (the message, App Home, ``/approv
 cannot be read back (pydantic's JSON parser stops at 200 levels). Such values are shortened
 where they overflow, with a visible marker saying what was left out; whatever fits is kept as is.
 A lone surrogate (valid in a Python ``str``, and in JSON as ``\\ud800``, but not in UTF-8 nor in
-the stored record) is spelled out as ``messages.reveal`` shows it: ``⟨U+D800⟩``.
+the stored record) is spelled out as ``bot.render.safe_text.reveal`` shows it: ``⟨U+D800⟩``.
+
+The markers that say what was left out live here too: a stored value and a text clipped for Slack end
+with the same words.
 """
 
 import math
 from typing import Any, Final
 
-from bot.render import messages
-
+ELLIPSIS: Final = "…"
+NESTED_TOO_DEEPLY: Final = f"{ELLIPSIS} (nested too deeply: not shown)"
 MAX_DEPTH: Final = 24
 MAX_CHARS: Final = 16_000
 _MAX_INT_BITS: Final = 256
+
+
+def truncation_marker(omitted: int) -> str:
+    """The explicit marker that ends every truncated text."""
+    return f"{ELLIPSIS} (truncated, {omitted} more characters)"
+
+
+def more_not_shown(count: int) -> str:
+    """Marker ending a list or object shortened to fit (``count`` entries left out)."""
+    return f"(truncated, {count} more {'entry' if count == 1 else 'entries'} not shown)"
 
 
 def bounded_json(value: Any, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS) -> Any:
@@ -44,7 +57,7 @@ class _Budget:
             return text
         kept = max(self.left, 0)
         self.left = 0
-        return text[:kept] + messages.truncation_marker(len(text) - kept)
+        return text[:kept] + truncation_marker(len(text) - kept)
 
 
 def _walk(value: Any, depth_left: int, budget: _Budget) -> Any:
@@ -65,7 +78,7 @@ def _walk(value: Any, depth_left: int, budget: _Budget) -> Any:
         return budget.take(storable_text(value))
     if isinstance(value, dict | list | tuple | set | frozenset):
         if depth_left <= 0:
-            return messages.NESTED_TOO_DEEPLY
+            return NESTED_TOO_DEEPLY
         if isinstance(value, dict):
             return _walk_object(value, depth_left - 1, budget)
         return _walk_array(list(value), depth_left - 1, budget)
@@ -79,7 +92,7 @@ def storable_text(text: str) -> str:
     try:
         text.encode()
     except UnicodeEncodeError:
-        return "".join(messages.reveal(ch) if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+        return "".join(f"⟨U+{ord(ch):04X}⟩" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
     return text
 
 
@@ -88,7 +101,7 @@ def _walk_object(value: dict[Any, Any], depth_left: int, budget: _Budget) -> dic
     items = list(value.items())
     for index, (key, item) in enumerate(items):
         if budget.left <= 0:
-            shown[messages.ELLIPSIS] = messages.more_not_shown(len(items) - index)
+            shown[ELLIPSIS] = more_not_shown(len(items) - index)
             break
         name = budget.take(storable_text(str(key)))
         shown[name] = _walk(item, depth_left, budget)
@@ -99,7 +112,7 @@ def _walk_array(value: list[Any], depth_left: int, budget: _Budget) -> list[Any]
     shown: list[Any] = []
     for index, item in enumerate(value):
         if budget.left <= 0:
-            shown.append(f"{messages.ELLIPSIS} {messages.more_not_shown(len(value) - index)}")
+            shown.append(f"{ELLIPSIS} {more_not_shown(len(value) - index)}")
             break
         shown.append(_walk(item, depth_left, budget))
     return shown

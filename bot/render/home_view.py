@@ -1,0 +1,98 @@
+"""The App Home tab as Block Kit: the viewer's queue, their standing approvals and recent decisions.
+
+Pure: ``bot.flow.home_queue`` chooses what the viewer may see; this lays it out within the tab's 100 blocks,
+saying how many more there are where a list is longer than the tab shows.
+"""
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from bot.domain.grants import Grant
+from bot.domain.records import ApprovalRequest, Decision
+from bot.render import blocks, safe_text
+from bot.render.action_ids import REVOKE_GRANT_ACTION
+from bot.render.texts import app_home, approval_request, standing_approvals
+
+QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
+RECENT_SHOWN: Final = 10
+GRANTS_SHOWN: Final = 5  # a block each: 75 + 6 + 10 + the headers stay under the tab's 100 blocks
+GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
+
+
+def home_view(
+    *,
+    queue: Sequence[tuple[ApprovalRequest, blocks.Progress]],
+    recent: Sequence[tuple[ApprovalRequest, Decision]],
+    now: datetime,
+    grants: Sequence[tuple[Grant, int]] = (),
+) -> dict[str, Any]:
+    """The ``views.publish`` view.
+
+    Args:
+        queue: What the viewer may decide now, oldest first, each with what happened to it so far.
+        recent: Decisions the viewer could see, newest first.
+        now: When the view is built (how long each request has waited).
+        grants: The viewer's standing approvals, each with how often it was used.
+    """
+    view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(app_home.HOME_QUEUE_TITLE)}]
+    if not queue:
+        view_blocks.append(blocks.section(app_home.home_queue_empty()))
+    for waiting, progress in queue[:QUEUE_SHOWN]:
+        request, edit = waiting, progress.edit
+        if edit is not None:  # what a click would approve: the input as edited
+            request = blocks.as_edited(waiting, edit.input, edit.digest)
+        view_blocks.append(blocks.section(approval_request.request_intro(request, request.tool)))
+        view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it
+        status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+        warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+        view_blocks.append(blocks.context(status, *warning))
+        view_blocks.append(blocks.approval_actions(request))
+        view_blocks.append({"type": "divider"})
+    if len(queue) > QUEUE_SHOWN:
+        view_blocks.append(blocks.context(app_home.home_more(len(queue) - QUEUE_SHOWN)))
+    view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_GRANTS_TITLE)})
+    if not grants:
+        view_blocks.append(blocks.context(app_home.home_grants_empty()))
+    view_blocks += [_grant_entry(grant, uses) for grant, uses in grants[:GRANTS_SHOWN]]
+    if len(grants) > GRANTS_SHOWN:
+        view_blocks.append(blocks.context(app_home.home_more_grants(len(grants) - GRANTS_SHOWN)))
+    view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_RECENT_TITLE)})
+    if not recent:
+        view_blocks.append(blocks.section(app_home.home_recent_empty()))
+    for request, decision in recent[:RECENT_SHOWN]:
+        line = app_home.home_recent_line(request, decision, _compact_arguments(request))
+        view_blocks.append(blocks.context(line))
+    return {"type": "home", "blocks": view_blocks}
+
+
+def _compact_arguments(request: ApprovalRequest) -> str:
+    """The call's arguments on one line, as inline code (a recent decision on App Home): escaped and bounded."""
+    shown: Any = request.tool_input if request.tool is not None else [call.input for call in request.calls]
+    return safe_text.code_inline(_compact_json(shown), safe_text.MAX_INLINE_ARGUMENTS)
+
+
+def _compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError, TypeError):
+        return approval_request.UNDISPLAYABLE
+
+
+def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
+    """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
+    arguments = safe_text.code_inline(_compact_json(grant.tool_input), safe_text.MAX_INLINE_ARGUMENTS)
+    if grant.fields:
+        arguments += " (any other arguments)"
+    text = standing_approvals.grant_line(
+        tool=grant.tool,
+        arguments=arguments,
+        channel_id=grant.channel_id,
+        requester=grant.requester,
+        until=grant.expires_at,
+        uses=uses,
+    )
+    value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
+    revoke = blocks.button(REVOKE_GRANT_ACTION, standing_approvals.REVOKE_LABEL, value, "danger")
+    return {**blocks.section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}

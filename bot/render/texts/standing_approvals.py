@@ -1,0 +1,66 @@
+"""The texts of standing approvals: the "Approve + allow" button and its confirmation, a grant's line, revoking it."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+
+from bot.domain.records import ApprovalRequest
+from bot.render.safe_text import MAX_ID, code_inline, escape, mention_user
+from bot.render.texts.times import for_duration, slack_date
+
+REVOKE_LABEL: Final = "Revoke"
+
+
+def approve_and_allow_label(seconds: int) -> str:
+    """The button that approves and makes a standing approval (plain text, at most 75 characters)."""
+    return f"Approve + allow {for_duration(seconds)}"
+
+
+def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:
+    """What the person confirms before a standing approval is made (mrkdwn; every part bounded, so the whole stays
+    within a confirm dialog's 300 characters)."""
+    if request.policy.grant_scope == "channel":
+        who = ", asked by anyone"
+    else:
+        who = f", asked by {mention_user(request.requested_by)}" if request.requested_by else ""
+    tool = code_inline(request.tool or request.interrupt_name, 60)
+    return (
+        f"Approve this call, and for {for_duration(seconds)} run {tool} with exactly these arguments in "
+        f"<#{escape(request.channel_id[:24])}>{who} without asking. Revoke it on App Home."
+    )
+
+
+def grant_made(request: ApprovalRequest, *, until: datetime, fields: Sequence[str] | None = None) -> str:
+    """Told to the person whose "Approve + allow" made a standing approval (``fields``: the ones they picked)."""
+    tool = code_inline(request.tool or request.interrupt_name)
+    what = "exactly these arguments"
+    if fields is not None:
+        what = f"these values of {', '.join(code_inline(name, 40) for name in fields[:10])} (any other arguments)"
+    return (
+        f"Approved. {tool} with {what} now runs here without asking until {slack_date(until)}; "
+        "revoke it on your App Home."
+    )
+
+
+def grant_not_offered() -> str:
+    """An "Approve + allow" button whose duration the request's rule does not offer (nothing was recorded)."""
+    return "This request's policy offers no standing approval for that long: nothing was recorded."
+
+
+def grant_line(*, tool: str, arguments: str, channel_id: str, requester: str | None, until: datetime, uses: int) -> str:
+    """One standing approval on App Home."""
+    who = f" for {mention_user(requester)}'s requests" if requester else ""
+    used = f"used {uses} time{'s' if uses != 1 else ''}"
+    return (
+        f"{code_inline(tool)} {arguments} in <#{escape(channel_id[:MAX_ID])}>{who} · until {slack_date(until)} · {used}"
+    )
+
+
+def grant_revoked(tool: str) -> str:
+    """Told to the person who revoked a standing approval."""
+    return f"Revoked: the next {code_inline(tool)} call is asked again."
+
+
+def grant_gone() -> str:
+    """A Revoke click on a standing approval that ended already."""
+    return "That standing approval has ended already."

@@ -1,0 +1,43 @@
+"""App Home as Block Kit: the queue, standing approvals and recent decisions, within the tab's 100 blocks."""
+
+from datetime import UTC, datetime, timedelta
+
+from slack_sdk.models.views import View
+
+from bot.domain.grants import Grant
+from bot.render import blocks
+from bot.render.home_view import home_view
+from tests.bot.render.test_blocks import all_texts, decision, request
+
+NOW = datetime(2026, 12, 2, tzinfo=UTC)
+
+
+def test_app_home_shows_five_standing_approvals_then_how_many_more_within_slacks_100_blocks() -> None:
+    grants = [
+        (
+            Grant(
+                grant_id=f"g{index}", team_id="T1", channel_id="C1", rule="r", tool="deploy",
+                tool_input={"n": index}, digest="d", terms="t", requester=None, granted_by="U1",
+                granted_at=NOW, expires_at=NOW + timedelta(hours=1), granted_ms=0, approval_id="a",
+            ),
+            index,
+        )
+        for index in range(8)
+    ]  # fmt: skip
+    view = home_view(queue=[], recent=[], now=NOW, grants=grants)
+    revokes = [block for block in view["blocks"] if "accessory" in block]
+    assert len(revokes) == 5
+    assert "…and 3 more" in str(view["blocks"])
+    assert len(view["blocks"]) <= 100
+
+
+def test_a_full_queue_and_recent_decisions_stay_within_the_tab() -> None:
+    queue = [(request(approval_id=f"a{index}"), blocks.Progress(level=1)) for index in range(40)]
+    recent = [(request(tool="deploy", tool_input={"env": "<!channel>"}), decision("approve"))] * 20
+    view = home_view(queue=queue, recent=recent, now=NOW)
+    assert len(view["blocks"]) <= 100
+    assert View(**view).to_dict() == view
+    texts = all_texts(view)
+    assert "…and 25 more, oldest first above." in texts
+    assert "escalation level 1" in texts
+    assert texts.count('`deploy` `{"env":"&lt;!channel&gt;"}`: ✅ Approved by <@U_OPS>') == 10

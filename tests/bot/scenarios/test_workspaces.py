@@ -1,0 +1,302 @@
+"""Two workspaces installed through the OAuth flow, side by side: each request answered with its own workspace's
+token, nothing of one seen in the other (messages, App Home, /approvals, clicks), and an uninstall mid-request
+that ends only that workspace's requests."""
+
+import html
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import redis
+from pydantic import SecretStr
+
+from bot.flow.uninstalls import UNINSTALLED
+from bot.render import action_ids as ids
+from bot.render import blocks
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import SignedPoster
+from bot.services import Services, build_services
+from bot.settings import Settings
+from bot.slack.http import guarded_wsgi_app
+from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
+from bot.worker import Worker
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory
+from tests.bot.support.http_server import serve_wsgi
+
+ALPHA, BETA = "T0ALPHA", "T0BETA"
+CHANNELS = {ALPHA: "C0ALPHA", BETA: "C0BETA"}
+CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
+PEOPLE = (REQUESTER, APPROVER)  # the same ids in both workspaces: an Enterprise Grid person is in both
+
+
+@dataclass
+class Installed:
+    """The bot in OAuth mode, the loopback Slack with two workspaces, and the handles a scenario needs."""
+
+    slack: FakeSlack
+    services: Services
+    poster: SignedPoster
+    worker: Worker
+    url: str
+
+    def drain(self) -> None:
+        for _ in range(50):
+            if not (self.worker.run_jobs_once(block_ms=1) + self.worker.deliverer.deliver_due()):
+                return
+        raise AssertionError("the worker did not settle")
+
+    def get(self, path: str, *, cookie: str | None = None) -> tuple[int, dict[str, str], str]:
+        request = urllib.request.Request(self.url.rstrip("/") + path, headers={"Cookie": cookie} if cookie else {})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read().decode()
+
+    def install(self, team: str) -> int:
+        """A person installs the app in ``team``: the install page, Slack's approval, the redirect back."""
+        status, headers, page = self.get(INSTALL_PATH)
+        assert status == 200, page
+        authorize_url = html.unescape(re.search(r'<a href="([^"]+)"', page).group(1))  # type: ignore[union-attr]
+        query = parse_qs(urlsplit(authorize_url).query)
+        assert query["client_id"] == [CLIENT_ID]
+        assert set(query["scope"][0].split(",")) >= {"chat:write", "commands", "app_mentions:read"}
+        state = query["state"][0]
+        cookie = headers["set-cookie"].split(";")[0]
+        code = f"code-{team}"
+        self.slack.offer_install(code, team, installer=REQUESTER)
+        status, _headers, page = self.get(f"{REDIRECT_PATH}?code={code}&state={state}", cookie=cookie)
+        return status
+
+    def ask(self, team: str, text: str = "restart checkout") -> str:
+        """Someone in ``team`` mentions the bot; the id of the approval it posted there."""
+        before = set(self.approval_ids(team))
+        channel = CHANNELS[team]
+        event = slack_requests.app_mention(user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team_id=team)
+        assert self.poster.post_event(event).status == 200
+        self.drain()
+        [approval_id] = set(self.approval_ids(team)) - before
+        return approval_id
+
+    def approval_ids(self, team: str) -> list[str]:
+        return [
+            str(block["block_id"]).removeprefix(blocks.ACTIONS_BLOCK_PREFIX)
+            for message in self.slack.messages(CHANNELS[team], team=team)
+            for block in message.get("blocks") or []
+            if str(block.get("block_id", "")).startswith(blocks.ACTIONS_BLOCK_PREFIX)
+        ]
+
+    def click(self, team: str, approval_id: str, *, from_team: str | None = None) -> int:
+        """``APPROVER`` clicks Approve on the approval message in ``team`` (sent as from ``from_team``, if given)."""
+        message = next(m for m in self.slack.messages(CHANNELS[team], team=team) if approval_id in str(m["blocks"]))
+        payload = slack_requests.block_actions(
+            action_id=ids.APPROVE_ACTION,
+            user_id=APPROVER,
+            channel_id=CHANNELS[team],
+            message_ts=message["ts"],
+            value=_button_value(message),
+            blocks=message["blocks"],
+            team_id=from_team or team,
+            response_url=self.slack.response_url(channel=CHANNELS[team], message_ts=message["ts"]),
+        )
+        return self.poster.post_action(payload).status
+
+    def tokens_used(self, method: str, channel: str) -> set[str]:
+        return {
+            call.headers.get("authorization", "").removeprefix("Bearer ")
+            for call in self.slack.calls(method)
+            if call.args.get("channel") == channel
+        }
+
+
+def _button_value(message: dict[str, Any]) -> str:
+    for block in message["blocks"]:
+        for element in block.get("elements") or []:
+            if isinstance(element, dict) and element.get("action_id") == ids.APPROVE_ACTION:
+                return str(element["value"])
+    raise AssertionError("no Approve button")
+
+
+@contextmanager
+def two_workspaces(redis_client: redis.Redis) -> Iterator[Installed]:
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(team_id=ALPHA, team="Alpha", token="xoxb-alpha", users=users) as slack:
+        slack.set_channel_members(CHANNELS[ALPHA], [*PEOPLE, "U0BOT"])
+        slack.add_workspace(BETA, team="Beta", token="xoxb-beta", users=users, channels={CHANNELS[BETA]: PEOPLE})
+        slack.client_credentials = (CLIENT_ID, CLIENT_SECRET)
+        settings = Settings(
+            slack_client_id=CLIENT_ID,
+            slack_client_secret=SecretStr(CLIENT_SECRET),
+            slack_signing_secret=SecretStr(SIGNING_SECRET),
+            slack_api_url=slack.url,
+            slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
+        )
+        assert settings.oauth
+        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        services.jobs.ensure_group()
+        with (
+            serve_wsgi(guarded_wsgi_app(settings, services)) as url,
+            SignedPoster(url, SIGNING_SECRET) as poster,
+        ):
+            yield Installed(slack, services, poster, services.worker(claim_idle_ms=60_000), url)
+
+
+@pytest.fixture
+def installed(redis_client: redis.Redis) -> Iterator[Installed]:
+    with two_workspaces(redis_client) as bot:
+        assert bot.install(ALPHA) == 200
+        assert bot.install(BETA) == 200
+        yield bot
+
+
+def test_the_oauth_flow_keeps_each_workspace_s_installation(installed: Installed) -> None:
+    for team in (ALPHA, BETA):
+        found = installed.services.installations.find_bot(enterprise_id=None, team_id=team)
+        assert found is not None
+        assert found.bot_token == installed.slack.token_of(team)
+        assert found.bot_user_id == "U0BOT"
+        assert found.bot_id  # asked of auth.test with the new token, as Bolt does
+
+
+def test_a_state_is_good_for_one_callback_and_a_forged_one_for_none(redis_client: redis.Redis) -> None:
+    with two_workspaces(redis_client) as bot:
+        _status, headers, page = bot.get(INSTALL_PATH)
+        state = parse_qs(urlsplit(html.unescape(re.search(r'<a href="([^"]+)"', page).group(1))).query)["state"][0]  # type: ignore[union-attr]
+        cookie = headers["set-cookie"].split(";")[0]
+        bot.slack.offer_install("code-1", ALPHA, installer=REQUESTER)
+        bot.slack.offer_install("code-2", BETA, installer=REQUESTER)
+        forged, _, _ = bot.get(f"{REDIRECT_PATH}?code=code-2&state=forged", cookie="slack-app-oauth-state=forged")
+        assert forged >= 400
+        assert bot.get(f"{REDIRECT_PATH}?code=code-1&state={state}", cookie=cookie)[0] == 200
+        replayed, _, _ = bot.get(f"{REDIRECT_PATH}?code=code-2&state={state}", cookie=cookie)
+        assert replayed >= 400
+        installations = bot.services.installations
+        assert installations.find_bot(enterprise_id=None, team_id=ALPHA) is not None
+        assert installations.find_bot(enterprise_id=None, team_id=BETA) is None  # neither the forged nor the replay
+
+
+def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(installed: Installed) -> None:
+    alpha = installed.ask(ALPHA)
+    beta = installed.ask(BETA)
+    assert installed.approval_ids(ALPHA) == [alpha]
+    assert installed.approval_ids(BETA) == [beta]
+    assert installed.tokens_used("chat.postMessage", CHANNELS[ALPHA]) == {"xoxb-alpha"}
+    assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
+
+    # App Home: the same person, one tab per workspace, each with its own workspace's request only.
+    for team, own, other in ((ALPHA, alpha, beta), (BETA, beta, alpha)):
+        event = {"type": "app_home_opened", "user": APPROVER, "channel": f"D{APPROVER}", "tab": "home"}
+        assert installed.poster.post_event(slack_requests.event_callback(event, team_id=team)).status == 200
+        installed.drain()
+        view = installed.slack.home_view(APPROVER, team=team)
+        assert view is not None
+        assert own in str(view)
+        assert other not in str(view)
+
+    # /approvals lists the channel's own; the other workspace's channel id names nothing here.
+    for team in (ALPHA, BETA):
+        for channel, expected in ((CHANNELS[team], True), (CHANNELS[ALPHA if team == BETA else BETA], False)):
+            answered = len(installed.slack.calls("response_url"))
+            command = slack_requests.slash_command(
+                command=ids.APPROVALS_COMMAND,
+                user_id=REQUESTER,
+                channel_id=channel,
+                team_id=team,
+                response_url=installed.slack.response_url(channel=channel),
+            )
+            assert installed.poster.post_command(command).status == 200
+            text = str(installed.slack.wait_for("response_url", count=answered + 1)[-1].args["text"])
+            assert ("restart" in text) is expected, (team, channel, text)
+
+    # A click on BETA's request that says it comes from ALPHA decides nothing.
+    assert installed.click(BETA, beta, from_team=ALPHA) == 200
+    installed.drain()
+    assert installed.services.approvals.find(beta).decision is None  # type: ignore[union-attr]
+
+    # Approving in ALPHA resumes ALPHA's agent; its reply goes to ALPHA with ALPHA's token.
+    assert installed.click(ALPHA, alpha) == 200
+    installed.drain()
+    assert installed.services.approvals.find(alpha).decision.decision == "approve"  # type: ignore[union-attr]
+    assert installed.services.approvals.find(beta).decision is None  # type: ignore[union-attr]
+    assert installed.tokens_used("chat.update", CHANNELS[ALPHA]) == {"xoxb-alpha"}
+    assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
+
+
+def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(installed: Installed) -> None:
+    alpha = installed.ask(ALPHA)
+    beta = installed.ask(BETA)
+    event = slack_requests.event_callback({"type": "app_uninstalled"}, team_id=BETA)
+    assert installed.poster.post_event(event).status == 200
+
+    approvals = installed.services.approvals
+    expired = approvals.find(beta)
+    assert expired is not None
+    assert expired.decision is not None
+    assert expired.decision.decision == "expired"
+    assert expired.decision.reason == UNINSTALLED
+    assert approvals.find(alpha).decision is None  # type: ignore[union-attr]
+    assert installed.services.installations.find_bot(enterprise_id=None, team_id=BETA) is None
+    assert installed.services.installations.find_bot(enterprise_id=None, team_id=ALPHA) is not None
+
+    def sent_to_beta() -> int:
+        return len([call for call in installed.slack.calls() if "xoxb-beta" in call.headers.get("authorization", "")])
+
+    before = sent_to_beta()
+    installed.drain()  # the agent resumes with the expiry; nothing it says can reach BETA any more
+    assert installed.services.outbox.dead_letters() == {}, "an uninstalled workspace's entries are dropped, not parked"
+    assert sent_to_beta() == before
+
+    # ALPHA goes on as before.
+    assert installed.click(ALPHA, alpha) == 200
+    installed.drain()
+    assert approvals.find(alpha).decision.decision == "approve"  # type: ignore[union-attr]
+
+    # A request from BETA now finds no installation: refused, nothing recorded.
+    mention = slack_requests.app_mention(user=REQUESTER, channel=CHANNELS[BETA], text="<@U0BOT> restart", team_id=BETA)
+    installed.poster.post_event(mention)
+    installed.drain()
+    assert installed.approval_ids(BETA) == [beta]
+
+
+def _ask_over_api(bot: Installed, key: str, channel: str) -> tuple[int, dict[str, Any]]:
+    body = json.dumps({"tool": "deploy", "input": {"service": "checkout"}, "channel": channel}).encode()
+    request = urllib.request.Request(
+        bot.url.rstrip("/") + "/v1/approvals",
+        data=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_an_api_key_asks_in_the_workspace_it_names(installed: Installed) -> None:
+    keys = installed.services.api_keys
+    bound = keys.create("beta-ci", team_id=BETA)
+    unbound = keys.create("anywhere-ci")
+    assert bound is not None
+    assert unbound is not None
+
+    status, answer = _ask_over_api(installed, unbound.key, CHANNELS[BETA])
+    assert status == 403, answer
+    assert answer["error"]["field"] == "Authorization"
+    assert "--team" in answer["error"]["message"]
+    assert installed.approval_ids(BETA) == []
+
+    status, answer = _ask_over_api(installed, bound.key, CHANNELS[BETA])
+    assert status == 201, answer
+    installed.drain()
+    assert len(installed.approval_ids(BETA)) == 1
+    assert installed.approval_ids(ALPHA) == []
+    assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}

@@ -1,0 +1,54 @@
+"""Choosing one workspace (a bot token) or many (OAuth): a wrong choice is named, with how to fix it."""
+
+import pytest
+
+from bot.settings import ConfigError, load_settings
+
+_OAUTH = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "s3cret", "SLACK_SIGNING_SECRET": "signing"}
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", *_OAUTH):
+        monkeypatch.delenv(variable, raising=False)
+
+
+def test_client_id_and_secret_without_a_token_is_oauth_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable, value in _OAUTH.items():
+        monkeypatch.setenv(variable, value)
+    settings = load_settings("http")
+    assert settings.oauth
+    assert load_settings("worker").oauth
+
+
+def test_a_token_keeps_the_single_workspace_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    assert not load_settings("worker").oauth
+
+
+@pytest.mark.parametrize(
+    ("unset", "named"),
+    [("SLACK_CLIENT_SECRET", "SLACK_CLIENT_SECRET is not set"), ("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET")],
+)
+def test_oauth_names_what_is_missing(monkeypatch: pytest.MonkeyPatch, unset: str, named: str) -> None:
+    for variable, value in _OAUTH.items():
+        if variable != unset:
+            monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=named):
+        load_settings("http")
+
+
+def test_a_token_and_a_client_id_together_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    monkeypatch.setenv("SLACK_CLIENT_ID", "111.222")
+    with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN and SLACK_CLIENT_ID are both set") as refused:
+        load_settings("worker")
+    assert "xoxb-one" not in str(refused.value)
+
+
+def test_socket_mode_cannot_serve_many_workspaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable, value in _OAUTH.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    with pytest.raises(ConfigError, match="Socket Mode serves the one workspace"):
+        load_settings("socket")
