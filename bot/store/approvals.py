@@ -7,6 +7,9 @@ a crash never loses a request. A decision is one Lua script: it refuses a second
 request's schedule (reminders, escalation, expiry), queues the message update and the audit
 record, and, when it closes the round's last open approval, queues the resume job. A resume
 job is therefore queued exactly once per round.
+
+This store is the one writer of an approval's records. What they read back as is
+``bot.store.approval_record``; what the decide script is given and answers is ``bot.store.decide_call``.
 """
 
 import json
