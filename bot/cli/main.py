@@ -47,6 +47,7 @@ from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, serve
+from bot.slack.oauth import INSTALL_PATH
 from bot.slack.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
 
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 def _default_command() -> str:
     if os.environ.get("SLACK_APP_TOKEN"):
         return "socket"
-    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_SIGNING_SECRET"):
+    if any(os.environ.get(name) for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_CLIENT_ID")):
         return "serve"
     return "sandbox"
 
@@ -239,6 +240,8 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
         stop.wait()
         handler.close()  # type: ignore[no-untyped-call]
     else:
+        if settings.oauth:
+            logger.info("OAuth: each workspace installs the app at <this address>%s", INSTALL_PATH)
         serve(guarded_wsgi_app(settings, services), host=settings.host, port=settings.port, stop=stop)
     worker.stop()
     return 0

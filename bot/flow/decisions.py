@@ -93,6 +93,18 @@ class DecisionService:
         """The approval behind a button, or ``None``."""
         return self._approvals.find(approval_id)
 
+    def find_checked(
+        self, approval_id: str, *, user_id: str, action: Kind | Literal["discuss"], origin: Origin
+    ) -> tuple[Approval | None, Outcome | None]:
+        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it
+        from ``origin`` (``check``, or ``may_discuss``; ``None``: they may)."""
+        approval = self.find(approval_id)
+        if approval is None:
+            return None, None
+        if action == "discuss":
+            return approval, self.may_discuss(approval, user_id=user_id, origin=origin)
+        return approval, self.check(approval, user_id=user_id, kind=action, origin=origin)
+
     def check(self, approval: Approval, *, user_id: str, kind: Kind, origin: Origin) -> Outcome | None:
         """``None`` if ``user_id`` may record ``kind`` on ``approval`` from ``origin`` now, else the refusal."""
         place = place_refusal(approval, user_id=user_id, origin=origin)

@@ -1,4 +1,5 @@
-"""Making and ending standing approvals: "Approve + allow 1 h" on a request, Revoke on App Home or the CLI.
+"""Making and ending standing approvals: "Approve + allow 1 h" or "… similar" (its modal) on a request, Revoke on
+App Home or the CLI.
 
 A grant is made only by a person whose approval the decide script recorded (every check of a click applies:
 place, policy, self-approval, replay), for a duration the request's own stored rule offers, covering exactly
@@ -16,6 +17,7 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Outcome
+from bot.render.blocks import offers_similar
 from bot.store.audit import Audit
 from bot.store.grants import GrantStore
 
@@ -32,8 +34,17 @@ class Granted:
     """False: the request's rule offers no grant of that duration (nothing was recorded)."""
 
 
+@dataclass(frozen=True)
+class SimilarOpening:
+    """What an "Approve + allow similar…" click opens: the request whose fields the person picks, or nothing
+    (``refusal`` says why; ``None``: no such grant is offered for it)."""
+
+    request: ApprovalRequest | None = None
+    refusal: Outcome | None = None
+
+
 class GrantFlow:
-    """Approve-and-allow, and revocation."""
+    """Approve-and-allow (with the "allow similar" modal's opening), and revocation."""
 
     def __init__(
         self, *, decisions: DecisionService, grants: GrantStore, audit: Audit, clock: Clock = system_clock
@@ -43,6 +54,14 @@ class GrantFlow:
         self._grants = grants
         self._audit = audit
         self._clock = clock
+
+    def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
+        """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens: for someone who may
+        approve the call now (``DecisionService.check``), when its rule offers a grant on fields they pick."""
+        approval, refusal = self._decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
+        if approval is None or refusal is not None or not offers_similar(approval.request):
+            return SimilarOpening(refusal=refusal)
+        return SimilarOpening(approval.request)
 
     def approve_and_allow(
         self,
@@ -119,6 +138,15 @@ class GrantFlow:
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
         """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
         return revoke_grant(self._grants, self._audit, team_id, channel_id, grant_id, actor=actor)
+
+    def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
+        """End a grant ``user_id`` may end from Slack (``may_revoke``); the grant it was, or ``None`` if gone or
+        not theirs to end."""
+        grant = self._grants.get(team_id, channel_id, grant_id)
+        if grant is None or not self.may_revoke(grant, user_id):
+            return None
+        self.revoke(team_id, channel_id, grant_id, actor=user_id)
+        return grant
 
     def may_revoke(self, grant: Grant, user_id: str) -> bool:
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""

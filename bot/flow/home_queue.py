@@ -6,13 +6,14 @@ they requested, decided or were sent).
 
 ``HomeTab`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
 standing approvals) when a person opens the tab and after every change that can alter a queue;
-``bot.render.home_view`` lays it out.
+``bot.render.home_view`` lays it out. It also lists what waits in one channel, for ``/approvals``.
 """
 
 from datetime import datetime
 from typing import Any
 
 from bot.domain.clock import Clock, system_clock
+from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
 from bot.flow.grants import GrantFlow
 from bot.render import blocks
@@ -79,3 +80,12 @@ class HomeTab:
                     break
         grants = self._grants.live_for(user_id, team_id=team_id)
         return home_view(queue=queue, recent=recent, now=self._clock(), grants=grants)
+
+    def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
+        """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""
+        pending = []
+        for approval_id in self._approvals.open_in_channel(team_id, channel_id):
+            approval = self._approvals.find_readable(approval_id)
+            if approval is not None and approval.decision is None:
+                pending.append(approval.request)
+        return pending

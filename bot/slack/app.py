@@ -10,10 +10,11 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.services import Services
 from bot.settings import Settings
+from bot.slack import clicks
 from bot.slack.listeners import (
-    approvals,
     claims,
     deny,
+    discuss,
     edits,
     errors,
     grants,
@@ -66,7 +67,8 @@ def build_app(
         )
     errors.register(app, services)
     requests.register(app, services)
-    approvals.register(app, services)
+    clicks.register(app, services)
+    discuss.register(app, services)
     deny.register(app, services)
     edits.register(app, services)
     thread.register(app, services)

@@ -1,12 +1,13 @@
-"""Approve clicks served at the edge: right after the signature check, before Bolt matches its listeners.
+"""Approve clicks, served at the edge or, when the edge leaves them to Bolt, by Bolt's listener.
 
 An Approve button carries its approval's session (``bot.render.action_ids.button_value``), so a
-click is one Redis round trip before its answer: the decide script refuses a replay, checks where
-the click comes from and the policy stored with the request, and records the vote or decision
-(``bot.flow.decisions``). A 200 means it was recorded, or refused for a reason the clicker is
-told (a refusal also writes its audit record and queues that answer: more round trips, on a path
-that records nothing). A button of an older message (its value names no session) goes through
-Bolt's listener (``bot.slack.listeners.approvals``).
+click is one Redis round trip before its answer: it is served at the edge, right after the signature
+check and before Bolt matches its listeners (``ApproveClicks.serve``). The decide script refuses a
+replay, checks where the click comes from and the policy stored with the request, and records the
+vote or decision (``bot.flow.decisions``). A 200 means it was recorded, or refused for a reason the
+clicker is told (a refusal also writes its audit record and queues that answer: more round trips, on
+a path that records nothing). A button of an older message (its value names no session) and a click
+over Socket Mode go through Bolt's listener (``register``): acked first, then served the same way.
 """
 
 import logging
@@ -14,17 +15,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from slack_bolt import Ack, App
 from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
 from bot.flow.decisions import DecisionService
-from bot.flow.outcomes import Replay
+from bot.flow.outcomes import Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.render.texts import answers
+from bot.services import Services
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
-from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.store.outbox import Outbox
 
 logger = logging.getLogger(__name__)
@@ -32,28 +35,34 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ApproveClick:
-    """An Approve click whose button names its approval and session."""
+    """An Approve click: the approval its button names, and its session when the button names one."""
 
     approval_id: str
-    session_id: str
+    session_id: str | None
     body: dict[str, Any]
     shown: str = ""
     """The digest of the input the button showed (``""``: a button that names none)."""
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
-    """The Approve click ``body`` is (checked by ``payload_shape`` already), or ``None`` for anything else."""
+    """The Approve click ``body`` is (checked by ``payload_shape`` already) when its button names its session,
+    or ``None`` for anything else (left to Bolt)."""
     if body.get("type") != "block_actions":
         return None
     actions = body["actions"]
     if len(actions) != 1 or actions[0]["action_id"] != ids.APPROVE_ACTION:
         return None
-    approval_id, session_id, shown = ids.parse_button(actions[0]["value"])
-    return ApproveClick(approval_id, session_id, body, shown) if session_id else None
+    click = _click(body, actions[0])
+    return click if click.session_id else None
+
+
+def _click(body: dict[str, Any], action: dict[str, Any]) -> ApproveClick:
+    approval_id, session_id, shown = ids.parse_button(action["value"])
+    return ApproveClick(approval_id, session_id, body, shown)
 
 
 class ApproveClicks:
-    """Serves Approve clicks at the edge."""
+    """Serves Approve clicks: at the edge before their answer (``serve``), or after Bolt's ack (``serve_acked``)."""
 
     def __init__(self, *, decisions: DecisionService, outbox: Outbox) -> None:
         """Keep the collaborators."""
@@ -66,54 +75,72 @@ class ApproveClicks:
             log_context(session_id=click.session_id, approval_id=click.approval_id),
             metrics.CLICK_SECONDS.time(),
         ):
-            return self._serve(click, replay=replay)
-
-    def _serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:
-        who = clicker(click.body)
-        try:
-            outcome = self._decisions.decide(
-                click.approval_id,
-                session_id=click.session_id,
-                user_id=who.user,
-                kind="approve",
-                reason=None,
-                source="button",
-                origin=click_origin(click.body),
-                replay=replay,
-                shown=click.shown,
-            )
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            return unrecorded(error)
-        except Exception as error:
-            logger.exception("approval_id=<%s> | approve click failed", click.approval_id)
-            _tell_failed(click.body, type(error).__name__)
-            return None
-        if outcome.status is Status.REPLAYED:
-            return REPLAYED
-        text = outcome_text(outcome)
-        if text:
             try:
-                tell(
-                    self._outbox,
-                    team_id=who.team,
-                    channel=who.channel,
-                    user=who.user,
-                    text=text,
-                    thread_ts=who.thread_ts,
-                )
-            except redis.RedisError:
-                # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
-                logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)
-        return None
+                outcome = self._decide(click, replay=replay)
+            except (redis.ConnectionError, redis.TimeoutError) as error:
+                return unrecorded(error)
+            except Exception as error:
+                self._failed(click, error)
+                return None
+            if outcome.status is Status.REPLAYED:
+                return REPLAYED
+            self._tell(click, outcome)
+            return None
 
+    def serve_acked(self, click: ApproveClick) -> None:
+        """Decide a click Bolt has acked already (no replay check: Bolt's own) and tell the clicker, failures too."""
+        with log_context(session_id=click.session_id, approval_id=click.approval_id):
+            try:
+                outcome = self._decide(click, replay=None)
+            except Exception as error:
+                self._failed(click, error)
+                return
+            self._tell(click, outcome)
 
-def _tell_failed(body: dict[str, Any], summary: str) -> None:
-    """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
-    response_url = body.get("response_url")
-    if isinstance(response_url, str) and response_url:
+    def _decide(self, click: ApproveClick, *, replay: Replay | None) -> Outcome:
+        return self._decisions.decide(
+            click.approval_id,
+            session_id=click.session_id,
+            user_id=clicker(click.body).user,
+            kind="approve",
+            reason=None,
+            source="button",
+            origin=click_origin(click.body),
+            replay=replay,
+            shown=click.shown,
+        )
+
+    def _tell(self, click: ApproveClick, outcome: Outcome) -> None:
+        text = outcome_text(outcome)
+        if not text:
+            return
         try:
-            WebhookClient(response_url).send(
-                text=answers.click_failed(summary), response_type="ephemeral", replace_original=False
-            )
-        except Exception:  # the answer is 200 either way: Slack shows nothing for it
-            logger.exception("could not tell the clicker that the click failed")
+            tell_clicker(self._outbox, clicker(click.body), text)
+        except redis.RedisError:
+            # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
+            logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)
+
+    def _failed(self, click: ApproveClick, error: Exception) -> None:
+        """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
+        logger.exception("approval_id=<%s> | approve click failed", click.approval_id)
+        response_url = click.body.get("response_url")
+        if isinstance(response_url, str) and response_url:
+            try:
+                WebhookClient(response_url).send(
+                    text=answers.click_failed(type(error).__name__),
+                    response_type="ephemeral",
+                    replace_original=False,
+                )
+            except Exception:  # the answer is 200 either way: Slack shows nothing for it
+                logger.exception("could not tell the clicker that the click failed")
+
+
+def register(app: App, services: Services) -> None:
+    """Add to ``app`` the listener for the Approve clicks the edge leaves to Bolt."""
+    clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
+
+    def approve(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        clicks.serve_acked(_click(body, action))
+
+    app.action(ids.APPROVE_ACTION)(approve)

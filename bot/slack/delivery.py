@@ -5,8 +5,8 @@ backs off exponentially; a permanent error (the channel is gone, the token revok
 in a dead-letter hash with its error after a few attempts, so an operator can see it.
 
 Each entry is sent with the token of its workspace (``SlackClients``): the approval's team for an approval's
-messages, the entry's team for the rest. An entry for a workspace the app is no longer installed in is parked
-at once: no token can send it.
+messages, the entry's team for the rest. An entry for a workspace the app is no longer installed in is dropped
+at once (``signoff_outbox_dropped_total``): no token can send it, nobody there could read it.
 
 What Slack shows must match what is stored, whatever fails:
 

@@ -9,7 +9,7 @@ from bot.render import action_ids as ids
 from bot.render.action_ids import parse_button_value
 from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.store.outbox import update_approval
 
 
@@ -19,15 +19,14 @@ def register(app: App, services: Services) -> None:
     def claim(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
         who = clicker(body)
-        user, channel, thread_ts = who.user, who.channel, who.thread_ts
         approval_id, _session_id = parse_button_value(action["value"])
-        outcome = services.decisions.claim(approval_id, user_id=user, origin=click_origin(body))
+        outcome = services.decisions.claim(approval_id, user_id=who.user, origin=click_origin(body))
         request = outcome.request
         if outcome.status == "claimed" and request is not None:
             services.outbox.send_later(update_approval(request.session_id, request.approval_id))
             text = answers.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:
             text = outcome_text(outcome) or answers.unknown_approval()
-        tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
+        tell_clicker(services.outbox, who, text)
 
     app.action(ids.CLAIM_ACTION)(claim)

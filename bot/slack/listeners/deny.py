@@ -16,25 +16,31 @@ from bot.render import blocks
 from bot.render.action_ids import parse_button_value
 from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, modal_origin, outcome_text, submitted_binding, tell
+from bot.slack.listeners.feedback import (
+    click_origin,
+    clicker,
+    modal_origin,
+    outcome_text,
+    submitted_binding,
+    tell_clicker,
+)
+from bot.slack.listeners.lazy import lazily
 
 
 def register(app: App, services: Services) -> None:
     """Add the Deny listeners to ``app``."""
     decisions = services.decisions
 
-    def ack_only(ack: Ack) -> None:
-        ack()
-
     def open_deny_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         who = clicker(body)
-        user, channel, thread_ts = who.user, who.channel, who.thread_ts
+        user = who.user
         origin = click_origin(body)
-        approval = decisions.find(parse_button_value(action["value"])[0])
-        refusal = decisions.check(approval, user_id=user, kind="deny", origin=origin) if approval is not None else None
+        approval, refusal = decisions.find_checked(
+            parse_button_value(action["value"])[0], user_id=user, action="deny", origin=origin
+        )
         if approval is None or refusal is not None:
-            text = (outcome_text(refusal) if refusal is not None else None) or answers.unknown_approval()
-            tell(services.outbox, team_id=who.team, channel=channel, user=user, text=text, thread_ts=thread_ts)
+            text = outcome_text(refusal) or answers.unknown_approval()
+            tell_clicker(services.outbox, who, text)
             return
         request = approval.request
         binding = ModalBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
@@ -64,5 +70,5 @@ def register(app: App, services: Services) -> None:
         else:
             ack()
 
-    app.action(ids.DENY_ACTION)(ack=ack_only, lazy=[open_deny_modal])
+    lazily(app.action(ids.DENY_ACTION), open_deny_modal)
     app.view(ids.DENY_MODAL_CALLBACK)(submit_deny)

@@ -24,7 +24,9 @@ from bot.slack.listeners.feedback import (
     submitted_binding,
     team_of,
     tell,
+    tell_clicker,
 )
+from bot.slack.listeners.lazy import lazily
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
@@ -33,26 +35,14 @@ def register(app: App, services: Services) -> None:
     """Add the Edit listeners to ``app``."""
     flow = services.edit_flow
 
-    def ack_only(ack: Ack) -> None:
-        ack()
-
     def open_edit_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         who = clicker(body)
         origin = click_origin(body)
         approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
         opening = flow.open(approval_id, user_id=who.user, origin=origin, shown=shown)
         if opening.approval is None or opening.form is None:
-            text = (
-                outcome_text(opening.refusal) if opening.refusal is not None else None
-            ) or answers.unknown_approval()
-            tell(
-                services.outbox,
-                team_id=who.team,
-                channel=who.channel,
-                user=who.user,
-                text=text,
-                thread_ts=who.thread_ts,
-            )
+            text = outcome_text(opening.refusal) or answers.unknown_approval()
+            tell_clicker(services.outbox, who, text)
             return
         request = opening.approval.request
         binding = ModalBinding(
@@ -85,7 +75,7 @@ def register(app: App, services: Services) -> None:
         if text:
             tell(services.outbox, team_id=team_of(body), channel=binding.channel_id, user=binding.user_id, text=text)
 
-    app.action(ids.EDIT_ACTION)(ack=ack_only, lazy=[open_edit_modal])
+    lazily(app.action(ids.EDIT_ACTION), open_edit_modal)
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)
 
 

@@ -45,8 +45,10 @@ _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
 }
 
 
-def outcome_text(outcome: Outcome) -> str | None:
-    """The ephemeral text for a refused or repeated click (``None`` when there is nothing to say)."""
+def outcome_text(outcome: Outcome | None) -> str | None:
+    """The ephemeral text for a refused or repeated click (``None`` when there is nothing to say, or no outcome)."""
+    if outcome is None:
+        return None
     text = _TEXTS.get(outcome.status)
     return text(outcome) if text is not None else None
 
@@ -130,3 +132,8 @@ def tell(
         outbox.send_later(post_message(user, text, team_id=team_id))
         return
     outbox.send_later(post_ephemeral(channel, team_id=team_id, user=user, text=text, thread_ts=thread_ts))
+
+
+def tell_clicker(outbox: Outbox, who: Clicker, text: str) -> None:
+    """Queue ``text`` for ``who`` only, where they clicked (in its thread; a DM for a click on the App Home tab)."""
+    tell(outbox, team_id=who.team, channel=who.channel, user=who.user, text=text, thread_ts=who.thread_ts)

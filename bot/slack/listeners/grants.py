@@ -9,7 +9,7 @@ from bot.flow.grants import Granted
 from bot.render import action_ids as ids
 from bot.render.texts import answers, standing_approvals
 from bot.services import Services
-from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell
+from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell, tell_clicker
 from bot.store.outbox import home_refresh
 
 logger = logging.getLogger(__name__)
@@ -35,14 +35,7 @@ def register(app: App, services: Services) -> None:
             origin=click_origin(body),
             shown=shown,
         )
-        tell(
-            services.outbox,
-            team_id=who.team,
-            channel=who.channel,
-            user=who.user,
-            text=granted_text(granted),
-            thread_ts=who.thread_ts,
-        )
+        tell_clicker(services.outbox, who, granted_text(granted))
 
     def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         ack()
@@ -50,18 +43,10 @@ def register(app: App, services: Services) -> None:
         user = who.user
         team_id, _, rest = str(action.get("value", "")).partition(":")
         channel_id, _, grant_id = rest.partition(":")
-        grant = services.grants.get(team_id, channel_id, grant_id)
-        if grant is None or team_id != who.team or not flow.may_revoke(grant, user):  # a button of its own workspace
-            tell(services.outbox, team_id=who.team, channel=None, user=user, text=standing_approvals.grant_gone())
-        else:
-            flow.revoke(team_id, channel_id, grant_id, actor=user)
-            tell(
-                services.outbox,
-                team_id=who.team,
-                channel=None,
-                user=user,
-                text=standing_approvals.grant_revoked(grant.tool),
-            )
+        # Only a button of the workspace it was clicked in ends anything.
+        grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
+        text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)
+        tell(services.outbox, team_id=who.team, channel=None, user=user, text=text)
         services.outbox.send_later(home_refresh(user, team_id=who.team))
 
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)

@@ -3,13 +3,14 @@
 import logging
 from typing import Any
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import action_ids as ids
 from bot.render.texts import app_home
 from bot.services import Services
+from bot.slack.listeners.lazy import lazily
 from bot.store.outbox import home_refresh
 
 logger = logging.getLogger(__name__)
@@ -27,23 +28,16 @@ def register(app: App, services: Services) -> None:
         services.home_viewers.add(team_id, user)
         services.outbox.send_later(home_refresh(user, team_id=team_id))
 
-    def ack_command(ack: Ack) -> None:
-        ack()
-
     def list_pending(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]
         lines = []
-        for approval_id in services.approvals.open_in_channel(str(command.get("team_id") or ""), channel):
-            approval = services.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is not None:
-                continue
-            request = approval.request
+        for request in services.home.pending_in(str(command.get("team_id") or ""), channel):
             link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
             lines.append(app_home.pending_line(request, now=services.clock(), link=link))
         respond(text=app_home.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
-    app.command(ids.APPROVALS_COMMAND)(ack=ack_command, lazy=[list_pending])
+    lazily(app.command(ids.APPROVALS_COMMAND), list_pending)
 
 
 def _permalink(client: WebClient, *, channel: str, ts: str) -> str | None:

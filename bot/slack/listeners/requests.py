@@ -4,13 +4,14 @@ import logging
 import re
 from typing import Any, Final
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
 from bot.services import Services
+from bot.slack.listeners.lazy import lazily
 from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -40,9 +41,6 @@ def register(app: App, services: Services) -> None:
             )
         )
 
-    def ack_command(ack: Ack) -> None:
-        ack()
-
     def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
@@ -68,4 +66,4 @@ def register(app: App, services: Services) -> None:
         )
 
     app.event("app_mention")(on_mention)
-    app.command(ids.AGENT_COMMAND)(ack=ack_command, lazy=[start_from_command])
+    lazily(app.command(ids.AGENT_COMMAND), start_from_command)

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 
 from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
-from bot.render import blocks, grant_form
+from bot.render import grant_form
 from bot.render.texts import answers, standing_approvals
 from bot.services import Services
 from bot.slack.listeners.feedback import (
@@ -23,39 +23,26 @@ from bot.slack.listeners.feedback import (
     submitted_binding,
     team_of,
     tell,
+    tell_clicker,
 )
 from bot.slack.listeners.grants import granted_text
+from bot.slack.listeners.lazy import lazily
 
 
 def register(app: App, services: Services) -> None:
     """Add the "allow similar" listeners to ``app``."""
     flow = services.grant_flow
 
-    def ack_only(ack: Ack) -> None:
-        ack()
-
     def open_similar(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
         who = clicker(body)
         origin = click_origin(body)
         approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
-        approval = services.decisions.find(approval_id)
-        refusal = (
-            services.decisions.check(approval, user_id=who.user, kind="approve", origin=origin)
-            if approval is not None
-            else None
-        )
-        if approval is None or refusal is not None or not blocks.offers_similar(approval.request):
-            text = (outcome_text(refusal) if refusal is not None else None) or standing_approvals.grant_not_offered()
-            tell(
-                services.outbox,
-                team_id=who.team,
-                channel=who.channel,
-                user=who.user,
-                text=text,
-                thread_ts=who.thread_ts,
-            )
+        opening = flow.open_similar(approval_id, user_id=who.user, origin=origin)
+        request = opening.request
+        if request is None:
+            text = outcome_text(opening.refusal) or standing_approvals.grant_not_offered()
+            tell_clicker(services.outbox, who, text)
             return
-        request = approval.request
         binding = ModalBinding(
             request.approval_id, who.user, origin.surface, origin.channel_id, origin.ts, purpose="grant", digest=shown
         )
@@ -94,7 +81,7 @@ def register(app: App, services: Services) -> None:
             text=granted_text(granted),
         )
 
-    app.action(ids.ALLOW_SIMILAR_ACTION)(ack=ack_only, lazy=[open_similar])
+    lazily(app.action(ids.ALLOW_SIMILAR_ACTION), open_similar)
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
 
 
