@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.metrics import MetricWrapperBase
 
-from bot.domain import grants, ladder, oncall, policy
+from bot.domain import grants, ladder, oncall, policy, policy_rules
 from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
 from bot.settings import Settings
@@ -138,7 +138,7 @@ def test_what_the_docs_add_to_the_settings_is_still_missing_from_the_code() -> N
 def test_what_the_docs_add_to_the_policy_keys_is_still_missing_from_the_code() -> None:
     models = {
         model.__name__: model
-        for module in (policy, ladder, grants, oncall)
+        for module in (policy, policy_rules, ladder, grants, oncall)
         for model in vars(module).values()
         if isinstance(model, type) and hasattr(model, "model_fields")
     }

@@ -9,13 +9,8 @@
 """
 
 from agent.strands_bridge.gate import PolicyFor, SignoffGate
-from agent.strands_bridge.repository import (
-    DEFAULT_AGENT_ID,
-    CorruptedSessionError,
-    RecordConflictError,
-    RedisSessionRepository,
-    strands_key,
-)
+from agent.strands_bridge.records import CorruptedSessionError, RecordConflictError, strands_key
+from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
 from agent.strands_bridge.runner import StrandsRunnable, is_strands_agent, signoff_session_manager, to_agent_result
 
 __all__ = [

@@ -1,53 +1,41 @@
 """A Strands ``SessionRepository`` on Signoff's Redis: sessions, agents and messages.
 
-Key layout (built by ``strands_key`` only, which validates the session id with
-``state.store.keys_for``; every key carries the session's hash tag)::
-
-    signoff:{<session_id>}:strands:session                  string  Strands ``Session`` (JSON)
-    signoff:{<session_id>}:strands:agent:<agent_id>         hash    version, record (``SessionAgent`` JSON)
-    signoff:{<session_id>}:strands:messages:<agent_id>      hash    <message_id> -> ``SessionMessage`` JSON
-    signoff:{<session_id>}:strands:message_versions:<agent_id>  hash  <message_id> -> version (absent: 1)
-
-Creating is refused when the record exists (``ConflictError``); updating in place
-(``update_agent``, ``update_message``) is a Lua compare-and-set on the version this repository
-last read or wrote: a stale writer gets ``ConflictError``, never a silent overwrite.
+The records, their keys and how they read back are ``agent.strands_bridge.records``. Creating is refused when
+the record exists (``ConflictError``); updating in place (``update_agent``, ``update_message``) is a Lua
+compare-and-set on the version this repository last read or wrote: a stale writer gets ``ConflictError``, never
+a silent overwrite.
 
 The mirror: given a ``SessionStore``, every write of one agent (``mirror_agent_id``, Strands'
 ``"default"`` unless told otherwise) is also written to the session's ``state.store`` hash
 (messages, agent state, interrupt state) with the store's own compare-and-set. That is what
 makes a Strands agent look like any other session to the bot: its version, the
 ``signoff:interrupted`` index, and ``SessionStore.load`` all work unchanged. The Strands records
-above stay the source of truth for restoring the Strands agent; the mirror is written just after
+stay the source of truth for restoring the Strands agent; the mirror is written just after
 them (two writes, not one transaction).
-
-Stored data that is not what this module wrote (bad JSON, wrong shapes, another Redis type)
-raises ``CorruptedSessionError``, a ``state.SessionException`` that is also a Strands
-``SessionException``; nothing is deleted or overwritten.
-
-Longer than most modules because Strands' ``SessionRepository`` interface is one class (sessions,
-agents, messages, each with create / read / update / list).
 """
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import redis
 from strands.session.session_repository import SessionRepository
-from strands.types.exceptions import SessionException as StrandsSessionException
-from strands.types.session import Session as StrandsSession
-from strands.types.session import SessionAgent, SessionMessage, SessionType
 
-from state.errors import ConflictError, SessionException
+from agent.strands_bridge.records import (
+    RecordConflictError,
+    corrupted,
+    decode_agent,
+    decode_message,
+    decode_session,
+    encode,
+    strands_key,
+    text_of,
+)
+from state.errors import ConflictError
 from state.shapes import Message
-from state.store import SessionStore, keys_for
-from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
+from state.store import SessionStore
 
 DEFAULT_AGENT_ID: Final = "default"
 """The id Strands gives an agent built without ``agent_id``."""
-
-_KINDS: Final = ("session", "agent", "messages", "message_versions")
-_MAX_AGENT_ID_LENGTH: Final = 256
 
 # KEYS[1]: agent hash. ARGV[1]: record. Returns 1, or 0 when the agent exists.
 _CREATE_AGENT: Final = """
@@ -87,52 +75,6 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], current + 1)
 return {1, current + 1}
 """
-
-
-class CorruptedSessionError(SessionException, StrandsSessionException):  # type: ignore[misc]
-    """Stored Strands data cannot be used as it is; it is left in place.
-
-    Both a ``state.SessionException`` and a ``strands.types.exceptions.SessionException``.
-    """
-
-
-class RecordConflictError(ConflictError):
-    """A create or compare-and-set update found the record in another state than expected.
-
-    Attributes:
-        record: Which record: ``session``, ``agent:<id>`` or ``message:<agent id>:<message id>``.
-    """
-
-    def __init__(self, session_id: str, record: str, expected_version: int, actual_version: int) -> None:
-        """Name the record and both versions (0: did not exist)."""
-        super().__init__(session_id, expected_version, actual_version)
-        self.record = record
-        self.args = (
-            f"session_id=<{session_id}>, record=<{record}>, expected_version=<{expected_version}>, "
-            f"actual_version=<{actual_version}> | record changed since it was read",
-        )
-
-
-def strands_key(session_id: str, kind: str, agent_id: str | None = None) -> str:
-    """The Redis key of one kind of Strands record of a session; the only place these keys are built.
-
-    Raises:
-        ValueError: Bad session id (see ``state.store.keys_for``), unknown kind, or a bad or
-            missing agent id (agent ids follow the session id rules).
-    """
-    session_key = keys_for(session_id).session
-    base = session_key.removesuffix(":session") + ":strands"
-    if kind not in _KINDS:
-        raise ValueError(f"kind=<{kind}> | must be one of {', '.join(_KINDS)}")
-    if kind == "session":
-        if agent_id is not None:
-            raise ValueError("kind=<session> | takes no agent id")
-        return f"{base}:session"
-    if not agent_id or len(agent_id) > _MAX_AGENT_ID_LENGTH:
-        raise ValueError(f"agent_id=<{agent_id!r}> | must be 1 to {_MAX_AGENT_ID_LENGTH} characters")
-    if not agent_id.isprintable() or any(char.isspace() or char in "{}" for char in agent_id):
-        raise ValueError(f"agent_id=<{agent_id!r}> | must not contain braces, spaces or control characters")
-    return f"{base}:{kind}:{agent_id}"
 
 
 @dataclass
@@ -186,7 +128,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         """
         session_id: str = session.session_id
         key = strands_key(session_id, "session")
-        created = self._call(session_id, "session", lambda: self._client.set(key, _dumps(session.to_dict()), nx=True))
+        created = self._call(session_id, "session", lambda: self._client.set(key, encode(session.to_dict()), nx=True))
         if not created:
             raise RecordConflictError(session_id, "session", 0, 1)
         return session
@@ -197,15 +139,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         raw = self._call(session_id, "session", lambda: self._client.get(key))
         if raw is None:
             return None
-        data = _object(session_id, "session", raw)
-        try:
-            session = StrandsSession.from_dict(data)
-            session.session_type = SessionType(session.session_type)
-        except (TypeError, ValueError) as error:
-            raise _corrupted(session_id, "session", f"not a Strands session: {error}") from error
-        if session.session_id != session_id:
-            raise _corrupted(session_id, "session", f"stored under another session id ({session.session_id!r})")
-        return session
+        return decode_session(session_id, raw)
 
     # --- agents --------------------------------------------------------------------------------
 
@@ -218,7 +152,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         agent_id: str = session_agent.agent_id
         record = f"agent:{agent_id}"
         key = strands_key(session_id, "agent", agent_id)
-        text = _dumps(session_agent.to_dict())
+        text = encode(session_agent.to_dict())
         created = self._call(session_id, record, lambda: self._create_agent(keys=[key], args=[text]))
         if not int(created):
             raise RecordConflictError(session_id, record, 0, 1)
@@ -236,7 +170,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         fields = self._call(session_id, record, lambda: self._client.hgetall(key))
         if not fields:
             return None
-        version, session_agent = _decode_agent(session_id, agent_id, {_text(k): _text(v) for k, v in fields.items()})
+        version, session_agent = decode_agent(session_id, agent_id, {text_of(k): text_of(v) for k, v in fields.items()})
         self._agent_versions[(session_id, agent_id)] = version
         self._agent_created_at[(session_id, agent_id)] = session_agent.created_at
         if self._mirrors(agent_id):
@@ -257,14 +191,14 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         if slot not in self._agent_versions:
             self.read_agent(session_id, agent_id)  # never read here: compare with what is stored now
         if slot not in self._agent_versions:
-            raise _corrupted(session_id, record, "agent does not exist")
+            raise corrupted(session_id, record, "agent does not exist")
         session_agent.created_at = self._agent_created_at.get(slot, session_agent.created_at)
         key = strands_key(session_id, "agent", agent_id)
         expected = self._agent_versions[slot]
-        text = _dumps(session_agent.to_dict())
+        text = encode(session_agent.to_dict())
         status, value = self._cas(session_id, record, lambda: self._update_agent(keys=[key], args=[expected, text]))
         if status == -2:
-            raise _corrupted(session_id, record, "agent does not exist")
+            raise corrupted(session_id, record, "agent does not exist")
         if status == 0:
             raise RecordConflictError(session_id, record, expected, int(value))
         self._agent_versions[slot] = int(value)
@@ -284,7 +218,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         message_id: int = session_message.message_id
         record = f"message:{agent_id}:{message_id}"
         key = strands_key(session_id, "messages", agent_id)
-        text = _dumps(session_message.to_dict())
+        text = encode(session_message.to_dict())
         created = self._call(session_id, record, lambda: self._client.hsetnx(key, str(message_id), text))
         if not created:
             raise RecordConflictError(session_id, record, 0, 1)
@@ -310,7 +244,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         raw, raw_version = self._call(session_id, record, read)
         if raw is None:
             return None
-        message = _decode_message(session_id, agent_id, str(message_id), raw)
+        message = decode_message(session_id, agent_id, str(message_id), raw)
         self._remember_message(session_id, agent_id, message, raw_version)
         return message
 
@@ -325,16 +259,16 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         record = f"message:{agent_id}:{message_id}"
         slot = (session_id, agent_id, message_id)
         if slot not in self._message_versions and self.read_message(session_id, agent_id, message_id) is None:
-            raise _corrupted(session_id, record, "message does not exist")
+            raise corrupted(session_id, record, "message does not exist")
         session_message.created_at = self._message_created_at.get(slot, session_message.created_at)
         expected = self._message_versions[slot]
         keys = [strands_key(session_id, "messages", agent_id), strands_key(session_id, "message_versions", agent_id)]
-        text = _dumps(session_message.to_dict())
+        text = encode(session_message.to_dict())
         status, value = self._cas(
             session_id, record, lambda: self._update_message(keys=keys, args=[message_id, expected, text])
         )
         if status == -2:
-            raise _corrupted(session_id, record, "message does not exist")
+            raise corrupted(session_id, record, "message does not exist")
         if status == 0:
             raise RecordConflictError(session_id, record, expected, int(value))
         self._message_versions[slot] = int(value)
@@ -366,11 +300,11 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             return pipeline.execute()
 
         raw_messages, raw_versions = self._call(session_id, f"messages:{agent_id}", read)
-        versions = {_text(k): v for k, v in raw_versions.items()}
+        versions = {text_of(k): v for k, v in raw_versions.items()}
         decoded: list[Any] = []
         for raw_id, raw in raw_messages.items():
-            message_id = _text(raw_id)
-            message = _decode_message(session_id, agent_id, message_id, raw)
+            message_id = text_of(raw_id)
+            message = decode_message(session_id, agent_id, message_id, raw)
             self._remember_message(session_id, agent_id, message, versions.get(message_id))
             decoded.append(message)
         decoded.sort(key=lambda message: message.message_id)
@@ -379,9 +313,9 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
     def _remember_message(self, session_id: str, agent_id: str, message: Any, raw_version: Any) -> None:
         record = f"message:{agent_id}:{message.message_id}"
         try:
-            version = 1 if raw_version is None else int(_text(raw_version))
+            version = 1 if raw_version is None else int(text_of(raw_version))
         except ValueError as error:
-            raise _corrupted(session_id, record, f"version is not an integer: {raw_version!r}") from error
+            raise corrupted(session_id, record, f"version is not an integer: {raw_version!r}") from error
         self._message_versions[(session_id, agent_id, message.message_id)] = version
         self._message_created_at[(session_id, agent_id, message.message_id)] = message.created_at
 
@@ -402,7 +336,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             session_id, f"agent:{agent_id}", lambda: self._client.hgetall(strands_key(session_id, "agent", agent_id))
         )
         if fields:
-            _, session_agent = _decode_agent(session_id, agent_id, {_text(k): _text(v) for k, v in fields.items()})
+            _, session_agent = decode_agent(session_id, agent_id, {text_of(k): text_of(v) for k, v in fields.items()})
             self._set_agent_view(view, session_agent)
         self._views[session_id] = view
         return view
@@ -432,81 +366,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         try:
             return operation()
         except redis.ResponseError as error:
-            raise _corrupted(session_id, record, f"key holds something else: {error}") from error
+            raise corrupted(session_id, record, f"key holds something else: {error}") from error
 
     def _cas(self, session_id: str, record: str, operation: Any) -> tuple[int, Any]:
         status, value = self._call(session_id, record, operation)
         if int(status) == -1:
-            raise _corrupted(session_id, record, f"version is corrupted: {_text(value)!r}")
+            raise corrupted(session_id, record, f"version is corrupted: {text_of(value)!r}")
         return int(status), value
-
-
-def _text(value: bytes | str) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return value.decode()
-    except UnicodeDecodeError as error:  # foreign bytes in a key of ours: corruption, not a crash
-        raise CorruptedSessionError(f"stored value is not UTF-8 text: {error}") from error
-
-
-def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _corrupted(session_id: str, record: str, problem: str) -> CorruptedSessionError:
-    return CorruptedSessionError(f"session_id=<{session_id}>, record=<{record}> | {problem}")
-
-
-def _object(session_id: str, record: str, raw: bytes | str) -> dict[str, Any]:
-    try:
-        data = json.loads(_text(raw))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise _corrupted(session_id, record, f"not valid JSON: {error}") from error
-    if not isinstance(data, dict):
-        raise _corrupted(session_id, record, f"not a JSON object (found {type(data).__name__})")
-    return data
-
-
-def _decode_agent(session_id: str, agent_id: str, fields: dict[str, str]) -> tuple[int, Any]:
-    record = f"agent:{agent_id}"
-    try:
-        version = int(fields["version"])
-    except (KeyError, ValueError) as error:
-        raise _corrupted(session_id, record, "version missing or not an integer") from error
-    if "record" not in fields:
-        raise _corrupted(session_id, record, "record missing")
-    data = _object(session_id, record, fields["record"])
-    for name in ("state", "conversation_manager_state", "_internal_state"):
-        if not isinstance(data.get(name, {}), dict):
-            raise _corrupted(session_id, record, f"field=<{name}> | not a JSON object")
-    try:
-        check_agent_state(data.get("state"), prefix="state")
-        interrupt_state = data.get("_internal_state", {}).get("interrupt_state")
-        if interrupt_state is not None:
-            check_interrupt_state(interrupt_state, prefix="_internal_state.interrupt_state")
-        session_agent = SessionAgent.from_dict(data)
-    except ShapeError as error:
-        raise _corrupted(session_id, record, str(error)) from error
-    except TypeError as error:
-        raise _corrupted(session_id, record, f"not a Strands agent: {error}") from error
-    if session_agent.agent_id != agent_id:
-        raise _corrupted(session_id, record, f"stored under another agent id ({session_agent.agent_id!r})")
-    return version, session_agent
-
-
-def _decode_message(session_id: str, agent_id: str, message_id: str, raw: bytes | str) -> Any:
-    record = f"message:{agent_id}:{message_id}"
-    data = _object(session_id, record, raw)
-    try:
-        check_messages([data.get("message")], prefix="message")
-        if data.get("redact_message") is not None:
-            check_messages([data["redact_message"]], prefix="redact_message")
-        message = SessionMessage.from_dict(data)
-    except ShapeError as error:
-        raise _corrupted(session_id, record, str(error)) from error
-    except TypeError as error:
-        raise _corrupted(session_id, record, f"not a Strands message: {error}") from error
-    if str(message.message_id) != message_id or isinstance(message.message_id, bool):
-        raise _corrupted(session_id, record, f"stored under another message id ({message.message_id!r})")
-    return message

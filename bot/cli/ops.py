@@ -19,7 +19,8 @@ import redis
 from bot import preflight
 from bot.render import safe_text
 from bot.settings import Settings
-from bot.store.approvals import ApprovalDataError, ApprovalStore
+from bot.store.approval_record import ApprovalDataError
+from bot.store.approvals import ApprovalStore
 from bot.store.jobs import JobQueue, ResumeJob
 from state.store import SessionStore
 

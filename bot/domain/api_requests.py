@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 from pydantic_core import PydanticCustomError
 
 from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
-from bot.domain.policy import ToolName
+from bot.domain.policy_rules import ToolName
 from bot.domain.slack_ids import ChannelId, MessageTs, UserId
 
 API_SESSION_PREFIX: Final = "api:"

@@ -8,27 +8,24 @@ another workspace (Slack Connect), or a payload naming another team, is refused 
 request's policy says ``allow_external: true``.
 
 Deny and edit modals carry where their button was clicked in their ``private_metadata``, and the bot
-remembers the same for the view it opened (``Modals``): a submission whose metadata does not match what
-the bot opened that view with, or names another approval, is refused.
+remembers the same for the view it opened (``Modals``, kept by ``bot.store.modal_views``): a submission whose
+metadata does not match what the bot opened that view with, or names another approval, is refused.
 """
 
 import json
-import secrets
 from dataclasses import asdict, dataclass
 from typing import Final, Literal
 
 import redis
 
 from bot.domain.status import Status
-from bot.store import keys
-from bot.store.approvals import Approval
-from state.text import as_text
+from bot.store.approval_record import Approval
+from bot.store.modal_views import ModalViews
 
 Surface = Literal["message", "home", "reply"]
 Purpose = Literal["deny", "edit", "grant"]
 """What a modal the bot opened is for."""
 
-_MODAL_MEMORY_S: Final = 24 * 3600
 _EXTERNAL_ID_MAX: Final = 255  # Slack's limit for a view's external_id
 
 
@@ -104,30 +101,22 @@ class ModalBinding:
 
 
 class Modals:
-    """Remembers what each deny or edit modal was opened for, under the view's ``external_id`` (a fresh random key).
-
-    The record is written before the view is opened, so it is there whenever Slack sends the submission.
-    """
+    """Remembers what each deny or edit modal was opened for (``ModalViews``), and checks each submission against it."""
 
     def __init__(self, client: redis.Redis) -> None:
-        """Keep the client."""
-        self._client = client
+        """Keep the views opened in ``client``'s Redis."""
+        self._views = ModalViews(client)
 
     def remember(self, binding: ModalBinding) -> str:
         """Record ``binding``; return the ``external_id`` to open its view with."""
-        external_id = secrets.token_urlsafe(18)
-        self._client.set(keys.modal_view(external_id), binding.metadata(), ex=_MODAL_MEMORY_S)
-        return external_id
+        return self._views.remember(binding.metadata())
 
     def matches(self, external_id: str, *, metadata: str, user_id: str, purpose: Purpose) -> ModalBinding | None:
         """The binding of a submitted view if its metadata, submitter and purpose are the ones it was opened with."""
         if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:
             return None
-        stored = self._client.get(keys.modal_view(external_id))
-        if stored is None:
+        opened_with = self._views.opened_with(external_id)
+        if opened_with is None or opened_with != metadata:
             return None
-        text = as_text(stored)
-        if text != metadata:
-            return None
-        binding = ModalBinding(**json.loads(text))
+        binding = ModalBinding(**json.loads(opened_with))
         return binding if binding.user_id == user_id and binding.purpose == purpose else None

@@ -40,7 +40,8 @@ from bot.flow.decisions import DecisionService
 from bot.flow.publish import RoundPublisher
 from bot.store.api_keys import ApiClient, ApiKeys
 from bot.store.api_requests import ApiRequestStore, StoredApiRequest
-from bot.store.approvals import Approval, ApprovalStore
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt

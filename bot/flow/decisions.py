@@ -9,36 +9,39 @@ it (only approving it needs someone else). Only then is the vote or decision wri
 message update, the audit record, the schedule's cancellation and (if it closes the round) the
 resume job in the same atomic step. Every refusal is audited and changes nothing.
 
-A decision (``decide``) is judged and written by one script (``bot.store.scripts.DECIDE``): one
-Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again).
-The other checks here (``check``, ``may_decide``) serve what is not a decision: opening the deny
-modal, claims, App Home.
+A decision (``decide``) is judged and written by one script (``bot.store.scripts.decide``): one
+Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again,
+``bot.flow.judge``). The other checks here (``check``, ``may_decide``) serve what is not a decision:
+opening the deny modal, claims, App Home. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
 
 With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
 The clock decides too (expiry), without the human checks: ``expire``.
 """
 
 import logging
-from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal
 
 import redis
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.authorization import authorize
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
-from bot.domain.policy import Policy, authorize
+from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
+from bot.flow.judge import ScriptJudge
+from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render.safe_text import is_blank
-from bot.store import keys
-from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore, Attempt, DecideResult
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
+from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
 from bot.store.scripts import ScriptRecord
@@ -46,8 +49,6 @@ from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
 
-Kind = Literal["approve", "deny"]
-_ATTEMPTS = 4  # a cold channel cache, then cold user-group caches, then the request's real place
 # Refusals audited as ``unauthorized``: the person may not act there (a repeat or a missing reason is not that).
 _AUDITED = frozenset(
     {
@@ -69,47 +70,6 @@ def _filled_in_by_script(decision: Decision) -> dict[str, str | None]:
     return {"input_digest": None, "edited_by": None} if decision.decision == "approve" else {}
 
 
-@dataclass(frozen=True)
-class Replay:
-    """A signed request's signature, refused if it comes again while it is remembered (``remember_s``)."""
-
-    signature: str
-    remember_s: int
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What happened to an attempt.
-
-    Attributes:
-        status: ``decided`` or ``vote`` when it was recorded; otherwise why not.
-        approval: The approval, when the caller read it.
-        approvers_text: Who may decide (for refusals).
-        votes: Approvals counted so far toward the quorum.
-        recorded: What the decide script answered (its request and decision are read from it on demand).
-    """
-
-    status: Status
-    approval: Approval | None = None
-    approvers_text: str = ""
-    votes: int = 0
-    recorded: DecideResult | None = None
-
-    @property
-    def request(self) -> ApprovalRequest | None:
-        """The request the attempt was on, when it exists."""
-        if self.approval is not None:
-            return self.approval.request
-        return self.recorded.request if self.recorded is not None else None
-
-    @property
-    def decision(self) -> Decision | None:
-        """The decision that stands (this one, or an earlier one for ``already``)."""
-        if self.recorded is not None:
-            return self.recorded.decision
-        return self.approval.decision if self.approval is not None else None
-
-
 class DecisionService:
     """Applies decisions from buttons, modals, typed replies and the clock."""
 
@@ -126,7 +86,7 @@ class DecisionService:
         self._approvals = approvals
         self._directory = directory
         self._audit = audit
-        self._signatures = signatures
+        self._judge = ScriptJudge(approvals, directory, signatures)
         self._clock = clock
 
     def find(self, approval_id: str) -> Approval | None:
@@ -453,42 +413,7 @@ class DecisionService:
             update_approval(attempt.session_id, attempt.approval_id), due_ms=epoch_ms(self._clock())
         )
         audit = self._audit_events(attempt.session_id, attempt.user, **details)
-        for _ in range(_ATTEMPTS):
-            result = self._approvals.decide(attempt, decision=decision, update=update, audit=audit)
-            if result.status not in (Status.NEEDS, Status.UNREADABLE):
-                return result
-            if attempt.replay is not None:
-                # The script recorded nothing; what follows (Slack, an error) may end without it running again.
-                # Recorded now, a replay of this request is refused whatever happens next.
-                if not self._signatures.first(
-                    attempt.replay, remember_s=attempt.replay_ttl_s, shard=keys.shard_of(attempt.session_id)
-                ):
-                    return replace(result, status=Status.REPLAYED)
-                attempt = replace(attempt, replay=None)
-            if result.status is Status.UNREADABLE:
-                self._approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
-                raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
-            needs = result.needs
-            try:
-                shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
-                team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it
-                if "members" in needs:
-                    self._directory.in_channel(
-                        team_id, str(needs["members"]), attempt.user, shard=shard
-                    )  # fills the cache
-                if "groups" in needs:
-                    self._directory.members(team_id, [str(group) for group in needs["groups"]], shard=shard)  # idem
-            except (SlackApiError, NotInstalled) as error:
-                logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
-                return replace(result, status=Status.UNAVAILABLE)
-            groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))
-            attempt = replace(
-                attempt,
-                team_id=str(needs.get("team_id", attempt.team_id)),
-                channel_id=str(needs.get("channel_id", attempt.channel_id)),
-                groups=groups,
-            )
-        raise RuntimeError(f"approval_id=<{attempt.approval_id}> | the decide script kept asking for more")
+        return self._judge.judge(attempt, decision=decision, update=update, audit=audit)
 
     def _outcome(self, result: DecideResult) -> Outcome:
         """What a decide script's answer means to the person."""

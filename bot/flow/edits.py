@@ -16,8 +16,9 @@ from bot.domain.edit_form import EditForm, edit_form, read_back
 from bot.domain.edits import CallEdit, changes_json, editable, input_changes
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Origin
-from bot.flow.decisions import DecisionService, Outcome
-from bot.store.approvals import Approval
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Outcome
+from bot.store.approval_record import Approval
 from bot.store.audit import Audit
 from bot.store.edits import EditStore
 from bot.store.outbox import Outbox, update_approval

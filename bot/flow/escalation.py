@@ -32,7 +32,8 @@ from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render.texts import thread_posts
 from bot.store import keys
-from bot.store.approvals import Approval, ApprovalStore
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.due import DueQueue, FencedWrites, lease_each
 from bot.store.outbox import Outbox, post_approval_copy, post_message

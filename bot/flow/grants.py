@@ -15,7 +15,8 @@ from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_i
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.decisions import DecisionService, Outcome
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Outcome
 from bot.render.blocks import offers_similar
 from bot.store.audit import Audit
 from bot.store.grants import GrantStore

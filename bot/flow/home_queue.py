@@ -18,7 +18,9 @@ from bot.flow.decisions import DecisionService
 from bot.flow.grants import GrantFlow
 from bot.render import blocks
 from bot.render.home_view import RECENT_SHOWN, home_view
-from bot.store.approvals import RECENT_KEPT, Approval, ApprovalStore
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
+from bot.store.decide_call import RECENT_KEPT
 
 
 def progress_of(approval: Approval) -> blocks.Progress:

@@ -16,8 +16,10 @@ from typing import Final
 
 from bot.domain.records import DiscussionEntry
 from bot.flow.access import Origin
-from bot.flow.decisions import DecisionService, Kind, Outcome
-from bot.store.approvals import Approval, ApprovalDataError, ApprovalStore
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Kind, Outcome
+from bot.store.approval_record import Approval, ApprovalDataError
+from bot.store.approvals import ApprovalStore
 
 _TYPED_DECISION: Final = re.compile(r"^\s*(approve|deny)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 

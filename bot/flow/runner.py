@@ -23,7 +23,8 @@ from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
 from bot.render.texts import thread_posts
 from bot.store import keys
-from bot.store.approvals import Approval, ApprovalStore
+from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.jobs import Job, JobQueue, ResumeJob, StartJob
 from bot.store.outbox import Outbox, post_message

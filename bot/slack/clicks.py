@@ -19,7 +19,8 @@ from slack_bolt import Ack, App
 from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
-from bot.flow.decisions import DecisionService, Outcome, Replay
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids

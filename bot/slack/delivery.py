@@ -47,7 +47,8 @@ from bot.render import blocks
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.retry_after import retry_after_s
-from bot.store.approvals import Approval, ApprovalStore, copy_value
+from bot.store.approval_record import Approval, copy_value
+from bot.store.approvals import ApprovalStore
 from bot.store.home_viewers import HomeViewers
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates

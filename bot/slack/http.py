@@ -19,7 +19,7 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 
 from bot import preflight
-from bot.flow.decisions import Replay
+from bot.flow.outcomes import Replay
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness

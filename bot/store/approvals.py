@@ -7,157 +7,40 @@ a crash never loses a request. A decision is one Lua script: it refuses a second
 request's schedule (reminders, escalation, expiry), queues the message update and the audit
 record, and, when it closes the round's last open approval, queues the resume job. A resume
 job is therefore queued exactly once per round.
+
+This store is the one writer of an approval's records. What they read back as is
+``bot.store.approval_record``; what the decide script is given and answers is ``bot.store.decide_call``.
 """
 
 import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from typing import Any, Final
 
 import redis
-from pydantic import ValidationError
 
-from bot.domain.edits import CallEdit
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
 from bot.store import keys, scripts
+from bot.store.approval_record import (
+    READS,
+    Approval,
+    ApprovalDataError,
+    approval_from,
+    copy_value,
+    queue_reads,
+)
+from bot.store.decide_call import Attempt, DecideResult, keys_and_args
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
-from bot.store.edits import read_edit
-from bot.store.jobs import JobQueue
+from bot.store.scripts.decide import DECIDE
 from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
-RECENT_KEPT: Final = 50
 _QUARANTINE_WHY_MAX: Final = 500
-
-
-class ApprovalDataError(RuntimeError):
-    """An approval stored in Redis cannot be read back (corrupted or foreign data)."""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One attempt to decide an approval, as the decide script judges it (``bot.store.scripts.DECIDE``).
-
-    Attributes:
-        session_id: The approval's session (a button carries it: the script's keys follow from it).
-        approval_id: The approval.
-        kind: ``approve``, ``deny`` or ``expired``.
-        user: Who decides (``signoff:expiry`` for the clock).
-        team_id: The workspace the caller expects the request in (the script says if it is another).
-        channel_id: The channel the caller expects the request in (idem).
-        origin: Where the attempt comes from (``surface``, ``team_id``, ``user_team_id``, ``channel_id``, ``ts``,
-            ``thread_ts``; ``""`` for none); ``None``: the clock, judged by no person's rights.
-        reason_given: Whether a deny carries a reason (a policy may require one).
-        written_at: The ts of the typed reply that decides ("" otherwise).
-        quorum: Approvals needed (0: the policy's).
-        groups: User groups whose cached members the script may read.
-        replay: The request's signature, when the attempt is a signed request to refuse if replayed.
-        replay_ttl_s: How long the signature is remembered.
-        with_request: Whether a recorded decision is answered with its request (any other answer is).
-        shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
-            for a typed reply: then an edited call is not approved).
-    """
-
-    session_id: str
-    approval_id: str
-    kind: str
-    user: str
-    team_id: str
-    channel_id: str
-    origin: dict[str, str] | None
-    reason_given: bool = False
-    written_at: str = ""
-    quorum: int = 0
-    groups: tuple[str, ...] = ()
-    replay: str | None = None
-    replay_ttl_s: int = 0
-    with_request: bool = False
-    shown: str = ""
-
-
-@dataclass(frozen=True)
-class DecideResult:
-    """What the decide script answered (``bot.store.scripts.DECIDE``); its records are read on demand.
-
-    Attributes:
-        status: What happened (``bot.domain.status.Status``).
-        session_id: The approval's session.
-        approval_id: The approval.
-        value: The decision (``already``, ``decided``), the vote count (``vote``) or what is needed (``needs``).
-        request_json: The stored request, when there is one (for ``decided``, only if the attempt asked for it).
-        message_ts: Where its message was posted, when recorded.
-    """
-
-    status: Status
-    session_id: str = ""
-    approval_id: str = ""
-    value: str = ""
-    request_json: str = ""
-    message_ts: str = ""
-
-    @cached_property
-    def request(self) -> ApprovalRequest | None:
-        """The stored request (with its message's ts), if any."""
-        if not self.request_json:
-            return None
-        request = ApprovalRequest.model_validate_json(self.request_json)
-        return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
-
-    @cached_property
-    def decision(self) -> Decision | None:
-        """The decision that stands (``already``, ``decided``)."""
-        if self.status in (Status.ALREADY, Status.DECIDED) and self.value:
-            return Decision.model_validate_json(self.value)
-        return None
-
-    @property
-    def votes(self) -> int:
-        """Approvals counted so far (``vote``)."""
-        return int(self.value) if self.status is Status.VOTE else 0
-
-    @property
-    def needs(self) -> dict[str, Any]:
-        """What the script needs first (``needs``): ``team_id`` and ``channel_id``, ``members``, ``groups``."""
-        needs = json.loads(self.value) if self.status is Status.NEEDS else {}
-        return needs if isinstance(needs, dict) else {}
-
-
-@dataclass(frozen=True)
-class Approval:
-    """An approval request and everything that happened to it so far."""
-
-    request: ApprovalRequest
-    decision: Decision | None
-    discussion: tuple[DiscussionEntry, ...] = ()
-    votes: frozenset[str] = frozenset()
-    claimed_by: str | None = None
-    claimed_until_ms: int | None = None
-    level: int = 0
-    copies: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Direct-message copies of the approval message: user -> (channel, ts)."""
-    version: int = 0
-    """Bumped with every queued message update: the state its messages should show."""
-    post_entry: str | None = None
-    """The outbox entry that posted the message (its marker stays on the message)."""
-    edit: CallEdit | None = None
-    """The input an approver edited the call to, while it waits (and once decided: what was approved)."""
-
-    @property
-    def shown_input(self) -> Any:
-        """The input the approval is for now: the edited one, if edited."""
-        return self.edit.input if self.edit is not None else self.request.tool_input
-
-    @property
-    def shown_digest(self) -> str | None:
-        """The digest an Approve of this approval names (``None``: it names none, e.g. a batch)."""
-        return self.edit.digest if self.edit is not None else self.request.input_digest
 
 
 class ApprovalStore:
@@ -166,7 +49,7 @@ class ApprovalStore:
     def __init__(self, client: redis.Redis) -> None:
         """Register the scripts; nothing is sent yet."""
         self._client = client
-        self._decide = DirectScript(client, scripts.DECIDE)  # a click waits for it: no pool on its path
+        self._decide = DirectScript(client, DECIDE)  # a click waits for it: no pool on its path
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
 
     def open_round(
@@ -252,19 +135,19 @@ class ApprovalStore:
             ApprovalDataError: The stored data is not a valid approval.
         """
         pipeline = self._client.pipeline(transaction=False)
-        _read(pipeline, session_id, approval_id)
-        return _approval(approval_id, *pipeline.execute())
+        queue_reads(pipeline, session_id, approval_id)
+        return approval_from(approval_id, *pipeline.execute())
 
     def get_many_readable(self, ids: Sequence[tuple[str, str]]) -> list[Approval | None]:
         """``get_readable`` of many ``(session_id, approval_id)`` pairs in one round trip, in their order."""
         pipeline = self._client.pipeline(transaction=False)
         for session_id, approval_id in ids:
-            _read(pipeline, session_id, approval_id)
+            queue_reads(pipeline, session_id, approval_id)
         replies = pipeline.execute()
         approvals: list[Approval | None] = []
         for index, (session_id, approval_id) in enumerate(ids):
             try:
-                approvals.append(_approval(approval_id, *replies[_READS * index : _READS * index + _READS]))
+                approvals.append(approval_from(approval_id, *replies[READS * index : READS * index + READS]))
             except ApprovalDataError as error:
                 self.quarantine(session_id, approval_id, why=str(error))
                 approvals.append(None)
@@ -482,16 +365,8 @@ class ApprovalStore:
             update: The message update, as ``Outbox.script_entry`` made it.
             audit: The audit events of a vote and of a decision (in that order), as ``Audit.script_events`` made them.
         """
-        request_keys, args = self._decide_call(attempt, decision=decision, update=update, audit=audit)
-        status, value, request_json, message_ts = self._decide(keys=request_keys, args=args)
-        return DecideResult(
-            Status(as_text(status)),
-            attempt.session_id,
-            attempt.approval_id,
-            as_text(value),
-            as_text(request_json),
-            as_text(message_ts),
-        )
+        request_keys, args = keys_and_args(attempt, decision=decision, update=update, audit=audit)
+        return DecideResult.from_reply(attempt, self._decide(keys=request_keys, args=args))
 
     def decide_in(
         self,
@@ -507,71 +382,9 @@ class ApprovalStore:
         Sent as EVAL, not EVALSHA: inside MULTI a script the server does not hold yet would fail alone while the
         rest of the transaction is applied. ``attempt`` must need nothing more (no checks, its place given).
         """
-        request_keys, args = self._decide_call(attempt, decision=decision, update=update, audit=audit)
+        request_keys, args = keys_and_args(attempt, decision=decision, update=update, audit=audit)
         # As a raw command: ClusterPipeline.eval takes no keys (it finds the slot from the command's own keys).
-        pipeline.execute_command("EVAL", scripts.DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
-
-    @staticmethod
-    def _decide_call(
-        attempt: Attempt,
-        *,
-        decision: Decision,
-        update: scripts.ScriptRecord,
-        audit: tuple[scripts.ScriptRecord, ...],
-    ) -> tuple[list[str], list[str]]:
-        """The decide script's keys and arguments for ``attempt``."""
-        session_id, approval_id = attempt.session_id, attempt.approval_id
-        shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
-        request_keys = [
-            keys.approval(session_id, approval_id),
-            keys.open_approvals(session_id),
-            keys.round_(session_id),
-            keys.votes(session_id, approval_id),
-            keys.discussion(session_id, approval_id),
-            keys.jobs(shard),
-            keys.outbox_due(shard),
-            keys.outbox_entries(shard),
-            keys.outbox_wake(shard),
-            keys.audit(shard),
-            keys.schedule_due(shard),
-            keys.schedule_steps(shard),
-            keys.open_index(shard),
-            keys.channel_open(shard, attempt.team_id, attempt.channel_id),
-            keys.recent_decisions(shard),
-            keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
-            keys.approval_edit(session_id, approval_id),
-            *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
-            *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
-        ]
-        judged = {
-            "approval_id": approval_id,
-            "kind": attempt.kind,
-            "user": attempt.user,
-            "team_id": attempt.team_id,
-            "channel_id": attempt.channel_id,
-            "checks": attempt.origin is not None,
-            "origin": attempt.origin or {"surface": ""},
-            "reason_given": attempt.reason_given,
-            "written_at": attempt.written_at,
-            "quorum": attempt.quorum,
-            "groups": list(attempt.groups),
-            "replay": attempt.replay is not None,
-            "replay_ttl_s": attempt.replay_ttl_s,
-            "recent_kept": RECENT_KEPT,
-            "now_ms": int(decision.decided_at.timestamp() * 1000),
-            "with_request": attempt.with_request,
-            "shown": attempt.shown,
-        }
-        filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
-        filled_in["edited_by"] = None
-        if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
-            decision = decision.model_copy(update=filled_in)
-        args = [
-            json.dumps(judged),
-            decision.model_dump_json(),
-            *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-        ]
-        return request_keys, args
+        pipeline.execute_command("EVAL", DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
@@ -615,71 +428,3 @@ def terms(request: ApprovalRequest) -> str:
     whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
     """
     return request.model_dump_json(include=_TERMS)
-
-
-_READS: Final = 4  # how many replies ``_read`` queues
-
-
-def _read(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:
-    """Queue the reads one approval is made of (its hash, discussion, votes and edit): ``_READS`` replies."""
-    pipeline.hgetall(keys.approval(session_id, approval_id))
-    pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
-    pipeline.smembers(keys.votes(session_id, approval_id))
-    pipeline.hgetall(keys.approval_edit(session_id, approval_id))
-
-
-def _approval(
-    approval_id: str,
-    fields: dict[bytes, bytes],
-    replies: list[bytes],
-    votes: set[bytes],
-    edit_fields: dict[bytes, bytes],
-) -> Approval | None:
-    """The approval the reads of ``_read`` returned (``None``: there is none).
-
-    Raises:
-        ApprovalDataError: The stored data is not a valid approval.
-    """
-    if not fields:
-        return None
-    try:
-        decoded = {as_text(key): as_text(value) for key, value in fields.items()}
-        request = ApprovalRequest.model_validate_json(decoded["request"])
-        if "message_ts" in decoded:
-            request = request.model_copy(update={"message_ts": decoded["message_ts"]})
-        decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
-        discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
-        copies = {
-            name.removeprefix("copy:"): _channel_and_ts(value)
-            for name, value in decoded.items()
-            if name.startswith("copy:")
-        }
-        claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
-        level = int(decoded.get("level", "0"))
-        version = int(decoded.get("version", "0"))
-        edit = read_edit(approval_id, edit_fields)
-    except (KeyError, ValueError, ValidationError) as error:
-        raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
-    return Approval(
-        request,
-        decision,
-        discussion,
-        frozenset(as_text(vote) for vote in votes),
-        decoded.get("claimed_by"),
-        claimed_until,
-        level,
-        copies,
-        version,
-        decoded.get("post_entry"),
-        edit,
-    )
-
-
-def copy_value(channel: str, ts: str) -> str:
-    """How a direct-message copy is recorded: ``channel|ts``."""
-    return f"{channel}|{ts}"
-
-
-def _channel_and_ts(value: str) -> tuple[str, str]:
-    channel, _, ts = value.partition("|")
-    return channel, ts

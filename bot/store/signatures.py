@@ -2,7 +2,7 @@
 
 A request is remembered under ``keys.seen_signature``: on the shared key by the request guard,
 and, for an Approve click, on the shard of the session it acts on, where the decide script
-(``bot.store.scripts.DECIDE``) checks and records it in the same atomic step as the decision.
+(``bot.store.scripts.decide``) checks and records it in the same atomic step as the decision.
 """
 
 import redis

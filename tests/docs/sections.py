@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from bot.domain import grants, ladder, oncall, policy
+from bot.domain.policy_rules import Approvers, Match, Rule
 from bot.mcp.config import McpSettings
 from bot.settings import Settings, how_to_get
 from tests.docs import tables
@@ -88,9 +89,9 @@ def _settings() -> str:
 def _policy_keys() -> str:
     sections: dict[str, type[BaseModel]] = {
         "The file": policy.PolicyBook,
-        "A rule (the `default` section takes the same keys but `name`, `match`, `tier` and `message`)": policy.Rule,
-        "`match`": policy.Match,
-        "`approvers`": policy.Approvers,
+        "A rule (the `default` section takes the same keys but `name`, `match`, `tier` and `message`)": Rule,
+        "`match`": Match,
+        "`approvers`": Approvers,
         "`escalation`": ladder.Escalation,
         "`escalation.levels[]`": ladder.Level,
         "`escalation.levels[].targets`": ladder.Targets,
@@ -124,7 +125,14 @@ SECTIONS: dict[str, Section] = {
     "http-api": Section(("bot/api/openapi.py", "bot/domain/api_requests.py"), tables.http_api),
     "commands": Section(("bot/cli/main.py",), tables.commands),
     "policy-keys": Section(
-        ("bot/domain/policy.py", "bot/domain/ladder.py", "bot/domain/grants.py", "bot/domain/oncall.py"), _policy_keys
+        (
+            "bot/domain/policy.py",
+            "bot/domain/policy_rules.py",
+            "bot/domain/ladder.py",
+            "bot/domain/grants.py",
+            "bot/domain/oncall.py",
+        ),
+        _policy_keys,
     ),
     "modules": Section(tuple(f"{package}/" for package in tables.PACKAGES), tables.modules),
     "benchmarks": Section(("bench/",), tables.benchmarks),

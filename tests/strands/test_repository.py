@@ -85,15 +85,6 @@ def test_session_agent_and_messages_round_trip(repository: RedisSessionRepositor
     assert {key_slot(key.encode()) for key in keys} == {key_slot(own_record.encode())}
 
 
-def test_keys_refuse_ids_that_would_break_the_hash_tag() -> None:
-    with pytest.raises(ValueError, match="braces"):
-        strands_key("a}b", "session")
-    with pytest.raises(ValueError, match="agent_id"):
-        strands_key(SID, "agent", "x y")
-    with pytest.raises(ValueError, match="kind"):
-        strands_key(SID, "other", "default")
-
-
 def test_a_stale_writer_gets_a_conflict_never_an_overwrite(redis_client: redis.Redis) -> None:
     first, second = RedisSessionRepository(redis_client), RedisSessionRepository(redis_client)
     first.create_session(Session(session_id=SID, session_type=SessionType.AGENT))

@@ -11,7 +11,7 @@ from slack_sdk import WebClient
 
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding
-from bot.flow.decisions import Outcome
+from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits
 from bot.render.texts import answers

@@ -9,7 +9,8 @@ from typing import Any, Final
 
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Modals, Origin, Purpose
-from bot.flow.decisions import DecisionService, Outcome
+from bot.flow.decisions import DecisionService
+from bot.flow.outcomes import Outcome
 from bot.render import edits
 from bot.render.texts import answers
 from bot.store.outbox import Outbox, post_ephemeral, post_message

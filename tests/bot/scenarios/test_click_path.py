@@ -16,7 +16,7 @@ from bot.sandbox.slack_requests import SignedPoster
 from bot.slack.app import build_app
 from bot.slack.http import wsgi_app
 from bot.store import keys
-from bot.store.approvals import Approval
+from bot.store.approval_record import Approval
 from bot.store.directory import Directory
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.api_client import api_caller

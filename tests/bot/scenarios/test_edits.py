@@ -22,7 +22,7 @@ from bot.render import action_ids as ids
 from bot.render import edits
 from bot.render.texts import answers
 from bot.store import keys
-from bot.store.approvals import Approval
+from bot.store.approval_record import Approval
 from state.shapes import Message
 from tests.bot.support.harness import (
     APPROVER,

@@ -7,8 +7,9 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
 from bot.store import keys
-from bot.store.approvals import ApprovalStore, Attempt
+from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
+from bot.store.decide_call import Attempt
 from bot.store.outbox import Outbox, update_approval
 from tests.bot.support import shards
 from tests.bot.support.agents import two_gates_agent

@@ -8,7 +8,7 @@ import pytest
 from bot.domain import conditions
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
-from tests.bot.unit.test_policy import load_error, write
+from tests.bot.support.policy_files import load_error, write
 
 TIERED = """
 rules:

@@ -1,6 +1,6 @@
 """The two judges of who may decide agree on every case of a matrix, so that they never drift apart silently.
 
-A decision is judged by the decide script (``bot.store.scripts.DECIDE``, through ``DecisionService.decide``);
+A decision is judged by the decide script (``bot.store.scripts.decide``, through ``DecisionService.decide``);
 what decides nothing (the deny modal, claims, App Home) is judged in Python (``DecisionService.check``, plus the
 rule that a deny needs a reason when the policy says so, which only ``decide`` applies). Each case (policy,
 person, origin, kind) gets a fresh approval, posted and copied by DM; the Python judge is asked, then the case is
@@ -25,7 +25,7 @@ from pydantic import SecretStr
 from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, approval_id_for, session_id_for
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.decisions import Kind
+from bot.flow.outcomes import Kind
 from bot.render.safe_text import is_blank
 from bot.sandbox.slack_requests import TEAM_ID
 from bot.services import Services, build_services

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 from tests.bot.unit.test_conditions import TIERED
-from tests.bot.unit.test_policy import write
 
 
 @pytest.fixture

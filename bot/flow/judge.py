@@ -1,0 +1,90 @@
+"""Running the decide script until it judges an attempt: what it says it lacks is supplied, then it runs again.
+
+A run that answers ``needs`` writes nothing. What it lacks is a channel's or a user group's cached members (asked
+of Slack here, into the copy the script reads: the session's shard's), or the request's real place (an attempt on
+a session id that names none guessed it). A signed attempt's signature is recorded before Slack is asked, so that
+a replay is refused whatever happens next.
+"""
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Final
+
+from slack_sdk.errors import SlackApiError
+
+from bot.domain.records import Decision
+from bot.domain.status import Status
+from bot.domain.workspaces import NotInstalled
+from bot.store import keys
+from bot.store.approval_record import ApprovalDataError
+from bot.store.approvals import ApprovalStore
+from bot.store.decide_call import Attempt, DecideResult
+from bot.store.directory import Directory
+from bot.store.scripts import ScriptRecord
+from bot.store.signatures import SeenSignatures
+
+logger = logging.getLogger(__name__)
+
+_RUNS: Final = 4  # a cold channel cache, then cold user-group caches, then the request's real place
+
+
+@dataclass(frozen=True)
+class ScriptJudge:
+    """Runs the decide script on an attempt until it needs nothing more (see the module docstring)."""
+
+    approvals: ApprovalStore
+    """Where the script runs."""
+    directory: Directory
+    """Where a cold cache of members is filled from Slack."""
+    signatures: SeenSignatures
+    """Where a signed attempt's signature is recorded before Slack is asked."""
+
+    def judge(
+        self,
+        attempt: Attempt,
+        *,
+        decision: Decision,
+        update: ScriptRecord,
+        audit: tuple[ScriptRecord, ...],
+    ) -> DecideResult:
+        """The script's answer to ``attempt``, with the records ``ApprovalStore.decide`` writes if it decides.
+
+        Raises:
+            ApprovalDataError: The stored approval cannot be read.
+        """
+        for _ in range(_RUNS):
+            result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            if result.status not in (Status.NEEDS, Status.UNREADABLE):
+                return result
+            if attempt.replay is not None:
+                # The script recorded nothing; what follows (Slack, an error) may end without it running again.
+                # Recorded now, a replay of this request is refused whatever happens next.
+                if not self.signatures.first(
+                    attempt.replay, remember_s=attempt.replay_ttl_s, shard=keys.shard_of(attempt.session_id)
+                ):
+                    return replace(result, status=Status.REPLAYED)
+                attempt = replace(attempt, replay=None)
+            if result.status is Status.UNREADABLE:
+                self.approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
+                raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
+            needs = result.needs
+            try:
+                shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
+                team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it
+                if "members" in needs:
+                    self.directory.in_channel(
+                        team_id, str(needs["members"]), attempt.user, shard=shard
+                    )  # fills the cache
+                if "groups" in needs:
+                    self.directory.members(team_id, [str(group) for group in needs["groups"]], shard=shard)  # idem
+            except (SlackApiError, NotInstalled) as error:
+                logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
+                return replace(result, status=Status.UNAVAILABLE)
+            groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))
+            attempt = replace(
+                attempt,
+                team_id=str(needs.get("team_id", attempt.team_id)),
+                channel_id=str(needs.get("channel_id", attempt.channel_id)),
+                groups=groups,
+            )
+        raise RuntimeError(f"approval_id=<{attempt.approval_id}> | the decide script kept asking for more")

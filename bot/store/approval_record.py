@@ -1,0 +1,122 @@
+"""An approval as read back: its request and everything that happened to it since (``Approval``).
+
+``bot.store.approvals`` writes an approval's records; ``queue_reads`` queues the reads one approval is made of (its
+hash, discussion, votes and edit), and ``approval_from`` builds it from their replies, refusing what it cannot read
+(``ApprovalDataError``).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import redis
+from pydantic import ValidationError
+
+from bot.domain.edits import CallEdit
+from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
+from bot.store import keys
+from bot.store.edits import read_edit
+from state.text import as_text
+
+
+class ApprovalDataError(RuntimeError):
+    """An approval stored in Redis cannot be read back (corrupted or foreign data)."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An approval request and everything that happened to it so far."""
+
+    request: ApprovalRequest
+    decision: Decision | None
+    discussion: tuple[DiscussionEntry, ...] = ()
+    votes: frozenset[str] = frozenset()
+    claimed_by: str | None = None
+    claimed_until_ms: int | None = None
+    level: int = 0
+    copies: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Direct-message copies of the approval message: user -> (channel, ts)."""
+    version: int = 0
+    """Bumped with every queued message update: the state its messages should show."""
+    post_entry: str | None = None
+    """The outbox entry that posted the message (its marker stays on the message)."""
+    edit: CallEdit | None = None
+    """The input an approver edited the call to, while it waits (and once decided: what was approved)."""
+
+    @property
+    def shown_input(self) -> Any:
+        """The input the approval is for now: the edited one, if edited."""
+        return self.edit.input if self.edit is not None else self.request.tool_input
+
+    @property
+    def shown_digest(self) -> str | None:
+        """The digest an Approve of this approval names (``None``: it names none, e.g. a batch)."""
+        return self.edit.digest if self.edit is not None else self.request.input_digest
+
+
+READS: Final = 4
+"""How many replies ``queue_reads`` queues."""
+
+
+def queue_reads(pipeline: redis.client.Pipeline, session_id: str, approval_id: str) -> None:
+    """Queue the reads one approval is made of (its hash, discussion, votes and edit): ``READS`` replies."""
+    pipeline.hgetall(keys.approval(session_id, approval_id))
+    pipeline.lrange(keys.discussion(session_id, approval_id), 0, -1)
+    pipeline.smembers(keys.votes(session_id, approval_id))
+    pipeline.hgetall(keys.approval_edit(session_id, approval_id))
+
+
+def approval_from(
+    approval_id: str,
+    fields: dict[bytes, bytes],
+    replies: list[bytes],
+    votes: set[bytes],
+    edit_fields: dict[bytes, bytes],
+) -> Approval | None:
+    """The approval the reads of ``queue_reads`` returned (``None``: there is none).
+
+    Raises:
+        ApprovalDataError: The stored data is not a valid approval.
+    """
+    if not fields:
+        return None
+    try:
+        decoded = {as_text(key): as_text(value) for key, value in fields.items()}
+        request = ApprovalRequest.model_validate_json(decoded["request"])
+        if "message_ts" in decoded:
+            request = request.model_copy(update={"message_ts": decoded["message_ts"]})
+        decision = Decision.model_validate_json(decoded["decision"]) if "decision" in decoded else None
+        discussion = tuple(DiscussionEntry.model_validate_json(reply) for reply in replies)
+        copies = {
+            name.removeprefix("copy:"): _channel_and_ts(value)
+            for name, value in decoded.items()
+            if name.startswith("copy:")
+        }
+        claimed_until = int(decoded["claimed_until_ms"]) if "claimed_until_ms" in decoded else None
+        level = int(decoded.get("level", "0"))
+        version = int(decoded.get("version", "0"))
+        edit = read_edit(approval_id, edit_fields)
+    except (KeyError, ValueError, ValidationError) as error:
+        raise ApprovalDataError(f"approval_id=<{approval_id}> | stored approval is unreadable: {error}") from error
+    return Approval(
+        request,
+        decision,
+        discussion,
+        frozenset(as_text(vote) for vote in votes),
+        decoded.get("claimed_by"),
+        claimed_until,
+        level,
+        copies,
+        version,
+        decoded.get("post_entry"),
+        edit,
+    )
+
+
+def copy_value(channel: str, ts: str) -> str:
+    """How a direct-message copy is recorded: ``channel|ts``."""
+    return f"{channel}|{ts}"
+
+
+def _channel_and_ts(value: str) -> tuple[str, str]:
+    channel, _, ts = value.partition("|")
+    return channel, ts

@@ -1,0 +1,183 @@
+"""The decide script's call: an attempt on an approval (``Attempt``) as the script's keys and arguments, and its answer.
+
+``ApprovalStore.decide`` runs the script (``bot.store.scripts.decide``); this module says what the script is given
+(``keys_and_args``) and reads what it returns (``DecideResult``).
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Final
+
+from bot.domain.records import ApprovalRequest, Decision
+from bot.domain.status import Status
+from bot.store import keys, scripts
+from bot.store.jobs import JobQueue
+from state.text import as_text
+
+RECENT_KEPT: Final = 50
+"""How many recent decisions each shard keeps at least (the script trims them in batches, at most twice that)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt to decide an approval, as the decide script judges it (``bot.store.scripts.decide``).
+
+    Attributes:
+        session_id: The approval's session (a button carries it: the script's keys follow from it).
+        approval_id: The approval.
+        kind: ``approve``, ``deny`` or ``expired``.
+        user: Who decides (``signoff:expiry`` for the clock).
+        team_id: The workspace the caller expects the request in (the script says if it is another).
+        channel_id: The channel the caller expects the request in (idem).
+        origin: Where the attempt comes from (``surface``, ``team_id``, ``user_team_id``, ``channel_id``, ``ts``,
+            ``thread_ts``; ``""`` for none); ``None``: the clock, judged by no person's rights.
+        reason_given: Whether a deny carries a reason (a policy may require one).
+        written_at: The ts of the typed reply that decides ("" otherwise).
+        quorum: Approvals needed (0: the policy's).
+        groups: User groups whose cached members the script may read.
+        replay: The request's signature, when the attempt is a signed request to refuse if replayed.
+        replay_ttl_s: How long the signature is remembered.
+        with_request: Whether a recorded decision is answered with its request (any other answer is).
+        shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
+            for a typed reply: then an edited call is not approved).
+    """
+
+    session_id: str
+    approval_id: str
+    kind: str
+    user: str
+    team_id: str
+    channel_id: str
+    origin: dict[str, str] | None
+    reason_given: bool = False
+    written_at: str = ""
+    quorum: int = 0
+    groups: tuple[str, ...] = ()
+    replay: str | None = None
+    replay_ttl_s: int = 0
+    with_request: bool = False
+    shown: str = ""
+
+
+@dataclass(frozen=True)
+class DecideResult:
+    """What the decide script answered (``bot.store.scripts.decide``); its records are read on demand.
+
+    Attributes:
+        status: What happened (``bot.domain.status.Status``).
+        session_id: The approval's session.
+        approval_id: The approval.
+        value: The decision (``already``, ``decided``), the vote count (``vote``) or what is needed (``needs``).
+        request_json: The stored request, when there is one (for ``decided``, only if the attempt asked for it).
+        message_ts: Where its message was posted, when recorded.
+    """
+
+    status: Status
+    session_id: str = ""
+    approval_id: str = ""
+    value: str = ""
+    request_json: str = ""
+    message_ts: str = ""
+
+    @classmethod
+    def from_reply(cls, attempt: Attempt, reply: Sequence[bytes | str]) -> "DecideResult":
+        """The script's answer to ``attempt``, from its reply: status, value, request JSON, message ts."""
+        status, value, request_json, message_ts = reply
+        return cls(
+            Status(as_text(status)),
+            attempt.session_id,
+            attempt.approval_id,
+            as_text(value),
+            as_text(request_json),
+            as_text(message_ts),
+        )
+
+    @cached_property
+    def request(self) -> ApprovalRequest | None:
+        """The stored request (with its message's ts), if any."""
+        if not self.request_json:
+            return None
+        request = ApprovalRequest.model_validate_json(self.request_json)
+        return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
+
+    @cached_property
+    def decision(self) -> Decision | None:
+        """The decision that stands (``already``, ``decided``)."""
+        if self.status in (Status.ALREADY, Status.DECIDED) and self.value:
+            return Decision.model_validate_json(self.value)
+        return None
+
+    @property
+    def votes(self) -> int:
+        """Approvals counted so far (``vote``)."""
+        return int(self.value) if self.status is Status.VOTE else 0
+
+    @property
+    def needs(self) -> dict[str, Any]:
+        """What the script needs first (``needs``): ``team_id`` and ``channel_id``, ``members``, ``groups``."""
+        needs = json.loads(self.value) if self.status is Status.NEEDS else {}
+        return needs if isinstance(needs, dict) else {}
+
+
+def keys_and_args(
+    attempt: Attempt,
+    *,
+    decision: Decision,
+    update: scripts.ScriptRecord,
+    audit: tuple[scripts.ScriptRecord, ...],
+) -> tuple[list[str], list[str]]:
+    """The decide script's keys and arguments for ``attempt``."""
+    session_id, approval_id = attempt.session_id, attempt.approval_id
+    shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
+    request_keys = [
+        keys.approval(session_id, approval_id),
+        keys.open_approvals(session_id),
+        keys.round_(session_id),
+        keys.votes(session_id, approval_id),
+        keys.discussion(session_id, approval_id),
+        keys.jobs(shard),
+        keys.outbox_due(shard),
+        keys.outbox_entries(shard),
+        keys.outbox_wake(shard),
+        keys.audit(shard),
+        keys.schedule_due(shard),
+        keys.schedule_steps(shard),
+        keys.open_index(shard),
+        keys.channel_open(shard, attempt.team_id, attempt.channel_id),
+        keys.recent_decisions(shard),
+        keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
+        keys.approval_edit(session_id, approval_id),
+        *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
+        *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
+    ]
+    judged = {
+        "approval_id": approval_id,
+        "kind": attempt.kind,
+        "user": attempt.user,
+        "team_id": attempt.team_id,
+        "channel_id": attempt.channel_id,
+        "checks": attempt.origin is not None,
+        "origin": attempt.origin or {"surface": ""},
+        "reason_given": attempt.reason_given,
+        "written_at": attempt.written_at,
+        "quorum": attempt.quorum,
+        "groups": list(attempt.groups),
+        "replay": attempt.replay is not None,
+        "replay_ttl_s": attempt.replay_ttl_s,
+        "recent_kept": RECENT_KEPT,
+        "now_ms": int(decision.decided_at.timestamp() * 1000),
+        "with_request": attempt.with_request,
+        "shown": attempt.shown,
+    }
+    filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
+    filled_in["edited_by"] = None
+    if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
+        decision = decision.model_copy(update=filled_in)
+    args = [
+        json.dumps(judged),
+        decision.model_dump_json(),
+        *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
+    ]
+    return request_keys, args

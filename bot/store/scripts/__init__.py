@@ -1,0 +1,312 @@
+"""Every Lua script the bot runs, in this package (the session store's own are in ``state.store``).
+
+Each script is one atomic step on one hash slot: its KEYS come only from ``bot.store.keys``
+functions, so that the Redis Cluster layout changes in one place. Each names its KEYS and ARGV
+above it. Records a script writes for another owner (an outbox entry, a job, an audit event)
+arrive ready made from that owner as a run of arguments (``Outbox.script_entry``,
+``JobQueue.script_resume``, ``Audit.script_events``: a ``ScriptRecord``), each run preceded by its
+length: a script never spells another owner's format, and nothing is JSON-encoded only to be decoded
+again inside Redis (a click waits for both).
+Owners register the scripts they run (``client.register_script``).
+
+The decide script (a click's one round trip) is ``bot.store.scripts.decide``; the Lua functions that the scripts
+writing other owners' records start with are ``bot.store.scripts.other_owners``; every other script is here.
+"""
+
+from collections.abc import Sequence
+from typing import Final, TypeAlias
+
+from bot.domain.status import Status
+from bot.store.scripts.decide import DECIDE
+from bot.store.scripts.other_owners import OTHER_OWNERS
+
+ScriptRecord: TypeAlias = tuple[str, ...]
+"""A record one owner made for a script to write: a run of arguments (the script is told where it starts)."""
+
+
+def runs(*records: Sequence[str]) -> list[str]:
+    """``records`` as a script reads them (``runs_from`` in ``other_owners``): each its length, then its arguments."""
+    return [item for record in records for item in (str(len(record)), *record)]
+
+
+# KEYS: 1 approval, 2 schedule due. ARGV: 1 user, 2 until ms, 3 the request's escalation entry id.
+# Records the claim and pushes the next escalation back to the end of the pause.
+# Returns 'claimed', 'already' (decided) or 'unknown'.
+CLAIM_APPROVAL: Final = """
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 then return 'unknown' end
+if redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 'already' end
+redis.call('HSET', KEYS[1], 'claimed_by', ARGV[1], 'claimed_until_ms', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'version', 1)  -- the message shows the claim: an update follows
+redis.call('ZADD', KEYS[2], 'XX', 'GT', ARGV[2], ARGV[3])
+return 'claimed'
+"""
+
+# KEYS: 1 the due zset holding the fence, 2.. the keys the writes touch.
+# ARGV: 1 entry id ('' = no fence), 2 the claim's lease end (ms), then per write: key index, argument
+#       count, command, arguments.
+# Applies the writes only while the claim still holds the entry: its due time is still the lease end
+# this claim set. A decision deleted it, or the lease ran out and another holder claimed it (a later
+# lease end), or someone pushed it back: then nothing is written. Returns 1 if the writes applied.
+FENCED_WRITES: Final = """
+if ARGV[1] ~= '' then
+  local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if (not held) or tonumber(held) ~= tonumber(ARGV[2]) then return 0 end
+end
+local index = 3
+while index <= #ARGV do
+  local count = tonumber(ARGV[index + 1])
+  redis.call(ARGV[index + 2], KEYS[tonumber(ARGV[index])], unpack(ARGV, index + 3, index + 2 + count))
+  index = index + 3 + count
+end
+return 1
+"""
+
+# KEYS: 1 due zset, 2 entries hash, [3 claims hash]. ARGV: 1 now ms, 2 lease ms, 3 limit.
+# Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
+# a flat list id1, entry1, claims1, id2, entry2, claims2, ... (claims 0 without a claims hash).
+CLAIM_DUE: Final = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local entry = redis.call('HGET', KEYS[2], id)
+  if entry then
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
+    table.insert(out, id)
+    table.insert(out, entry)
+    if KEYS[3] then table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1)) else table.insert(out, 0) end
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+"""
+
+# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
+# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
+#       first field is the caller's own record of the copy.
+# Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
+COMPLETE_POST: Final = """
+local kept = redis.call('GET', KEYS[1])
+if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
+if kept and kept ~= ARGV[2] then return kept end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return ARGV[2]
+"""
+
+# KEYS: 1 version shown, 2 update lease. ARGV: 1 lease token, 2 version, 3 TTL s.
+# Records the version shown only while the caller still holds the lease. Returns 1 if recorded.
+SHOWN_IF_HELD: Final = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1
+"""
+
+# KEYS: 1 update lease. ARGV: 1 lease token. Releases the lease if the caller still holds it.
+RELEASE_IF_HELD: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3 job id, 4 "count" or "keep".
+# Claims the job again for the consumer only if it still holds it (another worker may have taken
+# it over); "count" counts a delivery, "keep" does not. Returns {fields, deliveries}, or false.
+REDELIVER_JOB: Final = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #pending == 0 or pending[1][2] ~= ARGV[2] then return false end
+if ARGV[4] == 'keep' then
+  redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+  local entry = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
+  if #entry == 0 then return false end
+  return {entry[1][2], pending[1][4]}
+end
+local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3])
+if #claimed == 0 or not claimed[1][2] then return false end
+return {claimed[1][2], pending[1][4] + 1}
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 idle ms, 3 consumer to keep.
+# Deletes every other consumer with nothing pending and idle longer than ARGV[2]; returns how
+# many. One script, so no job can be delivered to a consumer between the check and the delete
+# (deleting a consumer drops its pending entries).
+PRUNE_CONSUMERS: Final = """
+local removed = 0
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] ~= ARGV[3] and tonumber(info['pending']) == 0 and tonumber(info['idle']) > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    removed = removed + 1
+  end
+end
+return removed
+"""
+
+# KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer.
+# Deletes the consumer if it holds no job (else its jobs wait for another worker to claim them).
+# Returns 1 if it is gone (or never was), 0 if it still holds jobs.
+LEAVE_GROUP: Final = """
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for index = 1, #consumer, 2 do info[consumer[index]] = consumer[index + 1] end
+  if info['name'] == ARGV[2] then
+    if tonumber(info['pending']) > 0 then return 0 end
+    return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) + 1
+  end
+end
+return 1
+"""
+
+_LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (deleted or replaced long before)
+
+# The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
+# KEYS: 1 the lane, 2 its channel's pause. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry
+# it would send.
+# Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it (for under a
+# second), else how many ms to wait (held for an entry put back, its channel paused, a delivery slow or dead).
+# A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
+# (entry ids order entries by the time they were queued).
+TAKE_LANE: Final = f"""
+local now = tonumber(ARGV[2])
+local paused_until = tonumber(redis.call('GET', KEYS[2]) or '')
+if paused_until and paused_until > now then return paused_until - now end
+local holder = redis.call('GET', KEYS[1])
+if holder then
+  local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')
+  until_ms = tonumber(until_ms)
+  if until_ms and until_ms > now and not (kind == 'hold' and ARGV[4] <= who) then
+    if kind == 'take' then
+      -- A delivery in progress is over in moments, whatever its lease says: look again at once. One that has had
+      -- the lane for over a second is slow, or dead (its lease frees the lane): look again each second.
+      if tonumber(ARGV[3]) - (until_ms - now) < 1000 then return 0 end
+      return math.min(until_ms - now, 1000)
+    end
+    return until_ms - now
+  end
+end
+local until_ms = now + tonumber(ARGV[3])
+redis.call('SET', KEYS[1], 'take:' .. ARGV[1] .. ':' .. until_ms, 'PX', tonumber(ARGV[3]) + {_LANE_KEPT_MS})
+return -1
+"""
+
+# KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 the entry put back ('' = none), 3 now ms, 4 hold ms.
+# Frees the lane, or holds it for the entry put back; only while this delivery still has it.
+LEAVE_LANE: Final = f"""
+local holder = redis.call('GET', KEYS[1])
+local kind, who = string.match(holder or '', '^(%a+):(.*):%d+$')
+if kind ~= 'take' or who ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+else
+  local until_ms = tonumber(ARGV[3]) + tonumber(ARGV[4])
+  redis.call('SET', KEYS[1], 'hold:' .. ARGV[2] .. ':' .. until_ms, 'PX', tonumber(ARGV[4]) + {_LANE_KEPT_MS})
+end
+return 1
+"""
+
+# KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms), 3 the grants on
+#       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it).
+# ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval,
+#       5 the digest of who may decide under the rule now (``GrantTerms``), 6 the rule's longest duration now (ms),
+#       7 the call's field digests (JSON object: ``field_digests``).
+# Returns the first live grant that covers the call (its JSON), its use counted; or false: one on the exact call,
+# else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
+# (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
+# deleted the grant, no call is covered by it.
+USE_GRANT: Final = """
+local now = tonumber(ARGV[1])
+local call_fields = cjson.decode(ARGV[7])
+local function fields_match(grant)
+  if type(grant.fields) ~= 'table' or next(grant.fields) == nil then return false end
+  for name, digest in pairs(grant.fields) do
+    if call_fields[name] ~= digest then return false end
+  end
+  return true
+end
+for index = 2, 3 do
+  if index == 3 and KEYS[3] == KEYS[2] then break end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[index], '(' .. now, '+inf')) do
+    local text = redis.call('HGET', KEYS[1], id)
+    if not text then
+      redis.call('ZREM', KEYS[index], id)
+    else
+      local ok, grant = pcall(cjson.decode, text)
+      if not ok or type(grant) ~= 'table' then  -- an unreadable record covers nothing, and blinds nothing
+        redis.call('ZREM', KEYS[index], id)
+      else
+        local requester_ok = grant.requester == cjson.null or grant.requester == ARGV[3]
+        local self_ok = ARGV[4] == '1' or grant.granted_by ~= ARGV[3]
+        -- Granted under the rule as it is now (same deciders), and no longer ago than its longest duration now.
+        local terms_ok = grant.terms == ARGV[5] and tonumber(grant.granted_ms or '') ~= nil
+          and now <= tonumber(grant.granted_ms) + tonumber(ARGV[6])
+        -- The exact call's index lists whole-input grants only; the tool's, grants on picked fields only.
+        local shape_ok = (index == 2) == (type(grant.fields) ~= 'table') and (index == 2 or fields_match(grant))
+        if grant.rule == ARGV[2] and requester_ok and self_ok and terms_ok and shape_ok then
+          redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+          return text
+        end
+      end
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[index], '-inf', now)
+end
+return false
+"""
+
+# KEYS: 1 approval, 2 its edit, 3 its votes, 4 the round's open set, 5 outbox due, 6 outbox entries, 7 outbox wake,
+#       8 audit (the session's shard: one slot).
+# ARGV: 1 the edit (JSON: approval_id, editor, from: the digest of the input the editor started from, digest: of the
+#       edited input, at: its time, ISO), 2 the edited input (JSON, stored as it is), then two runs: the message
+#       update (Outbox.script_entry), the audit event (Audit.script_events).
+# Records an edit of a pending call: refused if the approval is unknown, decided, no longer open, its rule forbids
+# edits (``policy.edits`` in its terms), or its input changed since the editor opened the form (another edit). The
+# votes counted so far were for the other input: they are dropped. Returns {status, digest now}: edited, unknown,
+# already, forbidden, changed (the digest of the input as it is now), unchanged (the edit changes nothing).
+EDIT_CALL: Final = (
+    OTHER_OWNERS
+    + f"""
+local edit = cjson.decode(ARGV[1])
+local update_run, audit_run = unpack(runs_from(3))
+local stored = redis.call('HMGET', KEYS[1], 'terms', 'decision', 'version')
+if not stored[1] then return {{'{Status.UNKNOWN}', ''}} end
+if stored[2] then return {{'{Status.ALREADY}', ''}} end
+if redis.call('SISMEMBER', KEYS[4], edit.approval_id) == 0 then return {{'{Status.UNKNOWN}', ''}} end
+local read, terms = pcall(cjson.decode, stored[1])
+if not read or type(terms) ~= 'table' or type(terms.policy) ~= 'table' then return {{'{Status.UNREADABLE}', ''}} end
+if terms.policy.edits == 'forbidden' or type(terms.input_digest) ~= 'string' then
+  return {{'{Status.FORBIDDEN}', ''}}
+end
+local now = redis.call('HGET', KEYS[2], 'digest') or terms.input_digest
+if now ~= edit.from then return {{'{Status.CHANGED}', now}} end
+if now == edit.digest then return {{'{Status.UNCHANGED}', now}} end
+redis.call('HSET', KEYS[2], 'input', ARGV[2], 'digest', edit.digest, 'by', edit.editor, 'at', edit.at)
+redis.call('DEL', KEYS[3])
+redis.call('HSET', KEYS[1], 'version', (tonumber(stored[3]) or 0) + 1)
+queue_outbox(KEYS[5], KEYS[6], KEYS[7], update_run)
+add_audit(KEYS[8], audit_run)
+return {{'{Status.EDITED}', edit.digest}}
+"""
+)
+
+EVERY_SCRIPT: Final = (
+    DECIDE,
+    CLAIM_APPROVAL,
+    FENCED_WRITES,
+    CLAIM_DUE,
+    COMPLETE_POST,
+    SHOWN_IF_HELD,
+    RELEASE_IF_HELD,
+    REDELIVER_JOB,
+    PRUNE_CONSUMERS,
+    LEAVE_GROUP,
+    TAKE_LANE,
+    LEAVE_LANE,
+    USE_GRANT,
+    EDIT_CALL,
+)
+"""Every script of the package, for the readiness probe: each must be loaded on the server, or loadable."""
