@@ -2,7 +2,7 @@
 
 import logging
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
@@ -45,26 +45,23 @@ def build_app(
     """
     _quiet_same_token_warning()
     signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    workspaces: dict[str, Any] = {"token_verification_enabled": token_verification}
     if settings.oauth:
-        flow = oauth_settings(settings, installations=services.installations, states=OAuthStates(services.redis))
-        app = App(
-            client=services.slack,
-            signing_secret=signing_secret,
-            process_before_response=True,
-            request_verification_enabled=not verified_at_edge,
-            oauth_settings=flow,
+        states = OAuthStates(services.redis)
+        workspaces = {
+            "oauth_settings": oauth_settings(settings, installations=services.installations, states=states),
             # Bolt's annotation names a function; an ``Authorize`` instance is what it takes as is.
-            authorize=cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.installations)),
-        )
+            "authorize": cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.installations)),
+        }
+    app = App(
+        client=services.slack,
+        signing_secret=signing_secret,
+        process_before_response=True,
+        request_verification_enabled=not verified_at_edge,
+        **workspaces,
+    )
+    if settings.oauth:
         installs.register(app, services)
-    else:
-        app = App(
-            client=services.slack,
-            signing_secret=signing_secret,
-            process_before_response=True,
-            request_verification_enabled=not verified_at_edge,
-            token_verification_enabled=token_verification,
-        )
     errors.register(app, services)
     requests.register(app, services)
     clicks.register(app, services)
