@@ -10,6 +10,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,6 +18,7 @@ import pytest
 import redis
 from pydantic import SecretStr
 
+from bot.domain.grants import Grant
 from bot.flow.uninstalls import UNINSTALLED
 from bot.render import action_ids as ids
 from bot.render import blocks
@@ -300,3 +302,41 @@ def test_an_api_key_asks_in_the_workspace_it_names(installed: Installed) -> None
     assert len(installed.approval_ids(BETA)) == 1
     assert installed.approval_ids(ALPHA) == []
     assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
+
+
+def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: Installed) -> None:
+    now = datetime.now(UTC)
+    grant = Grant(
+        grant_id="g1",
+        team_id=BETA,
+        channel_id=CHANNELS[BETA],
+        rule="service-changes",
+        tool="restart_service",
+        tool_input={"service": "checkout"},
+        digest="d" * 64,
+        terms="t",
+        requester=None,
+        granted_by=APPROVER,
+        granted_at=now,
+        expires_at=now + timedelta(hours=1),
+        approval_id="0-x",
+        granted_ms=int(now.timestamp() * 1000),
+    )
+    installed.services.grants.create(grant)
+    value = f"{BETA}:{CHANNELS[BETA]}:g1"
+    for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
+        payload = slack_requests.block_actions(
+            action_id=ids.REVOKE_GRANT_ACTION,
+            user_id=APPROVER,
+            channel_id=CHANNELS[team],
+            message_ts="0",
+            value=value,
+            team_id=team,
+        )
+        for drop in ("channel", "message"):
+            payload.pop(drop, None)
+        payload["container"] = {"type": "view", "view_id": "V0HOME"}
+        payload["view"] = {"id": "V0HOME", "type": "home"}
+        assert installed.poster.post_action(payload).status == 200
+        installed.drain()
+        assert (installed.services.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team
