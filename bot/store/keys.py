@@ -30,7 +30,7 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
                                                    whose prefix names the shard: ``approval_shard``)
     signoff:<t>:open-approvals             zset    approval ids waiting in the shard, by request time (ms)
     signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
-    signoff:<t>:recent-decisions           list    latest decided approval ids (App Home)
+    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time (App Home)
     signoff:<t>:quarantine                 hash    approval id -> why it cannot be read back (JSON), for operators
     signoff:<t>:schedule, signoff:<t>:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:<t>:jobs                       stream  start and resume jobs (consumer group "workers")

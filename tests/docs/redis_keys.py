@@ -29,7 +29,7 @@ _LISTED = re.compile(
     rf"^ {{4}}(?P<keys>{_KEY_WORD}(?:, {_KEY_WORD})*) +(?P<types>[a-z]+(?:, [a-z]+)*) {{2,}}(?P<what>.*)$"
 )
 _CONTINUED = re.compile(r"^ {5,}(?P<what>\S.*)$")
-TYPE_CORRECTIONS: dict[str, str] = {"signoff:{<shard tag>}:recent-decisions": "zset"}
+TYPE_CORRECTIONS: dict[str, str] = {}
 """Keys whose type the listing gets wrong (the decide script in ``bot/store/scripts.py`` ZADDs this one): until
 the listing is fixed, the docs say what the code does (``tests/test_docs.py`` notices when it is fixed)."""
 _SCOPES: dict[Scope, str] = {
