@@ -24,6 +24,7 @@ from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_
 from bot.domain.storable_json import bounded_json
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Schedule
+from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
@@ -121,6 +122,7 @@ class RoundPublisher:
         """
         version = self._store.version(session_id)
         transaction = self._redis.pipeline(transaction=True)
+        decided_unasked: list[tuple[str, str]] = []  # (outcome, source) of what a rule or a grant decided here
         if self._approvals.round_marks(session_id)[0] != version:
             # The previous round is over (its outcome is what we publish): keep it for the retention period only.
             self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
@@ -157,8 +159,10 @@ class RoundPublisher:
                 grant = covering[request.approval_id]
                 if request.policy.tier != "ask":
                     self._decisions.by_rule_in(transaction, request)
+                    decided_unasked.append(("approve" if request.policy.tier == "allow" else "deny", "policy"))
                 elif grant is not None:
                     self._decisions.by_grant_in(transaction, request, grant)
+                    decided_unasked.append(("approve", "grant"))
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -174,6 +178,8 @@ class RoundPublisher:
         self._approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
         self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
+        for outcome, source in decided_unasked:  # counted once written: a failed transaction decided nothing
+            metrics.decided(outcome=outcome, source=source, waited_s=0.0)
 
     def _covering_grant(self, request: ApprovalRequest) -> Grant | None:
         """The standing approval that covers the request's one call, if its rule offers them and one does."""

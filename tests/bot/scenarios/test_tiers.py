@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from prometheus_client import REGISTRY
 
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import api_caller
@@ -42,8 +43,14 @@ def _ask(bot: Bot, text: str) -> tuple[dict[str, object], list[str]]:
     return message, bot.thread_texts(str(message["thread_ts"]))
 
 
+def _decisions_counted(outcome: str, source: str) -> float:
+    return REGISTRY.get_sample_value("signoff_decisions_total", {"outcome": outcome, "source": source}) or 0.0
+
+
 def test_a_deny_rule_refuses_the_call_without_asking_anyone(bot: Bot) -> None:
+    counted = _decisions_counted("deny", "policy")
     message, thread = _ask(bot, "scale checkout to 12")
+    assert _decisions_counted("deny", "policy") == counted + 1
     assert is_decided(message), "a refused call is posted decided, never with buttons"
     assert "Refused by rule `big-scale`" in str(message["blocks"])
     assert "capacity review" in str(message["blocks"])
@@ -64,7 +71,9 @@ def test_a_deny_rule_refuses_the_call_without_asking_anyone(bot: Bot) -> None:
 
 
 def test_an_allow_rule_runs_the_call_without_asking(bot: Bot) -> None:
+    counted = _decisions_counted("approve", "policy")
     message, thread = _ask(bot, "scale checkout to 2")
+    assert _decisions_counted("approve", "policy") == counted + 1
     assert is_decided(message)
     assert "Allowed without asking by rule `small-scale`" in str(message["blocks"])
     assert thread[-1] == "checkout: scaled from 3 to 2 replicas"
