@@ -18,6 +18,7 @@ import pytest
 import redis
 from pydantic import SecretStr
 
+from bot.api import openapi
 from bot.domain.grants import Grant
 from bot.flow.uninstalls import UNINSTALLED
 from bot.render import action_ids as ids
@@ -29,6 +30,7 @@ from bot.settings import Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from bot.worker import Worker
+from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory
 from tests.bot.support.http_server import serve_wsgi
@@ -144,11 +146,14 @@ def two_workspaces(redis_client: redis.Redis) -> Iterator[Installed]:
         assert settings.oauth
         services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
         services.jobs.ensure_group()
+        api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (
-            serve_wsgi(guarded_wsgi_app(settings, services)) as url,
+            serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,
             SignedPoster(url, SIGNING_SECRET) as poster,
         ):
             yield Installed(slack, services, poster, services.worker(claim_idle_ms=60_000), url)
+        # OAuth mode's own answer (403: a key naming no workspace) is checked against the document here.
+        assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
 
 
 @pytest.fixture
