@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import redis
+from opentelemetry.trace import SpanKind
 
 from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
@@ -235,10 +236,19 @@ class Worker:
     def _handle(self, job: Job) -> None:
         session = _session_key(job)
         session_id = None if session.startswith("job:") else session
-        with log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id):
+        attributes: tracing.Attributes = {"signoff.job.kind": job.kind, "signoff.job.deliveries": job.deliveries}
+        with (
+            log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id),
+            tracing.span(
+                f"job {job.kind}", parent=job.traceparent, kind=SpanKind.CONSUMER, attributes=attributes
+            ) as span,
+        ):
             started = time.monotonic()
             outcome = self._handle_job(job)
             took_s = time.monotonic() - started
+            span.set_attribute("signoff.job.outcome", outcome)
+            if outcome != "done":
+                tracing.failed(span, outcome)
             metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
             logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
 

@@ -35,7 +35,7 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
 from bot.flow.judge import ScriptJudge
 from bot.flow.outcomes import Kind, Outcome, Replay
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
@@ -398,11 +398,21 @@ class DecisionService:
         return Outcome(Status.CLAIMED, approval=approval)
 
     def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
-        """Run the decide script (every line logged meanwhile names the approval and its session)."""
-        with log_context(session_id=attempt.session_id, approval_id=attempt.approval_id):
+        """Run the decide script (every line logged meanwhile names the approval and its session).
+
+        In a span continuing the trace of the run that raised the approval (read first, only while traces are
+        recorded): the message update and the resume job the script queues continue the decision's.
+        """
+        raised_in = self._approvals.traceparent_of(attempt.session_id, attempt.approval_id) if tracing.enabled() else ""
+        source = details.get("source") or "expiry"
+        attributes = {"signoff.approval.id": attempt.approval_id, "signoff.decision.source": source}
+        with (
+            log_context(session_id=attempt.session_id, approval_id=attempt.approval_id),
+            tracing.span(f"decide {attempt.kind}", parent=raised_in, attributes=attributes) as span,
+        ):
             result = self._decide_script(attempt, decision, details)
+            span.set_attribute("signoff.decision.status", result.status.value)
             if result.status is Status.DECIDED:
-                source = details.get("source") or "expiry"
                 logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
             return result
 

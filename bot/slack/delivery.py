@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
+from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeTab, progress_of
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.render import blocks
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
@@ -207,11 +208,21 @@ class Deliverer:
         return None
 
     def deliver(self, entry: OutboxEntry) -> PutBack | None:
-        """Send one entry, then complete or reschedule it.
+        """Send one entry, then complete or reschedule it, in a span continuing the trace that queued it.
 
         Returns:
             ``None`` when the entry is done with (delivered, or parked), else how it went back to the outbox.
         """
+        attributes: tracing.Attributes = {"signoff.outbox.kind": entry.kind, "signoff.outbox.attempts": entry.attempts}
+        with tracing.span(
+            f"outbox {entry.kind}", parent=entry.traceparent, kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            put_back = self._deliver(entry)
+            if put_back is not None and put_back.failed:
+                tracing.failed(span, "not delivered: rescheduled")
+            return put_back
+
+    def _deliver(self, entry: OutboxEntry) -> PutBack | None:
         sender = self._senders.get(entry.kind)
         if sender is None:
             self._park(entry, f"unknown kind {entry.kind!r}")

@@ -20,6 +20,7 @@ from slack_bolt.request import BoltRequest
 
 from bot import preflight
 from bot.flow.outcomes import Replay
+from bot.observe import trace_export
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
@@ -268,6 +269,8 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
 def create_wsgi() -> WsgiApp:
     """Factory for gunicorn: settings from the environment, ``REDIS_URL`` required (the worker runs apart)."""
     settings = load_settings("http")
+    if settings.traces:
+        trace_export.install("web")
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)

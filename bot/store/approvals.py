@@ -23,6 +23,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.approval_record import (
     READS,
@@ -82,6 +83,7 @@ class ApprovalStore:
             reads.hexists(keys.approval(session_id, approval_id), "request")
         (current_version, current_ids), *stored = reads.execute()
         fresh = [request for request, exists in zip(requests, stored, strict=True) if not exists]
+        traceparent = current_traceparent()
         own = pipeline is None
         transaction = self._client.pipeline(transaction=True) if pipeline is None else pipeline
         if current_version is not None and int(current_version) == version:
@@ -96,6 +98,8 @@ class ApprovalStore:
             approval_key = keys.approval(session_id, request.approval_id)
             transaction.hsetnx(approval_key, "request", request.model_dump_json())
             transaction.hsetnx(approval_key, "terms", terms(request))
+            if traceparent:  # the trace its decision continues (bot.observe.tracing)
+                transaction.hsetnx(approval_key, TRACE_FIELD, traceparent)
             transaction.set(keys.approval_session(shard, request.approval_id), session_id)
             opened_ms = int(request.created_at.timestamp() * 1000)
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
@@ -106,6 +110,11 @@ class ApprovalStore:
         if own:
             transaction.execute()
         return fresh
+
+    def traceparent_of(self, session_id: str, approval_id: str) -> str:
+        """The trace of the run that raised the approval ("" when none was recorded)."""
+        stored = self._client.hget(keys.approval(session_id, approval_id), TRACE_FIELD)
+        return valid_traceparent(as_text(stored)) if stored is not None else ""
 
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id.

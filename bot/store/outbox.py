@@ -30,6 +30,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.domain.records import place_of_session
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from state.text import as_text, bytes_of
@@ -79,6 +80,8 @@ class OutboxEntry:
             no session.
         team_id: The workspace whose token sends it ("" for an entry queued before workspaces were told apart:
             the one workspace of a single-token bot sends it).
+        traceparent: The trace of the work that queued it (the current span's, when one is recorded), which its
+            delivery continues.
     """
 
     kind: str
@@ -88,6 +91,7 @@ class OutboxEntry:
     claims: int = 0
     shard: int = 0
     team_id: str = ""
+    traceparent: str = field(default_factory=current_traceparent)
 
     @property
     def may_have_been_sent(self) -> bool:
@@ -96,8 +100,9 @@ class OutboxEntry:
 
     def to_json(self) -> str:
         """Serialize for Redis."""
-        team = {"team_id": self.team_id} if self.team_id else {}
-        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts, **team})
+        optional = {"team_id": self.team_id, TRACE_FIELD: self.traceparent}
+        given = {name: value for name, value in optional.items() if value}
+        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts, **given})
 
     @classmethod
     def from_json(cls, entry_id: str, data: str, *, shard: int = 0) -> "OutboxEntry":
@@ -121,8 +126,15 @@ class OutboxEntry:
             raise ValueError(
                 f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number, team_id text)"
             )
-        team_id = decoded.get("team_id", "")
-        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id, shard=shard, team_id=team_id)
+        return cls(
+            decoded["kind"],
+            decoded["payload"],
+            decoded["attempts"],
+            entry_id,
+            shard=shard,
+            team_id=decoded.get("team_id", ""),
+            traceparent=valid_traceparent(decoded.get(TRACE_FIELD)),  # telemetry only: a bad one is dropped
+        )
 
 
 class Outbox:
