@@ -3,7 +3,8 @@
 A JSON line holds ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, the ids of what the line is
 about when known (``session_id``, ``approval_id``, ``job_id``, ``job_kind``) and ``exception`` (the traceback)
 when there is one. The ids come from ``log_context`` (set where a job or a decision is handled, so every line
-logged inside says which) or from a call's ``extra=``.
+logged inside says which) or from a call's ``extra=``. While a span is recorded (``bot.observe.tracing``), a
+line also holds its ``trace_id`` and ``span_id``: a log line leads to its trace.
 """
 
 import contextvars
@@ -14,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
+
+from bot.observe import tracing
 
 LogFormat = Literal["text", "json"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -45,6 +48,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         line.update(_context.get() or {})
+        line.update(tracing.log_ids())
         for name in CONTEXT_FIELDS:
             value = getattr(record, name, None)
             if value:
