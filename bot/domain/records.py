@@ -76,7 +76,8 @@ class ApproverSet(BaseModel):
 
 class PolicySummary(BaseModel):
     """The policy that applies to a request, recorded with it (a later edit of the file does not
-    change the rules of a request already asked)."""
+    change the rules of a request already asked).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -97,7 +97,8 @@ class DecisionService:
         self, approval_id: str, *, user_id: str, action: Kind | Literal["discuss"], origin: Origin
     ) -> tuple[Approval | None, Outcome | None]:
         """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it
-        from ``origin`` (``check``, or ``may_discuss``; ``None``: they may)."""
+        from ``origin`` (``check``, or ``may_discuss``; ``None``: they may).
+        """
         approval = self.find(approval_id)
         if approval is None:
             return None, None
@@ -314,7 +315,8 @@ class DecisionService:
 
     def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, grant: Grant) -> None:
         """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it),
-        decided by the person who made it; audited with source ``grant``, in the transaction that opens it."""
+        decided by the person who made it; audited with source ``grant``, in the transaction that opens it.
+        """
         decision = Decision(
             decision="approve", decided_by=grant.granted_by, decided_at=self._clock(), by_grant=grant.grant_id
         )

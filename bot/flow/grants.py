@@ -37,7 +37,8 @@ class Granted:
 @dataclass(frozen=True)
 class SimilarOpening:
     """What an "Approve + allow similar…" click opens: the request whose fields the person picks, or nothing
-    (``refusal`` says why; ``None``: no such grant is offered for it)."""
+    (``refusal`` says why; ``None``: no such grant is offered for it).
+    """
 
     request: ApprovalRequest | None = None
     refusal: Outcome | None = None
@@ -57,7 +58,8 @@ class GrantFlow:
 
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens: for someone who may
-        approve the call now (``DecisionService.check``), when its rule offers a grant on fields they pick."""
+        approve the call now (``DecisionService.check``), when its rule offers a grant on fields they pick.
+        """
         approval, refusal = self._decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
         if approval is None or refusal is not None or not offers_similar(approval.request):
             return SimilarOpening(refusal=refusal)
@@ -141,7 +143,8 @@ class GrantFlow:
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
         """End a grant ``user_id`` may end from Slack (``may_revoke``); the grant it was, or ``None`` if gone or
-        not theirs to end."""
+        not theirs to end.
+        """
         grant = self._grants.get(team_id, channel_id, grant_id)
         if grant is None or not self.may_revoke(grant, user_id):
             return None

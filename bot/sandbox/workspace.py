@@ -195,7 +195,8 @@ class SandboxSlack(FakeSlack):
 
     def click(self, user: str, channel: str, ts: str, action_id: str, value: str | None = None) -> JsonDict:
         """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts`` (of those with
-        that action id, the one carrying ``value``, when given: a message may hold several)."""
+        that action id, the one carrying ``value``, when given: a message may hold several).
+        """
         with self.lock:
             message = self.workspace.find(channel, ts)
             ephemeral = next(
@@ -233,7 +234,8 @@ class SandboxSlack(FakeSlack):
 
     def click_home(self, user: str, block_id: str, action_id: str, value: str | None = None) -> JsonDict:
         """``user`` clicks the button ``action_id`` (carrying ``value``, when given) in block ``block_id`` of their
-        App Home tab."""
+        App Home tab.
+        """
         view = self.home_view(user)
         if view is None:
             raise PageError("Signoff has not published a Home tab for you")
@@ -367,7 +369,8 @@ def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -
 
 def _sandbox_time(clock: OffsetClock) -> Callable[[], str]:
     """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own, and
-    strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows."""
+    strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows.
+    """
     last = 0.0
 
     def next_ts() -> str:

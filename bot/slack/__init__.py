@@ -1,2 +1,3 @@
 """Where Slack meets the bot: the HTTP edge and its guard, the Bolt app and its listeners, Socket Mode,
-and delivery of the calls the bot owes Slack."""
+and delivery of the calls the bot owes Slack.
+"""

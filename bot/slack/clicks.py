@@ -46,7 +46,8 @@ class ApproveClick:
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
     """The Approve click ``body`` is (checked by ``payload_shape`` already) when its button names its session,
-    or ``None`` for anything else (left to Bolt)."""
+    or ``None`` for anything else (left to Bolt).
+    """
     if body.get("type") != "block_actions":
         return None
     actions = body["actions"]

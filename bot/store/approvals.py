@@ -160,7 +160,8 @@ class ApprovalStore:
 
     def get_readable(self, session_id: str, approval_id: str) -> Approval | None:
         """``get``, except that an unreadable approval is quarantined and ``None`` returned: one bad record
-        never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others."""
+        never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others.
+        """
         try:
             return self.get(session_id, approval_id)
         except ApprovalDataError as error:
@@ -297,7 +298,8 @@ class ApprovalStore:
 
     def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
         """The members of every shard's ``indexes`` as approval ids, merged by score (``limit`` per index;
-        0: all); one that is not UTF-8 (never ours) is dropped from its index."""
+        0: all); one that is not UTF-8 (never ours) is dropped from its index.
+        """
         reads = self._client.pipeline(transaction=False)
         for index in indexes:
             reads.zrange(index, 0, limit - 1, withscores=True, desc=newest_first)
@@ -318,7 +320,8 @@ class ApprovalStore:
 
     def open_policies(self, *, limit: int = 10_000) -> list[tuple[float, str]]:
         """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere (the metrics'
-        view: three round trips, whatever is pending); a policy that cannot be read back is ``unknown``."""
+        view: three round trips, whatever is pending); a policy that cannot be read back is ``unknown``.
+        """
         reads = self._client.pipeline(transaction=False)
         for shard in keys.shards():
             reads.zrange(keys.open_index(shard), 0, limit - 1, withscores=True)

@@ -91,7 +91,8 @@ class Audit:
         self, events: Sequence[str], *, session_id: str = "", actor: str = "", **details: Any
     ) -> tuple[ScriptRecord, ...]:
         """One event of each name in ``events``, the same details (a script appends the one that happens:
-        ``bot.store.scripts``, ``add_audit``) in its own atomic step."""
+        ``bot.store.scripts``, ``add_audit``) in its own atomic step.
+        """
         fields = self._fields("", session_id, actor, details)
         return tuple(tuple(item for pair in {**fields, "event": event}.items() for item in pair) for event in events)
 

@@ -119,7 +119,8 @@ class Directory:
 
     def _cached(self, team_id: str, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
         """The cached members and how long they have left (ms), or ``None``: not cached, about to expire, or
-        unreadable (then dropped, so Slack is asked again)."""
+        unreadable (then dropped, so Slack is asked again).
+        """
         key = keys.usergroup(team_id, group_id, shard=shard)
         pipeline = self._redis.pipeline(transaction=False)
         pipeline.get(key)

@@ -168,7 +168,8 @@ class Outbox:
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
         """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip
-        (one per master on a cluster): a dispatcher woken by a new entry asks once, not once per shard."""
+        (one per master on a cluster): a dispatcher woken by a new entry asks once, not once per shard.
+        """
         claimed: list[OutboxEntry] = []
         every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit)
         for shard, entries in enumerate(every_shard):
@@ -309,7 +310,8 @@ class Outbox:
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
     """Re-publish ``user``'s App Home tab in ``team_id``. One entry per person and workspace: refreshes queued
-    meanwhile merge into it."""
+    meanwhile merge into it.
+    """
     return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
 
 
@@ -340,7 +342,8 @@ def post_message(
     direct message).
 
     ``session_id``: the session it is about (its shard's outbox holds it: required when it is queued with
-    the session's records)."""
+    the session's records).
+    """
     payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
     return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id), team_id=team_id)
 
@@ -361,7 +364,8 @@ def posts_in_order(
 ) -> list[OutboxEntry]:
     """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order: each waits
     until the one before it is delivered, so a retry never lets a later part overtake (all on the shard
-    of ``session_id``, the session they are about)."""
+    of ``session_id``, the session they are about).
+    """
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}

@@ -1,5 +1,6 @@
 """Which token a Web API call may use: bot tokens for every method, app-level (``xapp-``) tokens for the few that
-take them, and the Slack error for anything else."""
+take them, and the Slack error for anything else.
+"""
 
 import base64
 import binascii

@@ -1,5 +1,6 @@
 """``chat.*``: posting, updating and deleting the app's messages, ephemerals, permalinks; and what a POST to a
-response URL does to them."""
+response URL does to them.
+"""
 
 import copy
 
@@ -85,7 +86,8 @@ def apply_response_url(
     state: WorkspaceState, target: tuple[str | None, str | None, str | None], args: JsonDict
 ) -> None:
     """A POST to the response URL made for ``(channel, message_ts, user)``: replace or delete that message, post
-    ``in_channel``, or else show ``user`` an ephemeral message."""
+    ``in_channel``, or else show ``user`` an ephemeral message.
+    """
     channel, message_ts, user = target
     existing = state.messages.get(channel or "", {}).get(message_ts or "")
     if truthy(args.get("delete_original")) and existing is not None:

@@ -1,5 +1,6 @@
 """Who is who: ``auth.test``, ``users.info``, ``usergroups.users.list``, ``conversations.open`` and
-``conversations.members``; and the user objects ``users.info`` answers."""
+``conversations.members``; and the user objects ``users.info`` answers.
+"""
 
 import copy
 import time

@@ -206,7 +206,8 @@ class FakeSlack:
 
     def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
         """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``), as Slack
-        does after a person approves the install: the answer carries the workspace's bot token."""
+        does after a person approves the install: the answer carries the workspace's bot token.
+        """
         with self.lock:
             self._install_codes[code] = (team_id, installer)
 
@@ -250,7 +251,8 @@ class FakeSlack:
 
     def set_channel_members(self, channel_id: str, members: Sequence[str], *, team: str | None = None) -> None:
         """Set the members ``conversations.members`` answers for ``channel_id`` (in workspace ``team``; unset:
-        ``channel_not_found``)."""
+        ``channel_not_found``).
+        """
         with self.lock:
             self._state(team).channel_members[channel_id] = list(members)
 

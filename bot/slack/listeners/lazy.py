@@ -13,5 +13,6 @@ def ack_at_once(ack: Ack) -> None:
 
 def lazily(listen: Callable[..., Any], work: Callable[..., None]) -> None:
     """Register ``work`` with ``listen`` (what ``app.action(...)`` or ``app.command(...)`` returns), run after an ack
-    at once."""
+    at once.
+    """
     listen(ack=ack_at_once, lazy=[work])
