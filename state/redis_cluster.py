@@ -113,8 +113,9 @@ class RedisClusterServers:
         return serving[0]
 
     def wait_served(self, slot: int) -> RedisServer:
-        """Wait until every running node agrees that a running node serves ``slot`` and the cluster is ok
-        (after a master was killed: its replica took over); return that node.
+        """Wait until the cluster is ok and every running node agrees that a running node serves ``slot``.
+
+        After a master was killed, its replica took over; return that node.
 
         Raises:
             RedisServerError: It did not happen within the settle timeout.

@@ -115,8 +115,9 @@ class Schedule:
         return self._queues[keys.shard_of(due.session_id)]
 
     def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due on every shard, up to ``limit`` each (each entry goes to one caller), as steps to
-        write with ``apply``.
+        """Claim what is due on every shard, up to ``limit`` each, as steps to write with ``apply``.
+
+        Each entry goes to one caller.
         """
         leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
         return [

@@ -62,8 +62,9 @@ def formatter(log_format: LogFormat) -> logging.Formatter:
 
 
 def logging_config(log_format: LogFormat, level: LogLevel = "INFO") -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``; gunicorn's own error log
-    there too and its access log (``--access-logfile -``) to stdout, in the same format.
+    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``.
+
+    Gunicorn's own error log goes there too, and its access log (``--access-logfile -``) to stdout, in the same format.
     """
     shape: dict[str, Any] = {"()": JsonFormatter} if log_format == "json" else {"format": TEXT_FORMAT}
     return {

@@ -235,8 +235,9 @@ def message_event(
 
 
 def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, thread_ts: str | None) -> list[JsonDict]:
-    """What Slack sends for a person's message: a ``message`` event, plus an ``app_mention`` if it mentions the bot
-    outside a DM.
+    """What Slack sends for a person's message.
+
+    A ``message`` event, plus an ``app_mention`` if it mentions the bot outside a DM.
     """
     direct = channel.startswith("D")
     ids: dict[str, Any] = {"team_id": team.team_id, "api_app_id": team.app_id, "bot_user_id": team.bot_user_id}
@@ -372,8 +373,9 @@ def block_actions(
 def home_block_actions(
     team: Team, *, user: str, view: Mapping[str, Any], action: Mapping[str, Any], block_id: str, trigger_id: str
 ) -> JsonDict:
-    """A click on the button ``action`` (as the view shows it) of the App Home tab ``view``: a view container, and no
-    channel or message.
+    """A click on the button ``action`` (as the view shows it) of the App Home tab ``view``.
+
+    A view container, and no channel or message.
     """
     text = action.get("text")
     return {

@@ -45,8 +45,9 @@ class ApproveClick:
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
-    """The Approve click ``body`` is (checked by ``payload_shape`` already) when its button names its session,
-    or ``None`` for anything else (left to Bolt).
+    """The Approve click ``body`` is, or ``None`` for anything else (left to Bolt).
+
+    ``body`` was checked by ``payload_shape`` already; it is an Approve click when its button names its session.
     """
     if body.get("type") != "block_actions":
         return None

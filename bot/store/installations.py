@@ -69,8 +69,9 @@ class Installations(InstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        """The installation serving ``team_id`` (or the org, for an org-wide install); ``user_id`` is not used:
-        one installation serves everyone in the workspace.
+        """The installation serving ``team_id`` (or the org, for an org-wide install).
+
+        ``user_id`` is not used: one installation serves everyone in the workspace.
         """
         del user_id
         if is_enterprise_install or not team_id:
@@ -101,8 +102,9 @@ class Installations(InstallationStore):
         return self._read(org)
 
     def remember_org(self, team_id: str, enterprise_id: str) -> None:
-        """Note that the org-wide installation of ``enterprise_id`` serves ``team_id`` (seen on its requests), so
-        calls made outside a request (the outbox, the worker) find its token.
+        """Note that the org-wide installation of ``enterprise_id`` serves ``team_id`` (seen on its requests).
+
+        So calls made outside a request (the outbox, the worker) find its token.
         """
         self._redis.set(keys.installation_org(team_id), enterprise_id)
 

@@ -1,5 +1,7 @@
-"""Which token a Web API call may use: bot tokens for every method, app-level (``xapp-``) tokens for the few that
-take them, and the Slack error for anything else.
+"""Which token a Web API call may use.
+
+Bot tokens for every method, app-level (``xapp-``) tokens for the few that take them, and the Slack error for anything
+else.
 """
 
 import base64

@@ -1,5 +1,6 @@
-"""``chat.*``: posting, updating and deleting the app's messages, ephemerals, permalinks; and what a POST to a
-response URL does to them.
+"""``chat.*``: posting, updating and deleting the app's messages, ephemerals, permalinks.
+
+And what a POST to a response URL does to them.
 """
 
 import copy
@@ -85,8 +86,9 @@ METHODS: MethodTable = {
 def apply_response_url(
     state: WorkspaceState, target: tuple[str | None, str | None, str | None], args: JsonDict
 ) -> None:
-    """A POST to the response URL made for ``(channel, message_ts, user)``: replace or delete that message, post
-    ``in_channel``, or else show ``user`` an ephemeral message.
+    """A POST to the response URL made for ``(channel, message_ts, user)``.
+
+    Replace or delete that message, post ``in_channel``, or else show ``user`` an ephemeral message.
     """
     channel, message_ts, user = target
     existing = state.messages.get(channel or "", {}).get(message_ts or "")

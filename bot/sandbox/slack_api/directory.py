@@ -1,5 +1,7 @@
-"""Who is who: ``auth.test``, ``users.info``, ``usergroups.users.list``, ``conversations.open`` and
-``conversations.members``; and the user objects ``users.info`` answers.
+"""Who is who: the fake's identity, user, user group and conversation membership methods.
+
+``auth.test``, ``users.info``, ``usergroups.users.list``, ``conversations.open`` and ``conversations.members``; and the
+user objects ``users.info`` answers.
 """
 
 import copy

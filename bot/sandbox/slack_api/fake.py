@@ -205,8 +205,9 @@ class FakeSlack:
         return state
 
     def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
-        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``), as Slack
-        does after a person approves the install: the answer carries the workspace's bot token.
+        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``).
+
+        As Slack does after a person approves the install: the answer carries the workspace's bot token.
         """
         with self.lock:
             self._install_codes[code] = (team_id, installer)
@@ -232,8 +233,9 @@ class FakeSlack:
             self._tokens.add_app(token)
 
     def add_user(self, user_id: str, *, team: str | None = None, **attributes: Any) -> JsonDict:
-        """Add (or replace) a user answered by ``users.info`` (in workspace ``team``, else the first); returns the
-        user object.
+        """Add (or replace) a user answered by ``users.info``; returns the user object.
+
+        The user belongs to workspace ``team``, else the first.
 
         ``attributes``: ``name``, ``real_name``, ``display_name``, ``tz`` (default UTC), ``is_bot``, ``deleted``,
         ``email``, and any other field to put in the object as is.
@@ -250,8 +252,9 @@ class FakeSlack:
             self._state(team).usergroups[group_id] = list(members)
 
     def set_channel_members(self, channel_id: str, members: Sequence[str], *, team: str | None = None) -> None:
-        """Set the members ``conversations.members`` answers for ``channel_id`` (in workspace ``team``; unset:
-        ``channel_not_found``).
+        """Set the members ``conversations.members`` answers for ``channel_id``.
+
+        In workspace ``team``; unset: ``channel_not_found``.
         """
         with self.lock:
             self._state(team).channel_members[channel_id] = list(members)

@@ -1,5 +1,7 @@
-"""Failures queued per Web API method: an HTTP status (429 with ``Retry-After``, 5xx), an ``ok: false`` error, or a
-slow answer. Each fault answers the next ``times`` calls of its method, in the order they were queued.
+"""Failures queued per Web API method.
+
+An HTTP status (429 with ``Retry-After``, 5xx), an ``ok: false`` error, or a slow answer. Each fault answers the next
+``times`` calls of its method, in the order they were queued.
 """
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
-"""The fake's HTTP transport: a threading server on loopback that hands each request to one function and writes
-back the ``Reply`` it returns (holding it back for ``Reply.delay`` unless the server is closing).
+"""The fake's HTTP transport: a threading server on loopback that hands each request to one function.
+
+It writes back the ``Reply`` that function returns (holding it back for ``Reply.delay`` unless the server is closing).
 """
 
 import socketserver
