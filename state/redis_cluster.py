@@ -147,6 +147,7 @@ class RedisClusterServers:
         self.nodes.clear()
 
     def __enter__(self) -> "RedisClusterServers":
+        """Start the cluster (``start``)."""
         return self.start()
 
     def __exit__(
@@ -155,6 +156,7 @@ class RedisClusterServers:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        """Stop every node (``stop``)."""
         self.stop()
 
 

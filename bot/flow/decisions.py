@@ -383,7 +383,7 @@ class DecisionService:
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
-        """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
+        """Pause the escalation ladder for the policy's claim pause ("I'm looking")."""
         approval = self.find(approval_id)
         if approval is None:
             return Outcome(Status.UNKNOWN)

@@ -38,6 +38,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line (a traceback is a field, its newlines escaped)."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON: time, level, logger, message, the log context and any exception or stack."""
         line: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,

@@ -518,6 +518,7 @@ def encode_payload(payload: Mapping[str, Any]) -> bytes:
 
 
 def encode_command(fields: Mapping[str, str]) -> bytes:
+    """A slash command's fields as the form body Slack posts."""
     return urlencode(dict(fields)).encode("utf-8")
 
 
@@ -544,11 +545,14 @@ class PostOptions(TypedDict, total=False):
 
 
 class PostResult(NamedTuple):
+    """The bot's answer to one request: its status, headers (lower-case names) and body."""
+
     status: int
     headers: dict[str, str]  # lower-case names
     body: str
 
     def json(self) -> Any:
+        """The body parsed as JSON."""
         return json.loads(self.body)
 
     def json_object(self) -> JsonDict | None:
@@ -578,6 +582,7 @@ class SignedPoster:
     """
 
     def __init__(self, base_url: str, signing_secret: str, *, path: str = "/slack/events", timeout: float = 10) -> None:
+        """Post to ``path`` under the ``http://`` ``base_url``, signed with ``signing_secret``; nothing opened yet."""
         split = urlsplit(base_url)
         if split.scheme != "http" or split.hostname is None:
             raise ValueError(f"expected an http:// base URL, got {base_url!r}")
@@ -602,6 +607,7 @@ class SignedPoster:
         return self.post_raw(encode_payload(payload), "application/x-www-form-urlencoded", **options)
 
     def post_view_submission(self, payload: Mapping[str, Any], **options: Unpack[PostOptions]) -> PostResult:
+        """A ``view_submission`` payload as ``payload=<json>``."""
         return self.post_raw(encode_payload(payload), "application/x-www-form-urlencoded", **options)
 
     def post_command(self, fields: Mapping[str, str], **options: Unpack[PostOptions]) -> PostResult:
@@ -668,6 +674,7 @@ class SignedPoster:
         return connection
 
     def close(self) -> None:
+        """Close every thread's connection; the next request opens a new one."""
         with self._lock:
             connections, self._connections = self._connections, []
         for connection in connections:
@@ -675,9 +682,11 @@ class SignedPoster:
         self._local = threading.local()
 
     def __enter__(self) -> Self:
+        """The poster itself; connections open as requests are sent."""
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        """Close the connections (``close``)."""
         self.close()

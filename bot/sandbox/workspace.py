@@ -44,6 +44,7 @@ class SandboxSlack(FakeSlack):
     """The Web API stand-in with the page and its endpoints on the same port."""
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
+        """The sandbox's workspace, stamped by its virtual clock (in ``redis_client``), to serve on ``host:port``."""
         super().__init__(
             token=token,
             team_id="T0SANDBOX",

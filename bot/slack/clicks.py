@@ -124,7 +124,7 @@ class ApproveClicks:
 
     def _failed(self, click: ApproveClick, error: Exception) -> None:
         """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
-        logger.exception("approval_id=<%s> | approve click failed", click.approval_id)
+        logger.error("approval_id=<%s> | approve click failed", click.approval_id, exc_info=error)
         response_url = click.body.get("response_url")
         if isinstance(response_url, str) and response_url:
             try:

@@ -1,4 +1,4 @@
-"""The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and resume.
+r"""The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and resume.
 
 Appended to a Redis stream (one per shard: an event goes with its session's records); exported as JSON lines or CSV,
 every shard merged by time; trimmed by policy.
@@ -7,7 +7,7 @@ Trimming keeps the streams bounded (``max_entries`` in all). With ``keep_unexpor
 than the last export is ever trimmed, whatever the bound: an operator who exports regularly
 loses nothing.
 
-One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\\xff``),
+One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\xff``),
 a time that is not a number is taken from the entry's id, and details that do not parse (or nest
 too deep) are kept as their raw text.
 """

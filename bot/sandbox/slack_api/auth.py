@@ -16,10 +16,12 @@ class Tokens:
     """The bot and app-level tokens the fake accepts (not thread-safe: used with the fake's lock held)."""
 
     def __init__(self, bot_token: str, app_token: str) -> None:
+        """Accept ``bot_token`` for every method and ``app_token`` for the app-level ones."""
         self.bot = {bot_token}
         self.app = {app_token}
 
     def add_app(self, token: str) -> None:
+        """Accept one more app-level token (it must start with ``xapp-``)."""
         if not token.startswith("xapp-"):
             raise ValueError("app-level tokens start with xapp-")
         self.app.add(token)

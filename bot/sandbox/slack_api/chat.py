@@ -12,6 +12,7 @@ from bot.sandbox.slack_api.state import WorkspaceState
 
 
 def post_message(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.postMessage``: store a message of the app in the channel and answer with it."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     if not (args.get("text") or args.get("blocks") or args.get("attachments")):
@@ -21,6 +22,7 @@ def post_message(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.update``: replace the fields given of one of the app's messages and mark it edited."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     message = state.find(channel, str(args.get("ts") or ""))
@@ -37,6 +39,7 @@ def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def delete(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.delete``: mark a message deleted, so no read finds it any more."""
     channel = state.resolve_channel(args)
     message = state.find(channel, str(args.get("ts") or ""))
     if message is None:
@@ -46,6 +49,7 @@ def delete(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def post_ephemeral(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.postEphemeral``: keep a message only ``user`` sees, stamped with its own ``message_ts``."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     user = str(args.get("user") or "")
@@ -63,6 +67,7 @@ def post_ephemeral(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def get_permalink(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.getPermalink``: the message's link, naming its thread when it is a reply."""
     channel = state.resolve_channel(args)
     message = state.find(channel, str(args.get("message_ts") or ""))
     if message is None:

@@ -29,9 +29,11 @@ class FaultQueue:
     """The faults waiting per method (not thread-safe: the fake calls it with its lock held)."""
 
     def __init__(self) -> None:
+        """Start with no faults queued."""
         self._queued: dict[str, list[Fault]] = {}
 
     def add(self, method: str, fault: Fault) -> None:
+        """Queue ``fault`` for the next calls of ``method``, after those queued before it."""
         if fault.times < 1:
             raise ValueError("times must be at least 1")
         self._queued.setdefault(method, []).append(fault)
