@@ -1,6 +1,6 @@
-"""Making and ending standing approvals.
+"""Making and ending standing approvals: "Approve + allow" on a request, Revoke on App Home or the CLI.
 
-"Approve + allow 1 h" or "… similar" (its modal) on a request make one; Revoke on App Home or the CLI ends one.
+"Approve + allow 1 h" or "… similar" (its modal) make one; Revoke ends one.
 
 A grant is made only by a person whose approval the decide script recorded (every check of a click applies:
 place, policy, self-approval, replay), for a duration the request's own stored rule offers, covering exactly

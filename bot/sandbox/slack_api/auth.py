@@ -1,7 +1,6 @@
-"""Which token a Web API call may use.
+"""Which token a Web API call may use, and the Slack error for one it may not.
 
-Bot tokens for every method, app-level (``xapp-``) tokens for the few that take them, and the Slack error for anything
-else.
+Bot tokens for every method, app-level (``xapp-``) tokens for the few that take them.
 """
 
 import base64

@@ -1,7 +1,7 @@
-"""Failures queued per Web API method.
+"""Failures queued per Web API method: an HTTP status, an ``ok: false`` error, or a slow answer.
 
-An HTTP status (429 with ``Retry-After``, 5xx), an ``ok: false`` error, or a slow answer. Each fault answers the next
-``times`` calls of its method, in the order they were queued.
+The status is a 429 (with ``Retry-After``) or a 5xx. Each fault answers the next ``times`` calls of its method, in
+the order they were queued.
 """
 
 from dataclasses import dataclass
