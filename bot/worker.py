@@ -155,8 +155,10 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``; then hand back waiting
-        retries and leave the group."""
+        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
+
+        Then hand back waiting retries and leave the group.
+        """
         self.queue.ensure_group()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
@@ -349,8 +351,11 @@ class Worker:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 
     def _agent_code_failed(self, job: Job, error: AgentCodeError) -> None:
-        """Not retried: the thread is told at once; the round stays decided, so a later mention
-        or ``python -m bot resume`` runs the resume again once the agent is fixed."""
+        """Not retried: the thread is told at once.
+
+        The round stays decided, so a later mention or ``python -m bot resume`` runs the resume again once the agent is
+        fixed.
+        """
         logger.error("job_id=<%s> | the agent's code failed on its responses, not retried: %s", job.job_id, error)
         self.audit.record(
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)

@@ -113,8 +113,9 @@ class RedisClusterServers:
         return serving[0]
 
     def wait_served(self, slot: int) -> RedisServer:
-        """Wait until every running node agrees that a running node serves ``slot`` and the cluster is ok
-        (after a master was killed: its replica took over); return that node.
+        """Wait until the cluster is ok and every running node agrees that a running node serves ``slot``.
+
+        After a master was killed, its replica took over; return that node.
 
         Raises:
             RedisServerError: It did not happen within the settle timeout.
@@ -146,6 +147,7 @@ class RedisClusterServers:
         self.nodes.clear()
 
     def __enter__(self) -> "RedisClusterServers":
+        """Start the cluster (``start``)."""
         return self.start()
 
     def __exit__(
@@ -154,6 +156,7 @@ class RedisClusterServers:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        """Stop every node (``stop``)."""
         self.stop()
 
 

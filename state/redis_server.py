@@ -210,6 +210,7 @@ class RedisServer:
             self._process = None
 
     def __enter__(self) -> "RedisServer":
+        """Start the server (``start``)."""
         return self.start()
 
     def __exit__(
@@ -218,4 +219,5 @@ class RedisServer:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        """Stop the server (``stop``)."""
         self.stop()

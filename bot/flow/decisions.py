@@ -96,8 +96,10 @@ class DecisionService:
     def find_checked(
         self, approval_id: str, *, user_id: str, action: Kind | Literal["discuss"], origin: Origin
     ) -> tuple[Approval | None, Outcome | None]:
-        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it
-        from ``origin`` (``check``, or ``may_discuss``; ``None``: they may)."""
+        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it.
+
+        The reason comes from ``check``, or ``may_discuss``, for a click from ``origin``; ``None``: they may.
+        """
         approval = self.find(approval_id)
         if approval is None:
             return None, None
@@ -313,8 +315,11 @@ class DecisionService:
         self._decided_in(pipeline, request, decision, actor=f"{RULE_ACTOR_PREFIX}{policy.name}", details=details)
 
     def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, grant: Grant) -> None:
-        """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it),
-        decided by the person who made it; audited with source ``grant``, in the transaction that opens it."""
+        """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it).
+
+        It is decided by the person who made the grant, and audited with source ``grant``, in the transaction that opens
+        it.
+        """
         decision = Decision(
             decision="approve", decided_by=grant.granted_by, decided_at=self._clock(), by_grant=grant.grant_id
         )
@@ -378,7 +383,7 @@ class DecisionService:
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
-        """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
+        """Pause the escalation ladder for the policy's claim pause ("I'm looking")."""
         approval = self.find(approval_id)
         if approval is None:
             return Outcome(Status.UNKNOWN)

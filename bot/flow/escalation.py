@@ -115,8 +115,10 @@ class Schedule:
         return self._queues[keys.shard_of(due.session_id)]
 
     def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due on every shard, up to ``limit`` each (each entry goes to one caller), as steps to
-        write with ``apply``."""
+        """Claim what is due on every shard, up to ``limit`` each, as steps to write with ``apply``.
+
+        Each entry goes to one caller.
+        """
         leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
@@ -135,7 +137,8 @@ class Schedule:
     def apply(self, steps: Sequence["Step"]) -> list[bool]:
         """Write every step in one round trip; per step, whether it applied (its claim still held).
 
-        Any shard's queue applies them all: each step's writes name their own keys (one slot each)."""
+        Any shard's queue applies them all: each step's writes name their own keys (one slot each).
+        """
         return self._queues[0].apply([step.writes for step in steps]) if steps else []
 
     def pending(self) -> int:

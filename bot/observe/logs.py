@@ -41,6 +41,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line (a traceback is a field, its newlines escaped)."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON: time, level, logger, message, the log context and any exception or stack."""
         line: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
@@ -66,8 +67,10 @@ def formatter(log_format: LogFormat) -> logging.Formatter:
 
 
 def logging_config(log_format: LogFormat, level: LogLevel = "INFO") -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``; gunicorn's own error log
-    there too and its access log (``--access-logfile -``) to stdout, in the same format."""
+    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``.
+
+    Gunicorn's own error log goes there too, and its access log (``--access-logfile -``) to stdout, in the same format.
+    """
     shape: dict[str, Any] = {"()": JsonFormatter} if log_format == "json" else {"format": TEXT_FORMAT}
     return {
         "version": 1,

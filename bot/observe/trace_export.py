@@ -27,8 +27,10 @@ def sdk_installed() -> bool:
 
 
 def install(process: str) -> None:
-    """Send this process's spans to the configured OTLP endpoint (nothing if a tracer provider is set already:
-    the application that embeds the bot chose its own, or a forked worker inherited one that works)."""
+    """Send this process's spans to the configured OTLP endpoint.
+
+    Nothing changes if a tracer provider is set already: the application that embeds the bot chose its own.
+    """
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415 the extra
     from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
     from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415

@@ -63,10 +63,11 @@ def span(
     kind: SpanKind = SpanKind.INTERNAL,
     attributes: Attributes | None = None,
 ) -> Iterator[Span]:
-    """Run the block in a new current span, the child of ``parent`` (a ``traceparent``) when it names one, else
-    of the current span (a new trace when there is none).
+    """Run the block in a new current span.
 
-    An exception leaving the block marks the span failed and is recorded on it (then raised on).
+    The span is the child of ``parent`` (a ``traceparent``) when it names one, else of the current span (a new
+    trace when there is none). An exception leaving the block marks the span failed and is recorded on it
+    (then raised on).
     """
     parent_context = _propagator.extract({"traceparent": parent}) if valid_traceparent(parent) else None
     tracer = trace.get_tracer(TRACER_NAME)

@@ -151,8 +151,10 @@ def code_section(label: str, code: str) -> str:
 
 
 def _break_point(text: str, room: int) -> int:
-    """Where to cut ``text`` (longer than ``room``): a newline or space if one is near, never inside
-    an escape, a backtick run or a visible character."""
+    """Where to cut ``text`` (longer than ``room``).
+
+    At a newline or space if one is near, never inside an escape, a backtick run or a visible character.
+    """
     cut = room
     for separator in ("\n", " "):
         found = text.rfind(separator, room // 2, room)
@@ -280,8 +282,11 @@ def approval_message(
 
 
 def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
-    """What the request would run: the call's arguments (or the batch's calls), escaped, hidden characters shown,
-    within a section's limit; or a note that the tool could not be determined."""
+    """What the request would run, within a section's limit.
+
+    The call's arguments (or the batch's calls), escaped, hidden characters shown; or a note that the tool could not be
+    determined.
+    """
     if request.tool is not None or request.tool_input is not None:
         return section(code_section(approval_request.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
     if request.calls:
@@ -321,8 +326,11 @@ def edit_button(request: ApprovalRequest) -> dict[str, Any]:
 
 
 def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -> ApprovalRequest:
-    """``request`` as it now waits: the edited input, named by its digest. Never covered by a standing approval
-    (those are for calls as agents send them): its Approve + allow buttons are gone."""
+    """``request`` as it now waits: the edited input, named by its digest.
+
+    Never covered by a standing approval (those are for calls as agents send them): its Approve + allow buttons are
+    gone.
+    """
     return request.model_copy(update={"tool_input": edited_input, "input_digest": digest, "call_digest": None})
 
 

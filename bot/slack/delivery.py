@@ -174,9 +174,12 @@ class Deliverer:
         return len(entries)
 
     def idle_wait_s(self, longest_s: float) -> float:
-        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no longer
-        than until the soonest queued entry is due. A new entry wakes the dispatcher; one put back for later (a
-        busy conversation, a retry, a part waiting for the one before it) does not: its due time is the limit."""
+        """How long a dispatcher with nothing due may wait for new entries.
+
+        At most ``longest_s``, and no longer than until the soonest queued entry is due. A new entry wakes the
+        dispatcher; one put back for later (a busy conversation, a retry, a part waiting for the one before it) does
+        not: its due time is the limit.
+        """
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 

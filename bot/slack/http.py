@@ -142,8 +142,11 @@ def _serve_verified(
 
 
 def oauth_mounts(app: App) -> dict[str, WsgiApp]:
-    """The install page and OAuth redirect of an OAuth-mode app (none for a single-token one): GETs a person's
-    browser makes, with no Slack signature, so Bolt's OAuth flow checks them (the state, once, with its cookie)."""
+    """The install page and OAuth redirect of an OAuth-mode app (none for a single-token one).
+
+    GETs a person's browser makes, with no Slack signature, so Bolt's OAuth flow checks them (the state, once, with its
+    cookie).
+    """
     flow = app.oauth_flow
     if flow is None:
         return {}

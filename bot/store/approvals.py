@@ -168,8 +168,10 @@ class ApprovalStore:
         return self.get_readable(session_id, approval_id) if session_id is not None else None
 
     def get_readable(self, session_id: str, approval_id: str) -> Approval | None:
-        """``get``, except that an unreadable approval is quarantined and ``None`` returned: one bad record
-        never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others."""
+        """``get``, except that an unreadable approval is quarantined and ``None`` returned.
+
+        One bad record never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others.
+        """
         try:
             return self.get(session_id, approval_id)
         except ApprovalDataError as error:
@@ -305,8 +307,10 @@ class ApprovalStore:
         return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()])
 
     def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
-        """The members of every shard's ``indexes`` as approval ids, merged by score (``limit`` per index;
-        0: all); one that is not UTF-8 (never ours) is dropped from its index."""
+        """The members of every shard's ``indexes`` as approval ids, merged by score.
+
+        ``limit`` per index (0: all); one that is not UTF-8 (never ours) is dropped from its index.
+        """
         reads = self._client.pipeline(transaction=False)
         for index in indexes:
             reads.zrange(index, 0, limit - 1, withscores=True, desc=newest_first)
@@ -326,8 +330,10 @@ class ApprovalStore:
         return approval_ids[:limit] if limit else approval_ids
 
     def open_policies(self, *, limit: int = 10_000) -> list[tuple[float, str]]:
-        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere (the metrics'
-        view: three round trips, whatever is pending); a policy that cannot be read back is ``unknown``."""
+        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere.
+
+        The metrics' view: three round trips, whatever is pending; a policy that cannot be read back is ``unknown``.
+        """
         reads = self._client.pipeline(transaction=False)
         for shard in keys.shards():
             reads.zrange(keys.open_index(shard), 0, limit - 1, withscores=True)

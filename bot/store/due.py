@@ -210,8 +210,10 @@ class DueQueue:
 
 
 def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int) -> list[Leased]:
-    """``DueQueue.lease`` of every queue (up to ``limit`` each), in one pipeline: one round trip on one
-    server however many shards, one per master on a cluster."""
+    """``DueQueue.lease`` of every queue (up to ``limit`` each), in one pipeline.
+
+    One round trip on one server however many shards, one per master on a cluster.
+    """
     if not queues:
         return []
     now_ms, lease_ms = queues[0].now_ms(), int(lease_s * 1000)
@@ -222,8 +224,11 @@ def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: floa
 
 
 def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue]) -> float | None:
-    """Seconds until the soonest entry of any of ``queues`` is due (0: one is due now; ``None``: all are
-    empty), in one pipeline (as ``lease_each``). A claimed entry counts as due when its lease ends."""
+    """Seconds until the soonest entry of any of ``queues`` is due.
+
+    0: one is due now; ``None``: all are empty. In one pipeline (as ``lease_each``). A claimed entry counts as due when
+    its lease ends.
+    """
     if not queues:
         return None
     pipeline = client.pipeline(transaction=False)

@@ -188,8 +188,10 @@ class JobQueue:
 
     @staticmethod
     def script_resume(session_id: str) -> scripts.ScriptRecord:
-        """The resume job for a script to queue (``bot.store.scripts``): the stream's bound and the job's
-        fields but its version, which only the script knows (the round's) and appends."""
+        """The resume job for a script to queue (``bot.store.scripts``).
+
+        The stream's bound and the job's fields but its version, which only the script knows (the round's) and appends.
+        """
         fields = ResumeJob(session_id, 0).fields()
         del fields["version"]
         return (str(_MAX_JOBS), *(item for pair in fields.items() for item in pair), "version")
@@ -218,8 +220,10 @@ class JobQueue:
         return _jobs_of(response)  # up to count per stream: every job read is now this consumer's to handle
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
-        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them (up to ``count``
-        per shard)."""
+        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
+
+        Up to ``count`` per shard.
+        """
         looks = self._client.pipeline(transaction=False)  # one round trip per master
         for shard in keys.shards():
             looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)

@@ -179,8 +179,10 @@ class Outbox:
         pipeline.execute()
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
-        """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip
-        (one per master on a cluster): a dispatcher woken by a new entry asks once, not once per shard."""
+        """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip.
+
+        One per master on a cluster: a dispatcher woken by a new entry asks once, not once per shard.
+        """
         claimed: list[OutboxEntry] = []
         every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit)
         for shard, entries in enumerate(every_shard):
@@ -320,8 +322,10 @@ class Outbox:
 
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
-    """Re-publish ``user``'s App Home tab in ``team_id``. One entry per person and workspace: refreshes queued
-    meanwhile merge into it."""
+    """Re-publish ``user``'s App Home tab in ``team_id``.
+
+    One entry per person and workspace: refreshes queued meanwhile merge into it.
+    """
     return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
 
 
@@ -348,11 +352,13 @@ def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
 def post_message(
     channel: str, text: str, *, team_id: str, thread_ts: str | None = None, session_id: str | None = None
 ) -> OutboxEntry:
-    """Post ``text`` in ``channel`` of ``team_id`` (in ``thread_ts``'s thread, if given; a user id as channel: a
-    direct message).
+    """Post ``text`` in ``channel`` of ``team_id``.
+
+    In ``thread_ts``'s thread, if given; a user id as channel: a direct message.
 
     ``session_id``: the session it is about (its shard's outbox holds it: required when it is queued with
-    the session's records)."""
+    the session's records).
+    """
     payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
     return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id), team_id=team_id)
 
@@ -371,9 +377,11 @@ def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> fl
 def posts_in_order(
     parts: Sequence[dict[str, Any]], *, team_id: str, session_id: str | None = None
 ) -> list[OutboxEntry]:
-    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order: each waits
-    until the one before it is delivered, so a retry never lets a later part overtake (all on the shard
-    of ``session_id``, the session they are about)."""
+    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order.
+
+    Each waits until the one before it is delivered, so a retry never lets a later part overtake (all on the shard of
+    ``session_id``, the session they are about).
+    """
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}
