@@ -21,7 +21,6 @@ import hmac
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import redis
 
 from bench.fixtures import synthetic_request
 from bench.round_trips import commands_sent
+from bench.serving import free_port, stop, wait_healthy
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
 from bot.store.approvals import ApprovalStore
@@ -49,12 +49,6 @@ APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 _WARMUP = 100
 _APPS = ("bare", "bare+rt", "ours")  # bare+rt: bare plus one round trip of a script that does nothing
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class _AuthTestHandler(BaseHTTPRequestHandler):
@@ -94,7 +88,7 @@ def slack_api() -> Iterator[str]:
 @contextmanager
 def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Iterator[int]:
     """Serve ``bench.ack_apps:<factory>()`` with gunicorn; yield its port."""
-    port = _free_port()
+    port = free_port()
     environment = {
         **os.environ,
         "BENCH_SIGNING_SECRET": SECRET,
@@ -109,21 +103,10 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=environment)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                connection.request("GET", "/healthz")
-                if connection.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"gunicorn ({factory}) did not start") from None
-                time.sleep(0.05)
+        wait_healthy(port, [process], failure=f"gunicorn ({factory}) did not start")
         yield port
     finally:
-        process.terminate()
-        process.wait(10)
+        stop([process], grace_s=10)
 
 
 def _pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0) -> list[ApprovalRequest]:
