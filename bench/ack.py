@@ -37,7 +37,7 @@ import redis
 
 from bench.fixtures import synthetic_request
 from bench.round_trips import commands_sent
-from bench.serving import free_port, stop, wait_healthy
+from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
 from bot.store.approvals import ApprovalStore
@@ -61,12 +61,7 @@ class _AuthTestHandler(BaseHTTPRequestHandler):
             answer = {"ok": True, "members": [APPROVER, "U0BOT"], "response_metadata": {"next_cursor": ""}}
         else:
             answer = {"ok": True, "team_id": "T0BENCH", "user_id": "U0BOT", "bot_id": "B0BOT"}
-        body = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, answer)
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""

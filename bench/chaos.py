@@ -34,8 +34,9 @@ from typing import Any, Final
 
 import redis
 
-from bench.chaos_people import SHAPES, People, Session, is_final_answer, live_approval_id, shown_approval_id
+from bench.chaos_people import SHAPES, People, Session, is_final_answer
 from bench.serving import free_port, stop, wait_healthy
+from bot.render import blocks
 from bot.sandbox.people import CHANNEL
 from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
@@ -182,12 +183,12 @@ def _report(
     ran_denied = sum(1 for ticket in denied if ran[ticket] > 0)
 
     visible = [m for m in slack.messages(CHANNEL) if m.get("user") == slack.bot_user_id]
-    shown = collections.Counter(shown_approval_id(m) for m in visible if shown_approval_id(m) is not None)
+    shown = collections.Counter(shown for shown in map(blocks.approval_id_shown, visible) if shown is not None)
     answers = collections.Counter(str(m.get("thread_ts")) for m in visible if is_final_answer(m, slack.bot_user_id))
     duplicates = sum(count - 1 for count in shown.values()) + sum(count - 1 for count in answers.values())
     stale = 0
     for message in visible:
-        live_id = live_approval_id(message)
+        live_id = blocks.approval_id_shown(message, live=True)
         approval = approvals.get(live_id) if live_id is not None else None
         if live_id is not None and (
             approval is None or approval.decision is not None or approval.request.message_ts != message["ts"]
@@ -236,7 +237,7 @@ def _unfinished(stuck: list[Session], driver_errors: list[Session], slack: Sandb
     lines = []
     for session in stuck[:5]:
         thread = slack.messages(CHANNEL, session.thread_ts) if session.thread_ts else []
-        live = [live_approval_id(m) for m in thread if live_approval_id(m) is not None]
+        live = [found for m in thread if (found := blocks.approval_id_shown(m, live=True)) is not None]
         said = [str(m.get("text", ""))[:80] for m in thread if m.get("user") == slack.bot_user_id][-2:]
         where = f"{session.ticket} ({session.shape}), thread {session.thread_ts}"
         lines.append(f"    stuck: {where}: live {live}, last {said}")

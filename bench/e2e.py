@@ -51,7 +51,7 @@ from urllib.parse import parse_qs, quote
 
 import redis
 
-from bench.serving import free_port, stop, wait_healthy
+from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.slack.web_client import KeepAliveWebClient
@@ -176,13 +176,7 @@ class _SlackHandler(BaseHTTPRequestHandler):
             if isinstance(args.get(name), str):
                 args[name] = json.loads(args[name])
         answer, then = self.slack.answer(self.path.rsplit("/", 1)[-1], args)
-        body = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        send_json(self, answer)
         then()
 
     def log_message(self, format: str, *args: object) -> None:

@@ -1,10 +1,12 @@
-"""The bot's HTTP processes on this machine, for benches and tests: a free port, the wait for ``/healthz``, the stop."""
+"""HTTP on this machine, for benches and tests: a free port, the wait for ``/healthz``, the stop; a JSON answer."""
 
 import http.client
+import json
 import socket
 import subprocess
 import time
 from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 
@@ -57,3 +59,14 @@ def stop(processes: Iterable[subprocess.Popen[Any]], *, grace_s: float = 15) -> 
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def send_json(handler: BaseHTTPRequestHandler, answer: object) -> None:
+    """Answer the handler's request with ``answer`` as JSON (200), flushed before the handler goes on."""
+    body = json.dumps(answer).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+    handler.wfile.flush()
