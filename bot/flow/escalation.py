@@ -86,15 +86,9 @@ class Schedule:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
         self._client = client
-        self._queues = [
-            DueQueue(
-                client,
-                due_key=keys.schedule_due(shard),
-                entries_key=keys.schedule_steps(shard),
-                now_ms=lambda: epoch_ms(clock()),
-            )
-            for shard in keys.shards()
-        ]
+        self._queues = DueQueue.per_shard(
+            client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
+        )
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""

@@ -42,6 +42,7 @@ __all__ = [
     "actions_block_id",
     "agent_reply_blocks",
     "agent_reply_messages",
+    "approval_id_shown",
     "approval_message",
     "deny_modal",
     "has_hidden_characters",
@@ -123,6 +124,20 @@ def actions_block_id(approval_id: str) -> str:
 def decision_block_id(approval_id: str) -> str:
     """The block id of a decided approval's outcome (keeps the message findable once its buttons are gone)."""
     return DECISION_BLOCK_PREFIX + _checked_approval_id(approval_id)
+
+
+def approval_id_shown(message: Mapping[str, Any], *, live: bool = False) -> str | None:
+    """The approval id a posted approval message shows, read back from its block ids (``None`` for other messages).
+
+    ``live``: only while the message still shows its buttons (not once decided).
+    """
+    prefixes = (ACTIONS_BLOCK_PREFIX,) if live else (ACTIONS_BLOCK_PREFIX, DECISION_BLOCK_PREFIX)
+    for block in message.get("blocks") or []:
+        block_id = str(block.get("block_id", ""))
+        for prefix in prefixes:
+            if block_id.startswith(prefix):
+                return block_id.removeprefix(prefix)
+    return None
 
 
 def _defang_fences(code: str) -> str:

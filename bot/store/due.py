@@ -14,7 +14,7 @@ from typing import Any
 import redis
 from redis.exceptions import NoScriptError
 
-from bot.store import scripts
+from bot.store import keys, scripts
 from bot.store.pipelined import run_each
 from state.text import lossless_text
 
@@ -125,6 +125,28 @@ class DueQueue:
         self._now_ms = now_ms
         self._claim = client.register_script(scripts.CLAIM_DUE)
         self._fenced = client.register_script(scripts.FENCED_WRITES)
+
+    @classmethod
+    def per_shard(
+        cls,
+        client: redis.Redis,
+        *,
+        due_key: Callable[[int], str],
+        entries_key: Callable[[int], str],
+        now_ms: Callable[[], int],
+        claims_key: Callable[[int], str] | None = None,
+    ) -> list["DueQueue"]:
+        """One queue on each shard (``keys.shards()``), its keys named for the shard; all share ``now_ms``."""
+        return [
+            cls(
+                client,
+                due_key=due_key(shard),
+                entries_key=entries_key(shard),
+                now_ms=now_ms,
+                claims_key=claims_key(shard) if claims_key else None,
+            )
+            for shard in keys.shards()
+        ]
 
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry_id: str, entry: str, *, due_ms: int) -> None:
         """Queue (or replace) an entry inside the caller's transaction (or with the caller's fenced writes)."""

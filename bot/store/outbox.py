@@ -143,16 +143,13 @@ class Outbox:
     def __init__(self, client: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
         """``clock`` returns seconds (injectable for tests)."""
         self._client = client
-        self._queues = [
-            DueQueue(
-                client,
-                due_key=keys.outbox_due(shard),
-                entries_key=keys.outbox_entries(shard),
-                claims_key=keys.outbox_claims(shard),
-                now_ms=lambda: int(clock() * 1000),
-            )
-            for shard in keys.shards()
-        ]
+        self._queues = DueQueue.per_shard(
+            client,
+            due_key=keys.outbox_due,
+            entries_key=keys.outbox_entries,
+            claims_key=keys.outbox_claims,
+            now_ms=lambda: int(clock() * 1000),
+        )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
 
