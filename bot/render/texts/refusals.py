@@ -1,5 +1,6 @@
-"""What an agent is told about a tool call Signoff did not allow: the MCP permission tool's answers, which the
-Claude Agent SDK recipe gives too.
+"""What an agent is told about a tool call Signoff did not allow.
+
+These are the MCP permission tool's answers, which the Claude Agent SDK recipe gives too.
 """
 
 from collections.abc import Mapping
