@@ -37,8 +37,8 @@ from typing import Any, Final
 import redis
 
 from bench.chaos_people import SHAPES, People, Session, is_final_answer, live_approval_id, shown_approval_id
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.sandbox.people import CHANNEL
-from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit

@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.loopback_slack import views
 from bot.sandbox.people import CHANNEL
-from bot.sandbox.slack_api import views
 from bot.sandbox.workspace import PageError, SandboxSlack
 from tests.sandbox.bot_stand_in import BotStandIn
 from tests.sandbox.browser import Steps

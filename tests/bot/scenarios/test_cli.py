@@ -15,8 +15,7 @@ import pytest
 import redis
 
 from bot.cli.main import COMMANDS
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bot.loopback_slack import slack_requests
 from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
@@ -25,6 +24,7 @@ from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECR
 from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
+from tests.bot.support.tampering import TamperingPoster
 
 
 @pytest.mark.parametrize(
@@ -130,7 +130,7 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
         with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+            with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
             [posted] = slack.wait_for("chat.postMessage", timeout=20)
             assert "restart_service" in posted.args["text"]
@@ -155,7 +155,7 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
         with _process(["/bin/sh", "-c", f"exec {command}"], environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+            with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
                 assert poster.post_event(event, forge=True).status == 401
 

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import redis
 
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.scrapes import Scrape

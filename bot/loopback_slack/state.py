@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.sandbox.slack_api.limits import message_limit_error, view_blocks_problem
-from bot.sandbox.slack_api.records import SlackError, ts_key
+from bot.loopback_slack.limits import message_limit_error, view_blocks_problem
+from bot.loopback_slack.records import SlackError, ts_key
 
 JsonDict = dict[str, Any]
 
