@@ -51,7 +51,7 @@ class _Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: tests read ``FakeSlack.calls()`` instead of an access log."""
+        """Quiet: tests read ``LoopbackSlack.calls()`` instead of an access log."""
 
     def _dispatch(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

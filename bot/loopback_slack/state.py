@@ -1,7 +1,7 @@
 """The workspace the fake keeps: who is in it, and the messages, ephemerals and views the app's calls left.
 
-Plain data and the helpers every API family shares. Not thread-safe on its own: ``FakeSlack`` holds its lock around
-every read and write.
+Plain data and the helpers every API family shares. Not thread-safe on its own: ``LoopbackSlack`` holds its lock
+around every read and write.
 """
 
 import itertools

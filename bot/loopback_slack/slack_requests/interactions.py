@@ -67,7 +67,7 @@ def block_actions(
 ) -> JsonDict:
     """A ``block_actions`` payload for a button click on the bot's message ``message_ts`` in ``channel_id``.
 
-    ``response_url`` defaults to a hooks.slack.com URL; pass ``FakeSlack.response_url(...)`` if the app uses it.
+    ``response_url`` defaults to a hooks.slack.com URL; pass ``LoopbackSlack.response_url(...)`` if the app uses it.
     ``message`` is the message as Slack shows it (default: the bot's, with ``blocks`` and ``message_text``).
     """
     action = _clicked(action_id, block_id or f"b{next_id():05d}", value, button_text, style)

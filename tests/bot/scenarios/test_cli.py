@@ -16,6 +16,7 @@ import redis
 
 from bot.cli.main import COMMANDS
 from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
@@ -130,7 +131,7 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
         with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
             [posted] = slack.wait_for("chat.postMessage", timeout=20)
             assert "restart_service" in posted.args["text"]

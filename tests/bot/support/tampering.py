@@ -12,15 +12,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple, TypedDict, Unpack
 
-from bot.loopback_slack.slack_requests import (
-    USER_AGENT,
-    PostResult,
-    SignedPoster,
-    encode_command,
-    encode_event,
-    encode_payload,
-    sign,
-)
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 
 __all__ = ["STALE_SECONDS", "PostOptions", "SentRequest", "TamperingPoster"]
 
@@ -57,16 +50,16 @@ class TamperingPoster(SignedPoster):
         self.last: SentRequest | None = None
 
     def post_event(self, body: Mapping[str, Any], **options: Unpack[PostOptions]) -> PostResult:
-        return self.post_raw(encode_event(body), _JSON, **options)
+        return self.post_raw(slack_requests.encode_event(body), _JSON, **options)
 
     def post_action(self, payload: Mapping[str, Any], **options: Unpack[PostOptions]) -> PostResult:
-        return self.post_raw(encode_payload(payload), _FORM, **options)
+        return self.post_raw(slack_requests.encode_payload(payload), _FORM, **options)
 
     def post_view_submission(self, payload: Mapping[str, Any], **options: Unpack[PostOptions]) -> PostResult:
-        return self.post_raw(encode_payload(payload), _FORM, **options)
+        return self.post_raw(slack_requests.encode_payload(payload), _FORM, **options)
 
     def post_command(self, fields: Mapping[str, str], **options: Unpack[PostOptions]) -> PostResult:
-        return self.post_raw(encode_command(fields), _FORM, **options)
+        return self.post_raw(slack_requests.encode_command(fields), _FORM, **options)
 
     def post_signed(self, body: bytes, content_type: str) -> PostResult:
         return self.post_raw(body, content_type)
@@ -74,7 +67,7 @@ class TamperingPoster(SignedPoster):
     def post_raw(self, body: bytes | str, content_type: str, **options: Unpack[PostOptions]) -> PostResult:
         """POST any body (e.g. malformed JSON or a form without ``payload``), signed per ``options``."""
         data = body.encode("utf-8") if isinstance(body, str) else body
-        headers = {"Content-Type": content_type, "User-Agent": USER_AGENT}
+        headers = {"Content-Type": content_type, "User-Agent": slack_requests.USER_AGENT}
         headers.update(self._signature_headers(data, options))
         if "retry_num" in options:
             headers["X-Slack-Retry-Num"] = str(options["retry_num"])
@@ -95,5 +88,5 @@ class TamperingPoster(SignedPoster):
             return {}
         timestamp = options.get("timestamp", int(time.time()) - (STALE_SECONDS if options.get("stale") else 0))
         secret = self.signing_secret + "-forged" if options.get("forge") else self.signing_secret
-        signature = options.get("signature", sign(secret, timestamp, body))
+        signature = options.get("signature", slack_requests.sign(secret, timestamp, body))
         return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature}
