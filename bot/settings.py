@@ -7,7 +7,6 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.observe import trace_export
 from bot.observe.logs import LogFormat, LogLevel
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
@@ -59,7 +58,8 @@ class LogSettings(BaseSettings):
     log_level: LogLevel = "INFO"
     otel_exporter_otlp_endpoint: str | None = None
     """OpenTelemetry's collector (OTLP/HTTP, e.g. ``http://localhost:4318``): set, the bot sends traces there
-    (the ``otel`` extra; the exporter reads OpenTelemetry's other ``OTEL_*`` variables)."""
+    (with the ``otel`` extra installed, else a warning; the exporter reads OpenTelemetry's other ``OTEL_*``
+    variables)."""
     otel_exporter_otlp_traces_endpoint: str | None = None
     """The same for traces alone, the whole URL (``http://localhost:4318/v1/traces``)."""
 
@@ -76,8 +76,6 @@ class LogSettings(BaseSettings):
         split = urlsplit(value)
         if split.scheme not in ("http", "https") or not split.hostname:
             raise ValueError("must be an http:// or https:// URL of an OTLP/HTTP collector")
-        if not trace_export.sdk_installed():
-            raise ValueError("is set, but OpenTelemetry's SDK is not installed: pip install 'signoff[otel]'")
         return value
 
     @property

@@ -238,18 +238,22 @@ class Worker:
     def _handle(self, job: Job) -> None:
         session = _session_key(job)
         session_id = None if session.startswith("job:") else session
-        attributes: tracing.Attributes = {"signoff.job.kind": job.kind, "signoff.job.deliveries": job.deliveries}
+        kind = tracing.name_part(job.kind, JobKind)  # stored data: never a span's name as it is
+        attributes: tracing.Attributes = {"signoff.job.kind": kind, "signoff.job.deliveries": job.deliveries}
         with (
             log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id),
             tracing.span(
-                f"job {job.kind}", parent=job.traceparent, kind=SpanKind.CONSUMER, attributes=attributes
+                f"job {kind}",
+                parent=job.traceparent,
+                kind=SpanKind.CONSUMER,
+                attributes=attributes,
             ) as span,
         ):
             started = time.monotonic()
             outcome = self._handle_job(job)
             took_s = time.monotonic() - started
             span.set_attribute("signoff.job.outcome", outcome)
-            if outcome != "done":
+            if outcome != "done":  # the exception, when there was one, is recorded on it already
                 tracing.failed(span, outcome)
             metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
             logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
@@ -268,13 +272,16 @@ class Worker:
         try:
             self.runner.handle(job)
         except AgentCodeError as error:
+            tracing.current_failed("the agent's code failed", error)
             self._agent_code_failed(job, error)
             return "failed"
         except UnstorableValueError as error:
+            tracing.current_failed("the agent gave a value that cannot be stored", error)
             self._unstorable(job, error)
             return "failed"
         except Exception as error:
             summary = f"{type(error).__name__}: {error}"
+            tracing.current_failed(summary, error)
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
             if job.deliveries >= MAX_DELIVERIES and not outage:
                 self._give_up(job, summary)

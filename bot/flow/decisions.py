@@ -294,7 +294,7 @@ class DecisionService:
             quorum=1,
         )
         details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
-        result = self._attempt(attempt, decision, details)
+        result = self._attempt(attempt, decision, details, source=source)
         decided = result.status is Status.DECIDED
         if decided:
             metrics.decided(outcome=decision.decision, source=source, waited_s=_waited_s(request, decision))
@@ -402,14 +402,17 @@ class DecisionService:
         )
         return Outcome(Status.CLAIMED, approval=approval)
 
-    def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
+    def _attempt(
+        self, attempt: Attempt, decision: Decision, details: dict[str, str | None], *, source: str | None = None
+    ) -> DecideResult:
         """Run the decide script (every line logged meanwhile names the approval and its session).
 
-        In a span continuing the trace of the run that raised the approval (read first, only while traces are
-        recorded): the message update and the resume job the script queues continue the decision's.
+        ``source`` is what decides (else the one ``details`` names). In a span continuing the trace of the run
+        that raised the approval (read first, only while traces are recorded): the message update and the resume
+        job the script queues continue the decision's.
         """
         raised_in = self._approvals.traceparent_of(attempt.session_id, attempt.approval_id) if tracing.enabled() else ""
-        source = details.get("source") or "expiry"
+        source = source or details.get("source") or "expiry"
         attributes = {"signoff.approval.id": attempt.approval_id, "signoff.decision.source": source}
         with (
             log_context(session_id=attempt.session_id, approval_id=attempt.approval_id),

@@ -29,7 +29,7 @@ from bot.domain.oncall import on_call
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
@@ -192,12 +192,19 @@ class Escalator:
         if approval is None or approval.decision is not None:
             self._schedule.done(step)
             return
-        if step.due.kind == "remind":
-            self._remind(step, approval)
-        elif step.due.kind == "escalate":
-            self._escalate(step, approval)
-        else:
-            self._expire(step, approval)
+        request = approval.request
+        # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
+        raised_in = self._approvals.traceparent_of(request.session_id, request.approval_id) if tracing.enabled() else ""
+        kind = tracing.name_part(step.due.kind, keys.SCHEDULE_KINDS)
+        with tracing.span(
+            f"schedule {kind}", parent=raised_in, attributes={"signoff.approval.id": request.approval_id}
+        ):
+            if step.due.kind == "remind":
+                self._remind(step, approval)
+            elif step.due.kind == "escalate":
+                self._escalate(step, approval)
+            else:
+                self._expire(step, approval)
 
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request

@@ -7,16 +7,15 @@ of its approval, and the resume job and message updates it queues continue the d
 the agent's run (a Strands agent's own spans are children of it), the approval messages' posts, the click and
 the reply all hang in one tree, across processes and Redis.
 
-Only the OpenTelemetry API is a dependency, and without an SDK every span is a no-op. ``configure`` installs the
-SDK with an OTLP/HTTP exporter when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``)
-is set: the ``otel`` extra (``pip install 'signoff[otel]'``). The exporter reads OpenTelemetry's own variables
-(headers, timeout, ``OTEL_SERVICE_NAME``, ``OTEL_BSP_*``); an application that installs its own tracer provider
-before the bot starts keeps it.
+Only the OpenTelemetry API is a dependency, and without an SDK every span is a no-op: nothing is read to find a
+parent (``enabled``). ``bot.observe.trace_export`` installs the SDK with an OTLP/HTTP exporter when an endpoint
+is set (the ``otel`` extra). A process without one still passes on a context it was given (a job queued by a
+process that traces): its outbox entries and approvals carry it, its JSON log lines name it.
 """
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Final
 
@@ -32,6 +31,7 @@ TRACE_FIELD: Final = "traceparent"
 ENDPOINT_VARIABLES: Final = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 _TRACEPARENT: Final = re.compile(r"00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}")
 _propagator: Final = TraceContextTextMapPropagator()
+_tracer: Final = trace.get_tracer(TRACER_NAME)  # a proxy until a provider is installed, then that provider's
 
 Attributes = Mapping[str, str | int | bool]
 
@@ -70,18 +70,29 @@ def span(
     (then raised on).
     """
     parent_context = _propagator.extract({"traceparent": parent}) if valid_traceparent(parent) else None
-    tracer = trace.get_tracer(TRACER_NAME)
-    with tracer.start_as_current_span(name, context=parent_context, kind=kind, attributes=attributes) as current:
+    with _tracer.start_as_current_span(name, context=parent_context, kind=kind, attributes=attributes) as current:
         yield current
 
 
-def failed(current: Span, why: str) -> None:
-    """Mark ``current`` failed without an exception (Slack refused, a job will be retried)."""
+def failed(current: Span, why: str, error: BaseException | None = None) -> None:
+    """Mark ``current`` failed (Slack refused, a job will be retried), with the exception that made it fail."""
+    if error is not None:
+        current.record_exception(error)
     current.set_status(Status(StatusCode.ERROR, why))
 
 
+def current_failed(why: str, error: BaseException | None = None) -> None:
+    """Mark the current span failed (a no-op outside a recorded span)."""
+    failed(trace.get_current_span(), why, error)
+
+
+def name_part(value: str, known: Iterable[str]) -> str:
+    """``value`` for a span name if it is one of ``known``, else ``other``: stored data never names a span."""
+    return value if value in frozenset(known) else "other"  # an enum's members; ``in`` an enum class raises
+
+
 def log_ids() -> dict[str, str]:
-    """The current trace and span ids, for a log line (empty when no span is recording)."""
+    """The current trace and span ids, for a log line (empty outside a span)."""
     context = trace.get_current_span().get_span_context()
     if not context.is_valid:
         return {}

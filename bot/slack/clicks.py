@@ -1,7 +1,8 @@
 """Approve clicks, served at the edge or, when the edge leaves them to Bolt, by Bolt's listener.
 
 An Approve button carries its approval's session (``bot.render.action_ids.button_value``), so a
-click is one Redis round trip before its answer: it is served at the edge, right after the signature
+click is one Redis round trip before its answer (two while traces are recorded: its approval's trace is read
+first, ``bot.observe.tracing``): it is served at the edge, right after the signature
 check and before Bolt matches its listeners (``ApproveClicks.serve``). The decide script refuses a
 replay, checks where the click comes from and the policy stored with the request, and records the
 vote or decision (``bot.flow.decisions``). A 200 means it was recorded, or refused for a reason the

@@ -216,9 +216,10 @@ class Deliverer:
         Returns:
             ``None`` when the entry is done with (delivered, or parked), else how it went back to the outbox.
         """
-        attributes: tracing.Attributes = {"signoff.outbox.kind": entry.kind, "signoff.outbox.attempts": entry.attempts}
+        kind = tracing.name_part(entry.kind, OutboxKind)  # stored data: never a span's name as it is
+        attributes: tracing.Attributes = {"signoff.outbox.kind": kind, "signoff.outbox.attempts": entry.attempts}
         with tracing.span(
-            f"outbox {entry.kind}", parent=entry.traceparent, kind=SpanKind.CLIENT, attributes=attributes
+            f"outbox {kind}", parent=entry.traceparent, kind=SpanKind.CLIENT, attributes=attributes
         ) as span:
             put_back = self._deliver(entry)
             if put_back is not None and put_back.failed:
@@ -236,6 +237,7 @@ class Deliverer:
             logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
             self._outbox.complete(entry)
             metrics.OUTBOX_DROPPED.labels(reason="not_installed").inc()
+            tracing.current_failed("dropped: the app is not installed", error)
             return None
         except NotReady as wait:  # not a failed attempt: nothing was sent
             self._outbox.postpone(entry, delay_s=wait.delay_s)
@@ -281,6 +283,7 @@ class Deliverer:
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
         self._outbox.park(entry, why=why)
+        tracing.current_failed(f"parked: {why}")
         metrics.OUTBOX_PARKED.labels(kind=entry.kind if entry.kind in set(OutboxKind) else "other").inc()
 
     def _post_approval(self, entry: OutboxEntry) -> None:

@@ -37,7 +37,7 @@ from bot.store.decide_call import Attempt, DecideResult, keys_and_args
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
 from bot.store.scripts.decide import DECIDE
-from state.text import as_text
+from state.text import as_text, shown
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class ApprovalStore:
     def traceparent_of(self, session_id: str, approval_id: str) -> str:
         """The trace of the run that raised the approval ("" when none was recorded)."""
         stored = self._client.hget(keys.approval(session_id, approval_id), TRACE_FIELD)
-        return valid_traceparent(as_text(stored)) if stored is not None else ""
+        return valid_traceparent(shown(stored)) if stored is not None else ""  # telemetry: a bad one is none
 
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id.

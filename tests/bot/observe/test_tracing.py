@@ -5,13 +5,16 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+import redis
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from bot.observe import tracing
+from bot.observe import trace_export, tracing
 from bot.observe.logs import JsonFormatter
 from bot.settings import ConfigError, load_log_settings
-from bot.store.jobs import Job, ResumeJob, StartJob
+from bot.store import keys
+from bot.store.approvals import ApprovalStore
+from bot.store.jobs import Job, JobKind, ResumeJob, StartJob
 from bot.store.outbox import OutboxEntry, post_message
 
 TRACE_ID = 0x4BF92F3577B34DA6A3CE929D0E0E4736
@@ -96,3 +99,40 @@ def test_a_collector_url_turns_traces_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not load_log_settings().traces
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
     assert load_log_settings().traces
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("OTEL_SDK_DISABLED", "TRUE", "OTEL_SDK_DISABLED"),
+        ("OTEL_TRACES_EXPORTER", "none", "OTEL_TRACES_EXPORTER"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "http/protobuf"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json", "http/protobuf"),
+    ],
+)
+def test_opentelemetry_s_own_switches_leave_traces_off(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, named: str
+) -> None:
+    for cleared in ("OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        monkeypatch.delenv(cleared, raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    assert trace_export.why_off() is None  # the otel extra is installed here
+    monkeypatch.setenv(variable, value)
+    assert named in (trace_export.why_off() or "")
+    assert trace_export.install("worker") is False  # and nothing was installed
+    assert not tracing.enabled()
+
+
+def test_stored_kinds_never_name_a_span() -> None:
+    assert tracing.name_part("resume", JobKind) == "resume"
+    assert tracing.name_part("resume\ud800", JobKind) == "other"
+
+
+def test_a_corrupted_stored_trace_is_none(redis_client: redis.Redis) -> None:
+    session_id, approval_id = "T1:C1:1.2", "T1:C1:1.2:v1:tool-1"
+    approvals = ApprovalStore(redis_client)
+    assert approvals.traceparent_of(session_id, approval_id) == ""
+    redis_client.hset(keys.approval(session_id, approval_id), "traceparent", b"\xff\xfe" + TRACEPARENT.encode())
+    assert approvals.traceparent_of(session_id, approval_id) == ""
+    redis_client.hset(keys.approval(session_id, approval_id), "traceparent", TRACEPARENT)
+    assert approvals.traceparent_of(session_id, approval_id) == TRACEPARENT

@@ -87,5 +87,10 @@ def test_one_trace_runs_from_the_mention_through_the_click_to_the_reply(redis_ur
         assert tools, [span.name for span in strands_spans]
         assert "job resume" in _ancestors(tools[0], trace)  # the approved tool ran on resume
         assert all(_ancestors(span, trace)[-1] == "slack app_mention" for span in strands_spans)
+        # What the person typed and the tool's input stay out of the collector (Strands' redaction, on by default).
+        sent = "\n".join(span.texts() for span in strands_spans)
+        assert "[REDACTED]" in sent
+        assert "restart checkout" not in sent
+        assert '"service": "checkout"' not in sent
     else:
         assert not [span for span in trace if span.scope.startswith("strands")]

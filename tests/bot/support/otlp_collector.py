@@ -29,6 +29,13 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     resource: dict[str, Any]
     error: bool
+    events: tuple[tuple[str, dict[str, Any]], ...]
+    """Each event's name and attributes (Strands writes messages as events)."""
+
+    def texts(self) -> str:
+        """Every attribute value of the span and its events, as one text to search."""
+        values = [*self.attributes.values(), *(value for _name, fields in self.events for value in fields.values())]
+        return "\n".join(str(value) for value in values)
 
 
 def _value(value: AnyValue) -> Any:
@@ -62,6 +69,10 @@ class Collector:
                             attributes={item.key: _value(item.value) for item in span.attributes},
                             resource=resource,
                             error=span.status.code == span.status.STATUS_CODE_ERROR,
+                            events=tuple(
+                                (event.name, {item.key: _value(item.value) for item in event.attributes})
+                                for event in span.events
+                            ),
                         )
                     )
         with self._changed:
