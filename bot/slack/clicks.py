@@ -26,6 +26,7 @@ from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.services import Services
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.store.outbox import Outbox
@@ -79,7 +80,7 @@ class ApproveClicks:
                 outcome = self._decide(click, replay=replay)
             except (redis.ConnectionError, redis.TimeoutError) as error:
                 return unrecorded(error)
-            except Exception as error:
+            except Exception as error:  # boundary: the click must be answered and the clicker told, whatever failed
                 self._failed(click, error)
                 return None
             if outcome.status is Status.REPLAYED:
@@ -92,7 +93,7 @@ class ApproveClicks:
         with log_context(session_id=click.session_id, approval_id=click.approval_id):
             try:
                 outcome = self._decide(click, replay=None)
-            except Exception as error:
+            except Exception as error:  # boundary: the clicker is told, whatever failed
                 self._failed(click, error)
                 return
             self._tell(click, outcome)
@@ -131,7 +132,7 @@ class ApproveClicks:
                     response_type="ephemeral",
                     replace_original=False,
                 )
-            except Exception:  # the answer is 200 either way: Slack shows nothing for it
+            except SLACK_CALL_ERRORS:  # the answer is 200 either way: Slack shows nothing for it
                 logger.exception("could not tell the clicker that the click failed")
 
 
