@@ -2,7 +2,7 @@
 
 import logging
 import re
-from typing import Any, Final
+from typing import Final
 
 from slack_bolt import App, Respond
 from slack_sdk import WebClient
@@ -12,6 +12,7 @@ from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
 from bot.services import Services
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import EventCallback, MentionEvent, SlashCommand
 from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -27,7 +28,7 @@ def prompt_text(text: str) -> str:
 def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
-    def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def on_mention(body: EventCallback, event: MentionEvent) -> None:
         if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         services.jobs.enqueue(
@@ -41,7 +42,7 @@ def register(app: App, services: Services) -> None:
             )
         )
 
-    def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def start_from_command(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
         try:
@@ -56,7 +57,7 @@ def register(app: App, services: Services) -> None:
             return
         services.jobs.enqueue(
             StartJob(
-                team_id=command.get("team_id", ""),
+                team_id=command.get("team_id") or "",
                 channel_id=command["channel_id"],
                 thread_ts=str(anchor["ts"]),
                 user_id=user,
