@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import redis
+from opentelemetry.trace import SpanKind
 
 from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
@@ -154,8 +155,10 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``; then hand back waiting
-        retries and leave the group."""
+        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
+
+        Then hand back waiting retries and leave the group.
+        """
         self.queue.ensure_group()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
@@ -235,10 +238,19 @@ class Worker:
     def _handle(self, job: Job) -> None:
         session = _session_key(job)
         session_id = None if session.startswith("job:") else session
-        with log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id):
+        attributes: tracing.Attributes = {"signoff.job.kind": job.kind, "signoff.job.deliveries": job.deliveries}
+        with (
+            log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id),
+            tracing.span(
+                f"job {job.kind}", parent=job.traceparent, kind=SpanKind.CONSUMER, attributes=attributes
+            ) as span,
+        ):
             started = time.monotonic()
             outcome = self._handle_job(job)
             took_s = time.monotonic() - started
+            span.set_attribute("signoff.job.outcome", outcome)
+            if outcome != "done":
+                tracing.failed(span, outcome)
             metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
             logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
 
@@ -339,8 +351,11 @@ class Worker:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 
     def _agent_code_failed(self, job: Job, error: AgentCodeError) -> None:
-        """Not retried: the thread is told at once; the round stays decided, so a later mention
-        or ``python -m bot resume`` runs the resume again once the agent is fixed."""
+        """Not retried: the thread is told at once.
+
+        The round stays decided, so a later mention or ``python -m bot resume`` runs the resume again once the agent is
+        fixed.
+        """
         logger.error("job_id=<%s> | the agent's code failed on its responses, not retried: %s", job.job_id, error)
         self.audit.record(
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)

@@ -42,6 +42,7 @@ class PolicyError(SetupError, ValueError):
     """
 
     def __init__(self, file: Path, problems: Sequence[PolicyProblem]) -> None:
+        """Keep the file and its problems; the message reads one line per problem."""
         self.file = file
         self.problems = tuple(problems)
         super().__init__("\n".join(_format_problem(file, problem) for problem in self.problems))

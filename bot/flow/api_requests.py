@@ -143,8 +143,11 @@ class ApiRequests:
         team_id: Callable[[], str],
         clock: Clock = system_clock,
     ) -> None:
-        """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed) for a
-        client whose key names none (it raises ``AskProblem`` when the bot serves several)."""
+        """Keep the collaborators.
+
+        ``team_id`` names the bot's workspace (asked once, when first needed) for a client whose key names none (it
+        raises ``AskProblem`` when the bot serves several).
+        """
         self._publisher = publisher
         self._approvals = approvals
         self._decisions = decisions

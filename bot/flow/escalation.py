@@ -86,15 +86,9 @@ class Schedule:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
         self._client = client
-        self._queues = [
-            DueQueue(
-                client,
-                due_key=keys.schedule_due(shard),
-                entries_key=keys.schedule_steps(shard),
-                now_ms=lambda: epoch_ms(clock()),
-            )
-            for shard in keys.shards()
-        ]
+        self._queues = DueQueue.per_shard(
+            client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
+        )
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
@@ -115,8 +109,10 @@ class Schedule:
         return self._queues[keys.shard_of(due.session_id)]
 
     def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due on every shard, up to ``limit`` each (each entry goes to one caller), as steps to
-        write with ``apply``."""
+        """Claim what is due on every shard, up to ``limit`` each, as steps to write with ``apply``.
+
+        Each entry goes to one caller.
+        """
         leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
@@ -135,7 +131,8 @@ class Schedule:
     def apply(self, steps: Sequence["Step"]) -> list[bool]:
         """Write every step in one round trip; per step, whether it applied (its claim still held).
 
-        Any shard's queue applies them all: each step's writes name their own keys (one slot each)."""
+        Any shard's queue applies them all: each step's writes name their own keys (one slot each).
+        """
         return self._queues[0].apply([step.writes for step in steps]) if steps else []
 
     def pending(self) -> int:

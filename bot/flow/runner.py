@@ -1,5 +1,6 @@
-"""Runs agent jobs: start a session from a request, resume it from a round's decisions; its outcome is
-published by ``bot.flow.publish`` (one transaction, with the ``published`` mark).
+"""Runs agent jobs: start a session from a request, resume it from a round's decisions.
+
+Its outcome is published by ``bot.flow.publish`` (one transaction, with the ``published`` mark).
 
 A job delivered twice is harmless:
 

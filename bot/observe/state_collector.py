@@ -1,5 +1,6 @@
-"""The metrics of what waits in Redis, read when Prometheus scrapes (so every process reports the same numbers:
-aggregate them with ``max``, not ``sum``).
+"""The metrics of what waits in Redis, read when Prometheus scrapes (aggregate them with ``max``, not ``sum``).
+
+Every process reads the same keys, so every process reports the same numbers.
 
 ``signoff_pending_approvals{policy, age}``: approvals waiting, by their policy's name and how long they have
 waited (``AGE_BUCKETS``); ``signoff_oldest_pending_approval_seconds``; ``signoff_outbox_depth`` (Slack calls owed)

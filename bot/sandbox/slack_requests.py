@@ -235,8 +235,10 @@ def message_event(
 
 
 def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, thread_ts: str | None) -> list[JsonDict]:
-    """What Slack sends for a person's message: a ``message`` event, plus an ``app_mention`` if it mentions the bot
-    outside a DM."""
+    """What Slack sends for a person's message.
+
+    A ``message`` event, plus an ``app_mention`` if it mentions the bot outside a DM.
+    """
     direct = channel.startswith("D")
     ids: dict[str, Any] = {"team_id": team.team_id, "api_app_id": team.app_id, "bot_user_id": team.bot_user_id}
     sent = [
@@ -371,8 +373,10 @@ def block_actions(
 def home_block_actions(
     team: Team, *, user: str, view: Mapping[str, Any], action: Mapping[str, Any], block_id: str, trigger_id: str
 ) -> JsonDict:
-    """A click on the button ``action`` (as the view shows it) of the App Home tab ``view``: a view container, and no
-    channel or message."""
+    """A click on the button ``action`` (as the view shows it) of the App Home tab ``view``.
+
+    A view container, and no channel or message.
+    """
     text = action.get("text")
     return {
         "type": "block_actions",
@@ -514,6 +518,7 @@ def encode_payload(payload: Mapping[str, Any]) -> bytes:
 
 
 def encode_command(fields: Mapping[str, str]) -> bytes:
+    """A slash command's fields as the form body Slack posts."""
     return urlencode(dict(fields)).encode("utf-8")
 
 
@@ -540,11 +545,14 @@ class PostOptions(TypedDict, total=False):
 
 
 class PostResult(NamedTuple):
+    """The bot's answer to one request: its status, headers (lower-case names) and body."""
+
     status: int
     headers: dict[str, str]  # lower-case names
     body: str
 
     def json(self) -> Any:
+        """The body parsed as JSON."""
         return json.loads(self.body)
 
     def json_object(self) -> JsonDict | None:
@@ -574,6 +582,7 @@ class SignedPoster:
     """
 
     def __init__(self, base_url: str, signing_secret: str, *, path: str = "/slack/events", timeout: float = 10) -> None:
+        """Post to ``path`` under the ``http://`` ``base_url``, signed with ``signing_secret``; nothing opened yet."""
         split = urlsplit(base_url)
         if split.scheme != "http" or split.hostname is None:
             raise ValueError(f"expected an http:// base URL, got {base_url!r}")
@@ -598,6 +607,7 @@ class SignedPoster:
         return self.post_raw(encode_payload(payload), "application/x-www-form-urlencoded", **options)
 
     def post_view_submission(self, payload: Mapping[str, Any], **options: Unpack[PostOptions]) -> PostResult:
+        """A ``view_submission`` payload as ``payload=<json>``."""
         return self.post_raw(encode_payload(payload), "application/x-www-form-urlencoded", **options)
 
     def post_command(self, fields: Mapping[str, str], **options: Unpack[PostOptions]) -> PostResult:
@@ -664,6 +674,7 @@ class SignedPoster:
         return connection
 
     def close(self) -> None:
+        """Close every thread's connection; the next request opens a new one."""
         with self._lock:
             connections, self._connections = self._connections, []
         for connection in connections:
@@ -671,9 +682,11 @@ class SignedPoster:
         self._local = threading.local()
 
     def __enter__(self) -> Self:
+        """The poster itself; connections open as requests are sent."""
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        """Close the connections (``close``)."""
         self.close()

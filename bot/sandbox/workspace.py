@@ -45,6 +45,7 @@ class SandboxSlack(FakeSlack):
     """The Web API stand-in with the page and its endpoints on the same port."""
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
+        """The sandbox's workspace, stamped by its virtual clock (in ``redis_client``), to serve on ``host:port``."""
         super().__init__(
             token=token,
             team_id="T0SANDBOX",
@@ -195,8 +196,10 @@ class SandboxSlack(FakeSlack):
         return {"ts": message["ts"], "statuses": [a.status for a in answers]}
 
     def click(self, user: str, channel: str, ts: str, action_id: str, value: str | None = None) -> JsonDict:
-        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts`` (of those with
-        that action id, the one carrying ``value``, when given: a message may hold several)."""
+        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts``.
+
+        Of those with that action id, the one carrying ``value``, when given: a message may hold several.
+        """
         with self.lock:
             message = self.workspace.find(channel, ts)
             ephemeral = next(
@@ -233,8 +236,10 @@ class SandboxSlack(FakeSlack):
         return self._bot_answer(self._bot().post_action(payload))
 
     def click_home(self, user: str, block_id: str, action_id: str, value: str | None = None) -> JsonDict:
-        """``user`` clicks the button ``action_id`` (carrying ``value``, when given) in block ``block_id`` of their
-        App Home tab."""
+        """``user`` clicks the button ``action_id`` in block ``block_id`` of their App Home tab.
+
+        The one carrying ``value``, when given.
+        """
         view = self.home_view(user)
         if view is None:
             raise PageError("Signoff has not published a Home tab for you")
@@ -249,8 +254,10 @@ class SandboxSlack(FakeSlack):
         return self._bot_answer(self._bot().post_action(payload))
 
     def submit(self, user: str, view_id: str, values: dict[str, Any]) -> JsonDict:
-        """``user`` submits the modal ``view_id`` with ``values``: block_id -> action_id -> what they chose (the text
-        of a text or number input, the value of a select's option, the values of the ticked checkboxes).
+        """``user`` submits the modal ``view_id`` with ``values``.
+
+        ``values``: block_id -> action_id -> what they chose (the text of a text or number input, the value of a
+        select's option, the values of the ticked checkboxes).
 
         The bot gets the state Slack would send: every input of the modal, a chosen option as the view's full object.
 
@@ -367,8 +374,10 @@ def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -
 
 
 def _sandbox_time(clock: OffsetClock) -> Callable[[], str]:
-    """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own, and
-    strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows."""
+    """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own.
+
+    Strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows.
+    """
     last = 0.0
 
     def next_ts() -> str:

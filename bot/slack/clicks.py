@@ -47,8 +47,10 @@ class ApproveClick:
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
-    """The Approve click ``body`` is (checked by ``payload_shape`` already) when its button names its session,
-    or ``None`` for anything else (left to Bolt)."""
+    """The Approve click ``body`` is, or ``None`` for anything else (left to Bolt).
+
+    ``body`` was checked by ``payload_shape`` already; it is an Approve click when its button names its session.
+    """
     if body.get("type") != "block_actions":
         return None
     checked = cast(BlockActions, body)  # payload_problem has held it to that shape
@@ -125,7 +127,7 @@ class ApproveClicks:
 
     def _failed(self, click: ApproveClick, error: Exception) -> None:
         """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
-        logger.exception("approval_id=<%s> | approve click failed", click.approval_id)
+        logger.error("approval_id=<%s> | approve click failed", click.approval_id, exc_info=error)
         response_url = click.body.get("response_url")
         if isinstance(response_url, str) and response_url:
             try:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
+from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -43,7 +44,7 @@ from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeTab, progress_of
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.render import blocks
 from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
@@ -175,9 +176,12 @@ class Deliverer:
         return len(entries)
 
     def idle_wait_s(self, longest_s: float) -> float:
-        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no longer
-        than until the soonest queued entry is due. A new entry wakes the dispatcher; one put back for later (a
-        busy conversation, a retry, a part waiting for the one before it) does not: its due time is the limit."""
+        """How long a dispatcher with nothing due may wait for new entries.
+
+        At most ``longest_s``, and no longer than until the soonest queued entry is due. A new entry wakes the
+        dispatcher; one put back for later (a busy conversation, a retry, a part waiting for the one before it) does
+        not: its due time is the limit.
+        """
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
@@ -209,11 +213,21 @@ class Deliverer:
         return None
 
     def deliver(self, entry: OutboxEntry) -> PutBack | None:
-        """Send one entry, then complete or reschedule it.
+        """Send one entry, then complete or reschedule it, in a span continuing the trace that queued it.
 
         Returns:
             ``None`` when the entry is done with (delivered, or parked), else how it went back to the outbox.
         """
+        attributes: tracing.Attributes = {"signoff.outbox.kind": entry.kind, "signoff.outbox.attempts": entry.attempts}
+        with tracing.span(
+            f"outbox {entry.kind}", parent=entry.traceparent, kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            put_back = self._deliver(entry)
+            if put_back is not None and put_back.failed:
+                tracing.failed(span, "not delivered: rescheduled")
+            return put_back
+
+    def _deliver(self, entry: OutboxEntry) -> PutBack | None:
         sender = self._senders.get(entry.kind)
         if sender is None:
             self._park(entry, f"unknown kind {entry.kind!r}")

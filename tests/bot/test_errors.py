@@ -22,7 +22,7 @@ BOUNDARIES = {
     ("bot/slack/clicks.py", "ApproveClicks.serve"): "a click is answered and the clicker told, whatever failed",
     ("bot/slack/clicks.py", "ApproveClicks.serve_acked"): "the clicker is told, whatever failed",
     ("bot/slack/delivery.py", "Deliverer.deliver_due"): "a lane's error is kept like a pool future's, then raised",
-    ("bot/slack/delivery.py", "Deliverer.deliver"): "an entry's bug or bad data parks it instead of a retry forever",
+    ("bot/slack/delivery.py", "Deliverer._deliver"): "an entry's bug or bad data parks it instead of a retry forever",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",
 }

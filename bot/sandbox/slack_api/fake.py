@@ -59,6 +59,7 @@ class FakeSlack:
         timestamps: Callable[[], str] | None = None,
         bind: tuple[str, int] = ("127.0.0.1", 0),
     ) -> None:
+        """Set up the workspace: its identity, users, user groups and channel members; ``start`` listens."""
         self.token = token
         self.app_token = app_token
         self.team_id = team_id
@@ -101,6 +102,7 @@ class FakeSlack:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Self:
+        """Listen on ``bind`` in a daemon thread (once; a started fake stays as is)."""
         if self._server is None:
             self._closing.clear()
             self._server = HttpServer(self.bind, self.handle, self._closing)
@@ -111,6 +113,7 @@ class FakeSlack:
         return self
 
     def close(self) -> None:
+        """Stop listening: wake the replies held back, shut the server down and join its thread."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None:
@@ -124,11 +127,13 @@ class FakeSlack:
             thread.join(timeout=5)
 
     def __enter__(self) -> Self:
+        """Start the fake (``start``)."""
         return self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        """Stop the fake (``close``)."""
         self.close()
 
     @property
@@ -205,8 +210,10 @@ class FakeSlack:
         return state
 
     def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
-        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``), as Slack
-        does after a person approves the install: the answer carries the workspace's bot token."""
+        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``).
+
+        As Slack does after a person approves the install: the answer carries the workspace's bot token.
+        """
         with self.lock:
             self._install_codes[code] = (team_id, installer)
 
@@ -231,8 +238,9 @@ class FakeSlack:
             self._tokens.add_app(token)
 
     def add_user(self, user_id: str, *, team: str | None = None, **attributes: Any) -> JsonDict:
-        """Add (or replace) a user answered by ``users.info`` (in workspace ``team``, else the first); returns the
-        user object.
+        """Add (or replace) a user answered by ``users.info``; returns the user object.
+
+        The user belongs to workspace ``team``, else the first.
 
         ``attributes``: ``name``, ``real_name``, ``display_name``, ``tz`` (default UTC), ``is_bot``, ``deleted``,
         ``email``, and any other field to put in the object as is.
@@ -249,8 +257,10 @@ class FakeSlack:
             self._state(team).usergroups[group_id] = list(members)
 
     def set_channel_members(self, channel_id: str, members: Sequence[str], *, team: str | None = None) -> None:
-        """Set the members ``conversations.members`` answers for ``channel_id`` (in workspace ``team``; unset:
-        ``channel_not_found``)."""
+        """Set the members ``conversations.members`` answers for ``channel_id``.
+
+        In workspace ``team``; unset: ``channel_not_found``.
+        """
         with self.lock:
             self._state(team).channel_members[channel_id] = list(members)
 
@@ -343,6 +353,7 @@ class FakeSlack:
             return [call for call in self._calls if method is None or call.method == method]
 
     def clear_calls(self) -> None:
+        """Forget the calls recorded so far."""
         with self.lock:
             self._calls.clear()
 
@@ -397,6 +408,7 @@ class FakeSlack:
             return copy.deepcopy(list(self.workspace.views.values()))
 
     def view(self, view_id: str) -> JsonDict:
+        """A copy of the view ``view_id`` in its current state."""
         with self.lock:
             return copy.deepcopy(self.workspace.views[view_id])
 
@@ -505,5 +517,6 @@ class FakeSlack:
         return Reply.text(200, "ok", content_type="text/html; charset=utf-8")
 
     def __repr__(self) -> str:
+        """Where the fake listens (or ``stopped``) and how many calls it recorded."""
         where = self.url if self._server is not None else "stopped"
         return f"<FakeSlack {where} calls={len(self._calls)}>"

@@ -7,6 +7,7 @@ from bot.sandbox.slack_api.state import WorkspaceState
 
 
 def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.replies``: one page of the thread of ``ts`` (the whole thread when ``ts`` is a reply's)."""
     channel = state.resolve_channel(args)
     ts = str(args.get("ts") or "")
     parent = state.find(channel, ts)
@@ -18,6 +19,7 @@ def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def history(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.history``: one page of the channel's top-level messages, newest first."""
     channel = state.resolve_channel(args)
     top_level = [
         m for m in state.channel_messages(channel, None) if m.get("thread_ts") in (None, m["ts"])

@@ -63,6 +63,7 @@ class SlackError(Exception):
     """A Web API method fails with this Slack error code (answered as ``ok: false``)."""
 
     def __init__(self, error: str) -> None:
+        """Fail with the Slack error code ``error``."""
         super().__init__(error)
         self.error = error
 

@@ -110,6 +110,7 @@ class WorkspaceState:
         return rendered
 
     def store_message(self, channel: str, message: JsonDict) -> JsonDict:
+        """Keep ``message`` in ``channel`` under its ``ts`` (replacing one with the same ts) and return it."""
         self.messages.setdefault(channel, {})[message["ts"]] = message
         return message
 
@@ -178,5 +179,6 @@ class WorkspaceState:
         return view
 
     def home_view(self, user_id: str) -> JsonDict | None:
+        """The App Home view published for ``user_id``, if any."""
         view_id = self.home_views.get(user_id)
         return self.views[view_id] if view_id is not None else None

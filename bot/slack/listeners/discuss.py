@@ -1,5 +1,7 @@
-"""Discuss on an approval message: a prompt in the request's thread (Approve: ``bot.slack.clicks``; Deny:
-``bot.slack.listeners.deny``)."""
+"""Discuss on an approval message: a prompt in the request's thread.
+
+Approve: ``bot.slack.clicks``; Deny: ``bot.slack.listeners.deny``.
+"""
 
 from slack_bolt import Ack, App
 

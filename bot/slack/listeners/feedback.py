@@ -56,8 +56,11 @@ def outcome_text(outcome: Outcome | None) -> str | None:
 
 @dataclass(frozen=True)
 class Clicker:
-    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the
-    click came from, whose token answers it)."""
+    """Who clicked, and where.
+
+    ``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the click came from, whose token
+    answers it.
+    """
 
     user: str
     channel: str | None

@@ -1,5 +1,6 @@
-"""'Approve + allow similar…': the modal where the approver ticks the fields a standing approval pins, and its
-submission (which approves the call, then grants: ``bot.flow.grants``).
+"""'Approve + allow similar…': the modal where the approver ticks the fields a standing approval pins.
+
+And its submission, which approves the call, then grants (``bot.flow.grants``).
 
 The modal is bound, as the deny and edit forms are (``bot.flow.access.ModalBinding``), to the approval, the person,
 where they clicked and the input it showed.

@@ -1,12 +1,9 @@
 """The real entry points: ``python -m bot`` and the Procfile's gunicorn line, as processes."""
 
-import http.client
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from bench.serving import free_port, stop, wait_healthy
 from bot.cli.main import COMMANDS
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
@@ -82,25 +80,14 @@ def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     assert "Do not retry" not in completed.stdout
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_healthy(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        assert process.poll() is None, (process.stderr.read() if process.stderr else b"").decode()
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, "server never became healthy"
-        time.sleep(0.05)
+def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
+    """``wait_healthy``, failing with the process's stderr when it ended before it served."""
+    try:
+        wait_healthy(port, [process])
+    except RuntimeError:
+        if process.poll() is not None and process.stderr:
+            pytest.fail(process.stderr.read().decode())
+        raise
 
 
 @contextmanager
@@ -109,17 +96,11 @@ def _process(command: list[str], environment: dict[str, str]) -> Iterator[subpro
     try:
         yield process
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop([process])
 
 
 def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
-    port = _free_port()
+    port = free_port()
     with FakeSlack() as slack:
         environment = _environment(
             SLACK_BOT_TOKEN=slack.token,
@@ -142,7 +123,7 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
 def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
     procfile = (ROOT / "Procfile").read_text()
     web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
-    port = _free_port()
+    port = free_port()
     command = web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")
     with FakeSlack() as slack:
         environment = _environment(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
@@ -23,8 +24,6 @@ from tests.bot.support.web_processes import (
     bot_settings,
     click_approve,
     environment,
-    free_port,
-    wait_healthy,
     web_command,
 )
 
@@ -71,7 +70,7 @@ def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_appr
             _logged([sys.executable, "-m", "bot", "worker"], settings, worker_log),
             _logged(web_command(port), settings, web_log) as web,
         ):
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200

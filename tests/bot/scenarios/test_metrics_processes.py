@@ -9,6 +9,7 @@ import httpx
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
@@ -17,9 +18,7 @@ from tests.bot.support.scrapes import Scrape
 from tests.bot.support.web_processes import (
     bot_settings,
     click_approve,
-    free_port,
     process,
-    wait_healthy,
     web_command,
 )
 
@@ -37,8 +36,8 @@ def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
             process([sys.executable, "-m", "bot", "worker"], worker_settings),
             process(web_command(port, workers=2), settings) as web,
         ):
-            wait_healthy(port, web)
-            wait_healthy(metrics_port, None)
+            wait_healthy(port, [web])
+            wait_healthy(metrics_port)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200

@@ -94,17 +94,17 @@ class Bot:
 
     def approval_messages(self) -> list[dict[str, Any]]:
         """The bot's approval messages in the channel, latest state, oldest first."""
-        return [message for message in self.slack.messages(CHANNEL) if _approval_id(message) is not None]
+        return [message for message in self.slack.messages(CHANNEL) if blocks.approval_id_shown(message) is not None]
 
     def approval_id(self, index: int = 0) -> str:
         """The approval id carried by the buttons of the ``index``-th approval message."""
-        approval_id = _approval_id(self.approval_messages()[index])
+        approval_id = blocks.approval_id_shown(self.approval_messages()[index])
         assert approval_id is not None
         return approval_id
 
     def click(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
         """Someone clicks a button of an approval message in the channel."""
-        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        message = next(m for m in self.approval_messages() if blocks.approval_id_shown(m) == approval_id)
         return self.click_message(action_id, approval_id, user=user, channel=CHANNEL, message=message)
 
     def click_message(
@@ -116,7 +116,7 @@ class Bot:
 
     def click_payload(self, action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
         """The ``block_actions`` payload of a click on a button of the approval's message (to send as is, or bent)."""
-        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        message = next(m for m in self.approval_messages() if blocks.approval_id_shown(m) == approval_id)
         return message_click(self.slack, action_id, approval_id, user=user, channel=CHANNEL, message=message)
 
     def slash_approvals(self, *, user: str = REQUESTER, channel: str = CHANNEL) -> str:
@@ -281,16 +281,6 @@ def _button_value(message: dict[str, Any], action_id: str) -> str | None:
         for element in block.get("elements") or []:
             if isinstance(element, dict) and element.get("action_id") == action_id:
                 return str(element.get("value"))
-    return None
-
-
-def _approval_id(message: dict[str, Any]) -> str | None:
-    """The approval id of an approval message, decided or not (``None`` for other messages)."""
-    for block in message.get("blocks") or []:
-        block_id = str(block.get("block_id", ""))
-        for prefix in (blocks.ACTIONS_BLOCK_PREFIX, blocks.DECISION_BLOCK_PREFIX):
-            if block_id.startswith(prefix):
-                return block_id.removeprefix(prefix)
     return None
 
 
