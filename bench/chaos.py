@@ -36,9 +36,9 @@ import redis
 
 from bench.chaos_people import SHAPES, People, Session, is_final_answer
 from bench.serving import free_port, stop, wait_healthy
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL
-from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit

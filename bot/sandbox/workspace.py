@@ -2,13 +2,13 @@
 
 One HTTP server on one port serves three things:
 
-- ``/api/<method>`` and response URLs: the Web API (``bot.sandbox.slack_api.FakeSlack``), what the bot's client calls;
+- ``/api/<method>`` and response URLs: the Web API (``bot.loopback_slack.LoopbackSlack``), what the bot's client calls;
 - ``/`` and ``/static/*``: the page;
 - ``/sandbox/*``: what the page does as a person (post a message, click a button, submit or close a modal, move the
   clock) and what it reads (``/sandbox/state``, long-polled on the stand-in's ``version``).
 
-A person's actions become the requests Slack would send the bot (``bot.sandbox.slack_requests``), signed with the
-sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
+A person's actions become the requests Slack would send the bot (``bot.loopback_slack.slack_requests``), signed with
+the sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
 """
 
 import copy
@@ -23,12 +23,18 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 
 from bot.domain.errors import RefusedRequest
-from bot.sandbox import slack_requests
+from bot.loopback_slack import (
+    JsonDict,
+    LoopbackSlack,
+    Method,
+    Reply,
+    SlackError,
+    WorkspaceState,
+    slack_requests,
+    submitted_state,
+)
+from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
-from bot.sandbox.slack_api import FakeSlack, JsonDict, Method, Reply, SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
-from bot.sandbox.slack_api.views import submitted_state
-from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.store.offset_clock import OffsetClock
 
 STATIC_DIR: Final = Path(__file__).with_name("static")
@@ -41,7 +47,7 @@ class PageError(RefusedRequest):
     """A page request the stand-in refuses (answered as HTTP 400 with the message)."""
 
 
-class SandboxSlack(FakeSlack):
+class SandboxSlack(LoopbackSlack):
     """The Web API stand-in with the page and its endpoints on the same port."""
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:

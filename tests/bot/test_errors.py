@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot.
-_NOT_THE_BOTS = {"bot.sandbox.slack_api.records.SlackError"}
+_NOT_THE_BOTS = {"bot.loopback_slack.records.SlackError"}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {

@@ -11,6 +11,7 @@ from slack_sdk.models.views import View
 
 from agent.approval import refusal_text
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry, PolicySummary, approval_id_for
+from bot.loopback_slack import message_limit_error
 from bot.render import blocks
 from bot.render.action_ids import (
     APPROVE_ACTION,
@@ -22,7 +23,6 @@ from bot.render.action_ids import (
     parse_button_value,
 )
 from bot.render.texts import answers, approval_request, thread_posts, times
-from bot.sandbox.slack_api import message_limit_error
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 AT_TOKEN = "<!date^1796014800^{date_short_pretty} {time}|2026-11-30 05:00 UTC>"

@@ -13,8 +13,8 @@ import redis
 
 from bench.serving import free_port, stop, wait_healthy
 from bot.cli.main import COMMANDS
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
@@ -23,6 +23,7 @@ from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECR
 from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
+from tests.bot.support.tampering import TamperingPoster
 
 
 @pytest.mark.parametrize(
@@ -136,7 +137,7 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
         with _process(["/bin/sh", "-c", f"exec {command}"], environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+            with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
                 assert poster.post_event(event, forge=True).status == 401
 

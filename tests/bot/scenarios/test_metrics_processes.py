@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from bench.serving import free_port, wait_healthy
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.scrapes import Scrape

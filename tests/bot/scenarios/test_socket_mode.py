@@ -23,9 +23,9 @@ import pytest
 import redis
 from pydantic import SecretStr
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.app import build_app

@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from agent import Agent
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from state import SessionStore
 from tests.agent.support import WorkerDied

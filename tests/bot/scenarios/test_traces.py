@@ -7,19 +7,13 @@ from typing import Any
 
 import pytest
 
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bench.serving import free_port, wait_healthy
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
 from tests.bot.support.otlp_collector import ReceivedSpan, otlp_collector
-from tests.bot.support.web_processes import (
-    bot_settings,
-    click_approve,
-    free_port,
-    process,
-    wait_healthy,
-    web_command,
-)
+from tests.bot.support.web_processes import bot_settings, click_approve, process, web_command
 
 DEMO = ""  # the default AGENT_FACTORY: our own runtime
 STRANDS = "tests.strands.agents:strands_operations_agent"
@@ -53,7 +47,7 @@ def test_one_trace_runs_from_the_mention_through_the_click_to_the_reply(redis_ur
             process([sys.executable, "-m", "bot", "worker"], settings),
             process(web_command(port, workers=2), settings) as web,
         ):
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200

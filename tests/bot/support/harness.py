@@ -18,10 +18,10 @@ from agent import Agent
 from agent.demo import build_operations_agent
 from bot.api import openapi
 from bot.domain.records import session_id_for
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.http import guarded_wsgi_app
@@ -30,6 +30,7 @@ from bot.worker import Worker
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.tampering import TamperingPoster
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 TEAM = "T0TEST"  # the loopback Slack's workspace (FakeSlack's default team)
@@ -49,7 +50,7 @@ class Bot:
 
     slack: FakeSlack
     services: Services
-    poster: SignedPoster
+    poster: TamperingPoster
     worker: Worker
     url: str
     api: ApiConformance | None = None
@@ -322,7 +323,7 @@ def running_bot(
         api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (
             serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as base_url,
-            SignedPoster(base_url, SIGNING_SECRET) as poster,
+            TamperingPoster(base_url, SIGNING_SECRET) as poster,
         ):
             yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url, api)
         assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"

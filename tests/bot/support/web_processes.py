@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, SIGNING_SECRET
 from tests.bot.support.processes import ROOT, bot_environment

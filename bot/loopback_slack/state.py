@@ -1,7 +1,7 @@
 """The workspace the fake keeps: who is in it, and the messages, ephemerals and views the app's calls left.
 
-Plain data and the helpers every API family shares. Not thread-safe on its own: ``FakeSlack`` holds its lock around
-every read and write.
+Plain data and the helpers every API family shares. Not thread-safe on its own: ``LoopbackSlack`` holds its lock
+around every read and write.
 """
 
 import itertools
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.sandbox.slack_api.limits import message_limit_error, view_blocks_problem
-from bot.sandbox.slack_api.records import SlackError, ts_key
+from bot.loopback_slack.limits import message_limit_error, view_blocks_problem
+from bot.loopback_slack.records import SlackError, ts_key
 
 JsonDict = dict[str, Any]
 

@@ -5,10 +5,10 @@ And what a POST to a response URL does to them.
 
 import copy
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import WorkspaceState
 
 
 def post_message(state: WorkspaceState, args: JsonDict) -> JsonDict:

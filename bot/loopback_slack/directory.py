@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import Identity, WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import Identity, WorkspaceState
 
 
 def user_object(

@@ -6,7 +6,7 @@ from typing import Any, Final
 
 JsonDict = dict[str, Any]
 
-# The recorded pseudo-method for POSTs to a URL from ``FakeSlack.response_url``.
+# The recorded pseudo-method for POSTs to a URL from ``LoopbackSlack.response_url``.
 RESPONSE_URL_METHOD: Final = "response_url"
 
 

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import WorkspaceState
 
 ID_MAX: Final = 255  # a block_id or an action_id
 LABEL_MAX: Final = 2_000  # an input block's label and hint

@@ -1,9 +1,9 @@
 """Reading messages back: ``conversations.replies`` (a thread) and ``conversations.history`` (a channel), paged."""
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError, ts_key
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError, ts_key
+from bot.loopback_slack.state import WorkspaceState
 
 
 def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:

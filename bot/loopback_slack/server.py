@@ -10,7 +10,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bot.sandbox.slack_api.records import Reply
+from bot.loopback_slack.records import Reply
 
 # (method, raw path with query string, headers with lower-case names, body) -> reply
 Respond = Callable[[str, str, dict[str, str], bytes], Reply]
@@ -56,7 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: tests read ``FakeSlack.calls()`` instead of an access log."""
+        """Quiet: tests read ``LoopbackSlack.calls()`` instead of an access log."""
 
     def _dispatch(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
