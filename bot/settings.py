@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.domain.errors import SetupError
 from bot.observe.logs import LogFormat, LogLevel
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
@@ -146,7 +147,7 @@ class Settings(LogSettings):
         return self.slack_client_id is not None and self.slack_bot_token is None
 
 
-class ConfigError(Exception):
+class ConfigError(SetupError):
     """Settings are missing or malformed; the message says which and how to fix it."""
 
 

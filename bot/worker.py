@@ -220,7 +220,7 @@ class Worker:
         while not self._stop.is_set():
             try:
                 step()
-            except Exception:
+            except Exception:  # boundary: the worker's loops outlive any bug in one step
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
             # A failing step still counts: the loop is alive (a Redis outage is readiness, not liveness).
@@ -279,7 +279,7 @@ class Worker:
             tracing.current_failed("the agent gave a value that cannot be stored", error)
             self._unstorable(job, error)
             return "failed"
-        except Exception as error:
+        except Exception as error:  # boundary: the agent's code may raise anything; the job is retried
             summary = f"{type(error).__name__}: {error}"
             tracing.current_failed(summary, error)
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
@@ -335,7 +335,7 @@ class Worker:
             # A notice owed here was marked (or the mark failed): only this worker can still send it.
             if self.queue.first_notice(job) or job.job_id in self._owed_notices:
                 self.runner.report_failure(job, self._owed_notices.get(job.job_id, text))
-        except Exception:
+        except (redis.RedisError, KeyError):  # Redis unreachable, or no thread recorded for the session yet
             logger.warning("job_id=<%s> | could not tell the thread yet; will on the retry", job.job_id)
             self._owed_notices.setdefault(job.job_id, text)
             return

@@ -8,8 +8,10 @@ from typing import Protocol
 
 from slack_sdk import WebClient
 
+from bot.domain.errors import SignoffError
 
-class NotInstalled(LookupError):
+
+class NotInstalled(SignoffError, LookupError):
     """The app is not (or no longer) installed in the workspace: nothing can be sent there."""
 
     def __init__(self, team_id: str) -> None:

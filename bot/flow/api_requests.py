@@ -35,6 +35,7 @@ from bot.domain.api_requests import (
     session_id_of,
 )
 from bot.domain.clock import Clock, system_clock
+from bot.domain.errors import RefusedRequest
 from bot.domain.policy import PolicyBook
 from bot.flow.decisions import DecisionService
 from bot.flow.publish import RoundPublisher
@@ -59,7 +60,7 @@ SIGNATURE_HEADER: Final = "X-Signoff-Signature"
 TIMESTAMP_HEADER: Final = "X-Signoff-Request-Timestamp"
 
 
-class AskProblem(Exception):
+class AskProblem(RefusedRequest):
     """A request the API refuses, naming the field at fault.
 
     Attributes:

@@ -176,7 +176,7 @@ class Escalator:
                 fired.add(id(step))  # a step on a decided or vanished request is only dropped
             try:
                 self.plan(step, approval)
-            except Exception:
+            except Exception:  # boundary: one step's bug must not hold up the batch
                 logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
                 continue
             planned.append(step)

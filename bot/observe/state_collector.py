@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
+import redis
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -51,7 +52,7 @@ class StateCollector(Collector):
         try:
             pending = self._pending()
             depth, dead = self._outbox_depth(), self._outbox_dead()
-        except Exception as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
+        except redis.RedisError as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
             logger.warning("metrics: cannot read the state in Redis: %s", error)
             yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=0)
             return

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
+from bot.domain.errors import RefusedRequest
 from bot.loopback_slack import (
     JsonDict,
     LoopbackSlack,
@@ -42,7 +43,7 @@ _LONG_POLL_S: Final = 15.0
 _MAX_ADVANCE_MS: Final = 30 * 24 * 3600 * 1000
 
 
-class PageError(Exception):
+class PageError(RefusedRequest):
     """A page request the stand-in refuses (answered as HTTP 400 with the message)."""
 
 

@@ -40,11 +40,13 @@ from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeTab, progress_of
 from bot.observe import metrics, tracing
 from bot.render import blocks
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.retry_after import retry_after_s
@@ -63,7 +65,7 @@ _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3
 
 
-class NotReady(Exception):
+class NotReady(SignoffError):
     """Not the entry's turn yet (an update before its post, a part before the one ahead of it).
 
     It comes back later without counting a failed attempt, so a post raises it only before sending.
@@ -157,7 +159,7 @@ class Deliverer:
             for _lane, queued in ready:
                 try:
                     outcomes.append(self._deliver_lane(queued))
-                except Exception as error:
+                except Exception as error:  # boundary: kept like a pool future's, raised once the lanes are left
                     outcomes.append(error)
         # A lane whose delivery broke off keeps its lease until it runs out, as its unsent entries keep theirs.
         self._lanes.leave(
@@ -247,7 +249,7 @@ class Deliverer:
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
             return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="network")
-        except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
+        except Exception as error:  # boundary: a bug or bad data: count it, and park it rather than retry forever
             logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
             if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
                 self._park(entry, f"{type(error).__name__}: {error}")
@@ -460,7 +462,7 @@ class Deliverer:
             slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
             for channel, ts in approval.copies.values():
                 slack.chat_update(channel=channel, ts=ts, **message)
-        except Exception:
+        except SLACK_CALL_ERRORS:
             # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
             self._updates.forget_shown(request.session_id, request.approval_id)
             raise

@@ -3,7 +3,7 @@
 import logging
 import re
 from contextlib import AbstractContextManager
-from typing import Any, Final
+from typing import Final
 
 from opentelemetry.trace import Span, SpanKind
 from slack_bolt import App, Respond
@@ -15,6 +15,7 @@ from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
 from bot.services import Services
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import EventCallback, MentionEvent, SlashCommand
 from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -36,7 +37,7 @@ def _request_span(name: str, job: StartJob) -> AbstractContextManager[Span]:
 def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
-    def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def on_mention(body: EventCallback, event: MentionEvent) -> None:
         if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         job = StartJob(
@@ -50,7 +51,7 @@ def register(app: App, services: Services) -> None:
         with _request_span("slack app_mention", job):
             services.jobs.enqueue(job)
 
-    def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def start_from_command(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
         try:
@@ -64,7 +65,7 @@ def register(app: App, services: Services) -> None:
             respond(text=thread_posts.command_not_started(code), response_type="ephemeral")
             return
         job = StartJob(
-            team_id=command.get("team_id", ""),
+            team_id=command.get("team_id") or "",
             channel_id=command["channel_id"],
             thread_ts=str(anchor["ts"]),
             user_id=user,
