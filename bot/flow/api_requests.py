@@ -128,34 +128,20 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
     return shown
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApiRequests:
     """What the HTTP API (and so the MCP server) can do with approvals."""
 
-    def __init__(
-        self,
-        *,
-        publisher: RoundPublisher,
-        approvals: ApprovalStore,
-        decisions: DecisionService,
-        records: ApiRequestStore,
-        policies: PolicyBook,
-        audit: Audit,
-        team_id: Callable[[], str],
-        clock: Clock = system_clock,
-    ) -> None:
-        """Keep the collaborators.
-
-        ``team_id`` names the bot's workspace (asked once, when first needed) for a client whose key names none (it
-        raises ``AskProblem`` when the bot serves several).
-        """
-        self._publisher = publisher
-        self._approvals = approvals
-        self._decisions = decisions
-        self._records = records
-        self._policies = policies
-        self._audit = audit
-        self._team_id = team_id
-        self._clock = clock
+    publisher: RoundPublisher
+    approvals: ApprovalStore
+    decisions: DecisionService
+    records: ApiRequestStore
+    policies: PolicyBook
+    audit: Audit
+    team_id: Callable[[], str]
+    """Names the bot's workspace (asked once, when first needed) for a client whose key names none (it raises
+    ``AskProblem`` when the bot serves several)."""
+    clock: Clock = system_clock
 
     def ask(self, client: ApiClient, ask: ApprovalAsk) -> tuple[ApiRequestView, bool]:
         """Open the request (or find the one its idempotency key opened); return it and whether it is new.
@@ -170,11 +156,11 @@ class ApiRequests:
             request_id=request_id_for(client.name, ask.idempotency_key),
             client=client.name,
             ask=ask,
-            team_id=client.team_id or self._team_id(),
+            team_id=client.team_id or self.team_id(),
             channel_id=channel,
-            created_at=self._clock(),
+            created_at=self.clock(),
         )
-        existing = self._records.create(record)
+        existing = self.records.create(record)
         if existing is not None:
             if existing.record.ask.fingerprint() != ask.fingerprint():
                 raise AskProblem(
@@ -182,13 +168,13 @@ class ApiRequests:
                 )
             record = existing.record
         view = self._view(existing or StoredApiRequest(record))
-        if view.approval is None and (existing is None or self._clock() - record.created_at > _PUBLISH_GRACE):
+        if view.approval is None and (existing is None or self.clock() - record.created_at > _PUBLISH_GRACE):
             # New, or asked again after a process died between keeping the record and publishing it. A retry
             # racing the first ask leaves publishing to it: two publishers would both open and audit the round.
             self._publish(record)
             view = self._view(view.stored)
         if existing is None:
-            self._audit.record(
+            self.audit.record(
                 "api_request",
                 session_id=record.session_id,
                 actor=f"api:{client.name}",
@@ -201,19 +187,19 @@ class ApiRequests:
     def channel_routing(self) -> ChannelRouting:
         """For which tools the policy names a channel, so that a request may leave it out (the API's document)."""
         by_default = self._routed_channel(None) is not None
-        listed = dict.fromkeys(tool for rule in self._policies.rules for tool in rule.match.tools)
+        listed = dict.fromkeys(tool for rule in self.policies.rules for tool in rule.match.tools)
         exceptions = tuple(tool for tool in listed if (self._routed_channel(tool) is not None) != by_default)
         return ChannelRouting(by_default=by_default, exceptions=exceptions)
 
     def _routed_channel(self, tool: str | None) -> str | None:
         """Where the policy posts a request for ``tool`` that names no channel (``None``: a tool no rule lists)."""
-        return self._policies.channel_for(tool, APPROVAL_INTERRUPT)
+        return self.policies.channel_for(tool, APPROVAL_INTERRUPT)
 
     def find(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
         """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""
         if not is_request_id(request_id):
             return None
-        stored = self._records.get(session_id_of(request_id))
+        stored = self.records.get(session_id_of(request_id))
         if stored is None or stored.record.client != client.name:
             return None
         return self._view(stored)
@@ -233,9 +219,9 @@ class ApiRequests:
         if view is None or view.approval is None or view.approval.decision is not None:
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
-        self._records.mark_cancelled(view.stored.record.session_id)
+        self.records.mark_cancelled(view.stored.record.session_id)
         reason = f"withdrawn through the API by {client.name}"
-        self._decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
+        self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
         return self.find(client, request_id)
 
     def _publish(self, record: ApiRequestRecord) -> None:
@@ -254,10 +240,10 @@ class ApiRequests:
             thread_ts=ask.thread_ts or "",
             requested_by=ask.requester or "",
         )
-        self._publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
+        self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
-        _version, approvals = self._approvals.round_approvals(stored.record.session_id, readable_only=True)
+        _version, approvals = self.approvals.round_approvals(stored.record.session_id, readable_only=True)
         return ApiRequestView(stored, approvals[0] if approvals else None)
 
 

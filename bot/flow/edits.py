@@ -50,19 +50,18 @@ class EditSaved:
     approval: Outcome | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EditFlow:
     """Opens edit forms and saves what they submit."""
 
-    def __init__(self, *, decisions: DecisionService, edits: EditStore, audit: Audit, clock: Clock = system_clock):
-        """Keep the collaborators."""
-        self._decisions = decisions
-        self._edits = edits
-        self._audit = audit
-        self._clock = clock
+    decisions: DecisionService
+    edits: EditStore
+    audit: Audit
+    clock: Clock = system_clock
 
     def open(self, approval_id: str, *, user_id: str, origin: Origin, shown: str) -> EditOpening:
         """The form an Edit click on a button naming ``shown`` (the digest of the input it showed) opens."""
-        approval = self._decisions.find(approval_id)
+        approval = self.decisions.find(approval_id)
         if approval is None:
             return EditOpening(refusal=Outcome(Status.UNKNOWN))
         refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=shown)
@@ -76,7 +75,7 @@ class EditFlow:
     def save(self, binding: ModalBinding, *, origin: Origin, values: dict[int, str | bool | None]) -> EditSaved:
         """Save what the form ``binding`` names was submitted with (``values`` by field index), then approve it."""
         user_id = binding.user_id
-        approval = self._decisions.find(binding.approval_id)
+        approval = self.decisions.find(binding.approval_id)
         if approval is None:
             return EditSaved(Status.UNKNOWN)
         refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=binding.digest)
@@ -89,10 +88,10 @@ class EditFlow:
         read = read_back(form, [values.get(index) for index in range(len(form.fields))])
         if read.input is None:
             return EditSaved(Status.INVALID, errors=read.errors)
-        now = self._clock()
+        now = self.clock()
         edit = CallEdit(input=read.input, digest=input_digest(read.input), edited_by=user_id, edited_at=now)
         update = Outbox.script_entry(update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(now))
-        [event] = self._audit.script_events(
+        [event] = self.audit.script_events(
             ("edit",),
             session_id=request.session_id,
             actor=user_id,
@@ -104,12 +103,12 @@ class EditFlow:
             changes=changes_json(input_changes(request.tool_input, read.input)),
             surface=origin.surface,
         )
-        status, _now_digest = self._edits.edit(
+        status, _now_digest = self.edits.edit(
             request.session_id, request.approval_id, edit=edit, started_from=binding.digest, update=update, audit=event
         )
         if status is not Status.EDITED or request.policy.edits == "other_approver":
             return EditSaved(status)
-        outcome = self._decisions.decide(
+        outcome = self.decisions.decide(
             request.approval_id,
             session_id=request.session_id,
             user_id=user_id,
@@ -123,7 +122,7 @@ class EditFlow:
 
     def _refusal(self, approval: Approval, *, user_id: str, origin: Origin, started_from: str) -> Outcome | None:
         """Why ``user_id`` may not edit ``approval`` from ``origin``, starting from the input ``started_from``."""
-        refusal = self._decisions.check(approval, user_id=user_id, kind="approve", origin=origin)
+        refusal = self.decisions.check(approval, user_id=user_id, kind="approve", origin=origin)
         if refusal is not None:
             return refusal
         if not editable(approval.request):

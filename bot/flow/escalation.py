@@ -140,35 +140,24 @@ class Schedule:
         return sum(queue.pending() for queue in self._queues)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Escalator:
     """Fires due reminders, escalation rungs and expiries."""
 
-    def __init__(
-        self,
-        *,
-        schedule: Schedule,
-        approvals: ApprovalStore,
-        decisions: DecisionService,
-        outbox: Outbox,
-        policies: PolicyBook,
-        audit: Audit,
-        clock: Clock = system_clock,
-    ) -> None:
-        """Keep the collaborators."""
-        self._schedule = schedule
-        self._approvals = approvals
-        self._decisions = decisions
-        self._outbox = outbox
-        self._policies = policies
-        self._audit = audit
-        self._clock = clock
+    schedule: Schedule
+    approvals: ApprovalStore
+    decisions: DecisionService
+    outbox: Outbox
+    policies: PolicyBook
+    audit: Audit
+    clock: Clock = system_clock
 
     def tick(self, *, limit: int = 100) -> int:
         """Fire what is due, in batches; return how many entries were handled."""
-        steps = self._schedule.take(limit=limit)
+        steps = self.schedule.take(limit=limit)
         if not steps:
             return 0
-        approvals = self._approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
+        approvals = self.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
         planned: list[Step] = []
         fired: set[int] = set()
         for step, approval in zip(steps, approvals, strict=True):
@@ -180,7 +169,7 @@ class Escalator:
                 logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
                 continue
             planned.append(step)
-        for step, applied in zip(planned, self._schedule.apply(planned), strict=True):
+        for step, applied in zip(planned, self.schedule.apply(planned), strict=True):
             if not applied:
                 logger.info("entry=<%s> | step not written: decided, paused or taken over meanwhile", step.due.entry_id)
             elif id(step) in fired:
@@ -190,11 +179,11 @@ class Escalator:
     def plan(self, step: Step, approval: Approval | None) -> None:
         """Put one scheduled step's writes on ``step`` (a decided or vanished request just drops it)."""
         if approval is None or approval.decision is not None:
-            self._schedule.done(step)
+            self.schedule.done(step)
             return
         request = approval.request
         # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
-        raised_in = self._approvals.traceparent_of(request.session_id, request.approval_id) if tracing.enabled() else ""
+        raised_in = self.approvals.traceparent_of(request.session_id, request.approval_id) if tracing.enabled() else ""
         kind = tracing.name_part(step.due.kind, keys.SCHEDULE_KINDS)
         with tracing.span(
             f"schedule {kind}", parent=raised_in, attributes={"signoff.approval.id": request.approval_id}
@@ -209,21 +198,21 @@ class Escalator:
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request
         self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
-        self._audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
+        self.audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
         every = request.policy.remind_every_s or 0
-        self._schedule.again(step, step.due, at=self._clock() + timedelta(seconds=every))
+        self.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
 
     def _escalate(self, step: Step, approval: Approval) -> None:
         due, request = step.due, approval.request
-        now = self._clock()
+        now = self.clock()
         if approval.claimed_until_ms is not None and approval.claimed_until_ms > epoch_ms(now):
-            self._schedule.again(step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
+            self.schedule.again(step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
             return
         levels = request.policy.levels
         level = levels[due.step % len(levels)]
         on_call_user = None
-        if level.rotation is not None and level.rotation in self._policies.rotations:
-            on_call_user = on_call(self._policies.rotations[level.rotation], now)
+        if level.rotation is not None and level.rotation in self.policies.rotations:
+            on_call_user = on_call(self.policies.rotations[level.rotation], now)
         users = tuple(dict.fromkeys((*level.users, *((on_call_user,) if on_call_user else ()))))
         number = due.step % len(levels) + 1
         self._post(
@@ -235,9 +224,9 @@ class Escalator:
         )
         if on_call_user is not None:
             copy = post_approval_copy(request.session_id, request.approval_id, user=on_call_user)
-            self._outbox.add(step.writes, copy)
-        self._approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
-        self._audit.add(
+            self.outbox.add(step.writes, copy)
+        self.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
+        self.audit.add(
             step.writes,
             "escalation",
             session_id=request.session_id,
@@ -251,25 +240,25 @@ class Escalator:
         if next_step < len(levels) * (request.policy.repeat + 1):
             after = levels[next_step % len(levels)].after_s
             following = Due(due.session_id, due.approval_id, "escalate", next_step)
-            self._schedule.again(step, following, at=now + timedelta(seconds=after))
+            self.schedule.again(step, following, at=now + timedelta(seconds=after))
         else:
-            self._schedule.done(step)
+            self.schedule.done(step)
 
     def _expire(self, step: Step, approval: Approval) -> None:
         request = approval.request
         outcome = request.policy.expiry_outcome
         if outcome == "keep":
             self._post(step, request, thread_posts.expired_kept())
-            self._audit.add(
+            self.audit.add(
                 step.writes, "expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep"
             )
-            self._schedule.done(step)
+            self.schedule.done(step)
             return
         # The decision (its own atomic step, first one wins) deletes the request's entries: the
         # audit record that follows it must not depend on the claim any more.
-        result = self._decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
+        result = self.decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
         step.writes.drop_fence()
-        self._audit.add(
+        self.audit.add(
             step.writes,
             "expiry",
             session_id=request.session_id,
@@ -277,7 +266,7 @@ class Escalator:
             outcome=outcome,
             result=result.status,
         )
-        self._schedule.done(step)
+        self.schedule.done(step)
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
         # A request the API posted outside any thread gets its reminders under its own message, not loose
@@ -286,7 +275,7 @@ class Escalator:
         post = post_message(
             request.channel_id, text, team_id=request.team_id, thread_ts=thread_ts, session_id=request.session_id
         )
-        self._outbox.add(step.writes, post)
+        self.outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
-        return self._clock() - request.created_at
+        return self.clock() - request.created_at

@@ -46,17 +46,14 @@ class SimilarOpening:
     refusal: Outcome | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GrantFlow:
     """Approve-and-allow (with the "allow similar" modal's opening), and revocation."""
 
-    def __init__(
-        self, *, decisions: DecisionService, grants: GrantStore, audit: Audit, clock: Clock = system_clock
-    ) -> None:
-        """Keep the collaborators."""
-        self._decisions = decisions
-        self._grants = grants
-        self._audit = audit
-        self._clock = clock
+    decisions: DecisionService
+    grants: GrantStore
+    audit: Audit
+    clock: Clock = system_clock
 
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
@@ -64,7 +61,7 @@ class GrantFlow:
         Offered to someone who may approve the call now (``DecisionService.check``), when its rule offers a grant on
         fields they pick.
         """
-        approval, refusal = self._decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
+        approval, refusal = self.decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
         if approval is None or refusal is not None or not offers_similar(approval.request):
             return SimilarOpening(refusal=refusal)
         return SimilarOpening(approval.request)
@@ -86,7 +83,7 @@ class GrantFlow:
         buttons are gone, and an older one's approval is refused (``changed``). ``fields``: the input's fields the
         person picked (a call with their values is covered whatever its others hold); ``None``: the exact input.
         """
-        approval = self._decisions.find(approval_id)
+        approval = self.decisions.find(approval_id)
         if approval is None:
             return Granted(Outcome(Status.UNKNOWN))
         request = approval.request
@@ -95,7 +92,7 @@ class GrantFlow:
         every_field = field_digests(request.tool, request.tool_input, client=request.client)
         if fields is not None and (not fields or any(name not in every_field for name in fields)):
             return Granted(Outcome(Status.UNKNOWN), offered=False)  # picked none, or what the input does not have
-        outcome = self._decisions.decide(
+        outcome = self.decisions.decide(
             approval_id,
             session_id=session_id or request.session_id,
             user_id=user_id,
@@ -107,7 +104,7 @@ class GrantFlow:
         )
         if outcome.status is not Status.DECIDED:  # refused, or decided already by someone: no grant
             return Granted(outcome)
-        now = self._clock()
+        now = self.clock()
         grant = Grant(
             grant_id=new_grant_id(),
             team_id=request.team_id,
@@ -126,8 +123,8 @@ class GrantFlow:
             granted_ms=epoch_ms(now),
             approval_id=approval_id,
         )
-        self._grants.create(grant)
-        self._audit.record(
+        self.grants.create(grant)
+        self.audit.record(
             "grant",
             session_id=request.session_id,
             actor=user_id,
@@ -143,14 +140,14 @@ class GrantFlow:
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
         """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
-        return revoke_grant(self._grants, self._audit, team_id, channel_id, grant_id, actor=actor)
+        return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
         """End a grant ``user_id`` may end from Slack (``may_revoke``).
 
         Returns the grant it was, or ``None`` if gone or not theirs to end.
         """
-        grant = self._grants.get(team_id, channel_id, grant_id)
+        grant = self.grants.get(team_id, channel_id, grant_id)
         if grant is None or not self.may_revoke(grant, user_id):
             return None
         self.revoke(team_id, channel_id, grant_id, actor=user_id)
@@ -164,7 +161,7 @@ class GrantFlow:
         """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
         return [
             (grant, uses)
-            for grant, uses in self._grants.live(now_ms=epoch_ms(self._clock()))
+            for grant, uses in self.grants.live(now_ms=epoch_ms(self.clock()))
             if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
 

@@ -9,6 +9,7 @@ standing approvals) when a person opens the tab and after every change that can 
 ``bot.render.home_view`` lays it out. It also lists what waits in one channel, for ``/approvals``.
 """
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,22 +40,14 @@ def progress_of(approval: Approval) -> blocks.Progress:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HomeTab:
     """Builds a person's App Home from Redis."""
 
-    def __init__(
-        self,
-        *,
-        approvals: ApprovalStore,
-        decisions: DecisionService,
-        grants: GrantFlow,
-        clock: Clock = system_clock,
-    ) -> None:
-        """Keep the collaborators."""
-        self._approvals = approvals
-        self._decisions = decisions
-        self._grants = grants
-        self._clock = clock
+    approvals: ApprovalStore
+    decisions: DecisionService
+    grants: GrantFlow
+    clock: Clock = system_clock
 
     def view_for(self, user_id: str, *, team_id: str) -> dict[str, Any]:
         """The home view of ``user_id`` in ``team_id``.
@@ -63,32 +56,32 @@ class HomeTab:
         in two workspaces sees each one's in its own tab).
         """
         queue = []
-        for approval_id in self._approvals.open_everywhere():
-            approval = self._approvals.find_readable(approval_id)
+        for approval_id in self.approvals.open_everywhere():
+            approval = self.approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or user_id in approval.votes:
                 continue
             if approval.request.team_id != team_id:
                 continue
-            allowed, _refusal = self._decisions.may_decide(approval, user_id=user_id)
+            allowed, _refusal = self.decisions.may_decide(approval, user_id=user_id)
             if allowed:
                 queue.append((approval.request, progress_of(approval)))
         recent = []
-        for approval_id in self._approvals.recent_decisions(limit=RECENT_KEPT):
-            approval = self._approvals.find_readable(approval_id)
+        for approval_id in self.approvals.recent_decisions(limit=RECENT_KEPT):
+            approval = self.approvals.find_readable(approval_id)
             if approval is None or approval.decision is None or approval.request.team_id != team_id:
                 continue
-            if self._decisions.may_see(approval, user_id=user_id):
+            if self.decisions.may_see(approval, user_id=user_id):
                 recent.append((approval.request, approval.decision))
                 if len(recent) == RECENT_SHOWN:
                     break
-        grants = self._grants.live_for(user_id, team_id=team_id)
-        return home_view(queue=queue, recent=recent, now=self._clock(), grants=grants)
+        grants = self.grants.live_for(user_id, team_id=team_id)
+        return home_view(queue=queue, recent=recent, now=self.clock(), grants=grants)
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""
         pending = []
-        for approval_id in self._approvals.open_in_channel(team_id, channel_id):
-            approval = self._approvals.find_readable(approval_id)
+        for approval_id in self.approvals.open_in_channel(team_id, channel_id):
+            approval = self.approvals.find_readable(approval_id)
             if approval is not None and approval.decision is None:
                 pending.append(approval.request)
         return pending

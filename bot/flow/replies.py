@@ -45,17 +45,16 @@ class TypedDecision:
     outcome: Outcome | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThreadReplies:
     """Keeps thread replies with the approvals they are about, and decides the ones that carry a decision."""
 
-    def __init__(self, *, approvals: ApprovalStore, decisions: DecisionService) -> None:
-        """Keep the collaborators."""
-        self._approvals = approvals
-        self._decisions = decisions
+    approvals: ApprovalStore
+    decisions: DecisionService
 
     def take(self, reply: Reply) -> TypedDecision | None:
         """Keep ``reply`` as discussion (``None``, as when nothing is open) or decide what it types."""
-        open_ids = sorted(self._approvals.open_ids(reply.session_id))
+        open_ids = sorted(self.approvals.open_ids(reply.session_id))
         if not open_ids:
             return None
         # Only requests whose message existed when the reply was written: a reply is never about a later one.
@@ -69,13 +68,13 @@ class ThreadReplies:
             at = datetime.fromtimestamp(float(reply.written_at), UTC)
             entry = DiscussionEntry(user=reply.user_id, text=reply.text, at=at)
             for approval_id in seen:
-                self._approvals.add_discussion(reply.session_id, approval_id, entry)
+                self.approvals.add_discussion(reply.session_id, approval_id, entry)
             return None
         # A typed decision is never discussion: a refused one must not reach the agent either.
         kind: Kind = "approve" if typed.group(1).lower() == "approve" else "deny"
         if len(seen) != 1:
             return TypedDecision(kind, len(seen))
-        outcome = self._decisions.decide(
+        outcome = self.decisions.decide(
             seen[0],
             user_id=reply.user_id,
             kind=kind,
@@ -89,7 +88,7 @@ class ThreadReplies:
 
     def _load(self, session_id: str, approval_id: str) -> Approval | None:
         try:
-            return self._approvals.get(session_id, approval_id)
+            return self.approvals.get(session_id, approval_id)
         except ApprovalDataError:
             return None  # unreadable: it cannot be decided by a reply (its buttons answer why)
 

@@ -67,13 +67,12 @@ def _click(body: BlockActions, action: Action) -> ApproveClick:
     return ApproveClick(approval_id, session_id, body, shown)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApproveClicks:
     """Serves Approve clicks: at the edge before their answer (``serve``), or after Bolt's ack (``serve_acked``)."""
 
-    def __init__(self, *, decisions: DecisionService, outbox: Outbox) -> None:
-        """Keep the collaborators."""
-        self._decisions = decisions
-        self._outbox = outbox
+    decisions: DecisionService
+    outbox: Outbox
 
     def serve(self, click: ApproveClick, *, replay: Replay) -> Rejection | None:
         """Decide the click and tell the clicker what needs telling; ``None`` (answer 200) or why it is refused."""
@@ -104,7 +103,7 @@ class ApproveClicks:
             self._tell(click, outcome)
 
     def _decide(self, click: ApproveClick, *, replay: Replay | None) -> Outcome:
-        return self._decisions.decide(
+        return self.decisions.decide(
             click.approval_id,
             session_id=click.session_id,
             user_id=clicker(click.body).user,
@@ -121,7 +120,7 @@ class ApproveClicks:
         if not text:
             return
         try:
-            tell_clicker(self._outbox, clicker(click.body), text)
+            tell_clicker(self.outbox, clicker(click.body), text)
         except redis.RedisError:
             # The click's outcome stands (recorded or refused); only the word to the clicker is lost.
             logger.exception("approval_id=<%s> | could not tell the clicker: %s", click.approval_id, text)
