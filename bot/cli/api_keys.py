@@ -6,10 +6,10 @@ An app installed in several workspaces (OAuth) asks each client's requests in on
 """
 
 import argparse
-import sys
 from datetime import UTC, datetime
 
 from bot import preflight
+from bot.cli.exits import fail
 from bot.domain.api_requests import client_name_problem
 from bot.domain.slack_ids import team_id_problem
 from bot.settings import Settings
@@ -28,18 +28,15 @@ def main(argv: list[str]) -> int:
     commands.add_parser("list", help="the clients that hold a key")
     args = parser.parse_args(argv)
     if args.command != "list" and (problem := client_name_problem(args.name)):
-        print(f"signoff: --name: {problem}", file=sys.stderr)
-        return 2
+        return fail(f"--name: {problem}")
     if args.command == "create" and args.team and (problem := team_id_problem(args.team)):
-        print(f"signoff: --team: {problem}", file=sys.stderr)
-        return 2
+        return fail(f"--team: {problem}")
     settings = Settings()
     keys = ApiKeys(preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis"))
     if args.command == "create":
         issued = keys.create(args.name, team_id=args.team)
         if issued is None:
-            print(f"signoff: a client named {args.name!r} exists already (revoke it first)", file=sys.stderr)
-            return 1
+            return fail(f"a client named {args.name!r} exists already (revoke it first)", status=1)
         print(f"client: {issued.client.name}" + (f" (workspace {args.team})" if args.team else ""))
         print(f"api key: {issued.key}")
         print(f"callback secret: {issued.client.callback_secret}")
@@ -47,8 +44,7 @@ def main(argv: list[str]) -> int:
         return 0
     if args.command == "revoke":
         if not keys.revoke(args.name):
-            print(f"signoff: no client named {args.name!r}", file=sys.stderr)
-            return 1
+            return fail(f"no client named {args.name!r}", status=1)
         print(f"revoked: {args.name}")
         return 0
     for client in keys.all():

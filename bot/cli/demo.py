@@ -19,6 +19,7 @@ import redis
 from agent.approval import Decision
 from agent.demo import build_operations_agent
 from bot import preflight
+from bot.cli.exits import fail
 from bot.render.blocks import refusal_accounts
 from bot.settings import ConfigError
 from state import RedisServer, SessionStore
@@ -60,8 +61,7 @@ def main() -> int:
         try:
             client = preflight.reachable_redis(given) if given else None
         except ConfigError as error:
-            print(f"signoff: {error}", file=sys.stderr)
-            return 2
+            return fail(error)
         url = given or stack.enter_context(RedisServer()).url
         print(f"Redis: {url}")
         store = SessionStore(client or redis.Redis.from_url(url))

@@ -8,10 +8,10 @@ how often it was used. ``revoke`` ends one now (the next call it covered is aske
 
 import argparse
 import json
-import sys
 import time
 
 from bot import preflight
+from bot.cli.exits import fail
 from bot.flow.grants import revoke_grant
 from bot.settings import Settings
 from bot.store.audit import Audit
@@ -38,8 +38,7 @@ def main(argv: list[str]) -> int:
             )
         if ended is None:
             listing = "python -m bot grants lists them"
-            print(f"signoff: no live standing approval {args.grant_id!r} ({listing})", file=sys.stderr)
-            return 1
+            return fail(f"no live standing approval {args.grant_id!r} ({listing})", status=1)
         print(f"revoked: {ended.grant_id} ({ended.tool} in {ended.channel_id})")
         return 0
     live = grants.live(now_ms=int(time.time() * 1000))

@@ -38,6 +38,7 @@ from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
+from bot.cli.exits import fail
 from bot.domain.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
@@ -120,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return operator(arguments[1:])
         except ConfigError as error:
-            print(f"signoff: {error}", file=sys.stderr)
-            return 2
+            return fail(error)
     command_given = arguments[0] if arguments and not arguments[0].startswith("-") else None
     parser = argparse.ArgumentParser(
         prog=f"python -m bot {command_given}" if command_given else "python -m bot",
@@ -144,8 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log_settings = load_log_settings()
     except ConfigError as error:
-        print(f"signoff: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     logs.configure(log_settings.log_format, log_settings.log_level)
     command = args.command or _default_command()
     if log_settings.traces and command != "demo":
@@ -160,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         with _redis(settings) as (client, embedded):
             return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
     except (ConfigError, PolicyError, RedisServerError) as error:
-        print(f"signoff: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
 
 
 def _default_command() -> str:
@@ -175,19 +173,16 @@ def _default_command() -> str:
 def _sandbox(port: int | None, host: str, *, public: bool) -> int:
     if not _loopback(host):
         if not public:
-            print(f"signoff: {sandbox_cli.sandbox_host_refused(host)}", file=sys.stderr)
-            return 2
+            return fail(sandbox_cli.sandbox_host_refused(host))
         print(sandbox_cli.sandbox_public_warning(host), file=sys.stderr, flush=True)
     if port is None:
         port = int(os.environ.get("SANDBOX_PORT") or 3000)
     try:
         return sandbox.run(port=port, host=host, announce=lambda line: print(line, flush=True))
     except (ConfigError, PolicyError, RedisServerError) as error:
-        print(f"signoff: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     except OSError as error:
-        print(f"signoff: cannot serve the sandbox on {host}:{port}: {error} (try --port 0)", file=sys.stderr)
-        return 2
+        return fail(f"cannot serve the sandbox on {host}:{port}: {error} (try --port 0)")
 
 
 def _loopback(host: str) -> bool:

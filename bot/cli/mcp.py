@@ -6,7 +6,8 @@ HTTP at ``http://H:N/mcp``. Configured by ``SIGNOFF_API_URL``, ``SIGNOFF_API_KEY
 """
 
 import argparse
-import sys
+
+from bot.cli.exits import fail
 
 
 def main(argv: list[str]) -> int:
@@ -23,11 +24,9 @@ def main(argv: list[str]) -> int:
 
         settings = load_mcp_settings()
     except ImportError as error:
-        print(f"signoff: the MCP server needs the mcp extra: pip install 'signoff[mcp]' ({error})", file=sys.stderr)
-        return 2
+        return fail(f"the MCP server needs the mcp extra: pip install 'signoff[mcp]' ({error})")
     except ValueError as error:
-        print(f"signoff: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     server = build_server(settings)
     if args.http:
         server.run("streamable-http", host=args.host, port=args.port)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import redis
 
 from bot import preflight
+from bot.cli.exits import fail
 from bot.render import safe_text
 from bot.settings import Settings
 from bot.store.approval_record import ApprovalDataError
@@ -78,15 +79,12 @@ def _resume(client: redis.Redis, session_id: str) -> int:
     try:
         version, round_approvals = ApprovalStore(client).round_approvals(session_id)
     except ApprovalDataError as error:
-        print(f"signoff: not resumed, the session's records cannot be read back: {_line(str(error))}", file=sys.stderr)
-        return 1
+        return fail(f"not resumed, the session's records cannot be read back: {_line(str(error))}", status=1)
     if not round_approvals:
-        print(f"signoff: session {session_id!r} has no approval round", file=sys.stderr)
-        return 1
+        return fail(f"session {session_id!r} has no approval round", status=1)
     undecided = [approval.request.approval_id for approval in round_approvals if approval.decision is None]
     if undecided:
-        print(f"signoff: {len(undecided)} approval(s) still open: {', '.join(undecided)}", file=sys.stderr)
-        return 1
+        return fail(f"{len(undecided)} approval(s) still open: {', '.join(undecided)}", status=1)
     JobQueue(client).enqueue(ResumeJob(session_id, version))
     print(f"resume of {session_id} at version {version} queued; a worker picks it up", file=sys.stderr)
     return 0

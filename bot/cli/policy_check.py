@@ -8,10 +8,10 @@ applies: its tier, who may decide, and what a ``deny`` tells the agent. Needs no
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
 from agent.approval import APPROVAL_INTERRUPT
+from bot.cli.exits import fail
 from bot.domain.policy import PolicyBook, Weighed
 from bot.domain.policy_file import PolicyError, load_policy
 
@@ -36,16 +36,13 @@ def main(argv: list[str]) -> int:
     try:
         tool_input = json.loads(args.input)
     except ValueError as error:
-        print(f"signoff: --input: not JSON ({error})", file=sys.stderr)
-        return 2
+        return fail(f"--input: not JSON ({error})")
     if not isinstance(tool_input, dict):
-        print("signoff: --input: must be a JSON object, the call's arguments", file=sys.stderr)
-        return 2
+        return fail("--input: must be a JSON object, the call's arguments")
     try:
         book = load_policy(args.file)
     except PolicyError as error:
-        print(f"signoff: {error}", file=sys.stderr)
-        return 2
+        return fail(error)
     for line in explain(book, tool=args.tool, tool_input=tool_input, interrupt_name=args.interrupt):
         print(line)
     return 0

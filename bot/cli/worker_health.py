@@ -7,9 +7,9 @@ worker of the deployment. A platform runs it as an exec probe in the worker's co
 
 import argparse
 import socket
-import sys
 
 from bot import preflight
+from bot.cli.exits import fail
 from bot.settings import Settings
 from bot.store.worker_heartbeats import WorkerHeartbeats
 
@@ -38,6 +38,5 @@ def main(argv: list[str]) -> int:
         print(f"{name}\tlast beat {age:.1f} s ago")
     if not live:
         where = "in the deployment" if args.all else f"on {host}"
-        print(f"signoff: no live worker {where}", file=sys.stderr)
-        return 1
+        return fail(f"no live worker {where}", status=1)
     return 0
