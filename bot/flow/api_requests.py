@@ -247,77 +247,6 @@ class ApiRequests:
         return ApiRequestView(stored, approvals[0] if approvals else None)
 
 
-class ApiOutcomes:
-    """Finishes a decided API request in the worker (the ``resume`` of its round): callback, then retention."""
-
-    def __init__(
-        self,
-        *,
-        redis_client: redis.Redis,
-        approvals: ApprovalStore,
-        records: ApiRequestStore,
-        clients: ApiKeys,
-        audit: Audit,
-        retention_s: int,
-        send: Callable[[str, bytes, dict[str, str]], None] | None = None,
-    ) -> None:
-        """Keep the collaborators; ``send(url, body, headers)`` posts a callback (raising on failure)."""
-        self._redis = redis_client
-        self._approvals = approvals
-        self._records = records
-        self._clients = clients
-        self._audit = audit
-        self._retention_s = retention_s
-        self._send = send or post_json
-
-    def owns(self, session_id: str) -> bool:
-        """Whether the HTTP API opened the session."""
-        return is_api_session(session_id)
-
-    def finish(self, session_id: str, version: int) -> None:
-        """Send the decision to the callback URL, if any and not sent yet; then let the records expire.
-
-        Raises:
-            OSError: The callback could not be delivered (the job is retried).
-        """
-        stored = self._records.get(session_id)
-        _round_version, approvals = self._approvals.round_approvals(session_id, readable_only=True)
-        if stored is None or not approvals or approvals[0].decision is None:
-            logger.warning("session_id=<%s>, version=<%d> | nothing decided to finish", session_id, version)
-            return
-        view = ApiRequestView(stored, approvals[0])
-        url = stored.record.ask.callback_url
-        if url is not None and not stored.notified:
-            client = self._clients.get(stored.record.client)
-            if client is None:
-                logger.warning("session_id=<%s> | client %s revoked: no callback", session_id, stored.record.client)
-            else:
-                body = json.dumps(view.to_json(), ensure_ascii=False).encode()
-                self._send(url, body, signed_headers(client.callback_secret, body))
-                self._records.mark_notified(session_id)
-                self._audit.record(
-                    "api_callback", session_id=session_id, actor=f"api:{client.name}", status=view.status, url=url
-                )
-        # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
-        transaction = self._redis.pipeline(transaction=True)
-        self._approvals.expire_round(transaction, session_id, after_s=self._retention_s, round_record=True)
-        Threads.keep(transaction, session_id, expire_after_s=self._retention_s)
-        transaction.execute()
-        self._records.expire(session_id, after_s=self._retention_s)
-
-
-def signature(secret: str, timestamp: str, body: bytes) -> str:
-    """``v0=<hex>``: HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the client's secret (as Slack signs its own)."""
-    base = b"v0:" + timestamp.encode() + b":" + body
-    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-
-
-def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
-    """The headers of a callback: its timestamp and signature."""
-    timestamp = str(int(time.time() if now is None else now))
-    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
-
-
 def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
     """POST a callback; any answer but 2xx raises (the worker retries the job).
 
@@ -330,6 +259,67 @@ def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
     with urllib.request.urlopen(request, timeout=_CALLBACK_TIMEOUT_S) as response:
         if not 200 <= response.status < 300:
             raise OSError(f"callback answered {response.status}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiOutcomes:
+    """Finishes a decided API request in the worker (the ``resume`` of its round): callback, then retention."""
+
+    redis_client: redis.Redis
+    approvals: ApprovalStore
+    records: ApiRequestStore
+    clients: ApiKeys
+    audit: Audit
+    retention_s: int
+    send: Callable[[str, bytes, dict[str, str]], None] = post_json
+    """``send(url, body, headers)`` posts a callback (raising on failure)."""
+
+    def owns(self, session_id: str) -> bool:
+        """Whether the HTTP API opened the session."""
+        return is_api_session(session_id)
+
+    def finish(self, session_id: str, version: int) -> None:
+        """Send the decision to the callback URL, if any and not sent yet; then let the records expire.
+
+        Raises:
+            OSError: The callback could not be delivered (the job is retried).
+        """
+        stored = self.records.get(session_id)
+        _round_version, approvals = self.approvals.round_approvals(session_id, readable_only=True)
+        if stored is None or not approvals or approvals[0].decision is None:
+            logger.warning("session_id=<%s>, version=<%d> | nothing decided to finish", session_id, version)
+            return
+        view = ApiRequestView(stored, approvals[0])
+        url = stored.record.ask.callback_url
+        if url is not None and not stored.notified:
+            client = self.clients.get(stored.record.client)
+            if client is None:
+                logger.warning("session_id=<%s> | client %s revoked: no callback", session_id, stored.record.client)
+            else:
+                body = json.dumps(view.to_json(), ensure_ascii=False).encode()
+                self.send(url, body, signed_headers(client.callback_secret, body))
+                self.records.mark_notified(session_id)
+                self.audit.record(
+                    "api_callback", session_id=session_id, actor=f"api:{client.name}", status=view.status, url=url
+                )
+        # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
+        transaction = self.redis_client.pipeline(transaction=True)
+        self.approvals.expire_round(transaction, session_id, after_s=self.retention_s, round_record=True)
+        Threads.keep(transaction, session_id, expire_after_s=self.retention_s)
+        transaction.execute()
+        self.records.expire(session_id, after_s=self.retention_s)
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """``v0=<hex>``: HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the client's secret (as Slack signs its own)."""
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:
+    """The headers of a callback: its timestamp and signature."""
+    timestamp = str(int(time.time() if now is None else now))
+    return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
 
 
 def _iso(at: datetime) -> str:
