@@ -1,6 +1,6 @@
 """Click latency: signed Approve clicks against the bot and against a bare Bolt app that only acks.
 
-Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W] [--rounds R] [--input-kb K]``
+Run: ``python -m bench.ack [--clicks N] [--clients 1,20] [--workers W] [--rounds R] [--input-kb K] [--traces]``
 
 Both apps are Bolt in ``process_before_response=True`` mode (the fastest either can use),
 served by the same gunicorn (W sync workers) on loopback, hit by C concurrent clients with the
@@ -10,7 +10,10 @@ outbox entry, the audit record). A third app, ``bare+rt``, is the bare one plus 
 a script that does nothing: the part of a recorded click no code of ours can remove, so that what is left
 above it is ours to answer for. The runs alternate in short rounds (bare, bare+rt, ours, bare, ...:
 ``--rounds``) so drift on a noisy machine hits all three; the figure to read is the ratio ours/bare at p50
-and p99, at each client count. Then it counts the Redis round trips of a click for real: every
+and p99, at each client count. With ``--traces`` a fourth app runs in the rounds: ours again, with traces on
+(``OTEL_EXPORTER_OTLP_ENDPOINT`` at a loopback collector that takes every export), and ``ratio traced/ours``
+is what recording a click's spans costs (the decision's span, and the read of its approval's trace first).
+Then it counts the Redis round trips of a click for real: every
 command the bot's processes send during 100 more clicks (Redis MONITOR; the commands a script runs
 inside Redis are not round trips).
 """
@@ -26,8 +29,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +52,7 @@ APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 _WARMUP = 100
 _APPS = ("bare", "bare+rt", "ours")  # bare+rt: bare plus one round trip of a script that does nothing
+_TRACED = "traced"  # --traces: ours, sending spans
 
 
 class _AuthTestHandler(BaseHTTPRequestHandler):
@@ -67,22 +71,45 @@ class _AuthTestHandler(BaseHTTPRequestHandler):
         """Quiet."""
 
 
+class _CollectorHandler(BaseHTTPRequestHandler):
+    """An OTLP/HTTP collector that takes every export and keeps nothing (the exporter needs only a 200)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
 @contextmanager
-def slack_api() -> Iterator[str]:
-    """A loopback Web API answering ``auth.test``; yield its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _AuthTestHandler)
+def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on a free loopback port; yield its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}/api/"
+        yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
 
 
 @contextmanager
-def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Iterator[int]:
-    """Serve ``bench.ack_apps:<factory>()`` with gunicorn; yield its port."""
+def slack_api() -> Iterator[str]:
+    """A loopback Web API answering ``auth.test``; yield its base URL."""
+    with loopback(_AuthTestHandler) as url:
+        yield f"{url}/api/"
+
+
+@contextmanager
+def gunicorn(
+    factory: str, *, workers: int, redis_url: str, api_url: str, extra: Mapping[str, str] | None = None
+) -> Iterator[int]:
+    """Serve ``bench.ack_apps:<factory>()`` with gunicorn (``extra`` in its environment); yield its port."""
     port = free_port()
     environment = {
         **os.environ,
@@ -90,6 +117,7 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
         "BENCH_SLACK_API_URL": api_url,
         "REDIS_URL": redis_url,
         "LOG_LEVEL": "WARNING",
+        **(extra or {}),
     }
     command = [
         sys.executable, "-m", "gunicorn", f"bench.ack_apps:{factory}()",
@@ -212,12 +240,12 @@ def _measure(
     clients: int, bodies: dict[str, list[list[bytes]]], ports: dict[str, int], *, rounds: int
 ) -> dict[str, list[float]]:
     """Alternate the apps (warm-up, then ``rounds`` short rounds each) with ``clients`` clients."""
-    results: dict[str, list[float]] = {name: [] for name in _APPS}
-    for name in _APPS:
-        _load(ports[name], bodies[name].pop(), clients)  # warm-up
+    results: dict[str, list[float]] = {name: [] for name in ports}
+    for name, port in ports.items():
+        _load(port, bodies[name].pop(), clients)  # warm-up
     for _round in range(rounds):
-        for name in _APPS:
-            results[name] += _load(ports[name], bodies[name].pop(), clients)
+        for name, port in ports.items():
+            results[name] += _load(port, bodies[name].pop(), clients)
     return results
 
 
@@ -231,7 +259,9 @@ def main() -> None:
     parser.add_argument(
         "--input-kb", type=int, default=0, help="each request's tool input also carries this many KiB (a file)"
     )
+    parser.add_argument("--traces", action="store_true", help="also ours with traces on (the otel extra)")
     args = parser.parse_args()
+    apps = (*_APPS, _TRACED) if args.traces else _APPS
     client_counts = [int(count) for count in args.clients.split(",")]
     per_round = args.clicks // args.rounds
     chunks = [_WARMUP, *[per_round] * args.rounds]  # per client count and app: warm-up, the measured rounds
@@ -240,10 +270,10 @@ def main() -> None:
 
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        requests = _pending_approvals(client, len(_APPS) * per_app + counted, input_bytes=args.input_kb * 1024)
-        bodies: dict[str, list[list[bytes]]] = {name: [] for name in _APPS}
+        requests = _pending_approvals(client, len(apps) * per_app + counted, input_bytes=args.input_kb * 1024)
+        bodies: dict[str, list[list[bytes]]] = {name: [] for name in apps}
         position = 0
-        for name in _APPS:
+        for name in apps:
             for _count in client_counts:
                 for size in chunks:
                     bodies[name].append([_click_body(request) for request in requests[position : position + size]])
@@ -252,11 +282,25 @@ def main() -> None:
         count_bodies = [_click_body(request) for request in requests[position:]]
         with (
             slack_api() as api_url,
+            loopback(_CollectorHandler) as collector_url,
             gunicorn("bare", workers=args.workers, redis_url=server.url, api_url=api_url) as bare_port,
             gunicorn("bare_round_trip", workers=args.workers, redis_url=server.url, api_url=api_url) as rt_port,
             gunicorn("ours", workers=args.workers, redis_url=server.url, api_url=api_url) as ours_port,
+            (
+                gunicorn(
+                    "ours",
+                    workers=args.workers,
+                    redis_url=server.url,
+                    api_url=api_url,
+                    extra={"OTEL_EXPORTER_OTLP_ENDPOINT": collector_url},
+                )
+                if args.traces
+                else nullcontext(0)
+            ) as traced_port,
         ):
             ports = {"bare": bare_port, "bare+rt": rt_port, "ours": ours_port}
+            if args.traces:
+                ports[_TRACED] = traced_port
             runs = {clients: _measure(clients, bodies, ports, rounds=args.rounds) for clients in client_counts}
             round_trips = _round_trips_per_click(client, ours_port, count_bodies)
         recorded = _recorded_decisions(client, requests)
@@ -269,19 +313,22 @@ def main() -> None:
     )
     for clients, results in runs.items():
         print(f" {clients} client(s):")
-        for name in _APPS:
+        for name in apps:
             values = results[name]
             print(
                 f"  {name:7} p50 {_percentile(values, 0.5) * 1000:7.2f} ms"
                 f"   p99 {_percentile(values, 0.99) * 1000:7.2f} ms   mean {statistics.fmean(values) * 1000:7.2f} ms"
             )
-        for over, under in (("ours", "bare"), ("bare+rt", "bare"), ("ours", "bare+rt")):
+        compared = [("ours", "bare"), ("bare+rt", "bare"), ("ours", "bare+rt")]
+        for over, under in [*compared, *([(_TRACED, "ours")] if args.traces else [])]:
             p50 = _percentile(results[over], 0.5) / _percentile(results[under], 0.5)
             p99 = _percentile(results[over], 0.99) / _percentile(results[under], 0.99)
             print(f"  ratio {over}/{under}: p50 {p50:.2f}x, p99 {p99:.2f}x")
     shown = f"{round_trips:.0f}" if round_trips == int(round_trips) else f"{round_trips:.2f}"
     print(f"round trips per click: {shown} (Redis MONITOR over {counted} clicks)")
-    print(f"decisions recorded by ours: {recorded} of {per_app + counted} clicks (warm-ups included)")
+    ours = (per_app * 2 if args.traces else per_app) + counted
+    named = "ours and traced" if args.traces else "ours"
+    print(f"decisions recorded by {named}: {recorded} of {ours} clicks (warm-ups included)")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.observe import trace_export
 from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.settings import Settings
@@ -71,5 +72,7 @@ def ours() -> WsgiApp:
         slack_api_url=_api_url(),
         redis_url=os.environ["REDIS_URL"],
     )
+    if settings.traces:  # bench.ack --traces: the same bot, sending its spans over OTLP
+        trace_export.install("web")
     services = build_services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
     return guarded_wsgi_app(settings, services, token_verification=False)
