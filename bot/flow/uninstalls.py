@@ -1,9 +1,11 @@
-"""The app was removed from a workspace: forget its installation and end what waits there.
+"""The app was removed from a workspace, or from an Enterprise Grid org: forget its installation, end what waits.
 
 Slack says so with ``app_uninstalled`` or ``tokens_revoked``.
 
 Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
-it); nothing of another workspace is read for more than its team, nothing of it is changed.
+it); nothing of another workspace is read for more than its team, nothing of it is changed. An org-wide install
+served every workspace of its org that a request came from (``Installations.remember_org``): its uninstall ends
+the pending requests of each of them.
 """
 
 import logging
@@ -11,7 +13,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from bot.domain.status import Status
+from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
+from bot.store.approval_record import Approval
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.home_viewers import HomeViewers
@@ -25,26 +29,48 @@ UNINSTALLED: Final = "uninstalled: the app was removed from this workspace"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Uninstalls:
-    """Ends a workspace's installation and its pending requests."""
+    """Ends an installation (a workspace's or an org's) and the pending requests it served."""
 
     installations: Installations
     approvals: ApprovalStore
     decisions: DecisionService
     viewers: HomeViewers
+    clients: SlackClients
     audit: Audit
 
-    def uninstalled(self, *, team_id: str, enterprise_id: str | None) -> int:
-        """Forget ``team_id``'s installation, expire its pending requests; return how many expired."""
-        self.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
+    def uninstalled(self, *, team_id: str, enterprise_id: str | None, org_wide: bool = False) -> int:
+        """Forget the installation, expire the pending requests it served; return how many expired.
+
+        ``org_wide``: the org-wide installation of ``enterprise_id`` went (``team_id`` is then one of its workspaces,
+        or empty); else ``team_id``'s own.
+        """
+        pending = self._pending()
+        if org_wide and enterprise_id:
+            teams = self._served_by_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
+            self.installations.delete_org(enterprise_id, teams=teams)
+        else:
+            self.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
+            teams = {team_id} if team_id else set()
         expired = 0
-        if team_id:
-            for approval_id in self.approvals.open_everywhere():
-                approval = self.approvals.find_readable(approval_id)
-                if approval is None or approval.decision is not None or approval.request.team_id != team_id:
-                    continue
+        for approval in pending:
+            if approval.request.team_id in teams:
                 outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
                 expired += outcome.status is Status.DECIDED
-            self.viewers.forget_team(team_id)
-        self.audit.record("uninstalled", actor="slack", team=team_id, enterprise=enterprise_id or "", expired=expired)
-        logger.info("team_id=<%s> | uninstalled: %d pending requests expired", team_id, expired)
+        for team in teams:
+            self.viewers.forget_team(team)
+            self.clients.forget(team)
+        ended = ",".join(sorted(teams))
+        self.audit.record("uninstalled", actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired)
+        logger.info(
+            "team_id=<%s>, enterprise_id=<%s> | uninstalled: %d pending requests expired", ended, enterprise_id, expired
+        )
         return expired
+
+    def _pending(self) -> list[Approval]:
+        """Every approval still waiting (an unreadable one is quarantined and skipped)."""
+        found = (self.approvals.find_readable(approval_id) for approval_id in self.approvals.open_everywhere())
+        return [approval for approval in found if approval is not None and approval.decision is None]
+
+    def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
+        """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves."""
+        return {team for team in teams if team and self.installations.org_serving(team) == enterprise_id}

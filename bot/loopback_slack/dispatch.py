@@ -1,7 +1,8 @@
 """How the loopback Slack answers a request.
 
 A Web API call (its token, workspace, queued fault and method) or a POST to a response URL, each recorded as a
-``Call``; and ``oauth.v2.access``, which installs the app in a workspace.
+``Call``; and ``oauth.v2.access``, which installs the app in a workspace or, org-wide, in an Enterprise Grid org
+(``orgs``).
 """
 
 import copy
@@ -11,10 +12,11 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
-from bot.loopback_slack import chat, directory, history, views
+from bot.loopback_slack import chat, directory, history, orgs, views
 from bot.loopback_slack.auth import Tokens, bearer_token, client_credentials
 from bot.loopback_slack.faults import FaultQueue
 from bot.loopback_slack.methods import JsonDict, Method
+from bot.loopback_slack.orgs import InstallOffer, Org
 from bot.loopback_slack.parsing import parse_request_args
 from bot.loopback_slack.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
 from bot.loopback_slack.server import Respond
@@ -40,7 +42,8 @@ class Dispatcher:
         self.tokens = tokens
         self.workspaces: dict[str, WorkspaceState] = {workspace.identity.team_id: workspace}
         self.token_teams: dict[str, str] = dict.fromkeys(tokens.bot, workspace.identity.team_id)
-        self.install_codes: dict[str, tuple[str, str]] = {}  # code -> (team id, installer)
+        self.orgs: dict[str, Org] = {}  # enterprise id -> org
+        self.install_codes: dict[str, InstallOffer] = {}
         self.client_credentials: tuple[str, str] | None = None
         self.methods: dict[str, Method] = {**directory.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
         self.faults = FaultQueue()
@@ -53,8 +56,15 @@ class Dispatcher:
         self.token_teams[token] = state.identity.team_id
         self.tokens.bot.add(token)
 
+    def add_org(self, org: Org) -> None:
+        """Answer calls made with ``org.token`` from the org's workspaces (added already)."""
+        self.orgs[org.enterprise_id] = org
+        self.tokens.bot.add(org.token)
+
     def token_of(self, team_id: str) -> str:
-        """The bot token of ``team_id``."""
+        """The bot token of ``team_id`` (or of an org's org-wide install, given its enterprise id)."""
+        if team_id in self.orgs:
+            return self.orgs[team_id].token
         return next(token for token, team in self.token_teams.items() if team == team_id)
 
     def wait_for(self, method: str, predicate: Callable[[Call], bool] | None, count: int, timeout: float) -> list[Call]:
@@ -113,8 +123,14 @@ class Dispatcher:
         refusal = self.tokens.refusal(method, headers, args)
         if refusal is not None:
             return 200, {"ok": False, "error": refusal}, {}, 0.0
-        team_id = self.token_teams.get(bearer_token(headers, args), self._default.identity.team_id)
-        state = self.workspaces[team_id]
+        token = bearer_token(headers, args)
+        org = next((org for org in self.orgs.values() if org.token == token), None)
+        if org is not None and method == "auth.test":
+            return 200, {"ok": True, **orgs.auth_test(org, self._default.identity.app_id)}, {}, 0.0
+        if org is not None:
+            state = orgs.workspace_for(org, self.workspaces, args)
+        else:
+            state = self.workspaces[self.token_teams.get(token, self._default.identity.team_id)]
         fault = self.faults.take(method, args.get("channel"))
         if fault is not None and fault.kind == "status":
             reply_headers: dict[str, str] = {}
@@ -133,25 +149,28 @@ class Dispatcher:
         return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
 
     def _oauth_access(self, args: JsonDict, headers: dict[str, str]) -> JsonDict:
-        """``oauth.v2.access``: trade a one-time install code for the workspace's bot token (the lock is held)."""
+        """``oauth.v2.access``: trade a one-time install code for a workspace's or org's token (lock held)."""
         if self.client_credentials is not None and client_credentials(headers, args) != self.client_credentials:
             return {"ok": False, "error": "invalid_client_id"}
         offered = self.install_codes.pop(str(args.get("code") or ""), None)
         if offered is None:
             return {"ok": False, "error": "invalid_code"}
-        team_id, installer = offered
-        identity = self.workspaces[team_id].identity
+        if offered.team_id is None:
+            org = self.orgs[str(offered.enterprise_id)]
+            return orgs.org_wide_access(org, app_id=self._default.identity.app_id, installer=offered.installer)
+        identity = self.workspaces[offered.team_id].identity
+        org = self.orgs.get(offered.enterprise_id or "")
         return {
             "ok": True,
-            "access_token": self.token_of(team_id),
+            "access_token": self.token_of(offered.team_id),
             "token_type": "bot",
             "scope": "app_mentions:read,chat:write,commands",
             "bot_user_id": identity.bot_user_id,
             "app_id": identity.app_id,
-            "team": {"id": team_id, "name": identity.team},
-            "enterprise": None,
+            "team": {"id": offered.team_id, "name": identity.team},
+            "enterprise": None if org is None else {"id": org.enterprise_id, "name": org.name},
             "is_enterprise_install": False,
-            "authed_user": {"id": installer},
+            "authed_user": {"id": offered.installer},
         }
 
     def answer_response_url(self, key: str, headers: dict[str, str], body: bytes) -> Reply:

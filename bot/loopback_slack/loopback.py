@@ -8,7 +8,8 @@ Extension points (what the sandbox and the tests build on, instead of overriding
 - ``socket_mode_url()``: what ``apps.connections.open`` answers; override it to offer Socket Mode;
 - ``lock``, ``changed()`` and ``workspace``: read or change the state as the methods do, under the lock;
 - ``add_workspace`` and ``offer_install``: more workspaces, each with its own bot token and state (a call is
-  answered from the workspace of its token), installed through ``oauth.v2.access``.
+  answered from the workspace of its token), installed through ``oauth.v2.access``; ``add_org``: an Enterprise Grid
+  org of some of them, installed org-wide with one token that speaks in each (``orgs``).
 
 Its whole public surface (lifecycle, configuration, failure injection, inspection) over one lock; requests are
 answered by ``dispatch``.
@@ -25,6 +26,7 @@ from bot.loopback_slack.auth import Tokens
 from bot.loopback_slack.dispatch import RESPONSE_PATH, Dispatcher
 from bot.loopback_slack.faults import Fault
 from bot.loopback_slack.methods import JsonDict, Method
+from bot.loopback_slack.orgs import InstallOffer, Org
 from bot.loopback_slack.records import Call, SlackError
 from bot.loopback_slack.server import HttpServer, Respond
 from bot.loopback_slack.state import Identity, WorkspaceState
@@ -201,16 +203,42 @@ class LoopbackSlack:
             self.set_channel_members(channel_id, members, team=team_id)
         return state
 
-    def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
+    def add_org(
+        self,
+        enterprise_id: str,
+        *,
+        token: str,
+        workspaces: Sequence[str],
+        name: str | None = None,
+        bot_user_id: str = "U0BOT",
+        bot_id: str | None = None,
+    ) -> None:
+        """An Enterprise Grid org of ``workspaces`` (added with ``add_workspace``); ``token``: its org-wide install's.
+
+        A call made with ``token`` is answered from the org's workspace it names (``team_id``), or that knows its
+        channel or user; ``auth.test`` with it names the org.
+        """
+        org = Org(
+            enterprise_id, name or enterprise_id, token, tuple(workspaces), bot_user_id, bot_id or f"B{enterprise_id}"
+        )
+        with self.lock:
+            self._dispatch.add_org(org)
+
+    def offer_install(
+        self, code: str, team_id: str | None = None, *, installer: str, enterprise_id: str | None = None
+    ) -> None:
         """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``).
 
-        As Slack does after a person approves the install: the answer carries the workspace's bot token.
+        As Slack does after a person approves the install: the answer carries the workspace's bot token. With
+        ``enterprise_id`` and no ``team_id``: an org-wide install of that org (``add_org``), answered with its token.
         """
+        if team_id is None and enterprise_id is None:
+            raise ValueError("offer_install needs a team_id, or an enterprise_id for an org-wide install")
         with self.lock:
-            self._dispatch.install_codes[code] = (team_id, installer)
+            self._dispatch.install_codes[code] = InstallOffer(team_id, enterprise_id, installer)
 
     def token_of(self, team_id: str) -> str:
-        """The bot token of ``team_id``."""
+        """The bot token of ``team_id`` (or of the org-wide install of an org, given its enterprise id)."""
         with self.lock:
             return self._dispatch.token_of(team_id)
 

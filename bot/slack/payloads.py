@@ -93,6 +93,7 @@ class EventCallback(TypedDict):
     event_id: NotRequired[str | None]
     team_id: NotRequired[str | None]
     enterprise_id: NotRequired[str | None]
+    is_enterprise_install: NotRequired[bool | None]
 
 
 class _PostedEvent(TypedDict):

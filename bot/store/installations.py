@@ -8,6 +8,7 @@ the scopes; a user token is never asked for, so none is stored.
 
 import json
 import logging
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -95,11 +96,10 @@ class Installations(InstallationStore):
         found = self._read(keys.installation(team_id=team_id, enterprise_id=None, org_wide=False))
         if found is not None:
             return found
-        enterprise_id = self._redis.get(keys.installation_org(team_id))
+        enterprise_id = self.org_serving(team_id)
         if enterprise_id is None:
             return None
-        org = keys.installation(team_id=None, enterprise_id=as_text(enterprise_id), org_wide=True)
-        return self._read(org)
+        return self._read(keys.installation(team_id=None, enterprise_id=enterprise_id, org_wide=True))
 
     def remember_org(self, team_id: str, enterprise_id: str) -> None:
         """Note that the org-wide installation of ``enterprise_id`` serves ``team_id`` (seen on its requests).
@@ -107,6 +107,22 @@ class Installations(InstallationStore):
         So calls made outside a request (the outbox, the worker) find its token.
         """
         self._redis.set(keys.installation_org(team_id), enterprise_id)
+
+    def org_serving(self, team_id: str) -> str | None:
+        """The org whose org-wide installation serves ``team_id`` (``remember_org``), or ``None``."""
+        enterprise_id = self._redis.get(keys.installation_org(team_id))
+        return None if enterprise_id is None else as_text(enterprise_id)
+
+    def delete_org(self, enterprise_id: str, *, teams: Iterable[str]) -> None:
+        """Forget the org-wide installation of ``enterprise_id``, and which of ``teams`` it served.
+
+        A team another org serves keeps its note.
+        """
+        self._redis.delete(keys.installation(team_id=None, enterprise_id=enterprise_id, org_wide=True))
+        for team_id in teams:
+            if self.org_serving(team_id) == enterprise_id:
+                self._redis.delete(keys.installation_org(team_id))
+        logger.info("enterprise_id=<%s> | org-wide installation deleted", enterprise_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Forget the installation serving ``team_id`` (or the org, without a team): its bot token is gone."""

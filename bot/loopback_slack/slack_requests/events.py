@@ -47,13 +47,19 @@ def event_callback(
     bot_user_id: str = BOT_USER_ID,
     event_id: str | None = None,
     event_time: int | None = None,
+    enterprise_id: str | None = None,
+    is_enterprise_install: bool = False,
 ) -> JsonDict:
-    """Wrap ``event`` in the ``event_callback`` envelope Slack POSTs for the Events API."""
-    return {
+    """Wrap ``event`` in the ``event_callback`` envelope Slack POSTs for the Events API.
+
+    ``enterprise_id``: the workspace is in that Enterprise Grid org; ``is_enterprise_install``: the app is installed
+    org-wide there (``authorizations[0]`` says so).
+    """
+    envelope: JsonDict = {
         "token": VERIFICATION_TOKEN,
         "team_id": team_id,
         "context_team_id": team_id,
-        "context_enterprise_id": None,
+        "context_enterprise_id": enterprise_id,
         "api_app_id": api_app_id,
         "event": dict(event),
         "type": "event_callback",
@@ -61,16 +67,19 @@ def event_callback(
         "event_time": event_time if event_time is not None else int(time.time()),
         "authorizations": [
             {
-                "enterprise_id": None,
+                "enterprise_id": enterprise_id,
                 "team_id": team_id,
                 "user_id": bot_user_id,
                 "is_bot": True,
-                "is_enterprise_install": False,
+                "is_enterprise_install": is_enterprise_install,
             }
         ],
         "is_ext_shared_channel": False,
         "event_context": f"4-{next_id():016x}",
     }
+    if enterprise_id is not None:
+        envelope["enterprise_id"] = enterprise_id
+    return envelope
 
 
 def app_mention(
@@ -84,8 +93,13 @@ def app_mention(
     api_app_id: str = APP_ID,
     bot_user_id: str = BOT_USER_ID,
     event_id: str | None = None,
+    enterprise_id: str | None = None,
+    is_enterprise_install: bool = False,
 ) -> JsonDict:
-    """An ``app_mention`` event_callback (``text`` should contain ``<@U0BOT>``); in a thread if ``thread_ts``."""
+    """An ``app_mention`` event_callback (``text`` should contain ``<@U0BOT>``); in a thread if ``thread_ts``.
+
+    ``enterprise_id``, ``is_enterprise_install``: as ``event_callback``'s.
+    """
     ts = ts or new_ts()
     event: JsonDict = {
         "type": "app_mention",
@@ -100,7 +114,15 @@ def app_mention(
     }
     if thread_ts is not None:
         event["thread_ts"] = thread_ts
-    return event_callback(event, team_id=team_id, api_app_id=api_app_id, bot_user_id=bot_user_id, event_id=event_id)
+    return event_callback(
+        event,
+        team_id=team_id,
+        api_app_id=api_app_id,
+        bot_user_id=bot_user_id,
+        event_id=event_id,
+        enterprise_id=enterprise_id,
+        is_enterprise_install=is_enterprise_install,
+    )
 
 
 def message_event(

@@ -66,11 +66,14 @@ def block_actions(
     channel_name: str = "general",
     team_domain: str = TEAM_DOMAIN,
     message: Mapping[str, Any] | None = None,
+    enterprise_id: str | None = None,
+    is_enterprise_install: bool = False,
 ) -> JsonDict:
     """A ``block_actions`` payload for a button click on the bot's message ``message_ts`` in ``channel_id``.
 
     ``response_url`` defaults to a hooks.slack.com URL; pass ``LoopbackSlack.response_url(...)`` if the app uses it.
     ``message`` is the message as Slack shows it (default: the bot's, with ``blocks`` and ``message_text``).
+    ``enterprise_id``: the workspace is in that Enterprise Grid org; ``is_enterprise_install``: installed org-wide.
     """
     action = _clicked(action_id, block_id or f"b{next_id():05d}", value, button_text, style)
     container: JsonDict = {
@@ -102,8 +105,8 @@ def block_actions(
         "container": container,
         "trigger_id": trigger_id or new_trigger_id(),
         "team": {"id": team_id, "domain": team_domain},
-        "enterprise": None,
-        "is_enterprise_install": False,
+        "enterprise": None if enterprise_id is None else {"id": enterprise_id, "name": enterprise_id},
+        "is_enterprise_install": is_enterprise_install,
         "channel": {"id": channel_id, "name": channel_name},
         "state": {"values": {}},
         "response_url": response_url or new_response_url(team_id),

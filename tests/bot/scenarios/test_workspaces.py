@@ -9,162 +9,46 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import redis
-from pydantic import SecretStr
 
-from bot.api import openapi
 from bot.domain.grants import Grant
 from bot.flow.uninstalls import UNINSTALLED
 from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
-from bot.render import blocks
-from bot.services import Services, build_services
-from bot.settings import Settings
-from bot.slack.http import guarded_wsgi_app
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
-from bot.worker import Worker
-from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory
-from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.harness import APPROVER, REQUESTER
+from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
 
 ALPHA, BETA = "T0ALPHA", "T0BETA"
 CHANNELS = {ALPHA: "C0ALPHA", BETA: "C0BETA"}
-CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
 PEOPLE = (REQUESTER, APPROVER)  # the same ids in both workspaces: an Enterprise Grid person is in both
 
 
-@dataclass
-class Installed:
-    """The bot in OAuth mode, the loopback Slack with two workspaces, and the handles a scenario needs."""
-
-    slack: FakeSlack
-    services: Services
-    poster: SignedPoster
-    worker: Worker
-    url: str
-
-    def drain(self) -> None:
-        for _ in range(50):
-            if not (self.worker.run_jobs_once(block_ms=1) + self.worker.deliverer.deliver_due()):
-                return
-        raise AssertionError("the worker did not settle")
-
-    def get(self, path: str, *, cookie: str | None = None) -> tuple[int, dict[str, str], str]:
-        request = urllib.request.Request(self.url.rstrip("/") + path, headers={"Cookie": cookie} if cookie else {})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read().decode()
-
-    def install(self, team: str) -> int:
-        """A person installs the app in ``team``: the install page, Slack's approval, the redirect back."""
-        status, headers, page = self.get(INSTALL_PATH)
-        assert status == 200, page
-        authorize_url = html.unescape(re.search(r'<a href="([^"]+)"', page).group(1))  # type: ignore[union-attr]
-        query = parse_qs(urlsplit(authorize_url).query)
-        assert query["client_id"] == [CLIENT_ID]
-        assert set(query["scope"][0].split(",")) >= {"chat:write", "commands", "app_mentions:read"}
-        state = query["state"][0]
-        cookie = headers["set-cookie"].split(";")[0]
-        code = f"code-{team}"
-        self.slack.offer_install(code, team, installer=REQUESTER)
-        status, _headers, page = self.get(f"{REDIRECT_PATH}?code={code}&state={state}", cookie=cookie)
-        return status
-
-    def ask(self, team: str, text: str = "restart checkout") -> str:
-        """Someone in ``team`` mentions the bot; the id of the approval it posted there."""
-        before = set(self.approval_ids(team))
-        channel = CHANNELS[team]
-        event = slack_requests.app_mention(user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team_id=team)
-        assert self.poster.post_event(event).status == 200
-        self.drain()
-        [approval_id] = set(self.approval_ids(team)) - before
-        return approval_id
-
-    def approval_ids(self, team: str) -> list[str]:
-        return [
-            str(block["block_id"]).removeprefix(blocks.ACTIONS_BLOCK_PREFIX)
-            for message in self.slack.messages(CHANNELS[team], team=team)
-            for block in message.get("blocks") or []
-            if str(block.get("block_id", "")).startswith(blocks.ACTIONS_BLOCK_PREFIX)
-        ]
-
-    def click(self, team: str, approval_id: str, *, from_team: str | None = None) -> int:
-        """``APPROVER`` clicks Approve on the approval message in ``team`` (sent as from ``from_team``, if given)."""
-        message = next(m for m in self.slack.messages(CHANNELS[team], team=team) if approval_id in str(m["blocks"]))
-        payload = slack_requests.block_actions(
-            action_id=ids.APPROVE_ACTION,
-            user_id=APPROVER,
-            channel_id=CHANNELS[team],
-            message_ts=message["ts"],
-            value=_button_value(message),
-            blocks=message["blocks"],
-            team_id=from_team or team,
-            response_url=self.slack.response_url(channel=CHANNELS[team], message_ts=message["ts"]),
-        )
-        return self.poster.post_action(payload).status
-
-    def tokens_used(self, method: str, channel: str) -> set[str]:
-        return {
-            call.headers.get("authorization", "").removeprefix("Bearer ")
-            for call in self.slack.calls(method)
-            if call.args.get("channel") == channel
-        }
-
-
-def _button_value(message: dict[str, Any]) -> str:
-    for block in message["blocks"]:
-        for element in block.get("elements") or []:
-            if isinstance(element, dict) and element.get("action_id") == ids.APPROVE_ACTION:
-                return str(element["value"])
-    raise AssertionError("no Approve button")
-
-
 @contextmanager
-def two_workspaces(redis_client: redis.Redis) -> Iterator[Installed]:
+def two_workspaces(redis_client: redis.Redis) -> Iterator[OAuthBot]:
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(team_id=ALPHA, team="Alpha", token="xoxb-alpha", users=users) as slack:
         slack.set_channel_members(CHANNELS[ALPHA], [*PEOPLE, "U0BOT"])
         slack.add_workspace(BETA, team="Beta", token="xoxb-beta", users=users, channels={CHANNELS[BETA]: PEOPLE})
-        slack.client_credentials = (CLIENT_ID, CLIENT_SECRET)
-        settings = Settings(
-            slack_client_id=CLIENT_ID,
-            slack_client_secret=SecretStr(CLIENT_SECRET),
-            slack_signing_secret=SecretStr(SIGNING_SECRET),
-            slack_api_url=slack.url,
-            slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
-        )
-        assert settings.oauth
-        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-        services.jobs.ensure_group()
-        api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
-        with (
-            serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,
-            SignedPoster(url, SIGNING_SECRET) as poster,
-        ):
-            yield Installed(slack, services, poster, services.worker(claim_idle_ms=60_000), url)
-        # OAuth mode's own answer (403: a key naming no workspace) is checked against the document here.
-        assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
+        with oauth_bot(redis_client, slack, CHANNELS) as bot:
+            yield bot
 
 
 @pytest.fixture
-def installed(redis_client: redis.Redis) -> Iterator[Installed]:
+def installed(redis_client: redis.Redis) -> Iterator[OAuthBot]:
     with two_workspaces(redis_client) as bot:
         assert bot.install(ALPHA) == 200
         assert bot.install(BETA) == 200
         yield bot
 
 
-def test_the_oauth_flow_keeps_each_workspace_s_installation(installed: Installed) -> None:
+def test_the_oauth_flow_keeps_each_workspace_s_installation(installed: OAuthBot) -> None:
     for team in (ALPHA, BETA):
         found = installed.services.installations.find_bot(enterprise_id=None, team_id=team)
         assert found is not None
@@ -190,7 +74,7 @@ def test_a_state_is_good_for_one_callback_and_a_forged_one_for_none(redis_client
         assert installations.find_bot(enterprise_id=None, team_id=BETA) is None  # neither the forged nor the replay
 
 
-def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(installed: Installed) -> None:
+def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(installed: OAuthBot) -> None:
     alpha = installed.ask(ALPHA)
     beta = installed.ask(BETA)
     assert installed.approval_ids(ALPHA) == [alpha]
@@ -237,7 +121,7 @@ def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(ins
     assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
 
 
-def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(installed: Installed) -> None:
+def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(installed: OAuthBot) -> None:
     alpha = installed.ask(ALPHA)
     beta = installed.ask(BETA)
     event = slack_requests.event_callback({"type": "app_uninstalled"}, team_id=BETA)
@@ -273,7 +157,7 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     assert installed.approval_ids(BETA) == [beta]
 
 
-def _ask_over_api(bot: Installed, key: str, channel: str) -> tuple[int, dict[str, Any]]:
+def _ask_over_api(bot: OAuthBot, key: str, channel: str) -> tuple[int, dict[str, Any]]:
     body = json.dumps({"tool": "deploy", "input": {"service": "checkout"}, "channel": channel}).encode()
     request = urllib.request.Request(
         bot.url.rstrip("/") + "/v1/approvals",
@@ -288,7 +172,7 @@ def _ask_over_api(bot: Installed, key: str, channel: str) -> tuple[int, dict[str
         return error.code, json.loads(error.read())
 
 
-def test_an_api_key_asks_in_the_workspace_it_names(installed: Installed) -> None:
+def test_an_api_key_asks_in_the_workspace_it_names(installed: OAuthBot) -> None:
     keys = installed.services.api_keys
     bound = keys.create("beta-ci", team_id=BETA)
     unbound = keys.create("anywhere-ci")
@@ -309,7 +193,7 @@ def test_an_api_key_asks_in_the_workspace_it_names(installed: Installed) -> None
     assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
 
 
-def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: Installed) -> None:
+def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAuthBot) -> None:
     now = datetime.now(UTC)
     grant = Grant(
         grant_id="g1",
