@@ -1,5 +1,6 @@
 """Installations and OAuth states in Redis (Bolt's stores): kept per workspace or org, found for the team a call is
-for, forgotten on uninstall, a state consumed once; an unreadable record serves nobody and breaks nothing."""
+for, forgotten on uninstall (an org's with the notes of the workspaces it served), a state consumed once; an
+unreadable record serves nobody and breaks nothing."""
 
 import redis
 from slack_sdk.oauth.installation_store import Installation
@@ -58,6 +59,23 @@ def test_an_org_wide_install_serves_its_workspaces_once_one_is_seen(redis_client
     assert found.bot_token == "xoxb-E0ORG"
     installations.delete_installation(enterprise_id="E0ORG", team_id=None)
     assert installations.for_team("T0ONE") is None
+
+
+def test_deleting_an_org_s_install_forgets_the_workspaces_it_served_only(redis_client: redis.Redis) -> None:
+    installations = Installations(redis_client)
+    installations.save(_installation(None, enterprise_id="E0ORG", org_wide=True))
+    installations.save(_installation(None, enterprise_id="E0OTHER", org_wide=True))
+    installations.remember_org("T0ONE", "E0ORG")
+    installations.remember_org("T0ELSE", "E0OTHER")
+    assert installations.org_serving("T0ONE") == "E0ORG"
+    assert installations.org_serving("T0NEVER") is None
+    installations.delete_org("E0ORG", teams=["T0ONE", "T0ELSE", "T0NEVER"])
+    assert installations.find_bot(enterprise_id="E0ORG", team_id=None, is_enterprise_install=True) is None
+    assert installations.org_serving("T0ONE") is None
+    assert installations.for_team("T0ONE") is None
+    found = installations.for_team("T0ELSE")  # another org's workspace keeps its note
+    assert found is not None
+    assert found.bot_token == "xoxb-E0OTHER"
 
 
 def test_an_unreadable_installation_serves_nobody(redis_client: redis.Redis) -> None:

@@ -1,0 +1,133 @@
+"""An Enterprise Grid org installs the app org-wide through the OAuth flow, beside an ordinary workspace: one org
+token answers in each of its workspaces, and the org's uninstall (or its bot token revoked) ends the pending
+requests of every workspace it served, and nothing of the other workspace."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from bot.flow.uninstalls import UNINSTALLED
+from bot.loopback_slack import slack_requests
+from tests.bot.support.fake_slack import FakeSlack
+from tests.bot.support.harness import APPROVER, REQUESTER
+from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
+
+ORG = "E0ORG"
+ORG_TOKEN = "xoxb-org"
+IN_ORG_A, IN_ORG_B, ELSEWHERE = "T0ORGA", "T0ORGB", "T0CHARLIE"
+CHANNELS = {IN_ORG_A: "C0ORGA", IN_ORG_B: "C0ORGB", ELSEWHERE: "C0CHARLIE"}
+PEOPLE = (REQUESTER, APPROVER)
+
+# What Slack sends when the org-wide app leaves the org: the org in the envelope and in authorizations[0], with
+# is_enterprise_install; the envelope's team_id may name one of the org's workspaces.
+UNINSTALL_EVENTS = {
+    "app_uninstalled": {"type": "app_uninstalled"},
+    "tokens_revoked": {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT"]}},
+}
+
+
+@pytest.fixture
+def installed(redis_client: redis.Redis) -> Iterator[OAuthBot]:
+    users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
+    with FakeSlack(team_id=ELSEWHERE, team="Charlie", token="xoxb-charlie", users=users) as slack:
+        slack.set_channel_members(CHANNELS[ELSEWHERE], PEOPLE)
+        for team in (IN_ORG_A, IN_ORG_B):
+            slack.add_workspace(team, token=f"xoxb-{team.lower()}", users=users, channels={CHANNELS[team]: PEOPLE})
+        slack.add_org(ORG, token=ORG_TOKEN, workspaces=[IN_ORG_A, IN_ORG_B], name="Grid Org")
+        with oauth_bot(redis_client, slack, CHANNELS) as bot:
+            assert bot.install(enterprise_id=ORG) == 200
+            assert bot.install(ELSEWHERE) == 200
+            bot.org_of.update({IN_ORG_A: ORG, IN_ORG_B: ORG})
+            yield bot
+
+
+def test_the_org_wide_install_is_kept_for_the_org(installed: OAuthBot) -> None:
+    found = installed.services.installations.find_installation(
+        enterprise_id=ORG, team_id=None, is_enterprise_install=True
+    )
+    assert found is not None
+    assert found.bot_token == ORG_TOKEN
+    assert found.is_enterprise_install is True
+    assert found.team_id is None
+    assert found.enterprise_name == "Grid Org"
+    assert found.bot_id == f"B{ORG}"  # asked of auth.test with the org's token, as Bolt does
+
+
+@pytest.mark.parametrize("event_type", sorted(UNINSTALL_EVENTS))
+def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
+    installed: OAuthBot, event_type: str
+) -> None:
+    approvals = installed.services.approvals
+    # A mention in a workspace of the org is answered with the org's token, and decided there.
+    decided = installed.ask(IN_ORG_A)
+    assert installed.tokens_used("chat.postMessage", CHANNELS[IN_ORG_A]) == {ORG_TOKEN}
+    assert installed.click(IN_ORG_A, decided) == 200
+    installed.drain()
+    assert approvals.find(decided).decision.decision == "approve"  # type: ignore[union-attr]
+    assert installed.tokens_used("chat.update", CHANNELS[IN_ORG_A]) == {ORG_TOKEN}
+
+    waiting = installed.ask(IN_ORG_B)
+    assert installed.tokens_used("chat.postMessage", CHANNELS[IN_ORG_B]) == {ORG_TOKEN}
+    elsewhere = installed.ask(ELSEWHERE)
+    assert installed.tokens_used("chat.postMessage", CHANNELS[ELSEWHERE]) == {"xoxb-charlie"}
+    home = {"type": "app_home_opened", "user": APPROVER, "channel": f"D{APPROVER}", "tab": "home"}
+    opened = slack_requests.event_callback(home, team_id=IN_ORG_B, **installed.grid(IN_ORG_B))
+    assert installed.poster.post_event(opened).status == 200
+    installed.drain()
+    viewers = installed.services.home_viewers
+    assert viewers.of_team(IN_ORG_B) == [APPROVER]
+
+    uninstall = slack_requests.event_callback(
+        UNINSTALL_EVENTS[event_type], team_id=IN_ORG_A, **installed.grid(IN_ORG_A)
+    )
+    assert installed.poster.post_event(uninstall).status == 200
+
+    expired = approvals.find(waiting)
+    assert expired is not None
+    assert expired.decision is not None
+    assert expired.decision.decision == "expired"
+    assert expired.decision.reason == UNINSTALLED
+    assert approvals.find(decided).decision.decision == "approve"  # type: ignore[union-attr]
+    assert approvals.find(elsewhere).decision is None  # type: ignore[union-attr]
+    installations = installed.services.installations
+    assert installations.find_installation(enterprise_id=ORG, team_id=None, is_enterprise_install=True) is None
+    assert installations.org_serving(IN_ORG_A) is None
+    assert installations.org_serving(IN_ORG_B) is None
+    assert installations.for_team(ELSEWHERE) is not None
+    assert viewers.of_team(IN_ORG_B) == []
+
+    def sent_with_org_token() -> int:
+        return len([call for call in installed.slack.calls() if ORG_TOKEN in call.headers.get("authorization", "")])
+
+    before = sent_with_org_token()
+    installed.drain()  # the agent resumes with the expiry; nothing it says can reach the org any more
+    session_id = approvals.session_of(waiting)
+    assert any(e.event == "resume" and e.session_id == session_id for e in installed.services.audit.entries())
+    assert installed.services.outbox.dead_letters() == {}, "the org's entries are dropped, not parked"
+    assert sent_with_org_token() == before
+
+    # The ordinary workspace goes on as before.
+    assert installed.click(ELSEWHERE, elsewhere) == 200
+    installed.drain()
+    assert approvals.find(elsewhere).decision.decision == "approve"  # type: ignore[union-attr]
+
+    # A request from a workspace of the org now finds no installation: refused, nothing recorded.
+    installed.mention(IN_ORG_B)
+    installed.drain()
+    assert installed.approval_ids(IN_ORG_B) == [waiting]
+
+
+def test_a_workspace_of_the_org_uninstalled_alone_leaves_the_org_s_install(installed: OAuthBot) -> None:
+    in_a = installed.ask(IN_ORG_A)
+    in_b = installed.ask(IN_ORG_B)
+    # A workspace-level app_uninstalled (no is_enterprise_install) ends that workspace's requests only.
+    uninstall = slack_requests.event_callback({"type": "app_uninstalled"}, team_id=IN_ORG_A, enterprise_id=ORG)
+    assert installed.poster.post_event(uninstall).status == 200
+    approvals = installed.services.approvals
+    assert approvals.find(in_a).decision.reason == UNINSTALLED  # type: ignore[union-attr]
+    assert approvals.find(in_b).decision is None  # type: ignore[union-attr]
+    installations = installed.services.installations
+    assert installations.find_installation(enterprise_id=ORG, team_id=None, is_enterprise_install=True) is not None
+    assert installations.for_team(IN_ORG_B) is not None
