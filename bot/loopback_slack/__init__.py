@@ -26,9 +26,10 @@ call ``changed()``; see ``LoopbackSlack``.
 
 Modules: ``loopback`` (the class: lifecycle, configuration, faults, inspection), ``dispatch`` (answering a request),
 ``server`` (HTTP), ``parsing`` (request arguments), ``auth`` (tokens), ``faults``, ``state`` (the workspace),
-``limits`` (Slack's size limits), ``records`` (calls, replies, errors), and one module per API family: ``chat``,
-``views``, ``directory`` (auth, users, groups, conversations.open/members), ``history``
-(conversations.replies/history); ``slack_requests`` (what Slack sends the app).
+``limits`` (Slack's size limits), ``records`` (calls, replies, errors), ``orgs`` (Enterprise Grid orgs installed
+org-wide), and one module per API family: ``chat``, ``views``, ``directory`` (auth, users, groups,
+conversations.open/members), ``history`` (conversations.replies/history); ``slack_requests`` (what Slack sends the
+app).
 """
 
 from bot.loopback_slack.limits import message_limit_error

@@ -156,8 +156,8 @@ class Dispatcher:
         if offered is None:
             return {"ok": False, "error": "invalid_code"}
         if offered.team_id is None:
-            org = self.orgs[str(offered.enterprise_id)]
-            return orgs.org_wide_access(org, app_id=self._default.identity.app_id, installer=offered.installer)
+            org_wide = self.orgs[str(offered.enterprise_id)]
+            return orgs.org_wide_access(org_wide, app_id=self._default.identity.app_id, installer=offered.installer)
         identity = self.workspaces[offered.team_id].identity
         org = self.orgs.get(offered.enterprise_id or "")
         return {

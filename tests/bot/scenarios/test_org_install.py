@@ -22,7 +22,7 @@ PEOPLE = (REQUESTER, APPROVER)
 
 # What Slack sends when the org-wide app leaves the org: the org in the envelope and in authorizations[0], with
 # is_enterprise_install; the envelope's team_id may name one of the org's workspaces.
-UNINSTALL_EVENTS = {
+UNINSTALL_EVENTS: dict[str, dict[str, Any]] = {
     "app_uninstalled": {"type": "app_uninstalled"},
     "tokens_revoked": {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["U0BOT"]}},
 }
