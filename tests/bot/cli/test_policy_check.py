@@ -7,7 +7,7 @@ import pytest
 
 from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
-from tests.bot.unit.test_conditions import TIERED
+from tests.bot.domain.test_conditions import TIERED
 
 
 @pytest.fixture
