@@ -3,8 +3,16 @@
 import pytest
 
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import PostResult
+from tests.bot.scenarios.hostile.shapes import decision_of, reply_in_a_new_thread
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
+
+
+def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:
+    assert result.status == 400, result.body
+    assert named in result.json()["error"]
+    assert decision_of(bot, approval_id) is None
+
 
 CLICKS = {
     "actions[0].value is missing": lambda p: p["actions"][0].pop("value"),
@@ -21,11 +29,7 @@ def test_a_click_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot,
     CLICKS[named](payload)
     result = bot.poster.post_action(payload)
     bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    _assert_refused_naming(named, result, bot, approval_id)
 
 
 SUBMISSIONS = {
@@ -44,11 +48,7 @@ def test_a_deny_modal_the_listener_could_not_read_is_a_400_naming_the_field(bot:
     SUBMISSIONS[named](payload)
     result = bot.poster.post_view_submission(payload)
     bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    _assert_refused_naming(named, result, bot, approval_id)
 
 
 EVENTS = {
@@ -60,14 +60,5 @@ EVENTS = {
 
 @pytest.mark.parametrize("named", sorted(EVENTS))
 def test_a_thread_reply_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
-    body = slack_requests.message_event(channel=CHANNEL, text="approve: ok", user=APPROVER, thread_ts=thread_ts)
-    body["event"].update(EVENTS[named])
-    result = bot.poster.post_event(body)
-    bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    approval_id, _, result = reply_in_a_new_thread(bot, EVENTS[named])
+    _assert_refused_naming(named, result, bot, approval_id)

@@ -6,6 +6,7 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
+from tests.bot.scenarios.hostile.shapes import decision_of, reply_in_a_new_thread
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, deny_submission
 
 
@@ -56,9 +57,7 @@ def test_odd_block_actions_are_never_a_500_and_the_bot_keeps_deciding(bot: Bot, 
     bot.drain()
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is not None
+    assert decision_of(bot, approval_id) is not None
     assert result.status < 500, (result.status, result.body[:300])
 
 
@@ -98,17 +97,10 @@ EVENT_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(EVENT_MUTATIONS))
 def test_odd_thread_replies_are_never_a_500_and_never_blind_the_thread(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
-    body = slack_requests.message_event(channel=CHANNEL, text="approve: ok", user=APPROVER, thread_ts=thread_ts)
-    body["event"].update(EVENT_MUTATIONS[name])
-    result = bot.poster.post_event(body)
-    bot.drain()
+    approval_id, thread_ts, result = reply_in_a_new_thread(bot, EVENT_MUTATIONS[name])
     assert bot.reply("approve: fine", user=APPROVER, thread_ts=thread_ts).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is not None
+    assert decision_of(bot, approval_id) is not None
     assert result.status < 500, (result.status, result.body[:300])
 
 

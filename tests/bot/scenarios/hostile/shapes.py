@@ -1,0 +1,31 @@
+"""What the odd- and named-shape scenarios share: a thread reply with fields changed, and the decision left after."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.domain.records import Decision
+from bot.sandbox import slack_requests
+from bot.sandbox.slack_requests import PostResult
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+
+
+def reply_in_a_new_thread(bot: Bot, changes: Mapping[str, Any]) -> tuple[str, str, PostResult]:
+    """Ask for an approval, then post "approve: ok" in its thread with ``changes`` made to the event.
+
+    Returns:
+        The approval's id, its thread's ts, and the bot's answer to the reply.
+    """
+    approval_id, _ = bot.ask()
+    thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
+    body = slack_requests.message_event(channel=CHANNEL, text="approve: ok", user=APPROVER, thread_ts=thread_ts)
+    body["event"].update(changes)
+    result = bot.poster.post_event(body)
+    bot.drain()
+    return approval_id, thread_ts, result
+
+
+def decision_of(bot: Bot, approval_id: str) -> Decision | None:
+    """The decision on an approval that must exist."""
+    approval = bot.services.approvals.find(approval_id)
+    assert approval is not None
+    return approval.decision
