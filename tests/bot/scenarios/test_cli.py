@@ -1,14 +1,8 @@
 """The real entry points: ``python -m bot`` and the Procfile's gunicorn line, as processes."""
 
-import http.client
 import os
 import signal
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,9 +16,9 @@ from bot.store.audit import Audit, read_export
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
-from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
+from tests.bot.support.web_processes import free_port, process, wait_healthy, web_command
 
 
 @pytest.mark.parametrize(
@@ -82,44 +76,8 @@ def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     assert "Do not retry" not in completed.stdout
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_healthy(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        assert process.poll() is None, (process.stderr.read() if process.stderr else b"").decode()
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, "server never became healthy"
-        time.sleep(0.05)
-
-
-@contextmanager
-def _process(command: list[str], environment: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(command, cwd=ROOT, env=environment, stderr=subprocess.PIPE)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
-    port = _free_port()
+    port = free_port()
     with FakeSlack() as slack:
         environment = _environment(
             SLACK_BOT_TOKEN=slack.token,
@@ -127,23 +85,20 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
             SLACK_API_URL=slack.url,
             PORT=str(port),
         )
-        with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
-            _wait_healthy(port, process)
+        with process([sys.executable, "-m", "bot", "serve"], environment) as server:
+            wait_healthy(port, server)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
             [posted] = slack.wait_for("chat.postMessage", timeout=20)
             assert "restart_service" in posted.args["text"]
 
-            process.send_signal(signal.SIGTERM)
-            assert process.wait(20) == 0
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(20) == 0
 
 
 def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
-    procfile = (ROOT / "Procfile").read_text()
-    web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
-    port = _free_port()
-    command = web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")
+    port = free_port()
     with FakeSlack() as slack:
         environment = _environment(
             SLACK_BOT_TOKEN=slack.token,
@@ -152,8 +107,8 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
             REDIS_URL=redis_server.url,
             PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
         )
-        with _process(["/bin/sh", "-c", f"exec {command}"], environment) as process:
-            _wait_healthy(port, process)
+        with process(web_command(port), environment) as server:
+            wait_healthy(port, server)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
