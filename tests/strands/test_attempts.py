@@ -18,12 +18,12 @@ from redis.retry import Retry
 from strands.hooks import AfterToolCallEvent
 
 from agent.approval import Decision
-from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
+from agent.attempts import STARTED_CALLS
 from agent.models.scripted import tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable
 from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
-from tests.agent.support import WorkerDied
+from tests.agent.support import WorkerDied, the_rerun_question
 from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
 from tests.outage import StopRedisAfterTool, TimedOutage
@@ -94,15 +94,7 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     stopped = deploys.runnable()(responses)  # the job, redelivered
 
     assert deploys.runs == 1
-    [question] = stopped.interrupts
-    assert question.name == RERUN_INTERRUPT
-    assert question.reason == {
-        "tool": "deploy",
-        "input": {"service": "api"},
-        "toolUseId": "t1",
-        "response": "record",
-        "attempts": 1,
-    }
+    question = the_rerun_question(stopped.interrupts)
     result = deploys.runnable()(_respond(question.id, answer, reason="already out"))
     assert (result.stop_reason, str(result)) == ("end_turn", "ok")
     assert deploys.runs == (2 if answer == "approve" else 1)
