@@ -17,12 +17,17 @@ def blocks_text(message: dict[str, Any]) -> str:
     return json.dumps(message["blocks"])
 
 
-def ask_to_delete(bot: Bot) -> None:
-    """Ask for ``delete /tmp/a``: one approval message names the call, its argument and the deletions rule."""
-    bot.mention("delete /tmp/a")
+def the_approval_asked_for(bot: Bot, request: str) -> str:
+    """Mention the bot with ``request``; the text of the one approval message it posted."""
+    bot.mention(request)
     bot.drain()
     [message] = bot.approval_messages()
-    text = blocks_text(message)
+    return blocks_text(message)
+
+
+def ask_to_delete(bot: Bot) -> None:
+    """Ask for ``delete /tmp/a``: one approval message names the call, its argument and the deletions rule."""
+    text = the_approval_asked_for(bot, "delete /tmp/a")
     assert "Approval needed: delete_files" in text
     assert "/tmp/a" in text
     assert "deletions" in text

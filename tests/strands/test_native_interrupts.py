@@ -15,7 +15,12 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
-from tests.strands.lead_rule import LEAD, approve_as_anyone_then_as_the_lead, ask_to_delete, blocks_text
+from tests.strands.lead_rule import (
+    LEAD,
+    approve_as_anyone_then_as_the_lead,
+    ask_to_delete,
+    the_approval_asked_for,
+)
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
 Factory = Callable[..., Any]
@@ -179,10 +184,7 @@ def test_a_batch_holding_a_gated_tool_is_judged_by_its_rule_and_lists_every_call
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("clean /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = blocks_text(message)
+        text = the_approval_asked_for(bot, "clean /tmp/a")
         assert "delete_files, inspect_files" in text
         assert "deletions" in text
         request = bot.services.approvals.find(bot.approval_id())

@@ -18,7 +18,13 @@ from bot.render import action_ids as ids
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
 from tests.strands.agents import signoff_operations_agent, strands_operations_agent
-from tests.strands.lead_rule import LEAD, approve_as_anyone_then_as_the_lead, ask_to_delete, blocks_text
+from tests.strands.lead_rule import (
+    LEAD,
+    approve_as_anyone_then_as_the_lead,
+    ask_to_delete,
+    blocks_text,
+    the_approval_asked_for,
+)
 from tests.strands.native import (
     DENIED,
     FIXED_KEY,
@@ -123,10 +129,7 @@ def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, fa
 
 def test_a_reason_whose_tool_is_not_a_string_is_published(redis_client: redis.Redis, tmp_path: Path) -> None:
     with running_bot(redis_client, agent_factory=hook_agent_dict_reason, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("delete /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = blocks_text(message)
+        text = the_approval_asked_for(bot, "delete /tmp/a")
         assert "Approval needed: delete_files" in text
         assert "deletions" in text  # the call's tool decides, not what the reason says
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
@@ -142,10 +145,7 @@ def test_an_interrupt_guarding_no_call_says_so_and_gets_only_name_rules_and_the_
         f"rules:\n  - name: inspections\n    match: {{tools: [inspect_files]}}\n    approvers: {{users: [{LEAD}]}}\n"
     )
     with running_bot(redis_client, agent_factory=own_gated_run_agent, policy_path=policy) as bot:
-        bot.mention("inspect /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = blocks_text(message)
+        text = the_approval_asked_for(bot, "inspect /tmp/a")
         assert "could not be determined" in text
         approval = bot.services.approvals.find(bot.approval_id())
         assert approval is not None

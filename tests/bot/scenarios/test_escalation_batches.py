@@ -83,16 +83,6 @@ def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
         assert bot.services.schedule.pending() == 12  # each reminder planned again
 
 
-def _take_and_plan_due_steps(bot: Bot) -> list[Step]:
-    """What a worker does before it writes: claim every due step and plan each against its approval."""
-    services = bot.services
-    steps = services.schedule.take(limit=100)
-    approvals = services.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
-    for step, approval in zip(steps, approvals, strict=True):
-        services.escalator.plan(step, approval)
-    return steps
-
-
 def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twice(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
@@ -102,7 +92,7 @@ def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twic
         services = bot.services
 
         # A worker claims and plans every due step, then dies before writing them.
-        doomed = _take_and_plan_due_steps(bot)
+        doomed = _take_and_plan(bot)
         assert len(doomed) == 5
 
         bot.drain()
@@ -126,7 +116,7 @@ def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
         approval_ids = _requests(bot, 3)
         clock.advance(15 * 60)
         services = bot.services
-        steps = _take_and_plan_due_steps(bot)
+        steps = _take_and_plan(bot)
 
         decided = steps[1].due.approval_id
         bot.click(ids.APPROVE_ACTION, decided, user=APPROVER)
