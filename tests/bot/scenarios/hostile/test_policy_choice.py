@@ -1,5 +1,6 @@
 """Red team: the policy applied to a batch is chosen by rule order, not by what the batch holds."""
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -10,17 +11,21 @@ from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from bot.render import action_ids as ids
 from tests.bot.support.harness import APPROVER, running_bot
 
-POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+
+def _reads_first(tmp_path: Path, reads: str) -> Path:
+    """A policy whose open "reads" rule (its keys ``reads``, in YAML) comes before the lead-only "destructive" one."""
+    path = tmp_path / "policy.yml"
+    path.write_text(
+        "default:\n  approvers: {}\nrules:\n"
+        f"  - name: reads\n{textwrap.indent(textwrap.dedent(reads).strip(), '    ')}\n"
+        "  - name: destructive\n    match: {tools: [delete_files]}\n    approvers:\n      users: [U0LEAD]\n"
+    )
+    return path
+
+
+READ_LOGS = """
     match: {tools: [read_logs]}
     approvers: {}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -59,8 +64,7 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     """Authorized: the batch holds delete_files (only U0LEAD); the earlier 'reads' rule must not let anyone approve."""
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = _reads_first(tmp_path, READ_LOGS)
     with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy) as bot:
         bot.mention("clean up")
         bot.drain()
@@ -75,17 +79,9 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
         assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
 
 
-STRANDS_POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+INSPECT_FILES = """
     match: {tools: [inspect_files]}
     approvers: {}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -95,8 +91,7 @@ def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
     """Authorized, real strands.Agent with a BeforeToolsEvent hook: 'clean' asks delete_files + inspect_files."""
     from tests.strands.native import batch_agent
 
-    policy = tmp_path / "policy.yml"
-    policy.write_text(STRANDS_POLICY)
+    policy = _reads_first(tmp_path, INSPECT_FILES)
     with running_bot(redis_client, agent_factory=batch_agent, policy_path=policy) as bot:
         bot.mention("clean /srv/data")
         bot.drain()
@@ -108,18 +103,10 @@ def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
         assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
 
 
-LOW_RISK_POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+LOW_RISK_READ_LOGS = """
     match: {tools: [read_logs]}
     low_risk: true
     expiry: {after: 1h, outcome: approve}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -129,8 +116,7 @@ def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
     """Authorized/Once: the low-risk rule of read_logs must not auto-approve delete_files in the same batch."""
     from bot.domain.clock import ManualClock
 
-    policy = tmp_path / "policy.yml"
-    policy.write_text(LOW_RISK_POLICY)
+    policy = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy, clock=clock) as bot:
         bot.mention("clean up")
