@@ -20,6 +20,7 @@ from bot.render import grant_form
 from bot.render.texts import standing_approvals
 from bot.sandbox import slack_requests
 from bot.store.grants import Call, GrantStore
+from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,
@@ -55,29 +56,12 @@ def bot(redis_client: redis.Redis, tmp_path: Path, clock: ManualClock) -> Iterat
 
 
 def _grant_button(message: dict[str, Any], seconds: int) -> dict[str, Any]:
-    buttons = [
-        element
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_AND_ALLOW_ACTION
-    ]
-    [button] = [button for button in buttons if button["value"].startswith(f"{seconds}~")]
+    [button] = [button for button in grant_buttons(message) if button["value"].startswith(f"{seconds}~")]
     return dict(button)
 
 
 def _approve_and_allow(bot: Bot, seconds: int, *, user: str = APPROVER, value: str | None = None) -> None:
-    message = bot.approval_messages()[-1]
-    click = slack_requests.block_actions(
-        action_id=ids.APPROVE_AND_ALLOW_ACTION,
-        user_id=user,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        thread_ts=message.get("thread_ts"),
-        value=value or _grant_button(message, seconds)["value"],
-        blocks=message["blocks"],
-    )
-    assert bot.poster.post_action(click).status == 200
+    approve_and_allow(bot, value or _grant_button(bot.approval_messages()[-1], seconds)["value"], user=user)
     bot.drain()
 
 
