@@ -143,15 +143,8 @@ class Bot:
     ) -> PostResult:
         """Someone submits the deny modal (opened by clicking Deny first, unless ``view`` is given)."""
         view = view if view is not None else self.open_deny(approval_id, user=user)
-        payload = slack_requests.view_submission(
-            callback_id=ids.DENY_MODAL_CALLBACK,
-            user_id=user,
-            view_id=view["id"],
-            external_id=view.get("external_id", ""),
-            private_metadata=view["private_metadata"],
-            values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}},
-        )
-        return self.poster.post_view_submission(payload)
+        values = {ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}}
+        return self._submit(view, ids.DENY_MODAL_CALLBACK, user=user, values=values)
 
     def open_edit(self, approval_id: str, *, user: str) -> dict[str, Any]:
         """Someone clicks Edit on the approval message: the form the bot opened for them."""
@@ -163,13 +156,17 @@ class Bot:
     def submit_edit(self, view: dict[str, Any], *, user: str, changes: dict[str, Any]) -> PostResult:
         """Someone submits the edit form ``view``: the fields named in ``changes`` (by label) set to those values
         (a text, a choice, a tick), the others as the form showed them, in Slack's state shapes."""
+        return self._submit(view, ids.EDIT_MODAL_CALLBACK, user=user, values=edit_form_state(view, changes))
+
+    def _submit(self, view: dict[str, Any], callback_id: str, *, user: str, values: dict[str, Any]) -> PostResult:
+        """``user`` submits the modal ``view`` (opened under ``callback_id``) with its inputs holding ``values``."""
         payload = slack_requests.view_submission(
-            callback_id=ids.EDIT_MODAL_CALLBACK,
+            callback_id=callback_id,
             user_id=user,
             view_id=view["id"],
             external_id=view.get("external_id", ""),
             private_metadata=view["private_metadata"],
-            values=edit_form_state(view, changes),
+            values=values,
         )
         return self.poster.post_view_submission(payload)
 
