@@ -16,9 +16,7 @@ import pytest
 import redis
 
 from bot.domain.clock import ManualClock
-from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
-from bot.slack.delivery import Deliverer
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, SECOND_APPROVER, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
@@ -54,12 +52,7 @@ def test_a_stalled_older_update_never_stays_over_the_decision(
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)  # a vote: its update is queued
     held = HeldClient("chat_update", token=bot.slack.token, base_url=bot.slack.url)
-    stalled = Deliverer(
-        clients=OneWorkspace(held),
-        approvals=bot.services.approvals,
-        outbox=bot.services.outbox,
-        redis_client=bot.services.redis,
-    )
+    stalled = bot.deliverer_through(held)
     first = threading.Thread(target=stalled.deliver_due)
     first.start()
     assert held.waiting.wait(10)  # rendered "1 of 3", its chat.update not yet at Slack

@@ -13,17 +13,20 @@ from typing import Any
 
 import redis
 from pydantic import SecretStr
+from slack_sdk import WebClient
 
 from agent import Agent
 from agent.demo import build_operations_agent
 from bot.api import openapi
 from bot.domain.records import session_id_for
+from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
+from bot.slack.delivery import Deliverer
 from bot.slack.http import guarded_wsgi_app
 from bot.store import keys
 from bot.worker import Worker
@@ -64,6 +67,15 @@ class Bot:
             if not jobs and not fired and not delivered:
                 return
         raise AssertionError("the worker did not settle")
+
+    def deliverer_through(self, client: WebClient) -> Deliverer:
+        """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""
+        return Deliverer(
+            clients=OneWorkspace(client),
+            approvals=self.services.approvals,
+            outbox=self.services.outbox,
+            redis_client=self.services.redis,
+        )
 
     def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
         """Mention the bot with a request that needs an approval; return (approval id, session id)."""
