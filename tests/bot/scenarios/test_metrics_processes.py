@@ -9,14 +9,12 @@ import httpx
 import pytest
 import redis
 
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.scrapes import Scrape
 from tests.bot.support.web_processes import (
+    ask_then_approve,
     bot_settings,
-    click_approve,
     free_port,
     process,
     wait_healthy,
@@ -39,11 +37,7 @@ def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
         ):
             wait_healthy(port, web)
             wait_healthy(metrics_port, None)
-            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
-                assert poster.post_event(event).status == 200
-            slack.wait_for("chat.postMessage", timeout=20)
-            click_approve(port, slack)
+            ask_then_approve(port, slack)
 
             web_metrics = f"http://127.0.0.1:{port}/metrics"
             for _ in range(

@@ -42,6 +42,7 @@ from tests.bot.support.harness import (
     is_decided,
     message_click,
 )
+from tests.bot.support.processes import run_bot
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLY = "checkout: 3 replicas restarted"
@@ -272,15 +273,7 @@ def test_socket_mode_needs_an_app_token(app_token: str | None, expected: str) ->
     overrides = {"SLACK_BOT_TOKEN": "xoxb-test-token"}
     if app_token is not None:
         overrides["SLACK_APP_TOKEN"] = app_token
-    completed = subprocess.run(
-        [sys.executable, "-m", "bot", "socket"],
-        cwd=ROOT,
-        env=_environment(**overrides),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = run_bot(["socket"], **overrides)
 
     assert completed.returncode == 2, completed.stderr
     assert expected in completed.stderr

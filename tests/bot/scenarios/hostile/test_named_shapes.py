@@ -1,5 +1,7 @@
 """A signed request whose fields the listeners could not read is a 400 naming the field, and decides nothing."""
 
+from typing import Any
+
 import pytest
 
 from bot.render import action_ids as ids
@@ -51,7 +53,7 @@ def test_a_deny_modal_the_listener_could_not_read_is_a_400_naming_the_field(bot:
     _assert_refused_naming(named, result, bot, approval_id)
 
 
-EVENTS = {
+EVENTS: dict[str, dict[str, Any]] = {
     "event.ts must be a Slack timestamp": {"ts": "1e999"},
     "event.text must be a string": {"text": None},
     "event.user must be a string": {"user": 5},

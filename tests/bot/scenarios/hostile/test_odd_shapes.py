@@ -83,7 +83,7 @@ def test_odd_view_submissions_are_never_a_500(bot: Bot, name: str) -> None:
     assert result.status < 500, (result.status, result.body[:300])
 
 
-EVENT_MUTATIONS = {
+EVENT_MUTATIONS: dict[str, dict[str, Any]] = {
     "ts_text": {"ts": "abc"},
     "ts_huge": {"ts": "1e999"},
     "ts_int": {"ts": 17},
