@@ -4,18 +4,8 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 ``test_providers.py``.
 """
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.agent.providers import RESTART_SPEC as SPEC
 from tests.agent.providers import AnthropicDouble, restart_conversation, restarting_again
-
-
-@pytest.fixture
-def anthropic_api() -> Iterator[AnthropicDouble]:
-    with AnthropicDouble.serving() as double:
-        yield double
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(anthropic_api: AnthropicDouble) -> None:

@@ -6,19 +6,12 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 """
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from agent.models.base import ModelError
 from tests.agent.providers import RESTART_SPEC as SPEC
 from tests.agent.providers import OpenAIDouble, restart_conversation, restarting_again, tool_call
-
-
-@pytest.fixture
-def openai_api() -> Iterator[OpenAIDouble]:
-    with OpenAIDouble.serving() as double:
-        yield double
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(openai_api: OpenAIDouble) -> None:
