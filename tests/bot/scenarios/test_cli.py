@@ -76,15 +76,17 @@ def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     assert "Do not retry" not in completed.stdout
 
 
+def _served_by(slack: FakeSlack, **values: str) -> dict[str, str]:
+    """The environment of a bot answering signed requests for ``slack``, with ``values``."""
+    return _environment(
+        SLACK_BOT_TOKEN=slack.token, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack.url, **values
+    )
+
+
 def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
     port = free_port()
     with FakeSlack() as slack:
-        environment = _environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            PORT=str(port),
-        )
+        environment = _served_by(slack, PORT=str(port))
         with process([sys.executable, "-m", "bot", "serve"], environment) as server:
             wait_healthy(port, server)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
@@ -100,12 +102,8 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
 def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
     port = free_port()
     with FakeSlack() as slack:
-        environment = _environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_server.url,
-            PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        environment = _served_by(
+            slack, REDIS_URL=redis_server.url, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
         )
         with process(web_command(port), environment) as server:
             wait_healthy(port, server)
