@@ -17,6 +17,7 @@ from bot.render import action_ids as ids
 from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.policy_files import write
 from tests.bot.support.restarts import approved_after_a_restart
 from tests.strands.agents import (
     completions,
@@ -178,8 +179,7 @@ rules:
 def test_a_rule_decides_by_itself_for_either_runtime(
     redis_client: redis.Redis, factory: Factory, tmp_path: Any
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(TIERED)
+    policy = write(tmp_path, TIERED)
     with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
         allowed = _start(bot, "restart checkout")
         assert is_decided(bot.approval_messages()[0])

@@ -152,13 +152,15 @@ def test_repeat_walks_the_whole_ladder_again_then_stops(redis_client: redis.Redi
         assert len(posted) == 3  # the one-level ladder, walked three times
 
 
-def test_reminders_nudge_the_thread_until_a_decision(redis_client: redis.Redis, tmp_path: Path) -> None:
-    rules = """\
+REMINDERS_EVERY_15M = """\
     - name: service-changes
       match: {tools: [restart_service]}
       reminders: {every: 15m}
     """
-    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+
+
+def test_reminders_nudge_the_thread_until_a_decision(redis_client: redis.Redis, tmp_path: Path) -> None:
+    with _bot(redis_client, tmp_path, REMINDERS_EVERY_15M) as (bot, clock):
         _ask(bot)
         assert [text for text in _later(bot, clock, 15) if "Still waiting" in text]
         assert [text for text in _later(bot, clock, 15) if "Still waiting" in text]
@@ -287,12 +289,7 @@ def test_a_decision_from_the_on_call_dm_updates_both_messages(redis_client: redi
 
 
 def test_two_workers_ticking_the_same_schedule_fire_each_item_once(redis_client: redis.Redis, tmp_path: Path) -> None:
-    rules = """\
-    - name: service-changes
-      match: {tools: [restart_service]}
-      reminders: {every: 15m}
-    """
-    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+    with _bot(redis_client, tmp_path, REMINDERS_EVERY_15M) as (bot, clock):
         for index in range(20):
             bot.mention(f"restart checkout {index}")
         bot.drain()

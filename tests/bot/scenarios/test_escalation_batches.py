@@ -1,6 +1,5 @@
 """The escalation tick in batches: a few round trips whatever is due, each step written only while its claim holds."""
 
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.policy_files import write
 
 REMINDERS = """\
 rules:
@@ -27,8 +27,7 @@ LEASE_S = 60
 
 @contextmanager
 def _bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[tuple[Bot, ManualClock]]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(textwrap.dedent(REMINDERS))
+    policy = write(tmp_path, REMINDERS)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         yield bot, clock

@@ -32,6 +32,7 @@ from tests.bot.support.harness import (
     is_decided,
     running_bot,
 )
+from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 
 POLICY = """\
@@ -49,8 +50,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def bot(redis_client: redis.Redis, tmp_path: Path, clock: ManualClock) -> Iterator[Bot]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as running:
         yield running
 
@@ -304,8 +304,7 @@ def _submit_similar(bot: Bot, view: dict[str, Any], *, fields: list[str], second
 def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others(
     redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(SCALING)
+    policy = write(tmp_path, SCALING)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.ask("scale checkout to 5")
         view = _open_similar(bot)  # the loopback Slack checks it as views.open does
@@ -346,8 +345,7 @@ def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others
 def test_allow_similar_is_not_offered_for_one_field_and_a_forged_click_opens_nothing(
     redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.ask("restart checkout")  # one field: the exact call is all there is to allow
         message = bot.approval_messages()[-1]

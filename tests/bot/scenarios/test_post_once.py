@@ -27,6 +27,7 @@ from state import RedisServer
 from tests.bot.support.doomed_worker import kill, worker_process
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.policy_files import write
 
 LEASE_S = 30  # the outbox lease: an entry whose holder died comes back after it
 
@@ -181,8 +182,7 @@ class _AnswerLostForDms(WebClient):
 
 
 def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client: redis.Redis, tmp_path: Path) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(ON_CALL_POLICY)
+    policy = write(tmp_path, ON_CALL_POLICY)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.mention("restart checkout")

@@ -7,7 +7,6 @@ message ends showing the stored decision, without buttons.
 """
 
 import json
-import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, SECOND_APPROVER, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.policy_files import write
 
 QUORUM = """\
 rules:
@@ -32,8 +32,7 @@ rules:
 
 @pytest.fixture
 def quorum_bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[tuple[Bot, ManualClock]]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(textwrap.dedent(QUORUM))
+    policy = write(tmp_path, QUORUM)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         yield bot, clock
