@@ -1,9 +1,10 @@
-"""What the odd- and named-shape scenarios share: a thread reply with fields changed, and the decision left after."""
+"""What the odd- and named-shape scenarios share: a click or a thread reply with fields changed; the decision left."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.domain.records import Decision
+from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import PostResult
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot
@@ -22,6 +23,20 @@ def reply_in_a_new_thread(bot: Bot, changes: Mapping[str, Any]) -> tuple[str, st
     result = bot.poster.post_event(body)
     bot.drain()
     return approval_id, thread_ts, result
+
+
+def click_with(bot: Bot, change: Callable[[dict[str, Any]], object]) -> tuple[str, PostResult]:
+    """Ask for an approval, then click Approve on it as the approver, ``change`` made to the click's payload.
+
+    Returns:
+        The approval's id and the bot's answer to the click.
+    """
+    approval_id, _ = bot.ask()
+    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    change(payload)
+    result = bot.poster.post_action(payload)
+    bot.drain()
+    return approval_id, result
 
 
 def decision_of(bot: Bot, approval_id: str) -> Decision | None:

@@ -6,8 +6,8 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox.slack_requests import PostResult
-from tests.bot.scenarios.hostile.shapes import decision_of, reply_in_a_new_thread
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, reply_in_a_new_thread
+from tests.bot.support.harness import CHANNEL, Bot, deny_submission
 
 
 def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:
@@ -26,11 +26,7 @@ CLICKS = {
 
 @pytest.mark.parametrize("named", sorted(CLICKS))
 def test_a_click_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
-    CLICKS[named](payload)
-    result = bot.poster.post_action(payload)
-    bot.drain()
+    approval_id, result = click_with(bot, CLICKS[named])
     _assert_refused_naming(named, result, bot, approval_id)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
-from tests.bot.scenarios.hostile.shapes import decision_of, reply_in_a_new_thread
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, reply_in_a_new_thread
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, deny_submission
 
 
@@ -50,11 +50,7 @@ ACTION_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(ACTION_MUTATIONS))
 def test_odd_block_actions_are_never_a_500_and_the_bot_keeps_deciding(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
-    ACTION_MUTATIONS[name](payload)
-    result = bot.poster.post_action(payload)
-    bot.drain()
+    approval_id, result = click_with(bot, ACTION_MUTATIONS[name])
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
     assert decision_of(bot, approval_id) is not None

@@ -9,7 +9,7 @@ import redis
 from agent import Agent, BeforeToolsEvent, HookRegistry, tool
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, running_bot
+from tests.bot.support.harness import APPROVER, Bot, running_bot
 
 
 def _reads_first(tmp_path: Path, reads: str) -> Path:
@@ -60,6 +60,15 @@ def _batch_gated_agent(*, session_id: str, store: Any) -> Agent:
     )
 
 
+def _assert_an_approvers_click_decides_nothing(bot: Bot, approval_id: str) -> None:
+    """Only U0LEAD may approve the batch: the approver's click is answered and leaves it undecided."""
+    assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+    bot.drain()
+    approval = bot.services.approvals.find(approval_id)
+    assert approval is not None
+    assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+
+
 def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
@@ -72,11 +81,7 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
         approval = bot.services.approvals.find(approval_id)
         assert approval is not None
         assert {call.tool for call in approval.request.calls} == {"read_logs", "delete_files"}
-        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        bot.drain()
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+        _assert_an_approvers_click_decides_nothing(bot, approval_id)
 
 
 INSPECT_FILES = """
@@ -96,11 +101,7 @@ def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
         bot.mention("clean /srv/data")
         bot.drain()
         approval_id = bot.approval_id(-1)
-        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        bot.drain()
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+        _assert_an_approvers_click_decides_nothing(bot, approval_id)
 
 
 LOW_RISK_READ_LOGS = """
