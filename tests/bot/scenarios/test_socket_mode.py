@@ -306,14 +306,8 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
             message = slack.message(CHANNEL, posted.response["ts"])
             approval_id = approval_id_of(message)
             assert approval_id is not None
-            click = slack_requests.block_actions(
-                action_id=ids.APPROVE_ACTION,
-                user_id=APPROVER,
-                channel_id=CHANNEL,
-                message_ts=message["ts"],
-                thread_ts=message.get("thread_ts"),
-                value=approval_id,
-                blocks=message.get("blocks"),
+            click = message_click(
+                slack, ids.APPROVE_ACTION, approval_id, user=APPROVER, channel=CHANNEL, message=message
             )
             server.wait_for_ack(server.push_interactive(click))
             slack.wait_for("chat.postMessage", lambda call: call.args.get("text") == REPLY, timeout=10)
