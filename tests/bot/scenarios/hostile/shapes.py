@@ -1,4 +1,4 @@
-"""What the odd- and named-shape scenarios share: a click or a thread reply with fields changed; the decision left."""
+"""What the odd- and named-shape scenarios share: a click, a deny or a thread reply with fields changed."""
 
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -7,7 +7,7 @@ from bot.domain.records import Decision
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
 from bot.sandbox.slack_requests import PostResult
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
 
 
 def reply_in_a_new_thread(bot: Bot, changes: Mapping[str, Any]) -> tuple[str, str, PostResult]:
@@ -35,6 +35,20 @@ def click_with(bot: Bot, change: Callable[[dict[str, Any]], object]) -> tuple[st
     payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     change(payload)
     result = bot.poster.post_action(payload)
+    bot.drain()
+    return approval_id, result
+
+
+def deny_with(bot: Bot, change: Callable[[dict[str, Any]], object]) -> tuple[str, PostResult]:
+    """Ask for an approval, then submit its deny modal with ``change`` made to the submission.
+
+    Returns:
+        The approval's id and the bot's answer to the submission.
+    """
+    approval_id, _ = bot.ask()
+    payload = deny_submission(approval_id)
+    change(payload)
+    result = bot.poster.post_view_submission(payload)
     bot.drain()
     return approval_id, result
 

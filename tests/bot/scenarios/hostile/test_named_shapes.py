@@ -6,8 +6,8 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox.slack_requests import PostResult
-from tests.bot.scenarios.hostile.shapes import click_with, decision_of, reply_in_a_new_thread
-from tests.bot.support.harness import CHANNEL, Bot, deny_submission
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
+from tests.bot.support.harness import CHANNEL, Bot
 
 
 def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:
@@ -41,11 +41,7 @@ SUBMISSIONS = {
 
 @pytest.mark.parametrize("named", sorted(SUBMISSIONS))
 def test_a_deny_modal_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = deny_submission(approval_id)
-    SUBMISSIONS[named](payload)
-    result = bot.poster.post_view_submission(payload)
-    bot.drain()
+    approval_id, result = deny_with(bot, SUBMISSIONS[named])
     _assert_refused_naming(named, result, bot, approval_id)
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.sandbox import slack_requests
-from tests.bot.scenarios.hostile.shapes import click_with, decision_of, reply_in_a_new_thread
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, deny_submission
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot
 
 
 def _set(path: str, value: Any) -> Any:
@@ -71,11 +71,7 @@ VIEW_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(VIEW_MUTATIONS))
 def test_odd_view_submissions_are_never_a_500(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = deny_submission(approval_id)
-    VIEW_MUTATIONS[name](payload)
-    result = bot.poster.post_view_submission(payload)
-    bot.drain()
+    _, result = deny_with(bot, VIEW_MUTATIONS[name])
     assert result.status < 500, (result.status, result.body[:300])
 
 
