@@ -397,7 +397,7 @@ class Agent:
                     self._session.save_retrying(self.messages, self.state, self._interrupt_state, within_s=retry_for_s)
                 else:
                     self._session.save(self.messages, self.state, self._interrupt_state)
-            except Exception:
+            except Exception:  # boundary: whatever failed the save, memory is rolled back and the error raised
                 del self.messages[self._session.stored_messages :]  # memory must not run ahead of what Redis holds
                 raise
 

@@ -70,6 +70,7 @@ def operations_tools(inventory: dict[str, Service]) -> list[AgentTool]:
 
         Args:
             service: Service name.
+            tool_context: Injected by the agent (not in the tool's schema); its idempotency key marks the log line.
         """
         target = find(service)
         target.log.append(f"restart requested (key {tool_context.idempotency_key[:8]})")

@@ -31,8 +31,9 @@ class HookEvent:
 
 @dataclass
 class BeforeInvocationEvent(HookEvent, Interruptible):
-    """Before the agent works on a new prompt or a resume; ``interrupt()`` here is an
-    invocation-scoped gate ("approve this whole run") whose answer holds until the run ends.
+    """Before the agent works on a new prompt or a resume.
+
+    ``interrupt()`` here is an invocation-scoped gate ("approve this whole run") whose answer holds until the run ends.
     """
 
     messages: list[Message]

@@ -110,7 +110,7 @@ class AgentTool:
             value = self.func(**kwargs)
         except InterruptException:
             raise
-        except Exception as error:  # a tool's failure is reported to the model, not raised
+        except Exception as error:  # boundary: a tool's failure, whatever it is, is reported to the model, not raised
             return error_result(tool_use_id, f"{self.name} failed: {type(error).__name__}: {error}")
         return _as_result(tool_use_id, value)
 

@@ -21,7 +21,6 @@ import hmac
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import redis
 
 from bench.fixtures import synthetic_request
 from bench.round_trips import commands_sent
+from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.render import action_ids as ids
 from bot.store.approvals import ApprovalStore
@@ -51,12 +51,6 @@ _WARMUP = 100
 _APPS = ("bare", "bare+rt", "ours")  # bare+rt: bare plus one round trip of a script that does nothing
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class _AuthTestHandler(BaseHTTPRequestHandler):
     """The Web API methods the apps call while serving clicks: ``auth.test`` (once per process) and
     ``conversations.members`` (once a minute: the bot caches who is in the channel)."""
@@ -67,12 +61,7 @@ class _AuthTestHandler(BaseHTTPRequestHandler):
             answer = {"ok": True, "members": [APPROVER, "U0BOT"], "response_metadata": {"next_cursor": ""}}
         else:
             answer = {"ok": True, "team_id": "T0BENCH", "user_id": "U0BOT", "bot_id": "B0BOT"}
-        body = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, answer)
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
@@ -94,7 +83,7 @@ def slack_api() -> Iterator[str]:
 @contextmanager
 def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Iterator[int]:
     """Serve ``bench.ack_apps:<factory>()`` with gunicorn; yield its port."""
-    port = _free_port()
+    port = free_port()
     environment = {
         **os.environ,
         "BENCH_SIGNING_SECRET": SECRET,
@@ -109,21 +98,10 @@ def gunicorn(factory: str, *, workers: int, redis_url: str, api_url: str) -> Ite
     ]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=environment)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                connection.request("GET", "/healthz")
-                if connection.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"gunicorn ({factory}) did not start") from None
-                time.sleep(0.05)
+        wait_healthy(port, [process], failure=f"gunicorn ({factory}) did not start")
         yield port
     finally:
-        process.terminate()
-        process.wait(10)
+        stop([process], grace_s=10)
 
 
 def _pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0) -> list[ApprovalRequest]:

@@ -22,13 +22,11 @@ import collections
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,9 +34,11 @@ from typing import Any, Final
 
 import redis
 
-from bench.chaos_people import SHAPES, People, Session, is_final_answer, live_approval_id, shown_approval_id
+from bench.chaos_people import SHAPES, People, Session, is_final_answer
+from bench.serving import free_port, stop, wait_healthy
+from bot.loopback_slack.slack_requests import SignedPoster
+from bot.render import blocks
 from bot.sandbox.people import CHANNEL
-from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
@@ -61,17 +61,11 @@ rules:
 _RECOVERY_LIMIT_S: Final = 120.0
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class ChaosRedis:
     """A Redis server that can be killed and started again on its port with its data (AOF, fsync always)."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._data_dir = data_dir
         self._process: subprocess.Popen[bytes] | None = None
@@ -113,25 +107,10 @@ def _processes(environment: dict[str, str], *, workers: int, port: int, logs: Pa
     web = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=web_log, stderr=web_log)
     running: list[Any] = [_worker(environment, logs) for _ in range(workers)]
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline or web.poll() is not None:
-                    raise RuntimeError(f"the web process did not start; see {logs / 'web.log'}") from None
-                time.sleep(0.1)
+        wait_healthy(port, [web], failure=f"the web process did not start; see {logs / 'web.log'}")
         yield running
     finally:
-        for process in [web, *running]:
-            process.terminate()
-        for process in [web, *running]:
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop([web, *running])
         web_log.close()
 
 
@@ -204,12 +183,12 @@ def _report(
     ran_denied = sum(1 for ticket in denied if ran[ticket] > 0)
 
     visible = [m for m in slack.messages(CHANNEL) if m.get("user") == slack.bot_user_id]
-    shown = collections.Counter(shown_approval_id(m) for m in visible if shown_approval_id(m) is not None)
+    shown = collections.Counter(shown for shown in map(blocks.approval_id_shown, visible) if shown is not None)
     answers = collections.Counter(str(m.get("thread_ts")) for m in visible if is_final_answer(m, slack.bot_user_id))
     duplicates = sum(count - 1 for count in shown.values()) + sum(count - 1 for count in answers.values())
     stale = 0
     for message in visible:
-        live_id = live_approval_id(message)
+        live_id = blocks.approval_id_shown(message, live=True)
         approval = approvals.get(live_id) if live_id is not None else None
         if live_id is not None and (
             approval is None or approval.decision is not None or approval.request.message_ts != message["ts"]
@@ -258,7 +237,7 @@ def _unfinished(stuck: list[Session], driver_errors: list[Session], slack: Sandb
     lines = []
     for session in stuck[:5]:
         thread = slack.messages(CHANNEL, session.thread_ts) if session.thread_ts else []
-        live = [live_approval_id(m) for m in thread if live_approval_id(m) is not None]
+        live = [found for m in thread if (found := blocks.approval_id_shown(m, live=True)) is not None]
         said = [str(m.get("text", ""))[:80] for m in thread if m.get("user") == slack.bot_user_id][-2:]
         where = f"{session.ticket} ({session.shape}), thread {session.thread_ts}"
         lines.append(f"    stuck: {where}: live {live}, last {said}")
@@ -285,7 +264,7 @@ def main() -> None:
         server.start()
         client = redis.Redis.from_url(server.url)
         slack = SandboxSlack(token=TOKEN, redis_client=client).start()
-        port = _free_port()
+        port = free_port()
         slack.connect(SignedPoster(f"http://127.0.0.1:{port}", SECRET))
         environment = {
             **os.environ,

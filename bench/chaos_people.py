@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from bench.chaos_agent import FINAL_PREFIX
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import PageError, SandboxSlack
 
@@ -44,25 +44,6 @@ class Session:
     acted: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     """What stopped the bench's own driver of this session, if anything did (not the bot's doing)."""
-
-
-def live_approval_id(message: dict[str, Any]) -> str | None:
-    """The approval id of a message that still shows Approve / Deny buttons."""
-    for block in message.get("blocks") or []:
-        block_id = str(block.get("block_id", ""))
-        if block_id.startswith(blocks.ACTIONS_BLOCK_PREFIX):
-            return block_id.removeprefix(blocks.ACTIONS_BLOCK_PREFIX)
-    return None
-
-
-def shown_approval_id(message: dict[str, Any]) -> str | None:
-    """The approval id of an approval message, live or decided."""
-    for block in message.get("blocks") or []:
-        block_id = str(block.get("block_id", ""))
-        for prefix in (blocks.ACTIONS_BLOCK_PREFIX, blocks.DECISION_BLOCK_PREFIX):
-            if block_id.startswith(prefix):
-                return block_id.removeprefix(prefix)
-    return None
 
 
 def is_final_answer(message: dict[str, Any], bot_user_id: str) -> bool:
@@ -94,7 +75,7 @@ class People:
                 session.finished_at = time.monotonic()
                 return
             for message in thread:
-                approval_id = live_approval_id(message)
+                approval_id = blocks.approval_id_shown(message, live=True)
                 last = session.acted.get(approval_id or "")
                 if approval_id is None or (last is not None and time.monotonic() - last < _AGAIN_AFTER_S):
                     continue

@@ -51,6 +51,7 @@ from urllib.parse import parse_qs, quote
 
 import redis
 
+from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.slack.web_client import KeepAliveWebClient
@@ -175,13 +176,7 @@ class _SlackHandler(BaseHTTPRequestHandler):
             if isinstance(args.get(name), str):
                 args[name] = json.loads(args[name])
         answer, then = self.slack.answer(self.path.rsplit("/", 1)[-1], args)
-        body = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        send_json(self, answer)
         then()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -189,12 +184,6 @@ class _SlackHandler(BaseHTTPRequestHandler):
 
 
 # ---------------------------------------------------------------------------------------------- the processes
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _environment(redis_url: str, slack_url: str, *, concurrency: int, model_delay_s: float) -> dict[str, str]:
@@ -258,7 +247,7 @@ def procfile(
     redis_url: str, slack_url: str, *, web_workers: int, workers: int, concurrency: int, model_delay_s: float
 ) -> Iterator[Bot]:
     """The Procfile's web (gunicorn, as the Procfile runs it) and worker processes, started and ready."""
-    port = _free_port()
+    port = free_port()
     environment = _environment(redis_url, slack_url, concurrency=concurrency, model_delay_s=model_delay_s)
     web = [
         sys.executable, "-m", "gunicorn", "bot.slack.http:create_wsgi()", "--bind", f"127.0.0.1:{port}",
@@ -272,26 +261,10 @@ def procfile(
     )
     processes = [bot.web, *bot.workers]
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                connection.request("GET", "/healthz")
-                if connection.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or any(process.poll() is not None for process in processes):
-                    raise RuntimeError("the bot's processes did not start") from None
-                time.sleep(0.05)
+        wait_healthy(port, processes, failure="the bot's processes did not start")
         yield bot
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(processes)
 
 
 # ---------------------------------------------------------------------------------------------- Slack's requests

@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.outbox [--entries 600] [--channels 30] [--latency-ms 5] [--concurrency 8] [--rounds 3]``
 
-One real Redis and the loopback Slack Web API (``bot.sandbox.slack_api``, in a process of its own so
+One real Redis and the loopback Slack Web API (``bot.loopback_slack``, in a process of its own so
 that it does not compete with the delivering threads for this one's interpreter lock), which answers
 each ``chat.postMessage`` after ``--latency-ms`` (Slack's own answer time is tens of milliseconds).
 Each run queues ``--entries`` posts spread over ``--channels`` channels, then delivers them
@@ -29,7 +29,7 @@ import redis
 from slack_sdk import WebClient
 
 from bot.domain.workspaces import OneWorkspace
-from bot.sandbox.slack_api import FakeSlack
+from bot.loopback_slack import LoopbackSlack
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
 from bot.store.approvals import ApprovalStore
@@ -39,7 +39,7 @@ from state import RedisServer
 
 def _serve_slack(commands: Connection) -> None:
     """The loopback Slack in this (child) process, driven by ``commands``: its address, then reset / calls / stop."""
-    with FakeSlack() as slack:
+    with LoopbackSlack() as slack:
         commands.send((slack.url, slack.token))
         while True:
             command, *args = commands.recv()

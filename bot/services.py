@@ -129,8 +129,10 @@ def redis_retry(budget_s: float) -> Retry:
 
 
 class _CountedRetry(Retry):
-    """redis-py's ``Retry`` that counts every failed attempt (``signoff_redis_errors_total``): the one place every
-    command of the bot's clients passes through when the server cannot be reached."""
+    """redis-py's ``Retry`` that counts every failed attempt (``signoff_redis_errors_total``).
+
+    The one place every command of the bot's clients passes through when the server cannot be reached.
+    """
 
     def call_with_retry(self, do: Callable[[], Any], fail: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def counted(error: Exception, *rest: Any) -> Any:
@@ -160,8 +162,10 @@ def connect_redis(url: str, *, retry_s: float, cluster: ClusterMode = "auto") ->
 
 
 def _is_cluster(url: str) -> bool:
-    """Whether ``url`` names a node of a Redis Cluster (a server that cannot be asked is taken as one server:
-    the start-up check then reports it)."""
+    """Whether ``url`` names a node of a Redis Cluster.
+
+    A server that cannot be asked is taken as one server: the start-up check then reports it.
+    """
     probe = redis.Redis.from_url(url, socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
     try:
         return str(probe.info("cluster").get("cluster_enabled", 0)) == "1"

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.domain.errors import SetupError
 from bot.observe.logs import LogFormat, LogLevel
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
@@ -49,18 +50,39 @@ def redis_url_problem(url: str) -> str | None:
 
 
 class LogSettings(BaseSettings):
-    """How the process logs: read first, before anything else can log."""
+    """How the process logs and traces: read first, before anything else can log."""
 
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore")
 
     log_format: LogFormat = "text"
     """``text`` (human-readable lines) or ``json`` (one JSON object per line, for a log pipeline)."""
     log_level: LogLevel = "INFO"
+    otel_exporter_otlp_endpoint: str | None = None
+    """OpenTelemetry's collector (OTLP/HTTP, e.g. ``http://localhost:4318``): set, the bot sends traces there
+    (with the ``otel`` extra installed, else a warning; the exporter reads OpenTelemetry's other ``OTEL_*``
+    variables)."""
+    otel_exporter_otlp_traces_endpoint: str | None = None
+    """The same for traces alone, the whole URL (``http://localhost:4318/v1/traces``)."""
 
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("otel_exporter_otlp_endpoint", "otel_exporter_otlp_traces_endpoint")
+    @classmethod
+    def _collector_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        split = urlsplit(value)
+        if split.scheme not in ("http", "https") or not split.hostname:
+            raise ValueError("must be an http:// or https:// URL of an OTLP/HTTP collector")
+        return value
+
+    @property
+    def traces(self) -> bool:
+        """Whether this process sends traces (an OTLP endpoint is set)."""
+        return bool(self.otel_exporter_otlp_endpoint or self.otel_exporter_otlp_traces_endpoint)
 
 
 class Settings(LogSettings):
@@ -125,7 +147,7 @@ class Settings(LogSettings):
         return self.slack_client_id is not None and self.slack_bot_token is None
 
 
-class ConfigError(Exception):
+class ConfigError(SetupError):
     """Settings are missing or malformed; the message says which and how to fix it."""
 
 

@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import redis
+from opentelemetry.trace import SpanKind
 
 from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, SessionRunner
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
@@ -154,8 +155,10 @@ class Worker:
         return fired
 
     def run_forever(self) -> None:
-        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``; then hand back waiting
-        retries and leave the group."""
+        """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
+
+        Then hand back waiting retries and leave the group.
+        """
         self.queue.ensure_group()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
@@ -217,7 +220,7 @@ class Worker:
         while not self._stop.is_set():
             try:
                 step()
-            except Exception:
+            except Exception:  # boundary: the worker's loops outlive any bug in one step
                 logger.exception("worker=<%s> | step failed; continuing", self.consumer)
                 time.sleep(1)
             # A failing step still counts: the loop is alive (a Redis outage is readiness, not liveness).
@@ -235,10 +238,23 @@ class Worker:
     def _handle(self, job: Job) -> None:
         session = _session_key(job)
         session_id = None if session.startswith("job:") else session
-        with log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id):
+        kind = tracing.name_part(job.kind, JobKind)  # stored data: never a span's name as it is
+        attributes: tracing.Attributes = {"signoff.job.kind": kind, "signoff.job.deliveries": job.deliveries}
+        with (
+            log_context(job_id=job.job_id, job_kind=job.kind, session_id=session_id),
+            tracing.span(
+                f"job {kind}",
+                parent=job.traceparent,
+                kind=SpanKind.CONSUMER,
+                attributes=attributes,
+            ) as span,
+        ):
             started = time.monotonic()
             outcome = self._handle_job(job)
             took_s = time.monotonic() - started
+            span.set_attribute("signoff.job.outcome", outcome)
+            if outcome != "done":  # the exception, when there was one, is recorded on it already
+                tracing.failed(span, outcome)
             metrics.job_handled(kind=job.kind, outcome=outcome, took_s=took_s)
             logger.info("job_id=<%s>, kind=<%s> | %s in %.3f s", job.job_id, job.kind, outcome, took_s)
 
@@ -256,13 +272,16 @@ class Worker:
         try:
             self.runner.handle(job)
         except AgentCodeError as error:
+            tracing.current_failed("the agent's code failed", error)
             self._agent_code_failed(job, error)
             return "failed"
         except UnstorableValueError as error:
+            tracing.current_failed("the agent gave a value that cannot be stored", error)
             self._unstorable(job, error)
             return "failed"
-        except Exception as error:
+        except Exception as error:  # boundary: the agent's code may raise anything; the job is retried
             summary = f"{type(error).__name__}: {error}"
+            tracing.current_failed(summary, error)
             outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)
             if job.deliveries >= MAX_DELIVERIES and not outage:
                 self._give_up(job, summary)
@@ -316,7 +335,7 @@ class Worker:
             # A notice owed here was marked (or the mark failed): only this worker can still send it.
             if self.queue.first_notice(job) or job.job_id in self._owed_notices:
                 self.runner.report_failure(job, self._owed_notices.get(job.job_id, text))
-        except Exception:
+        except (redis.RedisError, KeyError):  # Redis unreachable, or no thread recorded for the session yet
             logger.warning("job_id=<%s> | could not tell the thread yet; will on the retry", job.job_id)
             self._owed_notices.setdefault(job.job_id, text)
             return
@@ -339,8 +358,11 @@ class Worker:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 
     def _agent_code_failed(self, job: Job, error: AgentCodeError) -> None:
-        """Not retried: the thread is told at once; the round stays decided, so a later mention
-        or ``python -m bot resume`` runs the resume again once the agent is fixed."""
+        """Not retried: the thread is told at once.
+
+        The round stays decided, so a later mention or ``python -m bot resume`` runs the resume again once the agent is
+        fixed.
+        """
         logger.error("job_id=<%s> | the agent's code failed on its responses, not retried: %s", job.job_id, error)
         self.audit.record(
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)

@@ -24,6 +24,7 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
+from bot.render.texts import refusals
 from recipes.signoff_client import ask_and_wait
 
 
@@ -51,7 +52,7 @@ def signoff_can_use_tool(
             # ask_and_wait blocks for up to timeout_s: off the event loop, which keeps serving the CLI.
             decided = await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
         except OSError as error:  # unreachable, or the API refused the request: fail closed
-            return PermissionResultDeny(message=f"Signoff could not ask for a sign-off: {error}")
+            return PermissionResultDeny(message=refusals.could_not_ask(error))
         return permission_result(decided, tool_input)
 
     return can_use_tool
@@ -59,21 +60,9 @@ def signoff_can_use_tool(
 
 def permission_result(decided: dict[str, Any], tool_input: dict[str, Any]) -> PermissionResult:
     """Allow only an approval (with the input as asked); deny anything else, telling the model why."""
-    status = decided["status"]
-    decision = decided.get("decision") or {}
-    if status == "approved":
+    if decided["status"] == "approved":
         return PermissionResultAllow(updated_input=tool_input)
-    if status == "denied":
-        who = decision.get("decided_by") or "an approver"
-        why = decision.get("reason") or "no reason given"
-        message = f"Denied in Slack by {who}: {why}. Do not retry this call."
-    elif status == "expired":
-        message = "The sign-off request expired in Slack without a decision. Do not retry automatically."
-    elif status == "cancelled":
-        message = f"The sign-off request was withdrawn: {decision.get('reason') or 'no reason given'}."
-    else:
-        message = "No decision arrived in time; the sign-off request was withdrawn."
-    return PermissionResultDeny(message=message)
+    return PermissionResultDeny(message=refusals.not_approved(decided))
 
 
 async def run_with_signoff(

@@ -12,8 +12,10 @@ from typing import Any
 
 
 def ask_and_wait(api_url: str, api_key: str, ask: dict[str, Any], *, timeout_s: float = 3600) -> dict[str, Any]:
-    """Post ``ask`` (``tool``, ``input``, ``reason``, ``channel``, ``idempotency_key``...) and return the request
-    once decided: ``status`` is approved, denied, expired or cancelled, ``decision`` says who, when and why.
+    """Post ``ask`` and return the request once decided.
+
+    ``ask`` holds ``tool``, ``input``, ``reason``, ``channel``, ``idempotency_key``...; the returned request's
+    ``status`` is approved, denied, expired or cancelled, its ``decision`` says who, when and why.
 
     A timeout withdraws the request (``cancelled``). Pass an ``idempotency_key``: a retry after a crash then finds
     the same request instead of asking twice. A wait the server refuses (429: it holds its most waits) or that a

@@ -9,8 +9,11 @@ class SessionException(Exception):
 
 
 class UnstorableValueError(TypeError):
-    """A value to save has no JSON form (an object, a set, NaN): the same write fails every time, so
-    a caller reports it instead of retrying. A ``TypeError``, as the store documents."""
+    """A value to save has no JSON form (an object, a set, NaN).
+
+    The same write fails every time, so a caller reports it instead of retrying. A ``TypeError``, as the store
+    documents.
+    """
 
 
 class ConflictError(Exception):

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 import redis
@@ -113,8 +112,9 @@ class RedisClusterServers:
         return serving[0]
 
     def wait_served(self, slot: int) -> RedisServer:
-        """Wait until every running node agrees that a running node serves ``slot`` and the cluster is ok
-        (after a master was killed: its replica took over); return that node.
+        """Wait until the cluster is ok and every running node agrees that a running node serves ``slot``.
+
+        After a master was killed, its replica took over; return that node.
 
         Raises:
             RedisServerError: It did not happen within the settle timeout.
@@ -146,14 +146,11 @@ class RedisClusterServers:
         self.nodes.clear()
 
     def __enter__(self) -> "RedisClusterServers":
+        """Start the cluster (``start``)."""
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
+        """Stop every node (``stop``)."""
         self.stop()
 
 

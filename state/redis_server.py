@@ -15,7 +15,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 import redis
 from redis.backoff import NoBackoff
@@ -210,12 +209,9 @@ class RedisServer:
             self._process = None
 
     def __enter__(self) -> "RedisServer":
+        """Start the server (``start``)."""
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
+        """Stop the server (``stop``)."""
         self.stop()

@@ -227,9 +227,9 @@ class Session:
 
 
 def _to_json(value: Any, field: str, session_id: str) -> str:
-    """``value`` as JSON text for Redis.
+    r"""``value`` as JSON text for Redis.
 
-    A lone surrogate (valid in a ``str`` and in JSON as ``\\ud800``, not in UTF-8) is written as
+    A lone surrogate (valid in a ``str`` and in JSON as ``\ud800``, not in UTF-8) is written as
     that escape, which reads back to the same string: a model may well produce one.
 
     Raises:

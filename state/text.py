@@ -7,7 +7,7 @@ def as_text(value: bytes | str) -> str:
 
 
 def shown(value: bytes | str) -> str:
-    """Text for logs, audit exports and operators even when the bytes are not UTF-8 (``\\xff`` for a bad byte)."""
+    r"""Text for logs, audit exports and operators even when the bytes are not UTF-8 (``\xff`` for a bad byte)."""
     return value.decode(errors="backslashreplace") if isinstance(value, bytes) else value
 
 

@@ -81,6 +81,8 @@ _LAYERS: dict[str, set[str]] = {
     # Inbound edges beside Slack: the HTTP API under /v1/, and the MCP server (a client of that API).
     "api": {"flow", "store", "render", "domain", "observe"},
     "mcp": {"flow", "store", "render", "domain", "observe"},
+    # Slack itself, on a loopback port: it knows Slack, not the bot (the sandbox, the tests and the benches use it).
+    "loopback_slack": set(),
 }
 # Top-level modules a layer may still read: plain settings, and the services container listeners are handed.
 _SHARED = {
@@ -146,10 +148,58 @@ def test_listeners_reach_redis_only_through_its_owners() -> None:
     assert raw == {}, "listeners use services' stores, not services.redis or bot.store.keys"
 
 
+def _imported_modules(path: Path) -> set[str]:
+    """Every dotted module the module at ``path`` imports (absolute imports)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_product_never_imports_the_tests() -> None:
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(name for name in _imported_modules(path) if name.split(".")[0] == "tests")
+        for package in ("state", "agent", "bot")
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    assert {path: names for path, names in wrong.items() if names} == {}
+
+
+# The loopback Slack's interface: what its package and its ``slack_requests`` export (``__all__``); the rest is its own.
+_LOOPBACK_INTERFACE = ("bot.loopback_slack", "bot.loopback_slack.slack_requests")
+
+
+def _exported(package: str) -> set[str]:
+    """``package`` and the dotted names of what its ``__init__`` lists in ``__all__``."""
+    init = ROOT.joinpath(*package.split("."), "__init__.py")
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {package} | {f"{package}.{name}" for name in ast.literal_eval(node.value)}
+    return {package}
+
+
+def test_the_loopback_slack_is_used_through_its_interface() -> None:
+    inside = ROOT / "bot" / "loopback_slack"
+    interface = set().union(*map(_exported, _LOOPBACK_INTERFACE))
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in _imported_modules(path) if name.startswith("bot.loopback_slack.") and name not in interface
+        )
+        for folder in ("bot", "tests", "bench", "recipes")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if inside not in path.parents
+    }
+    assert {path: names for path, names in wrong.items() if names} == {}
+
+
 # The bot's unit tests mirror its tree: ``tests/bot/<package>/test_<name>.py`` tests ``bot/<package>/<name>.py`` (or
 # the package ``bot/<package>/<name>/``). Scenarios drive the whole app and support serves them; neither mirrors.
 _NOT_MIRRORED = {"scenarios", "support"}
-# Tests of the loopback Slack, which is on its way out of tests/bot/support.
+# The loopback Slack's own tests (of tests/bot/support/fake_slack.py and bot/loopback_slack), not yet mirrored.
 _NOT_YET_MIRRORED = {"tests/bot/unit/test_fake_slack.py"}
 
 

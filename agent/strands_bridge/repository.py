@@ -196,12 +196,13 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         key = strands_key(session_id, "agent", agent_id)
         expected = self._agent_versions[slot]
         text = encode(session_agent.to_dict())
-        status, value = self._cas(session_id, record, lambda: self._update_agent(keys=[key], args=[expected, text]))
-        if status == -2:
-            raise corrupted(session_id, record, "agent does not exist")
-        if status == 0:
-            raise RecordConflictError(session_id, record, expected, int(value))
-        self._agent_versions[slot] = int(value)
+        self._agent_versions[slot] = self._cas(
+            session_id,
+            record,
+            expected,
+            lambda: self._update_agent(keys=[key], args=[expected, text]),
+            missing="agent does not exist",
+        )
         if self._mirrors(agent_id):
             view = self._load_view(session_id, agent_id)
             self._set_agent_view(view, session_agent)
@@ -264,14 +265,13 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         expected = self._message_versions[slot]
         keys = [strands_key(session_id, "messages", agent_id), strands_key(session_id, "message_versions", agent_id)]
         text = encode(session_message.to_dict())
-        status, value = self._cas(
-            session_id, record, lambda: self._update_message(keys=keys, args=[message_id, expected, text])
+        self._message_versions[slot] = self._cas(
+            session_id,
+            record,
+            expected,
+            lambda: self._update_message(keys=keys, args=[message_id, expected, text]),
+            missing="message does not exist",
         )
-        if status == -2:
-            raise corrupted(session_id, record, "message does not exist")
-        if status == 0:
-            raise RecordConflictError(session_id, record, expected, int(value))
-        self._message_versions[slot] = int(value)
         if self._mirrors(agent_id):
             view = self._load_view(session_id, agent_id)
             view.messages[message_id] = session_message.to_message()
@@ -368,8 +368,18 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         except redis.ResponseError as error:
             raise corrupted(session_id, record, f"key holds something else: {error}") from error
 
-    def _cas(self, session_id: str, record: str, operation: Any) -> tuple[int, Any]:
+    def _cas(self, session_id: str, record: str, expected: int, operation: Any, *, missing: str) -> int:
+        """Run a compare-and-set script written against version ``expected``; the record's new version.
+
+        Raises:
+            CorruptedSessionError: The record does not exist (``missing`` says so), or its version is corrupted.
+            RecordConflictError: Another writer updated it since ``expected``.
+        """
         status, value = self._call(session_id, record, operation)
+        if int(status) == -2:
+            raise corrupted(session_id, record, missing)
         if int(status) == -1:
             raise corrupted(session_id, record, f"version is corrupted: {text_of(value)!r}")
-        return int(status), value
+        if int(status) == 0:
+            raise RecordConflictError(session_id, record, expected, int(value))
+        return int(value)

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from bot.api import openapi
 from bot.api.wait_slots import WaitSlots
 from bot.domain.api_requests import ApprovalAsk
+from bot.domain.errors import RefusedRequest
 from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
 from bot.store.api_keys import ApiClient, ApiKeys
 
@@ -49,7 +50,7 @@ class _Answer:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-class _Refused(Exception):
+class _Refused(RefusedRequest):
     """A request answered with an error status (the message names the field, when one is at fault)."""
 
     def __init__(
@@ -102,7 +103,7 @@ def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) 
         except redis.RedisError as error:
             logger.warning("API request not recorded, Redis unreachable: %s", error)
             answer = _Refused(503, "unavailable", "not recorded: storage unreachable, try again").answer
-        except Exception:  # a bug, not the client's input: say so in the API's own shape, never an HTML page
+        except Exception:  # boundary: a bug, not the client's input: say so in the API's own shape, never an HTML page
             logger.exception("API request failed: %s %s", environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
             answer = _Refused(500, "internal", "the request failed on the server; it is logged").answer
         data = json.dumps(answer.body, ensure_ascii=False).encode()

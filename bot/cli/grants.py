@@ -1,5 +1,6 @@
-"""``python -m bot grants [list]`` and ``python -m bot grants revoke GRANT_ID``: standing approvals, for operators
-(needs ``REDIS_URL``).
+"""``python -m bot grants [list]`` and ``python -m bot grants revoke GRANT_ID``: standing approvals, for operators.
+
+Needs ``REDIS_URL``.
 
 ``list`` prints each live grant: its id, what exact call it covers, where, for whom, who made it, until when and
 how often it was used. ``revoke`` ends one now (the next call it covered is asked), audited as the operator's.

@@ -39,7 +39,7 @@ from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
 from bot.domain.policy_file import PolicyError
-from bot.observe import logs
+from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
 from bot.render.texts import sandbox_cli
 from bot.sandbox import run as sandbox
@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logs.configure(log_settings.log_format, log_settings.log_level)
     command = args.command or _default_command()
+    if log_settings.traces and command != "demo":
+        trace_export.install(command)
     if command == "demo":
         return demo.main()
     if command == "sandbox":

@@ -1,3 +1,4 @@
 """The bot's vocabulary: records, the policy and its file, the ladder, durations, on-call, the clock.
 
-Imports nothing else of ``bot``."""
+Imports nothing else of ``bot``.
+"""

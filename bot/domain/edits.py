@@ -42,8 +42,11 @@ class Change:
 
 
 def editable(request: ApprovalRequest) -> bool:
-    """Whether a person may edit the call before approving it: one call whose whole input is stored, a rule that
-    allows edits and asks a person, and a call that has not started (a tool that re-runs from its start cannot)."""
+    """Whether a person may edit the call before approving it.
+
+    They may for one call whose whole input is stored, a rule that allows edits and asks a person, and a call that has
+    not started (a tool that re-runs from its start cannot).
+    """
     policy = request.policy
     return (
         request.input_digest is not None

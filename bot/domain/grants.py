@@ -76,8 +76,11 @@ class Grant(BaseModel):
 
 
 def call_digest(tool: str, tool_input: Any, *, client: str | None) -> str:
-    """One exact call: its tool and its input (whatever the order of its keys), and who asks: an agent behind
-    Slack (``client`` None) or an HTTP API client by name (a grant made in Slack never covers an API key's call)."""
+    """One exact call: its tool and its input (whatever the order of its keys), and who asks.
+
+    The asker is an agent behind Slack (``client`` None) or an HTTP API client by name (a grant made in Slack never
+    covers an API key's call).
+    """
     canonical = json.dumps(
         [tool, tool_input, client], sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
     )
@@ -85,8 +88,11 @@ def call_digest(tool: str, tool_input: Any, *, client: str | None) -> str:
 
 
 def field_digests(tool: str, tool_input: Any, *, client: str | None) -> dict[str, str]:
-    """Each top-level field of a call's input, with its value, tool and asker, as one digest (``{}``: the input
-    is not an object). A grant on picked fields covers a call whose digests of those fields are the grant's."""
+    """Each top-level field of a call's input, with its value, tool and asker, as one digest.
+
+    ``{}``: the input is not an object. A grant on picked fields covers a call whose digests of those fields are the
+    grant's.
+    """
     if not isinstance(tool_input, dict):
         return {}
     return {
@@ -117,8 +123,10 @@ _DECIDERS: Final = {
 
 
 def deciders_digest(policy: PolicySummary) -> str:
-    """Who may decide under ``policy`` (its approver lists and consents) and whose calls its grants cover: a grant
-    holds only while these hold."""
+    """Who may decide under ``policy`` (its approver lists and consents) and whose calls its grants cover.
+
+    A grant holds only while these hold.
+    """
     deciding = policy.model_dump(mode="json", include=_DECIDERS)
     return hashlib.sha256(json.dumps(deciding, sort_keys=True).encode()).hexdigest()[:32]
 

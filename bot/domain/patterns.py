@@ -1,10 +1,10 @@
-"""String field types checked by one regular expression, which their JSON Schema publishes as its ``pattern``.
+r"""String field types checked by one regular expression, which their JSON Schema publishes as its ``pattern``.
 
 The OpenAPI document of the HTTP API is generated from the models that validate its input: a type made here
 states its rule once, so a value the document calls valid is never refused and the other way round. Each
 pattern is anchored (``^...$``) and is read alike by Python's ``re`` (checked with ``fullmatch``, so a trailing
-newline never slips past ``$``), ECMA-262 (JSON Schema's dialect) and Rust's ``regex``: only ``\\uXXXX`` escapes,
-character classes and counted repeats, no ``\\s`` or ``\\d`` (whose meanings differ between them).
+newline never slips past ``$``), ECMA-262 (JSON Schema's dialect) and Rust's ``regex``: only ``\uXXXX`` escapes,
+character classes and counted repeats, no ``\s`` or ``\d`` (whose meanings differ between them).
 """
 
 import re

@@ -124,15 +124,19 @@ class PolicyBook(PolicyModel):
         return ordered[0] if len(ordered) == 1 else strictest(ordered)
 
     def channel_for(self, tool: str | None, interrupt_name: str) -> str | None:
-        """Where a request for ``tool`` that names no channel is posted (HTTP API): the ``channel`` of the first
-        rule listing it without a condition (a rule with one cannot route), else of the interrupt name's rule,
-        else the default's; ``None`` when nothing routes it."""
+        """Where a request for ``tool`` that names no channel is posted (HTTP API).
+
+        The ``channel`` of the first rule listing it without a condition (a rule with one cannot route), else of the
+        interrupt name's rule, else the default's; ``None`` when nothing routes it.
+        """
         rule = next((rule for rule in self.rules if tool in rule.match.tools and rule.match.when is None), None)
         return (rule or self._for_interrupt_name(interrupt_name)).channel or self.default_policy.channel
 
     def rule_for(self, tool: str, tool_input: Any) -> "Rule | None":
-        """The rule for this call: the first listing ``tool`` whose condition holds (or that has none), unless a
-        rule before it whose condition has no answer for this input is stricter (see ``weigh``)."""
+        """The rule for this call: the first listing ``tool`` whose condition holds (or that has none).
+
+        Unless a rule before it whose condition has no answer for this input is stricter (see ``weigh``).
+        """
         applying = [entry.rule for entry in self.weigh(tool, tool_input) if entry.applies]
         return next((rule for rule in applying if rule.tier == "deny"), applying[0] if applying else None)
 

@@ -14,6 +14,7 @@ from typing import Any, TypeAlias, get_args, get_origin
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ValidationError
 
+from bot.domain.errors import SetupError
 from bot.domain.policy import PolicyBook
 
 __all__ = ["PolicyError", "PolicyProblem", "load_policy"]
@@ -34,13 +35,14 @@ class PolicyProblem:
     """1-based; ``None`` when unknown."""
 
 
-class PolicyError(ValueError):
+class PolicyError(SetupError, ValueError):
     """A policy file that cannot be used; the message has one line per problem.
 
     Each line reads ``<file>, line <n>, <field path>: <what is wrong>`` (line and field path when known).
     """
 
     def __init__(self, file: Path, problems: Sequence[PolicyProblem]) -> None:
+        """Keep the file and its problems; the message reads one line per problem."""
         self.file = file
         self.problems = tuple(problems)
         super().__init__("\n".join(_format_problem(file, problem) for problem in self.problems))

@@ -75,8 +75,10 @@ class ApproverSet(BaseModel):
 
 
 class PolicySummary(BaseModel):
-    """The policy that applies to a request, recorded with it (a later edit of the file does not
-    change the rules of a request already asked)."""
+    """The policy that applies to a request, recorded with it.
+
+    A later edit of the file does not change the rules of a request already asked.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -1,11 +1,11 @@
-"""Make what an agent hands us storable: a JSON value of limited depth and size, in valid UTF-8.
+r"""Make what an agent hands us storable: a JSON value of limited depth and size, in valid UTF-8.
 
 A tool's arguments and an interrupt's reason come from a model. They are stored with the
 approval request and read back by every reader (the message, App Home, ``/approvals``,
 ``pending``), so one value nested hundreds deep or megabytes long must not make a record that
 cannot be read back (pydantic's JSON parser stops at 200 levels). Such values are shortened
 where they overflow, with a visible marker saying what was left out; whatever fits is kept as is.
-A lone surrogate (valid in a Python ``str``, and in JSON as ``\\ud800``, but not in UTF-8 nor in
+A lone surrogate (valid in a Python ``str``, and in JSON as ``\ud800``, but not in UTF-8 nor in
 the stored record) is spelled out as ``bot.render.safe_text.reveal`` shows it: ``⟨U+D800⟩``.
 
 The markers that say what was left out live here too: a stored value and a text clipped for Slack end

@@ -8,11 +8,14 @@ from typing import Protocol
 
 from slack_sdk import WebClient
 
+from bot.domain.errors import SignoffError
 
-class NotInstalled(LookupError):
+
+class NotInstalled(SignoffError, LookupError):
     """The app is not (or no longer) installed in the workspace: nothing can be sent there."""
 
     def __init__(self, team_id: str) -> None:
+        """Name the workspace ``team_id`` the app is not installed in."""
         super().__init__(f"team_id=<{team_id}> | the app is not installed in this workspace")
         self.team_id = team_id
 

@@ -35,6 +35,7 @@ from bot.domain.api_requests import (
     session_id_of,
 )
 from bot.domain.clock import Clock, system_clock
+from bot.domain.errors import RefusedRequest
 from bot.domain.policy import PolicyBook
 from bot.flow.decisions import DecisionService
 from bot.flow.publish import RoundPublisher
@@ -59,7 +60,7 @@ SIGNATURE_HEADER: Final = "X-Signoff-Signature"
 TIMESTAMP_HEADER: Final = "X-Signoff-Request-Timestamp"
 
 
-class AskProblem(Exception):
+class AskProblem(RefusedRequest):
     """A request the API refuses, naming the field at fault.
 
     Attributes:
@@ -142,8 +143,11 @@ class ApiRequests:
         team_id: Callable[[], str],
         clock: Clock = system_clock,
     ) -> None:
-        """Keep the collaborators; ``team_id`` names the bot's workspace (asked once, when first needed) for a
-        client whose key names none (it raises ``AskProblem`` when the bot serves several)."""
+        """Keep the collaborators.
+
+        ``team_id`` names the bot's workspace (asked once, when first needed) for a client whose key names none (it
+        raises ``AskProblem`` when the bot serves several).
+        """
         self._publisher = publisher
         self._approvals = approvals
         self._decisions = decisions

@@ -35,7 +35,7 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin, place_refusal
 from bot.flow.judge import ScriptJudge
 from bot.flow.outcomes import Kind, Outcome, Replay
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
@@ -96,8 +96,10 @@ class DecisionService:
     def find_checked(
         self, approval_id: str, *, user_id: str, action: Kind | Literal["discuss"], origin: Origin
     ) -> tuple[Approval | None, Outcome | None]:
-        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it
-        from ``origin`` (``check``, or ``may_discuss``; ``None``: they may)."""
+        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it.
+
+        The reason comes from ``check``, or ``may_discuss``, for a click from ``origin``; ``None``: they may.
+        """
         approval = self.find(approval_id)
         if approval is None:
             return None, None
@@ -292,7 +294,7 @@ class DecisionService:
             quorum=1,
         )
         details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
-        result = self._attempt(attempt, decision, details)
+        result = self._attempt(attempt, decision, details, source=source)
         decided = result.status is Status.DECIDED
         if decided:
             metrics.decided(outcome=decision.decision, source=source, waited_s=_waited_s(request, decision))
@@ -313,8 +315,11 @@ class DecisionService:
         self._decided_in(pipeline, request, decision, actor=f"{RULE_ACTOR_PREFIX}{policy.name}", details=details)
 
     def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, grant: Grant) -> None:
-        """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it),
-        decided by the person who made it; audited with source ``grant``, in the transaction that opens it."""
+        """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it).
+
+        It is decided by the person who made the grant, and audited with source ``grant``, in the transaction that opens
+        it.
+        """
         decision = Decision(
             decision="approve", decided_by=grant.granted_by, decided_at=self._clock(), by_grant=grant.grant_id
         )
@@ -378,7 +383,7 @@ class DecisionService:
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
     def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
-        """ "I'm looking": pause the escalation ladder for the policy's claim pause."""
+        """Pause the escalation ladder for the policy's claim pause ("I'm looking")."""
         approval = self.find(approval_id)
         if approval is None:
             return Outcome(Status.UNKNOWN)
@@ -397,12 +402,25 @@ class DecisionService:
         )
         return Outcome(Status.CLAIMED, approval=approval)
 
-    def _attempt(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
-        """Run the decide script (every line logged meanwhile names the approval and its session)."""
-        with log_context(session_id=attempt.session_id, approval_id=attempt.approval_id):
+    def _attempt(
+        self, attempt: Attempt, decision: Decision, details: dict[str, str | None], *, source: str | None = None
+    ) -> DecideResult:
+        """Run the decide script (every line logged meanwhile names the approval and its session).
+
+        ``source`` is what decides (else the one ``details`` names). In a span continuing the trace of the run
+        that raised the approval (read first, only while traces are recorded): the message update and the resume
+        job the script queues continue the decision's.
+        """
+        raised_in = self._approvals.traceparent_of(attempt.session_id, attempt.approval_id) if tracing.enabled() else ""
+        source = source or details.get("source") or "expiry"
+        attributes = {"signoff.approval.id": attempt.approval_id, "signoff.decision.source": source}
+        with (
+            log_context(session_id=attempt.session_id, approval_id=attempt.approval_id),
+            tracing.span(f"decide {attempt.kind}", parent=raised_in, attributes=attributes) as span,
+        ):
             result = self._decide_script(attempt, decision, details)
+            span.set_attribute("signoff.decision.status", result.status.value)
             if result.status is Status.DECIDED:
-                source = details.get("source") or "expiry"
                 logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
             return result
 

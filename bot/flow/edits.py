@@ -39,8 +39,11 @@ class EditOpening:
 
 @dataclass(frozen=True)
 class EditSaved:
-    """What a submitted form did: ``errors`` by field index (nothing saved), or the edit's status and the
-    outcome of the approval that followed it, or of the check that refused the edit (``None``: neither)."""
+    """What a submitted form did.
+
+    ``errors`` by field index (nothing saved), or the edit's status and the outcome of the approval that followed it, or
+    of the check that refused the edit (``None``: neither).
+    """
 
     status: Status
     errors: dict[int, str] = field(default_factory=dict)

@@ -29,7 +29,7 @@ from bot.domain.oncall import on_call
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.decisions import DecisionService
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
@@ -86,15 +86,9 @@ class Schedule:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
         self._client = client
-        self._queues = [
-            DueQueue(
-                client,
-                due_key=keys.schedule_due(shard),
-                entries_key=keys.schedule_steps(shard),
-                now_ms=lambda: epoch_ms(clock()),
-            )
-            for shard in keys.shards()
-        ]
+        self._queues = DueQueue.per_shard(
+            client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
+        )
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
@@ -115,8 +109,10 @@ class Schedule:
         return self._queues[keys.shard_of(due.session_id)]
 
     def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due on every shard, up to ``limit`` each (each entry goes to one caller), as steps to
-        write with ``apply``."""
+        """Claim what is due on every shard, up to ``limit`` each, as steps to write with ``apply``.
+
+        Each entry goes to one caller.
+        """
         leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
@@ -135,7 +131,8 @@ class Schedule:
     def apply(self, steps: Sequence["Step"]) -> list[bool]:
         """Write every step in one round trip; per step, whether it applied (its claim still held).
 
-        Any shard's queue applies them all: each step's writes name their own keys (one slot each)."""
+        Any shard's queue applies them all: each step's writes name their own keys (one slot each).
+        """
         return self._queues[0].apply([step.writes for step in steps]) if steps else []
 
     def pending(self) -> int:
@@ -179,7 +176,7 @@ class Escalator:
                 fired.add(id(step))  # a step on a decided or vanished request is only dropped
             try:
                 self.plan(step, approval)
-            except Exception:
+            except Exception:  # boundary: one step's bug must not hold up the batch
                 logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
                 continue
             planned.append(step)
@@ -195,12 +192,19 @@ class Escalator:
         if approval is None or approval.decision is not None:
             self._schedule.done(step)
             return
-        if step.due.kind == "remind":
-            self._remind(step, approval)
-        elif step.due.kind == "escalate":
-            self._escalate(step, approval)
-        else:
-            self._expire(step, approval)
+        request = approval.request
+        # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
+        raised_in = self._approvals.traceparent_of(request.session_id, request.approval_id) if tracing.enabled() else ""
+        kind = tracing.name_part(step.due.kind, keys.SCHEDULE_KINDS)
+        with tracing.span(
+            f"schedule {kind}", parent=raised_in, attributes={"signoff.approval.id": request.approval_id}
+        ):
+            if step.due.kind == "remind":
+                self._remind(step, approval)
+            elif step.due.kind == "escalate":
+                self._escalate(step, approval)
+            else:
+                self._expire(step, approval)
 
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request

@@ -1,5 +1,6 @@
-"""Making and ending standing approvals: "Approve + allow 1 h" or "… similar" (its modal) on a request, Revoke on
-App Home or the CLI.
+"""Making and ending standing approvals: "Approve + allow" on a request, Revoke on App Home or the CLI.
+
+"Approve + allow 1 h" or "… similar" (its modal) make one; Revoke ends one.
 
 A grant is made only by a person whose approval the decide script recorded (every check of a click applies:
 place, policy, self-approval, replay), for a duration the request's own stored rule offers, covering exactly
@@ -36,8 +37,10 @@ class Granted:
 
 @dataclass(frozen=True)
 class SimilarOpening:
-    """What an "Approve + allow similar…" click opens: the request whose fields the person picks, or nothing
-    (``refusal`` says why; ``None``: no such grant is offered for it)."""
+    """What an "Approve + allow similar…" click opens: the request whose fields the person picks, or nothing.
+
+    ``refusal`` says why nothing; ``None``: no such grant is offered for it.
+    """
 
     request: ApprovalRequest | None = None
     refusal: Outcome | None = None
@@ -56,8 +59,11 @@ class GrantFlow:
         self._clock = clock
 
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
-        """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens: for someone who may
-        approve the call now (``DecisionService.check``), when its rule offers a grant on fields they pick."""
+        """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
+
+        Offered to someone who may approve the call now (``DecisionService.check``), when its rule offers a grant on
+        fields they pick.
+        """
         approval, refusal = self._decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
         if approval is None or refusal is not None or not offers_similar(approval.request):
             return SimilarOpening(refusal=refusal)
@@ -140,8 +146,10 @@ class GrantFlow:
         return revoke_grant(self._grants, self._audit, team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
-        """End a grant ``user_id`` may end from Slack (``may_revoke``); the grant it was, or ``None`` if gone or
-        not theirs to end."""
+        """End a grant ``user_id`` may end from Slack (``may_revoke``).
+
+        Returns the grant it was, or ``None`` if gone or not theirs to end.
+        """
         grant = self._grants.get(team_id, channel_id, grant_id)
         if grant is None or not self.may_revoke(grant, user_id):
             return None

@@ -57,8 +57,11 @@ class HomeTab:
         self._clock = clock
 
     def view_for(self, user_id: str, *, team_id: str) -> dict[str, Any]:
-        """The home view of ``user_id`` in ``team_id``: requests of that workspace they may decide now, and its
-        recent decisions they could see (a person in two workspaces sees each one's in its own tab)."""
+        """The home view of ``user_id`` in ``team_id``.
+
+        It shows the requests of that workspace they may decide now, and its recent decisions they could see (a person
+        in two workspaces sees each one's in its own tab).
+        """
         queue = []
         for approval_id in self._approvals.open_everywhere():
             approval = self._approvals.find_readable(approval_id)

@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
+import redis
+
 from bot.store.jobs import Job
 
 logger = logging.getLogger(__name__)
@@ -134,7 +136,7 @@ class JobPool:
                 job = self._ready.popleft()
             try:
                 self._handle(job)
-            except Exception:
+            except Exception:  # boundary: a runner thread outlives any bug in the job it ran
                 logger.exception("job_id=<%s> | job handler failed", job.job_id)
             except BaseException as error:
                 # Not an error of the job (the process is going down): whoever waits on the pool gets it.
@@ -166,5 +168,5 @@ class JobPool:
                 held = list(self._held.values())
             try:
                 self._touch(held)
-            except Exception:
+            except redis.RedisError:
                 logger.exception("jobs=<%d> | heartbeat failed; retrying at the next beat", len(held))

@@ -1,5 +1,6 @@
-"""Runs agent jobs: start a session from a request, resume it from a round's decisions; its outcome is
-published by ``bot.flow.publish`` (one transaction, with the ``published`` mark).
+"""Runs agent jobs: start a session from a request, resume it from a round's decisions.
+
+Its outcome is published by ``bot.flow.publish`` (one transaction, with the ``published`` mark).
 
 A job delivered twice is harmless:
 
@@ -18,6 +19,7 @@ import redis
 from agent import AgentResult
 from agent.approval import ResponseShape, shape_response
 from bot.domain.api_requests import is_api_session
+from bot.domain.errors import SignoffError
 from bot.domain.records import approval_id_for, session_id_for
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
@@ -53,7 +55,7 @@ class ExternalRounds(Protocol):
         """Its round is decided: tell whoever asked (raise to have the job retried)."""
 
 
-class AgentCodeError(Exception):
+class AgentCodeError(SignoffError):
     """The agent's code failed on the responses it was resumed with; retrying cannot help.
 
     Attributes:
@@ -188,7 +190,7 @@ class SessionRunner:
             ]
             try:
                 result = agent(responses)
-            except Exception as error:
+            except Exception as error:  # boundary: the agent's code may raise anything; only its own bug is kept
                 cause = _code_error_in(error)
                 if cause is None:
                     raise

@@ -1,5 +1,6 @@
-"""The app was removed from a workspace (``app_uninstalled``, ``tokens_revoked``): forget its installation and
-end what waits there.
+"""The app was removed from a workspace: forget its installation and end what waits there.
+
+Slack says so with ``app_uninstalled`` or ``tokens_revoked``.
 
 Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
 it); nothing of another workspace is read for more than its team, nothing of it is changed.

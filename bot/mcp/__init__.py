@@ -1,0 +1,1 @@
+"""The MCP server (``python -m bot mcp``), a client of the bot's HTTP API."""

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
+from bot.domain.errors import SignoffError
+
 _TIMEOUT_MARGIN_S: Final = 15
 _MAX_RETRY_AFTER_S: Final = 60.0
 
 
-class ApiError(Exception):
+class ApiError(SignoffError):
     """The API refused a call (its message names the field at fault) or could not be reached.
 
     Attributes:

@@ -29,6 +29,7 @@ from pydantic import Field
 from agent.approval import input_digest
 from bot.mcp.api_client import ApiError, SignoffApi
 from bot.mcp.config import McpSettings
+from bot.render.texts import refusals
 
 SERVER_NAME: Final = "signoff"
 PERMISSION_TOOL: Final = "permission_prompt"
@@ -91,7 +92,7 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
         try:
             request = await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
         except ApiError as error:
-            return _one_text_block({"behavior": "deny", "message": f"Signoff could not ask for a sign-off: {error}"})
+            return _one_text_block({"behavior": "deny", "message": refusals.could_not_ask(error)})
         return _one_text_block(permission_answer(request, arguments))
 
     return server
@@ -122,17 +123,7 @@ def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> di
         if named is not None and input_digest(runs) != named:
             return {"behavior": "deny", "message": "The approval was given for other arguments. Do not retry."}
         return {"behavior": "allow", "updatedInput": runs}
-    if status == "denied":
-        who = decision.get("decided_by") or "an approver"
-        why = decision.get("reason") or "no reason given"
-        message = f"Denied in Slack by {who}: {why}. Do not retry this call."
-    elif status == "expired":
-        message = "The sign-off request expired in Slack without a decision. Do not retry automatically."
-    elif status == "cancelled":
-        message = f"The sign-off request was withdrawn: {decision.get('reason') or 'no reason given'}."
-    else:
-        message = "No decision arrived in time; the sign-off request was withdrawn."
-    return {"behavior": "deny", "message": message}
+    return {"behavior": "deny", "message": refusals.not_approved(request)}
 
 
 async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeout_s: int) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 A JSON line holds ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, the ids of what the line is
 about when known (``session_id``, ``approval_id``, ``job_id``, ``job_kind``) and ``exception`` (the traceback)
 when there is one. The ids come from ``log_context`` (set where a job or a decision is handled, so every line
-logged inside says which) or from a call's ``extra=``.
+logged inside says which) or from a call's ``extra=``. While a span is recorded (``bot.observe.tracing``), a
+line also holds its ``trace_id`` and ``span_id``: a log line leads to its trace.
 """
 
 import contextvars
@@ -14,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
+
+from bot.observe import tracing
 
 LogFormat = Literal["text", "json"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -38,6 +41,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line (a traceback is a field, its newlines escaped)."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON: time, level, logger, message, the log context and any exception or stack."""
         line: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
@@ -45,6 +49,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         line.update(_context.get() or {})
+        line.update(tracing.log_ids())
         for name in CONTEXT_FIELDS:
             value = getattr(record, name, None)
             if value:
@@ -62,8 +67,10 @@ def formatter(log_format: LogFormat) -> logging.Formatter:
 
 
 def logging_config(log_format: LogFormat, level: LogLevel = "INFO") -> dict[str, Any]:
-    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``; gunicorn's own error log
-    there too and its access log (``--access-logfile -``) to stdout, in the same format."""
+    """A ``logging.config.dictConfig`` dict: every record to stderr in ``log_format``.
+
+    Gunicorn's own error log goes there too, and its access log (``--access-logfile -``) to stdout, in the same format.
+    """
     shape: dict[str, Any] = {"()": JsonFormatter} if log_format == "json" else {"format": TEXT_FORMAT}
     return {
         "version": 1,

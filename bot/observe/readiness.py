@@ -49,8 +49,11 @@ class Readiness:
         slack_cache_s: float = SLACK_CACHE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``scripts``: the Lua texts that must be loaded on the server (or loadable); ``slack``: the one token's
-        client (``None`` in OAuth mode: each workspace's token is checked as it is used, not here)."""
+        """Keep the server and the client whose readiness is checked.
+
+        ``scripts``: the Lua texts that must be loaded on the server (or loadable); ``slack``: the one token's client
+        (``None`` in OAuth mode: each workspace's token is checked as it is used, not here).
+        """
         self._redis = redis_client
         self._slack = slack
         self._scripts = {sha1(text.encode()).hexdigest(): text for text in scripts}

@@ -1,5 +1,6 @@
-"""The metrics of what waits in Redis, read when Prometheus scrapes (so every process reports the same numbers:
-aggregate them with ``max``, not ``sum``).
+"""The metrics of what waits in Redis, read when Prometheus scrapes (aggregate them with ``max``, not ``sum``).
+
+Every process reads the same keys, so every process reports the same numbers.
 
 ``signoff_pending_approvals{policy, age}``: approvals waiting, by their policy's name and how long they have
 waited (``AGE_BUCKETS``); ``signoff_oldest_pending_approval_seconds``; ``signoff_outbox_depth`` (Slack calls owed)
@@ -13,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
+import redis
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -50,7 +52,7 @@ class StateCollector(Collector):
         try:
             pending = self._pending()
             depth, dead = self._outbox_depth(), self._outbox_dead()
-        except Exception as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
+        except redis.RedisError as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
             logger.warning("metrics: cannot read the state in Redis: %s", error)
             yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=0)
             return

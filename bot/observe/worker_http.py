@@ -1,6 +1,8 @@
-"""What the worker serves on ``METRICS_PORT``: ``/metrics`` (Prometheus) and ``/healthz`` (200 while each of its
-loops keeps stepping, else 503 naming the hung ones: an HTTP liveness probe for platforms that prefer one to
-``python -m bot worker-health``)."""
+"""What the worker serves on ``METRICS_PORT``: ``/metrics`` (Prometheus) and ``/healthz`` (its loops' liveness).
+
+``/healthz`` answers 200 while each of its loops keeps stepping, else 503 naming the hung ones: an HTTP liveness probe
+for platforms that prefer one to ``python -m bot worker-health``.
+"""
 
 import json
 from collections.abc import Callable, Iterable

@@ -27,8 +27,11 @@ _DIGEST_MARK: Final = "@"  # never in an approval id (``<shard>-<hex>``)
 
 
 def button_value(approval_id: str, session_id: str, digest: str | None = None) -> str:
-    """What a button of an approval carries: the approval, the digest of the input it shows (when it names one:
-    an Approve then approves exactly that) and its session (whose keys a click's script needs)."""
+    """What a button of an approval carries.
+
+    The approval, the digest of the input it shows (when it names one: an Approve then approves exactly that) and its
+    session (whose keys a click's script needs).
+    """
     shown = f"{_DIGEST_MARK}{digest}" if digest else ""
     return f"{approval_id}{shown}{_SESSION_MARK}{session_id}"
 
@@ -55,8 +58,10 @@ def grant_button_value(seconds: int, approval_id: str, session_id: str, digest: 
 
 
 def parse_grant_button_value(value: str) -> tuple[int, str, str | None, str] | None:
-    """The duration, approval id, session id and shown digest of an "Approve + allow" button; ``None`` for a
-    malformed one."""
+    """The duration, approval id, session id and shown digest of an "Approve + allow" button.
+
+    ``None`` for a malformed one.
+    """
     seconds, mark, rest = value.partition(_DURATION_MARK)
     if not mark or not seconds.isascii() or not seconds.isdigit() or len(seconds) > 7:
         return None

@@ -42,6 +42,7 @@ __all__ = [
     "actions_block_id",
     "agent_reply_blocks",
     "agent_reply_messages",
+    "approval_id_shown",
     "approval_message",
     "deny_modal",
     "has_hidden_characters",
@@ -125,6 +126,20 @@ def decision_block_id(approval_id: str) -> str:
     return DECISION_BLOCK_PREFIX + _checked_approval_id(approval_id)
 
 
+def approval_id_shown(message: Mapping[str, Any], *, live: bool = False) -> str | None:
+    """The approval id a posted approval message shows, read back from its block ids (``None`` for other messages).
+
+    ``live``: only while the message still shows its buttons (not once decided).
+    """
+    prefixes = (ACTIONS_BLOCK_PREFIX,) if live else (ACTIONS_BLOCK_PREFIX, DECISION_BLOCK_PREFIX)
+    for block in message.get("blocks") or []:
+        block_id = str(block.get("block_id", ""))
+        for prefix in prefixes:
+            if block_id.startswith(prefix):
+                return block_id.removeprefix(prefix)
+    return None
+
+
 def _defang_fences(code: str) -> str:
     """Break every run of backticks with zero-width spaces: code can never close our fence."""
     return code.replace("``", "`\u200b`").replace("``", "`\u200b`")
@@ -151,8 +166,10 @@ def code_section(label: str, code: str) -> str:
 
 
 def _break_point(text: str, room: int) -> int:
-    """Where to cut ``text`` (longer than ``room``): a newline or space if one is near, never inside
-    an escape, a backtick run or a visible character."""
+    """Where to cut ``text`` (longer than ``room``).
+
+    At a newline or space if one is near, never inside an escape, a backtick run or a visible character.
+    """
     cut = room
     for separator in ("\n", " "):
         found = text.rfind(separator, room // 2, room)
@@ -280,8 +297,11 @@ def approval_message(
 
 
 def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
-    """What the request would run: the call's arguments (or the batch's calls), escaped, hidden characters shown,
-    within a section's limit; or a note that the tool could not be determined."""
+    """What the request would run, within a section's limit.
+
+    The call's arguments (or the batch's calls), escaped, hidden characters shown; or a note that the tool could not be
+    determined.
+    """
     if request.tool is not None or request.tool_input is not None:
         return section(code_section(approval_request.ARGUMENTS_LABEL, _pretty_json(request.tool_input)))
     if request.calls:
@@ -321,8 +341,11 @@ def edit_button(request: ApprovalRequest) -> dict[str, Any]:
 
 
 def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -> ApprovalRequest:
-    """``request`` as it now waits: the edited input, named by its digest. Never covered by a standing approval
-    (those are for calls as agents send them): its Approve + allow buttons are gone."""
+    """``request`` as it now waits: the edited input, named by its digest.
+
+    Never covered by a standing approval (those are for calls as agents send them): its Approve + allow buttons are
+    gone.
+    """
     return request.model_copy(update={"tool_input": edited_input, "input_digest": digest, "call_digest": None})
 
 

@@ -25,11 +25,10 @@ import redis
 from pydantic import SecretStr, ValidationError
 
 from bot import preflight
+from bot.loopback_slack import Reply, Respond
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
-from bot.sandbox.slack_api import Reply
-from bot.sandbox.slack_api.server import Respond
-from bot.sandbox.slack_requests import SignedPoster
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import build_services, connect_redis
 from bot.settings import ConfigError, Settings

@@ -2,13 +2,13 @@
 
 One HTTP server on one port serves three things:
 
-- ``/api/<method>`` and response URLs: the Web API (``bot.sandbox.slack_api.FakeSlack``), what the bot's client calls;
+- ``/api/<method>`` and response URLs: the Web API (``bot.loopback_slack.LoopbackSlack``), what the bot's client calls;
 - ``/`` and ``/static/*``: the page;
 - ``/sandbox/*``: what the page does as a person (post a message, click a button, submit or close a modal, move the
   clock) and what it reads (``/sandbox/state``, long-polled on the stand-in's ``version``).
 
-A person's actions become the requests Slack would send the bot (``bot.sandbox.slack_requests``), signed with the
-sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
+A person's actions become the requests Slack would send the bot (``bot.loopback_slack.slack_requests``), signed with
+the sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
 """
 
 import copy
@@ -22,12 +22,19 @@ from urllib.parse import parse_qs, urlsplit
 
 import redis
 
-from bot.sandbox import slack_requests
+from bot.domain.errors import RefusedRequest
+from bot.loopback_slack import (
+    JsonDict,
+    LoopbackSlack,
+    Method,
+    Reply,
+    SlackError,
+    WorkspaceState,
+    slack_requests,
+    submitted_state,
+)
+from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
-from bot.sandbox.slack_api import FakeSlack, JsonDict, Method, Reply, SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
-from bot.sandbox.slack_api.views import submitted_state
-from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.store.offset_clock import OffsetClock
 
 STATIC_DIR: Final = Path(__file__).with_name("static")
@@ -36,14 +43,15 @@ _LONG_POLL_S: Final = 15.0
 _MAX_ADVANCE_MS: Final = 30 * 24 * 3600 * 1000
 
 
-class PageError(Exception):
+class PageError(RefusedRequest):
     """A page request the stand-in refuses (answered as HTTP 400 with the message)."""
 
 
-class SandboxSlack(FakeSlack):
+class SandboxSlack(LoopbackSlack):
     """The Web API stand-in with the page and its endpoints on the same port."""
 
     def __init__(self, *, token: str, redis_client: redis.Redis, port: int = 0, host: str = "127.0.0.1") -> None:
+        """The sandbox's workspace, stamped by its virtual clock (in ``redis_client``), to serve on ``host:port``."""
         super().__init__(
             token=token,
             team_id="T0SANDBOX",
@@ -194,8 +202,10 @@ class SandboxSlack(FakeSlack):
         return {"ts": message["ts"], "statuses": [a.status for a in answers]}
 
     def click(self, user: str, channel: str, ts: str, action_id: str, value: str | None = None) -> JsonDict:
-        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts`` (of those with
-        that action id, the one carrying ``value``, when given: a message may hold several)."""
+        """``user`` clicks the button ``action_id`` of the message (or ephemeral message) ``ts``.
+
+        Of those with that action id, the one carrying ``value``, when given: a message may hold several.
+        """
         with self.lock:
             message = self.workspace.find(channel, ts)
             ephemeral = next(
@@ -232,8 +242,10 @@ class SandboxSlack(FakeSlack):
         return self._bot_answer(self._bot().post_action(payload))
 
     def click_home(self, user: str, block_id: str, action_id: str, value: str | None = None) -> JsonDict:
-        """``user`` clicks the button ``action_id`` (carrying ``value``, when given) in block ``block_id`` of their
-        App Home tab."""
+        """``user`` clicks the button ``action_id`` in block ``block_id`` of their App Home tab.
+
+        The one carrying ``value``, when given.
+        """
         view = self.home_view(user)
         if view is None:
             raise PageError("Signoff has not published a Home tab for you")
@@ -248,8 +260,10 @@ class SandboxSlack(FakeSlack):
         return self._bot_answer(self._bot().post_action(payload))
 
     def submit(self, user: str, view_id: str, values: dict[str, Any]) -> JsonDict:
-        """``user`` submits the modal ``view_id`` with ``values``: block_id -> action_id -> what they chose (the text
-        of a text or number input, the value of a select's option, the values of the ticked checkboxes).
+        """``user`` submits the modal ``view_id`` with ``values``.
+
+        ``values``: block_id -> action_id -> what they chose (the text of a text or number input, the value of a
+        select's option, the values of the ticked checkboxes).
 
         The bot gets the state Slack would send: every input of the modal, a chosen option as the view's full object.
 
@@ -366,8 +380,10 @@ def _static(_method: str, raw_path: str, headers: dict[str, str], body: bytes) -
 
 
 def _sandbox_time(clock: OffsetClock) -> Callable[[], str]:
-    """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own, and
-    strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows."""
+    """Timestamps from the sandbox's clock (moved forward as the page asks), as Slack's are from its own.
+
+    Strictly increasing: a reminder posted after "+1 h" is stamped an hour on, as the clock shows.
+    """
     last = 0.0
 
     def next_ts() -> str:

@@ -2,7 +2,7 @@
 
 import logging
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
@@ -26,6 +26,21 @@ from bot.slack.listeners import (
 )
 from bot.slack.oauth import InstalledAuthorize, oauth_settings
 from bot.store.oauth_states import OAuthStates
+
+# Every listener module of the app, in the order Bolt tries them (the uninstall ones go first, in OAuth mode).
+_LISTENERS: Final[tuple[Callable[[App, Services], None], ...]] = (
+    errors.register,
+    requests.register,
+    clicks.register,
+    discuss.register,
+    deny.register,
+    edits.register,
+    thread.register,
+    claims.register,
+    grants.register,
+    similar_grants.register,
+    home.register,
+)
 
 
 def build_app(
@@ -60,19 +75,8 @@ def build_app(
         request_verification_enabled=not verified_at_edge,
         **workspaces,
     )
-    if settings.oauth:
-        installs.register(app, services)
-    errors.register(app, services)
-    requests.register(app, services)
-    clicks.register(app, services)
-    discuss.register(app, services)
-    deny.register(app, services)
-    edits.register(app, services)
-    thread.register(app, services)
-    claims.register(app, services)
-    grants.register(app, services)
-    similar_grants.register(app, services)
-    home.register(app, services)
+    for register in (installs.register, *_LISTENERS) if settings.oauth else _LISTENERS:
+        register(app, services)
     return app
 
 

@@ -1,7 +1,8 @@
 """Approve clicks, served at the edge or, when the edge leaves them to Bolt, by Bolt's listener.
 
 An Approve button carries its approval's session (``bot.render.action_ids.button_value``), so a
-click is one Redis round trip before its answer: it is served at the edge, right after the signature
+click is one Redis round trip before its answer (two while traces are recorded: its approval's trace is read
+first, ``bot.observe.tracing``): it is served at the edge, right after the signature
 check and before Bolt matches its listeners (``ApproveClicks.serve``). The decide script refuses a
 replay, checks where the click comes from and the policy stored with the request, and records the
 vote or decision (``bot.flow.decisions``). A 200 means it was recorded, or refused for a reason the
@@ -12,7 +13,7 @@ over Socket Mode go through Bolt's listener (``register``): acked first, then se
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 from slack_bolt import Ack, App
@@ -26,8 +27,10 @@ from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.services import Services
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
+from bot.slack.payloads import Action, BlockActions
 from bot.store.outbox import Outbox
 
 logger = logging.getLogger(__name__)
@@ -39,24 +42,27 @@ class ApproveClick:
 
     approval_id: str
     session_id: str | None
-    body: dict[str, Any]
+    body: BlockActions
     shown: str = ""
     """The digest of the input the button showed (``""``: a button that names none)."""
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
-    """The Approve click ``body`` is (checked by ``payload_shape`` already) when its button names its session,
-    or ``None`` for anything else (left to Bolt)."""
+    """The Approve click ``body`` is, or ``None`` for anything else (left to Bolt).
+
+    ``body`` was checked by ``payload_shape`` already; it is an Approve click when its button names its session.
+    """
     if body.get("type") != "block_actions":
         return None
-    actions = body["actions"]
+    checked = cast(BlockActions, body)  # payload_problem has held it to that shape
+    actions = checked["actions"]
     if len(actions) != 1 or actions[0]["action_id"] != ids.APPROVE_ACTION:
         return None
-    click = _click(body, actions[0])
+    click = _click(checked, actions[0])
     return click if click.session_id else None
 
 
-def _click(body: dict[str, Any], action: dict[str, Any]) -> ApproveClick:
+def _click(body: BlockActions, action: Action) -> ApproveClick:
     approval_id, session_id, shown = ids.parse_button(action["value"])
     return ApproveClick(approval_id, session_id, body, shown)
 
@@ -79,7 +85,7 @@ class ApproveClicks:
                 outcome = self._decide(click, replay=replay)
             except (redis.ConnectionError, redis.TimeoutError) as error:
                 return unrecorded(error)
-            except Exception as error:
+            except Exception as error:  # boundary: the click must be answered and the clicker told, whatever failed
                 self._failed(click, error)
                 return None
             if outcome.status is Status.REPLAYED:
@@ -92,7 +98,7 @@ class ApproveClicks:
         with log_context(session_id=click.session_id, approval_id=click.approval_id):
             try:
                 outcome = self._decide(click, replay=None)
-            except Exception as error:
+            except Exception as error:  # boundary: the clicker is told, whatever failed
                 self._failed(click, error)
                 return
             self._tell(click, outcome)
@@ -122,7 +128,7 @@ class ApproveClicks:
 
     def _failed(self, click: ApproveClick, error: Exception) -> None:
         """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
-        logger.exception("approval_id=<%s> | approve click failed", click.approval_id)
+        logger.error("approval_id=<%s> | approve click failed", click.approval_id, exc_info=error)
         response_url = click.body.get("response_url")
         if isinstance(response_url, str) and response_url:
             try:
@@ -131,7 +137,7 @@ class ApproveClicks:
                     response_type="ephemeral",
                     replace_original=False,
                 )
-            except Exception:  # the answer is 200 either way: Slack shows nothing for it
+            except SLACK_CALL_ERRORS:  # the answer is 200 either way: Slack shows nothing for it
                 logger.exception("could not tell the clicker that the click failed")
 
 
@@ -139,7 +145,7 @@ def register(app: App, services: Services) -> None:
     """Add to ``app`` the listener for the Approve clicks the edge leaves to Bolt."""
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
 
-    def approve(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def approve(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         clicks.serve_acked(_click(body, action))
 

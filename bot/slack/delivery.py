@@ -36,14 +36,17 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import redis
+from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeTab, progress_of
-from bot.observe import metrics
+from bot.observe import metrics, tracing
 from bot.render import blocks
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.retry_after import retry_after_s
@@ -62,7 +65,7 @@ _UPDATE_LEASE_MS: Final = 10_000
 _OVERTAKEN_RETRIES: Final = 3
 
 
-class NotReady(Exception):
+class NotReady(SignoffError):
     """Not the entry's turn yet (an update before its post, a part before the one ahead of it).
 
     It comes back later without counting a failed attempt, so a post raises it only before sending.
@@ -156,7 +159,7 @@ class Deliverer:
             for _lane, queued in ready:
                 try:
                     outcomes.append(self._deliver_lane(queued))
-                except Exception as error:
+                except Exception as error:  # boundary: kept like a pool future's, raised once the lanes are left
                     outcomes.append(error)
         # A lane whose delivery broke off keeps its lease until it runs out, as its unsent entries keep theirs.
         self._lanes.leave(
@@ -173,9 +176,12 @@ class Deliverer:
         return len(entries)
 
     def idle_wait_s(self, longest_s: float) -> float:
-        """How long a dispatcher with nothing due may wait for new entries: at most ``longest_s``, and no longer
-        than until the soonest queued entry is due. A new entry wakes the dispatcher; one put back for later (a
-        busy conversation, a retry, a part waiting for the one before it) does not: its due time is the limit."""
+        """How long a dispatcher with nothing due may wait for new entries.
+
+        At most ``longest_s``, and no longer than until the soonest queued entry is due. A new entry wakes the
+        dispatcher; one put back for later (a busy conversation, a retry, a part waiting for the one before it) does
+        not: its due time is the limit.
+        """
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
@@ -207,11 +213,22 @@ class Deliverer:
         return None
 
     def deliver(self, entry: OutboxEntry) -> PutBack | None:
-        """Send one entry, then complete or reschedule it.
+        """Send one entry, then complete or reschedule it, in a span continuing the trace that queued it.
 
         Returns:
             ``None`` when the entry is done with (delivered, or parked), else how it went back to the outbox.
         """
+        kind = tracing.name_part(entry.kind, OutboxKind)  # stored data: never a span's name as it is
+        attributes: tracing.Attributes = {"signoff.outbox.kind": kind, "signoff.outbox.attempts": entry.attempts}
+        with tracing.span(
+            f"outbox {kind}", parent=entry.traceparent, kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            put_back = self._deliver(entry)
+            if put_back is not None and put_back.failed:
+                tracing.failed(span, "not delivered: rescheduled")
+            return put_back
+
+    def _deliver(self, entry: OutboxEntry) -> PutBack | None:
         sender = self._senders.get(entry.kind)
         if sender is None:
             self._park(entry, f"unknown kind {entry.kind!r}")
@@ -222,6 +239,7 @@ class Deliverer:
             logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
             self._outbox.complete(entry)
             metrics.OUTBOX_DROPPED.labels(reason="not_installed").inc()
+            tracing.current_failed("dropped: the app is not installed", error)
             return None
         except NotReady as wait:  # not a failed attempt: nothing was sent
             self._outbox.postpone(entry, delay_s=wait.delay_s)
@@ -231,7 +249,7 @@ class Deliverer:
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
             return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="network")
-        except Exception as error:  # a bug or bad data: count it, and park it rather than retry forever
+        except Exception as error:  # boundary: a bug or bad data: count it, and park it rather than retry forever
             logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
             if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
                 self._park(entry, f"{type(error).__name__}: {error}")
@@ -267,6 +285,7 @@ class Deliverer:
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
         self._outbox.park(entry, why=why)
+        tracing.current_failed(f"parked: {why}")
         metrics.OUTBOX_PARKED.labels(kind=entry.kind if entry.kind in set(OutboxKind) else "other").inc()
 
     def _post_approval(self, entry: OutboxEntry) -> None:
@@ -443,7 +462,7 @@ class Deliverer:
             slack.chat_update(channel=request.channel_id, ts=request.message_ts, metadata=metadata, **message)
             for channel, ts in approval.copies.values():
                 slack.chat_update(channel=channel, ts=ts, **message)
-        except Exception:
+        except SLACK_CALL_ERRORS:
             # Slack may have applied it anyway, after a later one: whatever shows now is unknown.
             self._updates.forget_shown(request.session_id, request.approval_id)
             raise

@@ -1,8 +1,8 @@
-"""A form body's fields, decoded exactly as ``urllib.parse.parse_qsl`` decodes them, at C speed.
+r"""A form body's fields, decoded exactly as ``urllib.parse.parse_qsl`` decodes them, at C speed.
 
 Slack sends an interaction as ``payload=<JSON, percent-encoded>``: a click's body holds a couple of hundred
 ``%XX`` escapes, and the standard library decodes them one by one in Python (about 55 us per click, a
-tenth of a click's whole answer). Here every escape becomes a ``\\xXX`` and the C escape decoder does
+tenth of a click's whole answer). Here every escape becomes a ``\xXX`` and the C escape decoder does
 them all at once. Anything that decoder would read otherwise (a stray ``%``, bytes that are not UTF-8)
 goes to ``parse_qsl`` itself, so the result is always the standard one (tested against it).
 """

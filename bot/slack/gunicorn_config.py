@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.observe import logs
+from bot.observe import logs, trace_export
 from bot.settings import ConfigError, load_log_settings
 
 # Before the workers import prometheus_client (neither import above does): it picks its storage when first imported.
@@ -44,3 +44,8 @@ def child_exit(_server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess  # noqa: PLC0415 imported here: only the arbiter needs it, late
 
     multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def worker_exit(_server: Any, _worker: Any) -> None:
+    """A worker ending: send the spans it still holds (its batch would wait for the next export otherwise)."""
+    trace_export.flush()

@@ -20,6 +20,7 @@ from slack_bolt.request import BoltRequest
 
 from bot import preflight
 from bot.flow.outcomes import Replay
+from bot.observe import trace_export
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
@@ -141,8 +142,11 @@ def _serve_verified(
 
 
 def oauth_mounts(app: App) -> dict[str, WsgiApp]:
-    """The install page and OAuth redirect of an OAuth-mode app (none for a single-token one): GETs a person's
-    browser makes, with no Slack signature, so Bolt's OAuth flow checks them (the state, once, with its cookie)."""
+    """The install page and OAuth redirect of an OAuth-mode app (none for a single-token one).
+
+    GETs a person's browser makes, with no Slack signature, so Bolt's OAuth flow checks them (the state, once, with its
+    cookie).
+    """
     flow = app.oauth_flow
     if flow is None:
         return {}
@@ -268,6 +272,8 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
 def create_wsgi() -> WsgiApp:
     """Factory for gunicorn: settings from the environment, ``REDIS_URL`` required (the worker runs apart)."""
     settings = load_settings("http")
+    if settings.traces:
+        trace_export.install("web")
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)

@@ -13,6 +13,7 @@ class MeteredWebClient(KeepAliveWebClient):
     """Counts failed Web API calls by method and error, then raises as ``WebClient`` does."""
 
     def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
+        """Call ``api_method`` as ``WebClient`` does, counting a Slack error or a lost connection, then raising it."""
         try:
             return super().api_call(api_method, **kwargs)
         except SlackApiError as error:

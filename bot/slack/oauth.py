@@ -1,5 +1,7 @@
-"""OAuth mode: install the app in many workspaces (``/slack/install``, ``/slack/oauth_redirect``), Bolt's flow
-over our Redis, and the authorize step that finds each request's token there.
+"""OAuth mode: install the app in many workspaces, with Bolt's flow over our Redis.
+
+The install page (``/slack/install``), its redirect (``/slack/oauth_redirect``), and the authorize step that finds each
+request's token there.
 
 Bolt's own authorize asks Slack's ``auth.test`` on every request; ours reads the installation (one Redis GET):
 a click answers within Slack's 3 seconds without a Slack round trip before it.

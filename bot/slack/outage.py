@@ -22,6 +22,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot.render import blocks
 from bot.render.texts import answers
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ def _tell(response_url: str) -> None:
         WebhookClient(response_url, timeout=_RESPONSE_URL_TIMEOUT_S).send(
             text=answers.store_unreachable(), response_type="ephemeral", replace_original=False
         )
-    except Exception:
+    except SLACK_CALL_ERRORS:
         logger.exception("could not tell the person that their request was not recorded")
 
 

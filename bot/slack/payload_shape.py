@@ -5,7 +5,8 @@ Bolt 1.30 indexes ``view.type`` of every view submission, ``actions[0]`` of ever
 string or an object with an ``id``) while it builds its context, before any listener runs. The
 listeners then read the event's user, channel, ts and text. A signed payload with another shape
 would fail the same way on every delivery: it is refused here with the field named (a 400 over
-HTTP; over Socket Mode, acked and dropped so that Slack does not redeliver it).
+HTTP; over Socket Mode, acked and dropped so that Slack does not redeliver it). What passes is
+typed for the listeners in ``bot.slack.payloads``.
 """
 
 import json

@@ -22,8 +22,11 @@ SECRET_PREFIX: Final = "whsec_"
 
 @dataclass(frozen=True)
 class ApiClient:
-    """An API client: the name its requests are audited and shown under, its callback secret, and the workspace
-    its requests are asked in ("" for the one workspace of a single-token bot)."""
+    """An API client.
+
+    The name its requests are audited and shown under, its callback secret, and the workspace its requests are asked in
+    ("" for the one workspace of a single-token bot).
+    """
 
     name: str
     callback_secret: str
@@ -47,9 +50,11 @@ class ApiKeys:
         self._client = client
 
     def create(self, name: str, *, key: str | None = None, team_id: str = "") -> IssuedKey | None:
-        """Issue a key for a new client ``name`` (``key``: one chosen by the caller, e.g. the sandbox's; ``team_id``:
-        the workspace its requests are asked in, which an OAuth install of several needs); ``None`` if the name is
-        taken (revoke it first)."""
+        """Issue a key for a new client ``name``; ``None`` if the name is taken (revoke it first).
+
+        ``key``: one chosen by the caller, e.g. the sandbox's; ``team_id``: the workspace its requests are asked in,
+        which an OAuth install of several needs.
+        """
         key = key or new_key()
         digest = _sha256(key)
         record = {"key_sha256": digest, "callback_secret": SECRET_PREFIX + secrets.token_urlsafe(32)}

@@ -12,13 +12,14 @@ import redis
 from pydantic import ValidationError
 
 from bot.domain.edits import CallEdit
+from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.store import keys
 from bot.store.edits import read_edit
 from state.text import as_text
 
 
-class ApprovalDataError(RuntimeError):
+class ApprovalDataError(SignoffError, RuntimeError):
     """An approval stored in Redis cannot be read back (corrupted or foreign data)."""
 
 

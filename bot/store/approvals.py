@@ -23,6 +23,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.approval_record import (
     READS,
@@ -36,7 +37,7 @@ from bot.store.decide_call import Attempt, DecideResult, keys_and_args
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
 from bot.store.scripts.decide import DECIDE
-from state.text import as_text
+from state.text import as_text, shown
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class ApprovalStore:
             reads.hexists(keys.approval(session_id, approval_id), "request")
         (current_version, current_ids), *stored = reads.execute()
         fresh = [request for request, exists in zip(requests, stored, strict=True) if not exists]
+        traceparent = current_traceparent()
         own = pipeline is None
         transaction = self._client.pipeline(transaction=True) if pipeline is None else pipeline
         if current_version is not None and int(current_version) == version:
@@ -96,6 +98,8 @@ class ApprovalStore:
             approval_key = keys.approval(session_id, request.approval_id)
             transaction.hsetnx(approval_key, "request", request.model_dump_json())
             transaction.hsetnx(approval_key, "terms", terms(request))
+            if traceparent:  # the trace its decision continues (bot.observe.tracing)
+                transaction.hsetnx(approval_key, TRACE_FIELD, traceparent)
             transaction.set(keys.approval_session(shard, request.approval_id), session_id)
             opened_ms = int(request.created_at.timestamp() * 1000)
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
@@ -106,6 +110,11 @@ class ApprovalStore:
         if own:
             transaction.execute()
         return fresh
+
+    def traceparent_of(self, session_id: str, approval_id: str) -> str:
+        """The trace of the run that raised the approval ("" when none was recorded)."""
+        stored = self._client.hget(keys.approval(session_id, approval_id), TRACE_FIELD)
+        return valid_traceparent(shown(stored)) if stored is not None else ""  # telemetry: a bad one is none
 
     def session_of(self, approval_id: str) -> str | None:
         """The session an approval belongs to, or ``None`` for an unknown id.
@@ -159,8 +168,10 @@ class ApprovalStore:
         return self.get_readable(session_id, approval_id) if session_id is not None else None
 
     def get_readable(self, session_id: str, approval_id: str) -> Approval | None:
-        """``get``, except that an unreadable approval is quarantined and ``None`` returned: one bad record
-        never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others."""
+        """``get``, except that an unreadable approval is quarantined and ``None`` returned.
+
+        One bad record never stops a reader (App Home, ``/approvals``, ``pending``, delivery) from serving the others.
+        """
         try:
             return self.get(session_id, approval_id)
         except ApprovalDataError as error:
@@ -296,8 +307,10 @@ class ApprovalStore:
         return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()])
 
     def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
-        """The members of every shard's ``indexes`` as approval ids, merged by score (``limit`` per index;
-        0: all); one that is not UTF-8 (never ours) is dropped from its index."""
+        """The members of every shard's ``indexes`` as approval ids, merged by score.
+
+        ``limit`` per index (0: all); one that is not UTF-8 (never ours) is dropped from its index.
+        """
         reads = self._client.pipeline(transaction=False)
         for index in indexes:
             reads.zrange(index, 0, limit - 1, withscores=True, desc=newest_first)
@@ -317,8 +330,10 @@ class ApprovalStore:
         return approval_ids[:limit] if limit else approval_ids
 
     def open_policies(self, *, limit: int = 10_000) -> list[tuple[float, str]]:
-        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere (the metrics'
-        view: three round trips, whatever is pending); a policy that cannot be read back is ``unknown``."""
+        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere.
+
+        The metrics' view: three round trips, whatever is pending; a policy that cannot be read back is ``unknown``.
+        """
         reads = self._client.pipeline(transaction=False)
         for shard in keys.shards():
             reads.zrange(keys.open_index(shard), 0, limit - 1, withscores=True)

@@ -1,12 +1,13 @@
-"""The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and
-resume, appended to a Redis stream (one per shard: an event goes with its session's records);
-exported as JSON lines or CSV, every shard merged by time; trimmed by policy.
+r"""The audit trail: every request, vote, decision, claim, reminder, escalation, expiry, refusal and resume.
+
+Appended to a Redis stream (one per shard: an event goes with its session's records); exported as JSON lines or CSV,
+every shard merged by time; trimmed by policy.
 
 Trimming keeps the streams bounded (``max_entries`` in all). With ``keep_unexported``, nothing newer
 than the last export is ever trimmed, whatever the bound: an operator who exports regularly
 loses nothing.
 
-One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\\xff``),
+One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\xff``),
 a time that is not a number is taken from the entry's id, and details that do not parse (or nest
 too deep) are kept as their raw text.
 """
@@ -90,8 +91,10 @@ class Audit:
     def script_events(
         self, events: Sequence[str], *, session_id: str = "", actor: str = "", **details: Any
     ) -> tuple[ScriptRecord, ...]:
-        """One event of each name in ``events``, the same details (a script appends the one that happens:
-        ``bot.store.scripts``, ``add_audit``) in its own atomic step."""
+        """One event of each name in ``events``, the same details, in its own atomic step.
+
+        A script appends the one that happens (``bot.store.scripts``, ``add_audit``).
+        """
         fields = self._fields("", session_id, actor, details)
         return tuple(tuple(item for pair in {**fields, "event": event}.items() for item in pair) for event in events)
 

@@ -65,8 +65,9 @@ class Directory:
         return resolved
 
     def in_channel(self, team_id: str, channel_id: str, user_id: str, *, shard: int | None = None) -> bool:
-        """Whether ``user_id`` is a member of ``channel_id`` of ``team_id`` (one Redis round trip when cached; on
-        ``shard``, if given).
+        """Whether ``user_id`` is a member of ``channel_id`` of ``team_id``.
+
+        One Redis round trip when cached; on ``shard``, if given.
 
         A shard's copy is made from the shared copy and expires with it (see ``members``).
 
@@ -118,8 +119,10 @@ class Directory:
                 return users
 
     def _cached(self, team_id: str, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
-        """The cached members and how long they have left (ms), or ``None``: not cached, about to expire, or
-        unreadable (then dropped, so Slack is asked again)."""
+        """The cached members and how long they have left (ms).
+
+        Or ``None``: not cached, about to expire, or unreadable (then dropped, so Slack is asked again).
+        """
         key = keys.usergroup(team_id, group_id, shard=shard)
         pipeline = self._redis.pipeline(transaction=False)
         pipeline.get(key)

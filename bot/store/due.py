@@ -14,7 +14,7 @@ from typing import Any
 import redis
 from redis.exceptions import NoScriptError
 
-from bot.store import scripts
+from bot.store import keys, scripts
 from bot.store.pipelined import run_each
 from state.text import lossless_text
 
@@ -126,6 +126,28 @@ class DueQueue:
         self._claim = client.register_script(scripts.CLAIM_DUE)
         self._fenced = client.register_script(scripts.FENCED_WRITES)
 
+    @classmethod
+    def per_shard(
+        cls,
+        client: redis.Redis,
+        *,
+        due_key: Callable[[int], str],
+        entries_key: Callable[[int], str],
+        now_ms: Callable[[], int],
+        claims_key: Callable[[int], str] | None = None,
+    ) -> list["DueQueue"]:
+        """One queue on each shard (``keys.shards()``), its keys named for the shard; all share ``now_ms``."""
+        return [
+            cls(
+                client,
+                due_key=due_key(shard),
+                entries_key=entries_key(shard),
+                now_ms=now_ms,
+                claims_key=claims_key(shard) if claims_key else None,
+            )
+            for shard in keys.shards()
+        ]
+
     def add(self, pipeline: redis.client.Pipeline | FencedWrites, entry_id: str, entry: str, *, due_ms: int) -> None:
         """Queue (or replace) an entry inside the caller's transaction (or with the caller's fenced writes)."""
         pipeline.hset(self.entries_key, entry_id, entry)
@@ -210,8 +232,10 @@ class DueQueue:
 
 
 def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int) -> list[Leased]:
-    """``DueQueue.lease`` of every queue (up to ``limit`` each), in one pipeline: one round trip on one
-    server however many shards, one per master on a cluster."""
+    """``DueQueue.lease`` of every queue (up to ``limit`` each), in one pipeline.
+
+    One round trip on one server however many shards, one per master on a cluster.
+    """
     if not queues:
         return []
     now_ms, lease_ms = queues[0].now_ms(), int(lease_s * 1000)
@@ -222,8 +246,11 @@ def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: floa
 
 
 def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue]) -> float | None:
-    """Seconds until the soonest entry of any of ``queues`` is due (0: one is due now; ``None``: all are
-    empty), in one pipeline (as ``lease_each``). A claimed entry counts as due when its lease ends."""
+    """Seconds until the soonest entry of any of ``queues`` is due.
+
+    0: one is due now; ``None``: all are empty. In one pipeline (as ``lease_each``). A claimed entry counts as due when
+    its lease ends.
+    """
     if not queues:
         return None
     pipeline = client.pipeline(transaction=False)

@@ -69,8 +69,10 @@ class Installations(InstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        """The installation serving ``team_id`` (or the org, for an org-wide install); ``user_id`` is not used:
-        one installation serves everyone in the workspace."""
+        """The installation serving ``team_id`` (or the org, for an org-wide install).
+
+        ``user_id`` is not used: one installation serves everyone in the workspace.
+        """
         del user_id
         if is_enterprise_install or not team_id:
             return self._read(keys.installation(team_id=None, enterprise_id=enterprise_id, org_wide=True))
@@ -100,8 +102,10 @@ class Installations(InstallationStore):
         return self._read(org)
 
     def remember_org(self, team_id: str, enterprise_id: str) -> None:
-        """Note that the org-wide installation of ``enterprise_id`` serves ``team_id`` (seen on its requests), so
-        calls made outside a request (the outbox, the worker) find its token."""
+        """Note that the org-wide installation of ``enterprise_id`` serves ``team_id`` (seen on its requests).
+
+        So calls made outside a request (the outbox, the worker) find its token.
+        """
         self._redis.set(keys.installation_org(team_id), enterprise_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:

@@ -27,6 +27,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.domain.records import session_id_for
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from state.text import as_text, shown
 
@@ -63,8 +64,8 @@ class StartJob:
         return session_id_for(self.team_id, self.channel_id, self.thread_ts)
 
     def fields(self) -> dict[str, str]:
-        """The stream entry's fields."""
-        return {"kind": self.kind, **asdict(self)}
+        """The stream entry's fields (with the trace of the request, when one is recorded)."""
+        return {"kind": self.kind, **asdict(self), **_trace_field()}
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,14 @@ class ResumeJob:
     kind = JobKind.RESUME
 
     def fields(self) -> dict[str, str]:
-        """The stream entry's fields."""
-        return {"kind": self.kind, "session_id": self.session_id, "version": str(self.version)}
+        """The stream entry's fields (with the trace of the decision, when one is recorded)."""
+        return {"kind": self.kind, "session_id": self.session_id, "version": str(self.version), **_trace_field()}
+
+
+def _trace_field() -> dict[str, str]:
+    """The current span's ``traceparent``, so that the worker's span for the job continues the trace."""
+    traceparent = current_traceparent()
+    return {TRACE_FIELD: traceparent} if traceparent else {}
 
 
 JobRecord = StartJob | ResumeJob
@@ -118,6 +125,11 @@ class Job:
     def kind(self) -> str:
         """``start`` or ``resume`` (``JobKind``), or what an unreadable job says."""
         return self.fields.get("kind", "")
+
+    @property
+    def traceparent(self) -> str:
+        """The trace the job continues ("" for none, or a malformed one)."""
+        return valid_traceparent(self.fields.get(TRACE_FIELD))
 
     def record(self) -> JobRecord:
         """The job as its typed record (call ``problem`` first: this raises ``KeyError``/``ValueError`` otherwise)."""
@@ -176,8 +188,10 @@ class JobQueue:
 
     @staticmethod
     def script_resume(session_id: str) -> scripts.ScriptRecord:
-        """The resume job for a script to queue (``bot.store.scripts``): the stream's bound and the job's
-        fields but its version, which only the script knows (the round's) and appends."""
+        """The resume job for a script to queue (``bot.store.scripts``).
+
+        The stream's bound and the job's fields but its version, which only the script knows (the round's) and appends.
+        """
         fields = ResumeJob(session_id, 0).fields()
         del fields["version"]
         return (str(_MAX_JOBS), *(item for pair in fields.items() for item in pair), "version")
@@ -206,8 +220,10 @@ class JobQueue:
         return _jobs_of(response)  # up to count per stream: every job read is now this consumer's to handle
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
-        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them (up to ``count``
-        per shard)."""
+        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
+
+        Up to ``count`` per shard.
+        """
         looks = self._client.pipeline(transaction=False)  # one round trip per master
         for shard in keys.shards():
             looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)

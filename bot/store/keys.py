@@ -132,8 +132,10 @@ def _prefix_with(session_id: str, shards: int) -> str:
 
 
 def approval_id(session_id: str, base_id: str) -> str:
-    """An approval id that names its session's shard (``<shard>-<base_id>``), so a button's value finds
-    the approval's keys without a lookup in another slot."""
+    """An approval id that names its session's shard (``<shard>-<base_id>``).
+
+    So a button's value finds the approval's keys without a lookup in another slot.
+    """
     return f"{shard_of(session_id)}-{base_id}"
 
 
@@ -286,8 +288,10 @@ def usergroup(team_id: str, group_id: str, *, shard: int | None = None) -> str:
 
 
 def seen_signature(signature: str, *, shard: int | None = None) -> str:
-    """Marks a request signature as used (a second request with it is a replay). A click's is kept on the
-    shard of the session it acts on (its script checks it in that slot)."""
+    """Marks a request signature as used (a second request with it is a replay).
+
+    A click's is kept on the shard of the session it acts on (its script checks it in that slot).
+    """
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:seen-signature:{signature}"
 
 
@@ -322,8 +326,10 @@ def modal_view(external_id: str) -> str:
 
 
 def schedule_entry(approval_id: str, kind: str) -> str:
-    """The schedule's entry for one kind of step (``SCHEDULE_KINDS``) of one request: deterministic, so a
-    decision or a claim finds it without reading it."""
+    """The schedule's entry for one kind of step (``SCHEDULE_KINDS``) of one request.
+
+    Deterministic, so a decision or a claim finds it without reading it.
+    """
     return f"{approval_id}:{kind}"
 
 
@@ -336,7 +342,8 @@ def outbox_lane(lane: str) -> str:
     """Who may send to one conversation now (one delivery at a time, in the order entries were queued).
 
     Tagged with the conversation's channel (a thread's lane is ``<channel>/<thread ts>``): the lanes of one
-    channel and its pause (``outbox_channel_pause``) share a slot, as the script taking a lane reads both."""
+    channel and its pause (``outbox_channel_pause``) share a slot, as the script taking a lane reads both.
+    """
     channel, slash, rest = lane.partition("/")
     return f"signoff:outbox:lane:{{{_lane_tag(channel)}}}{slash}{rest}"
 

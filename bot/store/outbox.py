@@ -30,6 +30,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from bot.domain.records import place_of_session
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from state.text import as_text, bytes_of
@@ -79,6 +80,8 @@ class OutboxEntry:
             no session.
         team_id: The workspace whose token sends it ("" for an entry queued before workspaces were told apart:
             the one workspace of a single-token bot sends it).
+        traceparent: The trace of the work that queued it (the current span's, when one is recorded), which its
+            delivery continues.
     """
 
     kind: str
@@ -88,6 +91,7 @@ class OutboxEntry:
     claims: int = 0
     shard: int = 0
     team_id: str = ""
+    traceparent: str = field(default_factory=current_traceparent)
 
     @property
     def may_have_been_sent(self) -> bool:
@@ -96,8 +100,9 @@ class OutboxEntry:
 
     def to_json(self) -> str:
         """Serialize for Redis."""
-        team = {"team_id": self.team_id} if self.team_id else {}
-        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts, **team})
+        optional = {"team_id": self.team_id, TRACE_FIELD: self.traceparent}
+        given = {name: value for name, value in optional.items() if value}
+        return json.dumps({"kind": self.kind, "payload": self.payload, "attempts": self.attempts, **given})
 
     @classmethod
     def from_json(cls, entry_id: str, data: str, *, shard: int = 0) -> "OutboxEntry":
@@ -121,8 +126,15 @@ class OutboxEntry:
             raise ValueError(
                 f"entry=<{entry_id}> | not an outbox entry (kind text, payload object, attempts number, team_id text)"
             )
-        team_id = decoded.get("team_id", "")
-        return cls(decoded["kind"], decoded["payload"], decoded["attempts"], entry_id, shard=shard, team_id=team_id)
+        return cls(
+            decoded["kind"],
+            decoded["payload"],
+            decoded["attempts"],
+            entry_id,
+            shard=shard,
+            team_id=decoded.get("team_id", ""),
+            traceparent=valid_traceparent(decoded.get(TRACE_FIELD)),  # telemetry only: a bad one is dropped
+        )
 
 
 class Outbox:
@@ -131,16 +143,13 @@ class Outbox:
     def __init__(self, client: redis.Redis, *, clock: Callable[[], float] = time.time) -> None:
         """``clock`` returns seconds (injectable for tests)."""
         self._client = client
-        self._queues = [
-            DueQueue(
-                client,
-                due_key=keys.outbox_due(shard),
-                entries_key=keys.outbox_entries(shard),
-                claims_key=keys.outbox_claims(shard),
-                now_ms=lambda: int(clock() * 1000),
-            )
-            for shard in keys.shards()
-        ]
+        self._queues = DueQueue.per_shard(
+            client,
+            due_key=keys.outbox_due,
+            entries_key=keys.outbox_entries,
+            claims_key=keys.outbox_claims,
+            now_ms=lambda: int(clock() * 1000),
+        )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
 
@@ -167,8 +176,10 @@ class Outbox:
         pipeline.execute()
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
-        """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip
-        (one per master on a cluster): a dispatcher woken by a new entry asks once, not once per shard."""
+        """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip.
+
+        One per master on a cluster: a dispatcher woken by a new entry asks once, not once per shard.
+        """
         claimed: list[OutboxEntry] = []
         every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit)
         for shard, entries in enumerate(every_shard):
@@ -308,8 +319,10 @@ class Outbox:
 
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
-    """Re-publish ``user``'s App Home tab in ``team_id``. One entry per person and workspace: refreshes queued
-    meanwhile merge into it."""
+    """Re-publish ``user``'s App Home tab in ``team_id``.
+
+    One entry per person and workspace: refreshes queued meanwhile merge into it.
+    """
     return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
 
 
@@ -336,11 +349,13 @@ def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
 def post_message(
     channel: str, text: str, *, team_id: str, thread_ts: str | None = None, session_id: str | None = None
 ) -> OutboxEntry:
-    """Post ``text`` in ``channel`` of ``team_id`` (in ``thread_ts``'s thread, if given; a user id as channel: a
-    direct message).
+    """Post ``text`` in ``channel`` of ``team_id``.
+
+    In ``thread_ts``'s thread, if given; a user id as channel: a direct message.
 
     ``session_id``: the session it is about (its shard's outbox holds it: required when it is queued with
-    the session's records)."""
+    the session's records).
+    """
     payload = {"channel": channel, "text": text, **({"thread_ts": thread_ts} if thread_ts else {})}
     return OutboxEntry(OutboxKind.POST_MESSAGE, payload, shard=_shard(session_id), team_id=team_id)
 
@@ -359,9 +374,11 @@ def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> fl
 def posts_in_order(
     parts: Sequence[dict[str, Any]], *, team_id: str, session_id: str | None = None
 ) -> list[OutboxEntry]:
-    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order: each waits
-    until the one before it is delivered, so a retry never lets a later part overtake (all on the shard
-    of ``session_id``, the session they are about)."""
+    """Outbox entries posting ``parts`` (``chat.postMessage`` arguments) in ``team_id``, in this order.
+
+    Each waits until the one before it is delivered, so a retry never lets a later part overtake (all on the shard of
+    ``session_id``, the session they are about).
+    """
     entries: list[OutboxEntry] = []
     for part in parts:
         after = {AFTER: entries[-1].entry_id} if entries else {}

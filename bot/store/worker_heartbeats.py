@@ -1,5 +1,6 @@
-"""Each worker's last sign of life, so a probe (``python -m bot worker-health``) can tell a live worker from a hung
-or dead one.
+"""Each worker's last sign of life, so a probe can tell a live worker from a hung or dead one.
+
+The probe is ``python -m bot worker-health``.
 
 One sorted set (``keys.WORKER_HEARTBEATS``): member = the worker's consumer name, score = when it last beat
 (unix ms). A worker beats every ``WORKER_HEARTBEAT_SECONDS``; one silent for ``MISSED_BEATS`` beats counts as dead.

@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.loopback_slack import submitted_state
 from bot.sandbox.people import CHANNEL
-from bot.sandbox.slack_api import views
 from bot.sandbox.workspace import PageError, SandboxSlack
 from tests.sandbox.bot_stand_in import BotStandIn
 from tests.sandbox.browser import Steps
@@ -341,7 +341,7 @@ def test_submitted_state_skips_blocks_that_are_not_inputs_it_knows() -> None:
         {"type": "section", "text": {"type": "mrkdwn", "text": "restart *checkout*"}},
         {"type": "input", "block_id": "day", "label": _plain("Day"), "element": {"type": "datepicker"}},
     ]
-    assert set(views.submitted_state(view, {})) == {"service", "replicas", "size", "notify", "note"}
+    assert set(submitted_state(view, {})) == {"service", "replicas", "size", "notify", "note"}
 
 
 # ------------------------------------------------------------------ the page

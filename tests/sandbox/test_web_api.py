@@ -10,8 +10,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 
+from bot.loopback_slack import slack_requests
 from bot.render import blocks
-from bot.sandbox import slack_requests
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack
 from bot.store import keys

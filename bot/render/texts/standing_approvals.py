@@ -17,8 +17,10 @@ def approve_and_allow_label(seconds: int) -> str:
 
 
 def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:
-    """What the person confirms before a standing approval is made (mrkdwn; every part bounded, so the whole stays
-    within a confirm dialog's 300 characters)."""
+    """What the person confirms before a standing approval is made (mrkdwn).
+
+    Every part is bounded, so the whole stays within a confirm dialog's 300 characters.
+    """
     if request.policy.grant_scope == "channel":
         who = ", asked by anyone"
     else:

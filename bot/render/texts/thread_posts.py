@@ -67,8 +67,10 @@ MAX_ECHOED_REQUEST: Final = 2000
 
 
 def command_echo(user_id: str, request: str) -> str:
-    """The channel message a ``/agent`` request opens its thread with: the request shown as typed, never
-    live (``<!channel>``, a mention or a disguised link in it stay inert text)."""
+    """The channel message a ``/agent`` request opens its thread with: the request shown as typed.
+
+    Never live: ``<!channel>``, a mention or a disguised link in it stay inert text.
+    """
     return f"{mention_user(user_id)} asked the agent: {clip(unescape_slack(request), MAX_ECHOED_REQUEST)}"
 
 

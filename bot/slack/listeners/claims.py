@@ -1,7 +1,6 @@
 """Claim ("I'm looking"): pauses a request's escalation ladder and shows who is on it."""
 
 from datetime import timedelta
-from typing import Any
 
 from slack_bolt import Ack, App
 
@@ -10,13 +9,14 @@ from bot.render.action_ids import parse_button_value
 from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
+from bot.slack.payloads import Action, BlockActions
 from bot.store.outbox import update_approval
 
 
 def register(app: App, services: Services) -> None:
     """Add the Claim listener to ``app``."""
 
-    def claim(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def claim(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
         approval_id, _session_id = parse_button_value(action["value"])

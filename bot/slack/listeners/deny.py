@@ -5,8 +5,6 @@ its ``private_metadata`` says so, and the bot remembered the same under the view
 ``external_id`` before opening it. A submission that does not match is refused and audited.
 """
 
-from typing import Any
-
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
@@ -25,13 +23,14 @@ from bot.slack.listeners.feedback import (
     tell_clicker,
 )
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 
 def register(app: App, services: Services) -> None:
     """Add the Deny listeners to ``app``."""
     decisions = services.decisions
 
-    def open_deny_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+    def open_deny_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         who = clicker(body)
         user = who.user
         origin = click_origin(body)
@@ -52,7 +51,7 @@ def register(app: App, services: Services) -> None:
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
-    def submit_deny(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    def submit_deny(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         user = body["user"]["id"]
         values = view.get("state", {}).get("values", {})
         reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")

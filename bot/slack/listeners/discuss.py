@@ -1,7 +1,7 @@
-"""Discuss on an approval message: a prompt in the request's thread (Approve: ``bot.slack.clicks``; Deny:
-``bot.slack.listeners.deny``)."""
+"""Discuss on an approval message: a prompt in the request's thread.
 
-from typing import Any
+Approve: ``bot.slack.clicks``; Deny: ``bot.slack.listeners.deny``.
+"""
 
 from slack_bolt import Ack, App
 
@@ -10,6 +10,7 @@ from bot.render.action_ids import parse_button_value
 from bot.render.texts import answers, thread_posts
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
+from bot.slack.payloads import Action, BlockActions
 from bot.store.outbox import post_message
 
 
@@ -17,7 +18,7 @@ def register(app: App, services: Services) -> None:
     """Add the Discuss listener to ``app``."""
     decisions = services.decisions
 
-    def discuss(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def discuss(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
         user = who.user

@@ -27,6 +27,7 @@ from bot.slack.listeners.feedback import (
     tell_clicker,
 )
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
@@ -35,7 +36,7 @@ def register(app: App, services: Services) -> None:
     """Add the Edit listeners to ``app``."""
     flow = services.edit_flow
 
-    def open_edit_modal(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+    def open_edit_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         who = clicker(body)
         origin = click_origin(body)
         approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
@@ -57,7 +58,7 @@ def register(app: App, services: Services) -> None:
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
-    def submit_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    def submit_edit(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
         if binding is None:
             ack(**edits.edit_refused(answers.wrong_place_refused()))
@@ -79,7 +80,7 @@ def register(app: App, services: Services) -> None:
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)
 
 
-def submitted(view: dict[str, Any]) -> dict[int, str | bool | None]:
+def submitted(view: SubmittedView) -> dict[int, str | bool | None]:
     """The values of a submitted edit form by field index (a field Slack did not send is absent: empty)."""
     values: dict[int, str | bool | None] = {}
     state = (view.get("state") or {}).get("values") or {}

@@ -11,12 +11,14 @@ import json
 import logging
 from typing import Any
 
+import redis
 from slack_bolt import App, BoltResponse
 from slack_sdk.webhook import WebhookClient
 
 from bot.render import blocks
 from bot.render.texts import answers
 from bot.services import Services
+from bot.slack.call_errors import SLACK_CALL_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ def register(app: App, services: Services) -> None:
                     WebhookClient(body["response_url"]).send(
                         text=answers.click_failed(summary), response_type="ephemeral", replace_original=False
                     )
-                except Exception:
+                except SLACK_CALL_ERRORS:
                     logger.exception("could not tell the clicker that the click failed")
         elif kind == "view_submission":
             response.status = 200
@@ -45,7 +47,7 @@ def register(app: App, services: Services) -> None:
         elif kind == "event_callback" and body.get("event_id"):
             try:
                 services.event_deliveries.forget(body["event_id"])
-            except Exception:
+            except redis.RedisError:
                 logger.exception("event_id=<%s> | could not forget the failed delivery", body["event_id"])
 
     app.error(on_error)

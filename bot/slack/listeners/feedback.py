@@ -5,7 +5,7 @@ Clicks on the App Home tab come from no channel: there the answer is a direct me
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Modals, Origin, Purpose
@@ -13,6 +13,7 @@ from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Outcome
 from bot.render import edits
 from bot.render.texts import answers
+from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, SubmittedView, ViewSubmission
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
@@ -55,8 +56,11 @@ def outcome_text(outcome: Outcome | None) -> str | None:
 
 @dataclass(frozen=True)
 class Clicker:
-    """Who clicked, and where (``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the
-    click came from, whose token answers it)."""
+    """Who clicked, and where.
+
+    ``channel`` is ``None`` for a click on the App Home tab; ``team``: the workspace the click came from, whose token
+    answers it.
+    """
 
     user: str
     channel: str | None
@@ -64,14 +68,14 @@ class Clicker:
     team: str = ""
 
 
-def clicker(body: dict[str, Any]) -> Clicker:
+def clicker(body: BlockActions) -> Clicker:
     """Read who clicked and where from a ``block_actions`` body."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     thread_ts = (body.get("message") or {}).get("thread_ts")
     return Clicker(body["user"]["id"], channel, thread_ts, team_of(body))
 
 
-def team_of(body: dict[str, Any]) -> str:
+def team_of(body: BlockActions | ViewSubmission) -> str:
     """The workspace a request (an interaction, an event, a command) came from ("" if it names none)."""
     team = body.get("team")
     if isinstance(team, dict):
@@ -79,7 +83,7 @@ def team_of(body: dict[str, Any]) -> str:
     return str(body.get("team_id") or team or "")
 
 
-def click_origin(body: dict[str, Any]) -> Origin:
+def click_origin(body: BlockActions) -> Origin:
     """Where a ``block_actions`` click comes from: a message (its channel and ts) or the App Home tab.
 
     A missing team counts as another workspace (fails closed): Slack always sends both.
@@ -95,14 +99,14 @@ def click_origin(body: dict[str, Any]) -> Origin:
     return Origin("message", team_id, user_team_id, channel_id, ts, thread_ts)
 
 
-def reply_origin(body: dict[str, Any], event: dict[str, Any]) -> Origin:
+def reply_origin(body: EventCallback, event: MessageEvent) -> Origin:
     """Where a thread reply comes from: its channel, its thread, the person's workspace (``user_team``)."""
     user_team_id = str(event.get("user_team") or event.get("team") or "")
     return Origin("reply", str(body.get("team_id") or ""), user_team_id, event.get("channel"), event.get("thread_ts"))
 
 
 def submitted_binding(
-    modals: Modals, decisions: DecisionService, body: dict[str, Any], view: dict[str, Any], *, purpose: Purpose
+    modals: Modals, decisions: DecisionService, body: ViewSubmission, view: SubmittedView, *, purpose: Purpose
 ) -> ModalBinding | None:
     """What a submitted modal was opened for (``Modals.matches``), or ``None``: the refusal is audited."""
     user = body["user"]["id"]
@@ -117,7 +121,7 @@ def submitted_binding(
     return binding
 
 
-def modal_origin(body: dict[str, Any], binding: ModalBinding) -> Origin:
+def modal_origin(body: ViewSubmission, binding: ModalBinding) -> Origin:
     """Where a deny modal's Deny button was clicked, with the workspaces of the submission."""
     team_id = str((body.get("team") or {}).get("id") or "")
     user_team_id = str((body.get("user") or {}).get("team_id") or "")

@@ -1,7 +1,6 @@
 """Standing approvals: "Approve + allow 1 h" on an approval message, and Revoke on App Home."""
 
 import logging
-from typing import Any
 
 from slack_bolt import Ack, App
 
@@ -10,6 +9,7 @@ from bot.render import action_ids as ids
 from bot.render.texts import answers, standing_approvals
 from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell, tell_clicker
+from bot.slack.payloads import Action, BlockActions
 from bot.store.outbox import home_refresh
 
 logger = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ def register(app: App, services: Services) -> None:
     """Add the standing-approval listeners to ``app``."""
     flow = services.grant_flow
 
-    def approve_and_allow(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def approve_and_allow(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
@@ -37,7 +37,7 @@ def register(app: App, services: Services) -> None:
         )
         tell_clicker(services.outbox, who, granted_text(granted))
 
-    def revoke(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+    def revoke(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
         user = who.user

@@ -1,7 +1,6 @@
 """The App Home tab and ``/approvals``: what waits, for whom, and where."""
 
 import logging
-from typing import Any
 
 from slack_bolt import App, Respond
 from slack_sdk import WebClient
@@ -11,6 +10,7 @@ from bot.render import action_ids as ids
 from bot.render.texts import app_home
 from bot.services import Services
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import EventCallback, HomeOpenedEvent, SlashCommand
 from bot.store.outbox import home_refresh
 
 logger = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 def register(app: App, services: Services) -> None:
     """Add the App Home and ``/approvals`` listeners to ``app``."""
 
-    def home_opened(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def home_opened(body: EventCallback, event: HomeOpenedEvent) -> None:
         if event.get("tab", "home") != "home":
             return
         user, team_id = event["user"], str(body.get("team_id") or "")
@@ -28,7 +28,7 @@ def register(app: App, services: Services) -> None:
         services.home_viewers.add(team_id, user)
         services.outbox.send_later(home_refresh(user, team_id=team_id))
 
-    def list_pending(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def list_pending(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]
         lines = []
         for request in services.home.pending_in(str(command.get("team_id") or ""), channel):

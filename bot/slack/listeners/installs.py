@@ -6,6 +6,7 @@ from slack_bolt import App
 
 from bot.flow.uninstalls import Uninstalls
 from bot.services import Services
+from bot.slack.payloads import EventCallback
 
 
 def register(app: App, services: Services) -> None:
@@ -18,14 +19,14 @@ def register(app: App, services: Services) -> None:
         audit=services.audit,
     )
 
-    def uninstalled(body: dict[str, Any]) -> None:
+    def uninstalled(body: EventCallback) -> None:
         team_id = str(body.get("team_id") or "")
         if not services.event_deliveries.first(str(body.get("event_id") or f"uninstalled:{team_id}")):
             return  # Slack redelivered it
         uninstalls.uninstalled(team_id=team_id, enterprise_id=body.get("enterprise_id"))
         services.clients.forget(team_id)
 
-    def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def revoked(body: EventCallback, event: dict[str, Any]) -> None:
         if not (event.get("tokens") or {}).get("bot"):
             return  # only user tokens, and the bot keeps none
         uninstalled(body)

@@ -12,6 +12,8 @@ def ack_at_once(ack: Ack) -> None:
 
 
 def lazily(listen: Callable[..., Any], work: Callable[..., None]) -> None:
-    """Register ``work`` with ``listen`` (what ``app.action(...)`` or ``app.command(...)`` returns), run after an ack
-    at once."""
+    """Register ``work`` with ``listen``, run at once after an ack.
+
+    ``listen`` is what ``app.action(...)`` or ``app.command(...)`` returns.
+    """
     listen(ack=ack_at_once, lazy=[work])

@@ -2,16 +2,20 @@
 
 import logging
 import re
-from typing import Any, Final
+from contextlib import AbstractContextManager
+from typing import Final
 
+from opentelemetry.trace import Span, SpanKind
 from slack_bolt import App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.observe import tracing
 from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
 from bot.services import Services
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import EventCallback, MentionEvent, SlashCommand
 from bot.store.jobs import StartJob
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -24,24 +28,30 @@ def prompt_text(text: str) -> str:
     return _MENTION.sub("", text).strip()
 
 
+def _request_span(name: str, job: StartJob) -> AbstractContextManager[Span]:
+    """The span that opens a request's trace: the start job queued inside carries it to the worker."""
+    attributes = {"signoff.session.id": job.session_id, "slack.team.id": job.team_id}
+    return tracing.span(name, kind=SpanKind.SERVER, attributes=attributes)
+
+
 def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
-    def on_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def on_mention(body: EventCallback, event: MentionEvent) -> None:
         if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
-        services.jobs.enqueue(
-            StartJob(
-                team_id=body.get("team_id") or event.get("team", ""),
-                channel_id=event["channel"],
-                thread_ts=event.get("thread_ts") or event["ts"],
-                user_id=event["user"],
-                text=prompt_text(event.get("text", "")),
-                prompt_id=body.get("event_id") or event["ts"],
-            )
+        job = StartJob(
+            team_id=body.get("team_id") or event.get("team", ""),
+            channel_id=event["channel"],
+            thread_ts=event.get("thread_ts") or event["ts"],
+            user_id=event["user"],
+            text=prompt_text(event.get("text", "")),
+            prompt_id=body.get("event_id") or event["ts"],
         )
+        with _request_span("slack app_mention", job):
+            services.jobs.enqueue(job)
 
-    def start_from_command(command: dict[str, Any], client: WebClient, respond: Respond) -> None:
+    def start_from_command(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
         user = command["user_id"]
         try:
@@ -54,16 +64,16 @@ def register(app: App, services: Services) -> None:
             logger.warning("channel=<%s> | /agent request not posted: %s", command["channel_id"], code)
             respond(text=thread_posts.command_not_started(code), response_type="ephemeral")
             return
-        services.jobs.enqueue(
-            StartJob(
-                team_id=command.get("team_id", ""),
-                channel_id=command["channel_id"],
-                thread_ts=str(anchor["ts"]),
-                user_id=user,
-                text=request,
-                prompt_id=f"command:{command.get('trigger_id') or anchor['ts']}",
-            )
+        job = StartJob(
+            team_id=command.get("team_id") or "",
+            channel_id=command["channel_id"],
+            thread_ts=str(anchor["ts"]),
+            user_id=user,
+            text=request,
+            prompt_id=f"command:{command.get('trigger_id') or anchor['ts']}",
         )
+        with _request_span(f"slack {ids.AGENT_COMMAND}", job):
+            services.jobs.enqueue(job)
 
     app.event("app_mention")(on_mention)
     lazily(app.command(ids.AGENT_COMMAND), start_from_command)

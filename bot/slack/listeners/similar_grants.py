@@ -1,11 +1,10 @@
-"""'Approve + allow similar…': the modal where the approver ticks the fields a standing approval pins, and its
-submission (which approves the call, then grants: ``bot.flow.grants``).
+"""'Approve + allow similar…': the modal where the approver ticks the fields a standing approval pins.
+
+And its submission, which approves the call, then grants (``bot.flow.grants``).
 
 The modal is bound, as the deny and edit forms are (``bot.flow.access.ModalBinding``), to the approval, the person,
 where they clicked and the input it showed.
 """
-
-from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
@@ -27,13 +26,14 @@ from bot.slack.listeners.feedback import (
 )
 from bot.slack.listeners.grants import granted_text
 from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 
 def register(app: App, services: Services) -> None:
     """Add the "allow similar" listeners to ``app``."""
     flow = services.grant_flow
 
-    def open_similar(body: dict[str, Any], action: dict[str, Any], client: WebClient) -> None:
+    def open_similar(body: BlockActions, action: Action, client: WebClient) -> None:
         who = clicker(body)
         origin = click_origin(body)
         approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
@@ -51,7 +51,7 @@ def register(app: App, services: Services) -> None:
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
-    def submit_similar(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    def submit_similar(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
         if binding is None:
             ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: answers.wrong_place_refused()}))
@@ -85,7 +85,7 @@ def register(app: App, services: Services) -> None:
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
 
 
-def _picked(view: dict[str, Any]) -> tuple[tuple[str, ...], int | None]:
+def _picked(view: SubmittedView) -> tuple[tuple[str, ...], int | None]:
     """The fields ticked and the duration chosen in a submitted "allow similar" modal (``None``: none chosen)."""
     state = (view.get("state") or {}).get("values") or {}
     ticked = ((state.get(ids.GRANT_FIELDS_BLOCK) or {}).get(ids.GRANT_INPUT) or {}).get("selected_options") or []

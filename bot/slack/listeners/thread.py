@@ -1,7 +1,5 @@
 """Replies in a thread with open approvals: kept as discussion, or a typed decision (``bot.flow.replies``)."""
 
-from typing import Any
-
 from slack_bolt import App
 
 from bot.domain.records import session_id_for
@@ -9,13 +7,14 @@ from bot.flow.replies import Reply, ThreadReplies, TypedDecision
 from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
+from bot.slack.payloads import EventCallback, MessageEvent
 
 
 def register(app: App, services: Services) -> None:
     """Add the thread listener to ``app``."""
     replies = ThreadReplies(approvals=services.approvals, decisions=services.decisions)
 
-    def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
+    def on_message(body: EventCallback, event: MessageEvent) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("bot_id") or event.get("subtype") or "user" not in event:
             return

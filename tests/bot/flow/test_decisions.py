@@ -26,8 +26,8 @@ from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, appr
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.outcomes import Kind
+from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.render.safe_text import is_blank
-from bot.sandbox.slack_requests import TEAM_ID
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.store import keys

@@ -22,9 +22,9 @@ import redis
 from bot.api import openapi
 from bot.domain.api_requests import ApiRequestRecord, ApprovalAsk, ChannelRouting, request_id_for
 from bot.domain.clock import ManualClock
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render.texts import answers, approval_request
-from bot.sandbox import slack_requests
 from bot.store import keys
 from bot.store.api_requests import ApiRequestStore
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller

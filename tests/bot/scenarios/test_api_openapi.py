@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from bot.api import openapi
 from bot.api.app import ROUTES
 from bot.domain.api_requests import ChannelRouting
@@ -22,7 +23,6 @@ from bot.slack.http import guarded_wsgi_app, serve
 from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
-from tests.bot.support.web_processes import free_port, wait_healthy
 from tests.outage import redis_stopped
 
 
@@ -120,7 +120,7 @@ def _body_cut_short(bot: Bot, authorization: str) -> httpx.Response:
     )
     server.start()
     try:
-        wait_healthy(port, None)
+        wait_healthy(port)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.putrequest("POST", "/v1/approvals")
         for name, value in (("Authorization", authorization), ("Content-Type", "application/json")):

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from tests.bot.support.api_client import DEPLOY, ApiCaller
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE
@@ -20,10 +21,8 @@ from tests.bot.support.processes import run_bot
 from tests.bot.support.web_processes import (
     bot_settings,
     click_approve,
-    free_port,
     kill,
     process,
-    wait_healthy,
     web_command,
 )
 
@@ -62,7 +61,7 @@ def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: s
         settings = bot_settings(slack, redis_url)
         port = free_port()
         with process([sys.executable, "-m", "bot", "worker"], settings), process(web_command(port), settings) as web:
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             api = ApiCaller(f"http://127.0.0.1:{port}", key)
             asked = api.ask(DEPLOY, idempotency_key="deploy-1")
             assert asked.status_code == 201, asked.text
@@ -84,7 +83,7 @@ def test_a_web_process_killed_while_a_client_waits_loses_no_request(redis_url: s
 
         worker = [sys.executable, "-m", "bot", "worker"]
         with process(web_command(port), settings) as web, process(worker, settings):
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             again = ApiCaller(f"http://127.0.0.1:{port}", key)
             # A retry of the request itself names the same request: no second message.
             assert again.ask(DEPLOY, idempotency_key="deploy-1").status_code == 200
@@ -112,7 +111,7 @@ def test_under_gunicorn_long_polls_leave_a_thread_for_slacks_clicks(redis_url: s
             process(web_process, settings) as web,
             ThreadPoolExecutor(3) as pool,
         ):
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             api = ApiCaller(f"http://127.0.0.1:{port}", key)
             request_id = api.ask(DEPLOY).json()["id"]
             slack.wait_for("chat.postMessage", timeout=20)

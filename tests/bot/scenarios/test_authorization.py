@@ -15,8 +15,8 @@ import pytest
 import redis
 
 from bot.domain.records import ApprovalRequest, PolicySummary
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from bot.store.audit import AuditEntry
 from tests.bot.support.harness import (

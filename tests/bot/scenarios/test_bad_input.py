@@ -5,12 +5,12 @@ import time
 
 import pytest
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import PostOptions
 from bot.store import keys
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, is_decided
+from tests.bot.support.tampering import PostOptions
 
 
 def _mention_body() -> dict[str, object]:

@@ -2,23 +2,29 @@
 
 import os
 import signal
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import redis
 
+from bench.serving import free_port, stop, wait_healthy
 from bot.cli.main import COMMANDS
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
+from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
-from tests.bot.support.web_processes import free_port, process, wait_healthy, web_command
+from tests.bot.support.tampering import TamperingPoster
+from tests.bot.support.web_processes import web_command
 
 
 @pytest.mark.parametrize(
@@ -83,20 +89,39 @@ def _served_by(slack: FakeSlack, **values: str) -> dict[str, str]:
     )
 
 
+def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
+    """``wait_healthy``, failing with the process's stderr when it ended before it served."""
+    try:
+        wait_healthy(port, [process])
+    except RuntimeError:
+        if process.poll() is not None and process.stderr:
+            pytest.fail(process.stderr.read().decode())
+        raise
+
+
+@contextmanager
+def _process(command: list[str], environment: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(command, cwd=ROOT, env=environment, stderr=subprocess.PIPE)
+    try:
+        yield process
+    finally:
+        stop([process])
+
+
 def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
     port = free_port()
     with FakeSlack() as slack:
         environment = _served_by(slack, PORT=str(port))
-        with process([sys.executable, "-m", "bot", "serve"], environment) as server:
-            wait_healthy(port, server)
+        with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
+            _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
             [posted] = slack.wait_for("chat.postMessage", timeout=20)
             assert "restart_service" in posted.args["text"]
 
-            server.send_signal(signal.SIGTERM)
-            assert server.wait(20) == 0
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(20) == 0
 
 
 def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
@@ -105,10 +130,10 @@ def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServe
         environment = _served_by(
             slack, REDIS_URL=redis_server.url, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
         )
-        with process(web_command(port), environment) as server:
-            wait_healthy(port, server)
+        with _process(web_command(port), environment) as process:
+            _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+            with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
                 assert poster.post_event(event).status == 200
                 assert poster.post_event(event, forge=True).status == 401
 

@@ -10,9 +10,9 @@ from slack_bolt.middleware.request_verification import RequestVerification
 
 from bench.round_trips import commands_sent
 from bot.domain.workspaces import OneWorkspace
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render.texts import answers
-from bot.sandbox.slack_requests import SignedPoster
 from bot.slack.app import build_app
 from bot.slack.http import wsgi_app
 from bot.store import keys

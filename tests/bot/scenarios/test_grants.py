@@ -15,10 +15,10 @@ import redis
 
 from bot.domain.clock import ManualClock, epoch_ms
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import grant_form
 from bot.render.texts import standing_approvals
-from bot.sandbox import slack_requests
 from bot.store.grants import Call, GrantStore
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import (

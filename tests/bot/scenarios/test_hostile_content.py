@@ -9,8 +9,8 @@ from typing import Any
 import redis
 
 from bot.domain.clock import ManualClock
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from tests.bot.support import shards
 from tests.bot.support.agents import nested, one_gated_call

@@ -10,8 +10,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.services import connect_redis
 from bot.slack.http import serve
 from bot.store import keys

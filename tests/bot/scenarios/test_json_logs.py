@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.processes import ROOT
@@ -21,8 +22,6 @@ from tests.bot.support.web_processes import (
     ask_then_approve,
     bot_settings,
     environment,
-    free_port,
-    wait_healthy,
     web_command,
 )
 
@@ -69,7 +68,7 @@ def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_appr
             _logged([sys.executable, "-m", "bot", "worker"], settings, worker_log),
             _logged(web_command(port), settings, web_log) as web,
         ):
-            wait_healthy(port, web)
+            wait_healthy(port, [web])
             ask_then_approve(port, slack)
             slack.wait_for("chat.postMessage", count=2, timeout=20)  # the outcome, once the worker resumed
 

@@ -5,9 +5,9 @@ from functools import partial
 import redis
 
 from bot.flow.access import Origin
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import TEAM_ID
 from bot.store import keys
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, running_bot

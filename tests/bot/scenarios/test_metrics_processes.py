@@ -9,15 +9,14 @@ import httpx
 import pytest
 import redis
 
+from bench.serving import free_port, wait_healthy
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.scrapes import Scrape
 from tests.bot.support.web_processes import (
     ask_then_approve,
     bot_settings,
-    free_port,
     process,
-    wait_healthy,
     web_command,
 )
 
@@ -35,8 +34,8 @@ def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
             process([sys.executable, "-m", "bot", "worker"], worker_settings),
             process(web_command(port, workers=2), settings) as web,
         ):
-            wait_healthy(port, web)
-            wait_healthy(metrics_port, None)
+            wait_healthy(port, [web])
+            wait_healthy(metrics_port)
             ask_then_approve(port, slack)
 
             web_metrics = f"http://127.0.0.1:{port}/metrics"

@@ -11,8 +11,8 @@ import redis
 
 from agent import Agent, ScriptedModel
 from agent.models.scripted import text_turn
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from tests.bot.support.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
 from tests.bot.support.crashes import Crash, crash_once, redeliver

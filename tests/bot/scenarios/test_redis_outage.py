@@ -4,8 +4,8 @@ import json
 
 import redis
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.support import shards

@@ -7,8 +7,8 @@ from typing import Any
 import redis
 
 from agent import Agent, ModelError, ScriptedModel
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.worker import MAX_DELIVERIES
 from state.shapes import Message
 from tests.bot.support import shards

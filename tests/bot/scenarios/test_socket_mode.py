@@ -23,9 +23,9 @@ import pytest
 import redis
 from pydantic import SecretStr
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.app import build_app
@@ -48,15 +48,6 @@ ROOT = Path(__file__).resolve().parents[3]
 REPLY = "checkout: 3 replicas restarted"
 
 
-def approval_id_of(message: dict[str, Any]) -> str | None:
-    """The approval id on an undecided approval message's buttons (``None`` for other messages)."""
-    for block in message.get("blocks") or []:
-        block_id = str(block.get("block_id", ""))
-        if block_id.startswith(blocks.ACTIONS_BLOCK_PREFIX):
-            return block_id.removeprefix(blocks.ACTIONS_BLOCK_PREFIX)
-    return None
-
-
 def has_approve_button(message: dict[str, Any]) -> bool:
     return any(
         element.get("action_id") == ids.APPROVE_ACTION
@@ -67,7 +58,7 @@ def has_approve_button(message: dict[str, Any]) -> bool:
 
 
 def is_approval_post(call: Call) -> bool:
-    return call.ok and approval_id_of(call.args) is not None
+    return call.ok and blocks.approval_id_shown(call.args, live=True) is not None
 
 
 @dataclass
@@ -100,11 +91,11 @@ class SocketBot:
 
     def approval_messages(self) -> list[dict[str, Any]]:
         """The approval messages in the channel that still have their buttons."""
-        return [m for m in self.slack.messages(CHANNEL) if approval_id_of(m) is not None]
+        return [m for m in self.slack.messages(CHANNEL) if blocks.approval_id_shown(m, live=True) is not None]
 
     def click_approve(self, message: dict[str, Any], *, user: str) -> str:
         """Push the ``block_actions`` payload of a click on the Approve button of ``message``; return its envelope."""
-        approval_id = approval_id_of(message)
+        approval_id = blocks.approval_id_shown(message, live=True)
         assert approval_id is not None
         payload = message_click(
             self.slack, ids.APPROVE_ACTION, approval_id, user=user, channel=CHANNEL, message=message
@@ -304,7 +295,7 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
 
             [posted] = slack.wait_for("chat.postMessage", is_approval_post, timeout=10)
             message = slack.message(CHANNEL, posted.response["ts"])
-            approval_id = approval_id_of(message)
+            approval_id = blocks.approval_id_shown(message, live=True)
             assert approval_id is not None
             click = message_click(
                 slack, ids.APPROVE_ACTION, approval_id, user=APPROVER, channel=CHANNEL, message=message

@@ -21,10 +21,10 @@ from pydantic import SecretStr
 from bot.api import openapi
 from bot.domain.grants import Grant
 from bot.flow.uninstalls import UNINSTALLED
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.http import guarded_wsgi_app

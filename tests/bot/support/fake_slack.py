@@ -1,21 +1,21 @@
-"""The tests' fake Slack: ``bot.sandbox.slack_api.FakeSlack`` (the sandbox's stand-in) plus a Socket Mode server.
+"""The tests' fake Slack: ``bot.loopback_slack.LoopbackSlack`` (the sandbox's stand-in) plus a Socket Mode server.
 
-The implementation lives in the product (the sandbox serves it to the bot); this module keeps the tests' imports and
-adds what only the tests use: ``apps.connections.open`` answers with a ``ws://`` URL on a ``FakeSocketModeServer``
-started on first use (``fake.socket_mode``); push envelopes to the connected app and read its acks there.
+The Web API lives in the product (the sandbox serves it to the bot); this module adds what only the tests use, through
+the extension point ``LoopbackSlack.socket_mode_url``: ``apps.connections.open`` answers with a ``ws://`` URL on a
+``FakeSocketModeServer`` started on first use (``fake.socket_mode``); push envelopes to the connected app and read
+its acks there.
 """
 
 from __future__ import annotations
 
-from bot.sandbox.slack_api import RESPONSE_URL_METHOD, Call, JsonDict, parse_request_args, ts_key
-from bot.sandbox.slack_api import FakeSlack as _WebApi
+from bot.loopback_slack import Call, LoopbackSlack, ts_key
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
 
-__all__ = ["RESPONSE_URL_METHOD", "Call", "FakeSlack", "JsonDict", "parse_request_args", "ts_key"]
+__all__ = ["Call", "FakeSlack", "ts_key"]
 
 
-class FakeSlack(_WebApi):
-    """``bot.sandbox.slack_api.FakeSlack`` with Socket Mode (``socket_mode``), closed with the fake."""
+class FakeSlack(LoopbackSlack):
+    """``bot.loopback_slack.LoopbackSlack`` with Socket Mode (``socket_mode``), closed with the fake."""
 
     _socket_mode: FakeSocketModeServer | None = None
 

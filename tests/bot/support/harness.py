@@ -20,10 +20,10 @@ from agent.demo import build_operations_agent
 from bot.api import openapi
 from bot.domain.records import session_id_for
 from bot.domain.workspaces import OneWorkspace
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import PostResult, SignedPoster
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.slack.delivery import Deliverer
@@ -33,6 +33,7 @@ from bot.worker import Worker
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.tampering import TamperingPoster
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 TEAM = "T0TEST"  # the loopback Slack's workspace (FakeSlack's default team)
@@ -52,7 +53,7 @@ class Bot:
 
     slack: FakeSlack
     services: Services
-    poster: SignedPoster
+    poster: TamperingPoster
     worker: Worker
     url: str
     api: ApiConformance | None = None
@@ -106,17 +107,17 @@ class Bot:
 
     def approval_messages(self) -> list[dict[str, Any]]:
         """The bot's approval messages in the channel, latest state, oldest first."""
-        return [message for message in self.slack.messages(CHANNEL) if _approval_id(message) is not None]
+        return [message for message in self.slack.messages(CHANNEL) if blocks.approval_id_shown(message) is not None]
 
     def approval_id(self, index: int = 0) -> str:
         """The approval id carried by the buttons of the ``index``-th approval message."""
-        approval_id = _approval_id(self.approval_messages()[index])
+        approval_id = blocks.approval_id_shown(self.approval_messages()[index])
         assert approval_id is not None
         return approval_id
 
     def click(self, action_id: str, approval_id: str, *, user: str) -> PostResult:
         """Someone clicks a button of an approval message in the channel."""
-        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        message = next(m for m in self.approval_messages() if blocks.approval_id_shown(m) == approval_id)
         return self.click_message(action_id, approval_id, user=user, channel=CHANNEL, message=message)
 
     def click_message(
@@ -128,7 +129,7 @@ class Bot:
 
     def click_payload(self, action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
         """The ``block_actions`` payload of a click on a button of the approval's message (to send as is, or bent)."""
-        message = next(m for m in self.approval_messages() if _approval_id(m) == approval_id)
+        message = next(m for m in self.approval_messages() if blocks.approval_id_shown(m) == approval_id)
         return message_click(self.slack, action_id, approval_id, user=user, channel=CHANNEL, message=message)
 
     def slash_approvals(self, *, user: str = REQUESTER, channel: str = CHANNEL) -> str:
@@ -294,16 +295,6 @@ def _button_value(message: dict[str, Any], action_id: str) -> str | None:
     return None
 
 
-def _approval_id(message: dict[str, Any]) -> str | None:
-    """The approval id of an approval message, decided or not (``None`` for other messages)."""
-    for block in message.get("blocks") or []:
-        block_id = str(block.get("block_id", ""))
-        for prefix in (blocks.ACTIONS_BLOCK_PREFIX, blocks.DECISION_BLOCK_PREFIX):
-            if block_id.startswith(prefix):
-                return block_id.removeprefix(prefix)
-    return None
-
-
 def is_decided(message: dict[str, Any]) -> bool:
     """Whether the approval message shows a decision (and no buttons)."""
     block_ids = [str(block.get("block_id", "")) for block in message.get("blocks") or []]
@@ -342,7 +333,7 @@ def running_bot(
         api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (
             serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as base_url,
-            SignedPoster(base_url, SIGNING_SECRET) as poster,
+            TamperingPoster(base_url, SIGNING_SECRET) as poster,
         ):
             yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url, api)
         assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"

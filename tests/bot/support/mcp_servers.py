@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 from mcp.client.stdio import StdioServerParameters
 
+from bench.serving import free_port
 from tests.bot.support.harness import CHANNEL, REQUESTER, Bot
 from tests.bot.support.processes import ROOT, bot_environment
-from tests.bot.support.web_processes import free_port
 
 
 def mcp_environment(bot: Bot, **extra: str) -> dict[str, str]:

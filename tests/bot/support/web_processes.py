@@ -1,46 +1,20 @@
 """The bot's real processes for a test: the Procfile's web command (gunicorn) and ``python -m bot worker``."""
 
-import http.client
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
-from bot.sandbox.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET
 from tests.bot.support.processes import ROOT, bot_environment
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_healthy(port: int, process: subprocess.Popen[bytes] | None, timeout_s: float = 30) -> None:
-    """Return once ``/healthz`` answers on ``port``; fail if the process (when there is one) ends first."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        assert process is None or process.poll() is None, "the process ended before it served"
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, "server never became healthy"
-        time.sleep(0.05)
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """The Slack test doubles are faithful: slack_sdk's real WebClient parses FakeSlack's answers, and a real Bolt app
-served over HTTP accepts SignedPoster's correctly signed requests and rejects forged and stale ones."""
+served over HTTP accepts TamperingPoster's correctly signed requests and rejects forged and stale ones."""
 
 from __future__ import annotations
 
@@ -18,10 +18,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
-from bot.sandbox.slack_api import Reply, SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
-from bot.sandbox.slack_requests import (
-    SignedPoster,
+from bot.loopback_slack import Reply, SlackError, WorkspaceState
+from bot.loopback_slack.slack_requests import (
     app_mention,
     block_actions,
     message_event,
@@ -31,6 +29,7 @@ from bot.sandbox.slack_requests import (
 )
 from tests.bot.support.fake_slack import Call, FakeSlack, ts_key
 from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.tampering import TamperingPoster
 
 SECRET = "test-signing-secret"
 BLOCKS: list[dict[str, Any]] = [
@@ -324,7 +323,7 @@ def test_wait_for_wakes_on_a_call_from_another_thread(client: WebClient, fake: F
 @dataclass
 class BoltHarness:
     fake: FakeSlack
-    poster: SignedPoster
+    poster: TamperingPoster
     seen: list[tuple[str, Any]] = field(default_factory=list)
 
 
@@ -364,7 +363,7 @@ def bolt(fake: FakeSlack) -> Iterator[BoltHarness]:
         ack()
         seen.append(("view", view["state"]["values"]["reason"]["text"]["value"]))
 
-    with serve_wsgi(SlackRequestHandler(app)) as url, SignedPoster(url, SECRET) as poster:
+    with serve_wsgi(SlackRequestHandler(app)) as url, TamperingPoster(url, SECRET) as poster:
         yield BoltHarness(fake, poster, seen)
 
 

@@ -4,8 +4,8 @@ from typing import Any
 
 import redis
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from tests.bot.support import shards
 from tests.bot.support.agents import one_gated_call

@@ -2,8 +2,8 @@
 
 import redis
 
+from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.sandbox import slack_requests
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, TEAM, Bot
 

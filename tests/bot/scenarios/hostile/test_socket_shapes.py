@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot.sandbox import slack_requests
+from bot.loopback_slack import slack_requests
 from tests.bot.scenarios.test_socket_mode import socket_bot
 from tests.bot.support.harness import CHANNEL, REQUESTER
 

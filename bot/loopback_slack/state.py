@@ -1,7 +1,7 @@
 """The workspace the fake keeps: who is in it, and the messages, ephemerals and views the app's calls left.
 
-Plain data and the helpers every API family shares. Not thread-safe on its own: ``FakeSlack`` holds its lock around
-every read and write.
+Plain data and the helpers every API family shares. Not thread-safe on its own: ``LoopbackSlack`` holds its lock
+around every read and write.
 """
 
 import itertools
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.sandbox.slack_api.limits import message_limit_error, view_blocks_problem
-from bot.sandbox.slack_api.records import SlackError, ts_key
+from bot.loopback_slack.limits import message_limit_error, view_blocks_problem
+from bot.loopback_slack.records import SlackError, ts_key
 
 JsonDict = dict[str, Any]
 
@@ -110,6 +110,7 @@ class WorkspaceState:
         return rendered
 
     def store_message(self, channel: str, message: JsonDict) -> JsonDict:
+        """Keep ``message`` in ``channel`` under its ``ts`` (replacing one with the same ts) and return it."""
         self.messages.setdefault(channel, {})[message["ts"]] = message
         return message
 
@@ -178,5 +179,6 @@ class WorkspaceState:
         return view
 
     def home_view(self, user_id: str) -> JsonDict | None:
+        """The App Home view published for ``user_id``, if any."""
         view_id = self.home_views.get(user_id)
         return self.views[view_id] if view_id is not None else None

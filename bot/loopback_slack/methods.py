@@ -3,7 +3,7 @@
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.state import WorkspaceState
 
 JsonDict = dict[str, Any]
 

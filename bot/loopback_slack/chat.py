@@ -1,15 +1,18 @@
-"""``chat.*``: posting, updating and deleting the app's messages, ephemerals, permalinks; and what a POST to a
-response URL does to them."""
+"""``chat.*``: posting, updating and deleting the app's messages, ephemerals, permalinks.
+
+And what a POST to a response URL does to them.
+"""
 
 import copy
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import WorkspaceState
 
 
 def post_message(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.postMessage``: store a message of the app in the channel and answer with it."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     if not (args.get("text") or args.get("blocks") or args.get("attachments")):
@@ -19,6 +22,7 @@ def post_message(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.update``: replace the fields given of one of the app's messages and mark it edited."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     message = state.find(channel, str(args.get("ts") or ""))
@@ -35,6 +39,7 @@ def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def delete(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.delete``: mark a message deleted, so no read finds it any more."""
     channel = state.resolve_channel(args)
     message = state.find(channel, str(args.get("ts") or ""))
     if message is None:
@@ -44,6 +49,7 @@ def delete(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def post_ephemeral(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.postEphemeral``: keep a message only ``user`` sees, stamped with its own ``message_ts``."""
     channel = state.resolve_channel(args)
     state.check_message(args)
     user = str(args.get("user") or "")
@@ -61,6 +67,7 @@ def post_ephemeral(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def get_permalink(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``chat.getPermalink``: the message's link, naming its thread when it is a reply."""
     channel = state.resolve_channel(args)
     message = state.find(channel, str(args.get("message_ts") or ""))
     if message is None:
@@ -84,8 +91,10 @@ METHODS: MethodTable = {
 def apply_response_url(
     state: WorkspaceState, target: tuple[str | None, str | None, str | None], args: JsonDict
 ) -> None:
-    """A POST to the response URL made for ``(channel, message_ts, user)``: replace or delete that message, post
-    ``in_channel``, or else show ``user`` an ephemeral message."""
+    """A POST to the response URL made for ``(channel, message_ts, user)``.
+
+    Replace or delete that message, post ``in_channel``, or else show ``user`` an ephemeral message.
+    """
     channel, message_ts, user = target
     existing = state.messages.get(channel or "", {}).get(message_ts or "")
     if truthy(args.get("delete_original")) and existing is not None:

@@ -1,5 +1,8 @@
-"""Who is who: ``auth.test``, ``users.info``, ``usergroups.users.list``, ``conversations.open`` and
-``conversations.members``; and the user objects ``users.info`` answers."""
+"""Who is who: the fake's identity, user, user group and conversation membership methods.
+
+``auth.test``, ``users.info``, ``usergroups.users.list``, ``conversations.open`` and ``conversations.members``; and the
+user objects ``users.info`` answers.
+"""
 
 import copy
 import time
@@ -7,10 +10,10 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import Identity, WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import Identity, WorkspaceState
 
 
 def user_object(
@@ -68,6 +71,7 @@ def user_object(
 
 
 def auth_test(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``auth.test``: who the bot is, and in which workspace."""
     me = state.identity
     return {
         "url": f"https://{me.team.lower().replace(' ', '-')}.slack.com/",
@@ -81,6 +85,7 @@ def auth_test(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def users_info(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``users.info``: a copy of the user object (``user_not_found`` for an unknown id)."""
     user = state.users.get(str(args.get("user") or ""))
     if user is None:
         raise SlackError("user_not_found")
@@ -88,6 +93,7 @@ def users_info(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def usergroup_members(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``usergroups.users.list``: the members of a user group (``no_such_subteam`` for an unknown one)."""
     group_id = str(args.get("usergroup") or "")
     if group_id not in state.usergroups:
         raise SlackError("no_such_subteam")
@@ -95,6 +101,7 @@ def usergroup_members(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def open_conversation(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.open``: a given channel as is, the DM of one user (noting it open), or a group DM of several."""
     if args.get("channel"):
         return {"channel": {"id": str(args["channel"])}, "no_op": True, "already_open": True}
     users = [u.strip() for u in str(args.get("users") or "").split(",") if u.strip()]
@@ -113,6 +120,7 @@ def open_conversation(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def channel_members(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.members``: one page of a channel's members, paged by an offset as ``cursor``."""
     members = state.channel_members.get(str(args.get("channel") or ""))
     if members is None:
         raise SlackError("channel_not_found")

@@ -6,7 +6,7 @@ from typing import Any, Final
 
 JsonDict = dict[str, Any]
 
-# The recorded pseudo-method for POSTs to a URL from ``FakeSlack.response_url``.
+# The recorded pseudo-method for POSTs to a URL from ``LoopbackSlack.response_url``.
 RESPONSE_URL_METHOD: Final = "response_url"
 
 
@@ -63,6 +63,7 @@ class SlackError(Exception):
     """A Web API method fails with this Slack error code (answered as ``ok: false``)."""
 
     def __init__(self, error: str) -> None:
+        """Fail with the Slack error code ``error``."""
         super().__init__(error)
         self.error = error
 

@@ -1,5 +1,8 @@
-"""Failures queued per Web API method: an HTTP status (429 with ``Retry-After``, 5xx), an ``ok: false`` error, or a
-slow answer. Each fault answers the next ``times`` calls of its method, in the order they were queued."""
+"""Failures queued per Web API method: an HTTP status, an ``ok: false`` error, or a slow answer.
+
+The status is a 429 (with ``Retry-After``) or a 5xx. Each fault answers the next ``times`` calls of its method, in
+the order they were queued.
+"""
 
 from dataclasses import dataclass
 from typing import Literal
@@ -26,9 +29,11 @@ class FaultQueue:
     """The faults waiting per method (not thread-safe: the fake calls it with its lock held)."""
 
     def __init__(self) -> None:
+        """Start with no faults queued."""
         self._queued: dict[str, list[Fault]] = {}
 
     def add(self, method: str, fault: Fault) -> None:
+        """Queue ``fault`` for the next calls of ``method``, after those queued before it."""
         if fault.times < 1:
             raise ValueError("times must be at least 1")
         self._queued.setdefault(method, []).append(fault)

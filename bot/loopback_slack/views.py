@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.records import SlackError
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.records import SlackError
+from bot.loopback_slack.state import WorkspaceState
 
 ID_MAX: Final = 255  # a block_id or an action_id
 LABEL_MAX: Final = 2_000  # an input block's label and hint
@@ -25,12 +25,14 @@ OPTION_VALUE_MAX: Final = 150
 
 
 def open_view(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``views.open``: store the modal (a ``trigger_id`` is required) and answer with it."""
     if not args.get("trigger_id"):
         raise SlackError("invalid_arguments")
     return {"view": copy.deepcopy(state.store_view(_checked(args.get("view"))))}
 
 
 def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``views.update``: replace the view named by ``view_id`` or ``external_id``, unless its ``hash`` is stale."""
     previous: JsonDict | None = None
     if args.get("view_id"):
         previous = state.views.get(str(args["view_id"]))
@@ -46,6 +48,7 @@ def update(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def publish(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``views.publish``: set ``user_id``'s App Home view, unless the ``hash`` given is stale."""
     user_id = str(args.get("user_id") or "")
     if user_id not in state.users:
         raise SlackError("user_not_found")

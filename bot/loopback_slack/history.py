@@ -1,12 +1,13 @@
 """Reading messages back: ``conversations.replies`` (a thread) and ``conversations.history`` (a channel), paged."""
 
-from bot.sandbox.slack_api.methods import JsonDict, MethodTable
-from bot.sandbox.slack_api.parsing import truthy
-from bot.sandbox.slack_api.records import SlackError, ts_key
-from bot.sandbox.slack_api.state import WorkspaceState
+from bot.loopback_slack.methods import JsonDict, MethodTable
+from bot.loopback_slack.parsing import truthy
+from bot.loopback_slack.records import SlackError, ts_key
+from bot.loopback_slack.state import WorkspaceState
 
 
 def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.replies``: one page of the thread of ``ts`` (the whole thread when ``ts`` is a reply's)."""
     channel = state.resolve_channel(args)
     ts = str(args.get("ts") or "")
     parent = state.find(channel, ts)
@@ -18,6 +19,7 @@ def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:
 
 
 def history(state: WorkspaceState, args: JsonDict) -> JsonDict:
+    """``conversations.history``: one page of the channel's top-level messages, newest first."""
     channel = state.resolve_channel(args)
     top_level = [
         m for m in state.channel_messages(channel, None) if m.get("thread_ts") in (None, m["ts"])

@@ -1,5 +1,7 @@
-"""Which token a Web API call may use: bot tokens for every method, app-level (``xapp-``) tokens for the few that
-take them, and the Slack error for anything else."""
+"""Which token a Web API call may use, and the Slack error for one it may not.
+
+Bot tokens for every method, app-level (``xapp-``) tokens for the few that take them.
+"""
 
 import base64
 import binascii
@@ -13,10 +15,12 @@ class Tokens:
     """The bot and app-level tokens the fake accepts (not thread-safe: used with the fake's lock held)."""
 
     def __init__(self, bot_token: str, app_token: str) -> None:
+        """Accept ``bot_token`` for every method and ``app_token`` for the app-level ones."""
         self.bot = {bot_token}
         self.app = {app_token}
 
     def add_app(self, token: str) -> None:
+        """Accept one more app-level token (it must start with ``xapp-``)."""
         if not token.startswith("xapp-"):
             raise ValueError("app-level tokens start with xapp-")
         self.app.add(token)

@@ -1,4 +1,4 @@
-"""``FakeSlack``: the Web API on a loopback port, put together from the API families, auth, faults and the state.
+"""``LoopbackSlack``: the Web API on a loopback port, put together from the API families, auth, faults and the state.
 
 Extension points (what the sandbox and the tests build on, instead of overriding internals):
 
@@ -10,31 +10,27 @@ Extension points (what the sandbox and the tests build on, instead of overriding
 - ``add_workspace`` and ``offer_install``: more workspaces, each with its own bot token and state (a call is
   answered from the workspace of its token), installed through ``oauth.v2.access``.
 
-Longer than most modules: it is the fake's whole public surface (lifecycle, configuration, failure injection,
-inspection) over one lock; the work is done in the modules it composes.
+Its whole public surface (lifecycle, configuration, failure injection, inspection) over one lock; requests are
+answered by ``dispatch``.
 """
 
 import copy
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlsplit
 
-from bot.sandbox.slack_api import chat, directory, history, views
-from bot.sandbox.slack_api.auth import Tokens, bearer_token, client_credentials
-from bot.sandbox.slack_api.faults import Fault, FaultQueue
-from bot.sandbox.slack_api.methods import JsonDict, Method
-from bot.sandbox.slack_api.parsing import parse_request_args
-from bot.sandbox.slack_api.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
-from bot.sandbox.slack_api.server import HttpServer, Respond
-from bot.sandbox.slack_api.state import Identity, WorkspaceState
-
-_RESPONSE_PATH = "_response/"
+from bot.loopback_slack import directory
+from bot.loopback_slack.auth import Tokens
+from bot.loopback_slack.dispatch import RESPONSE_PATH, Dispatcher
+from bot.loopback_slack.faults import Fault
+from bot.loopback_slack.methods import JsonDict, Method
+from bot.loopback_slack.records import Call, SlackError
+from bot.loopback_slack.server import HttpServer, Respond
+from bot.loopback_slack.state import Identity, WorkspaceState
 
 
-class FakeSlack:
+class LoopbackSlack:
     """A thread-safe, in-memory Slack Web API served on ``127.0.0.1:<random port>``.
 
     Use as a context manager (or ``start()`` / ``close()``). Configure users with ``add_user``, user groups with
@@ -59,6 +55,7 @@ class FakeSlack:
         timestamps: Callable[[], str] | None = None,
         bind: tuple[str, int] = ("127.0.0.1", 0),
     ) -> None:
+        """Set up the workspace: its identity, users, user groups and channel members; ``start`` listens."""
         self.token = token
         self.app_token = app_token
         self.team_id = team_id
@@ -70,22 +67,10 @@ class FakeSlack:
         self.lock = threading.Condition(threading.RLock())
         identity = Identity(team_id=team_id, team=team, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id)
         self.workspace = WorkspaceState(identity) if timestamps is None else WorkspaceState(identity, timestamps)
-        self.methods: dict[str, Method] = {
-            **directory.METHODS,
-            **chat.METHODS,
-            **views.METHODS,
-            **history.METHODS,
-            "apps.connections.open": lambda _state, _args: {"url": self.socket_mode_url()},
-        }
-        self._routes: list[tuple[str, bool, Respond]] = []
-        self._tokens = Tokens(token, app_token)
-        self.workspaces: dict[str, WorkspaceState] = {team_id: self.workspace}
-        self._token_teams: dict[str, str] = {token: team_id}
-        self._install_codes: dict[str, tuple[str, str]] = {}  # code -> (team id, installer)
-        self.client_credentials: tuple[str, str] | None = None
-        """The app's OAuth client id and secret ``oauth.v2.access`` requires (``None``: any)."""
-        self._faults = FaultQueue()
-        self._calls: list[Call] = []
+        self._dispatch = Dispatcher(self.lock, self.changed, self.workspace, Tokens(token, app_token))
+        self.methods: dict[str, Method] = self._dispatch.methods
+        self.methods["apps.connections.open"] = lambda _state, _args: {"url": self.socket_mode_url()}
+        self.workspaces: dict[str, WorkspaceState] = self._dispatch.workspaces
         self._version = 0
         self._closing = threading.Event()
         self._server: HttpServer | None = None
@@ -101,16 +86,18 @@ class FakeSlack:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> Self:
+        """Listen on ``bind`` in a daemon thread (once; a started fake stays as is)."""
         if self._server is None:
             self._closing.clear()
-            self._server = HttpServer(self.bind, self.handle, self._closing)
+            self._server = HttpServer(self.bind, self._dispatch.handle, self._closing)
             self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeSlack", daemon=True
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="LoopbackSlack", daemon=True
             )
             self._thread.start()
         return self
 
     def close(self) -> None:
+        """Stop listening: wake the replies held back, shut the server down and join its thread."""
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is None:
@@ -124,11 +111,13 @@ class FakeSlack:
             thread.join(timeout=5)
 
     def __enter__(self) -> Self:
+        """Start the fake (``start``)."""
         return self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        """Stop the fake (``close``)."""
         self.close()
 
     @property
@@ -140,7 +129,7 @@ class FakeSlack:
     def port(self) -> int:
         """The port the server listens on."""
         if self._server is None:
-            raise RuntimeError("FakeSlack is not running; use it as a context manager or call start()")
+            raise RuntimeError("LoopbackSlack is not running; use it as a context manager or call start()")
         return int(self._server.server_port)
 
     @property
@@ -169,9 +158,19 @@ class FakeSlack:
     def add_route(self, prefix: str, respond: Respond, *, exact: bool = False) -> None:
         """Serve requests whose path starts with ``prefix`` (or is it, if ``exact``) with ``respond``."""
         with self.lock:
-            self._routes.append((prefix, exact, respond))
+            self._dispatch.routes.append((prefix, exact, respond))
 
     # ------------------------------------------------------------------ configuration
+
+    @property
+    def client_credentials(self) -> tuple[str, str] | None:
+        """The app's OAuth client id and secret ``oauth.v2.access`` requires (``None``: any)."""
+        return self._dispatch.client_credentials
+
+    @client_credentials.setter
+    def client_credentials(self, credentials: tuple[str, str] | None) -> None:
+        with self.lock:
+            self._dispatch.client_credentials = credentials
 
     def add_workspace(
         self,
@@ -194,9 +193,7 @@ class FakeSlack:
         )
         state = WorkspaceState(identity)
         with self.lock:
-            self.workspaces[team_id] = state
-            self._token_teams[token] = team_id
-            self._tokens.bot.add(token)
+            self._dispatch.add_workspace(state, token)
         self.add_user(bot_user_id, team=team_id, name="signoff", real_name="Signoff", is_bot=True)
         for user_id, attributes in (users or {}).items():
             self.add_user(user_id, team=team_id, **attributes)
@@ -205,34 +202,37 @@ class FakeSlack:
         return state
 
     def offer_install(self, code: str, team_id: str, *, installer: str) -> None:
-        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``), as Slack
-        does after a person approves the install: the answer carries the workspace's bot token."""
+        """Let one ``oauth.v2.access`` with ``code`` install the app in ``team_id`` (by ``installer``).
+
+        As Slack does after a person approves the install: the answer carries the workspace's bot token.
+        """
         with self.lock:
-            self._install_codes[code] = (team_id, installer)
+            self._dispatch.install_codes[code] = (team_id, installer)
 
     def token_of(self, team_id: str) -> str:
         """The bot token of ``team_id``."""
         with self.lock:
-            return next(token for token, team in self._token_teams.items() if team == team_id)
+            return self._dispatch.token_of(team_id)
 
     def add_token(self, token: str) -> None:
         """Accept another bearer token."""
         with self.lock:
-            self._tokens.bot.add(token)
+            self._dispatch.tokens.bot.add(token)
 
     def revoke_token(self, token: str) -> None:
         """Refuse a bot token from now on (``invalid_auth``), as Slack does once a token is revoked."""
         with self.lock:
-            self._tokens.bot.discard(token)
+            self._dispatch.tokens.bot.discard(token)
 
     def add_app_token(self, token: str) -> None:
         """Accept another app-level (``xapp-``) token for ``apps.connections.open``."""
         with self.lock:
-            self._tokens.add_app(token)
+            self._dispatch.tokens.add_app(token)
 
     def add_user(self, user_id: str, *, team: str | None = None, **attributes: Any) -> JsonDict:
-        """Add (or replace) a user answered by ``users.info`` (in workspace ``team``, else the first); returns the
-        user object.
+        """Add (or replace) a user answered by ``users.info``; returns the user object.
+
+        The user belongs to workspace ``team``, else the first.
 
         ``attributes``: ``name``, ``real_name``, ``display_name``, ``tz`` (default UTC), ``is_bot``, ``deleted``,
         ``email``, and any other field to put in the object as is.
@@ -249,8 +249,10 @@ class FakeSlack:
             self._state(team).usergroups[group_id] = list(members)
 
     def set_channel_members(self, channel_id: str, members: Sequence[str], *, team: str | None = None) -> None:
-        """Set the members ``conversations.members`` answers for ``channel_id`` (in workspace ``team``; unset:
-        ``channel_not_found``)."""
+        """Set the members ``conversations.members`` answers for ``channel_id``.
+
+        In workspace ``team``; unset: ``channel_not_found``.
+        """
         with self.lock:
             self._state(team).channel_members[channel_id] = list(members)
 
@@ -272,7 +274,7 @@ class FakeSlack:
         with self.lock:
             key = f"R{self.workspace.new_id():06d}"
             self.workspace.response_urls[key] = (channel, message_ts, user)
-        return f"{self.url.removesuffix('api/')}{_RESPONSE_PATH}{key}"
+        return f"{self.url.removesuffix('api/')}{RESPONSE_PATH}{key}"
 
     def add_message(
         self,
@@ -333,18 +335,19 @@ class FakeSlack:
 
     def _add_fault(self, method: str, fault: Fault) -> None:
         with self.lock:
-            self._faults.add(method, fault)
+            self._dispatch.faults.add(method, fault)
 
     # ------------------------------------------------------------------ inspection
 
     def calls(self, method: str | None = None) -> list[Call]:
         """Every call received so far (of ``method``, if given), oldest first."""
         with self.lock:
-            return [call for call in self._calls if method is None or call.method == method]
+            return [call for call in self._dispatch.calls if method is None or call.method == method]
 
     def clear_calls(self) -> None:
+        """Forget the calls recorded so far."""
         with self.lock:
-            self._calls.clear()
+            self._dispatch.calls.clear()
 
     def wait_for(
         self,
@@ -357,20 +360,7 @@ class FakeSlack:
 
         Raises ``AssertionError`` after ``timeout`` seconds, listing what did arrive.
         """
-
-        def matching() -> list[Call]:
-            return [c for c in self._calls if c.method == method and (predicate is None or predicate(c))]
-
-        with self.lock:
-            satisfied = self.lock.wait_for(lambda: len(matching()) >= count, timeout=timeout)
-            found = matching()
-            received = [f"{c.method}:{c.status}:{c.error or 'ok'}" for c in self._calls]
-        if not satisfied:
-            raise AssertionError(
-                f"timed out after {timeout}s waiting for {count} matching {method} call(s); "
-                f"{len(found)} matched; received: {received}"
-            )
-        return found
+        return self._dispatch.wait_for(method, predicate, count, timeout)
 
     def messages(self, channel: str, thread_ts: str | None = None, *, team: str | None = None) -> list[JsonDict]:
         """Current state of the messages in ``channel`` (updates applied, deletions removed), oldest first.
@@ -397,6 +387,7 @@ class FakeSlack:
             return copy.deepcopy(list(self.workspace.views.values()))
 
     def view(self, view_id: str) -> JsonDict:
+        """A copy of the view ``view_id`` in its current state."""
         with self.lock:
             return copy.deepcopy(self.workspace.views[view_id])
 
@@ -405,105 +396,7 @@ class FakeSlack:
         with self.lock:
             return copy.deepcopy(self._state(team).home_view(user_id))
 
-    # ------------------------------------------------------------------ request handling
-
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
-        """Answer one HTTP request: a route added with ``add_route``, a response URL, or a Web API call."""
-        split = urlsplit(raw_path)
-        with self.lock:
-            routes = list(self._routes)
-        for prefix, exact, respond in routes:
-            if split.path == prefix or (not exact and split.path.startswith(prefix)):
-                return respond(method, raw_path, headers, body)
-        path = split.path.lstrip("/")
-        if path.startswith(_RESPONSE_PATH):
-            return self._handle_response_url(path.removeprefix(_RESPONSE_PATH), headers, body)
-        return self._handle_call(path.removeprefix("api/"), split.query, headers, body)
-
-    def _handle_call(self, method: str, query: str, headers: dict[str, str], body: bytes) -> Reply:
-        arrived = time.monotonic()
-        reply_headers: dict[str, str]
-        with self.lock:
-            try:
-                args = parse_request_args(query, headers.get("content-type", ""), body)
-            except (ValueError, UnicodeDecodeError):
-                args = {"_raw": body}
-                status, data, reply_headers, delay = 200, {"ok": False, "error": "invalid_json"}, {}, 0.0
-            else:
-                status, data, reply_headers, delay = self._answer(method, args, headers)
-            # Recorded with the state change under one lock hold: whoever wait_for()s the call sees its effect.
-            self._calls.append(Call(method, copy.deepcopy(args), dict(headers), arrived, status, copy.deepcopy(data)))
-            self.changed()
-        return Reply.json(status, data, headers=reply_headers, delay=delay)
-
-    def _answer(
-        self, method: str, args: JsonDict, headers: dict[str, str]
-    ) -> tuple[int, JsonDict, dict[str, str], float]:
-        """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
-        if method == "oauth.v2.access":
-            return 200, self._oauth_access(args, headers), {}, 0.0
-        refusal = self._tokens.refusal(method, headers, args)
-        if refusal is not None:
-            return 200, {"ok": False, "error": refusal}, {}, 0.0
-        state = self.workspaces[self._token_teams.get(bearer_token(headers, args), self.team_id)]
-        fault = self._faults.take(method, args.get("channel"))
-        if fault is not None and fault.kind == "status":
-            reply_headers: dict[str, str] = {}
-            if fault.status == 429 and fault.retry_after is not None:
-                reply_headers["Retry-After"] = str(fault.retry_after)
-            return fault.status, {"ok": False, "error": fault.error}, reply_headers, 0.0
-        if fault is not None and fault.kind == "error":
-            return 200, {"ok": False, "error": fault.error}, {}, 0.0
-        handler = self.methods.get(method)
-        if handler is None:
-            return 404, {"ok": False, "error": "unknown_method"}, {}, 0.0
-        try:
-            data = {"ok": True, **handler(state, args)}
-        except SlackError as error:
-            data = {"ok": False, "error": error.error}
-        return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
-
-    def _oauth_access(self, args: JsonDict, headers: dict[str, str]) -> JsonDict:
-        """``oauth.v2.access``: trade a one-time install code for the workspace's bot token (the lock is held)."""
-        if self.client_credentials is not None and client_credentials(headers, args) != self.client_credentials:
-            return {"ok": False, "error": "invalid_client_id"}
-        offered = self._install_codes.pop(str(args.get("code") or ""), None)
-        if offered is None:
-            return {"ok": False, "error": "invalid_code"}
-        team_id, installer = offered
-        identity = self.workspaces[team_id].identity
-        return {
-            "ok": True,
-            "access_token": self.token_of(team_id),
-            "token_type": "bot",
-            "scope": "app_mentions:read,chat:write,commands",
-            "bot_user_id": identity.bot_user_id,
-            "app_id": identity.app_id,
-            "team": {"id": team_id, "name": identity.team},
-            "enterprise": None,
-            "is_enterprise_install": False,
-            "authed_user": {"id": installer},
-        }
-
-    def _handle_response_url(self, key: str, headers: dict[str, str], body: bytes) -> Reply:
-        arrived = time.monotonic()
-        try:
-            args = parse_request_args("", headers.get("content-type", "application/json"), body)
-        except (ValueError, UnicodeDecodeError):
-            args = {"_raw": body}
-        with self.lock:
-            target = self.workspace.response_urls.get(key)
-            call = Call(RESPONSE_URL_METHOD, {**copy.deepcopy(args), "_key": key}, dict(headers), arrived, 200)
-            if target is None:
-                call = Call(call.method, call.args, call.headers, arrived, 404, {"ok": False, "error": "no_service"})
-            else:
-                chat.apply_response_url(self.workspace, target, args)
-            self._calls.append(call)
-            self.changed()
-        if target is None:
-            return Reply.text(404, "no_service")
-        return Reply.text(200, "ok", content_type="text/html; charset=utf-8")
-
     def __repr__(self) -> str:
+        """Where the fake listens (or ``stopped``) and how many calls it recorded."""
         where = self.url if self._server is not None else "stopped"
-        return f"<FakeSlack {where} calls={len(self._calls)}>"
+        return f"<LoopbackSlack {where} calls={len(self._dispatch.calls)}>"

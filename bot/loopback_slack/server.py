@@ -1,5 +1,7 @@
-"""The fake's HTTP transport: a threading server on loopback that hands each request to one function and writes
-back the ``Reply`` it returns (holding it back for ``Reply.delay`` unless the server is closing)."""
+"""The fake's HTTP transport: a threading server on loopback that hands each request to one function.
+
+It writes back the ``Reply`` that function returns (holding it back for ``Reply.delay`` unless the server is closing).
+"""
 
 import socketserver
 import sys
@@ -8,7 +10,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bot.sandbox.slack_api.records import Reply
+from bot.loopback_slack.records import Reply
 
 # (method, raw path with query string, headers with lower-case names, body) -> reply
 Respond = Callable[[str, str, dict[str, str], bytes], Reply]
@@ -20,18 +22,21 @@ class HttpServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, bind: tuple[str, int], respond: Respond, closing: threading.Event) -> None:
+        """Listen on ``bind``; each request goes to ``respond``."""
         self.respond = respond
         self.closing = closing
         super().__init__(bind, _Handler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls socket.getfqdn(), which can stall on a DNS lookup; a loopback name will do.
+        """Bind without ``HTTPServer``'s fully qualified name lookup: the address as given names the server."""
         socketserver.TCPServer.server_bind(self)
         host, port = self.server_address[:2]
         self.server_name = str(host)
         self.server_port = int(port)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
+        """Report a request's error, except a client that hung up or timed out."""
         if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
             return  # a client hung up; nothing to report
         super().handle_error(request, client_address)
@@ -51,7 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: tests read ``FakeSlack.calls()`` instead of an access log."""
+        """Quiet: tests read ``LoopbackSlack.calls()`` instead of an access log."""
 
     def _dispatch(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -1,0 +1,175 @@
+"""How the loopback Slack answers a request.
+
+A Web API call (its token, workspace, queued fault and method) or a POST to a response URL, each recorded as a
+``Call``; and ``oauth.v2.access``, which installs the app in a workspace.
+"""
+
+import copy
+import threading
+import time
+from collections.abc import Callable
+from typing import Final
+from urllib.parse import urlsplit
+
+from bot.loopback_slack import chat, directory, history, views
+from bot.loopback_slack.auth import Tokens, bearer_token, client_credentials
+from bot.loopback_slack.faults import FaultQueue
+from bot.loopback_slack.methods import JsonDict, Method
+from bot.loopback_slack.parsing import parse_request_args
+from bot.loopback_slack.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
+from bot.loopback_slack.server import Respond
+from bot.loopback_slack.state import WorkspaceState
+
+RESPONSE_PATH: Final = "_response/"
+"""Where response URLs live on the server (after its root)."""
+
+
+class Dispatcher:
+    """The answering side of ``LoopbackSlack``, which configures it and reads its ``calls`` under the same ``lock``.
+
+    ``answer_call`` and ``answer_response_url`` take the lock; everything else is used with it held.
+    """
+
+    def __init__(
+        self, lock: threading.Condition, changed: Callable[[], None], workspace: WorkspaceState, tokens: Tokens
+    ) -> None:
+        """Answer under ``lock`` from ``workspace`` and ``tokens``; ``changed`` wakes whoever waits for a call."""
+        self.lock = lock
+        self._changed = changed
+        self._default = workspace
+        self.tokens = tokens
+        self.workspaces: dict[str, WorkspaceState] = {workspace.identity.team_id: workspace}
+        self.token_teams: dict[str, str] = dict.fromkeys(tokens.bot, workspace.identity.team_id)
+        self.install_codes: dict[str, tuple[str, str]] = {}  # code -> (team id, installer)
+        self.client_credentials: tuple[str, str] | None = None
+        self.methods: dict[str, Method] = {**directory.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
+        self.faults = FaultQueue()
+        self.calls: list[Call] = []
+        self.routes: list[tuple[str, bool, Respond]] = []  # (prefix, exact, respond), served before the API
+
+    def add_workspace(self, state: WorkspaceState, token: str) -> None:
+        """Answer calls made with ``token`` from ``state``."""
+        self.workspaces[state.identity.team_id] = state
+        self.token_teams[token] = state.identity.team_id
+        self.tokens.bot.add(token)
+
+    def token_of(self, team_id: str) -> str:
+        """The bot token of ``team_id``."""
+        return next(token for token, team in self.token_teams.items() if team == team_id)
+
+    def wait_for(self, method: str, predicate: Callable[[Call], bool] | None, count: int, timeout: float) -> list[Call]:
+        """``LoopbackSlack.wait_for``: block until ``count`` calls of ``method`` match ``predicate``; return them."""
+
+        def matching() -> list[Call]:
+            return [c for c in self.calls if c.method == method and (predicate is None or predicate(c))]
+
+        with self.lock:
+            satisfied = self.lock.wait_for(lambda: len(matching()) >= count, timeout=timeout)
+            found = matching()
+            received = [f"{c.method}:{c.status}:{c.error or 'ok'}" for c in self.calls]
+        if not satisfied:
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {count} matching {method} call(s); "
+                f"{len(found)} matched; received: {received}"
+            )
+        return found
+
+    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
+        """Answer one HTTP request: a route in ``routes``, a response URL, or a Web API call."""
+        split = urlsplit(raw_path)
+        with self.lock:
+            routes = list(self.routes)
+        for prefix, exact, respond in routes:
+            if split.path == prefix or (not exact and split.path.startswith(prefix)):
+                return respond(method, raw_path, headers, body)
+        path = split.path.lstrip("/")
+        if path.startswith(RESPONSE_PATH):
+            return self.answer_response_url(path.removeprefix(RESPONSE_PATH), headers, body)
+        return self.answer_call(path.removeprefix("api/"), split.query, headers, body)
+
+    def answer_call(self, method: str, query: str, headers: dict[str, str], body: bytes) -> Reply:
+        """Answer one Web API call and record it."""
+        arrived = time.monotonic()
+        reply_headers: dict[str, str]
+        with self.lock:
+            try:
+                args = parse_request_args(query, headers.get("content-type", ""), body)
+            except (ValueError, UnicodeDecodeError):
+                args = {"_raw": body}
+                status, data, reply_headers, delay = 200, {"ok": False, "error": "invalid_json"}, {}, 0.0
+            else:
+                status, data, reply_headers, delay = self._answer(method, args, headers)
+            # Recorded with the state change under one lock hold: whoever wait_for()s the call sees its effect.
+            self.calls.append(Call(method, copy.deepcopy(args), dict(headers), arrived, status, copy.deepcopy(data)))
+            self._changed()
+        return Reply.json(status, data, headers=reply_headers, delay=delay)
+
+    def _answer(
+        self, method: str, args: JsonDict, headers: dict[str, str]
+    ) -> tuple[int, JsonDict, dict[str, str], float]:
+        """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
+        if method == "oauth.v2.access":
+            return 200, self._oauth_access(args, headers), {}, 0.0
+        refusal = self.tokens.refusal(method, headers, args)
+        if refusal is not None:
+            return 200, {"ok": False, "error": refusal}, {}, 0.0
+        team_id = self.token_teams.get(bearer_token(headers, args), self._default.identity.team_id)
+        state = self.workspaces[team_id]
+        fault = self.faults.take(method, args.get("channel"))
+        if fault is not None and fault.kind == "status":
+            reply_headers: dict[str, str] = {}
+            if fault.status == 429 and fault.retry_after is not None:
+                reply_headers["Retry-After"] = str(fault.retry_after)
+            return fault.status, {"ok": False, "error": fault.error}, reply_headers, 0.0
+        if fault is not None and fault.kind == "error":
+            return 200, {"ok": False, "error": fault.error}, {}, 0.0
+        handler = self.methods.get(method)
+        if handler is None:
+            return 404, {"ok": False, "error": "unknown_method"}, {}, 0.0
+        try:
+            data = {"ok": True, **handler(state, args)}
+        except SlackError as error:
+            data = {"ok": False, "error": error.error}
+        return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
+
+    def _oauth_access(self, args: JsonDict, headers: dict[str, str]) -> JsonDict:
+        """``oauth.v2.access``: trade a one-time install code for the workspace's bot token (the lock is held)."""
+        if self.client_credentials is not None and client_credentials(headers, args) != self.client_credentials:
+            return {"ok": False, "error": "invalid_client_id"}
+        offered = self.install_codes.pop(str(args.get("code") or ""), None)
+        if offered is None:
+            return {"ok": False, "error": "invalid_code"}
+        team_id, installer = offered
+        identity = self.workspaces[team_id].identity
+        return {
+            "ok": True,
+            "access_token": self.token_of(team_id),
+            "token_type": "bot",
+            "scope": "app_mentions:read,chat:write,commands",
+            "bot_user_id": identity.bot_user_id,
+            "app_id": identity.app_id,
+            "team": {"id": team_id, "name": identity.team},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "authed_user": {"id": installer},
+        }
+
+    def answer_response_url(self, key: str, headers: dict[str, str], body: bytes) -> Reply:
+        """Answer a POST to the response URL ``key`` and record it."""
+        arrived = time.monotonic()
+        try:
+            args = parse_request_args("", headers.get("content-type", "application/json"), body)
+        except (ValueError, UnicodeDecodeError):
+            args = {"_raw": body}
+        with self.lock:
+            target = self._default.response_urls.get(key)
+            call = Call(RESPONSE_URL_METHOD, {**copy.deepcopy(args), "_key": key}, dict(headers), arrived, 200)
+            if target is None:
+                call = Call(call.method, call.args, call.headers, arrived, 404, {"ok": False, "error": "no_service"})
+            else:
+                chat.apply_response_url(self._default, target, args)
+            self.calls.append(call)
+            self._changed()
+        if target is None:
+            return Reply.text(404, "no_service")
+        return Reply.text(200, "ok", content_type="text/html; charset=utf-8")
