@@ -32,7 +32,7 @@ from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from bot.worker import Worker
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory
+from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory, home_click
 from tests.bot.support.http_server import serve_wsgi
 
 ALPHA, BETA = "T0ALPHA", "T0BETA"
@@ -330,18 +330,7 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: Ins
     installed.services.grants.create(grant)
     value = f"{BETA}:{CHANNELS[BETA]}:g1"
     for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
-        payload = slack_requests.block_actions(
-            action_id=ids.REVOKE_GRANT_ACTION,
-            user_id=APPROVER,
-            channel_id=CHANNELS[team],
-            message_ts="0",
-            value=value,
-            team_id=team,
-        )
-        for drop in ("channel", "message"):
-            payload.pop(drop, None)
-        payload["container"] = {"type": "view", "view_id": "V0HOME"}
-        payload["view"] = {"id": "V0HOME", "type": "home"}
+        payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team_id=team)
         assert installed.poster.post_action(payload).status == 200
         installed.drain()
         assert (installed.services.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team
