@@ -199,8 +199,6 @@ def test_the_loopback_slack_is_used_through_its_interface() -> None:
 # The bot's unit tests mirror its tree: ``tests/bot/<package>/test_<name>.py`` tests ``bot/<package>/<name>.py`` (or
 # the package ``bot/<package>/<name>/``). Scenarios drive the whole app and support serves them; neither mirrors.
 _NOT_MIRRORED = {"scenarios", "support"}
-# The loopback Slack's own tests (of tests/bot/support/fake_slack.py and bot/loopback_slack), not yet mirrored.
-_NOT_YET_MIRRORED = {"tests/bot/unit/test_fake_slack.py"}
 
 
 def test_every_bot_unit_test_names_the_module_it_tests() -> None:
@@ -209,7 +207,6 @@ def test_every_bot_unit_test_names_the_module_it_tests() -> None:
         str(path.relative_to(ROOT))
         for path in sorted(tests.rglob("test_*.py"))
         if path.relative_to(tests).parts[0] not in _NOT_MIRRORED
-        and str(path.relative_to(ROOT)) not in _NOT_YET_MIRRORED
         and not (module := ROOT / "bot" / path.relative_to(tests).with_name(path.name.removeprefix("test_"))).is_file()
         and not (module.with_suffix("") / "__init__.py").is_file()
     ]
