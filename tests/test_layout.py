@@ -194,3 +194,20 @@ def test_the_loopback_slack_is_used_through_its_interface() -> None:
         if inside not in path.parents
     }
     assert {path: names for path, names in wrong.items() if names} == {}
+
+
+# The bot's unit tests mirror its tree: ``tests/bot/<package>/test_<name>.py`` tests ``bot/<package>/<name>.py`` (or
+# the package ``bot/<package>/<name>/``). Scenarios drive the whole app and support serves them; neither mirrors.
+_NOT_MIRRORED = {"scenarios", "support"}
+
+
+def test_every_bot_unit_test_names_the_module_it_tests() -> None:
+    tests = ROOT / "tests" / "bot"
+    orphans = [
+        str(path.relative_to(ROOT))
+        for path in sorted(tests.rglob("test_*.py"))
+        if path.relative_to(tests).parts[0] not in _NOT_MIRRORED
+        and not (module := ROOT / "bot" / path.relative_to(tests).with_name(path.name.removeprefix("test_"))).is_file()
+        and not (module.with_suffix("") / "__init__.py").is_file()
+    ]
+    assert orphans == [], "name each test file after the module of bot/ it tests, at the same path"

@@ -3,7 +3,7 @@
 Each error lives beside the code that raises it and derives from this base (directly or through a
 family), so ``except SignoffError`` catches exactly what the bot itself refuses or fails on; an
 error that callers also know by a built-in kind keeps it as a second base (``PolicyError`` is a
-``ValueError``). ``tests/bot/test_errors.py`` holds that for every module of ``bot``.
+``ValueError``). ``tests/bot/domain/test_errors.py`` holds that for every module of ``bot``.
 
 - ``SetupError``: the deployment cannot run as configured (``bot.settings.ConfigError``, the policy
   file's ``bot.domain.policy_file.PolicyError``); the message says what to fix.

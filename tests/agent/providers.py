@@ -22,6 +22,7 @@ from agent.models.base import Model
 from agent.models.bedrock import BedrockModel
 from agent.models.openai import OpenAIChatModel
 from agent.tools import ToolSpec
+from state.shapes import Message
 from tests.agent.loopback_http import LoopbackServer
 
 JsonDict = dict[str, Any]
@@ -31,6 +32,41 @@ RESTART_SPEC: ToolSpec = {
     "description": "Restart a service.",
     "inputSchema": {"json": {"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]}},
 }
+
+
+def restart_conversation(id_prefix: str) -> list[Message]:
+    """A conversation to send: a request, two restarts asked at once, and their results (one failed); the provider's
+    tool-call ids are ``<id_prefix>_1`` and ``<id_prefix>_9``."""
+    first, second = f"{id_prefix}_1", f"{id_prefix}_9"
+    return [
+        {"role": "user", "content": [{"text": "restart checkout and cart"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"text": "On it."},
+                {"toolUse": {"toolUseId": first, "name": "restart_service", "input": {"service": "checkout"}}},
+                {"toolUse": {"toolUseId": second, "name": "restart_service", "input": {"service": "x"}}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": first, "status": "success", "content": [{"text": "restarted"}]}},
+                {"toolResult": {"toolUseId": second, "status": "error", "content": [{"json": {"code": 404}}]}},
+            ],
+        },
+    ]
+
+
+def restarting_again(call_id: str) -> Message:
+    """The answer the doubles are told to give to ``restart_conversation``, as the model must read it."""
+    return {
+        "role": "assistant",
+        "content": [
+            {"text": "Restarting again."},
+            {"toolUse": {"toolUseId": call_id, "name": "restart_service", "input": {"service": "cart"}}},
+        ],
+    }
 
 
 class ProviderDouble:

@@ -3,6 +3,7 @@
 from typing import Any
 
 from agent import AgentTool, ToolContext, tool
+from agent.attempts import RERUN_INTERRUPT
 from state.shapes import Message
 
 
@@ -18,6 +19,20 @@ def decision(kind: str, by: str | None = "U_APPROVER", reason: str | None = None
 def respond(interrupt_id: str, response: Any) -> dict[str, Any]:
     """One interruptResponse block."""
     return {"interruptResponse": {"interruptId": interrupt_id, "response": response}}
+
+
+def the_rerun_question(interrupts: list[Any]) -> Any:
+    """The one question a run stopped with when ``deploy api`` (``t1``) started and was never recorded."""
+    [question] = interrupts
+    assert question.name == RERUN_INTERRUPT
+    assert question.reason == {
+        "tool": "deploy",
+        "input": {"service": "api"},
+        "toolUseId": "t1",
+        "response": "record",
+        "attempts": 1,
+    }
+    return question
 
 
 class Recorder:

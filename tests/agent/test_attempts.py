@@ -16,7 +16,7 @@ from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
 from agent.models.scripted import text_turn, tool_turn
 from state import SessionStore
 from state.shapes import Message
-from tests.agent.support import WorkerDied, decision, respond, tool_results
+from tests.agent.support import WorkerDied, decision, respond, the_rerun_question, tool_results
 from tests.outage import StopRedisAfterTool, TimedOutage
 
 
@@ -94,15 +94,7 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     stopped = deploys.agent(store, "s-lost")(responses)
 
     assert deploys.runs == 1
-    [question] = stopped.interrupts
-    assert question.name == RERUN_INTERRUPT
-    assert question.reason == {
-        "tool": "deploy",
-        "input": {"service": "api"},
-        "toolUseId": "t1",
-        "response": "record",
-        "attempts": 1,
-    }
+    question = the_rerun_question(stopped.interrupts)
     result = deploys.agent(store, "s-lost")([respond(question.id, decision(answer, reason="it already went out"))])
     assert result.stop_reason == "end_turn"
     if answer == "approve":

@@ -4,19 +4,8 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 ``test_providers.py``.
 """
 
-from collections.abc import Iterator
-
-import pytest
-
-from state.shapes import Message
 from tests.agent.providers import RESTART_SPEC as SPEC
-from tests.agent.providers import AnthropicDouble
-
-
-@pytest.fixture
-def anthropic_api() -> Iterator[AnthropicDouble]:
-    with AnthropicDouble.serving() as double:
-        yield double
+from tests.agent.providers import AnthropicDouble, restart_conversation, restarting_again
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(anthropic_api: AnthropicDouble) -> None:
@@ -27,35 +16,12 @@ def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(an
         ],
         "tool_use",
     )
-    messages: list[Message] = [
-        {"role": "user", "content": [{"text": "restart checkout and cart"}]},
-        {
-            "role": "assistant",
-            "content": [
-                {"text": "On it."},
-                {"toolUse": {"toolUseId": "toolu_1", "name": "restart_service", "input": {"service": "checkout"}}},
-                {"toolUse": {"toolUseId": "toolu_9", "name": "restart_service", "input": {"service": "x"}}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {"toolResult": {"toolUseId": "toolu_1", "status": "success", "content": [{"text": "restarted"}]}},
-                {"toolResult": {"toolUseId": "toolu_9", "status": "error", "content": [{"json": {"code": 404}}]}},
-            ],
-        },
-    ]
+    messages = restart_conversation("toolu")
 
     turn = anthropic_api.model().converse(messages, [SPEC], "You are an operator.")
 
     assert turn.stop_reason == "tool_use"
-    assert turn.message == {
-        "role": "assistant",
-        "content": [
-            {"text": "Restarting again."},
-            {"toolUse": {"toolUseId": "toolu_2", "name": "restart_service", "input": {"service": "cart"}}},
-        ],
-    }
+    assert turn.message == restarting_again("toolu_2")
     [request] = anthropic_api.server.requests
     assert request.path == "/v1/messages"
     assert "test-key" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")

@@ -5,7 +5,6 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 ``test_providers.py``.
 """
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,12 +15,6 @@ from agent.models.bedrock import BedrockModel
 from state.shapes import Message
 from tests.agent.providers import BEDROCK_MODEL, BedrockDouble, bedrock_client, converse_answer
 from tests.agent.support import Recorder
-
-
-@pytest.fixture
-def bedrock() -> Iterator[BedrockDouble]:
-    with BedrockDouble.serving() as double:
-        yield double
 
 
 def test_tool_use_turn_sends_exact_converse_request(bedrock: BedrockDouble) -> None:

@@ -6,54 +6,23 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 """
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from agent.models.base import ModelError
-from state.shapes import Message
 from tests.agent.providers import RESTART_SPEC as SPEC
-from tests.agent.providers import OpenAIDouble, tool_call
-
-
-@pytest.fixture
-def openai_api() -> Iterator[OpenAIDouble]:
-    with OpenAIDouble.serving() as double:
-        yield double
+from tests.agent.providers import OpenAIDouble, restart_conversation, restarting_again, tool_call
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(openai_api: OpenAIDouble) -> None:
     call = tool_call("call_2", "restart_service", '{"service": "cart"}')
     openai_api.reply({"role": "assistant", "content": "Restarting again.", "tool_calls": [call]}, "tool_calls")
-    messages: list[Message] = [
-        {"role": "user", "content": [{"text": "restart checkout and cart"}]},
-        {
-            "role": "assistant",
-            "content": [
-                {"text": "On it."},
-                {"toolUse": {"toolUseId": "call_1", "name": "restart_service", "input": {"service": "checkout"}}},
-                {"toolUse": {"toolUseId": "call_9", "name": "restart_service", "input": {"service": "x"}}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {"toolResult": {"toolUseId": "call_1", "status": "success", "content": [{"text": "restarted"}]}},
-                {"toolResult": {"toolUseId": "call_9", "status": "error", "content": [{"json": {"code": 404}}]}},
-            ],
-        },
-    ]
+    messages = restart_conversation("call")
 
     turn = openai_api.model().converse(messages, [SPEC], "You are an operator.")
 
     assert turn.stop_reason == "tool_use"
-    assert turn.message == {
-        "role": "assistant",
-        "content": [
-            {"text": "Restarting again."},
-            {"toolUse": {"toolUseId": "call_2", "name": "restart_service", "input": {"service": "cart"}}},
-        ],
-    }
+    assert turn.message == restarting_again("call_2")
     [request] = openai_api.server.requests
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer test-key"

@@ -32,6 +32,13 @@ def _pinned(steps: Steps, button: str) -> Locator:
     return thread.locator(f'[data-testid=message][data-ts="{ts}"]')
 
 
+def _requested(steps: Steps, sandbox: SandboxSlack, text: str, button: str) -> Locator:
+    """The requester opens the page and asks ``text``: its approval message, pinned (found by ``button``)."""
+    _open(steps, sandbox, REQUESTER)
+    _ask(steps, text)
+    return _pinned(steps, button)
+
+
 def _switch(steps: Steps, user: str) -> None:
     steps.page.get_by_test_id("user-switcher").select_option(user)
     expect(steps.page.get_by_test_id("user-switcher")).to_have_value(user)
@@ -62,9 +69,7 @@ def test_request_approve_and_the_agent_replies_in_the_thread(sandbox: SandboxSla
 
 def test_deny_needs_a_reason_shown_in_the_modal(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
-    _open(steps, sandbox, REQUESTER)
-    _ask(steps, "@signoff roll back payments")
-    approval = _pinned(steps, DENY)
+    approval = _requested(steps, sandbox, "@signoff roll back payments", DENY)
     steps.shot("rollback-requested")
 
     _switch(steps, APPROVER)
@@ -86,9 +91,7 @@ def test_deny_needs_a_reason_shown_in_the_modal(sandbox: SandboxSlack, steps: St
 
 def test_a_non_approver_sees_a_refusal_only_they_can_see(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
-    _open(steps, sandbox, REQUESTER)
-    _ask(steps, "@signoff scale search to 5")
-    approval = _pinned(steps, APPROVE)
+    approval = _requested(steps, sandbox, "@signoff scale search to 5", APPROVE)
 
     _switch(steps, OUTSIDER)
     approval.locator(APPROVE).click()
@@ -137,9 +140,7 @@ def test_a_standing_approval_shows_its_scope_covers_the_same_call_and_is_revoked
     sandbox: SandboxSlack, steps: Steps
 ) -> None:
     page = steps.page
-    _open(steps, sandbox, REQUESTER)
-    _ask(steps, "@signoff restart checkout")
-    approval = _pinned(steps, APPROVE)
+    approval = _requested(steps, sandbox, "@signoff restart checkout", APPROVE)
     _switch(steps, APPROVER)
     approval.locator(GRANT, has_text="1 h").click()
     confirm = page.locator("#confirm")
@@ -185,9 +186,7 @@ def test_several_requests_at_once_are_one_round_of_approvals(sandbox: SandboxSla
 
 def test_an_approver_edits_the_call_before_approving_it(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
-    _open(steps, sandbox, REQUESTER)
-    _ask(steps, "@signoff scale search to 5")
-    approval = _pinned(steps, APPROVE)
+    approval = _requested(steps, sandbox, "@signoff scale search to 5", APPROVE)
 
     _switch(steps, APPROVER)
     approval.locator(f"[data-testid=button-{ids.EDIT_ACTION}]").click()

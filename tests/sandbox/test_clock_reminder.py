@@ -2,7 +2,7 @@
 
 import time
 
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, Page, expect
 
 from bot.render import action_ids as ids
 from bot.sandbox.workspace import SandboxSlack
@@ -12,13 +12,18 @@ from tests.sandbox.client import REQUESTER
 APPROVE = f"[data-testid=button-{ids.APPROVE_ACTION}]"
 
 
-def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) -> None:
-    page = steps.page
+def _ask_for_a_restart(sandbox: SandboxSlack, page: Page) -> Locator:
+    """The requester asks for a restart in the page; the thread it starts."""
     page.goto(f"http://127.0.0.1:{sandbox.port}/?as={REQUESTER}")
     composer = page.get_by_test_id("composer-input")
     composer.fill("@signoff restart checkout")
     composer.press("Enter")
-    thread = page.get_by_test_id("thread-messages")
+    return page.get_by_test_id("thread-messages")
+
+
+def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) -> None:
+    page = steps.page
+    thread = _ask_for_a_restart(sandbox, page)
     expect(thread.locator(APPROVE)).to_be_visible()
     steps.shot("waiting-for-approval")
     page.get_by_role("button", name="+1 h").click()
@@ -29,11 +34,7 @@ def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) 
 
 def test_messages_are_stamped_and_dated_by_the_moved_clock(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
-    page.goto(f"http://127.0.0.1:{sandbox.port}/?as={REQUESTER}")
-    composer = page.get_by_test_id("composer-input")
-    composer.fill("@signoff restart checkout")
-    composer.press("Enter")
-    thread = page.get_by_test_id("thread-messages")
+    thread = _ask_for_a_restart(sandbox, page)
     approval = thread.locator("[data-testid=message]", has=page.locator(APPROVE)).last
     expect(approval).to_contain_text("Requested Today")
 

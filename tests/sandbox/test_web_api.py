@@ -2,7 +2,6 @@
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pytest
 import redis
@@ -11,12 +10,12 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 
-from bot.domain.records import ApprovalRequest, PolicySummary
 from bot.loopback_slack import slack_requests
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack
 from bot.store import keys
+from tests.bot.support.approval_requests import an_approval_request
 from tests.sandbox.client import APPROVER, REQUESTER
 
 
@@ -72,7 +71,9 @@ def test_every_method_the_bot_calls_answers_in_the_shape_slack_sdk_expects(
 
 
 def test_views_open_needs_a_trigger_the_stand_in_issued(stand_in: SandboxSlack, client: WebClient) -> None:
-    request = _request()
+    request = an_approval_request(
+        team_id="T0SANDBOX", channel_id=CHANNEL, requested_by=REQUESTER, tool_input={"service": "checkout"}
+    )
     with pytest.raises(SlackApiError) as refused:
         client.views_open(trigger_id="made-up", view=blocks.deny_modal(request, reason_required=True))
     assert refused.value.response["error"] == "invalid_trigger_id"
@@ -114,21 +115,3 @@ def test_the_clock_control_adds_to_the_offset_in_redis(stand_in: SandboxSlack, r
     assert int(redis_client.get(keys.CLOCK_OFFSET) or 0) == 3_900_000
     assert stand_in.version > before  # the page hears about it
     assert stand_in.state(REQUESTER)["clock"]["offset_ms"] == 3_900_000
-
-
-def _request() -> ApprovalRequest:
-    return ApprovalRequest(
-        approval_id="ap1",
-        session_id="s1",
-        interrupt_id="i1",
-        interrupt_name="approval",
-        team_id="T0SANDBOX",
-        tool="restart_service",
-        tool_input={"service": "checkout"},
-        reason=None,
-        requested_by=REQUESTER,
-        channel_id=CHANNEL,
-        thread_ts="1.5",
-        created_at=datetime.now(UTC),
-        policy=PolicySummary(name="default"),
-    )

@@ -102,6 +102,14 @@ def indexed_at(redis_client: redis.Redis, session_id: str) -> float | None:
     return redis_client.zscore(keys_for(session_id).interrupted_index, session_id)
 
 
+def interrupt_in_turn(store: SessionStore, clock: Clock, session_ids: list[str], *, apart_s: float) -> None:
+    """Save each session interrupted, ``apart_s`` seconds after the one before it."""
+    for turn, session_id in enumerate(session_ids):
+        if turn:
+            clock.now += apart_s
+        save(store, session_id, interrupted=True)
+
+
 def snapshot(redis_client: redis.Redis) -> dict[str, tuple[str, Any, int]]:
     """Every key of the database with its type, contents and TTL: proof that nothing changed."""
     contents: dict[str, Callable[[str], Any]] = {
@@ -346,9 +354,7 @@ def _delete_behind_the_stores_back(redis_client: redis.Redis, session_id: str) -
 def test_vanished_session_leaves_the_index_and_is_pruned(
     store: SessionStore, redis_client: redis.Redis, clock: Clock, vanish: Callable[[redis.Redis, str], None]
 ) -> None:
-    save(store, "gone", interrupted=True)
-    clock.now += 1
-    save(store, "stays", interrupted=True)
+    interrupt_in_turn(store, clock, ["gone", "stays"], apart_s=1)
     assert store.interrupted_sessions() == ["gone", "stays"]
 
     vanish(redis_client, "gone")
@@ -365,9 +371,8 @@ def test_vanished_session_leaves_the_index_and_is_pruned(
 def test_interrupted_index_lists_activated_sessions_oldest_first(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    for session_id in ["zeta", "alpha", "mid"]:  # not alphabetical: order is by time
-        clock.now += 10
-        save(store, session_id, interrupted=True)
+    clock.now += 10
+    interrupt_in_turn(store, clock, ["zeta", "alpha", "mid"], apart_s=10)  # not alphabetical: order is by time
     clock.now += 10
     save(store, "idle", interrupted=False)
 
@@ -382,9 +387,7 @@ def test_interrupted_index_lists_activated_sessions_oldest_first(
 def test_staying_interrupted_keeps_the_original_entry_time(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    save(store, "first", interrupted=True)
-    clock.now += 10
-    save(store, "second", interrupted=True)
+    interrupt_in_turn(store, clock, ["first", "second"], apart_s=10)
     clock.now += 10
 
     save(store, "first", expected_version=1, interrupted=True, messages=[user("still waiting")])
@@ -396,9 +399,8 @@ def test_staying_interrupted_keeps_the_original_entry_time(
 def test_saved_deactivated_or_deleted_sessions_leave_the_index(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    for session_id in ["a", "b", "c"]:
-        clock.now += 1
-        save(store, session_id, interrupted=True)
+    clock.now += 1
+    interrupt_in_turn(store, clock, ["a", "b", "c"], apart_s=1)
 
     save(store, "a", expected_version=1, interrupted=False)
     store.delete("b", expected_version=1)
@@ -412,9 +414,7 @@ def test_saved_deactivated_or_deleted_sessions_leave_the_index(
 def test_re_entering_the_interrupted_state_moves_to_the_end(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    save(store, "a", interrupted=True)
-    clock.now += 1
-    save(store, "b", interrupted=True)
+    interrupt_in_turn(store, clock, ["a", "b"], apart_s=1)
     clock.now += 1
     save(store, "a", expected_version=1, interrupted=False)
     clock.now += 1
@@ -427,9 +427,7 @@ def test_re_entering_the_interrupted_state_moves_to_the_end(
 def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
     store: SessionStore, redis_client: redis.Redis, clock: Clock
 ) -> None:
-    save(store, "a", interrupted=True)
-    clock.now += 10
-    save(store, "b", interrupted=True)
+    interrupt_in_turn(store, clock, ["a", "b"], apart_s=10)
     _expire(redis_client, "a")
 
     clock.now += 10
@@ -441,9 +439,8 @@ def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
 
 @pytest.mark.parametrize("limit", [0, 1, 2, 3, 10])
 def test_interrupted_sessions_returns_at_most_limit(store: SessionStore, clock: Clock, limit: int) -> None:
-    for session_id in ["a", "b", "c"]:
-        clock.now += 1
-        save(store, session_id, interrupted=True)
+    clock.now += 1
+    interrupt_in_turn(store, clock, ["a", "b", "c"], apart_s=1)
 
     assert store.interrupted_sessions(limit=limit) == ["a", "b", "c"][:limit]
 

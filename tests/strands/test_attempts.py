@@ -18,13 +18,13 @@ from redis.retry import Retry
 from strands.hooks import AfterToolCallEvent
 
 from agent.approval import Decision
-from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
+from agent.attempts import STARTED_CALLS
 from agent.models.scripted import tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable
 from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
-from tests.agent.support import WorkerDied
-from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
+from tests.agent.support import WorkerDied, the_rerun_question
+from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool
 from tests.bot.support.harness import APPROVER, is_decided, running_bot
 from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
@@ -94,15 +94,7 @@ def test_a_call_started_but_not_recorded_asks_a_human_instead_of_running_again(
     stopped = deploys.runnable()(responses)  # the job, redelivered
 
     assert deploys.runs == 1
-    [question] = stopped.interrupts
-    assert question.name == RERUN_INTERRUPT
-    assert question.reason == {
-        "tool": "deploy",
-        "input": {"service": "api"},
-        "toolUseId": "t1",
-        "response": "record",
-        "attempts": 1,
-    }
+    question = the_rerun_question(stopped.interrupts)
     result = deploys.runnable()(_respond(question.id, answer, reason="already out"))
     assert (result.stop_reason, str(result)) == ("end_turn", "ok")
     assert deploys.runs == (2 if answer == "approve" else 1)
@@ -147,15 +139,15 @@ def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_app
     redis_client: redis.Redis, redis_server: RedisServer
 ) -> None:
     with running_bot(redis_client, agent_factory=strands_operations_agent) as bot:
-        bot.mention("restart checkout")
-        bot.drain()
-        thread_ts = bot.approval_messages()[0]["thread_ts"]
-        redis_client.set(HOLD_RESTART_KEY, "1")
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        kill_a_worker_once_it_sets(
-            redis_client, STARTED_RESTART_KEY, bot, redis_server.url, agent_factory=f"{AGENTS}:strands_operations_agent"
+        thread_ts = approve_and_kill_the_worker_in_the_tool(
+            bot,
+            redis_client,
+            redis_server.url,
+            "restart checkout",
+            hold_key=HOLD_RESTART_KEY,
+            started_key=STARTED_RESTART_KEY,
+            agent_factory=f"{AGENTS}:strands_operations_agent",
         )
-        redis_client.delete(HOLD_RESTART_KEY)
 
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)  # the job, redelivered
         bot.drain()

@@ -5,7 +5,6 @@ in the same thread must be a new round, posted and decided by a human, never ans
 first round's decision.
 """
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,12 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.strands.lead_rule import (
+    LEAD,
+    approve_as_anyone_then_as_the_lead,
+    ask_to_delete,
+    the_approval_asked_for,
+)
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
 Factory = Callable[..., Any]
@@ -156,8 +161,6 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
 
 # --- invariant 3 (authorized): the tool's rules apply to native interrupts -------------------
 
-LEAD = "U0LEAD"
-
 
 def _policy(tmp_path: Path) -> Path:
     path = tmp_path / "policy.yml"
@@ -167,30 +170,13 @@ def _policy(tmp_path: Path) -> Path:
     return path
 
 
-def _message_text(message: dict[str, Any]) -> str:
-    return json.dumps(message["blocks"])
-
-
 @BATCH
 def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("delete /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        assert "Approval needed: delete_files" in _message_text(message)
-        assert "/tmp/a" in _message_text(message)
-        assert "deletions" in _message_text(message)
-
-        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
-        bot.drain()
-        assert not is_decided(bot.approval_messages()[0])
-        assert completions(redis_client, "delete_files") == 0
-
-        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD).status == 200
-        bot.drain()
-        assert completions(redis_client, "delete_files") == 1
+        ask_to_delete(bot)
+        approve_as_anyone_then_as_the_lead(bot, redis_client)
 
 
 @BATCH
@@ -198,10 +184,7 @@ def test_a_batch_holding_a_gated_tool_is_judged_by_its_rule_and_lists_every_call
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("clean /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = _message_text(message)
+        text = the_approval_asked_for(bot, "clean /tmp/a")
         assert "delete_files, inspect_files" in text
         assert "deletions" in text
         request = bot.services.approvals.find(bot.approval_id())

@@ -6,7 +6,6 @@ A hook that chokes on the response is not retried: the thread is told at once, a
 resumes after the fix.
 """
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,13 @@ from bot.render import action_ids as ids
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
 from tests.strands.agents import signoff_operations_agent, strands_operations_agent
+from tests.strands.lead_rule import (
+    LEAD,
+    approve_as_anyone_then_as_the_lead,
+    ask_to_delete,
+    blocks_text,
+    the_approval_asked_for,
+)
 from tests.strands.native import (
     DENIED,
     FIXED_KEY,
@@ -34,7 +40,6 @@ from tests.strands.native import (
 )
 
 Factory = Callable[..., Any]
-LEAD = "U0LEAD"
 
 HOOK = pytest.mark.parametrize("factory", [own_hook_agent, hook_agent], ids=["signoff", "strands"])
 TWO_GATES = pytest.mark.parametrize(
@@ -58,10 +63,6 @@ def _policy(tmp_path: Path, *, response: str | None = "yes_no") -> Path:
     return path
 
 
-def _blocks_text(message: dict[str, Any]) -> str:
-    return json.dumps(message["blocks"])
-
-
 def _session(bot: Bot) -> str:
     return thread_session(bot.approval_messages()[0]["thread_ts"])
 
@@ -71,21 +72,9 @@ def test_the_docs_hook_works_when_its_rule_answers_y_or_n(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("delete /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        assert "Approval needed: delete_files" in _blocks_text(message)
-        assert "/tmp/a" in _blocks_text(message)
-        assert "deletions" in _blocks_text(message)
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)  # the tool's rule: only the lead
-        bot.drain()
-        assert completions(redis_client, "delete_files") == 0
-
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
-        bot.drain()
-
+        ask_to_delete(bot)
+        approve_as_anyone_then_as_the_lead(bot, redis_client)
         assert bot.texts_posted()[-1] == "deleted /tmp/a"
-        assert completions(redis_client, "delete_files") == 1
 
 
 @TWO_GATES
@@ -100,7 +89,7 @@ def test_two_interrupts_in_one_turn_each_names_its_call(
         for index, message in enumerate(bot.approval_messages()):
             approval = bot.services.approvals.find(bot.approval_id(index))
             assert approval is not None
-            by_tool[approval.request.tool] = (bot.approval_id(index), _blocks_text(message))
+            by_tool[approval.request.tool] = (bot.approval_id(index), blocks_text(message))
         assert set(by_tool) == {"delete_files", "inspect_files"}
         delete_id, delete_text = by_tool["delete_files"]
         inspect_id, inspect_text = by_tool["inspect_files"]
@@ -125,7 +114,7 @@ def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, fa
         bot.mention("delete /tmp/a")
         bot.drain()
         [message] = bot.approval_messages()
-        assert "Approval needed: delete_files" in _blocks_text(message)
+        assert "Approval needed: delete_files" in blocks_text(message)
         approval = bot.services.approvals.find(bot.approval_id())
         assert approval is not None
         assert approval.request.response_shape == "boolean"
@@ -140,10 +129,7 @@ def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, fa
 
 def test_a_reason_whose_tool_is_not_a_string_is_published(redis_client: redis.Redis, tmp_path: Path) -> None:
     with running_bot(redis_client, agent_factory=hook_agent_dict_reason, policy_path=_policy(tmp_path)) as bot:
-        bot.mention("delete /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = _blocks_text(message)
+        text = the_approval_asked_for(bot, "delete /tmp/a")
         assert "Approval needed: delete_files" in text
         assert "deletions" in text  # the call's tool decides, not what the reason says
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
@@ -159,10 +145,7 @@ def test_an_interrupt_guarding_no_call_says_so_and_gets_only_name_rules_and_the_
         f"rules:\n  - name: inspections\n    match: {{tools: [inspect_files]}}\n    approvers: {{users: [{LEAD}]}}\n"
     )
     with running_bot(redis_client, agent_factory=own_gated_run_agent, policy_path=policy) as bot:
-        bot.mention("inspect /tmp/a")
-        bot.drain()
-        [message] = bot.approval_messages()
-        text = _blocks_text(message)
+        text = the_approval_asked_for(bot, "inspect /tmp/a")
         assert "could not be determined" in text
         approval = bot.services.approvals.find(bot.approval_id())
         assert approval is not None

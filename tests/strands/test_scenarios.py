@@ -16,7 +16,9 @@ from agent.approval import refusal_text
 from bot.render import action_ids as ids
 from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.policy_files import write
+from tests.bot.support.restarts import approved_after_a_restart
 from tests.strands.agents import (
     completions,
     signoff_batch_agent,
@@ -118,17 +120,7 @@ def test_two_calls_in_one_turn_one_gated_the_other_kept_and_not_rerun(
 
 @OPERATIONS
 def test_worker_restarted_between_interrupt_and_decision(redis_client: redis.Redis, factory: Factory) -> None:
-    with running_bot(redis_client, agent_factory=factory) as first:
-        thread_ts = _start(first, "restart checkout")
-        approval_id = first.approval_id()
-        message = first.approval_messages()[0]
-
-    with running_bot(redis_client, agent_factory=factory) as restarted:
-        restarted.slack.add_message(
-            CHANNEL, user="U0BOT", text=message["text"], ts=message["ts"], thread_ts=thread_ts, blocks=message["blocks"]
-        )
-        assert restarted.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        restarted.drain()
+    with approved_after_a_restart(redis_client, factory) as (restarted, _):
         replies = [call.args["text"] for call in restarted.slack.calls("chat.postMessage")]
         assert replies == ["checkout: 3 replicas restarted"]
         assert completions(redis_client, "restart_service") == 1
@@ -187,8 +179,7 @@ rules:
 def test_a_rule_decides_by_itself_for_either_runtime(
     redis_client: redis.Redis, factory: Factory, tmp_path: Any
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(TIERED)
+    policy = write(tmp_path, TIERED)
     with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
         allowed = _start(bot, "restart checkout")
         assert is_decided(bot.approval_messages()[0])

@@ -4,9 +4,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.domain.records import ApprovalRequest, PolicySummary
+from bot.domain.records import ApprovalRequest
 from bot.domain.storable_json import MAX_CHARS, NESTED_TOO_DEEPLY, bounded_json, more_not_shown, truncation_marker
 from tests.bot.support.agents import nested
+from tests.bot.support.approval_requests import an_approval_request
 
 
 def _depth(value: Any) -> int:
@@ -26,21 +27,7 @@ def test_deep_values_are_cut_with_a_marker_and_stay_readable_as_a_record() -> No
     shown = bounded_json({"payload": nested(100_000 // 100)}, max_depth=24)
     assert _depth(shown) == 24
     assert NESTED_TOO_DEEPLY in json.dumps(shown, ensure_ascii=False)
-    request = ApprovalRequest(
-        approval_id="a1",
-        session_id="T:C:1.0",
-        interrupt_id="i1",
-        interrupt_name="approval",
-        team_id="T",
-        channel_id="C",
-        thread_ts="1.0",
-        requested_by="U1",
-        tool="act",
-        tool_input=shown,
-        reason={"tool": "act", "input": shown},
-        policy=PolicySummary(name="default"),
-        created_at=datetime.now(UTC),
-    )
+    request = an_approval_request(tool="act", tool_input=shown, reason={"tool": "act", "input": shown})
     assert ApprovalRequest.model_validate_json(request.model_dump_json()) == request
 
 

@@ -45,6 +45,21 @@ def _decision_of(bot: Bot, approval_id: str) -> Any:
     return approval.decision
 
 
+def _refused_typed_approval(bot: Bot, text: str, *, user: str, told: str) -> tuple[str, str]:
+    """Ask; ``user`` types ``text`` in the thread: nothing is decided, and they are told ``told``.
+
+    Returns:
+        The approval's id and its thread's ts.
+    """
+    approval_id, _session = bot.ask()
+    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+    bot.reply(text, user=user, thread_ts=thread_ts)
+    bot.drain()
+    assert _decision_of(bot, approval_id) is None
+    assert any(told in said for said in bot.ephemeral_texts(user))
+    return approval_id, thread_ts
+
+
 def _click_payload(bot: Bot, action_id: str, approval_id: str, *, user: str, **changes: Any) -> dict[str, Any]:
     """A click on the approval's own message, then ``changes`` applied (``channel_id``, ``message_ts``, teams)."""
     message = next(m for m in bot.approval_messages() if approval_id in json.dumps(m["blocks"]))
@@ -102,14 +117,7 @@ def test_home_lists_a_request_only_to_members_of_its_channel_and_a_home_click_re
 
 def test_a_typed_decision_by_someone_outside_the_channel_is_refused(small_channel_bot: Bot) -> None:
     bot = small_channel_bot
-    approval_id, _session = bot.ask()
-    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
-
-    bot.reply("approve: fine by me", user=OUTSIDER, thread_ts=thread_ts)
-    bot.drain()
-
-    assert _decision_of(bot, approval_id) is None
-    assert any("only members of" in text for text in bot.ephemeral_texts(OUTSIDER))
+    _refused_typed_approval(bot, "approve: fine by me", user=OUTSIDER, told="only members of")
     assert [entry.details["refusal"] for entry in _refusals(bot)] == ["not_a_member"]
 
 
@@ -306,13 +314,9 @@ def test_a_refused_typed_decision_is_not_discussion_and_never_reaches_the_agent(
 
 
 def test_a_requester_may_withdraw_their_request_by_denying_it(bot: Bot) -> None:
-    approval_id, _session = bot.ask()
-    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
-
-    bot.reply("approve: I trust myself", user=REQUESTER, thread_ts=thread_ts)
-    bot.drain()
-    assert _decision_of(bot, approval_id) is None
-    assert any("can't approve it yourself" in text for text in bot.ephemeral_texts(REQUESTER))
+    approval_id, thread_ts = _refused_typed_approval(
+        bot, "approve: I trust myself", user=REQUESTER, told="can't approve it yourself"
+    )
 
     bot.reply("deny: wrong service, sorry", user=REQUESTER, thread_ts=thread_ts)
     bot.drain()

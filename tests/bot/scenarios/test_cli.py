@@ -24,6 +24,7 @@ from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run
 from tests.bot.support.tampering import TamperingPoster
+from tests.bot.support.web_processes import web_command
 
 
 @pytest.mark.parametrize(
@@ -81,6 +82,13 @@ def test_no_credentials_runs_the_terminal_walkthrough() -> None:
     assert "Do not retry" not in completed.stdout
 
 
+def _served_by(slack: FakeSlack, **values: str) -> dict[str, str]:
+    """The environment of a bot answering signed requests for ``slack``, with ``values``."""
+    return _environment(
+        SLACK_BOT_TOKEN=slack.token, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=slack.url, **values
+    )
+
+
 def _wait_healthy(port: int, process: subprocess.Popen[bytes]) -> None:
     """``wait_healthy``, failing with the process's stderr when it ended before it served."""
     try:
@@ -103,12 +111,7 @@ def _process(command: list[str], environment: dict[str, str]) -> Iterator[subpro
 def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigterm() -> None:
     port = free_port()
     with FakeSlack() as slack:
-        environment = _environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            PORT=str(port),
-        )
+        environment = _served_by(slack, PORT=str(port))
         with _process([sys.executable, "-m", "bot", "serve"], environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
@@ -122,19 +125,12 @@ def test_serve_on_embedded_redis_handles_a_request_end_to_end_and_stops_on_sigte
 
 
 def test_the_procfile_web_command_serves_under_gunicorn(redis_server: RedisServer) -> None:
-    procfile = (ROOT / "Procfile").read_text()
-    web = next(line for line in procfile.splitlines() if line.startswith("web:")).removeprefix("web:").strip()
     port = free_port()
-    command = web.replace("$PORT", str(port)).replace("0.0.0.0", "127.0.0.1")
     with FakeSlack() as slack:
-        environment = _environment(
-            SLACK_BOT_TOKEN=slack.token,
-            SLACK_SIGNING_SECRET=SIGNING_SECRET,
-            SLACK_API_URL=slack.url,
-            REDIS_URL=redis_server.url,
-            PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        environment = _served_by(
+            slack, REDIS_URL=redis_server.url, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
         )
-        with _process(["/bin/sh", "-c", f"exec {command}"], environment) as process:
+        with _process(web_command(port), environment) as process:
             _wait_healthy(port, process)
             event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
             with TamperingPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:

@@ -23,6 +23,7 @@ from tests.bot.support.harness import (
     SECOND_APPROVER,
     Bot,
     demo_factory,
+    home_click,
     is_decided,
     running_bot,
 )
@@ -152,13 +153,15 @@ def test_repeat_walks_the_whole_ladder_again_then_stops(redis_client: redis.Redi
         assert len(posted) == 3  # the one-level ladder, walked three times
 
 
-def test_reminders_nudge_the_thread_until_a_decision(redis_client: redis.Redis, tmp_path: Path) -> None:
-    rules = """\
+REMINDERS_EVERY_15M = """\
     - name: service-changes
       match: {tools: [restart_service]}
       reminders: {every: 15m}
     """
-    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+
+
+def test_reminders_nudge_the_thread_until_a_decision(redis_client: redis.Redis, tmp_path: Path) -> None:
+    with _bot(redis_client, tmp_path, REMINDERS_EVERY_15M) as (bot, clock):
         _ask(bot)
         assert [text for text in _later(bot, clock, 15) if "Still waiting" in text]
         assert [text for text in _later(bot, clock, 15) if "Still waiting" in text]
@@ -287,12 +290,7 @@ def test_a_decision_from_the_on_call_dm_updates_both_messages(redis_client: redi
 
 
 def test_two_workers_ticking_the_same_schedule_fire_each_item_once(redis_client: redis.Redis, tmp_path: Path) -> None:
-    rules = """\
-    - name: service-changes
-      match: {tools: [restart_service]}
-      reminders: {every: 15m}
-    """
-    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+    with _bot(redis_client, tmp_path, REMINDERS_EVERY_15M) as (bot, clock):
         for index in range(20):
             bot.mention(f"restart checkout {index}")
         bot.drain()
@@ -362,22 +360,14 @@ def test_a_click_on_the_app_home_decides_and_answers_by_direct_message(
     with _bot(redis_client, tmp_path, LADDER) as (bot, _clock):
         thread_ts = _ask(bot)
         approval_id = bot.approval_id()
-        home_click = slack_requests.block_actions(
-            action_id=ids.APPROVE_ACTION, user_id=OUTSIDER, channel_id=CHANNEL, message_ts="0", value=approval_id
-        )
-        # As Slack sends a click in a view: no channel, no message, a view container.
-        for key in ("channel", "message"):
-            home_click.pop(key, None)
-        home_click["container"] = {"type": "view", "view_id": "V0HOME"}
-        home_click["view"] = {"id": "V0HOME", "type": "home"}
-
-        assert bot.poster.post_action(home_click).status == 200
+        click = home_click(ids.APPROVE_ACTION, approval_id, user=OUTSIDER)
+        assert bot.poster.post_action(click).status == 200
         bot.drain()
         [refusal] = [call for call in bot.slack.calls("chat.postMessage") if call.args["channel"] == OUTSIDER]
         assert "<@U0APPROVER>" in refusal.args["text"]
 
-        home_click["user"]["id"] = APPROVER
-        assert bot.poster.post_action(home_click).status == 200
+        click["user"]["id"] = APPROVER
+        assert bot.poster.post_action(click).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[0])
         assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"

@@ -1,6 +1,5 @@
 """The escalation tick in batches: a few round trips whatever is due, each step written only while its claim holds."""
 
-import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.policy_files import write
 
 REMINDERS = """\
 rules:
@@ -27,8 +27,7 @@ LEASE_S = 60
 
 @contextmanager
 def _bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[tuple[Bot, ManualClock]]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(textwrap.dedent(REMINDERS))
+    policy = write(tmp_path, REMINDERS)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         yield bot, clock
@@ -92,12 +91,7 @@ def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twic
         services = bot.services
 
         # A worker claims and plans every due step, then dies before writing them.
-        doomed = services.schedule.take(limit=100)
-        approvals = services.approvals.get_many_readable(
-            [(step.due.session_id, step.due.approval_id) for step in doomed]
-        )
-        for step, approval in zip(doomed, approvals, strict=True):
-            services.escalator.plan(step, approval)
+        doomed = _take_and_plan(bot)
         assert len(doomed) == 5
 
         bot.drain()
@@ -121,12 +115,7 @@ def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
         approval_ids = _requests(bot, 3)
         clock.advance(15 * 60)
         services = bot.services
-        steps = services.schedule.take(limit=100)
-        approvals = services.approvals.get_many_readable(
-            [(step.due.session_id, step.due.approval_id) for step in steps]
-        )
-        for step, approval in zip(steps, approvals, strict=True):
-            services.escalator.plan(step, approval)
+        steps = _take_and_plan(bot)
 
         decided = steps[1].due.approval_id
         bot.click(ids.APPROVE_ACTION, decided, user=APPROVER)

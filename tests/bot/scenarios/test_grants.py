@@ -20,6 +20,7 @@ from bot.render import action_ids as ids
 from bot.render import grant_form
 from bot.render.texts import standing_approvals
 from bot.store.grants import Call, GrantStore
+from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import (
     APPROVER,
     CHANNEL,
@@ -31,6 +32,7 @@ from tests.bot.support.harness import (
     is_decided,
     running_bot,
 )
+from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 
 POLICY = """\
@@ -48,36 +50,18 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def bot(redis_client: redis.Redis, tmp_path: Path, clock: ManualClock) -> Iterator[Bot]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as running:
         yield running
 
 
 def _grant_button(message: dict[str, Any], seconds: int) -> dict[str, Any]:
-    buttons = [
-        element
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_AND_ALLOW_ACTION
-    ]
-    [button] = [button for button in buttons if button["value"].startswith(f"{seconds}~")]
+    [button] = [button for button in grant_buttons(message) if button["value"].startswith(f"{seconds}~")]
     return dict(button)
 
 
 def _approve_and_allow(bot: Bot, seconds: int, *, user: str = APPROVER, value: str | None = None) -> None:
-    message = bot.approval_messages()[-1]
-    click = slack_requests.block_actions(
-        action_id=ids.APPROVE_AND_ALLOW_ACTION,
-        user_id=user,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        thread_ts=message.get("thread_ts"),
-        value=value or _grant_button(message, seconds)["value"],
-        blocks=message["blocks"],
-    )
-    assert bot.poster.post_action(click).status == 200
+    approve_and_allow(bot, value or _grant_button(bot.approval_messages()[-1], seconds)["value"], user=user)
     bot.drain()
 
 
@@ -320,8 +304,7 @@ def _submit_similar(bot: Bot, view: dict[str, Any], *, fields: list[str], second
 def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others(
     redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(SCALING)
+    policy = write(tmp_path, SCALING)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.ask("scale checkout to 5")
         view = _open_similar(bot)  # the loopback Slack checks it as views.open does
@@ -362,8 +345,7 @@ def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others
 def test_allow_similar_is_not_offered_for_one_field_and_a_forged_click_opens_nothing(
     redis_client: redis.Redis, tmp_path: Path, clock: ManualClock
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.ask("restart checkout")  # one field: the exact call is all there is to allow
         message = bot.approval_messages()[-1]

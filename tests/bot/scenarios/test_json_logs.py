@@ -15,14 +15,12 @@ import pytest
 import redis
 
 from bench.serving import free_port, wait_healthy
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.processes import ROOT
 from tests.bot.support.web_processes import (
+    ask_then_approve,
     bot_settings,
-    click_approve,
     environment,
     web_command,
 )
@@ -71,11 +69,7 @@ def test_json_logs_of_a_whole_request_are_json_lines_naming_its_session_and_appr
             _logged(web_command(port), settings, web_log) as web,
         ):
             wait_healthy(port, [web])
-            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
-                assert poster.post_event(event).status == 200
-            slack.wait_for("chat.postMessage", timeout=20)
-            click_approve(port, slack)
+            ask_then_approve(port, slack)
             slack.wait_for("chat.postMessage", count=2, timeout=20)  # the outcome, once the worker resumed
 
     lines = _json_lines(web_log) + _json_lines(worker_log)

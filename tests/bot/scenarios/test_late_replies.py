@@ -87,28 +87,21 @@ def test_the_decide_script_compares_slack_ts_exactly(bot: Bot) -> None:
     approval_id, session_id = bot.ask()
     bot.services.redis.hset(keys.approval(session_id, approval_id), "message_ts", "1764547200.1234570")
     origin = Origin("reply", TEAM_ID, TEAM_ID, CHANNEL, session_id.rsplit(":", 1)[1])
-
-    early = bot.services.decisions.decide(
+    approve_by_reply = partial(
+        bot.services.decisions.decide,
         approval_id,
         user_id=APPROVER,
         kind="approve",
         reason="ok",
         source="reply",
         origin=origin,
-        written_at="1764547200.1234569",
     )
+
+    early = approve_by_reply(written_at="1764547200.1234569")
     assert early.status == "unseen"
     approval = bot.services.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is None
 
-    on_time = bot.services.decisions.decide(
-        approval_id,
-        user_id=APPROVER,
-        kind="approve",
-        reason="ok",
-        source="reply",
-        origin=origin,
-        written_at="1764547200.123457",
-    )
+    on_time = approve_by_reply(written_at="1764547200.123457")
     assert on_time.status == "decided"

@@ -11,6 +11,7 @@ from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.policy_files import write
 from tests.bot.support.scrapes import Scrape
 from tests.outage import redis_stopped
 
@@ -103,8 +104,7 @@ rules:
 def test_an_escalation_and_an_expiry_move_the_metrics_and_pending_ages(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(_LADDER_AND_EXPIRY)
+    policy = write(tmp_path, _LADDER_AND_EXPIRY)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         before = _scrape(bot)

@@ -10,14 +10,12 @@ import pytest
 import redis
 
 from bench.serving import free_port, wait_healthy
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.scrapes import Scrape
 from tests.bot.support.web_processes import (
+    ask_then_approve,
     bot_settings,
-    click_approve,
     process,
     web_command,
 )
@@ -38,11 +36,7 @@ def test_gunicorn_workers_add_up_and_the_worker_serves_its_own_metrics(
         ):
             wait_healthy(port, [web])
             wait_healthy(metrics_port)
-            event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
-            with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
-                assert poster.post_event(event).status == 200
-            slack.wait_for("chat.postMessage", timeout=20)
-            click_approve(port, slack)
+            ask_then_approve(port, slack)
 
             web_metrics = f"http://127.0.0.1:{port}/metrics"
             for _ in range(

@@ -12,6 +12,7 @@ import redis
 from bot.cli.migrate import migrate
 from bot.render import action_ids as ids
 from tests.bot.support.harness import APPROVER, demo_factory, running_bot
+from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 
 _SHARDED = re.compile(r"^signoff:\{s\d+\.\d+\}:(.*)$")
@@ -67,8 +68,7 @@ rules:
 def test_a_request_asked_before_the_upgrade_is_decided_and_resumed_after_the_migration(
     redis_client: redis.Redis, redis_url: str, tmp_path: Path
 ) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
         approval_id, session_id = bot.ask("restart checkout")
         audited = len(list(bot.services.audit.entries()))

@@ -27,6 +27,7 @@ from state import RedisServer
 from tests.bot.support.doomed_worker import kill, worker_process
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.policy_files import write
 
 LEASE_S = 30  # the outbox lease: an entry whose holder died comes back after it
 
@@ -129,12 +130,7 @@ def test_two_holders_of_one_post_leave_one_copy_the_later_one_deletes_its_own(
     bot.mention("restart checkout")
     bot.worker.run_jobs_once(block_ms=1)
     stalled_client = HeldClient("chat_postMessage", token=bot.slack.token, base_url=bot.slack.url)
-    stalled = Deliverer(
-        clients=OneWorkspace(stalled_client),
-        approvals=bot.services.approvals,
-        outbox=bot.services.outbox,
-        redis_client=bot.services.redis,
-    )
+    stalled = bot.deliverer_through(stalled_client)
     first = threading.Thread(target=stalled.deliver_due)
     first.start()
     assert stalled_client.waiting.wait(10)  # holds the entry, about to post
@@ -186,19 +182,13 @@ class _AnswerLostForDms(WebClient):
 
 
 def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client: redis.Redis, tmp_path: Path) -> None:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(ON_CALL_POLICY)
+    policy = write(tmp_path, ON_CALL_POLICY)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         bot.mention("restart checkout")
         bot.drain()
         approval_id = bot.approval_id()
-        lossy = Deliverer(
-            clients=OneWorkspace(_AnswerLostForDms(token=bot.slack.token, base_url=bot.slack.url)),
-            approvals=bot.services.approvals,
-            outbox=bot.services.outbox,
-            redis_client=bot.services.redis,
-        )
+        lossy = bot.deliverer_through(_AnswerLostForDms(token=bot.slack.token, base_url=bot.slack.url))
         clock.advance(11 * 60)
         bot.worker.escalator.tick()  # the rung: a notice in the thread and a copy for the on-call's DM
         while lossy.deliver_due():
@@ -240,11 +230,8 @@ def test_redis_stopped_between_the_post_and_its_record_leaves_one_copy(own_redis
     with running_bot(connect_redis(own_redis.url, retry_s=0.3), agent_factory=demo_factory) as bot:
         bot.mention("restart checkout")
         bot.worker.run_jobs_once(block_ms=1)
-        unlucky = Deliverer(
-            clients=OneWorkspace(_RedisStopsAfterThePost(own_redis, token=bot.slack.token, base_url=bot.slack.url)),
-            approvals=bot.services.approvals,
-            outbox=bot.services.outbox,
-            redis_client=bot.services.redis,
+        unlucky = bot.deliverer_through(
+            _RedisStopsAfterThePost(own_redis, token=bot.slack.token, base_url=bot.slack.url)
         )
         with pytest.raises(redis.ConnectionError):
             unlucky.deliver_due()  # posted; neither the record nor a retry could be written

@@ -9,7 +9,8 @@ from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, demo_factory, running_bot
+from tests.bot.support.lost_clicks import assert_it_wrote_nothing_and_the_next_click_decides, ephemeral_answers
 from tests.outage import redis_stopped
 
 _NOT_RECORDED = "Not recorded"
@@ -18,10 +19,6 @@ _NOT_RECORDED = "Not recorded"
 def _bot_client(server: RedisServer) -> redis.Redis:
     # The bot's own client (in-place retries), with a budget shorter than the outage.
     return connect_redis(server.url, retry_s=0.3)
-
-
-def _said(bot: Bot) -> list[str]:
-    return [str(call.args.get("text", "")) for call in bot.slack.calls("response_url")]
 
 
 def test_a_click_while_redis_is_down_is_told_it_was_not_recorded_and_the_next_one_works(
@@ -38,19 +35,9 @@ def test_a_click_while_redis_is_down_is_told_it_was_not_recorded_and_the_next_on
             assert _NOT_RECORDED in said.args["text"]
             assert said.args["response_type"] == "ephemeral"
 
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is None
-        assert [entry.event for entry in bot.services.audit.entries()] == ["request"]
-
-        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        bot.drain()
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is not None
-        assert approval.decision.decided_by == APPROVER
+        assert_it_wrote_nothing_and_the_next_click_decides(bot, approval_id)
         assert bot.texts_posted()[-1] == "checkout: 3 replicas restarted"
-        assert len(_said(bot)) == 1
+        assert len(ephemeral_answers(bot)) == 1
 
 
 def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_errors(own_redis: RedisServer) -> None:

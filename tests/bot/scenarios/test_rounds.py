@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
+from bot.domain.records import ApprovalRequest, Decision, approval_id_for
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
@@ -13,25 +13,18 @@ from bot.store.decide_call import Attempt
 from bot.store.outbox import Outbox, update_approval
 from tests.bot.support import shards
 from tests.bot.support.agents import two_gates_agent
+from tests.bot.support.approval_requests import SID, an_approval_request
 from tests.bot.support.harness import running_bot
 
-SID = "T0TEST:C0OPS:1700000000.000300"
 BATCH_ID = "v1:before_tools:0a4f2c8e-5b1d-5d3e-9a7c-1f2e3d4c5b6a"  # the same for every batch of a session
 
 
 def _request(version: int, *, tool: str = "delete_files") -> ApprovalRequest:
-    return ApprovalRequest(
+    return an_approval_request(
         approval_id=approval_id_for(SID, version, BATCH_ID),
-        session_id=SID,
         interrupt_id=BATCH_ID,
         interrupt_name="batch-approval",
-        team_id="T0TEST",
-        channel_id="C0OPS",
-        thread_ts="1700000000.000300",
-        requested_by="U0REQUESTER",
         tool=tool,
-        policy=PolicySummary(name="default"),
-        created_at=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
     )
 
 

@@ -14,7 +14,6 @@ from state.store import keys_for
 from tests.bot.support import shards
 from tests.bot.support.harness import (
     APPROVER,
-    CHANNEL,
     OUTSIDER,
     REQUESTER,
     SECOND_APPROVER,
@@ -24,6 +23,7 @@ from tests.bot.support.harness import (
     running_bot,
     thread_session,
 )
+from tests.bot.support.restarts import approved_after_a_restart
 
 
 def _start(bot: Bot, request: str) -> str:
@@ -250,18 +250,7 @@ def test_slack_429_then_success_delivers_the_approval_message(bot: Bot) -> None:
 
 
 def test_the_bot_restarted_between_interrupt_and_click(redis_client: redis.Redis) -> None:
-    with running_bot(redis_client, agent_factory=demo_factory) as first:
-        thread_ts = _start(first, "restart checkout")
-        approval_id = first.approval_id()
-        message = first.approval_messages()[0]
-
-    with running_bot(redis_client, agent_factory=demo_factory) as restarted:
-        # The new fake Slack has never seen the message; give it the one the old process posted.
-        restarted.slack.add_message(
-            CHANNEL, user="U0BOT", text=message["text"], ts=message["ts"], thread_ts=thread_ts, blocks=message["blocks"]
-        )
-        assert restarted.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        restarted.drain()
+    with approved_after_a_restart(redis_client, demo_factory) as (restarted, message):
         [update] = restarted.slack.calls("chat.update")
         assert update.args["ts"] == message["ts"]
         replies = [call.args["text"] for call in restarted.slack.calls("chat.postMessage")]

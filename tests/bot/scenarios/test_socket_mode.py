@@ -42,6 +42,7 @@ from tests.bot.support.harness import (
     is_decided,
     message_click,
 )
+from tests.bot.support.processes import run_bot
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLY = "checkout: 3 replicas restarted"
@@ -263,15 +264,7 @@ def test_socket_mode_needs_an_app_token(app_token: str | None, expected: str) ->
     overrides = {"SLACK_BOT_TOKEN": "xoxb-test-token"}
     if app_token is not None:
         overrides["SLACK_APP_TOKEN"] = app_token
-    completed = subprocess.run(
-        [sys.executable, "-m", "bot", "socket"],
-        cwd=ROOT,
-        env=_environment(**overrides),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = run_bot(["socket"], **overrides)
 
     assert completed.returncode == 2, completed.stderr
     assert expected in completed.stderr
@@ -304,14 +297,8 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
             message = slack.message(CHANNEL, posted.response["ts"])
             approval_id = blocks.approval_id_shown(message, live=True)
             assert approval_id is not None
-            click = slack_requests.block_actions(
-                action_id=ids.APPROVE_ACTION,
-                user_id=APPROVER,
-                channel_id=CHANNEL,
-                message_ts=message["ts"],
-                thread_ts=message.get("thread_ts"),
-                value=approval_id,
-                blocks=message.get("blocks"),
+            click = message_click(
+                slack, ids.APPROVE_ACTION, approval_id, user=APPROVER, channel=CHANNEL, message=message
             )
             server.wait_for_ack(server.push_interactive(click))
             slack.wait_for("chat.postMessage", lambda call: call.args.get("text") == REPLY, timeout=10)

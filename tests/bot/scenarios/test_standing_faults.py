@@ -11,13 +11,13 @@ import pytest
 import redis
 
 from agent import Agent
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
 from state import SessionStore
 from tests.agent.support import WorkerDied
 from tests.bot.support.agents import counting_agent, one_gated_call
 from tests.bot.support.api_client import api_caller
+from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, is_decided, running_bot
 
 
@@ -60,24 +60,8 @@ def _granted(redis_client: redis.Redis, tmp_path: Path, payload: Any = "api") ->
 
 
 def _approve_and_allow(bot: Bot, *, user: str = APPROVER) -> None:
-    message = bot.approval_messages()[-1]
-    [button] = [
-        element
-        for block in message["blocks"]
-        if block["type"] == "actions"
-        for element in block["elements"]
-        if element["action_id"] == ids.APPROVE_AND_ALLOW_ACTION
-    ]
-    click = slack_requests.block_actions(
-        action_id=ids.APPROVE_AND_ALLOW_ACTION,
-        user_id=user,
-        channel_id=CHANNEL,
-        message_ts=message["ts"],
-        thread_ts=message.get("thread_ts"),
-        value=button["value"],
-        blocks=message["blocks"],
-    )
-    assert bot.poster.post_action(click).status == 200
+    [button] = grant_buttons(bot.approval_messages()[-1])
+    approve_and_allow(bot, button["value"], user=user)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import api_caller
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.policy_files import write
 
 POLICY = """\
 rules:
@@ -29,8 +30,7 @@ rules:
 
 @pytest.fixture
 def bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[Bot]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as running:
         yield running
 

@@ -53,7 +53,10 @@ def test_one_trace_runs_from_the_mention_through_the_click_to_the_reply(redis_ur
                 assert poster.post_event(event).status == 200
             slack.wait_for("chat.postMessage", timeout=30)
             click_approve(port, slack)
-            slack.wait_for("chat.postMessage", count=2, timeout=30)  # the agent's reply
+            try:
+                slack.wait_for("chat.postMessage", count=2, timeout=30)  # the agent's reply
+            except AssertionError as error:
+                raise AssertionError(f"no reply; the clicker was told {slack.ephemerals()}") from error
             collector.wait_for("job resume")
             collector.wait_for("outbox post_message")
             collector.wait_for("outbox update_approval")
@@ -79,18 +82,23 @@ def test_one_trace_runs_from_the_mention_through_the_click_to_the_reply(redis_ur
     assert start.attributes["signoff.job.outcome"] == resume.attributes["signoff.job.outcome"] == "done"
     assert not any(span.error for span in trace)
 
+    strands_spans = [span for span in trace if span.scope.startswith("strands")]
     if agent_factory == STRANDS:
-        # Strands' own spans (the agent, its cycles, the model, the tool) join the jobs that ran them.
-        strands_spans = [span for span in trace if span.scope.startswith("strands")]
-        assert strands_spans, f"no Strands span in the trace: {[span.name for span in trace]}"
-        tools = [span for span in strands_spans if "restart_service" in span.name]
-        assert tools, [span.name for span in strands_spans]
-        assert "job resume" in _ancestors(tools[0], trace)  # the approved tool ran on resume
-        assert all(_ancestors(span, trace)[-1] == "slack app_mention" for span in strands_spans)
-        # What the person typed and the tool's input stay out of the collector (Strands' redaction, on by default).
-        sent = "\n".join(span.texts() for span in strands_spans)
-        assert "[REDACTED]" in sent
-        assert "restart checkout" not in sent
-        assert '"service": "checkout"' not in sent
+        _assert_strands_joined(strands_spans, trace)
     else:
-        assert not [span for span in trace if span.scope.startswith("strands")]
+        assert not strands_spans
+
+
+def _assert_strands_joined(strands_spans: list[ReceivedSpan], trace: list[ReceivedSpan]) -> None:
+    """Strands' own spans (the agent, its cycles, the model, the tool) join the jobs that ran them, redacted."""
+    assert strands_spans, f"no Strands span in the trace: {[span.name for span in trace]}"
+    tools = [span for span in strands_spans if "restart_service" in span.name]
+    assert tools, [span.name for span in strands_spans]
+    assert "job resume" in _ancestors(tools[0], trace)  # the approved tool ran on resume
+    assert all(_ancestors(span, trace)[-1] == "slack app_mention" for span in strands_spans)
+    # What the person typed and the tool's input stay out of the collector (Strands' redaction, on by default).
+    sent = "\n".join(span.texts() for span in strands_spans)
+    assert "[REDACTED]" in sent
+    assert "restart checkout" not in sent  # the prompt
+    assert "replicas restarted" not in sent  # the tool's result
+    assert '"service": "checkout"' not in sent

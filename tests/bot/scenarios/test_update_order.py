@@ -7,7 +7,6 @@ message ends showing the stored decision, without buttons.
 """
 
 import json
-import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,11 @@ import pytest
 import redis
 
 from bot.domain.clock import ManualClock
-from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
-from bot.slack.delivery import Deliverer
 from bot.store import keys
 from tests.bot.support.harness import APPROVER, SECOND_APPROVER, Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.policy_files import write
 
 QUORUM = """\
 rules:
@@ -34,8 +32,7 @@ rules:
 
 @pytest.fixture
 def quorum_bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[tuple[Bot, ManualClock]]:
-    policy = tmp_path / "policy.yml"
-    policy.write_text(textwrap.dedent(QUORUM))
+    policy = write(tmp_path, QUORUM)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         yield bot, clock
@@ -54,12 +51,7 @@ def test_a_stalled_older_update_never_stays_over_the_decision(
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)  # a vote: its update is queued
     held = HeldClient("chat_update", token=bot.slack.token, base_url=bot.slack.url)
-    stalled = Deliverer(
-        clients=OneWorkspace(held),
-        approvals=bot.services.approvals,
-        outbox=bot.services.outbox,
-        redis_client=bot.services.redis,
-    )
+    stalled = bot.deliverer_through(held)
     first = threading.Thread(target=stalled.deliver_due)
     first.start()
     assert held.waiting.wait(10)  # rendered "1 of 3", its chat.update not yet at Slack

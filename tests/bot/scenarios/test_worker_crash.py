@@ -18,7 +18,7 @@ from tests.bot.support.agents import (
     completions,
     counting_agent,
 )
-from tests.bot.support.doomed_worker import kill_a_worker_once_it_sets
+from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool, kill_a_worker_once_it_sets
 from tests.bot.support.harness import APPROVER, is_decided, running_bot, thread_session
 
 
@@ -56,13 +56,9 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
 ) -> None:
     factory = partial(counting_agent, client=redis_client)
     with running_bot(redis_client, agent_factory=factory) as bot:
-        bot.mention("deploy api")
-        bot.drain()
-        thread_ts = bot.approval_messages()[0]["thread_ts"]
-        redis_client.set(HOLD_DEPLOY_KEY, "1")
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        kill_a_worker_once_it_sets(redis_client, STARTED_DEPLOY_KEY, bot, redis_url)  # deploy running
-        redis_client.delete(HOLD_DEPLOY_KEY)
+        thread_ts = approve_and_kill_the_worker_in_the_tool(
+            bot, redis_client, redis_url, "deploy api", hold_key=HOLD_DEPLOY_KEY, started_key=STARTED_DEPLOY_KEY
+        )
 
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
         bot.drain()

@@ -22,7 +22,7 @@ from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER
+from tests.bot.support.harness import APPROVER, REQUESTER, home_click
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
 
 ALPHA, BETA = "T0ALPHA", "T0BETA"
@@ -214,18 +214,7 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAu
     installed.services.grants.create(grant)
     value = f"{BETA}:{CHANNELS[BETA]}:g1"
     for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
-        payload = slack_requests.block_actions(
-            action_id=ids.REVOKE_GRANT_ACTION,
-            user_id=APPROVER,
-            channel_id=CHANNELS[team],
-            message_ts="0",
-            value=value,
-            team_id=team,
-        )
-        for drop in ("channel", "message"):
-            payload.pop(drop, None)
-        payload["container"] = {"type": "view", "view_id": "V0HOME"}
-        payload["view"] = {"id": "V0HOME", "type": "home"}
+        payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team_id=team)
         assert installed.poster.post_action(payload).status == 200
         installed.drain()
         assert (installed.services.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team

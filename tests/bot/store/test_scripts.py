@@ -8,7 +8,7 @@ from pkgutil import iter_modules
 
 import redis
 
-from bot.domain.records import ApprovalRequest, Decision, PolicySummary, approval_id_for
+from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.store import keys, scripts
 from bot.store.approvals import ApprovalStore
@@ -16,26 +16,13 @@ from bot.store.audit import Audit
 from bot.store.decide_call import RECENT_KEPT, Attempt, DecideResult
 from bot.store.jobs import JobQueue, ResumeJob
 from bot.store.outbox import Outbox, update_approval
+from tests.bot.support.approval_requests import SID, an_approval_request
 
 ROOT = Path(__file__).resolve().parents[3]
-SID = "T0TEST:C0OPS:1700000000.000300"
 
 
 def _request(index: int) -> ApprovalRequest:
-    interrupt_id = f"v1:before_tool_call:tooluse_{index}:x"
-    return ApprovalRequest(
-        approval_id=approval_id_for(SID, 4, interrupt_id),
-        session_id=SID,
-        interrupt_id=interrupt_id,
-        interrupt_name="approval",
-        team_id="T0TEST",
-        channel_id="C0OPS",
-        thread_ts="1700000000.000300",
-        requested_by="U0REQUESTER",
-        tool="restart_service",
-        policy=PolicySummary(name="default"),
-        created_at=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
-    )
+    return an_approval_request(interrupt_id=f"v1:before_tool_call:tooluse_{index}:x")
 
 
 def _decide(

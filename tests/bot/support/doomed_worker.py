@@ -11,7 +11,8 @@ from contextlib import contextmanager
 
 import redis
 
-from tests.bot.support.harness import Bot
+from bot.render import action_ids as ids
+from tests.bot.support.harness import APPROVER, Bot
 from tests.bot.support.processes import ROOT
 
 COUNTING_AGENT = "tests.bot.support.agents:counting_agent"
@@ -77,10 +78,32 @@ def kill_a_worker_once_it_sets(
     was queued (the agent sets ``key`` inside a tool the test holds open, so the tool is still running then).
 
     A dispatcher killed while sending keeps that conversation's lane until its lease runs out (30 s, as
-    ``tests/bot/unit/test_parallel_delivery.py`` shows): a race these tests are not about, which made them flaky.
+    ``tests/bot/slack/test_delivery.py`` shows): a race these tests are not about, which made them flaky.
     """
     with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)
         wait_until(lambda: bot.services.outbox.pending() == 0, "the doomed worker's dispatcher sent what was queued")
         assert doomed.poll() is None, "the worker exited before it was killed"
         kill(doomed)
+
+
+def approve_and_kill_the_worker_in_the_tool(
+    bot: Bot,
+    client: redis.Redis,
+    redis_url: str,
+    request: str,
+    *,
+    hold_key: str,
+    started_key: str,
+    agent_factory: str = COUNTING_AGENT,
+) -> str:
+    """Ask ``request``, hold its tool open (``hold_key``), approve it and SIGKILL the worker once the tool has
+    started (``started_key``); then let go of the hold. Returns the request's thread ts."""
+    bot.mention(request)
+    bot.drain()
+    thread_ts = str(bot.approval_messages()[0]["thread_ts"])
+    client.set(hold_key, "1")
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+    kill_a_worker_once_it_sets(client, started_key, bot, redis_url, agent_factory=agent_factory)
+    client.delete(hold_key)
+    return thread_ts

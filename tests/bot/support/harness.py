@@ -13,17 +13,20 @@ from typing import Any
 
 import redis
 from pydantic import SecretStr
+from slack_sdk import WebClient
 
 from agent import Agent
 from agent.demo import build_operations_agent
 from bot.api import openapi
 from bot.domain.records import session_id_for
+from bot.domain.workspaces import OneWorkspace
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services, build_services
 from bot.settings import Settings
+from bot.slack.delivery import Deliverer
 from bot.slack.http import guarded_wsgi_app
 from bot.store import keys
 from bot.worker import Worker
@@ -65,6 +68,15 @@ class Bot:
             if not jobs and not fired and not delivered:
                 return
         raise AssertionError("the worker did not settle")
+
+    def deliverer_through(self, client: WebClient) -> Deliverer:
+        """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""
+        return Deliverer(
+            clients=OneWorkspace(client),
+            approvals=self.services.approvals,
+            outbox=self.services.outbox,
+            redis_client=self.services.redis,
+        )
 
     def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
         """Mention the bot with a request that needs an approval; return (approval id, session id)."""
@@ -144,15 +156,8 @@ class Bot:
     ) -> PostResult:
         """Someone submits the deny modal (opened by clicking Deny first, unless ``view`` is given)."""
         view = view if view is not None else self.open_deny(approval_id, user=user)
-        payload = slack_requests.view_submission(
-            callback_id=ids.DENY_MODAL_CALLBACK,
-            user_id=user,
-            view_id=view["id"],
-            external_id=view.get("external_id", ""),
-            private_metadata=view["private_metadata"],
-            values={ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}},
-        )
-        return self.poster.post_view_submission(payload)
+        values = {ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}}
+        return self._submit(view, ids.DENY_MODAL_CALLBACK, user=user, values=values)
 
     def open_edit(self, approval_id: str, *, user: str) -> dict[str, Any]:
         """Someone clicks Edit on the approval message: the form the bot opened for them."""
@@ -164,13 +169,17 @@ class Bot:
     def submit_edit(self, view: dict[str, Any], *, user: str, changes: dict[str, Any]) -> PostResult:
         """Someone submits the edit form ``view``: the fields named in ``changes`` (by label) set to those values
         (a text, a choice, a tick), the others as the form showed them, in Slack's state shapes."""
+        return self._submit(view, ids.EDIT_MODAL_CALLBACK, user=user, values=edit_form_state(view, changes))
+
+    def _submit(self, view: dict[str, Any], callback_id: str, *, user: str, values: dict[str, Any]) -> PostResult:
+        """``user`` submits the modal ``view`` (opened under ``callback_id``) with its inputs holding ``values``."""
         payload = slack_requests.view_submission(
-            callback_id=ids.EDIT_MODAL_CALLBACK,
+            callback_id=callback_id,
             user_id=user,
             view_id=view["id"],
             external_id=view.get("external_id", ""),
             private_metadata=view["private_metadata"],
-            values=edit_form_state(view, changes),
+            values=values,
         )
         return self.poster.post_view_submission(payload)
 
@@ -264,10 +273,11 @@ def thread_session(thread_ts: str, *, channel: str = CHANNEL) -> str:
     return session_id_for(slack_requests.TEAM_ID, channel, thread_ts)
 
 
-def home_click(action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
-    """A click on the App Home tab, as Slack sends it: no channel, no message, a view container."""
+def home_click(action_id: str, approval_id: str, *, user: str, team_id: str = slack_requests.TEAM_ID) -> dict[str, Any]:
+    """A click on the App Home tab (in workspace ``team_id``), as Slack sends it: no channel, no message, a view
+    container."""
     payload = slack_requests.block_actions(
-        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id
+        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id, team_id=team_id
     )
     for key in ("channel", "message"):
         payload.pop(key, None)

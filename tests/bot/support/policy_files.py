@@ -9,6 +9,20 @@ from bot.domain.policy_file import PolicyError, load_policy
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 
+# Conditions on a call's arguments and risk tiers: scaling past 10 replicas is refused, up to 3 runs unasked.
+TIERED = """
+rules:
+  - name: big-scale
+    match: {tools: [scale_service], when: 'args.replicas > 10'}
+    tier: deny
+    message: Past 10 replicas needs a capacity review.
+  - name: small-scale
+    match: {tools: [scale_service], when: 'args.replicas <= 3 && tool == "scale_service"'}
+    tier: allow
+  - name: scaling
+    match: {tools: [scale_service, restart_service]}
+"""
+
 
 def write(tmp_path: Path, text: str, name: str = "policy.yml") -> Path:
     """Write ``text`` (dedented) as the policy file ``name`` in ``tmp_path``; return its path."""

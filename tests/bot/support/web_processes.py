@@ -13,7 +13,7 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, SIGNING_SECRET
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET
 from tests.bot.support.processes import ROOT, bot_environment
 
 
@@ -64,6 +64,16 @@ def bot_settings(slack: FakeSlack, redis_url: str, **values: str) -> dict[str, s
         REDIS_URL=redis_url,
         **values,
     )
+
+
+def ask_then_approve(port: int, slack: FakeSlack) -> None:
+    """The requester asks for a restart through the web process on ``port``; once it is posted, the approver
+    approves it there."""
+    event = slack_requests.app_mention(user=REQUESTER, channel=CHANNEL, text="<@U0BOT> restart checkout")
+    with SignedPoster(f"http://127.0.0.1:{port}/", SIGNING_SECRET) as poster:
+        assert poster.post_event(event).status == 200
+    slack.wait_for("chat.postMessage", timeout=20)
+    click_approve(port, slack)
 
 
 def click_approve(port: int, slack: FakeSlack) -> None:

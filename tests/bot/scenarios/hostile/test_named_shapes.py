@@ -1,10 +1,20 @@
 """A signed request whose fields the listeners could not read is a 400 naming the field, and decides nothing."""
 
+from typing import Any
+
 import pytest
 
-from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
+from tests.bot.support.harness import CHANNEL, Bot
+
+
+def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:
+    assert result.status == 400, result.body
+    assert named in result.json()["error"]
+    assert decision_of(bot, approval_id) is None
+
 
 CLICKS = {
     "actions[0].value is missing": lambda p: p["actions"][0].pop("value"),
@@ -16,16 +26,8 @@ CLICKS = {
 
 @pytest.mark.parametrize("named", sorted(CLICKS))
 def test_a_click_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
-    CLICKS[named](payload)
-    result = bot.poster.post_action(payload)
-    bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    approval_id, result = click_with(bot, CLICKS[named])
+    _assert_refused_naming(named, result, bot, approval_id)
 
 
 SUBMISSIONS = {
@@ -39,19 +41,11 @@ SUBMISSIONS = {
 
 @pytest.mark.parametrize("named", sorted(SUBMISSIONS))
 def test_a_deny_modal_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = deny_submission(approval_id)
-    SUBMISSIONS[named](payload)
-    result = bot.poster.post_view_submission(payload)
-    bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    approval_id, result = deny_with(bot, SUBMISSIONS[named])
+    _assert_refused_naming(named, result, bot, approval_id)
 
 
-EVENTS = {
+EVENTS: dict[str, dict[str, Any]] = {
     "event.ts must be a Slack timestamp": {"ts": "1e999"},
     "event.text must be a string": {"text": None},
     "event.user must be a string": {"user": 5},
@@ -60,14 +54,5 @@ EVENTS = {
 
 @pytest.mark.parametrize("named", sorted(EVENTS))
 def test_a_thread_reply_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
-    approval_id, _ = bot.ask()
-    thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
-    body = slack_requests.message_event(channel=CHANNEL, text="approve: ok", user=APPROVER, thread_ts=thread_ts)
-    body["event"].update(EVENTS[named])
-    result = bot.poster.post_event(body)
-    bot.drain()
-    assert result.status == 400, result.body
-    assert named in result.json()["error"]
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is None
+    approval_id, _, result = reply_in_a_new_thread(bot, EVENTS[named])
+    _assert_refused_naming(named, result, bot, approval_id)

@@ -6,7 +6,8 @@ import pytest
 
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, deny_submission
+from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
+from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot
 
 
 def _set(path: str, value: Any) -> Any:
@@ -49,16 +50,10 @@ ACTION_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(ACTION_MUTATIONS))
 def test_odd_block_actions_are_never_a_500_and_the_bot_keeps_deciding(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
-    ACTION_MUTATIONS[name](payload)
-    result = bot.poster.post_action(payload)
-    bot.drain()
+    approval_id, result = click_with(bot, ACTION_MUTATIONS[name])
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is not None
+    assert decision_of(bot, approval_id) is not None
     assert result.status < 500, (result.status, result.body[:300])
 
 
@@ -76,15 +71,11 @@ VIEW_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(VIEW_MUTATIONS))
 def test_odd_view_submissions_are_never_a_500(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    payload = deny_submission(approval_id)
-    VIEW_MUTATIONS[name](payload)
-    result = bot.poster.post_view_submission(payload)
-    bot.drain()
+    _, result = deny_with(bot, VIEW_MUTATIONS[name])
     assert result.status < 500, (result.status, result.body[:300])
 
 
-EVENT_MUTATIONS = {
+EVENT_MUTATIONS: dict[str, dict[str, Any]] = {
     "ts_text": {"ts": "abc"},
     "ts_huge": {"ts": "1e999"},
     "ts_int": {"ts": 17},
@@ -98,17 +89,10 @@ EVENT_MUTATIONS = {
 
 @pytest.mark.parametrize("name", sorted(EVENT_MUTATIONS))
 def test_odd_thread_replies_are_never_a_500_and_never_blind_the_thread(bot: Bot, name: str) -> None:
-    approval_id, _ = bot.ask()
-    thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
-    body = slack_requests.message_event(channel=CHANNEL, text="approve: ok", user=APPROVER, thread_ts=thread_ts)
-    body["event"].update(EVENT_MUTATIONS[name])
-    result = bot.poster.post_event(body)
-    bot.drain()
+    approval_id, thread_ts, result = reply_in_a_new_thread(bot, EVENT_MUTATIONS[name])
     assert bot.reply("approve: fine", user=APPROVER, thread_ts=thread_ts).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
-    assert approval is not None
-    assert approval.decision is not None
+    assert decision_of(bot, approval_id) is not None
     assert result.status < 500, (result.status, result.body[:300])
 
 

@@ -1,5 +1,6 @@
 """Red team: the policy applied to a batch is chosen by rule order, not by what the batch holds."""
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -8,19 +9,23 @@ import redis
 from agent import Agent, BeforeToolsEvent, HookRegistry, tool
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, running_bot
+from tests.bot.support.harness import APPROVER, Bot, running_bot
 
-POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+
+def _reads_first(tmp_path: Path, reads: str) -> Path:
+    """A policy whose open "reads" rule (its keys ``reads``, in YAML) comes before the lead-only "destructive" one."""
+    path = tmp_path / "policy.yml"
+    path.write_text(
+        "default:\n  approvers: {}\nrules:\n"
+        f"  - name: reads\n{textwrap.indent(textwrap.dedent(reads).strip(), '    ')}\n"
+        "  - name: destructive\n    match: {tools: [delete_files]}\n    approvers:\n      users: [U0LEAD]\n"
+    )
+    return path
+
+
+READ_LOGS = """
     match: {tools: [read_logs]}
     approvers: {}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -55,12 +60,20 @@ def _batch_gated_agent(*, session_id: str, store: Any) -> Agent:
     )
 
 
+def _assert_an_approvers_click_decides_nothing(bot: Bot, approval_id: str) -> None:
+    """Only U0LEAD may approve the batch: the approver's click is answered and leaves it undecided."""
+    assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
+    bot.drain()
+    approval = bot.services.approvals.find(approval_id)
+    assert approval is not None
+    assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+
+
 def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     """Authorized: the batch holds delete_files (only U0LEAD); the earlier 'reads' rule must not let anyone approve."""
-    policy = tmp_path / "policy.yml"
-    policy.write_text(POLICY)
+    policy = _reads_first(tmp_path, READ_LOGS)
     with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy) as bot:
         bot.mention("clean up")
         bot.drain()
@@ -68,24 +81,12 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
         approval = bot.services.approvals.find(approval_id)
         assert approval is not None
         assert {call.tool for call in approval.request.calls} == {"read_logs", "delete_files"}
-        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        bot.drain()
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+        _assert_an_approvers_click_decides_nothing(bot, approval_id)
 
 
-STRANDS_POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+INSPECT_FILES = """
     match: {tools: [inspect_files]}
     approvers: {}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -95,31 +96,18 @@ def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
     """Authorized, real strands.Agent with a BeforeToolsEvent hook: 'clean' asks delete_files + inspect_files."""
     from tests.strands.native import batch_agent
 
-    policy = tmp_path / "policy.yml"
-    policy.write_text(STRANDS_POLICY)
+    policy = _reads_first(tmp_path, INSPECT_FILES)
     with running_bot(redis_client, agent_factory=batch_agent, policy_path=policy) as bot:
         bot.mention("clean /srv/data")
         bot.drain()
         approval_id = bot.approval_id(-1)
-        assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
-        bot.drain()
-        approval = bot.services.approvals.find(approval_id)
-        assert approval is not None
-        assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
+        _assert_an_approvers_click_decides_nothing(bot, approval_id)
 
 
-LOW_RISK_POLICY = """
-default:
-  approvers: {}
-rules:
-  - name: reads
+LOW_RISK_READ_LOGS = """
     match: {tools: [read_logs]}
     low_risk: true
     expiry: {after: 1h, outcome: approve}
-  - name: destructive
-    match: {tools: [delete_files]}
-    approvers:
-      users: [U0LEAD]
 """
 
 
@@ -129,8 +117,7 @@ def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
     """Authorized/Once: the low-risk rule of read_logs must not auto-approve delete_files in the same batch."""
     from bot.domain.clock import ManualClock
 
-    policy = tmp_path / "policy.yml"
-    policy.write_text(LOW_RISK_POLICY)
+    policy = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy, clock=clock) as bot:
         bot.mention("clean up")

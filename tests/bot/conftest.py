@@ -1,4 +1,4 @@
-"""Fixtures the outbox's unit tests share: a loopback Slack, a clock moved by hand, and the outbox on that clock."""
+"""Fixtures the outbox and delivery tests share: a loopback Slack, a hand-moved clock, and the outbox on that clock."""
 
 from collections.abc import Iterator
 

@@ -8,20 +8,7 @@ import pytest
 from bot.domain import conditions
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
-from tests.bot.support.policy_files import load_error, write
-
-TIERED = """
-rules:
-  - name: big-scale
-    match: {tools: [scale_service], when: 'args.replicas > 10'}
-    tier: deny
-    message: Past 10 replicas needs a capacity review.
-  - name: small-scale
-    match: {tools: [scale_service], when: 'args.replicas <= 3 && tool == "scale_service"'}
-    tier: allow
-  - name: scaling
-    match: {tools: [scale_service, restart_service]}
-"""
+from tests.bot.support.policy_files import TIERED, load_error, write
 
 
 @pytest.fixture

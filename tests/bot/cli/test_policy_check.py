@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.support.policy_files import write
+from tests.bot.support.policy_files import TIERED, write
 from tests.bot.support.processes import run_bot
-from tests.bot.unit.test_conditions import TIERED
 
 
 @pytest.fixture

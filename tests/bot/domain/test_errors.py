@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot.
 _NOT_THE_BOTS = {"bot.loopback_slack.records.SlackError"}

@@ -264,13 +264,26 @@ def test_two_dispatchers_never_send_to_one_channel_at_once(
     assert _texts(slack, "C0ALPHA") == [f"C0ALPHA {index}" for index in range(6)]
 
 
+def _hello_while_another_holds_alpha(
+    slack: FakeSlack, outbox: Outbox, redis_client: redis.Redis, sending: str
+) -> tuple[Deliverer, LaneLeases, str]:
+    """A dispatcher, "hello" queued for C0ALPHA, and C0ALPHA's lane taken (for ``sending``) by another dispatcher.
+
+    Returns:
+        The dispatcher, the other's leases and the token it holds the lane with.
+    """
+    dispatcher = _another_dispatcher(slack, outbox, redis_client)
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
+    other = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
+    token, _taken = other.take([("C0ALPHA", sending)])
+    return dispatcher, other, token
+
+
 def test_a_channel_held_by_a_dispatcher_that_died_is_free_again_after_its_lease(
     slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
 ) -> None:
-    survivor = _another_dispatcher(slack, outbox, redis_client)
-    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
-    dead = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
-    dead.take([("C0ALPHA", "an entry it was sending")])  # then it died
+    survivor, _dead, _token = _hello_while_another_holds_alpha(slack, outbox, redis_client, "an entry it was sending")
+    # ...then the other dispatcher died
 
     assert survivor.deliver_due() == 1
     assert slack.calls("chat.postMessage") == []  # the channel is still taken
@@ -287,10 +300,7 @@ def test_a_channel_another_dispatcher_is_sending_to_is_tried_again_within_moment
 ) -> None:
     # Two workers dispatch the outbox and every request of a busy team lands in one channel: a dispatcher that
     # waited out the other's lease (or a whole second) made that channel crawl (bench.cluster: 103 -> 12 sessions/s).
-    second = _another_dispatcher(slack, outbox, redis_client)
-    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
-    first = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
-    token, _taken = first.take([("C0ALPHA", "an entry it is sending")])
+    second, first, token = _hello_while_another_holds_alpha(slack, outbox, redis_client, "an entry it is sending")
 
     assert second.deliver_due() == 1  # the channel is busy: the entry goes back...
     assert slack.calls("chat.postMessage") == []
