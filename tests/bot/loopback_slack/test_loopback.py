@@ -233,6 +233,27 @@ def test_invalid_token_is_invalid_auth(fake: FakeSlack) -> None:
     assert fake.messages("C1") == []
 
 
+def test_an_org_installs_org_wide_and_its_token_speaks_in_each_of_its_workspaces(fake: FakeSlack) -> None:
+    for team in ("T0ORGA", "T0ORGB"):
+        fake.add_workspace(team, token=f"xoxb-{team}", channels={f"C{team}": ["U1"]})
+    fake.add_org("E0ORG", token="xoxb-org", workspaces=["T0ORGA", "T0ORGB"], name="Grid Org")
+    fake.offer_install("code-org", installer="U1", enterprise_id="E0ORG")
+    access = WebClient(base_url=fake.url).oauth_v2_access(client_id="id", client_secret="secret", code="code-org")
+    assert access["access_token"] == "xoxb-org"
+    assert access["team"] is None
+    assert access["enterprise"] == {"id": "E0ORG", "name": "Grid Org"}
+    assert access["is_enterprise_install"] is True
+    org = WebClient(token="xoxb-org", base_url=fake.url)
+    who = org.auth_test()
+    assert who["enterprise_id"] == "E0ORG"
+    assert who["is_enterprise_install"] is True
+    assert who["bot_id"] == "BE0ORG"
+    org.chat_postMessage(channel="CT0ORGB", text="in B")  # the workspace that knows the channel
+    assert [m["text"] for m in fake.messages("CT0ORGB", team="T0ORGB")] == ["in B"]
+    assert fake.messages("CT0ORGB", team="T0ORGA") == []
+    assert fake.token_of("E0ORG") == "xoxb-org"
+
+
 def test_rate_limit_without_a_retry_handler_surfaces_429(client: WebClient, fake: FakeSlack) -> None:
     fake.fail_next("chat.postMessage", status=429, retry_after=7)
 
