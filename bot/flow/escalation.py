@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import redis
 
@@ -198,7 +198,7 @@ class Escalator:
     def _remind(self, step: Step, approval: Approval) -> None:
         request = approval.request
         self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
-        self.audit.add(step.writes, "reminder", session_id=request.session_id, approval_id=request.approval_id)
+        self._audit(step, "reminder", request)
         every = request.policy.remind_every_s or 0
         self.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
 
@@ -226,11 +226,10 @@ class Escalator:
             copy = post_approval_copy(request.session_id, request.approval_id, user=on_call_user)
             self.outbox.add(step.writes, copy)
         self.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
-        self.audit.add(
-            step.writes,
+        self._audit(
+            step,
             "escalation",
-            session_id=request.session_id,
-            approval_id=request.approval_id,
+            request,
             level=number,
             users=users,
             usergroups=level.usergroups,
@@ -249,24 +248,19 @@ class Escalator:
         outcome = request.policy.expiry_outcome
         if outcome == "keep":
             self._post(step, request, thread_posts.expired_kept())
-            self.audit.add(
-                step.writes, "expiry", session_id=request.session_id, approval_id=request.approval_id, outcome="keep"
-            )
+            self._audit(step, "expiry", request, outcome="keep")
             self.schedule.done(step)
             return
         # The decision (its own atomic step, first one wins) deletes the request's entries: the
         # audit record that follows it must not depend on the claim any more.
         result = self.decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
         step.writes.drop_fence()
-        self.audit.add(
-            step.writes,
-            "expiry",
-            session_id=request.session_id,
-            approval_id=request.approval_id,
-            outcome=outcome,
-            result=result.status,
-        )
+        self._audit(step, "expiry", request, outcome=outcome, result=result.status)
         self.schedule.done(step)
+
+    def _audit(self, step: Step, event: str, request: ApprovalRequest, **details: Any) -> None:
+        """Audit ``event`` about ``request`` in the step's writes."""
+        self.audit.add(step.writes, event, session_id=request.session_id, approval_id=request.approval_id, **details)
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
         # A request the API posted outside any thread gets its reminders under its own message, not loose

@@ -14,6 +14,7 @@ from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.store import keys, scripts
 from bot.store.jobs import JobQueue
+from bot.store.outbox import Outbox
 from state.text import as_text
 
 RECENT_KEPT: Final = 50
@@ -138,9 +139,7 @@ def keys_and_args(
         keys.votes(session_id, approval_id),
         keys.discussion(session_id, approval_id),
         keys.jobs(shard),
-        keys.outbox_due(shard),
-        keys.outbox_entries(shard),
-        keys.outbox_wake(shard),
+        *Outbox.script_keys(shard),
         keys.audit(shard),
         keys.schedule_due(shard),
         keys.schedule_steps(shard),

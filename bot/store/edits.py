@@ -13,6 +13,7 @@ import redis
 from bot.domain.edits import CallEdit
 from bot.domain.status import Status
 from bot.store import keys, scripts
+from bot.store.outbox import Outbox
 from state.text import as_text
 
 
@@ -53,9 +54,7 @@ class EditStore:
                 keys.approval_edit(session_id, approval_id),
                 keys.votes(session_id, approval_id),
                 keys.open_approvals(session_id),
-                keys.outbox_due(shard),
-                keys.outbox_entries(shard),
-                keys.outbox_wake(shard),
+                *Outbox.script_keys(shard),
                 keys.audit(shard),
             ],
             args=[json.dumps(meta), json.dumps(edit.input, ensure_ascii=False), *scripts.runs(update, audit)],

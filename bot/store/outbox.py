@@ -169,6 +169,11 @@ class Outbox:
         """``entry`` for a script to queue (``bot.store.scripts``, ``queue_outbox``) in its own atomic step."""
         return (entry.entry_id, entry.to_json(), str(due_ms), _WAKE_TOKENS_TEXT)
 
+    @staticmethod
+    def script_keys(shard: int) -> list[str]:
+        """The keys a script's ``queue_outbox`` takes for an entry of ``shard``, in its order (due, entries, wake)."""
+        return [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_wake(shard)]
+
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""
         pipeline = self._client.pipeline(transaction=True)

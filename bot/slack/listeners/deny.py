@@ -8,20 +8,12 @@ its ``private_metadata`` says so, and the bot remembered the same under the view
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.render.action_ids import parse_button_value
 from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.listeners.feedback import (
-    click_origin,
-    clicker,
-    modal_origin,
-    outcome_text,
-    submitted_binding,
-    tell_clicker,
-)
+from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
+from bot.slack.listeners.feedback import outcome_text
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
@@ -31,18 +23,15 @@ def register(app: App, services: Services) -> None:
     decisions = services.decisions
 
     def open_deny_modal(body: BlockActions, action: Action, client: WebClient) -> None:
-        who = clicker(body)
-        user = who.user
-        origin = click_origin(body)
+        click = ModalClick.read(body, action)
         approval, refusal = decisions.find_checked(
-            parse_button_value(action["value"])[0], user_id=user, action="deny", origin=origin
+            click.approval_id, user_id=click.who.user, action="deny", origin=click.origin
         )
         if approval is None or refusal is not None:
-            text = outcome_text(refusal) or answers.unknown_approval()
-            tell_clicker(services.outbox, who, text)
+            click.refuse(services.outbox, refusal, answers.unknown_approval())
             return
         request = approval.request
-        binding = ModalBinding(request.approval_id, user, origin.surface, origin.channel_id, origin.ts)
+        binding = click.bind(request.approval_id, purpose="deny")
         view = blocks.deny_modal(
             request,
             reason_required=request.policy.reason_required_on_deny,

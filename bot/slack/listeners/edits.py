@@ -10,22 +10,13 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.domain.status import Status
-from bot.flow.access import ModalBinding
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits
 from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.listeners.feedback import (
-    click_origin,
-    clicker,
-    modal_origin,
-    outcome_text,
-    submitted_binding,
-    team_of,
-    tell,
-    tell_clicker,
-)
+from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
+from bot.slack.listeners.feedback import outcome_text, team_of, tell
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
@@ -37,18 +28,13 @@ def register(app: App, services: Services) -> None:
     flow = services.edit_flow
 
     def open_edit_modal(body: BlockActions, action: Action, client: WebClient) -> None:
-        who = clicker(body)
-        origin = click_origin(body)
-        approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
-        opening = flow.open(approval_id, user_id=who.user, origin=origin, shown=shown)
+        click = ModalClick.read(body, action)
+        opening = flow.open(click.approval_id, user_id=click.who.user, origin=click.origin, shown=click.shown)
         if opening.approval is None or opening.form is None:
-            text = outcome_text(opening.refusal) or answers.unknown_approval()
-            tell_clicker(services.outbox, who, text)
+            click.refuse(services.outbox, opening.refusal, answers.unknown_approval())
             return
         request = opening.approval.request
-        binding = ModalBinding(
-            request.approval_id, who.user, origin.surface, origin.channel_id, origin.ts, purpose="edit", digest=shown
-        )
+        binding = click.bind(request.approval_id, purpose="edit")
         view = edits.edit_modal(
             request,
             opening.form,

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from bot.domain.status import Status
-from bot.flow.access import ModalBinding, Modals, Origin, Purpose
-from bot.flow.decisions import DecisionService
+from bot.flow.access import Origin
 from bot.flow.outcomes import Outcome
 from bot.render import edits
 from bot.render.texts import answers
-from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, SubmittedView, ViewSubmission
+from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, ViewSubmission
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
@@ -103,29 +102,6 @@ def reply_origin(body: EventCallback, event: MessageEvent) -> Origin:
     """Where a thread reply comes from: its channel, its thread, the person's workspace (``user_team``)."""
     user_team_id = str(event.get("user_team") or event.get("team") or "")
     return Origin("reply", str(body.get("team_id") or ""), user_team_id, event.get("channel"), event.get("thread_ts"))
-
-
-def submitted_binding(
-    modals: Modals, decisions: DecisionService, body: ViewSubmission, view: SubmittedView, *, purpose: Purpose
-) -> ModalBinding | None:
-    """What a submitted modal was opened for (``Modals.matches``), or ``None``: the refusal is audited."""
-    user = body["user"]["id"]
-    binding = modals.matches(
-        str(view.get("external_id") or ""),
-        metadata=str(view.get("private_metadata") or ""),
-        user_id=user,
-        purpose=purpose,
-    )
-    if binding is None:
-        decisions.refuse(user_id=user, status=Status.WRONG_PLACE, surface=f"{purpose}_modal")
-    return binding
-
-
-def modal_origin(body: ViewSubmission, binding: ModalBinding) -> Origin:
-    """Where a deny modal's Deny button was clicked, with the workspaces of the submission."""
-    team_id = str((body.get("team") or {}).get("id") or "")
-    user_team_id = str((body.get("user") or {}).get("team_id") or "")
-    return Origin(binding.surface, team_id, user_team_id, binding.channel_id, binding.ts)
 
 
 def tell(

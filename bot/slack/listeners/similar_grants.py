@@ -9,21 +9,12 @@ where they clicked and the input it showed.
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.flow.access import ModalBinding
 from bot.render import action_ids as ids
 from bot.render import grant_form
 from bot.render.texts import answers, standing_approvals
 from bot.services import Services
-from bot.slack.listeners.feedback import (
-    click_origin,
-    clicker,
-    modal_origin,
-    outcome_text,
-    submitted_binding,
-    team_of,
-    tell,
-    tell_clicker,
-)
+from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
+from bot.slack.listeners.feedback import team_of, tell
 from bot.slack.listeners.grants import granted_text
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
@@ -34,18 +25,13 @@ def register(app: App, services: Services) -> None:
     flow = services.grant_flow
 
     def open_similar(body: BlockActions, action: Action, client: WebClient) -> None:
-        who = clicker(body)
-        origin = click_origin(body)
-        approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
-        opening = flow.open_similar(approval_id, user_id=who.user, origin=origin)
+        click = ModalClick.read(body, action)
+        opening = flow.open_similar(click.approval_id, user_id=click.who.user, origin=click.origin)
         request = opening.request
         if request is None:
-            text = outcome_text(opening.refusal) or standing_approvals.grant_not_offered()
-            tell_clicker(services.outbox, who, text)
+            click.refuse(services.outbox, opening.refusal, standing_approvals.grant_not_offered())
             return
-        binding = ModalBinding(
-            request.approval_id, who.user, origin.surface, origin.channel_id, origin.ts, purpose="grant", digest=shown
-        )
+        binding = click.bind(request.approval_id, purpose="grant")
         view = grant_form.grant_modal(
             request, private_metadata=binding.metadata(), external_id=services.modals.remember(binding)
         )

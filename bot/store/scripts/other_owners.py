@@ -8,7 +8,7 @@ from typing import Final
 
 # runs_from(first): the runs of ARGV from index ``first`` on (each a length, then that many arguments), as
 #   {first index, last index} pairs.
-# queue_outbox: args (outbox due zset, entries hash, wake list, the run of Outbox.script_entry).
+# queue_outbox: args (outbox due zset, entries hash, wake list: Outbox.script_keys; the run of Outbox.script_entry).
 # queue_job: args (jobs stream, the run of JobQueue.script_resume, the values to append to its fields).
 # add_audit: args (audit stream, the run of one of Audit.script_events, optionally a function each value goes
 #   through: it fills in what only the script knows).
