@@ -12,9 +12,10 @@ Strands ``restart_service`` waits while ``HOLD_RESTART_KEY`` exists, so a test c
 
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import pytest
 import redis
 import strands
 from strands.models import Model as StrandsModel
@@ -28,6 +29,14 @@ from agent.strands_bridge import SignoffGate, signoff_session_manager
 from state.shapes import Message
 from state.store import SessionStore
 from tests.bot.support.agents import completions, count_completion
+
+Factory = Callable[..., Any]
+
+
+def on_both_runtimes(signoff: Factory, strands: Factory) -> pytest.MarkDecorator:
+    """Run the test once with the agent ``signoff`` builds (Signoff's own) and once with ``strands``'s."""
+    return pytest.mark.parametrize("factory", [signoff, strands], ids=["signoff", "strands"])
+
 
 __all__ = ["completions"]
 

@@ -5,9 +5,7 @@ in the same thread must be a new round, posted and decided by a human, never ans
 first round's decision.
 """
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -15,6 +13,7 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.strands.agents import Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
     approve_as_anyone_then_as_the_lead,
@@ -23,9 +22,7 @@ from tests.strands.lead_rule import (
 )
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
-Factory = Callable[..., Any]
-
-BATCH = pytest.mark.parametrize("factory", [own_batch_agent, batch_agent], ids=["signoff", "strands"])
+BATCH = on_both_runtimes(own_batch_agent, batch_agent)
 
 
 def _session(thread_ts: str) -> str:

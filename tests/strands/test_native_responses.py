@@ -6,18 +6,15 @@ A hook that chokes on the response is not retried: the thread is told at once, a
 resumes after the fix.
 """
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import pytest
 import redis
 
 from bot.cli import ops as ops_cli
 from bot.render import action_ids as ids
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
-from tests.strands.agents import signoff_operations_agent, strands_operations_agent
+from tests.strands.agents import Factory, on_both_runtimes, signoff_operations_agent, strands_operations_agent
 from tests.strands.lead_rule import (
     LEAD,
     approve_as_anyone_then_as_the_lead,
@@ -39,12 +36,8 @@ from tests.strands.native import (
     tool_agent,
 )
 
-Factory = Callable[..., Any]
-
-HOOK = pytest.mark.parametrize("factory", [own_hook_agent, hook_agent], ids=["signoff", "strands"])
-TWO_GATES = pytest.mark.parametrize(
-    "factory", [own_hook_agent_two_gates, hook_agent_two_gates], ids=["signoff", "strands"]
-)
+HOOK = on_both_runtimes(own_hook_agent, hook_agent)
+TWO_GATES = on_both_runtimes(own_hook_agent_two_gates, hook_agent_two_gates)
 
 
 def _policy(tmp_path: Path, *, response: str | None = "yes_no") -> Path:
@@ -108,7 +101,7 @@ def test_two_interrupts_in_one_turn_each_names_its_call(
         assert completions(redis_client, "inspect_files") == 1
 
 
-@pytest.mark.parametrize("factory", [own_tool_agent, tool_agent], ids=["signoff", "strands"])
+@on_both_runtimes(own_tool_agent, tool_agent)
 def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, factory: Factory) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
         bot.mention("delete /tmp/a")
@@ -201,9 +194,7 @@ def test_after_a_hook_failure_the_operator_resume_command_runs_it_again(redis_cl
         assert shards.audit_length(redis_client) > 0
 
 
-GATED = pytest.mark.parametrize(
-    "factory", [signoff_operations_agent, strands_operations_agent], ids=["signoff", "strands"]
-)
+GATED = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
 
 
 @GATED

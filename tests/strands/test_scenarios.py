@@ -6,10 +6,8 @@ be able to tell them apart.
 """
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-import pytest
 import redis
 
 from agent.approval import refusal_text
@@ -20,19 +18,17 @@ from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, th
 from tests.bot.support.policy_files import write
 from tests.bot.support.restarts import approved_after_a_restart
 from tests.strands.agents import (
+    Factory,
     completions,
+    on_both_runtimes,
     signoff_batch_agent,
     signoff_operations_agent,
     strands_batch_agent,
     strands_operations_agent,
 )
 
-Factory = Callable[..., Any]
-
-OPERATIONS = pytest.mark.parametrize(
-    "factory", [signoff_operations_agent, strands_operations_agent], ids=["signoff", "strands"]
-)
-BATCH = pytest.mark.parametrize("factory", [signoff_batch_agent, strands_batch_agent], ids=["signoff", "strands"])
+OPERATIONS = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
+BATCH = on_both_runtimes(signoff_batch_agent, strands_batch_agent)
 
 
 def _start(bot: Bot, request: str) -> str:
