@@ -238,25 +238,27 @@ def _batch_model() -> ScriptedModel:
     return ScriptedModel(respond)
 
 
-def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
-    """``notify`` (free) and ``deploy`` (gated) in one turn, run by Strands' concurrent executor."""
-    counter = _client(store)
+def _batch_tools(counter: redis.Redis) -> list[Callable[..., str]]:
+    """``notify`` and ``deploy``, each run counted in Redis; either runtime's decorator makes them tools."""
 
-    @strands.tool
     def notify(channel: str) -> str:
         """Tell a channel."""
         count_completion(counter, "notify")
         return f"told {channel}"
 
-    @strands.tool
     def deploy(service: str) -> str:
         """Deploy a service."""
         count_completion(counter, "deploy")
         return f"deployed {service}"
 
+    return [notify, deploy]
+
+
+def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
+    """``notify`` (free) and ``deploy`` (gated) in one turn, run by Strands' concurrent executor."""
     return native_agent(
         _batch_model(),
-        [notify, deploy],
+        [strands.tool(function) for function in _batch_tools(_client(store))],
         hooks=[SignoffGate({"deploy": "production-changes"})],
         session=(session_id, store),
     )
@@ -264,25 +266,15 @@ def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
 
 def signoff_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     """Our twin of ``strands_batch_agent`` (concurrent tools)."""
-    counter = _client(store)
-
-    @tool
-    def notify(channel: str) -> str:
-        """Tell a channel."""
-        count_completion(counter, "notify")
-        return f"told {channel}"
-
-    @tool
-    def deploy(service: str) -> str:
-        """Deploy a service."""
-        count_completion(counter, "deploy")
-        return f"deployed {service}"
-
     return Agent(
         _batch_model(),
-        [notify, deploy],
+        [tool(function) for function in _batch_tools(_client(store))],
         hooks=[ApprovalGate(["deploy"])],
         session_id=session_id,
         store=store,
         concurrent_tools=True,
     )
+
+
+OPERATIONS = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
+BATCH = on_both_runtimes(signoff_batch_agent, strands_batch_agent)

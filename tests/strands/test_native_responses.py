@@ -14,7 +14,7 @@ from bot.cli import ops as ops_cli
 from bot.render import action_ids as ids
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
-from tests.strands.agents import Factory, on_both_runtimes, signoff_operations_agent, strands_operations_agent
+from tests.strands.agents import OPERATIONS, Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
     approve_as_anyone_then_as_the_lead,
@@ -194,10 +194,7 @@ def test_after_a_hook_failure_the_operator_resume_command_runs_it_again(redis_cl
         assert shards.audit_length(redis_client) > 0
 
 
-GATED = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
-
-
-@GATED
+@OPERATIONS
 def test_the_gates_ask_for_the_record_whatever_the_rule_says(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:

@@ -14,27 +14,17 @@ from agent.approval import refusal_text
 from bot.render import action_ids as ids
 from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
-from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, start_thread, thread_session
 from tests.bot.support.policy_files import write
 from tests.bot.support.restarts import approved_after_a_restart
 from tests.strands.agents import (
+    BATCH,
+    OPERATIONS,
     Factory,
     completions,
-    on_both_runtimes,
-    signoff_batch_agent,
     signoff_operations_agent,
-    strands_batch_agent,
     strands_operations_agent,
 )
-
-OPERATIONS = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
-BATCH = on_both_runtimes(signoff_batch_agent, strands_batch_agent)
-
-
-def _start(bot: Bot, request: str) -> str:
-    assert bot.mention(request).status == 200
-    bot.drain()
-    return str(bot.approval_messages()[0]["thread_ts"])
 
 
 def _session(thread_ts: str) -> str:
@@ -50,7 +40,7 @@ def _approval_view(message: dict[str, Any]) -> dict[str, Any]:
 @OPERATIONS
 def test_request_approval_approve_the_tool_ran_once_and_the_reply(redis_client: redis.Redis, factory: Factory) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
-        thread_ts = _start(bot, "restart checkout")
+        thread_ts = start_thread(bot, "restart checkout")
         [message] = bot.approval_messages()
         assert "restart_service" in message["text"]
         assert not is_decided(message)
@@ -71,7 +61,7 @@ def test_deny_the_tool_never_ran_and_people_read_who_denied_it_and_why(
     redis_client: redis.Redis, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
-        thread_ts = _start(bot, "roll back payments")
+        thread_ts = start_thread(bot, "roll back payments")
         approval_id = bot.approval_id()
         assert bot.click(ids.DENY_ACTION, approval_id, user=APPROVER).status == 200
         assert bot.submit_deny(approval_id, user=APPROVER, reason="release freeze until 18:00").status == 200
@@ -100,7 +90,7 @@ def test_two_calls_in_one_turn_one_gated_the_other_kept_and_not_rerun(
     redis_client: redis.Redis, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
-        thread_ts = _start(bot, "ship it")
+        thread_ts = start_thread(bot, "ship it")
         [message] = bot.approval_messages()
         assert "deploy" in message["text"]
         assert completions(redis_client, "notify") == 1  # ran before the decision
@@ -125,7 +115,7 @@ def test_worker_restarted_between_interrupt_and_decision(redis_client: redis.Red
 @OPERATIONS
 def test_a_redelivered_resume_job_changes_nothing(redis_client: redis.Redis, factory: Factory) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
-        thread_ts = _start(bot, "restart checkout")
+        thread_ts = start_thread(bot, "restart checkout")
         session_id = _session(thread_ts)
         [round_version] = [bot.services.approvals.round_approvals(session_id)[0]]
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
@@ -144,7 +134,7 @@ def test_both_runtimes_post_the_same_approval_message(redis_client: redis.Redis)
     for factory in (signoff_operations_agent, strands_operations_agent):
         redis_client.flushdb()
         with running_bot(redis_client, agent_factory=factory) as bot:
-            _start(bot, "restart checkout")
+            start_thread(bot, "restart checkout")
             [message] = bot.approval_messages()
             views.append(_approval_view(message))
             session = bot.services.store.load(_session(str(message["thread_ts"])))
@@ -177,7 +167,7 @@ def test_a_rule_decides_by_itself_for_either_runtime(
 ) -> None:
     policy = write(tmp_path, TIERED)
     with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
-        allowed = _start(bot, "restart checkout")
+        allowed = start_thread(bot, "restart checkout")
         assert is_decided(bot.approval_messages()[0])
         assert completions(redis_client, "restart_service") == 1  # ran, nobody asked
         assert "checkout" in bot.thread_texts(allowed)[-1]
@@ -197,7 +187,7 @@ def test_an_edited_call_runs_with_the_edited_input_for_either_runtime(
     redis_client: redis.Redis, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
-        thread_ts = _start(bot, "scale checkout to 5")
+        thread_ts = start_thread(bot, "scale checkout to 5")
         approval_id = bot.approval_id()
         view = bot.open_edit(approval_id, user=APPROVER)
         assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
