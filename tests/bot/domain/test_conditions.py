@@ -8,7 +8,7 @@ import pytest
 from bot.domain import conditions
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
-from tests.bot.support.policy_files import TIERED, load_error, write
+from tests.bot.support.policy_files import TIERED, load_error, problem_cases, write
 
 
 @pytest.fixture
@@ -70,110 +70,7 @@ def test_a_batch_is_refused_if_any_call_is_and_runs_unasked_only_if_every_call_m
     assert refused.message == "Past 10 replicas needs a capacity review."
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'args.env =='}
-            """,
-            "line 3, rules[0].match.when: not a CEL expression (at line 1, column 10 of it: args.env ==)",
-            id="syntax",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'arg.env == "prod"'}
-            """,
-            "line 3, rules[0].match.when: unknown name 'arg' (a condition sees only args, the call's input, "
-            "and tool, its name)",
-            id="typo-in-a-name",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {interrupts: [deploy], when: 'args.env == "prod"'}
-            """,
-            "line 3, rules[0].match: a condition ('when') reads a call's input: a rule with one matches tools only",
-            id="condition-on-interrupt-names",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-              - name: b
-                match: {tools: [x], when: 'args.n > 1'}
-            """,
-            "line 5, rules[1].match.tools[0]: tool 'x' is matched by both rule 'a' and rule 'b'",
-            id="unreachable-after-an-unconditional-rule",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'args.n > 1'}
-                channel: C0OPS
-            """,
-            "line 4, rules[0].channel: a rule with a condition ('when') cannot route: set channel elsewhere",
-            id="condition-and-channel",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                tier: sometimes
-            """,
-            "line 4, rules[0].tier: Input should be 'allow', 'ask' or 'deny'",
-            id="unknown-tier",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                quorum: 2
-                grants: {durations: [1h]}
-            """,
-            "line 5, rules[0].grants: a rule needing a quorum of several cannot offer standing approvals",
-            id="grants-with-a-quorum",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                tier: allow
-                grants: {durations: [1h]}
-            """,
-            "line 5, rules[0].grants: standing approvals are offered where people decide: tier ask only",
-            id="grants-on-a-rule-that-decides-by-itself",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                grants: {durations: [8d]}
-            """,
-            "line 4, rules[0].grants.durations[0]: Input should be less than or equal to 604800",
-            id="grants-never-longer-than-a-week",
-        ),
-        pytest.param(
-            """
-            default:
-              tier: allow
-            """,
-            "line 2, default.tier: unknown key 'tier'",
-            id="the-default-always-asks",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("text", "expected"), problem_cases("conditions"))
 def test_a_condition_or_tier_error_names_the_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
     path = write(tmp_path, text)
     assert str(load_error(path)).startswith(f"{path}, {expected}")
