@@ -16,8 +16,7 @@ from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, th
 from tests.strands.agents import Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
-    approve_as_anyone_then_as_the_lead,
-    ask_to_delete,
+    deleted_once_the_lead_approves,
     the_approval_asked_for,
 )
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
@@ -172,8 +171,7 @@ def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        ask_to_delete(bot)
-        approve_as_anyone_then_as_the_lead(bot, redis_client)
+        deleted_once_the_lead_approves(bot, redis_client)
 
 
 @BATCH

@@ -17,9 +17,8 @@ from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, th
 from tests.strands.agents import OPERATIONS, Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
-    approve_as_anyone_then_as_the_lead,
-    ask_to_delete,
     blocks_text,
+    deleted_once_the_lead_approves,
     the_approval_asked_for,
 )
 from tests.strands.native import (
@@ -65,8 +64,7 @@ def test_the_docs_hook_works_when_its_rule_answers_y_or_n(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        ask_to_delete(bot)
-        approve_as_anyone_then_as_the_lead(bot, redis_client)
+        deleted_once_the_lead_approves(bot, redis_client)
         assert bot.texts_posted()[-1] == "deleted /tmp/a"
 
 

@@ -11,9 +11,14 @@ from bot.domain.policy_file import load_policy
 from tests.bot.support.policy_files import TIERED, load_error, problem_cases, write
 
 
+def _loaded(tmp_path: Path, text: str) -> PolicyBook:
+    """The policy book of ``text``, written as a policy file in ``tmp_path``."""
+    return load_policy(write(tmp_path, text))
+
+
 @pytest.fixture
 def book(tmp_path: Path) -> PolicyBook:
-    return load_policy(write(tmp_path, TIERED))
+    return _loaded(tmp_path, TIERED)
 
 
 @pytest.mark.parametrize(
@@ -36,17 +41,10 @@ def test_the_first_rule_whose_condition_holds_applies(
 
 
 def test_a_condition_with_no_answer_does_not_apply_an_allow_rule(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: small
-                match: {tools: [scale_service], when: 'args.replicas <= 3'}
-                tier: allow
-            """,
-        )
+    small = (
+        "rules:\n  - name: small\n    match: {tools: [scale_service], when: 'args.replicas <= 3'}\n    tier: allow\n"
     )
+    book = _loaded(tmp_path, small)
     assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={}).name == "default"
     assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={"replicas": 1}).tier == "allow"
 
@@ -85,19 +83,17 @@ def test_conditions_read_json_values_and_macros_but_nothing_else() -> None:
 
 
 def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: big
-                match: {tools: [deploy], when: 'args.replicas > 10'}
-                tier: deny
-              - name: deploys
-                match: {tools: [deploy]}
-                channel: C0DEPLOYS
-            """,
-        )
+    book = _loaded(
+        tmp_path,
+        """
+        rules:
+          - name: big
+            match: {tools: [deploy], when: 'args.replicas > 10'}
+            tier: deny
+          - name: deploys
+            match: {tools: [deploy]}
+            channel: C0DEPLOYS
+        """,
     )
     assert book.channel_for("deploy", "approval") == "C0DEPLOYS"
     assert book.channel_for("other", "approval") is None
@@ -105,20 +101,18 @@ def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Pat
 
 
 def test_an_input_shaped_to_leave_a_condition_unanswered_never_escapes_a_deny_rule_after_it(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: big-scale
-                match: {tools: [scale_service], when: 'args.replicas > 10'}
-              - name: prod-frozen
-                match: {tools: [scale_service], when: 'args.env == "prod"'}
-                tier: deny
-              - name: scaling
-                match: {tools: [scale_service]}
-            """,
-        )
+    book = _loaded(
+        tmp_path,
+        """
+        rules:
+          - name: big-scale
+            match: {tools: [scale_service], when: 'args.replicas > 10'}
+          - name: prod-frozen
+            match: {tools: [scale_service], when: 'args.env == "prod"'}
+            tier: deny
+          - name: scaling
+            match: {tools: [scale_service]}
+        """,
     )
 
     def rule(tool_input: dict[str, object]) -> str:

@@ -123,9 +123,9 @@ def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
     """Authorized/Once: the low-risk rule of read_logs must not auto-approve delete_files in the same batch."""
     from bot.domain.clock import ManualClock
 
-    policy = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
     clock = ManualClock()
-    with _asked(redis_client, policy, _batch_gated_agent, "clean up", clock=clock) as (bot, approval_id):
+    low_risk_reads = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
+    with _asked(redis_client, low_risk_reads, _batch_gated_agent, "clean up", clock=clock) as (bot, approval_id):
         clock.advance(2 * 3600)
         bot.drain()
         approval = bot.services.approvals.find(approval_id)
