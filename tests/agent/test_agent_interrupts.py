@@ -80,7 +80,10 @@ def test_falsy_answers_are_answers(falsy: Any) -> None:
 
 
 # A batch whose second call (delete_volume) asks inside the tool, after a plain read_logs has run.
-_READ_THEN_ASKING_DELETE = (("t1", "read_logs", {"service": "a"}), ("t2", "delete_volume", {"volume": "v"}))
+_READ_THEN_ASKING_DELETE: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("t1", "read_logs", {"service": "a"}),
+    ("t2", "delete_volume", {"volume": "v"}),
+)
 
 
 def test_sequential_batch_stops_at_the_first_interrupt_and_runs_the_rest_on_resume() -> None:
