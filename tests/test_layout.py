@@ -2,13 +2,11 @@
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.bot.support.processes import ROOT, run_python
 
 # Imports every module of the package in a fresh interpreter, then prints the top-level names of all
 # loaded modules. Imports only ever add modules, so if the union of all of them stays clean, each
@@ -28,14 +26,7 @@ print(json.dumps({"imported": imported, "loaded": sorted({name.split(".")[0] for
 
 def import_everything(package: str) -> tuple[list[str], set[str]]:
     """Return the modules of ``package`` that were imported and the top-level packages then loaded."""
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, package],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    result = run_python(["-c", _PROBE, package])
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     return report["imported"], set(report["loaded"])

@@ -23,7 +23,7 @@ from agent.models.bedrock import BedrockModel
 from agent.models.openai import OpenAIChatModel
 from agent.tools import ToolSpec
 from state.shapes import Message
-from tests.agent.loopback_http import LoopbackServer
+from tests.agent.loopback_http import LoopbackServer, Recorded
 
 JsonDict = dict[str, Any]
 
@@ -166,6 +166,15 @@ class HttpDouble(ProviderDouble):
     def malformed_model(self, answer: Any) -> Model:
         self.server.reply(answer)
         return self.model()
+
+    def converse_the_restarts(self, id_prefix: str) -> Recorded:
+        """Send ``restart_conversation(id_prefix)``, check the model read the queued ``restarting_again`` reply (call
+        ``<id_prefix>_2``), and return the one request the SDK sent."""
+        turn = self.model().converse(restart_conversation(id_prefix), [RESTART_SPEC], "You are an operator.")
+        assert turn.stop_reason == "tool_use"
+        assert turn.message == restarting_again(f"{id_prefix}_2")
+        [request] = self.server.requests
+        return request
 
 
 class AnthropicDouble(HttpDouble):

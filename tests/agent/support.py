@@ -21,6 +21,16 @@ def respond(interrupt_id: str, response: Any) -> dict[str, Any]:
     return {"interruptResponse": {"interruptId": interrupt_id, "response": response}}
 
 
+def restart_checkout_asked(tool_use_id: str) -> dict[str, Any]:
+    """The reason an ``ApprovalGate`` gives for ``restart_service`` of ``checkout`` (its input schema popped)."""
+    return {
+        "tool": "restart_service",
+        "input": {"service": "checkout"},
+        "toolUseId": tool_use_id,
+        "response": "record",
+    }
+
+
 def the_rerun_question(interrupts: list[Any]) -> Any:
     """The one question a run stopped with when ``deploy api`` (``t1``) started and was never recorded."""
     [question] = interrupts

@@ -9,7 +9,7 @@ import pytest
 
 from agent import Agent, ApprovalGate, BeforeToolCallEvent, BeforeToolsEvent, HookRegistry, ScriptedModel
 from agent.models.scripted import text_turn, tool_turn
-from tests.agent.support import Recorder, decision, respond, tool_results
+from tests.agent.support import Recorder, decision, respond, restart_checkout_asked, tool_results
 
 
 def _oid(name: str) -> uuid.UUID:
@@ -28,12 +28,7 @@ def test_hook_interrupt_stops_before_the_tool_and_resume_runs_it_without_calling
     assert interrupt.id == f"v1:before_tool_call:t1:{_oid('approval')}"
     schema = interrupt.reason.pop("inputSchema")  # the tool's schema travels along, for an approver's edit form
     assert schema["properties"]["service"]["type"] == "string"
-    assert interrupt.reason == {
-        "tool": "restart_service",
-        "input": {"service": "checkout"},
-        "toolUseId": "t1",
-        "response": "record",
-    }
+    assert interrupt.reason == restart_checkout_asked("t1")
     assert recorder.calls == []
     assert agent.messages[-1]["content"][0]["toolUse"]["toolUseId"] == "t1"  # the toolUse message stays last
     assert agent.interrupted
@@ -84,13 +79,16 @@ def test_falsy_answers_are_answers(falsy: Any) -> None:
     assert tool_results(agent.messages[-2])["t1"]["content"] == [{"text": "kept v"}]
 
 
+# A batch whose second call (delete_volume) asks inside the tool, after a plain read_logs has run.
+_READ_THEN_ASKING_DELETE: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("t1", "read_logs", {"service": "a"}),
+    ("t2", "delete_volume", {"volume": "v"}),
+)
+
+
 def test_sequential_batch_stops_at_the_first_interrupt_and_runs_the_rest_on_resume() -> None:
     recorder = Recorder()
-    batch = tool_turn(
-        ("t1", "read_logs", {"service": "a"}),
-        ("t2", "delete_volume", {"volume": "v"}),
-        ("t3", "read_logs", {"service": "b"}),
-    )
+    batch = tool_turn(*_READ_THEN_ASKING_DELETE, ("t3", "read_logs", {"service": "b"}))
     model = ScriptedModel([batch, text_turn("ok")])
     agent = Agent(model, recorder.tools())
 
@@ -109,11 +107,7 @@ def test_sequential_batch_stops_at_the_first_interrupt_and_runs_the_rest_on_resu
 
 def test_concurrent_batch_lets_other_tools_finish_and_never_reruns_them() -> None:
     recorder = Recorder()
-    batch = tool_turn(
-        ("t1", "read_logs", {"service": "a"}),
-        ("t2", "delete_volume", {"volume": "v"}),
-        ("t3", "restart_service", {"service": "b"}),
-    )
+    batch = tool_turn(*_READ_THEN_ASKING_DELETE, ("t3", "restart_service", {"service": "b"}))
     agent = Agent(ScriptedModel([batch, text_turn("ok")]), recorder.tools(), concurrent_tools=True)
 
     stopped = agent("go")

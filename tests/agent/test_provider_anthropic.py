@@ -5,7 +5,7 @@ What every provider does alike (stop reasons, failures, malformed answers, the a
 """
 
 from tests.agent.providers import RESTART_SPEC as SPEC
-from tests.agent.providers import AnthropicDouble, restart_conversation, restarting_again
+from tests.agent.providers import AnthropicDouble
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(anthropic_api: AnthropicDouble) -> None:
@@ -16,13 +16,8 @@ def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(an
         ],
         "tool_use",
     )
-    messages = restart_conversation("toolu")
+    request = anthropic_api.converse_the_restarts("toolu")
 
-    turn = anthropic_api.model().converse(messages, [SPEC], "You are an operator.")
-
-    assert turn.stop_reason == "tool_use"
-    assert turn.message == restarting_again("toolu_2")
-    [request] = anthropic_api.server.requests
     assert request.path == "/v1/messages"
     assert "test-key" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
     assert request.body == {

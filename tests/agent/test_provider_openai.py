@@ -11,19 +11,14 @@ import pytest
 
 from agent.models.base import ModelError
 from tests.agent.providers import RESTART_SPEC as SPEC
-from tests.agent.providers import OpenAIDouble, restart_conversation, restarting_again, tool_call
+from tests.agent.providers import OpenAIDouble, tool_call
 
 
 def test_tool_use_round_trip_sends_converted_messages_and_reads_the_tool_call(openai_api: OpenAIDouble) -> None:
     call = tool_call("call_2", "restart_service", '{"service": "cart"}')
     openai_api.reply({"role": "assistant", "content": "Restarting again.", "tool_calls": [call]}, "tool_calls")
-    messages = restart_conversation("call")
+    request = openai_api.converse_the_restarts("call")
 
-    turn = openai_api.model().converse(messages, [SPEC], "You are an operator.")
-
-    assert turn.stop_reason == "tool_use"
-    assert turn.message == restarting_again("call_2")
-    [request] = openai_api.server.requests
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer test-key"
     assert request.body == {

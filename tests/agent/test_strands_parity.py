@@ -98,6 +98,17 @@ def _strands_persisted(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, A
     return interrupt_state, messages
 
 
+def _our_agent(recorder: Recorder, store: SessionStore, session_id: str) -> Agent:
+    """Signoff's twin of ``_strands_agent``: the same script, tools and gate, its state in ``store``."""
+    return Agent(
+        ScriptedModel(TURNS),
+        recorder.tools(),
+        hooks=[ApprovalGate(["restart_service"])],
+        session_id=session_id,
+        store=store,
+    )
+
+
 def test_stored_state_after_an_interrupt_equals_what_strands_persists(tmp_path: Path, store: SessionStore) -> None:
     strands_calls: list[str] = []
     strands_agent, _ = _strands_agent(tmp_path, strands_calls)
@@ -105,13 +116,7 @@ def test_stored_state_after_an_interrupt_equals_what_strands_persists(tmp_path: 
     assert strands_result.stop_reason == "interrupt"
 
     recorder = Recorder()
-    ours = Agent(
-        ScriptedModel(TURNS),
-        recorder.tools(),
-        hooks=[ApprovalGate(["restart_service"])],
-        session_id="parity",
-        store=store,
-    )
+    ours = _our_agent(recorder, store, "parity")
     our_result = ours("restart api")
 
     theirs_state, theirs_messages = _strands_persisted(tmp_path)
@@ -133,13 +138,7 @@ def test_each_side_resumes_from_the_others_stored_interrupt_state(tmp_path: Path
     [strands_interrupt] = strands_agent("restart api").interrupts
 
     recorder = Recorder()
-    ours = Agent(
-        ScriptedModel(TURNS),
-        recorder.tools(),
-        hooks=[ApprovalGate(["restart_service"])],
-        session_id="swap",
-        store=store,
-    )
+    ours = _our_agent(recorder, store, "swap")
     [our_interrupt] = ours("restart api").interrupts
 
     # Swap interrupt states: each side continues from what the other serialized.

@@ -39,6 +39,13 @@ def _requested(steps: Steps, sandbox: SandboxSlack, text: str, button: str) -> L
     return _pinned(steps, button)
 
 
+def _approval_shown_to(user: str, steps: Steps, sandbox: SandboxSlack, text: str) -> Locator:
+    """The requester asks ``text``; its approval message (with an Approve button), the page switched to ``user``."""
+    approval = _requested(steps, sandbox, text, APPROVE)
+    _switch(steps, user)
+    return approval
+
+
 def _switch(steps: Steps, user: str) -> None:
     steps.page.get_by_test_id("user-switcher").select_option(user)
     expect(steps.page.get_by_test_id("user-switcher")).to_have_value(user)
@@ -90,20 +97,17 @@ def test_deny_needs_a_reason_shown_in_the_modal(sandbox: SandboxSlack, steps: St
 
 
 def test_a_non_approver_sees_a_refusal_only_they_can_see(sandbox: SandboxSlack, steps: Steps) -> None:
-    page = steps.page
-    approval = _requested(steps, sandbox, "@signoff scale search to 5", APPROVE)
-
-    _switch(steps, OUTSIDER)
+    approval = _approval_shown_to(OUTSIDER, steps, sandbox, "@signoff scale search to 5")
     approval.locator(APPROVE).click()
-    refusal = page.get_by_test_id("thread-messages").get_by_test_id("ephemeral")
+    refusal = steps.page.get_by_test_id("thread-messages").get_by_test_id("ephemeral")
     expect(refusal).to_contain_text("You can't decide this request")
     expect(refusal).to_contain_text("Only visible to you")
     steps.shot("refused-ephemeral")
     expect(approval.locator(APPROVE)).to_be_visible()  # still undecided
 
     _switch(steps, APPROVER)
-    expect(page.get_by_test_id("thread-messages")).to_be_visible()
-    expect(page.get_by_test_id("ephemeral")).to_have_count(0)
+    expect(steps.page.get_by_test_id("thread-messages")).to_be_visible()
+    expect(steps.page.get_by_test_id("ephemeral")).to_have_count(0)
     steps.shot("approver-does-not-see-it")
 
 
@@ -140,8 +144,7 @@ def test_a_standing_approval_shows_its_scope_covers_the_same_call_and_is_revoked
     sandbox: SandboxSlack, steps: Steps
 ) -> None:
     page = steps.page
-    approval = _requested(steps, sandbox, "@signoff restart checkout", APPROVE)
-    _switch(steps, APPROVER)
+    approval = _approval_shown_to(APPROVER, steps, sandbox, "@signoff restart checkout")
     approval.locator(GRANT, has_text="1 h").click()
     confirm = page.locator("#confirm")
     expect(confirm).to_contain_text("with exactly these arguments")
@@ -186,9 +189,7 @@ def test_several_requests_at_once_are_one_round_of_approvals(sandbox: SandboxSla
 
 def test_an_approver_edits_the_call_before_approving_it(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
-    approval = _requested(steps, sandbox, "@signoff scale search to 5", APPROVE)
-
-    _switch(steps, APPROVER)
+    approval = _approval_shown_to(APPROVER, steps, sandbox, "@signoff scale search to 5")
     approval.locator(f"[data-testid=button-{ids.EDIT_ACTION}]").click()
     modal = page.get_by_test_id("modal")
     expect(modal).to_be_visible()

@@ -219,20 +219,20 @@ def test_same_invocation_scope_prefix() -> None:
 @given(serialized_states())
 def test_ours_output_loads_in_strands_unchanged(data: dict[str, Any]) -> None:
     """(a) What we write, Strands reads and writes back exactly, also after a JSON round trip."""
-    ours = _InterruptState.from_dict(data).to_dict()
-    assert_identical(TheirState.from_dict(ours).to_dict(), ours)
-    over_the_wire = json.loads(json.dumps(ours))
-    assert_identical(TheirState.from_dict(over_the_wire).to_dict(), over_the_wire)
+    _reads_back_exactly(TheirState, _InterruptState.from_dict(data).to_dict())
 
 
 @_EXAMPLES
 @given(serialized_states())
 def test_strands_output_loads_in_ours_unchanged(data: dict[str, Any]) -> None:
     """(b) What Strands writes, we read and write back exactly, also after a JSON round trip."""
-    theirs = TheirState.from_dict(data).to_dict()
-    assert_identical(_InterruptState.from_dict(theirs).to_dict(), theirs)
-    over_the_wire = json.loads(json.dumps(theirs))
-    assert_identical(_InterruptState.from_dict(over_the_wire).to_dict(), over_the_wire)
+    _reads_back_exactly(_InterruptState, TheirState.from_dict(data).to_dict())
+
+
+def _reads_back_exactly(reader: type[_InterruptState] | type[TheirState], written: dict[str, Any]) -> None:
+    """``reader`` reads ``written`` and writes it back to the letter, also after a JSON round trip."""
+    for state in (written, json.loads(json.dumps(written))):
+        assert_identical(reader.from_dict(state).to_dict(), state)
 
 
 @_EXAMPLES

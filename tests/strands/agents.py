@@ -12,9 +12,10 @@ Strands ``restart_service`` waits while ``HOLD_RESTART_KEY`` exists, so a test c
 
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import pytest
 import redis
 import strands
 from strands.models import Model as StrandsModel
@@ -28,6 +29,14 @@ from agent.strands_bridge import SignoffGate, signoff_session_manager
 from state.shapes import Message
 from state.store import SessionStore
 from tests.bot.support.agents import completions, count_completion
+
+Factory = Callable[..., Any]
+
+
+def on_both_runtimes(signoff: Factory, strands: Factory) -> pytest.MarkDecorator:
+    """Run the test once with the agent ``signoff`` builds (Signoff's own) and once with ``strands``'s."""
+    return pytest.mark.parametrize("factory", [signoff, strands], ids=["signoff", "strands"])
+
 
 __all__ = ["completions"]
 
@@ -229,25 +238,27 @@ def _batch_model() -> ScriptedModel:
     return ScriptedModel(respond)
 
 
-def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
-    """``notify`` (free) and ``deploy`` (gated) in one turn, run by Strands' concurrent executor."""
-    counter = _client(store)
+def _batch_tools(counter: redis.Redis) -> list[Callable[..., str]]:
+    """``notify`` and ``deploy``, each run counted in Redis; either runtime's decorator makes them tools."""
 
-    @strands.tool
     def notify(channel: str) -> str:
         """Tell a channel."""
         count_completion(counter, "notify")
         return f"told {channel}"
 
-    @strands.tool
     def deploy(service: str) -> str:
         """Deploy a service."""
         count_completion(counter, "deploy")
         return f"deployed {service}"
 
+    return [notify, deploy]
+
+
+def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
+    """``notify`` (free) and ``deploy`` (gated) in one turn, run by Strands' concurrent executor."""
     return native_agent(
         _batch_model(),
-        [notify, deploy],
+        [strands.tool(function) for function in _batch_tools(_client(store))],
         hooks=[SignoffGate({"deploy": "production-changes"})],
         session=(session_id, store),
     )
@@ -255,25 +266,15 @@ def strands_batch_agent(*, session_id: str, store: SessionStore) -> Any:
 
 def signoff_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     """Our twin of ``strands_batch_agent`` (concurrent tools)."""
-    counter = _client(store)
-
-    @tool
-    def notify(channel: str) -> str:
-        """Tell a channel."""
-        count_completion(counter, "notify")
-        return f"told {channel}"
-
-    @tool
-    def deploy(service: str) -> str:
-        """Deploy a service."""
-        count_completion(counter, "deploy")
-        return f"deployed {service}"
-
     return Agent(
         _batch_model(),
-        [notify, deploy],
+        [tool(function) for function in _batch_tools(_client(store))],
         hooks=[ApprovalGate(["deploy"])],
         session_id=session_id,
         store=store,
         concurrent_tools=True,
     )
+
+
+OPERATIONS = on_both_runtimes(signoff_operations_agent, strands_operations_agent)
+BATCH = on_both_runtimes(signoff_batch_agent, strands_batch_agent)

@@ -25,16 +25,14 @@ def the_approval_asked_for(bot: Bot, request: str) -> str:
     return blocks_text(message)
 
 
-def ask_to_delete(bot: Bot) -> None:
-    """Ask for ``delete /tmp/a``: one approval message names the call, its argument and the deletions rule."""
+def deleted_once_the_lead_approves(bot: Bot, redis_client: redis.Redis) -> None:
+    """Ask for ``delete /tmp/a``: one approval message names the call, its argument and the deletions rule; an
+    approver's click decides nothing under that rule; the lead's runs ``delete_files`` once."""
     text = the_approval_asked_for(bot, "delete /tmp/a")
     assert "Approval needed: delete_files" in text
     assert "/tmp/a" in text
     assert "deletions" in text
 
-
-def approve_as_anyone_then_as_the_lead(bot: Bot, redis_client: redis.Redis) -> None:
-    """An approver's click decides nothing under the deletions rule; the lead's runs ``delete_files`` once."""
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
     bot.drain()
     assert not is_decided(bot.approval_messages()[0])

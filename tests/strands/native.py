@@ -17,6 +17,7 @@ of the same hooks and tool (``own_*``), plus ``own_gated_run_agent``, an invocat
 guards no tool call. Tool runs are counted in Redis.
 """
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -69,8 +70,9 @@ def _count(store: SessionStore, tool_name: str) -> None:
     count_completion(store.client, tool_name)
 
 
-def _strands_tools(store: SessionStore) -> list[Any]:
-    @strands.tool
+def _file_tools(store: SessionStore) -> list[Callable[..., str]]:
+    """``delete_files`` and ``inspect_files``, each run counted; either runtime's decorator makes them tools."""
+
     def delete_files(paths: list[str]) -> str:
         """Delete files.
 
@@ -80,7 +82,6 @@ def _strands_tools(store: SessionStore) -> list[Any]:
         _count(store, "delete_files")
         return f"deleted {' '.join(paths)}"
 
-    @strands.tool
     def inspect_files(paths: list[str]) -> str:
         """Describe files.
 
@@ -91,6 +92,10 @@ def _strands_tools(store: SessionStore) -> list[Any]:
         return f"inspected {' '.join(paths)}"
 
     return [delete_files, inspect_files]
+
+
+def _strands_tools(store: SessionStore) -> list[Any]:
+    return [strands.tool(function) for function in _file_tools(store)]
 
 
 def _strands_agent(session_id: str, store: SessionStore, tools: list[Any], hooks: list[Any]) -> strands.Agent:
@@ -188,19 +193,7 @@ def batch_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
 
 
 def _own_tools(store: SessionStore) -> list[Any]:
-    @tool
-    def delete_files(paths: list[str]) -> str:
-        """Delete files."""
-        _count(store, "delete_files")
-        return f"deleted {' '.join(paths)}"
-
-    @tool
-    def inspect_files(paths: list[str]) -> str:
-        """Describe files."""
-        _count(store, "inspect_files")
-        return f"inspected {' '.join(paths)}"
-
-    return [delete_files, inspect_files]
+    return [tool(function) for function in _file_tools(store)]
 
 
 class _OwnDocsHook:

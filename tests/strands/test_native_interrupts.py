@@ -5,9 +5,7 @@ in the same thread must be a new round, posted and decided by a human, never ans
 first round's decision.
 """
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -15,17 +13,15 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.strands.agents import Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
-    approve_as_anyone_then_as_the_lead,
-    ask_to_delete,
+    deleted_once_the_lead_approves,
     the_approval_asked_for,
 )
 from tests.strands.native import DENIED, batch_agent, completions, hook_agent, own_batch_agent, own_hook_agent
 
-Factory = Callable[..., Any]
-
-BATCH = pytest.mark.parametrize("factory", [own_batch_agent, batch_agent], ids=["signoff", "strands"])
+BATCH = on_both_runtimes(own_batch_agent, batch_agent)
 
 
 def _session(thread_ts: str) -> str:
@@ -175,8 +171,7 @@ def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        ask_to_delete(bot)
-        approve_as_anyone_then_as_the_lead(bot, redis_client)
+        deleted_once_the_lead_approves(bot, redis_client)
 
 
 @BATCH

@@ -6,23 +6,19 @@ A hook that chokes on the response is not retried: the thread is told at once, a
 resumes after the fix.
 """
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import pytest
 import redis
 
 from bot.cli import ops as ops_cli
 from bot.render import action_ids as ids
 from tests.bot.support import shards
 from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
-from tests.strands.agents import signoff_operations_agent, strands_operations_agent
+from tests.strands.agents import OPERATIONS, Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
-    approve_as_anyone_then_as_the_lead,
-    ask_to_delete,
     blocks_text,
+    deleted_once_the_lead_approves,
     the_approval_asked_for,
 )
 from tests.strands.native import (
@@ -39,12 +35,8 @@ from tests.strands.native import (
     tool_agent,
 )
 
-Factory = Callable[..., Any]
-
-HOOK = pytest.mark.parametrize("factory", [own_hook_agent, hook_agent], ids=["signoff", "strands"])
-TWO_GATES = pytest.mark.parametrize(
-    "factory", [own_hook_agent_two_gates, hook_agent_two_gates], ids=["signoff", "strands"]
-)
+HOOK = on_both_runtimes(own_hook_agent, hook_agent)
+TWO_GATES = on_both_runtimes(own_hook_agent_two_gates, hook_agent_two_gates)
 
 
 def _policy(tmp_path: Path, *, response: str | None = "yes_no") -> Path:
@@ -72,8 +64,7 @@ def test_the_docs_hook_works_when_its_rule_answers_y_or_n(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:
     with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        ask_to_delete(bot)
-        approve_as_anyone_then_as_the_lead(bot, redis_client)
+        deleted_once_the_lead_approves(bot, redis_client)
         assert bot.texts_posted()[-1] == "deleted /tmp/a"
 
 
@@ -108,7 +99,7 @@ def test_two_interrupts_in_one_turn_each_names_its_call(
         assert completions(redis_client, "inspect_files") == 1
 
 
-@pytest.mark.parametrize("factory", [own_tool_agent, tool_agent], ids=["signoff", "strands"])
+@on_both_runtimes(own_tool_agent, tool_agent)
 def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, factory: Factory) -> None:
     with running_bot(redis_client, agent_factory=factory) as bot:
         bot.mention("delete /tmp/a")
@@ -201,12 +192,7 @@ def test_after_a_hook_failure_the_operator_resume_command_runs_it_again(redis_cl
         assert shards.audit_length(redis_client) > 0
 
 
-GATED = pytest.mark.parametrize(
-    "factory", [signoff_operations_agent, strands_operations_agent], ids=["signoff", "strands"]
-)
-
-
-@GATED
+@OPERATIONS
 def test_the_gates_ask_for_the_record_whatever_the_rule_says(
     redis_client: redis.Redis, tmp_path: Path, factory: Factory
 ) -> None:

@@ -1,10 +1,7 @@
 """``RedisSessionRepository``: Strands' session repository interface on Signoff's Redis."""
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,12 +12,12 @@ from strands.types.session import Session, SessionAgent, SessionMessage, Session
 
 from agent.strands_bridge import CorruptedSessionError, RecordConflictError, RedisSessionRepository, strands_key
 from state import ConflictError, SessionException, SessionStore, keys_for
+from tests.bot.support.processes import run_python
 from tests.redis_targets import every_key, on_both
 from tests.strands.agents import completions, strands_batch_agent
 
 pytest_generate_tests = on_both
 
-ROOT = Path(__file__).resolve().parents[2]
 SID = "T0TEST:C0OPS:1700000000.000100"
 
 
@@ -180,14 +177,7 @@ def test_a_strands_agent_rebuilt_in_a_fresh_process_restores_and_resumes(
     [interrupt] = result.interrupts
     assert completions(redis_client, "notify") == 1
 
-    process = subprocess.run(
-        [sys.executable, "-m", "tests.strands.resume_elsewhere", redis_url, SID, interrupt.id],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    process = run_python(["-m", "tests.strands.resume_elsewhere", redis_url, SID, interrupt.id])
     assert process.returncode == 0, process.stderr
     report = json.loads(process.stdout.strip().splitlines()[-1])
 

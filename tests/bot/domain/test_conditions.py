@@ -8,12 +8,17 @@ import pytest
 from bot.domain import conditions
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import load_policy
-from tests.bot.support.policy_files import TIERED, load_error, write
+from tests.bot.support.policy_files import TIERED, load_error, problem_cases, write
+
+
+def _loaded(tmp_path: Path, text: str) -> PolicyBook:
+    """The policy book of ``text``, written as a policy file in ``tmp_path``."""
+    return load_policy(write(tmp_path, text))
 
 
 @pytest.fixture
 def book(tmp_path: Path) -> PolicyBook:
-    return load_policy(write(tmp_path, TIERED))
+    return _loaded(tmp_path, TIERED)
 
 
 @pytest.mark.parametrize(
@@ -36,17 +41,10 @@ def test_the_first_rule_whose_condition_holds_applies(
 
 
 def test_a_condition_with_no_answer_does_not_apply_an_allow_rule(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: small
-                match: {tools: [scale_service], when: 'args.replicas <= 3'}
-                tier: allow
-            """,
-        )
+    small = (
+        "rules:\n  - name: small\n    match: {tools: [scale_service], when: 'args.replicas <= 3'}\n    tier: allow\n"
     )
+    book = _loaded(tmp_path, small)
     assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={}).name == "default"
     assert book.for_call(tool="scale_service", interrupt_name="approval", tool_input={"replicas": 1}).tier == "allow"
 
@@ -70,110 +68,7 @@ def test_a_batch_is_refused_if_any_call_is_and_runs_unasked_only_if_every_call_m
     assert refused.message == "Past 10 replicas needs a capacity review."
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'args.env =='}
-            """,
-            "line 3, rules[0].match.when: not a CEL expression (at line 1, column 10 of it: args.env ==)",
-            id="syntax",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'arg.env == "prod"'}
-            """,
-            "line 3, rules[0].match.when: unknown name 'arg' (a condition sees only args, the call's input, "
-            "and tool, its name)",
-            id="typo-in-a-name",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {interrupts: [deploy], when: 'args.env == "prod"'}
-            """,
-            "line 3, rules[0].match: a condition ('when') reads a call's input: a rule with one matches tools only",
-            id="condition-on-interrupt-names",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-              - name: b
-                match: {tools: [x], when: 'args.n > 1'}
-            """,
-            "line 5, rules[1].match.tools[0]: tool 'x' is matched by both rule 'a' and rule 'b'",
-            id="unreachable-after-an-unconditional-rule",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x], when: 'args.n > 1'}
-                channel: C0OPS
-            """,
-            "line 4, rules[0].channel: a rule with a condition ('when') cannot route: set channel elsewhere",
-            id="condition-and-channel",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                tier: sometimes
-            """,
-            "line 4, rules[0].tier: Input should be 'allow', 'ask' or 'deny'",
-            id="unknown-tier",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                quorum: 2
-                grants: {durations: [1h]}
-            """,
-            "line 5, rules[0].grants: a rule needing a quorum of several cannot offer standing approvals",
-            id="grants-with-a-quorum",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                tier: allow
-                grants: {durations: [1h]}
-            """,
-            "line 5, rules[0].grants: standing approvals are offered where people decide: tier ask only",
-            id="grants-on-a-rule-that-decides-by-itself",
-        ),
-        pytest.param(
-            """
-            rules:
-              - name: a
-                match: {tools: [x]}
-                grants: {durations: [8d]}
-            """,
-            "line 4, rules[0].grants.durations[0]: Input should be less than or equal to 604800",
-            id="grants-never-longer-than-a-week",
-        ),
-        pytest.param(
-            """
-            default:
-              tier: allow
-            """,
-            "line 2, default.tier: unknown key 'tier'",
-            id="the-default-always-asks",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("text", "expected"), problem_cases("conditions"))
 def test_a_condition_or_tier_error_names_the_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
     path = write(tmp_path, text)
     assert str(load_error(path)).startswith(f"{path}, {expected}")
@@ -188,19 +83,17 @@ def test_conditions_read_json_values_and_macros_but_nothing_else() -> None:
 
 
 def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: big
-                match: {tools: [deploy], when: 'args.replicas > 10'}
-                tier: deny
-              - name: deploys
-                match: {tools: [deploy]}
-                channel: C0DEPLOYS
-            """,
-        )
+    book = _loaded(
+        tmp_path,
+        """
+        rules:
+          - name: big
+            match: {tools: [deploy], when: 'args.replicas > 10'}
+            tier: deny
+          - name: deploys
+            match: {tools: [deploy]}
+            channel: C0DEPLOYS
+        """,
     )
     assert book.channel_for("deploy", "approval") == "C0DEPLOYS"
     assert book.channel_for("other", "approval") is None
@@ -208,20 +101,18 @@ def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Pat
 
 
 def test_an_input_shaped_to_leave_a_condition_unanswered_never_escapes_a_deny_rule_after_it(tmp_path: Path) -> None:
-    book = load_policy(
-        write(
-            tmp_path,
-            """
-            rules:
-              - name: big-scale
-                match: {tools: [scale_service], when: 'args.replicas > 10'}
-              - name: prod-frozen
-                match: {tools: [scale_service], when: 'args.env == "prod"'}
-                tier: deny
-              - name: scaling
-                match: {tools: [scale_service]}
-            """,
-        )
+    book = _loaded(
+        tmp_path,
+        """
+        rules:
+          - name: big-scale
+            match: {tools: [scale_service], when: 'args.replicas > 10'}
+          - name: prod-frozen
+            match: {tools: [scale_service], when: 'args.env == "prod"'}
+            tier: deny
+          - name: scaling
+            match: {tools: [scale_service]}
+        """,
     )
 
     def rule(tool_input: dict[str, object]) -> str:

@@ -2,11 +2,9 @@
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.bot.support.processes import ROOT, run_python
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot.
 _NOT_THE_BOTS = {"bot.loopback_slack.records.SlackError"}
@@ -49,14 +47,7 @@ print(json.dumps({"errors": errors, "outside": sorted(set(outside))}))
 
 
 def test_every_error_bot_defines_derives_from_signoff_error() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, *_NOT_THE_BOTS],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    result = run_python(["-c", _PROBE, *_NOT_THE_BOTS])
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["errors"] > 10  # the walk found them (ConfigError, PolicyError, NotReady, ...)

@@ -7,34 +7,10 @@ import pytest
 
 from bot.domain.policy_file import PolicyError, load_policy
 from bot.domain.records import LevelRecord
+from tests.bot.support.policy_files import POLICIES
 
-LADDER = """\
-rotations:
-  primary:
-    members: [U0ALICE, U0BOB]
-    shift: 7d
-    handoff: "09:00"
-    timezone: Europe/Berlin
-    starts: 2026-11-02
-rules:
-  - name: deploys
-    match: {tools: [deploy]}
-    quorum: 2
-    escalation:
-      levels:
-        - after: 15m
-          targets: {usergroups: [S0ONCALL]}
-        - after: 1h30m
-          targets: {rotation: primary, users: [U0LEAD]}
-      repeat: 1
-    claim: {pause: 30m}
-    reminders: {every: 600}
-    expiry: {after: 4h, outcome: deny}
-  - name: reads
-    match: {tools: [read_logs]}
-    low_risk: true
-    expiry: {after: 1d, outcome: approve}
-"""
+# A full ladder: a rotation, a quorum, two escalation levels, a claim pause, reminders, expiry.
+LADDER = (POLICIES / "ladder.yml").read_text(encoding="utf-8")
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -41,6 +41,13 @@ def _requests(bot: Bot, count: int) -> list[str]:
     return [bot.approval_id(index) for index in range(count)]
 
 
+def _due(bot: Bot, clock: ManualClock, count: int) -> list[str]:
+    """``count`` requests, and 15 minutes later their first reminders due; their approval ids."""
+    approval_ids = _requests(bot, count)
+    clock.advance(15 * 60)
+    return approval_ids
+
+
 def _take_and_plan(bot: Bot) -> list[Step]:
     """What a tick does before it writes: claim what is due, read the approvals, plan every step."""
     services = bot.services
@@ -86,8 +93,7 @@ def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twic
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     with _bot(redis_client, tmp_path) as (bot, clock):
-        approval_ids = _requests(bot, 5)
-        clock.advance(15 * 60)
+        approval_ids = _due(bot, clock, 5)
         services = bot.services
 
         # A worker claims and plans every due step, then dies before writing them.
@@ -112,19 +118,17 @@ def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     with _bot(redis_client, tmp_path) as (bot, clock):
-        approval_ids = _requests(bot, 3)
-        clock.advance(15 * 60)
-        services = bot.services
+        approval_ids = _due(bot, clock, 3)
         steps = _take_and_plan(bot)
 
         decided = steps[1].due.approval_id
         bot.click(ids.APPROVE_ACTION, decided, user=APPROVER)
-        assert services.schedule.apply(steps) == [True, False, True]
+        assert bot.services.schedule.apply(steps) == [True, False, True]
         bot.drain()
 
         assert len(_reminders(bot)) == 2
         assert sorted(_audited_reminders(bot)) == sorted(set(approval_ids) - {decided})
-        assert services.schedule.pending() == 2  # the decided request has nothing scheduled
+        assert bot.services.schedule.pending() == 2  # the decided request has nothing scheduled
 
 
 def test_an_unreadable_request_is_quarantined_and_the_others_fire(redis_client: redis.Redis, tmp_path: Path) -> None:

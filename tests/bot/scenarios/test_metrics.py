@@ -11,7 +11,7 @@ from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
-from tests.bot.support.policy_files import write
+from tests.bot.support.policy_files import POLICIES
 from tests.bot.support.scrapes import Scrape
 from tests.outage import redis_stopped
 
@@ -87,24 +87,10 @@ def test_redis_errors_are_counted_and_the_state_is_absent_not_wrong_while_redis_
         assert _scrape(bot).value("signoff_state_scrape_ok") == 1
 
 
-_LADDER_AND_EXPIRY = """\
-rules:
-  - name: service-changes
-    match: {tools: [restart_service]}
-    approvers: {users: [U0APPROVER]}
-    escalation:
-      levels:
-        - after: 10m
-          targets: {users: [U0SECOND]}
-      repeat: 0
-    expiry: {after: 1h, outcome: deny}
-"""
-
-
 def test_an_escalation_and_an_expiry_move_the_metrics_and_pending_ages(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
-    policy = write(tmp_path, _LADDER_AND_EXPIRY)
+    policy = POLICIES / "ladder_and_expiry.yml"
     clock = ManualClock()
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy, clock=clock) as bot:
         before = _scrape(bot)

@@ -21,15 +21,10 @@ from tests.bot.support.harness import (
     demo_factory,
     is_decided,
     running_bot,
+    start_thread,
     thread_session,
 )
 from tests.bot.support.restarts import approved_after_a_restart
-
-
-def _start(bot: Bot, request: str) -> str:
-    assert bot.mention(request).status == 200
-    bot.drain()
-    return str(bot.approval_messages()[0]["thread_ts"])
 
 
 def _decisions(bot: Bot) -> list[AuditEntry]:
@@ -37,7 +32,7 @@ def _decisions(bot: Bot) -> list[AuditEntry]:
 
 
 def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     [message] = bot.approval_messages()
     assert "restart_service" in message["text"]
     assert not is_decided(message)
@@ -54,7 +49,7 @@ def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
 
 
 def test_deny_with_a_reason_through_the_modal(bot: Bot) -> None:
-    thread_ts = _start(bot, "roll back payments")
+    thread_ts = start_thread(bot, "roll back payments")
     approval_id = bot.approval_id()
 
     assert bot.click(ids.DENY_ACTION, approval_id, user=APPROVER).status == 200
@@ -78,7 +73,7 @@ def test_deny_with_a_reason_through_the_modal(bot: Bot) -> None:
 @pytest.mark.parametrize("blank", ["", "   \n\t "])
 def test_a_required_reason_cannot_be_blank(policed_bot: Bot, blank: str) -> None:
     bot = policed_bot
-    _start(bot, "roll back payments")
+    start_thread(bot, "roll back payments")
     approval_id = bot.approval_id()
 
     response = bot.submit_deny(approval_id, user=APPROVER, reason=blank)
@@ -100,7 +95,7 @@ def test_two_interrupts_in_one_session_resume_only_after_both(redis_client: redi
     from tests.bot.support.agents import two_gates_agent
 
     with running_bot(redis_client, agent_factory=two_gates_agent) as bot:
-        thread_ts = _start(bot, "restart api and search")
+        thread_ts = start_thread(bot, "restart api and search")
         assert len(bot.approval_messages()) == 2
         first, second = bot.approval_id(0), bot.approval_id(1)
 
@@ -116,7 +111,7 @@ def test_two_interrupts_in_one_session_resume_only_after_both(redis_client: redi
 
 
 def test_a_double_click_changes_nothing_and_says_who_decided(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     approval_id = bot.approval_id()
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
@@ -131,7 +126,7 @@ def test_a_double_click_changes_nothing_and_says_who_decided(bot: Bot) -> None:
 
 
 def test_two_approvers_at_once_exactly_one_decision_stands(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     approval_id = bot.approval_id()
     barrier = threading.Barrier(2)
     statuses: list[int] = []
@@ -158,7 +153,7 @@ def test_two_approvers_at_once_exactly_one_decision_stands(bot: Bot) -> None:
 
 def test_an_unauthorized_click_is_refused_named_and_audited(policed_bot: Bot) -> None:
     bot = policed_bot
-    _start(bot, "restart checkout")
+    start_thread(bot, "restart checkout")
     approval_id = bot.approval_id()
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=OUTSIDER)
@@ -175,7 +170,7 @@ def test_an_unauthorized_click_is_refused_named_and_audited(policed_bot: Bot) ->
 
 def test_a_user_group_member_may_approve(policed_bot: Bot) -> None:
     bot = policed_bot
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     bot.click(ids.APPROVE_ACTION, bot.approval_id(), user="U0ONCALL")
     bot.drain()
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
@@ -184,7 +179,7 @@ def test_a_user_group_member_may_approve(policed_bot: Bot) -> None:
 
 def test_self_approval_is_refused_even_for_a_listed_approver(policed_bot: Bot) -> None:
     bot = policed_bot
-    _start(bot, "restart checkout")  # asked by REQUESTER, who is listed as an approver
+    start_thread(bot, "restart checkout")  # asked by REQUESTER, who is listed as an approver
 
     bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=REQUESTER)
     bot.drain()
@@ -195,7 +190,7 @@ def test_self_approval_is_refused_even_for_a_listed_approver(policed_bot: Bot) -
 
 
 def test_thread_discussion_travels_with_the_decision(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     bot.reply("is anyone deploying checkout right now?", user=SECOND_APPROVER, thread_ts=thread_ts)
     bot.reply("no, go ahead", user=REQUESTER, thread_ts=thread_ts)
 
@@ -218,7 +213,7 @@ def _session_of(thread_ts: str) -> str:
 
 
 def test_a_typed_approve_reply_decides(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
 
     bot.reply("approve: checked the dashboards", user=APPROVER, thread_ts=thread_ts)
     bot.drain()
@@ -258,7 +253,7 @@ def test_the_bot_restarted_between_interrupt_and_click(redis_client: redis.Redis
 
 
 def test_interrupt_state_stays_wire_compatible_through_the_bot(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     session = bot.services.store.load(_session_of(thread_ts))
     assert session is not None
     restored = _InterruptState.from_dict(session.interrupt_state)
@@ -268,7 +263,7 @@ def test_interrupt_state_stays_wire_compatible_through_the_bot(bot: Bot) -> None
 
 
 def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_lingers(bot: Bot) -> None:
-    thread_ts = _start(bot, "restart checkout")
+    thread_ts = start_thread(bot, "restart checkout")
     approval_id = bot.approval_id()
     session_id = _session_of(thread_ts)
     redis_client = bot.services.redis

@@ -10,13 +10,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,9 +40,8 @@ from tests.bot.support.harness import (
     is_decided,
     message_click,
 )
-from tests.bot.support.processes import run_bot
+from tests.bot.support.processes import run_bot, start_bot
 
-ROOT = Path(__file__).resolve().parents[3]
 REPLY = "checkout: 3 replicas restarted"
 
 
@@ -277,13 +274,11 @@ def test_python_m_bot_socket_runs_a_request_to_its_reply() -> None:
         environment = _environment(
             SLACK_BOT_TOKEN=slack.token, SLACK_APP_TOKEN=slack.app_token, SLACK_API_URL=slack.url, LOG_LEVEL="WARNING"
         )
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bot", "socket"],
-            cwd=ROOT,
-            env=environment,
+        process = start_bot(
+            ["socket"],
+            environment,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
             start_new_session=True,  # its own process group: a failure kills its embedded Redis too
         )
         try:

@@ -3,7 +3,6 @@ itself where its tier says so (``deny``: refused and never asked; ``allow``: run
 and shown in the thread; everything else is asked as before. Through the HTTP API too."""
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -12,26 +11,13 @@ from prometheus_client import REGISTRY
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import api_caller
 from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
-from tests.bot.support.policy_files import write
-
-POLICY = """\
-rules:
-  - name: big-scale
-    match: {tools: [scale_service], when: 'args.replicas > 10'}
-    tier: deny
-    message: Past 10 replicas needs a capacity review.
-  - name: small-scale
-    match: {tools: [scale_service], when: 'args.replicas <= 3'}
-    tier: allow
-  - name: scaling
-    match: {tools: [scale_service]}
-"""
+from tests.bot.support.policy_files import POLICIES
 
 
 @pytest.fixture
-def bot(redis_client: redis.Redis, tmp_path: Path) -> Iterator[Bot]:
-    policy = write(tmp_path, POLICY)
-    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as running:
+def bot(redis_client: redis.Redis) -> Iterator[Bot]:
+    # Scaling past 10 replicas is refused, up to 3 runs unasked, anything between is asked.
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=POLICIES / "tiers.yml") as running:
         yield running
 
 

@@ -24,14 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 __all__ = ["Ack", "EnvelopeType", "FakeSocketModeServer"]
 
 JsonDict = dict[str, Any]
 EnvelopeType = Literal["events_api", "interactive", "slash_commands"]
+_Found = TypeVar("_Found")
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _OP_CONTINUATION, _OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
@@ -155,9 +155,7 @@ class FakeSocketModeServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     @property
@@ -241,15 +239,11 @@ class FakeSocketModeServer:
             live = [c for c in self._connections if not c.closed]
             return live[-1] if live and len(self._connections) >= count else None
 
-        with self._cond:
-            if not self._cond.wait_for(lambda: ready() is not None, timeout=timeout):
-                raise AssertionError(
-                    f"timed out after {timeout}s waiting for socket mode connection #{count}; "
-                    f"{len(self._connections)} accepted, {self._refused} refused"
-                )
-            connection = ready()
-            assert connection is not None
-            return connection
+        return self._wait_for(
+            ready,
+            timeout,
+            lambda: f"socket mode connection #{count}; {len(self._connections)} accepted, {self._refused} refused",
+        )
 
     @property
     def connection_count(self) -> int:
@@ -284,15 +278,18 @@ class FakeSocketModeServer:
         def find() -> Ack | None:
             return next((a for a in self._acks if a.envelope_id == envelope_id), None)
 
+        return self._wait_for(
+            find, timeout, lambda: f"the ack of {envelope_id}; acked: {[a.envelope_id for a in self._acks]}"
+        )
+
+    def _wait_for(self, find: Callable[[], _Found | None], timeout: float, waited_for: Callable[[], str]) -> _Found:
+        """What ``find`` returns once it is not None; ``AssertionError`` naming ``waited_for()`` after ``timeout``."""
         with self._cond:
             if not self._cond.wait_for(lambda: find() is not None, timeout=timeout):
-                raise AssertionError(
-                    f"timed out after {timeout}s waiting for the ack of {envelope_id}; "
-                    f"acked: {[a.envelope_id for a in self._acks]}"
-                )
-            ack = find()
-            assert ack is not None
-            return ack
+                raise AssertionError(f"timed out after {timeout}s waiting for {waited_for()}")
+            found = find()
+            assert found is not None
+            return found
 
     # ------------------------------------------------------------------ server threads
 

@@ -268,6 +268,13 @@ def deny_submission(approval_id: str, *, user: str = APPROVER, reason: str = "no
     )
 
 
+def start_thread(bot: Bot, request: str) -> str:
+    """Mention the bot with ``request`` (accepted) and let the worker settle; the first approval message's thread."""
+    assert bot.mention(request).status == 200
+    bot.drain()
+    return str(bot.approval_messages()[0]["thread_ts"])
+
+
 def thread_session(thread_ts: str, *, channel: str = CHANNEL) -> str:
     """The id of the session a thread of the test workspace holds (the bot's own spelling)."""
     return session_id_for(slack_requests.TEAM_ID, channel, thread_ts)

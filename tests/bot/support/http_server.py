@@ -1,4 +1,4 @@
-"""Serve a WSGI app (e.g. ``slack_bolt.adapter.wsgi.SlackRequestHandler(app)``) on a loopback port for a test."""
+"""Serve a WSGI app (e.g. ``slack_bolt.adapter.wsgi.SlackRequestHandler(app)``), or any server, on a loopback port."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 if TYPE_CHECKING:
     from wsgiref.types import WSGIApplication
 
-__all__ = ["serve_wsgi"]
+__all__ = ["in_background", "serve_wsgi"]
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -45,13 +45,20 @@ class _QuietHandler(WSGIRequestHandler):
 def serve_wsgi(wsgi_app: WSGIApplication, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Run ``wsgi_app`` on a background thread; yield its base URL (``http://127.0.0.1:<port>/``); stop on exit."""
     server = make_server(host, port, wsgi_app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    with in_background(server, "serve_wsgi", poll_interval=0.05):
+        yield f"http://{host}:{server.server_port}/"
+
+
+@contextmanager
+def in_background(server: socketserver.BaseServer, name: str, *, poll_interval: float = 0.5) -> Iterator[None]:
+    """Serve ``server`` on the daemon thread ``name`` while the block runs; then shut it down, close it, join it."""
     thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="serve_wsgi", daemon=True
+        target=server.serve_forever, kwargs={"poll_interval": poll_interval}, name=name, daemon=True
     )
     thread.start()
     try:
-        yield f"http://{host}:{server.server_port}/"
+        yield
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=5)
+        thread.join(timeout=5)  # at once: shutdown() returns once serve_forever has

@@ -5,13 +5,14 @@ streams as the real API does (the CLI always asks for ``stream: true``) and keep
 """
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.bot.support.http_server import in_background
 
 
 @dataclass(frozen=True)
@@ -87,14 +88,8 @@ def serving(call: ToolCall) -> Iterator[MessagesApi]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="messages-api", daemon=True)
-    thread.start()
-    try:
+    with in_background(server, "messages-api"):
         yield api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
 
 
 def cli_environment(api: MessagesApi, home: Path) -> dict[str, str]:

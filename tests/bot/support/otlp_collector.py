@@ -16,6 +16,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from tests.bot.support.http_server import in_background
+
 
 @dataclass(frozen=True)
 class ReceivedSpan:
@@ -122,10 +124,5 @@ def otlp_collector() -> Iterator[Collector]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     collector = Collector(url=f"http://127.0.0.1:{server.server_address[1]}")
-    thread = threading.Thread(target=server.serve_forever, name="otlp-collector", daemon=True)
-    thread.start()
-    try:
+    with in_background(server, "otlp-collector"):
         yield collector
-    finally:
-        server.shutdown()
-        server.server_close()

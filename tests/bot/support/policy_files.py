@@ -1,9 +1,12 @@
-"""Policy files for tests: written to a temporary folder, or the ready ones in ``POLICIES``; their load errors."""
+"""Policy files for tests: written to a temporary folder, or the ready ones in ``POLICIES``; their load errors, and
+the cases of problems in ``POLICIES/problems``."""
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml  # type: ignore[import-untyped]
 
 from bot.domain.policy_file import PolicyError, load_policy
 
@@ -36,3 +39,9 @@ def load_error(path: Path) -> PolicyError:
     with pytest.raises(PolicyError) as caught:
         load_policy(path)
     return caught.value
+
+
+def problem_cases(name: str) -> list[Any]:
+    """``pytest.param(policy text, expected error, id=case)`` for each case in ``POLICIES/problems/<name>.yml``."""
+    cases = yaml.safe_load((POLICIES / "problems" / f"{name}.yml").read_text(encoding="utf-8"))
+    return [pytest.param(case["policy"], case["error"], id=case_id) for case_id, case in cases.items()]

@@ -1,6 +1,8 @@
 """Red team: the policy applied to a batch is chosen by rule order, not by what the batch holds."""
 
 import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,17 @@ def _batch_gated_agent(*, session_id: str, store: Any) -> Agent:
     )
 
 
+@contextmanager
+def _asked(
+    redis_client: redis.Redis, policy: Path, agent: Callable[..., Any], request: str, **options: Any
+) -> Iterator[tuple[Bot, str]]:
+    """A bot running ``agent`` under ``policy``, asked ``request`` and settled; it and the newest approval's id."""
+    with running_bot(redis_client, agent_factory=agent, policy_path=policy, **options) as bot:
+        bot.mention(request)
+        bot.drain()
+        yield bot, bot.approval_id(-1)
+
+
 def _assert_an_approvers_click_decides_nothing(bot: Bot, approval_id: str) -> None:
     """Only U0LEAD may approve the batch: the approver's click is answered and leaves it undecided."""
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
@@ -73,11 +86,7 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     """Authorized: the batch holds delete_files (only U0LEAD); the earlier 'reads' rule must not let anyone approve."""
-    policy = _reads_first(tmp_path, READ_LOGS)
-    with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy) as bot:
-        bot.mention("clean up")
-        bot.drain()
-        approval_id = bot.approval_id(-1)
+    with _asked(redis_client, _reads_first(tmp_path, READ_LOGS), _batch_gated_agent, "clean up") as (bot, approval_id):
         approval = bot.services.approvals.find(approval_id)
         assert approval is not None
         assert {call.tool for call in approval.request.calls} == {"read_logs", "delete_files"}
@@ -97,10 +106,7 @@ def test_a_strands_batch_holding_delete_files_is_not_judged_by_the_read_rule(
     from tests.strands.native import batch_agent
 
     policy = _reads_first(tmp_path, INSPECT_FILES)
-    with running_bot(redis_client, agent_factory=batch_agent, policy_path=policy) as bot:
-        bot.mention("clean /srv/data")
-        bot.drain()
-        approval_id = bot.approval_id(-1)
+    with _asked(redis_client, policy, batch_agent, "clean /srv/data") as (bot, approval_id):
         _assert_an_approvers_click_decides_nothing(bot, approval_id)
 
 
@@ -117,12 +123,9 @@ def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
     """Authorized/Once: the low-risk rule of read_logs must not auto-approve delete_files in the same batch."""
     from bot.domain.clock import ManualClock
 
-    policy = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
     clock = ManualClock()
-    with running_bot(redis_client, agent_factory=_batch_gated_agent, policy_path=policy, clock=clock) as bot:
-        bot.mention("clean up")
-        bot.drain()
-        approval_id = bot.approval_id(-1)
+    low_risk_reads = _reads_first(tmp_path, LOW_RISK_READ_LOGS)
+    with _asked(redis_client, low_risk_reads, _batch_gated_agent, "clean up", clock=clock) as (bot, approval_id):
         clock.advance(2 * 3600)
         bot.drain()
         approval = bot.services.approvals.find(approval_id)

@@ -5,7 +5,6 @@ package's own client."""
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -20,7 +19,7 @@ from bot.render import action_ids as ids
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import APPROVER, Bot
 from tests.bot.support.mcp_servers import mcp_environment, stdio_server
-from tests.bot.support.processes import ROOT, bot_environment
+from tests.bot.support.processes import bot_environment, start_bot
 
 pytestmark = pytest.mark.single_redis
 
@@ -69,14 +68,7 @@ def _handshake_sessions(bot: Bot) -> Iterator[dict[str, HandshakeSession]]:
     with ExitStack() as stack:
         sessions = {}
         for version in HANDSHAKE_PROTOCOL_VERSIONS:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "bot", "mcp"],
-                cwd=ROOT,
-                env=environment,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
+            process = start_bot(["mcp"], environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             stack.callback(_end, process)
             sessions[version] = HandshakeSession(process, version)
         yield sessions
