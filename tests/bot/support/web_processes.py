@@ -91,6 +91,7 @@ def click_approve(port: int, slack: FakeSlack) -> None:
         user_id=APPROVER,
         channel_id=CHANNEL,
         message_ts=message["ts"],
+        thread_ts=message.get("thread_ts"),  # as Slack sends it: a click within moments of the post is placed by it
         value=approval_id,
         blocks=message["blocks"],
         response_url=slack.response_url(channel=CHANNEL, message_ts=message["ts"]),
