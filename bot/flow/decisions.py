@@ -294,7 +294,7 @@ class DecisionService:
             quorum=1,
         )
         details = {"approval_id": request.approval_id, "outcome": decision.decision} | _filled_in_by_script(decision)
-        result = self._attempt(attempt, decision, details, source=source)
+        result = self._attempt(attempt, decision, details, source=source, raised_in=approval.traceparent)
         decided = result.status is Status.DECIDED
         if decided:
             metrics.decided(outcome=decision.decision, source=source, waited_s=_waited_s(request, decision))
@@ -376,7 +376,7 @@ class DecisionService:
             "reason": reason,
             "source": "withdrawal",
         }
-        result = self._attempt(attempt, decision, details)
+        result = self._attempt(attempt, decision, details, raised_in=approval.traceparent)
         decided = result.status is Status.DECIDED
         if decided:
             metrics.decided(outcome="deny", source="withdrawal", waited_s=_waited_s(request, decision))
@@ -403,15 +403,24 @@ class DecisionService:
         return Outcome(Status.CLAIMED, approval=approval)
 
     def _attempt(
-        self, attempt: Attempt, decision: Decision, details: dict[str, str | None], *, source: str | None = None
+        self,
+        attempt: Attempt,
+        decision: Decision,
+        details: dict[str, str | None],
+        *,
+        source: str | None = None,
+        raised_in: str | None = None,
     ) -> DecideResult:
         """Run the decide script (every line logged meanwhile names the approval and its session).
 
-        ``source`` is what decides (else the one ``details`` names). In a span continuing the trace of the run
-        that raised the approval (read first, only while traces are recorded): the message update and the resume
-        job the script queues continue the decision's.
+        ``source`` is what decides (else the one ``details`` names). In a span continuing ``raised_in``, the trace
+        of the run that raised the approval (when the caller has not read the approval, it is read first, only
+        while traces are recorded): the message update and the resume job the script queues continue the decision's.
         """
-        raised_in = self._approvals.traceparent_of(attempt.session_id, attempt.approval_id) if tracing.enabled() else ""
+        if raised_in is None:
+            raised_in = (
+                self._approvals.traceparent_of(attempt.session_id, attempt.approval_id) if tracing.enabled() else ""
+            )
         source = source or details.get("source") or "expiry"
         attributes = {"signoff.approval.id": attempt.approval_id, "signoff.decision.source": source}
         with (

@@ -183,10 +183,9 @@ class Escalator:
             return
         request = approval.request
         # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
-        raised_in = self.approvals.traceparent_of(request.session_id, request.approval_id) if tracing.enabled() else ""
         kind = tracing.name_part(step.due.kind, keys.SCHEDULE_KINDS)
         with tracing.span(
-            f"schedule {kind}", parent=raised_in, attributes={"signoff.approval.id": request.approval_id}
+            f"schedule {kind}", parent=approval.traceparent, attributes={"signoff.approval.id": request.approval_id}
         ):
             if step.due.kind == "remind":
                 self._remind(step, approval)

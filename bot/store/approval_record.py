@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from bot.domain.edits import CallEdit
 from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
+from bot.observe.tracing import TRACE_FIELD, valid_traceparent
 from bot.store import keys
 from bot.store.edits import read_edit
 from state.text import as_text
@@ -42,6 +43,8 @@ class Approval:
     """The outbox entry that posted the message (its marker stays on the message)."""
     edit: CallEdit | None = None
     """The input an approver edited the call to, while it waits (and once decided: what was approved)."""
+    traceparent: str = ""
+    """The trace of the run that raised it (``bot.observe.tracing``), "" when none was recorded."""
 
     @property
     def shown_input(self) -> Any:
@@ -110,6 +113,7 @@ def approval_from(
         version,
         decoded.get("post_entry"),
         edit,
+        valid_traceparent(decoded.get(TRACE_FIELD)),
     )
 
 

@@ -16,6 +16,7 @@ from bot.store import keys
 from bot.store.approvals import ApprovalStore
 from bot.store.jobs import Job, JobKind, ResumeJob, StartJob
 from bot.store.outbox import OutboxEntry, post_message
+from tests.bot.support.approval_requests import an_approval_request
 
 TRACE_ID = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 SPAN_ID = 0x00F067AA0BA902B7
@@ -136,3 +137,16 @@ def test_a_corrupted_stored_trace_is_none(redis_client: redis.Redis) -> None:
     assert approvals.traceparent_of(session_id, approval_id) == ""
     redis_client.hset(keys.approval(session_id, approval_id), "traceparent", TRACEPARENT)
     assert approvals.traceparent_of(session_id, approval_id) == TRACEPARENT
+
+
+def test_an_approval_raised_in_a_span_is_read_back_with_its_trace(redis_client: redis.Redis, in_a_span: None) -> None:
+    approvals = ApprovalStore(redis_client)
+    request = an_approval_request()
+    approvals.open_round(session_id=request.session_id, version=4, requests=[request])
+    stored = approvals.get(request.session_id, request.approval_id)
+    assert stored is not None
+    assert stored.traceparent == approvals.traceparent_of(request.session_id, request.approval_id) == TRACEPARENT
+    redis_client.hset(keys.approval(request.session_id, request.approval_id), "traceparent", "forged")
+    forged = approvals.get(request.session_id, request.approval_id)
+    assert forged is not None
+    assert forged.traceparent == ""  # a malformed one is none, and the approval stays readable
