@@ -20,17 +20,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from agent import attempts
+from agent import attempts, hooks
 from agent.guarded import waiting_calls
-from agent.hooks import (
-    AfterInvocationEvent,
-    AfterToolCallEvent,
-    BeforeInvocationEvent,
-    BeforeToolCallEvent,
-    BeforeToolsEvent,
-    HookProvider,
-    HookRegistry,
-)
+from agent.hooks import HookProvider, HookRegistry
 from agent.interrupting import REGISTRY_LOCK
 from agent.models.base import Model
 from agent.session import AgentState, SessionBinding
@@ -179,12 +171,12 @@ class Agent:
             if not interrupt_state.activated:
                 interrupt_state.end_interrupt_cycle()
         self._save()
-        self.hooks.dispatch(AfterInvocationEvent(agent=self, stop_reason=result.stop_reason))
+        self.hooks.dispatch(hooks.AfterInvocationEvent(agent=self, stop_reason=result.stop_reason))
         return result
 
     def _run(self) -> AgentResult:
         interrupt_state = self._interrupt_state
-        gate = BeforeInvocationEvent(agent=self, messages=self.messages, _interrupt_state=interrupt_state)
+        gate = hooks.BeforeInvocationEvent(agent=self, messages=self.messages, _interrupt_state=interrupt_state)
         interrupts = self.hooks.dispatch(gate)
         if interrupts:
             interrupt_state.activate()
@@ -226,7 +218,7 @@ class Agent:
         calls = _tool_uses(message)
         todo = [tool_use for tool_use in calls if tool_use["toolUseId"] not in done]
 
-        before = BeforeToolsEvent(agent=self, message=message, tool_uses=todo, _interrupt_state=interrupt_state)
+        before = hooks.BeforeToolsEvent(agent=self, message=message, tool_uses=todo, _interrupt_state=interrupt_state)
         interrupts = self.hooks.dispatch(before)
         if interrupts:
             return self._stop_for(message, results, interrupts)
@@ -277,7 +269,7 @@ class Agent:
         """Run one call through its hooks; return its result, or the interrupts that stopped it."""
         tool_use_id = tool_use["toolUseId"]
         agent_tool = self.tools.get(tool_use["name"])
-        before = BeforeToolCallEvent(
+        before = hooks.BeforeToolCallEvent(
             agent=self, tool_use=tool_use, tool=agent_tool, _interrupt_state=self._interrupt_state
         )
         interrupts = self.hooks.dispatch(before)
@@ -316,11 +308,11 @@ class Agent:
         return self._after(tool_use, result)
 
     def _after(self, tool_use: ToolUse, result: ToolResult) -> ToolResult:
-        after = AfterToolCallEvent(agent=self, tool_use=tool_use, result=result)
+        after = hooks.AfterToolCallEvent(agent=self, tool_use=tool_use, result=result)
         self.hooks.dispatch(after)
         return after.result
 
-    def _start(self, before: BeforeToolCallEvent, tool_use: ToolUse) -> str | None:
+    def _start(self, before: hooks.BeforeToolCallEvent, tool_use: ToolUse) -> str | None:
         """Mark the call started, durably, before it runs; or refuse a re-run a human declined.
 
         Raises:
