@@ -5,7 +5,7 @@ comes back as a Converse assistant message; every SDK failure surfaces as ``Mode
 """
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anthropic
 from anthropic.types import (
@@ -16,7 +16,7 @@ from anthropic.types import (
     ToolResultBlockParam,
 )
 
-from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn, sdk_client_options
+from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn, SdkClientOptions, sdk_client_options
 from state.shapes import ContentBlock, Message, ToolResult
 
 if TYPE_CHECKING:
@@ -36,11 +36,9 @@ class AnthropicModel:
     Args:
         model_id: The Anthropic model name (``"claude-sonnet-4-5"``, ...).
         max_tokens: The answer's token budget (the Messages API requires one).
-        client: A ready client; otherwise one is built from ``api_key``, ``base_url`` and ``max_retries``.
-        api_key: Defaults to the SDK's own lookup (``ANTHROPIC_API_KEY``).
-        base_url: Another endpoint (a proxy, a gateway, a test server).
-        max_retries: SDK retries of transient failures; ``None`` keeps the SDK default.
-        timeout: Seconds per request; ``None`` keeps the SDK default.
+        client: A ready client; otherwise one is built from ``options``.
+        **options: How that client is built (``SdkClientOptions``): ``api_key`` (defaults to the
+            SDK's lookup of ``ANTHROPIC_API_KEY``), ``base_url``, ``max_retries``, ``timeout``.
     """
 
     def __init__(
@@ -49,17 +47,13 @@ class AnthropicModel:
         *,
         max_tokens: int = 1024,
         client: anthropic.Anthropic | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
+        **options: Unpack[SdkClientOptions],
     ) -> None:
         """Keep the settings; build the client unless one is given (no request is made)."""
         self.model_id = model_id
         self.max_tokens = max_tokens
         if client is None:
-            options = sdk_client_options(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
-            client = anthropic.Anthropic(**options)
+            client = anthropic.Anthropic(**sdk_client_options(options))
         self.client = client
 
     def converse(self, messages: list[Message], tool_specs: "list[ToolSpec]", system_prompt: str | None) -> ModelTurn:

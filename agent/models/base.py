@@ -1,7 +1,7 @@
 """The model protocol: Converse messages and tool specs in, one assistant turn out."""
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from state.shapes import Message
 
@@ -13,16 +13,30 @@ UNPORTABLE_BLOCKS = frozenset({"reasoningContent", "cachePoint", "guardContent"}
 """Converse blocks that carry nothing another provider can use: left out of provider requests."""
 
 
-def sdk_client_options(
-    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
-) -> dict[str, Any]:
+class SdkClientOptions(TypedDict, total=False):
+    """How an official SDK client is built when no ready client is given.
+
+    Attributes:
+        api_key: Defaults to the SDK's own lookup (its ``*_API_KEY`` variable).
+        base_url: Another endpoint (a proxy, a gateway, a test server).
+        max_retries: SDK retries of transient failures; ``None`` keeps the SDK default.
+        timeout: Seconds per request; ``None`` keeps the SDK default.
+    """
+
+    api_key: str | None
+    base_url: str | None
+    max_retries: int | None
+    timeout: float | None
+
+
+def sdk_client_options(options: SdkClientOptions) -> dict[str, Any]:
     """Keyword arguments for an official SDK client; unset retries and timeout keep the SDK's defaults."""
-    options: dict[str, Any] = {"api_key": api_key, "base_url": base_url}
-    if max_retries is not None:
-        options["max_retries"] = max_retries
-    if timeout is not None:
-        options["timeout"] = timeout
-    return options
+    client_options: dict[str, Any] = {"api_key": options.get("api_key"), "base_url": options.get("base_url")}
+    if (max_retries := options.get("max_retries")) is not None:
+        client_options["max_retries"] = max_retries
+    if (timeout := options.get("timeout")) is not None:
+        client_options["timeout"] = timeout
+    return client_options
 
 
 @dataclass(frozen=True)

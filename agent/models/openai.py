@@ -5,7 +5,7 @@ vLLM, ...) through ``base_url``. Every SDK failure surfaces as ``ModelError``.
 """
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import openai
 from openai.types.chat import (
@@ -16,7 +16,7 @@ from openai.types.chat import (
     ChatCompletionMessageToolCallUnionParam,
 )
 
-from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn, sdk_client_options
+from agent.models.base import UNPORTABLE_BLOCKS, ModelError, ModelTurn, SdkClientOptions, sdk_client_options
 from state.shapes import ContentBlock, Message, ToolResult
 
 if TYPE_CHECKING:
@@ -36,11 +36,9 @@ class OpenAIChatModel:
 
     Args:
         model_id: The model name on that server (``"gpt-4o"``, ``"llama3.1"``, ...).
-        client: A ready client; otherwise one is built from ``api_key``, ``base_url`` and ``max_retries``.
-        api_key: Defaults to the SDK's own lookup (``OPENAI_API_KEY``).
-        base_url: Another endpoint (Ollama, vLLM, a gateway, a test server).
-        max_retries: SDK retries of transient failures; ``None`` keeps the SDK default.
-        timeout: Seconds per request; ``None`` keeps the SDK default.
+        client: A ready client; otherwise one is built from ``options``.
+        **options: How that client is built (``SdkClientOptions``): ``api_key`` (defaults to the
+            SDK's lookup of ``OPENAI_API_KEY``), ``base_url``, ``max_retries``, ``timeout``.
     """
 
     def __init__(
@@ -48,16 +46,12 @@ class OpenAIChatModel:
         model_id: str,
         *,
         client: openai.OpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
+        **options: Unpack[SdkClientOptions],
     ) -> None:
         """Keep the settings; build the client unless one is given (no request is made)."""
         self.model_id = model_id
         if client is None:
-            options = sdk_client_options(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
-            client = openai.OpenAI(**options)
+            client = openai.OpenAI(**sdk_client_options(options))
         self.client = client
 
     def _error(self, text: str) -> str:
