@@ -89,6 +89,33 @@ class _MirrorView:
     )
 
 
+@dataclass
+class _Mirror:
+    """The store one agent's writes are mirrored to, and its views of the sessions read so far."""
+
+    store: SessionStore
+    agent_id: str
+    views: dict[str, _MirrorView] = field(default_factory=dict)
+
+    def write(self, session_id: str, view: _MirrorView) -> None:
+        """Save the view with the store's compare-and-set on the version it was read at.
+
+        Raises:
+            ConflictError: The session changed since; the view is dropped, so the next write reads it again.
+        """
+        try:
+            view.version = self.store.save(
+                session_id,
+                expected_version=view.version,
+                messages=[view.messages[message_id] for message_id in sorted(view.messages)],
+                agent_state=view.agent_state,
+                interrupt_state=view.interrupt_state,
+            )
+        except ConflictError:
+            self.views.pop(session_id, None)  # re-read on the next write; this one is lost to the caller
+            raise
+
+
 class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
     """Strands sessions, agents and messages in Redis, with compare-and-set updates.
 
@@ -107,8 +134,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
     ) -> None:
         """Register the scripts; nothing is sent until the first call."""
         self._client = client
-        self._mirror = mirror
-        self._mirror_agent_id = mirror_agent_id
+        self._mirror = _Mirror(mirror, mirror_agent_id) if mirror is not None else None
         self._create_agent = client.register_script(_CREATE_AGENT)
         self._update_agent = client.register_script(_UPDATE_AGENT)
         self._update_message = client.register_script(_UPDATE_MESSAGE)
@@ -116,7 +142,6 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         self._agent_created_at: dict[tuple[str, str], str] = {}
         self._message_versions: dict[tuple[str, str, int], int] = {}
         self._message_created_at: dict[tuple[str, str, int], str] = {}
-        self._views: dict[str, _MirrorView] = {}
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -158,10 +183,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             raise RecordConflictError(session_id, record, 0, 1)
         self._agent_versions[(session_id, agent_id)] = 1
         self._agent_created_at[(session_id, agent_id)] = session_agent.created_at
-        if self._mirrors(agent_id):
-            view = self._load_view(session_id, agent_id)
+        if (mirror := self._mirror_of(agent_id)) is not None:
+            view = self._load_view(mirror, session_id, agent_id)
             self._set_agent_view(view, session_agent)
-            self._write_view(session_id, view)
+            mirror.write(session_id, view)
 
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> Any:
         """The stored agent, or ``None``; its version becomes the base of the next ``update_agent``."""
@@ -173,9 +198,9 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         version, session_agent = decode_agent(session_id, agent_id, {text_of(k): text_of(v) for k, v in fields.items()})
         self._agent_versions[(session_id, agent_id)] = version
         self._agent_created_at[(session_id, agent_id)] = session_agent.created_at
-        if self._mirrors(agent_id):
-            self._views.pop(session_id, None)
-            self._load_view(session_id, agent_id)
+        if (mirror := self._mirror_of(agent_id)) is not None:
+            mirror.views.pop(session_id, None)
+            self._load_view(mirror, session_id, agent_id)
         return session_agent
 
     def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
@@ -203,10 +228,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             lambda: self._update_agent(keys=[key], args=[expected, text]),
             missing="agent does not exist",
         )
-        if self._mirrors(agent_id):
-            view = self._load_view(session_id, agent_id)
+        if (mirror := self._mirror_of(agent_id)) is not None:
+            view = self._load_view(mirror, session_id, agent_id)
             self._set_agent_view(view, session_agent)
-            self._write_view(session_id, view)
+            mirror.write(session_id, view)
 
     # --- messages ------------------------------------------------------------------------------
 
@@ -225,10 +250,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             raise RecordConflictError(session_id, record, 0, 1)
         self._message_versions[(session_id, agent_id, message_id)] = 1
         self._message_created_at[(session_id, agent_id, message_id)] = session_message.created_at
-        if self._mirrors(agent_id):
-            view = self._load_view(session_id, agent_id)
+        if (mirror := self._mirror_of(agent_id)) is not None:
+            view = self._load_view(mirror, session_id, agent_id)
             view.messages[message_id] = session_message.to_message()
-            self._write_view(session_id, view)
+            mirror.write(session_id, view)
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> Any:
         """The stored message, or ``None``."""
@@ -272,10 +297,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             lambda: self._update_message(keys=keys, args=[message_id, expected, text]),
             missing="message does not exist",
         )
-        if self._mirrors(agent_id):
-            view = self._load_view(session_id, agent_id)
+        if (mirror := self._mirror_of(agent_id)) is not None:
+            view = self._load_view(mirror, session_id, agent_id)
             view.messages[message_id] = session_message.to_message()
-            self._write_view(session_id, view)
+            mirror.write(session_id, view)
 
     def list_messages(
         self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0, **kwargs: Any
@@ -319,16 +344,16 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         self._message_versions[(session_id, agent_id, message.message_id)] = version
         self._message_created_at[(session_id, agent_id, message.message_id)] = message.created_at
 
-    def _mirrors(self, agent_id: str) -> bool:
-        return self._mirror is not None and agent_id == self._mirror_agent_id
+    def _mirror_of(self, agent_id: str) -> _Mirror | None:
+        """The mirror, if this agent's writes are mirrored."""
+        return self._mirror if self._mirror is not None and agent_id == self._mirror.agent_id else None
 
-    def _load_view(self, session_id: str, agent_id: str) -> _MirrorView:
+    def _load_view(self, mirror: _Mirror, session_id: str, agent_id: str) -> _MirrorView:
         """The mirror's view of the session, read once (its version is the base of the next write)."""
-        view = self._views.get(session_id)
+        view = mirror.views.get(session_id)
         if view is not None:
             return view
-        assert self._mirror is not None
-        stored = self._mirror.load(session_id)
+        stored = mirror.store.load(session_id)
         view = _MirrorView(version=stored.version if stored is not None else 0)
         for message in self._read_all_messages(session_id, agent_id):
             view.messages[message.message_id] = message.to_message()
@@ -338,7 +363,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         if fields:
             _, session_agent = decode_agent(session_id, agent_id, {text_of(k): text_of(v) for k, v in fields.items()})
             self._set_agent_view(view, session_agent)
-        self._views[session_id] = view
+        mirror.views[session_id] = view
         return view
 
     @staticmethod
@@ -347,20 +372,6 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         interrupt_state = session_agent._internal_state.get("interrupt_state")
         if interrupt_state is not None:
             view.interrupt_state = interrupt_state
-
-    def _write_view(self, session_id: str, view: _MirrorView) -> None:
-        assert self._mirror is not None
-        try:
-            view.version = self._mirror.save(
-                session_id,
-                expected_version=view.version,
-                messages=[view.messages[message_id] for message_id in sorted(view.messages)],
-                agent_state=view.agent_state,
-                interrupt_state=view.interrupt_state,
-            )
-        except ConflictError:
-            self._views.pop(session_id, None)  # re-read on the next write; this one is lost to the caller
-            raise
 
     def _call(self, session_id: str, record: str, operation: Any) -> Any:
         try:
