@@ -12,12 +12,12 @@ reminders: {every: 10m}                # a nudge in the thread while pending
 expiry: {after: 4h, outcome: deny}     # deny | keep | approve (approve: low_risk rules only)
 """
 
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from bot.domain.durations import Seconds
+from bot.domain.required import at_least_one
 from bot.domain.slack_ids import UsergroupId, UserId
 
 
@@ -32,11 +32,9 @@ class Targets(_Section):
     usergroups: tuple[UsergroupId, ...] = ()
     rotation: StrictStr | None = None
 
-    @model_validator(mode="after")
-    def _someone(self) -> Self:
-        if not self.users and not self.usergroups and self.rotation is None:
-            raise PydanticCustomError("targets", "a level needs users, usergroups or a rotation")
-        return self
+    _someone = at_least_one(
+        "users", "usergroups", "rotation", error_type="targets", message="a level needs users, usergroups or a rotation"
+    )
 
 
 class Level(_Section):

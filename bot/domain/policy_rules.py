@@ -29,6 +29,7 @@ from bot.domain.grants import GrantTerms
 from bot.domain.ladder import Claim, Escalation, Expiry, Reminders
 from bot.domain.patterns import NAME_PATTERN, published, whole_match
 from bot.domain.records import ApproverSet, LevelRecord, PolicySummary
+from bot.domain.required import at_least_one
 from bot.domain.slack_ids import ChannelId, UsergroupId, UserId
 
 __all__ = [
@@ -229,10 +230,12 @@ class Match(PolicyModel):
     when: Condition | None = None
     """A CEL condition on the call (``args``, its input; ``tool``, its name): the rule applies only where it holds."""
 
+    _not_empty = at_least_one(
+        "tools", "interrupts", error_type="empty_match", message="a rule must match at least one tool or interrupt name"
+    )
+
     @model_validator(mode="after")
-    def _not_empty(self) -> Self:
-        if not self.tools and not self.interrupts:
-            raise PydanticCustomError("empty_match", "a rule must match at least one tool or interrupt name")
+    def _when_on_tools_only(self) -> Self:
         if self.when is not None and self.interrupts:
             raise PydanticCustomError(
                 "when_on_interrupts", "a condition ('when') reads a call's input: a rule with one matches tools only"
