@@ -26,7 +26,6 @@ clicking ``--slow-reaction-ms`` (500) after the approval appears: click -> reply
 time on that path (one call), as a ratio.
 """
 
-import argparse
 import hashlib
 import hmac
 import http.client
@@ -51,6 +50,7 @@ from urllib.parse import parse_qs, quote
 
 import redis
 
+from bench.cli import parse_options
 from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.render import action_ids as ids
 from bot.render.texts import answers
@@ -674,19 +674,20 @@ def _report(name: str, outcome: _Outcome, elapsed_s: float) -> float:
 
 def main() -> None:
     """Run ours, the floor, and the slow-model run; print the numbers and the ratios."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=600)
-    parser.add_argument("--people", type=int, default=40)
-    parser.add_argument("--web-workers", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--concurrency", type=int, default=8, help="WORKER_CONCURRENCY of each worker")
-    parser.add_argument("--reaction-ms", type=float, default=20, help="how soon after the approval a person clicks")
-    parser.add_argument("--floor-repeat", type=int, default=300)
-    parser.add_argument("--model-delay", type=float, default=0.2, help="seconds per model call in the slow run")
-    parser.add_argument("--slow-people", type=int, default=50)
-    parser.add_argument("--slow-concurrency", type=int, default=32, help="WORKER_CONCURRENCY in the slow run")
-    parser.add_argument("--slow-reaction-ms", type=float, default=500, help="the people's reaction in the slow run")
-    args = parser.parse_args()
+    args = parse_options(
+        __doc__,
+        sessions=600,
+        people=40,
+        web_workers=2,
+        workers=2,
+        concurrency=(8, "WORKER_CONCURRENCY of each worker"),
+        reaction_ms=(20.0, "how soon after the approval a person clicks"),
+        floor_repeat=300,
+        model_delay=(0.2, "seconds per model call in the slow run"),
+        slow_people=50,
+        slow_concurrency=(32, "WORKER_CONCURRENCY in the slow run"),
+        slow_reaction_ms=(500.0, "the people's reaction in the slow run"),
+    )
     reaction_s = args.reaction_ms / 1000
     layout = f"gunicorn {args.web_workers} workers x 8 threads, {args.workers} worker processes"
 

@@ -11,7 +11,6 @@ proportion to what is due, not to what is pending; and it works in batches: the 
 of each tick are counted on the client's connections (a pipeline is one) and printed.
 """
 
-import argparse
 import json
 import statistics
 import time
@@ -20,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 import redis
 from slack_sdk import WebClient
 
+from bench.cli import parse_options
 from bench.fixtures import synthetic_request
 from bench.round_trips import RoundTrips, counting_client
 from bot.domain.clock import ManualClock, epoch_ms
@@ -88,12 +88,7 @@ def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int
 
 def main() -> None:
     """Populate both schedules, tick them alternately, print the medians and the ratio."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--due", type=int, default=50)
-    parser.add_argument("--small", type=int, default=100)
-    parser.add_argument("--large", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_options(__doc__, due=50, small=100, large=100_000, rounds=15)
     clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
     with RedisServer() as server:
         counted = {

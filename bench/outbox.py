@@ -17,7 +17,6 @@ Runs alternate, ``--rounds`` times each; the medians are printed with the ratio.
 that each channel received its messages in the order they were queued.
 """
 
-import argparse
 import multiprocessing
 import statistics
 import time
@@ -28,6 +27,7 @@ from multiprocessing.connection import Connection
 import redis
 from slack_sdk import WebClient
 
+from bench.cli import parse_options
 from bot.domain.workspaces import OneWorkspace
 from bot.loopback_slack import LoopbackSlack
 from bot.slack.delivery import Deliverer
@@ -116,13 +116,7 @@ def _check_order(slack: _RemoteSlack, *, entries: int, channels: int) -> None:
 
 def main() -> None:
     """Deliver the same posts three ways, alternating; print the medians and the ratio."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entries", type=int, default=600)
-    parser.add_argument("--channels", type=int, default=30)
-    parser.add_argument("--latency-ms", type=float, default=5.0)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_options(__doc__, entries=600, channels=30, latency_ms=5.0, concurrency=8, rounds=3)
 
     with RedisServer() as server, _slack_process() as slack:
         client = redis.Redis.from_url(server.url)
