@@ -73,13 +73,13 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     elsewhere = installed.ask(ELSEWHERE)
     assert installed.tokens_used("chat.postMessage", CHANNELS[ELSEWHERE]) == {"xoxb-charlie"}
     home = {"type": "app_home_opened", "user": APPROVER, "channel": f"D{APPROVER}", "tab": "home"}
-    opened = slack_requests.event_callback(home, team=installed.team(IN_ORG_B))
+    opened = slack_requests.event_callback(home, team=installed.request_team(IN_ORG_B))
     assert installed.poster.post_event(opened).status == 200
     installed.drain()
     viewers = installed.services.home_viewers
     assert viewers.of_team(IN_ORG_B) == [APPROVER]
 
-    uninstall = slack_requests.event_callback(UNINSTALL_EVENTS[event_type], team=installed.team(IN_ORG_A))
+    uninstall = slack_requests.event_callback(UNINSTALL_EVENTS[event_type], team=installed.request_team(IN_ORG_A))
     assert installed.poster.post_event(uninstall).status == 200
 
     expired = approvals.find(waiting)

@@ -81,7 +81,7 @@ class OAuthBot:
         status, _headers, page = self.get(f"{REDIRECT_PATH}?code={code}&state={state}", cookie=cookie)
         return status
 
-    def team(self, team_id: str) -> slack_requests.Team:
+    def request_team(self, team_id: str) -> slack_requests.Team:
         """The ids of a request from ``team_id``: with its org when the org serves it org-wide."""
         org = self.org_of.get(team_id)
         return slack_requests.Team(team_id, enterprise_id=org, is_enterprise_install=org is not None)
@@ -90,7 +90,7 @@ class OAuthBot:
         """Someone in ``team`` mentions the bot; the HTTP status the bot answered."""
         channel = self.channels[team]
         event = slack_requests.app_mention(
-            user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team=self.team(team)
+            user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team=self.request_team(team)
         )
         return self.poster.post_event(event).status
 
@@ -126,7 +126,7 @@ class OAuthBot:
             message_ts=message["ts"],
             value=_button_value(message),
             blocks=message["blocks"],
-            team=self.team(from_team or team),
+            team=self.request_team(from_team or team),
             response_url=self.slack.response_url(channel=channel, message_ts=message["ts"]),
         )
         return self.poster.post_action(payload).status
