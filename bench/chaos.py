@@ -182,9 +182,11 @@ def _report(
     never = sum(1 for ticket in approved if ran[ticket] == 0)
     ran_denied = sum(1 for ticket in denied if ran[ticket] > 0)
 
-    visible = [m for m in slack.messages(CHANNEL) if m.get("user") == slack.bot_user_id]
+    visible = [m for m in slack.messages(CHANNEL) if m.get("user") == slack.identity.bot_user_id]
     shown = collections.Counter(shown for shown in map(blocks.approval_id_shown, visible) if shown is not None)
-    answers = collections.Counter(str(m.get("thread_ts")) for m in visible if is_final_answer(m, slack.bot_user_id))
+    answers = collections.Counter(
+        str(m.get("thread_ts")) for m in visible if is_final_answer(m, slack.identity.bot_user_id)
+    )
     duplicates = sum(count - 1 for count in shown.values()) + sum(count - 1 for count in answers.values())
     stale = 0
     for message in visible:
@@ -238,7 +240,7 @@ def _unfinished(stuck: list[Session], driver_errors: list[Session], slack: Sandb
     for session in stuck[:5]:
         thread = slack.messages(CHANNEL, session.thread_ts) if session.thread_ts else []
         live = [found for m in thread if (found := blocks.approval_id_shown(m, live=True)) is not None]
-        said = [str(m.get("text", ""))[:80] for m in thread if m.get("user") == slack.bot_user_id][-2:]
+        said = [str(m.get("text", ""))[:80] for m in thread if m.get("user") == slack.identity.bot_user_id][-2:]
         where = f"{session.ticket} ({session.shape}), thread {session.thread_ts}"
         lines.append(f"    stuck: {where}: live {live}, last {said}")
     if driver_errors:

@@ -62,16 +62,18 @@ class People:
         for user in APPROVERS:
             slack.add_user(user, name=user.lower())
         # Only members of a request's channel may decide it: the extra approvers join the channel.
-        members = {slack.bot_user_id, REQUESTER, *APPROVERS, *(person.user_id for person in PEOPLE)}
+        members = {slack.identity.bot_user_id, REQUESTER, *APPROVERS, *(person.user_id for person in PEOPLE)}
         slack.set_channel_members(CHANNEL, sorted(members))
 
     def run(self, session: Session, *, until: float) -> None:
         """Ask, then race on every live approval message until the answer arrives or ``until`` (monotonic)."""
         session.started_at = time.monotonic()
-        session.thread_ts = self.say(REQUESTER, f"<@{self._slack.bot_user_id}> chaos {session.shape} {session.ticket}")
+        session.thread_ts = self.say(
+            REQUESTER, f"<@{self._slack.identity.bot_user_id}> chaos {session.shape} {session.ticket}"
+        )
         while time.monotonic() < until:
             thread = self._slack.messages(CHANNEL, session.thread_ts)
-            if any(is_final_answer(message, self._slack.bot_user_id) for message in thread):
+            if any(is_final_answer(message, self._slack.identity.bot_user_id) for message in thread):
                 session.finished_at = time.monotonic()
                 return
             for message in thread:
@@ -85,7 +87,9 @@ class People:
 
     def say(self, user: str, text: str, thread_ts: str | None = None) -> str:
         """Post a message as ``user`` (a mention starts a session); its events are retried until answered 200."""
-        message = self._slack.add_message(CHANNEL, user=user, text=text, thread_ts=thread_ts, team=self._slack.team_id)
+        message = self._slack.add_message(
+            CHANNEL, user=user, text=text, thread_ts=thread_ts, team=self._slack.identity.team_id
+        )
         endpoint = self._slack.bot
         assert endpoint is not None
         for event in slack_requests.message_events(

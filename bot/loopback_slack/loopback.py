@@ -60,11 +60,6 @@ class LoopbackSlack:
         """Set up the workspace: its identity, users, user groups and channel members; ``start`` listens."""
         self.token = token
         self.app_token = app_token
-        self.team_id = team_id
-        self.team = team
-        self.bot_user_id = bot_user_id
-        self.bot_id = bot_id
-        self.app_id = app_id
         self.bind = bind  # where start() listens
         self.lock = threading.Condition(threading.RLock())
         identity = Identity(team_id=team_id, team=team, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id)
@@ -84,6 +79,11 @@ class LoopbackSlack:
             self.set_usergroup(group_id, members)
         for channel_id, members in (channels or {}).items():
             self.set_channel_members(channel_id, members)
+
+    @property
+    def identity(self) -> Identity:
+        """The first workspace's team and the app's bot, as its answers name them."""
+        return self.workspace.identity
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -191,7 +191,7 @@ class LoopbackSlack:
             team=team or team_id,
             bot_user_id=bot_user_id,
             bot_id=bot_id or f"B{team_id}",
-            app_id=self.app_id,
+            app_id=self.identity.app_id,
         )
         state = WorkspaceState(identity)
         with self.lock:

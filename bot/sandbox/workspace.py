@@ -61,7 +61,8 @@ class SandboxSlack(LoopbackSlack):
         )
         self.redis = redis_client
         self.bot: SignedPoster | None = None
-        self.space = slack_requests.Team(self.team_id, "sandbox", self.app_id, self.bot_user_id, self.bot_id)
+        me = self.identity
+        self.space = slack_requests.Team(me.team_id, "sandbox", me.app_id, me.bot_user_id, me.bot_id)
         self._trigger_users: dict[str, str] = {}
         self._view_owners: dict[str, str] = {}
         self._closed_views: set[str] = set()
@@ -71,7 +72,7 @@ class SandboxSlack(LoopbackSlack):
         self.add_route("/sandbox/", self._page_request)
         for person in PEOPLE:
             self.add_user(person.user_id, name=person.name, real_name=person.real_name, title=person.role)
-        self.set_channel_members(CHANNEL, [self.bot_user_id, *(person.user_id for person in PEOPLE)])
+        self.set_channel_members(CHANNEL, [me.bot_user_id, *(person.user_id for person in PEOPLE)])
 
     def connect(self, bot: SignedPoster) -> None:
         """Send people's actions to ``bot`` from now on."""
@@ -153,8 +154,8 @@ class SandboxSlack(LoopbackSlack):
             home = space.home_view(user)
             return {
                 "version": self.version,
-                "team": self.team,
-                "bot": {"id": self.bot_user_id, "name": "signoff"},
+                "team": self.identity.team,
+                "bot": {"id": self.identity.bot_user_id, "name": "signoff"},
                 "me": user,
                 "people": [person.__dict__ for person in PEOPLE],
                 "users": {uid: {"name": u["name"], "real_name": u["real_name"]} for uid, u in space.users.items()},
@@ -183,16 +184,14 @@ class SandboxSlack(LoopbackSlack):
                 user_id=user,
                 channel_id=channel,
                 text=rest.strip(),
-                team_id=self.team_id,
-                api_app_id=self.app_id,
-                team_domain=self.space.team_domain,
+                team=self.space,
                 channel_name=channel.lower(),
                 trigger_id=self._trigger(user),
                 response_url=self.response_url(channel, None, user),
             )
             return self._bot_answer(self._bot().post_command(fields))
-        text = text.replace("@signoff", f"<@{self.bot_user_id}>")
-        message = self.add_message(channel, user=user, text=text, thread_ts=thread_ts, team=self.team_id)
+        text = text.replace("@signoff", f"<@{self.space.bot_user_id}>")
+        message = self.add_message(channel, user=user, text=text, thread_ts=thread_ts, team=self.space.team_id)
         answers = [
             self._bot().post_event(event)
             for event in slack_requests.message_events(
@@ -230,9 +229,7 @@ class SandboxSlack(LoopbackSlack):
             thread_ts=target.get("thread_ts") or None,
             button_text=str(text.get("text", "")) if isinstance(text, dict) else None,
             style=action.get("style"),
-            team_id=self.team_id,
-            api_app_id=self.app_id,
-            team_domain=self.space.team_domain,
+            team=self.space,
             channel_name=channel.lower(),
             trigger_id=self._trigger(user),
             response_url=self.response_url(channel, ts if message is not None else None, user),
@@ -284,9 +281,7 @@ class SandboxSlack(LoopbackSlack):
             callback_id=str(view.get("callback_id", "")),
             user_id=user,
             values=state,
-            team_id=self.team_id,
-            api_app_id=self.app_id,
-            team_domain=self.space.team_domain,
+            team=self.space,
             trigger_id=self._trigger(user),
             view=view,
         )

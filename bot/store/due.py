@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
 from bot.store import keys, scripts
@@ -101,30 +102,33 @@ class Leased:
     entries: list[tuple[str, str]]
 
 
+@dataclass(kw_only=True, eq=False)
 class DueQueue:
     """Entries (id -> JSON text) in ``entries_key``, ordered by due time in ``due_key``.
 
     With a ``claims_key`` (a hash), each claim of an entry is counted until it completes: a count
     above one means an earlier holder may have done part of the work before its lease ran out.
+
+    Attributes:
+        client: The Redis the queue lives in.
+        due_key: The zset of entry ids by due time (ms).
+        entries_key: The hash of entries by id.
+        clock: The queue's time, in ms.
+        claims_key: The hash of claim counts by entry id (``None``: claims are not counted).
     """
 
-    def __init__(
-        self,
-        client: redis.Redis,
-        *,
-        due_key: str,
-        entries_key: str,
-        now_ms: Callable[[], int],
-        claims_key: str | None = None,
-    ) -> None:
-        """Register the claim script; ``now_ms`` is the queue's clock."""
-        self._client = client
-        self.due_key = due_key
-        self.entries_key = entries_key
-        self.claims_key = claims_key
-        self._now_ms = now_ms
-        self._claim = client.register_script(scripts.CLAIM_DUE)
-        self._fenced = client.register_script(scripts.FENCED_WRITES)
+    client: redis.Redis
+    due_key: str
+    entries_key: str
+    clock: Callable[[], int]
+    claims_key: str | None = None
+    _claim: Script = field(init=False, repr=False)
+    _fenced: Script = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Register the claim and fenced-writes scripts."""
+        self._claim = self.client.register_script(scripts.CLAIM_DUE)
+        self._fenced = self.client.register_script(scripts.FENCED_WRITES)
 
     @classmethod
     def per_shard(
@@ -139,10 +143,10 @@ class DueQueue:
         """One queue on each shard (``keys.shards()``), its keys named for the shard; all share ``now_ms``."""
         return [
             cls(
-                client,
+                client=client,
                 due_key=due_key(shard),
                 entries_key=entries_key(shard),
-                now_ms=now_ms,
+                clock=now_ms,
                 claims_key=claims_key(shard) if claims_key else None,
             )
             for shard in keys.shards()
@@ -159,11 +163,11 @@ class DueQueue:
 
     def claim_counted(self, *, lease_s: float, limit: int) -> list[tuple[str, str, int]]:
         """Like ``claim``, with how many times each entry was claimed so far (this claim included)."""
-        return self._claim_at(self._now_ms(), lease_ms=int(lease_s * 1000), limit=limit)
+        return self._claim_at(self.clock(), lease_ms=int(lease_s * 1000), limit=limit)
 
     def lease(self, *, lease_s: float, limit: int) -> Leased:
         """Like ``claim``, with the lease end: writes fenced by it (``fenced``) apply only while the claim holds."""
-        now_ms, lease_ms = self._now_ms(), int(lease_s * 1000)
+        now_ms, lease_ms = self.clock(), int(lease_s * 1000)
         claimed = self._claim_at(now_ms, lease_ms=lease_ms, limit=limit)
         return Leased(now_ms + lease_ms, [(entry_id, entry) for entry_id, entry, _claims in claimed])
 
@@ -198,7 +202,7 @@ class DueQueue:
         """
         calls = [(writes.keys, writes.script_args()) for writes in batch]
         applied = []
-        for writes, result in zip(batch, run_each(self._client, self._fenced, calls), strict=True):
+        for writes, result in zip(batch, run_each(self.client, self._fenced, calls), strict=True):
             if isinstance(result, Exception):
                 logger.error("entry=<%s> | fenced writes failed: %s", writes.entry_id, result)
             applied.append(result == 1)
@@ -206,7 +210,7 @@ class DueQueue:
 
     def complete(self, entry_id: str) -> None:
         """Forget an entry."""
-        pipeline = self._client.pipeline(transaction=True)
+        pipeline = self.client.pipeline(transaction=True)
         pipeline.zrem(self.due_key, entry_id)
         pipeline.hdel(self.entries_key, entry_id)
         if self.claims_key:
@@ -215,7 +219,7 @@ class DueQueue:
 
     def reschedule(self, entry_id: str, entry: str, *, due_ms: int, reset_claims: bool = False) -> None:
         """Replace an entry and set its due time (``reset_claims``: count its claims from zero again)."""
-        pipeline = self._client.pipeline(transaction=True)
+        pipeline = self.client.pipeline(transaction=True)
         pipeline.hset(self.entries_key, entry_id, entry)
         pipeline.zadd(self.due_key, {entry_id: due_ms})
         if reset_claims and self.claims_key:
@@ -224,11 +228,11 @@ class DueQueue:
 
     def pending(self) -> int:
         """How many entries wait (due or not)."""
-        return int(self._client.zcard(self.due_key))
+        return int(self.client.zcard(self.due_key))
 
     def now_ms(self) -> int:
         """The queue's current time."""
-        return self._now_ms()
+        return self.clock()
 
 
 def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int) -> list[Leased]:

@@ -140,7 +140,7 @@ def bot(stand_in: SandboxSlack, client: WebClient) -> Iterator[BotStandIn]:
 def _post_edit_button(stand_in: SandboxSlack) -> JsonDict:
     button = {"type": "button", "action_id": EDIT_ACTION, "text": _plain("Edit call"), "value": "call-1"}
     blocks = [{"type": "actions", "block_id": "call", "elements": [button]}]
-    return stand_in.add_message(CHANNEL, user=stand_in.bot_user_id, text="restart checkout", blocks=blocks)
+    return stand_in.add_message(CHANNEL, user=stand_in.identity.bot_user_id, text="restart checkout", blocks=blocks)
 
 
 def _open_modal(stand_in: SandboxSlack) -> str:

@@ -35,10 +35,10 @@ def test_every_method_the_bot_calls_answers_in_the_shape_slack_sdk_expects(
 ) -> None:
     auth = client.auth_test()
     assert auth["ok"] is True
-    assert auth["user_id"] == stand_in.bot_user_id
+    assert auth["user_id"] == stand_in.identity.bot_user_id
     assert auth["team_id"] == "T0SANDBOX"
 
-    human = stand_in.add_message(CHANNEL, user=REQUESTER, text=f"<@{stand_in.bot_user_id}> restart checkout")
+    human = stand_in.add_message(CHANNEL, user=REQUESTER, text=f"<@{stand_in.identity.bot_user_id}> restart checkout")
     posted = client.chat_postMessage(channel=CHANNEL, thread_ts=human["ts"], text="hello", blocks=[])
     assert posted["channel"] == CHANNEL
     assert posted["message"]["thread_ts"] == human["ts"]

@@ -27,9 +27,10 @@ from bot.loopback_slack.slack_requests.poster import (
     encode_payload,
     sign,
 )
-from bot.loopback_slack.slack_requests.team import TEAM_ID, Team, new_trigger_id
+from bot.loopback_slack.slack_requests.team import DEFAULT_TEAM, TEAM_ID, Team, new_trigger_id
 
 __all__ = [
+    "DEFAULT_TEAM",
     "TEAM_ID",
     "USER_AGENT",
     "PostResult",

@@ -12,8 +12,7 @@ from typing import Any
 from bot.loopback_slack.slack_requests.team import (
     APP_ID,
     BOT_ID,
-    BOT_USER_ID,
-    TEAM_ID,
+    DEFAULT_TEAM,
     VERIFICATION_TOKEN,
     JsonDict,
     Team,
@@ -40,45 +39,33 @@ def rich_text(text: str) -> list[JsonDict]:
 
 
 def event_callback(
-    event: Mapping[str, Any],
-    *,
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
-    bot_user_id: str = BOT_USER_ID,
-    event_id: str | None = None,
-    event_time: int | None = None,
-    enterprise_id: str | None = None,
-    is_enterprise_install: bool = False,
+    event: Mapping[str, Any], *, team: Team = DEFAULT_TEAM, event_id: str | None = None, event_time: int | None = None
 ) -> JsonDict:
-    """Wrap ``event`` in the ``event_callback`` envelope Slack POSTs for the Events API.
-
-    ``enterprise_id``: the workspace is in that Enterprise Grid org; ``is_enterprise_install``: the app is installed
-    org-wide there (``authorizations[0]`` says so).
-    """
+    """Wrap ``event`` in the ``event_callback`` envelope Slack POSTs for the Events API, from ``team``."""
     envelope: JsonDict = {
         "token": VERIFICATION_TOKEN,
-        "team_id": team_id,
-        "context_team_id": team_id,
-        "context_enterprise_id": enterprise_id,
-        "api_app_id": api_app_id,
+        "team_id": team.team_id,
+        "context_team_id": team.team_id,
+        "context_enterprise_id": team.enterprise_id,
+        "api_app_id": team.app_id,
         "event": dict(event),
         "type": "event_callback",
         "event_id": event_id or f"Ev{next_id():09d}",
         "event_time": event_time if event_time is not None else int(time.time()),
         "authorizations": [
             {
-                "enterprise_id": enterprise_id,
-                "team_id": team_id,
-                "user_id": bot_user_id,
+                "enterprise_id": team.enterprise_id,
+                "team_id": team.team_id,
+                "user_id": team.bot_user_id,
                 "is_bot": True,
-                "is_enterprise_install": is_enterprise_install,
+                "is_enterprise_install": team.is_enterprise_install,
             }
         ],
         "is_ext_shared_channel": False,
         "event_context": f"4-{next_id():016x}",
     }
-    if enterprise_id is not None:
-        envelope["enterprise_id"] = enterprise_id
+    if team.enterprise_id is not None:
+        envelope["enterprise_id"] = team.enterprise_id
     return envelope
 
 
@@ -89,17 +76,10 @@ def app_mention(
     text: str,
     ts: str | None = None,
     thread_ts: str | None = None,
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
-    bot_user_id: str = BOT_USER_ID,
+    team: Team = DEFAULT_TEAM,
     event_id: str | None = None,
-    enterprise_id: str | None = None,
-    is_enterprise_install: bool = False,
 ) -> JsonDict:
-    """An ``app_mention`` event_callback (``text`` should contain ``<@U0BOT>``); in a thread if ``thread_ts``.
-
-    ``enterprise_id``, ``is_enterprise_install``: as ``event_callback``'s.
-    """
+    """An ``app_mention`` event_callback from ``team`` (``text`` should contain ``<@U0BOT>``), in a thread if given."""
     ts = ts or new_ts()
     event: JsonDict = {
         "type": "app_mention",
@@ -107,22 +87,14 @@ def app_mention(
         "text": text,
         "ts": ts,
         "client_msg_id": f"{next_id():08x}-0000-4000-8000-000000000000",
-        "team": team_id,
+        "team": team.team_id,
         "blocks": rich_text(text),
         "channel": channel,
         "event_ts": ts,
     }
     if thread_ts is not None:
         event["thread_ts"] = thread_ts
-    return event_callback(
-        event,
-        team_id=team_id,
-        api_app_id=api_app_id,
-        bot_user_id=bot_user_id,
-        event_id=event_id,
-        enterprise_id=enterprise_id,
-        is_enterprise_install=is_enterprise_install,
-    )
+    return event_callback(event, team=team, event_id=event_id)
 
 
 def message_event(
@@ -136,13 +108,11 @@ def message_event(
     bot_id: str | None = None,
     subtype: str | None = None,
     channel_type: str = "channel",
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
-    bot_user_id: str = BOT_USER_ID,
+    team: Team = DEFAULT_TEAM,
     event_id: str | None = None,
     **extra: Any,
 ) -> JsonDict:
-    """A ``message`` event_callback.
+    """A ``message`` event_callback from ``team``.
 
     A human's thread reply: ``user``, ``thread_ts`` (and ``parent_user_id``). A bot's message: ``bot_id`` (with
     ``subtype="bot_message"`` for legacy bot posts). Other subtypes (``message_changed``, ``channel_join``...) via
@@ -154,7 +124,7 @@ def message_event(
         event["subtype"] = subtype
     if user is not None:
         event["user"] = user
-        event["team"] = team_id
+        event["team"] = team.team_id
     if bot_id is not None:
         event["bot_id"] = bot_id
         event["app_id"] = APP_ID if bot_id == BOT_ID else f"A{bot_id[1:]}"
@@ -167,7 +137,7 @@ def message_event(
             event["parent_user_id"] = parent_user_id
     event["channel_type"] = channel_type
     event.update(extra)
-    return event_callback(event, team_id=team_id, api_app_id=api_app_id, bot_user_id=bot_user_id, event_id=event_id)
+    return event_callback(event, team=team, event_id=event_id)
 
 
 def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, thread_ts: str | None) -> list[JsonDict]:
@@ -176,7 +146,6 @@ def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, t
     A ``message`` event, plus an ``app_mention`` if it mentions the bot outside a DM.
     """
     direct = channel.startswith("D")
-    ids: dict[str, Any] = {"team_id": team.team_id, "api_app_id": team.app_id, "bot_user_id": team.bot_user_id}
     sent = [
         message_event(
             channel=channel,
@@ -186,11 +155,11 @@ def message_events(team: Team, *, user: str, channel: str, text: str, ts: str, t
             thread_ts=thread_ts or None,
             parent_user_id=team.bot_user_id if thread_ts else None,
             channel_type="im" if direct else "channel",
-            **ids,
+            team=team,
         )
     ]
     if f"<@{team.bot_user_id}>" in text and not direct:
-        sent.append(app_mention(user=user, channel=channel, text=text, ts=ts, thread_ts=thread_ts or None, **ids))
+        sent.append(app_mention(user=user, channel=channel, text=text, ts=ts, thread_ts=thread_ts or None, team=team))
     return sent
 
 
@@ -200,7 +169,7 @@ def app_home_opened(team: Team, *, user: str, channel: str, view: Mapping[str, A
     event["event_ts"] = new_ts()
     if view is not None:
         event["view"] = dict(view)
-    return event_callback(event, team_id=team.team_id, api_app_id=team.app_id, bot_user_id=team.bot_user_id)
+    return event_callback(event, team=team)
 
 
 def url_verification(challenge: str | None = None) -> JsonDict:

@@ -8,11 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.loopback_slack.slack_requests.team import (
-    APP_ID,
     BOT_ID,
     BOT_USER_ID,
-    TEAM_DOMAIN,
-    TEAM_ID,
+    DEFAULT_TEAM,
     VERIFICATION_TOKEN,
     JsonDict,
     Team,
@@ -26,6 +24,11 @@ from bot.loopback_slack.slack_requests.team import (
 def _user(user_id: str, username: str | None, team_id: str) -> JsonDict:
     name = username or user_id.lower()
     return {"id": user_id, "username": name, "name": name, "team_id": team_id}
+
+
+def _enterprise(team: Team) -> JsonDict | None:
+    """The ``enterprise`` of a payload from ``team``: its Enterprise Grid org, if any."""
+    return None if team.enterprise_id is None else {"id": team.enterprise_id, "name": team.enterprise_id}
 
 
 def _clicked(action_id: str, block_id: str, value: str | None, button_text: str | None, style: str | None) -> JsonDict:
@@ -56,24 +59,19 @@ def block_actions(
     blocks: Sequence[Mapping[str, Any]] | None = None,
     message_text: str = "",
     username: str | None = None,
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
+    team: Team = DEFAULT_TEAM,
     trigger_id: str | None = None,
     response_url: str | None = None,
     button_text: str | None = None,
     style: str | None = None,
     is_ephemeral: bool = False,
     channel_name: str = "general",
-    team_domain: str = TEAM_DOMAIN,
     message: Mapping[str, Any] | None = None,
-    enterprise_id: str | None = None,
-    is_enterprise_install: bool = False,
 ) -> JsonDict:
-    """A ``block_actions`` payload for a button click on the bot's message ``message_ts`` in ``channel_id``.
+    """A ``block_actions`` payload for a click on the bot's message ``message_ts`` in ``channel_id`` (in ``team``).
 
     ``response_url`` defaults to a hooks.slack.com URL; pass ``LoopbackSlack.response_url(...)`` if the app uses it.
     ``message`` is the message as Slack shows it (default: the bot's, with ``blocks`` and ``message_text``).
-    ``enterprise_id``: the workspace is in that Enterprise Grid org; ``is_enterprise_install``: installed org-wide.
     """
     action = _clicked(action_id, block_id or f"b{next_id():05d}", value, button_text, style)
     container: JsonDict = {
@@ -87,9 +85,9 @@ def block_actions(
         "type": "message",
         "ts": message_ts,
         "bot_id": BOT_ID,
-        "app_id": api_app_id,
+        "app_id": team.app_id,
         "text": message_text,
-        "team": team_id,
+        "team": team.team_id,
         "blocks": [dict(b) for b in blocks] if blocks is not None else [],
     }
     if thread_ts is not None:
@@ -99,17 +97,17 @@ def block_actions(
         shown = {k: v for k, v in message.items() if not k.startswith("_")}
     payload: JsonDict = {
         "type": "block_actions",
-        "user": _user(user_id, username, team_id),
-        "api_app_id": api_app_id,
+        "user": _user(user_id, username, team.team_id),
+        "api_app_id": team.app_id,
         "token": VERIFICATION_TOKEN,
         "container": container,
         "trigger_id": trigger_id or new_trigger_id(),
-        "team": {"id": team_id, "domain": team_domain},
-        "enterprise": None if enterprise_id is None else {"id": enterprise_id, "name": enterprise_id},
-        "is_enterprise_install": is_enterprise_install,
+        "team": {"id": team.team_id, "domain": team.team_domain},
+        "enterprise": _enterprise(team),
+        "is_enterprise_install": team.is_enterprise_install,
         "channel": {"id": channel_id, "name": channel_name},
         "state": {"values": {}},
-        "response_url": response_url or new_response_url(team_id),
+        "response_url": response_url or new_response_url(team.team_id),
         "actions": [action],
     }
     if not is_ephemeral:
@@ -133,8 +131,8 @@ def home_block_actions(
         "container": {"type": "view", "view_id": view.get("id", "")},
         "trigger_id": trigger_id,
         "team": {"id": team.team_id, "domain": team.team_domain},
-        "enterprise": None,
-        "is_enterprise_install": False,
+        "enterprise": _enterprise(team),
+        "is_enterprise_install": team.is_enterprise_install,
         "view": dict(view),
         "actions": [
             _clicked(
@@ -168,14 +166,12 @@ def view_submission(
     view_id: str | None = None,
     blocks: Sequence[Mapping[str, Any]] | None = None,
     username: str | None = None,
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
+    team: Team = DEFAULT_TEAM,
     trigger_id: str | None = None,
     title: str = "Signoff",
-    team_domain: str = TEAM_DOMAIN,
     view: Mapping[str, Any] | None = None,
 ) -> JsonDict:
-    """A ``view_submission`` payload for the modal ``callback_id``.
+    """A ``view_submission`` payload for the modal ``callback_id``, in ``team``.
 
     ``values`` maps block_id -> action_id -> a string (a ``plain_text_input`` value; ``None`` for an empty input) or a
     full state element dict (e.g. ``{"type": "static_select", "selected_option": {...}}``). ``view`` is the modal as
@@ -186,7 +182,7 @@ def view_submission(
     state = {"values": _state_values(values or {})}
     submitted: JsonDict = {
         "id": view_id,
-        "team_id": team_id,
+        "team_id": team.team_id,
         "type": "modal",
         "blocks": [dict(b) for b in blocks] if blocks is not None else [],
         "private_metadata": private_metadata,
@@ -200,20 +196,20 @@ def view_submission(
         "submit": {"type": "plain_text", "text": "Submit", "emoji": True},
         "previous_view_id": None,
         "root_view_id": view_id,
-        "app_id": api_app_id,
+        "app_id": team.app_id,
         "external_id": external_id,
-        "app_installed_team_id": team_id,
+        "app_installed_team_id": team.team_id,
         "bot_id": BOT_ID,
     }
     return {
         "type": "view_submission",
-        "team": {"id": team_id, "domain": team_domain},
-        "user": _user(user_id, username, team_id),
-        "api_app_id": api_app_id,
+        "team": {"id": team.team_id, "domain": team.team_domain},
+        "user": _user(user_id, username, team.team_id),
+        "api_app_id": team.app_id,
         "token": VERIFICATION_TOKEN,
         "trigger_id": trigger_id or new_trigger_id(),
         "view": submitted if view is None else {**view, "state": state},
         "response_urls": [],
-        "is_enterprise_install": False,
-        "enterprise": None,
+        "is_enterprise_install": team.is_enterprise_install,
+        "enterprise": _enterprise(team),
     }

@@ -4,7 +4,7 @@ import hashlib
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 JsonDict = dict[str, Any]
 
@@ -21,13 +21,24 @@ _counter = itertools.count(1)
 
 @dataclass(frozen=True)
 class Team:
-    """The ids Slack puts in every request: the team, and the app and its bot user."""
+    """The ids Slack puts in every request: the team (and its Enterprise Grid org), and the app and its bot user.
+
+    Attributes:
+        enterprise_id: The Enterprise Grid org the team is in (``None``: none).
+        is_enterprise_install: The app is installed org-wide there (``authorizations[0]`` says so).
+    """
 
     team_id: str = TEAM_ID
     team_domain: str = TEAM_DOMAIN
     app_id: str = APP_ID
     bot_user_id: str = BOT_USER_ID
     bot_id: str = BOT_ID
+    enterprise_id: str | None = None
+    is_enterprise_install: bool = False
+
+
+DEFAULT_TEAM: Final = Team()
+"""The test workspace, as ``LoopbackSlack`` answers for it by default."""
 
 
 def next_id() -> int:

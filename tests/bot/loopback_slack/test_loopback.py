@@ -64,9 +64,9 @@ def client(fake: FakeSlack) -> WebClient:
 
 def test_auth_test_identifies_the_bot(client: WebClient, fake: FakeSlack) -> None:
     response = client.auth_test()
-    assert response["user_id"] == fake.bot_user_id
-    assert response["bot_id"] == fake.bot_id
-    assert response["team_id"] == fake.team_id
+    assert response["user_id"] == fake.identity.bot_user_id
+    assert response["bot_id"] == fake.identity.bot_id
+    assert response["team_id"] == fake.identity.team_id
     call = fake.calls("auth.test")[0]
     assert call.headers["authorization"] == f"Bearer {fake.token}"
 
@@ -80,7 +80,7 @@ def test_post_message_returns_increasing_ts_and_records_parsed_blocks(client: We
     assert first["ts"] == "1700000000.000100"
     assert ts_key(second["ts"]) > ts_key(first["ts"])
     assert first["message"]["blocks"] == BLOCKS
-    assert first["message"]["bot_id"] == fake.bot_id
+    assert first["message"]["bot_id"] == fake.identity.bot_id
     assert second["message"]["thread_ts"] == first["ts"]
     assert fake.calls("chat.postMessage")[0].args["blocks"] == BLOCKS  # JSON body, parsed
     assert fake.calls("chat.postMessage")[0].headers["content-type"].startswith("application/json")
@@ -169,7 +169,7 @@ def test_usergroups_and_users(client: WebClient, fake: FakeSlack) -> None:
     ada = client.users_info(user="U1")["user"]
     assert (ada["real_name"], ada["tz"], ada["is_bot"]) == ("Ada Lovelace", "Europe/London", False)
     assert ada["tz_offset"] in {0, 3600}
-    bot = client.users_info(user=fake.bot_user_id)["user"]
+    bot = client.users_info(user=fake.identity.bot_user_id)["user"]
     assert bot["is_bot"] is True
     with pytest.raises(SlackApiError) as missing:
         client.users_info(user="U404")
@@ -416,7 +416,7 @@ def test_bolt_accepts_signed_events_commands_and_views(bolt: BoltHarness) -> Non
 
     assert poster.post_event(app_mention(user="U1", channel="C1", text="<@U0BOT> deploy")).status == 200
     assert poster.post_event(message_event(user="U1", channel="C1", text="yes", thread_ts="1.000001")).status == 200
-    own = message_event(channel="C1", text="mine", user=fake.bot_user_id, bot_id=fake.bot_id)
+    own = message_event(channel="C1", text="mine", user=fake.identity.bot_user_id, bot_id=fake.identity.bot_id)
     assert poster.post_event(own).status == 200  # acknowledged, but Bolt ignores its own bot's messages
     command = poster.post_command(slash_command(command="/signoff", text="status", user_id="U1", channel_id="C1"))
     values = {"reason": {"text": "release freeze"}}

@@ -72,7 +72,7 @@ def _click_payload(bot: Bot, action_id: str, approval_id: str, *, user: str, **c
         thread_ts=message.get("thread_ts"),
         value=approval_id,
         blocks=message.get("blocks"),
-        team_id=changes.get("team_id", slack_requests.TEAM_ID),
+        team=slack_requests.Team(changes.get("team_id", slack_requests.TEAM_ID)),
         response_url=bot.slack.response_url(channel=channel, message_ts=message["ts"]),
     )
     if "user_team_id" in changes:

@@ -73,15 +73,13 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     elsewhere = installed.ask(ELSEWHERE)
     assert installed.tokens_used("chat.postMessage", CHANNELS[ELSEWHERE]) == {"xoxb-charlie"}
     home = {"type": "app_home_opened", "user": APPROVER, "channel": f"D{APPROVER}", "tab": "home"}
-    opened = slack_requests.event_callback(home, team_id=IN_ORG_B, **installed.grid(IN_ORG_B))
+    opened = slack_requests.event_callback(home, team=installed.request_team(IN_ORG_B))
     assert installed.poster.post_event(opened).status == 200
     installed.drain()
     viewers = installed.services.home_viewers
     assert viewers.of_team(IN_ORG_B) == [APPROVER]
 
-    uninstall = slack_requests.event_callback(
-        UNINSTALL_EVENTS[event_type], team_id=IN_ORG_A, **installed.grid(IN_ORG_A)
-    )
+    uninstall = slack_requests.event_callback(UNINSTALL_EVENTS[event_type], team=installed.request_team(IN_ORG_A))
     assert installed.poster.post_event(uninstall).status == 200
 
     expired = approvals.find(waiting)
@@ -123,7 +121,9 @@ def test_a_workspace_of_the_org_uninstalled_alone_leaves_the_org_s_install(insta
     in_a = installed.ask(IN_ORG_A)
     in_b = installed.ask(IN_ORG_B)
     # A workspace-level app_uninstalled (no is_enterprise_install) ends that workspace's requests only.
-    uninstall = slack_requests.event_callback({"type": "app_uninstalled"}, team_id=IN_ORG_A, enterprise_id=ORG)
+    uninstall = slack_requests.event_callback(
+        {"type": "app_uninstalled"}, team=slack_requests.Team(IN_ORG_A, enterprise_id=ORG)
+    )
     assert installed.poster.post_event(uninstall).status == 200
     approvals = installed.services.approvals
     assert approvals.find(in_a).decision.reason == UNINSTALLED  # type: ignore[union-attr]

@@ -85,7 +85,8 @@ def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(ins
     # App Home: the same person, one tab per workspace, each with its own workspace's request only.
     for team, own, other in ((ALPHA, alpha, beta), (BETA, beta, alpha)):
         event = {"type": "app_home_opened", "user": APPROVER, "channel": f"D{APPROVER}", "tab": "home"}
-        assert installed.poster.post_event(slack_requests.event_callback(event, team_id=team)).status == 200
+        opened = slack_requests.event_callback(event, team=slack_requests.Team(team))
+        assert installed.poster.post_event(opened).status == 200
         installed.drain()
         view = installed.slack.home_view(APPROVER, team=team)
         assert view is not None
@@ -100,7 +101,7 @@ def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(ins
                 command=ids.APPROVALS_COMMAND,
                 user_id=REQUESTER,
                 channel_id=channel,
-                team_id=team,
+                team=slack_requests.Team(team),
                 response_url=installed.slack.response_url(channel=channel),
             )
             assert installed.poster.post_command(command).status == 200
@@ -124,7 +125,7 @@ def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(ins
 def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(installed: OAuthBot) -> None:
     alpha = installed.ask(ALPHA)
     beta = installed.ask(BETA)
-    event = slack_requests.event_callback({"type": "app_uninstalled"}, team_id=BETA)
+    event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
     assert installed.poster.post_event(event).status == 200
 
     approvals = installed.services.approvals
@@ -151,7 +152,9 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     assert approvals.find(alpha).decision.decision == "approve"  # type: ignore[union-attr]
 
     # A request from BETA now finds no installation: refused, nothing recorded.
-    mention = slack_requests.app_mention(user=REQUESTER, channel=CHANNELS[BETA], text="<@U0BOT> restart", team_id=BETA)
+    mention = slack_requests.app_mention(
+        user=REQUESTER, channel=CHANNELS[BETA], text="<@U0BOT> restart", team=slack_requests.Team(BETA)
+    )
     installed.poster.post_event(mention)
     installed.drain()
     assert installed.approval_ids(BETA) == [beta]
@@ -214,7 +217,7 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAu
     installed.services.grants.create(grant)
     value = f"{BETA}:{CHANNELS[BETA]}:g1"
     for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
-        payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team_id=team)
+        payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team=slack_requests.Team(team))
         assert installed.poster.post_action(payload).status == 200
         installed.drain()
         assert (installed.services.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team

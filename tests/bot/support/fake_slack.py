@@ -24,7 +24,7 @@ class FakeSlack(LoopbackSlack):
         """The Socket Mode server ``apps.connections.open`` points at, started on first use; closed with the fake."""
         with self.lock:
             if self._socket_mode is None:
-                self._socket_mode = FakeSocketModeServer(app_id=self.app_id).start()
+                self._socket_mode = FakeSocketModeServer(app_id=self.identity.app_id).start()
             return self._socket_mode
 
     def socket_mode_url(self) -> str:

@@ -280,11 +280,13 @@ def thread_session(thread_ts: str, *, channel: str = CHANNEL) -> str:
     return session_id_for(slack_requests.TEAM_ID, channel, thread_ts)
 
 
-def home_click(action_id: str, approval_id: str, *, user: str, team_id: str = slack_requests.TEAM_ID) -> dict[str, Any]:
-    """A click on the App Home tab (in workspace ``team_id``), as Slack sends it: no channel, no message, a view
+def home_click(
+    action_id: str, approval_id: str, *, user: str, team: slack_requests.Team = slack_requests.DEFAULT_TEAM
+) -> dict[str, Any]:
+    """A click on the App Home tab (in workspace ``team``), as Slack sends it: no channel, no message, a view
     container."""
     payload = slack_requests.block_actions(
-        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id, team_id=team_id
+        action_id=action_id, user_id=user, channel_id=CHANNEL, message_ts="0", value=approval_id, team=team
     )
     for key in ("channel", "message"):
         payload.pop(key, None)

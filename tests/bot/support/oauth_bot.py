@@ -81,16 +81,16 @@ class OAuthBot:
         status, _headers, page = self.get(f"{REDIRECT_PATH}?code={code}&state={state}", cookie=cookie)
         return status
 
-    def grid(self, team: str) -> dict[str, Any]:
-        """What Slack adds to a request from ``team`` when an org serves it org-wide (nothing otherwise)."""
-        org = self.org_of.get(team)
-        return {} if org is None else {"enterprise_id": org, "is_enterprise_install": True}
+    def request_team(self, team_id: str) -> slack_requests.Team:
+        """The ids of a request from ``team_id``: with its org when the org serves it org-wide."""
+        org = self.org_of.get(team_id)
+        return slack_requests.Team(team_id, enterprise_id=org, is_enterprise_install=org is not None)
 
     def mention(self, team: str, text: str = "restart checkout") -> int:
         """Someone in ``team`` mentions the bot; the HTTP status the bot answered."""
         channel = self.channels[team]
         event = slack_requests.app_mention(
-            user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team_id=team, **self.grid(team)
+            user=REQUESTER, channel=channel, text=f"<@U0BOT> {text}", team=self.request_team(team)
         )
         return self.poster.post_event(event).status
 
@@ -126,9 +126,8 @@ class OAuthBot:
             message_ts=message["ts"],
             value=_button_value(message),
             blocks=message["blocks"],
-            team_id=from_team or team,
+            team=self.request_team(from_team or team),
             response_url=self.slack.response_url(channel=channel, message_ts=message["ts"]),
-            **self.grid(from_team or team),
         )
         return self.poster.post_action(payload).status
 
