@@ -12,7 +12,8 @@ import redis
 
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
-from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.harness import Bot, is_decided, running_bot, thread_session
+from tests.bot.support.people import APPROVER
 from tests.strands.agents import Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
