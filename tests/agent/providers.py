@@ -136,14 +136,21 @@ def unchanged(*reasons: str) -> list[tuple[str, str]]:
 
 
 class HttpDouble(ProviderDouble):
-    """A provider reached over HTTP: its SDK (``sdk``, the package) talks to ``server``.
+    """A provider reached over HTTP: its SDK (``sdk``, the package, which names the provider) talks to ``server``
+    for the model ``model_id``.
 
     The anthropic and openai SDKs name their exceptions alike, so both fail the same way: ``failures`` are the HTTP
     statuses, each raising ``sdk_error(status)``.
     """
 
     sdk: ClassVar[ModuleType]
+    model_id: ClassVar[str]
     failures = ["500", "429", "401"]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.name = cls.sdk.__name__
+        cls.error_names = rf"provider=<{cls.name}>, model=<{cls.model_id}>"
 
     def __init__(self, server: LoopbackServer) -> None:
         self.server = server
@@ -198,9 +205,8 @@ class HttpDouble(ProviderDouble):
 
 
 class AnthropicDouble(HttpDouble):
-    name = "anthropic"
-    error_names = r"provider=<anthropic>, model=<claude-test>"
-    sdk = anthropic
+    sdk: ClassVar[ModuleType] = anthropic
+    model_id = "claude-test"
     stop_reasons = [
         *unchanged("end_turn", "tool_use", "max_tokens", "refusal", "pause_turn"),
         ("stop_sequence", "end_turn"),
@@ -212,7 +218,7 @@ class AnthropicDouble(HttpDouble):
     ]
 
     def model_at(self, url: str) -> AnthropicModel:
-        return AnthropicModel("claude-test", max_tokens=256, api_key="test-key", base_url=url, max_retries=0, timeout=5)
+        return AnthropicModel(self.model_id, max_tokens=256, api_key="test-key", base_url=url, max_retries=0, timeout=5)
 
     def reply(self, content: list[JsonDict], stop_reason: str | None = "end_turn") -> None:
         """Queue a Messages API answer with ``content`` blocks."""
@@ -221,7 +227,7 @@ class AnthropicDouble(HttpDouble):
                 "id": "msg_1",
                 "type": "message",
                 "role": "assistant",
-                "model": "claude-test",
+                "model": self.model_id,
                 "content": content,
                 "stop_reason": stop_reason,
                 "stop_sequence": None,
@@ -259,9 +265,8 @@ def tool_call(call_id: str, name: str, arguments: str) -> JsonDict:
 
 
 class OpenAIDouble(HttpDouble):
-    name = "openai"
-    error_names = r"provider=<openai>, model=<gpt-test>"
-    sdk = openai
+    sdk: ClassVar[ModuleType] = openai
+    model_id = "gpt-test"
     stop_reasons = [
         ("stop", "end_turn"),
         ("tool_calls", "tool_use"),
@@ -275,7 +280,7 @@ class OpenAIDouble(HttpDouble):
     ]
 
     def model_at(self, url: str) -> OpenAIChatModel:
-        return OpenAIChatModel("gpt-test", api_key="test-key", base_url=f"{url}/v1", max_retries=0, timeout=5)
+        return OpenAIChatModel(self.model_id, api_key="test-key", base_url=f"{url}/v1", max_retries=0, timeout=5)
 
     def reply(self, message: JsonDict, finish_reason: str | None = "stop") -> None:
         """Queue a chat completion whose one choice is ``message``."""
@@ -284,7 +289,7 @@ class OpenAIDouble(HttpDouble):
                 "id": "chatcmpl-1",
                 "object": "chat.completion",
                 "created": 0,
-                "model": "gpt-test",
+                "model": self.model_id,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
             }
         )
