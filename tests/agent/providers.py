@@ -148,6 +148,7 @@ class HttpDouble(ProviderDouble):
     failures = ["500", "429", "401"]
 
     def __init_subclass__(cls) -> None:
+        """A subclass is named after its SDK; its ``ModelError`` names the provider and the model."""
         super().__init_subclass__()
         cls.name = cls.sdk.__name__
         cls.error_names = rf"provider=<{cls.name}>, model=<{cls.model_id}>"
