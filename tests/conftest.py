@@ -17,6 +17,7 @@ from redis.cluster import RedisCluster
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 from tests.outage import TimedOutage
+from tests.seconds_clock import SecondsClock
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +46,12 @@ def redis_url(request: pytest.FixtureRequest, redis_target: str) -> str:
     fixture = "redis_cluster" if redis_target == "cluster" else "redis_server"
     target: RedisServer | RedisClusterServers = request.getfixturevalue(fixture)
     return target.url
+
+
+@pytest.fixture
+def clock() -> SecondsClock:
+    """A clock in seconds the test moves by hand (``clock.now``)."""
+    return SecondsClock()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ back what the model class sent in a provider-neutral form (system prompt, tool n
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, ClassVar, Self
 
 import anthropic
@@ -129,10 +130,28 @@ class ProviderDouble:
         raise NotImplementedError
 
 
-class HttpDouble(ProviderDouble):
-    """A provider reached over HTTP: its SDK talks to ``server``."""
+def unchanged(*reasons: str) -> list[tuple[str, str]]:
+    """``stop_reasons`` entries for the provider's stop reasons the model class passes on under the same name."""
+    return [(reason, reason) for reason in reasons]
 
-    connection_error: ClassVar[type[BaseException]]
+
+class HttpDouble(ProviderDouble):
+    """A provider reached over HTTP: its SDK (``sdk``, the package, which names the provider) talks to ``server``
+    for the model ``model_id``.
+
+    The anthropic and openai SDKs name their exceptions alike, so both fail the same way: ``failures`` are the HTTP
+    statuses, each raising ``sdk_error(status)``.
+    """
+
+    sdk: ClassVar[ModuleType]
+    model_id: ClassVar[str]
+    failures = ["500", "429", "401"]
+
+    def __init_subclass__(cls) -> None:
+        """A subclass is named after its SDK; its ``ModelError`` names the provider and the model."""
+        super().__init_subclass__()
+        cls.name = cls.sdk.__name__
+        cls.error_names = rf"provider=<{cls.name}>, model=<{cls.model_id}>"
 
     def __init__(self, server: LoopbackServer) -> None:
         self.server = server
@@ -156,6 +175,15 @@ class HttpDouble(ProviderDouble):
             url = gone.url
         return self.model_at(url)
 
+    def sdk_error(self, failure: str) -> type[BaseException]:
+        """The exception the SDK raises when the provider answers with the HTTP status ``failure``."""
+        errors: dict[str, type[BaseException]] = {
+            "500": self.sdk.InternalServerError,
+            "429": self.sdk.RateLimitError,
+            "401": self.sdk.AuthenticationError,
+        }
+        return errors[failure]
+
     def sent(self, index: int) -> JsonDict:
         body: JsonDict = self.server.requests[index].body
         return body
@@ -178,31 +206,20 @@ class HttpDouble(ProviderDouble):
 
 
 class AnthropicDouble(HttpDouble):
-    name = "anthropic"
-    error_names = r"provider=<anthropic>, model=<claude-test>"
+    sdk: ClassVar[ModuleType] = anthropic
+    model_id = "claude-test"
     stop_reasons = [
-        ("end_turn", "end_turn"),
-        ("tool_use", "tool_use"),
-        ("max_tokens", "max_tokens"),
+        *unchanged("end_turn", "tool_use", "max_tokens", "refusal", "pause_turn"),
         ("stop_sequence", "end_turn"),
-        ("refusal", "refusal"),
-        ("pause_turn", "pause_turn"),
     ]
-    failures = ["500", "429", "401"]
-    connection_error = anthropic.APIConnectionError
     malformed = [
         {"unexpected": True},
         {"type": "message", "role": "assistant", "content": None, "stop_reason": "end_turn"},
         {"type": "message", "role": "assistant", "content": [{"type": "tool_use", "input": {}}]},
     ]
-    _ERRORS: ClassVar[dict[str, type[BaseException]]] = {
-        "500": anthropic.InternalServerError,
-        "429": anthropic.RateLimitError,
-        "401": anthropic.AuthenticationError,
-    }
 
     def model_at(self, url: str) -> AnthropicModel:
-        return AnthropicModel("claude-test", max_tokens=256, api_key="test-key", base_url=url, max_retries=0, timeout=5)
+        return AnthropicModel(self.model_id, max_tokens=256, api_key="test-key", base_url=url, max_retries=0, timeout=5)
 
     def reply(self, content: list[JsonDict], stop_reason: str | None = "end_turn") -> None:
         """Queue a Messages API answer with ``content`` blocks."""
@@ -211,7 +228,7 @@ class AnthropicDouble(HttpDouble):
                 "id": "msg_1",
                 "type": "message",
                 "role": "assistant",
-                "model": "claude-test",
+                "model": self.model_id,
                 "content": content,
                 "stop_reason": stop_reason,
                 "stop_sequence": None,
@@ -227,7 +244,7 @@ class AnthropicDouble(HttpDouble):
 
     def fail(self, failure: str) -> type[BaseException]:
         self.server.reply({"type": "error", "error": {"type": "api_error", "message": "boom"}}, int(failure))
-        return self._ERRORS[failure]
+        return self.sdk_error(failure)
 
     def sent_system(self, index: int) -> str | None:
         return self.sent(index).get("system")
@@ -249,29 +266,22 @@ def tool_call(call_id: str, name: str, arguments: str) -> JsonDict:
 
 
 class OpenAIDouble(HttpDouble):
-    name = "openai"
-    error_names = r"provider=<openai>, model=<gpt-test>"
+    sdk: ClassVar[ModuleType] = openai
+    model_id = "gpt-test"
     stop_reasons = [
         ("stop", "end_turn"),
         ("tool_calls", "tool_use"),
         ("length", "max_tokens"),
         ("content_filter", "content_filtered"),
     ]
-    failures = ["500", "429", "401"]
-    connection_error = openai.APIConnectionError
     malformed = [
         {"unexpected": True},
         {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []},
         {"id": "x", "choices": [{"index": 0, "finish_reason": "stop"}]},
     ]
-    _ERRORS: ClassVar[dict[str, type[BaseException]]] = {
-        "500": openai.InternalServerError,
-        "429": openai.RateLimitError,
-        "401": openai.AuthenticationError,
-    }
 
     def model_at(self, url: str) -> OpenAIChatModel:
-        return OpenAIChatModel("gpt-test", api_key="test-key", base_url=f"{url}/v1", max_retries=0, timeout=5)
+        return OpenAIChatModel(self.model_id, api_key="test-key", base_url=f"{url}/v1", max_retries=0, timeout=5)
 
     def reply(self, message: JsonDict, finish_reason: str | None = "stop") -> None:
         """Queue a chat completion whose one choice is ``message``."""
@@ -280,7 +290,7 @@ class OpenAIDouble(HttpDouble):
                 "id": "chatcmpl-1",
                 "object": "chat.completion",
                 "created": 0,
-                "model": "gpt-test",
+                "model": self.model_id,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
             }
         )
@@ -294,7 +304,7 @@ class OpenAIDouble(HttpDouble):
 
     def fail(self, failure: str) -> type[BaseException]:
         self.server.reply({"error": {"message": "boom", "type": "server_error"}}, int(failure))
-        return self._ERRORS[failure]
+        return self.sdk_error(failure)
 
     def sent_system(self, index: int) -> str | None:
         first = self.sent(index)["messages"][0]
@@ -341,10 +351,7 @@ class _AnswersAnything:
 class BedrockDouble(ProviderDouble):
     name = "bedrock"
     error_names = rf"model_id=<{BEDROCK_MODEL}>, code=<"
-    stop_reasons = [
-        (reason, reason)
-        for reason in ["max_tokens", "guardrail_intervened", "stop_sequence", "content_filtered", "end_turn"]
-    ]
+    stop_reasons = unchanged("max_tokens", "guardrail_intervened", "stop_sequence", "content_filtered", "end_turn")
     failures = ["ThrottlingException"]
     malformed = [
         {},

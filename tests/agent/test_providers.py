@@ -104,7 +104,7 @@ def test_an_unreachable_provider_is_a_model_error(http_provider: HttpDouble) -> 
     with pytest.raises(ModelError, match=http_provider.error_names) as raised:
         http_provider.unreachable_model().converse(HI, [], None)
 
-    assert isinstance(raised.value.__cause__, http_provider.connection_error)
+    assert isinstance(raised.value.__cause__, http_provider.sdk.APIConnectionError)
 
 
 def test_a_block_the_provider_cannot_take_is_a_model_error(http_provider: HttpDouble) -> None:

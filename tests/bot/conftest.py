@@ -1,4 +1,4 @@
-"""Fixtures the outbox and delivery tests share: a loopback Slack, a hand-moved clock, and the outbox on that clock."""
+"""Fixtures the outbox and delivery tests share: a loopback Slack, and the outbox on the hand-moved ``clock``."""
 
 from collections.abc import Iterator
 
@@ -7,18 +7,13 @@ import redis
 
 from bot.store.outbox import Outbox
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.seconds_clock import SecondsClock
+from tests.seconds_clock import SecondsClock
 
 
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
         yield fake
-
-
-@pytest.fixture
-def clock() -> SecondsClock:
-    return SecondsClock()
 
 
 @pytest.fixture

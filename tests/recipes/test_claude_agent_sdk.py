@@ -15,8 +15,9 @@ from bot.mcp.server import permission_answer
 from bot.render import action_ids as ids
 from recipes.claude_agent_sdk import permission_result, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.harness import Bot
 from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, serving
+from tests.bot.support.people import APPROVER, CHANNEL
 
 TOOL = "mcp__ops__restart_service"  # the CLI's name for the tool restart_service of the SDK server "ops"
 

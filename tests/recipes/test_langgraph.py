@@ -4,7 +4,8 @@ API and decided in the loopback Slack, the graph resumed with ``Command(resume=d
 from bot.render import action_ids as ids
 from recipes.langgraph_interrupt import build_graph, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 def test_an_approval_resumes_the_node_which_deploys(bot: Bot, api_key: str) -> None:

@@ -12,7 +12,8 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from bot.render import action_ids as ids
 from recipes.openai_agents import run_with_signoff
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import redis
 from recipes.signoff_client import ask_and_wait
 from tests.bot.support.api_client import DEPLOY
 from tests.bot.support.busy_api import approving_after_a_refusal, busy_bot
-from tests.bot.support.harness import APPROVER
+from tests.bot.support.people import APPROVER
 
 
 def test_a_wait_refused_with_429_is_asked_again_and_gets_the_decision(

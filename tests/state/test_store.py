@@ -15,28 +15,14 @@ from state.interrupt import Interrupt, PendingToolExecution, _InterruptState
 from state.shapes import Message
 from state.store import interrupted_index, shard_count, shard_of, shard_tag
 from tests.redis_targets import every_key, on_both
+from tests.seconds_clock import SecondsClock
 
 pytest_generate_tests = on_both
 SESSION_FIELDS = {"version", "messages", "agent_state", "interrupt_state", "format", "updated_at_ms"}
 
 
-class Clock:
-    """A clock the test moves by hand (seconds)."""
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(redis_client: redis.Redis, clock: Clock) -> SessionStore:
+def store(redis_client: redis.Redis, clock: SecondsClock) -> SessionStore:
     return SessionStore(redis_client, clock=clock)
 
 
@@ -102,7 +88,7 @@ def indexed_at(redis_client: redis.Redis, session_id: str) -> float | None:
     return redis_client.zscore(keys_for(session_id).interrupted_index, session_id)
 
 
-def interrupt_in_turn(store: SessionStore, clock: Clock, session_ids: list[str], *, apart_s: float) -> None:
+def interrupt_in_turn(store: SessionStore, clock: SecondsClock, session_ids: list[str], *, apart_s: float) -> None:
     """Save each session interrupted, ``apart_s`` seconds after the one before it."""
     for turn, session_id in enumerate(session_ids):
         if turn:
@@ -132,7 +118,7 @@ def test_load_of_an_unknown_session_is_none(store: SessionStore) -> None:
     assert store.load("nobody") is None
 
 
-def test_save_and_load_round_trip_unicode_and_falsy_values(store: SessionStore, clock: Clock) -> None:
+def test_save_and_load_round_trip_unicode_and_falsy_values(store: SessionStore, clock: SecondsClock) -> None:
     messages: list[Message] = [
         user('héllo wörld 🌍 日本語 \u2028 \x00 "quoted" \\ back'),
         {"role": "assistant", "content": [{"text": ""}], "metadata": {"latency": 0, "cached": False}},
@@ -160,7 +146,7 @@ def test_save_and_load_round_trip_unicode_and_falsy_values(store: SessionStore, 
     assert _InterruptState.from_dict(loaded.interrupt_state) == state
 
 
-def test_version_starts_at_one_and_increments(store: SessionStore, clock: Clock) -> None:
+def test_version_starts_at_one_and_increments(store: SessionStore, clock: SecondsClock) -> None:
     versions = []
     for step in range(4):
         clock.now += 1
@@ -212,7 +198,7 @@ def test_update_of_a_missing_session_is_a_conflict_and_creates_nothing(
 
 @pytest.mark.parametrize("stale_version", [1, 3], ids=["behind", "ahead"])
 def test_stale_writer_gets_a_conflict_and_changes_nothing(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock, stale_version: int
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock, stale_version: int
 ) -> None:
     save(store, "s-1")
     save(store, "s-1", expected_version=1, messages=[user("winner")], agent_state={"by": "winner"})
@@ -308,7 +294,9 @@ def test_save_with_ttl_sets_an_expiry(store: SessionStore, redis_client: redis.R
     assert 0 < redis_client.pttl(keys_for("s-1").session) <= 60_000
 
 
-def test_store_default_ttl_applies_and_an_explicit_ttl_overrides_it(redis_client: redis.Redis, clock: Clock) -> None:
+def test_store_default_ttl_applies_and_an_explicit_ttl_overrides_it(
+    redis_client: redis.Redis, clock: SecondsClock
+) -> None:
     store = SessionStore(redis_client, ttl_seconds=30, clock=clock)
     key = keys_for("s-1").session
 
@@ -352,7 +340,7 @@ def _delete_behind_the_stores_back(redis_client: redis.Redis, session_id: str) -
 
 @pytest.mark.parametrize("vanish", [_expire, _delete_behind_the_stores_back], ids=["expired", "deleted"])
 def test_vanished_session_leaves_the_index_and_is_pruned(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock, vanish: Callable[[redis.Redis, str], None]
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock, vanish: Callable[[redis.Redis, str], None]
 ) -> None:
     interrupt_in_turn(store, clock, ["gone", "stays"], apart_s=1)
     assert store.interrupted_sessions() == ["gone", "stays"]
@@ -369,7 +357,7 @@ def test_vanished_session_leaves_the_index_and_is_pruned(
 
 
 def test_interrupted_index_lists_activated_sessions_oldest_first(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     clock.now += 10
     interrupt_in_turn(store, clock, ["zeta", "alpha", "mid"], apart_s=10)  # not alphabetical: order is by time
@@ -385,7 +373,7 @@ def test_interrupted_index_lists_activated_sessions_oldest_first(
 
 
 def test_staying_interrupted_keeps_the_original_entry_time(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     interrupt_in_turn(store, clock, ["first", "second"], apart_s=10)
     clock.now += 10
@@ -397,7 +385,7 @@ def test_staying_interrupted_keeps_the_original_entry_time(
 
 
 def test_saved_deactivated_or_deleted_sessions_leave_the_index(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     clock.now += 1
     interrupt_in_turn(store, clock, ["a", "b", "c"], apart_s=1)
@@ -412,7 +400,7 @@ def test_saved_deactivated_or_deleted_sessions_leave_the_index(
 
 
 def test_re_entering_the_interrupted_state_moves_to_the_end(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     interrupt_in_turn(store, clock, ["a", "b"], apart_s=1)
     clock.now += 1
@@ -425,7 +413,7 @@ def test_re_entering_the_interrupted_state_moves_to_the_end(
 
 
 def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
-    store: SessionStore, redis_client: redis.Redis, clock: Clock
+    store: SessionStore, redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     interrupt_in_turn(store, clock, ["a", "b"], apart_s=10)
     _expire(redis_client, "a")
@@ -438,7 +426,7 @@ def test_session_recreated_after_expiry_is_scored_by_its_new_entry_time(
 
 
 @pytest.mark.parametrize("limit", [0, 1, 2, 3, 10])
-def test_interrupted_sessions_returns_at_most_limit(store: SessionStore, clock: Clock, limit: int) -> None:
+def test_interrupted_sessions_returns_at_most_limit(store: SessionStore, clock: SecondsClock, limit: int) -> None:
     clock.now += 1
     interrupt_in_turn(store, clock, ["a", "b", "c"], apart_s=1)
 
@@ -655,7 +643,7 @@ def decoding_client(redis_server: RedisServer, redis_client: redis.Redis) -> Ite
     client.close()
 
 
-def test_store_works_with_a_decoding_client(decoding_client: redis.Redis, clock: Clock) -> None:
+def test_store_works_with_a_decoding_client(decoding_client: redis.Redis, clock: SecondsClock) -> None:
     store = SessionStore(decoding_client, clock=clock)
     save(store, "a", interrupted=True, messages=[user("ünïcode")])
     clock.now += 1
@@ -674,7 +662,7 @@ def test_store_works_with_a_decoding_client(decoding_client: redis.Redis, clock:
 # --- keys ---------------------------------------------------------------------------------------
 
 
-def test_key_layout(store: SessionStore, redis_client: redis.Redis, clock: Clock) -> None:
+def test_key_layout(store: SessionStore, redis_client: redis.Redis, clock: SecondsClock) -> None:
     session_id = "T123:C456:1700000000.000100"
     keys = keys_for(session_id)
     tag = shard_tag(shard_of(session_id))
@@ -765,7 +753,7 @@ def test_save_refuses_what_load_would_refuse_and_writes_nothing(
 
 
 def test_an_interrupted_session_never_expires_and_gets_its_ttl_back_once_answered(
-    redis_client: redis.Redis, clock: Clock
+    redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     store = SessionStore(redis_client, ttl_seconds=60, clock=clock)
     key = keys_for("waiting").session

@@ -6,7 +6,8 @@ from typing import Any
 import redis
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot, is_decided
+from tests.bot.support.harness import Bot, is_decided
+from tests.bot.support.people import APPROVER
 from tests.strands.native import completions
 
 LEAD = "U0LEAD"

@@ -25,7 +25,8 @@ from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
 from tests.agent.support import WorkerDied, the_rerun_question
 from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool
-from tests.bot.support.harness import APPROVER, is_decided, running_bot
+from tests.bot.support.harness import is_decided, running_bot
+from tests.bot.support.people import APPROVER
 from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
     HOLD_RESTART_KEY,

@@ -16,7 +16,8 @@ from bot.render import action_ids as ids
 from state import SessionStore
 from state.interrupt import _InterruptState
 from tests.agent.support import WorkerDied
-from tests.bot.support.harness import APPROVER, running_bot, thread_session
+from tests.bot.support.harness import running_bot, thread_session
+from tests.bot.support.people import APPROVER
 from tests.redis_targets import on_both
 from tests.strands.agents import BATCH_TURN, completions, native_agent, once_then, strands_batch_agent
 

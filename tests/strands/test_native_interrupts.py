@@ -5,6 +5,7 @@ in the same thread must be a new round, posted and decided by a human, never ans
 first round's decision.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ import redis
 
 from bot.render import action_ids as ids
 from tests.bot.support.crashes import crash_once, redeliver
-from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.harness import Bot, is_decided, running_bot, thread_session
+from tests.bot.support.people import APPROVER
 from tests.strands.agents import Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,
@@ -158,38 +160,37 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
 # --- invariant 3 (authorized): the tool's rules apply to native interrupts -------------------
 
 
-def _policy(tmp_path: Path) -> Path:
-    path = tmp_path / "policy.yml"
-    path.write_text(
+@pytest.fixture
+def bot(redis_client: redis.Redis, tmp_path: Path, factory: Factory) -> Iterator[Bot]:
+    """The bot running the test's agent (``factory``) under the lead's deletions rule alone."""
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
         f"rules:\n  - name: deletions\n    match: {{tools: [delete_files]}}\n    approvers: {{users: [{LEAD}]}}\n"
     )
-    return path
+    with running_bot(redis_client, agent_factory=factory, policy_path=policy) as running:
+        yield running
 
 
 @BATCH
-def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(
-    redis_client: redis.Redis, tmp_path: Path, factory: Factory
-) -> None:
-    with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        deleted_once_the_lead_approves(bot, redis_client)
+def test_a_batch_hook_guarding_one_call_is_judged_by_that_tools_rule(bot: Bot, redis_client: redis.Redis) -> None:
+    deleted_once_the_lead_approves(bot, redis_client)
 
 
 @BATCH
 def test_a_batch_holding_a_gated_tool_is_judged_by_its_rule_and_lists_every_call(
-    redis_client: redis.Redis, tmp_path: Path, factory: Factory
+    bot: Bot, redis_client: redis.Redis
 ) -> None:
-    with running_bot(redis_client, agent_factory=factory, policy_path=_policy(tmp_path)) as bot:
-        text = the_approval_asked_for(bot, "clean /tmp/a")
-        assert "delete_files, inspect_files" in text
-        assert "deletions" in text
-        request = bot.services.approvals.find(bot.approval_id())
-        assert request is not None
-        assert [call.tool for call in request.request.calls] == ["delete_files", "inspect_files"]
+    text = the_approval_asked_for(bot, "clean /tmp/a")
+    assert "delete_files, inspect_files" in text
+    assert "deletions" in text
+    request = bot.services.approvals.find(bot.approval_id())
+    assert request is not None
+    assert [call.tool for call in request.request.calls] == ["delete_files", "inspect_files"]
 
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
-        bot.drain()
-        assert not is_decided(bot.approval_messages()[0])
-        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
-        bot.drain()
-        assert completions(redis_client, "delete_files") == 1
-        assert completions(redis_client, "inspect_files") == 1
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+    bot.drain()
+    assert not is_decided(bot.approval_messages()[0])
+    bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=LEAD)
+    bot.drain()
+    assert completions(redis_client, "delete_files") == 1
+    assert completions(redis_client, "inspect_files") == 1

@@ -13,7 +13,8 @@ import redis
 from bot.cli import ops as ops_cli
 from bot.render import action_ids as ids
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, thread_session
+from tests.bot.support.harness import Bot, is_decided, running_bot, thread_session
+from tests.bot.support.people import APPROVER
 from tests.strands.agents import OPERATIONS, Factory, on_both_runtimes
 from tests.strands.lead_rule import (
     LEAD,

@@ -16,7 +16,8 @@ from agent.approval import refusal_text
 from bot.render import action_ids as ids
 from bot.store.jobs import ResumeJob
 from state.interrupt import _InterruptState
-from tests.bot.support.harness import APPROVER, Bot, is_decided, running_bot, start_thread, thread_session
+from tests.bot.support.harness import Bot, is_decided, running_bot, start_thread, thread_session
+from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write
 from tests.bot.support.restarts import approved_after_a_restart
 from tests.strands.agents import (

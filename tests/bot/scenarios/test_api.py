@@ -28,7 +28,8 @@ from bot.render.texts import answers, approval_request
 from bot.store import keys
 from bot.store.api_requests import ApiRequestStore
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
-from tests.bot.support.harness import APPROVER, CHANNEL, OUTSIDER, REQUESTER, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from bot.services import connect_redis
 from bot.slack.http import guarded_wsgi_app, serve
 from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 from tests.outage import redis_stopped
 
 

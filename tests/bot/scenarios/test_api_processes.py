@@ -16,7 +16,7 @@ import redis
 from bench.serving import free_port, wait_healthy
 from tests.bot.support.api_client import DEPLOY, ApiCaller
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.processes import run_bot
 from tests.bot.support.web_processes import (
     bot_settings,

@@ -10,7 +10,8 @@ import redis
 
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import ApiCaller, api_caller, until_waits_held
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 
 
 def _asked(bot: Bot, api: ApiCaller, **fields: Any) -> str:

@@ -9,7 +9,8 @@ import redis
 from bot.render import action_ids as ids
 from bot.store import keys
 from bot.store.audit import Audit, ExportFormat, read_export
-from tests.bot.support.harness import APPROVER, OUTSIDER, REQUESTER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, OUTSIDER, REQUESTER
 
 
 def test_one_approval_leaves_request_refusal_decision_and_resume_in_order(bot: Bot) -> None:

@@ -19,18 +19,8 @@ from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
 from bot.store.audit import AuditEntry
-from tests.bot.support.harness import (
-    APPROVER,
-    CHANNEL,
-    OUTSIDER,
-    REQUESTER,
-    SECOND_APPROVER,
-    Bot,
-    demo_factory,
-    home_click,
-    is_decided,
-    running_bot,
-)
+from tests.bot.support.harness import Bot, demo_factory, home_click, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
 
 FOREIGN_TEAM = "T0ELSEWHERE"
 

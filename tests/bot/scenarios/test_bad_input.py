@@ -9,7 +9,8 @@ from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, is_decided
+from tests.bot.support.harness import Bot, is_decided
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.bot.support.tampering import PostOptions
 
 

@@ -19,7 +19,8 @@ from bot.store import keys
 from bot.store.audit import Audit, read_export
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, demo_factory, running_bot
+from tests.bot.support.harness import SIGNING_SECRET, demo_factory, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.bot.support.processes import ROOT
 from tests.bot.support.processes import bot_environment as _environment
 from tests.bot.support.processes import run_bot as _run

@@ -20,17 +20,9 @@ from bot.store.approval_record import Approval
 from bot.store.directory import Directory
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.api_client import api_caller
-from tests.bot.support.harness import (
-    APPROVER,
-    CHANNEL,
-    CHANNEL_MEMBERS,
-    SIGNING_SECRET,
-    TEAM,
-    Bot,
-    message_click,
-    running_bot,
-)
+from tests.bot.support.harness import SIGNING_SECRET, Bot, message_click, running_bot
 from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, TEAM
 
 SCENARIO_POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
 LEFT = "U0THIRD"  # in the channel (and the on-call group) when the caches were filled, gone since

@@ -12,8 +12,9 @@ from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state.redis_cluster import RedisClusterServers
 from state.store import keys_for
-from tests.bot.support.harness import APPROVER, demo_factory, running_bot
+from tests.bot.support.harness import demo_factory, running_bot
 from tests.bot.support.lost_clicks import assert_it_wrote_nothing_and_the_next_click_decides, ephemeral_answers
+from tests.bot.support.people import APPROVER
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from bot.settings import Settings
 from bot.store.outbox import OutboxEntry
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import CHANNEL
 from tests.outage import redis_stopped
 
 _ANSWER = "POST /pay 502 upstream timeout"  # the demo agent's answer to "logs for checkout"

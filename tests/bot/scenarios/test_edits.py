@@ -24,15 +24,8 @@ from bot.render.texts import answers
 from bot.store import keys
 from bot.store.approval_record import Approval
 from state.shapes import Message
-from tests.bot.support.harness import (
-    APPROVER,
-    REQUESTER,
-    SECOND_APPROVER,
-    Bot,
-    demo_factory,
-    is_decided,
-    running_bot,
-)
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.people import APPROVER, REQUESTER, SECOND_APPROVER
 
 
 def _policy(tmp_path: Path, settings: str) -> Path:

@@ -16,17 +16,8 @@ import redis
 from bot.domain.clock import ManualClock
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from tests.bot.support.harness import (
-    APPROVER,
-    CHANNEL,
-    OUTSIDER,
-    SECOND_APPROVER,
-    Bot,
-    demo_factory,
-    home_click,
-    is_decided,
-    running_bot,
-)
+from tests.bot.support.harness import Bot, demo_factory, home_click, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, SECOND_APPROVER
 
 ROTATION = """\
 rotations:

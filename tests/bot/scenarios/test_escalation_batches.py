@@ -13,7 +13,8 @@ from bot.flow.escalation import Step
 from bot.render import action_ids as ids
 from bot.services import build_services
 from bot.store import keys
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write
 
 REMINDERS = """\

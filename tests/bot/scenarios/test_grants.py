@@ -21,17 +21,8 @@ from bot.render import grant_form
 from bot.render.texts import standing_approvals
 from bot.store.grants import Call, GrantStore
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
-from tests.bot.support.harness import (
-    APPROVER,
-    CHANNEL,
-    OUTSIDER,
-    REQUESTER,
-    TEAM,
-    Bot,
-    demo_factory,
-    is_decided,
-    running_bot,
-)
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, TEAM
 from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 

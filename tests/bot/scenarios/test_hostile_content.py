@@ -14,7 +14,8 @@ from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support import shards
 from tests.bot.support.agents import nested, one_gated_call
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.bot.support.processes import run_bot
 
 

@@ -17,7 +17,8 @@ from bot.slack.http import serve
 from bot.store import keys
 from state import RedisServer
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET, Bot, demo_factory, running_bot
+from tests.bot.support.harness import SIGNING_SECRET, Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.outage import redis_stopped
 
 

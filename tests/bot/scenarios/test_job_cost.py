@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER
 
 
 def _count_calls(owner: object, names: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> Counter[str]:

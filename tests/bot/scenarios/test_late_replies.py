@@ -10,7 +10,8 @@ from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support.agents import two_gates_agent
-from tests.bot.support.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, running_bot
+from tests.bot.support.harness import Bot, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, SECOND_APPROVER
 
 
 def _later(ts: str, micros: int = 1) -> str:

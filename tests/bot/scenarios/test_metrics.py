@@ -10,7 +10,8 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import POLICIES
 from tests.bot.support.scrapes import Scrape
 from tests.outage import redis_stopped

@@ -11,7 +11,7 @@ import redis
 
 from bench.serving import free_port, wait_healthy
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE
+from tests.bot.support.people import CHANNEL, CHANNEL_MEMBERS, PEOPLE
 from tests.bot.support.scrapes import Scrape
 from tests.bot.support.web_processes import (
     ask_then_approve,

@@ -11,7 +11,8 @@ import redis
 
 from bot.cli.migrate import migrate
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, demo_factory, running_bot
+from tests.bot.support.harness import demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write
 from tests.bot.support.processes import run_bot
 

@@ -11,8 +11,8 @@ import redis
 from bot.flow.uninstalls import UNINSTALLED
 from bot.loopback_slack import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
+from tests.bot.support.people import APPROVER, REQUESTER
 
 ORG = "E0ORG"
 ORG_TOKEN = "xoxb-org"

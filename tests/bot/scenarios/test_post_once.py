@@ -25,8 +25,9 @@ from bot.slack.delivery import Deliverer
 from bot.store.outbox import Outbox
 from state import RedisServer
 from tests.bot.support.doomed_worker import kill, worker_process
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.people import APPROVER, CHANNEL
 from tests.bot.support.policy_files import write
 
 LEASE_S = 30  # the outbox lease: an entry whose holder died comes back after it

@@ -16,7 +16,8 @@ from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
 from tests.bot.support.crashes import Crash, crash_once, redeliver
-from tests.bot.support.harness import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER
 
 
 def test_a_start_that_died_before_posting_its_approvals_posts_them_on_redelivery(redis_client: redis.Redis) -> None:

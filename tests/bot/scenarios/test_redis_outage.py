@@ -9,8 +9,9 @@ from bot.render import action_ids as ids
 from bot.services import connect_redis
 from state import RedisServer
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, demo_factory, running_bot
+from tests.bot.support.harness import demo_factory, running_bot
 from tests.bot.support.lost_clicks import assert_it_wrote_nothing_and_the_next_click_decides, ephemeral_answers
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.outage import redis_stopped
 
 _NOT_RECORDED = "Not recorded"

@@ -12,7 +12,8 @@ from bot.render import action_ids as ids
 from bot.worker import MAX_DELIVERIES
 from state.shapes import Message
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER, Bot, running_bot, thread_session
+from tests.bot.support.harness import Bot, running_bot, thread_session
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER
 
 
 def _eventually(condition: Callable[[], bool], *, timeout_s: float = 5) -> None:

@@ -12,18 +12,8 @@ from bot.store.audit import AuditEntry
 from state.interrupt import _InterruptState
 from state.store import keys_for
 from tests.bot.support import shards
-from tests.bot.support.harness import (
-    APPROVER,
-    OUTSIDER,
-    REQUESTER,
-    SECOND_APPROVER,
-    Bot,
-    demo_factory,
-    is_decided,
-    running_bot,
-    start_thread,
-    thread_session,
-)
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot, start_thread, thread_session
+from tests.bot.support.people import APPROVER, OUTSIDER, REQUESTER, SECOND_APPROVER
 from tests.bot.support.restarts import approved_after_a_restart
 
 

@@ -3,7 +3,8 @@ one round (a message each, in the thread), and the agent resumes once every one 
 approved call once and never a denied one."""
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot, is_decided
+from tests.bot.support.harness import Bot, is_decided
+from tests.bot.support.people import APPROVER
 
 ASKED = "check the logs of checkout, then restart checkout and roll back payments"
 

@@ -13,7 +13,8 @@ from bot.loopback_slack import message_limit_error
 from bot.render.texts import app_home
 from tests.bot.support.agents import answering_agent
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, running_bot
+from tests.bot.support.harness import running_bot
+from tests.bot.support.people import CHANNEL
 
 
 @pytest.fixture

@@ -31,15 +31,8 @@ from bot.slack.socket_mode import CheckedSocketModeHandler
 from bot.worker import Worker
 from tests.bot.support.fake_slack import Call, FakeSlack
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
-from tests.bot.support.harness import (
-    APPROVER,
-    CHANNEL,
-    CHANNEL_MEMBERS,
-    REQUESTER,
-    demo_factory,
-    is_decided,
-    message_click,
-)
+from tests.bot.support.harness import demo_factory, is_decided, message_click
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER
 from tests.bot.support.processes import run_bot, start_bot
 
 REPLY = "checkout: 3 replicas restarted"

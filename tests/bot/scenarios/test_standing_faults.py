@@ -18,7 +18,8 @@ from tests.agent.support import WorkerDied
 from tests.bot.support.agents import counting_agent, one_gated_call
 from tests.bot.support.api_client import api_caller
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
-from tests.bot.support.harness import APPROVER, CHANNEL, SECOND_APPROVER, Bot, is_decided, running_bot
+from tests.bot.support.harness import Bot, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL, SECOND_APPROVER
 
 
 def _dying_once(runs: dict[str, int], client: redis.Redis) -> Any:

@@ -10,7 +10,8 @@ from prometheus_client import REGISTRY
 
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import api_caller
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL
 from tests.bot.support.policy_files import POLICIES
 
 

@@ -17,7 +17,8 @@ from bot.services import connect_redis
 from state import SessionStore
 from tests.agent.support import WorkerDied
 from tests.bot.support.agents import completions, counting_agent
-from tests.bot.support.harness import APPROVER, is_decided, running_bot
+from tests.bot.support.harness import is_decided, running_bot
+from tests.bot.support.people import APPROVER
 from tests.outage import StopRedisAfterTool, TimedOutage
 
 

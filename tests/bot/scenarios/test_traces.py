@@ -11,8 +11,9 @@ from bench.serving import free_port, wait_healthy
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import SIGNING_SECRET
 from tests.bot.support.otlp_collector import ReceivedSpan, otlp_collector
+from tests.bot.support.people import CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER
 from tests.bot.support.web_processes import bot_settings, click_approve, process, web_command
 
 DEMO = ""  # the default AGENT_FACTORY: our own runtime

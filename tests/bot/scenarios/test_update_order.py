@@ -17,8 +17,9 @@ import redis
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.store import keys
-from tests.bot.support.harness import APPROVER, SECOND_APPROVER, Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.held_client import HeldClient
+from tests.bot.support.people import APPROVER, SECOND_APPROVER
 from tests.bot.support.policy_files import write
 
 QUORUM = """\

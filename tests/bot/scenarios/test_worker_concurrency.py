@@ -23,7 +23,8 @@ from bot.store import keys
 from state.shapes import Message
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY, held_agent
 from tests.bot.support.doomed_worker import kill, wait_until, worker_process
-from tests.bot.support.harness import CHANNEL, REQUESTER, Bot, running_bot
+from tests.bot.support.harness import Bot, running_bot
+from tests.bot.support.people import CHANNEL, REQUESTER
 
 
 class _Sessions:

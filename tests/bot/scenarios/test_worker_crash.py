@@ -19,7 +19,8 @@ from tests.bot.support.agents import (
     counting_agent,
 )
 from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool, kill_a_worker_once_it_sets
-from tests.bot.support.harness import APPROVER, is_decided, running_bot, thread_session
+from tests.bot.support.harness import is_decided, running_bot, thread_session
+from tests.bot.support.people import APPROVER
 
 
 def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(

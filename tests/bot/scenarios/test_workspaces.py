@@ -22,8 +22,9 @@ from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER, home_click
+from tests.bot.support.harness import home_click
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
+from tests.bot.support.people import APPROVER, REQUESTER
 
 ALPHA, BETA = "T0ALPHA", "T0BETA"
 CHANNELS = {ALPHA: "C0ALPHA", BETA: "C0BETA"}

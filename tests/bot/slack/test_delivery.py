@@ -14,8 +14,8 @@ from bot.store.approvals import ApprovalStore
 from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.seconds_clock import SecondsClock
 from tests.redis_targets import on_both
+from tests.seconds_clock import SecondsClock
 
 pytest_generate_tests = on_both  # a lane and its channel's pause share a slot: on a cluster too
 

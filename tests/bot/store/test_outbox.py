@@ -11,7 +11,7 @@ from bot.slack.retry_after import DEFAULT_S
 from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.seconds_clock import SecondsClock
+from tests.seconds_clock import SecondsClock
 
 
 @pytest.fixture

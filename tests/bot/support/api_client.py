@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from bot.services import Services
-from tests.bot.support.harness import CHANNEL, REQUESTER
+from tests.bot.support.people import CHANNEL, REQUESTER
 
 DEPLOY = {"tool": "restart_service", "input": {"service": "checkout"}, "channel": CHANNEL, "requester": REQUESTER}
 """A request the default policy lets anyone but the requester approve."""

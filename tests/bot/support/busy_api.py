@@ -14,7 +14,8 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.support.api_client import api_caller, until_waits_held
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
+from tests.bot.support.people import APPROVER
 
 
 @contextmanager

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 import redis
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import ROOT
 
 COUNTING_AGENT = "tests.bot.support.agents:counting_agent"

@@ -4,7 +4,8 @@ from typing import Any
 
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 def grant_buttons(message: dict[str, Any]) -> list[dict[str, Any]]:

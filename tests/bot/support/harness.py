@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import redis
 from pydantic import SecretStr
@@ -21,7 +21,7 @@ from bot.api import openapi
 from bot.domain.records import session_id_for
 from bot.domain.workspaces import OneWorkspace
 from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import PostResult
+from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services, build_services
@@ -33,18 +33,10 @@ from bot.worker import Worker
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER
 from tests.bot.support.tampering import TamperingPoster
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-TEAM = "T0TEST"  # the loopback Slack's workspace (FakeSlack's default team)
-CHANNEL = "C0OPS"
-REQUESTER = "U0REQUESTER"
-APPROVER = "U0APPROVER"
-SECOND_APPROVER = "U0SECOND"
-OUTSIDER = "U0OUTSIDER"
-PEOPLE = (REQUESTER, APPROVER, SECOND_APPROVER, OUTSIDER, "U0ONCALLA", "U0ONCALLB", "U0THIRD", "U0LEAD")
-CHANNEL_MEMBERS = (*PEOPLE, "U0ONCALL", "U0BOT")
-"""Everyone is in the channel (a test that needs an outsider of the channel sets its members)."""
 
 
 @dataclass
@@ -338,14 +330,37 @@ def running_bot(
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
-        services.jobs.ensure_group()
-        api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
-        with (
-            serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as base_url,
-            TamperingPoster(base_url, SIGNING_SECRET) as poster,
-        ):
-            yield Bot(slack, services, poster, services.worker(claim_idle_ms=60_000), base_url, api)
-        assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
+        with served_bot(settings, services, TamperingPoster) as served:
+            yield Bot(slack, services, served.poster, served.worker, served.url, served.api)
+
+
+PosterT = TypeVar("PosterT", bound=SignedPoster)
+
+
+@dataclass
+class ServedBot(Generic[PosterT]):
+    """The bot's app served at ``url``: a ``poster`` signing requests to it, a worker, every API exchange checked."""
+
+    url: str
+    poster: PosterT
+    worker: Worker
+    api: ApiConformance
+
+
+@contextmanager
+def served_bot(settings: Settings, services: Services, poster: type[PosterT]) -> Iterator[ServedBot[PosterT]]:
+    """Serve the bot built as ``services`` over HTTP (its job group made), a ``poster`` signing with ``SIGNING_SECRET``.
+
+    On leaving, asserts the HTTP API answered only what its OpenAPI document lists.
+    """
+    services.jobs.ensure_group()
+    api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
+    with (
+        serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,
+        poster(url, SIGNING_SECRET) as signed,
+    ):
+        yield ServedBot(url, signed, services.worker(claim_idle_ms=60_000), api)
+    assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
 
 
 def demo_factory(*, session_id: str, store: Any) -> Agent:

@@ -1,7 +1,8 @@
 """A click Redis could not take (stopped, or failing over): what it must leave, checked alike for either outage."""
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER
 
 
 def ephemeral_answers(bot: Bot) -> list[str]:

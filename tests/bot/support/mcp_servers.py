@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from mcp.client.stdio import StdioServerParameters
 
 from bench.serving import free_port
-from tests.bot.support.harness import CHANNEL, REQUESTER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import CHANNEL, REQUESTER
 from tests.bot.support.processes import ROOT, bot_environment
 
 

@@ -18,20 +18,17 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 from pydantic import SecretStr
 
-from bot.api import openapi
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services, build_services
 from bot.settings import Settings
-from bot.slack.http import guarded_wsgi_app
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from bot.worker import Worker
-from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, REQUESTER, SIGNING_SECRET, demo_factory
-from tests.bot.support.http_server import serve_wsgi
+from tests.bot.support.harness import SIGNING_SECRET, demo_factory, served_bot
+from tests.bot.support.people import APPROVER, REQUESTER
 
 CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
 
@@ -160,12 +157,6 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
     )
     assert settings.oauth
     services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-    services.jobs.ensure_group()
-    api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
-    with (
-        serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,
-        SignedPoster(url, SIGNING_SECRET) as poster,
-    ):
-        yield OAuthBot(slack, services, poster, services.worker(claim_idle_ms=60_000), url, channels)
-    # OAuth mode's own answer (403: a key naming no workspace) is checked against the document here.
-    assert api.outside_the_document == [], "the HTTP API answered outside its OpenAPI document"
+    # OAuth mode's own answer (403: a key naming no workspace) is checked against the document too.
+    with served_bot(settings, services, SignedPoster) as served:
+        yield OAuthBot(slack, services, served.poster, served.worker, served.url, channels)

@@ -7,7 +7,8 @@ from typing import Any
 import redis
 
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, running_bot
+from tests.bot.support.harness import Bot, running_bot
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 @contextmanager

@@ -13,7 +13,8 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, SIGNING_SECRET
+from tests.bot.support.harness import SIGNING_SECRET
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.bot.support.processes import ROOT, bot_environment
 
 

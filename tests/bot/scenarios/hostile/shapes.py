@@ -7,7 +7,8 @@ from bot.domain.records import Decision
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, CHANNEL, Bot, deny_submission
+from tests.bot.support.harness import Bot, deny_submission
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 def reply_in_a_new_thread(bot: Bot, changes: Mapping[str, Any]) -> tuple[str, str, PostResult]:

@@ -10,7 +10,8 @@ import redis
 from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support import shards
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER
 
 BAD_JOBS = {
     "resume_without_session": {"kind": "resume"},

@@ -9,7 +9,8 @@ from bot.render import action_ids as ids
 from bot.store import keys
 from tests.bot.support import shards
 from tests.bot.support.agents import one_gated_call
-from tests.bot.support.harness import APPROVER, running_bot
+from tests.bot.support.harness import running_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import run_bot
 
 HOSTILE_TOOL = "cat_report_\u202egpj.sh\x1b[2J\x1b[31m"

@@ -2,7 +2,8 @@
 
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from tests.bot.support.harness import REQUESTER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import REQUESTER
 
 
 def test_agent_command_in_a_channel_the_bot_is_not_in_says_so(bot: Bot) -> None:

@@ -5,7 +5,8 @@ import redis
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
-from tests.bot.support.harness import APPROVER, TEAM, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, TEAM
 
 
 def test_a_corrupt_group_cache_does_not_blind_app_home(policed_bot: Bot, redis_client: redis.Redis) -> None:

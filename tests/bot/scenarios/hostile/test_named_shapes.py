@@ -7,7 +7,8 @@ import pytest
 from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
-from tests.bot.support.harness import CHANNEL, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import CHANNEL
 
 
 def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:

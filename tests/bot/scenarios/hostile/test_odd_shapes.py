@@ -7,7 +7,8 @@ import pytest
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
-from tests.bot.support.harness import APPROVER, CHANNEL, REQUESTER, Bot
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 
 
 def _set(path: str, value: Any) -> Any:

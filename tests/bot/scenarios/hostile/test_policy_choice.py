@@ -11,7 +11,8 @@ import redis
 from agent import Agent, BeforeToolsEvent, HookRegistry, tool
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from bot.render import action_ids as ids
-from tests.bot.support.harness import APPROVER, Bot, running_bot
+from tests.bot.support.harness import Bot, running_bot
+from tests.bot.support.people import APPROVER
 
 
 def _reads_first(tmp_path: Path, reads: str) -> Path:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.bot.support.harness import APPROVER, Bot, is_decided
+from tests.bot.support.harness import Bot, is_decided
+from tests.bot.support.people import APPROVER
 
 
 @pytest.mark.parametrize("invisible", ["\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad"])

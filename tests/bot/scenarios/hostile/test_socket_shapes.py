@@ -7,7 +7,7 @@ import redis
 
 from bot.loopback_slack import slack_requests
 from tests.bot.scenarios.test_socket_mode import socket_bot
-from tests.bot.support.harness import CHANNEL, REQUESTER
+from tests.bot.support.people import CHANNEL, REQUESTER
 
 ODD: dict[str, Any] = {
     "channel_int": {"channel": 5},

@@ -9,7 +9,8 @@ import redis
 from bot.render import action_ids as ids
 from tests.bot.scenarios.hostile.limits import block_problems, view_problems
 from tests.bot.support.agents import answering_agent, gated_calls, one_gated_call
-from tests.bot.support.harness import APPROVER, Bot, running_bot
+from tests.bot.support.harness import Bot, running_bot
+from tests.bot.support.people import APPROVER
 
 RLO = "\u202e"
 

@@ -19,9 +19,10 @@ import pytest
 from bot.mcp.server import PERMISSION_TOOL, SERVER_NAME
 from bot.render import action_ids as ids
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
 from tests.bot.support.mcp_servers import http_server, mcp_environment
 from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, result_text, serving
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import ROOT, bot_environment
 
 CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"

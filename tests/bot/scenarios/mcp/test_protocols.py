@@ -17,8 +17,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from bot.mcp.server import PERMISSION_TOOL
 from bot.render import action_ids as ids
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, Bot
+from tests.bot.support.harness import Bot
 from tests.bot.support.mcp_servers import mcp_environment, stdio_server
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import bot_environment, start_bot
 
 pytestmark = pytest.mark.single_redis

@@ -18,8 +18,9 @@ from bot.render import action_ids as ids
 from tests.bot.support.api_conformance import assert_documented_requests_only
 from tests.bot.support.busy_api import approving_after_a_refusal, busy_bot
 from tests.bot.support.deciders import person_in_slack
-from tests.bot.support.harness import APPROVER, REQUESTER, Bot, demo_factory, running_bot
+from tests.bot.support.harness import Bot, demo_factory, running_bot
 from tests.bot.support.mcp_servers import http_server, mcp_environment, stdio_server
+from tests.bot.support.people import APPROVER, REQUESTER
 from tests.bot.support.processes import run_bot
 
 DEPLOY = {"service": "checkout", "version": "1.2.3"}

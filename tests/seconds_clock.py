@@ -1,4 +1,4 @@
-"""A clock in seconds that tests move by hand (the outbox's and the audit's kind of clock)."""
+"""A clock in seconds that tests move by hand (the kind the session store, the outbox and the audit take)."""
 
 
 class SecondsClock:
@@ -6,7 +6,7 @@ class SecondsClock:
 
     def __init__(self) -> None:
         """Start at a fixed moment."""
-        self.now = 1_800_000_000.0
+        self.now = 1_700_000_000.0
 
     def __call__(self) -> float:
         """The current time."""
