@@ -59,7 +59,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
             "pattern": pattern_key("restart_service", client=None),
         }
         restarts = services.policies.for_call(tool="restart_service", interrupt_name="approval").summary()
-        services.grants.create(
+        services.stores.grants.create(
             Grant(
                 grant_id=new_grant_id(),
                 team_id=TEAM,
@@ -82,16 +82,16 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
     for index in range(sessions):
         info = ThreadInfo(TEAM, CHANNEL, f"{1700000000 + index}.000100", REQUESTER)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        agent = build_operations_agent(session_id=session_id, store=services.store)
+        agent = build_operations_agent(session_id=session_id, store=services.stores.sessions)
         result = agent("restart checkout")  # the interrupt, saved with the session (not counted: the same for all)
         assert result.stop_reason == "interrupt"
         before = trips.count
         services.publisher.publish(session_id, info, agent, result)
         counted.append(trips.count - before)
-        decided = services.approvals.round_approvals(session_id)[1][0].decision
+        decided = services.stores.approvals.round_approvals(session_id)[1][0].decision
         assert (decided is not None) == (kind != "ask"), (kind, decided)
     if kind in ("grant", "picked"):
-        uses = services.grants.live(now_ms=epoch_ms(system_clock()))[0][1]
+        uses = services.stores.grants.live(now_ms=epoch_ms(system_clock()))[0][1]
         assert uses == sessions, uses
     client.close()
     return counted

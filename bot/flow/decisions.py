@@ -39,13 +39,11 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
 from bot.store.scripts import ScriptRecord
-from bot.store.signatures import SeenSignatures
+from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
@@ -76,17 +74,15 @@ class DecisionService:
     def __init__(
         self,
         *,
-        approvals: ApprovalStore,
+        stores: Stores,
         directory: Directory,
-        audit: Audit,
-        signatures: SeenSignatures,
         clock: Clock = system_clock,
     ) -> None:
-        """Keep the collaborators."""
-        self._approvals = approvals
+        """Keep the collaborators; ``directory`` answers who may decide (user groups, channel members)."""
+        self._approvals = stores.approvals
         self._directory = directory
-        self._audit = audit
-        self._judge = ScriptJudge(approvals, directory, signatures)
+        self._audit = stores.audit
+        self._judge = ScriptJudge(stores.approvals, directory, stores.signatures)
         self._clock = clock
 
     def find(self, approval_id: str) -> Approval | None:

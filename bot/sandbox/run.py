@@ -117,8 +117,8 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
             bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
             threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
             if api_key is not None:
-                services.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
-                services.api_keys.create(SANDBOX_CLIENT, key=api_key)
+                services.stores.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
+                services.stores.api_keys.create(SANDBOX_CLIENT, key=api_key)
             to_the_bot = _forward_to(f"http://127.0.0.1:{bot_server.server_port}")
             slack.add_route("/v1/", to_the_bot)
             for probe in ("/metrics", "/healthz", "/readyz"):  # what an operator would scrape, at the page's address

@@ -256,10 +256,10 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     """The Slack app behind the request guard, Approve clicks served at the edge (what production serves)."""
     app = build_app(settings, services, token_verification=token_verification, verified_at_edge=True)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
-    clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
+    guard = RequestGuard(signing_secret=secret, redis_client=services.stores.redis)
+    clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
     one_token = None if settings.oauth else services.slack
-    readiness = Readiness(redis_client=services.redis, slack=one_token, scripts=EVERY_SCRIPT)
+    readiness = Readiness(redis_client=services.stores.redis, slack=one_token, scripts=EVERY_SCRIPT)
     mounts = {
         **services.http_mounts,
         **oauth_mounts(app),

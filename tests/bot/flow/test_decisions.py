@@ -184,7 +184,7 @@ def _open(
                 created_at=datetime.now(UTC),
             )
         )
-    services.approvals.open_round(session_id=session_id, version=1, requests=requests)
+    services.stores.approvals.open_round(session_id=session_id, version=1, requests=requests)
     opened = []
     posting = redis_client.pipeline(transaction=False)  # one slot: the session's
     for index, request in enumerate(requests):
@@ -202,7 +202,7 @@ def _open(
 
 def _python_judge(services: Services, session_id: str, approval_id: str, case: Case, origin: Origin) -> Status:
     """What the checks used where nothing is decided answer, plus ``decide``'s reason rule."""
-    approval = services.approvals.get(session_id, approval_id)
+    approval = services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     refusal = services.decisions.check(approval, user_id=case.person, kind=case.kind, origin=origin)
     if refusal is not None:

@@ -128,7 +128,7 @@ def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
             slack_api_url=slack.url,
         )
         services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-        services.jobs.ensure_group()
+        services.stores.jobs.ensure_group()
         app = build_app(settings, services)
         assert settings.slack_app_token is not None
         # As bot/cli/main.py does: the handler reaches apps.connections.open through app.client
@@ -182,7 +182,7 @@ def test_mention_approve_click_resume_reply(bot: SocketBot) -> None:
     decided = bot.slack.message(CHANNEL, message["ts"])
     assert is_decided(decided)
     assert f"<@{APPROVER}>" in json.dumps(decided["blocks"])
-    assert bot.services.store.interrupted_sessions() == []
+    assert bot.services.stores.sessions.interrupted_sessions() == []
 
 
 def test_slash_command_posts_an_anchor_and_the_approval_in_its_thread(bot: SocketBot) -> None:

@@ -73,9 +73,7 @@ class Bot:
         """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""
         return Deliverer(
             clients=OneWorkspace(client),
-            approvals=self.services.approvals,
-            outbox=self.services.outbox,
-            redis_client=self.services.redis,
+            stores=self.services.stores,
         )
 
     def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
@@ -83,13 +81,15 @@ class Bot:
         self.mention(text, user=user)
         self.drain()
         approval_id = self.approval_id(-1)
-        session_id = self.services.approvals.session_of(approval_id)
+        session_id = self.services.stores.approvals.session_of(approval_id)
         assert session_id is not None
         return approval_id, session_id
 
     def corrupt(self, approval_id: str, session_id: str) -> None:
         """Write garbage where the approval's request and its terms (what a click is judged by) are stored."""
-        self.services.redis.hset(keys.approval(session_id, approval_id), mapping={"request": "{garbage", "terms": "{"})
+        self.services.stores.redis.hset(
+            keys.approval(session_id, approval_id), mapping={"request": "{garbage", "terms": "{"}
+        )
 
     def texts_posted(self) -> list[str]:
         """Texts of every chat.postMessage the bot made, in order."""
@@ -336,7 +336,7 @@ def running_bot(
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
         services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
-        services.jobs.ensure_group()
+        services.stores.jobs.ensure_group()
         api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (
             serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as base_url,

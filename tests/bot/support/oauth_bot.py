@@ -161,7 +161,7 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
     )
     assert settings.oauth
     services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-    services.jobs.ensure_group()
+    services.stores.jobs.ensure_group()
     api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
     with (
         serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,
