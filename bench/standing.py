@@ -24,7 +24,7 @@ from bench.round_trips import counting_client
 from bot.domain.clock import epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, new_grant_id, pattern_key
 from bot.domain.records import session_id_for
-from bot.services import build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.store.threads import ThreadInfo
 from state import RedisServer
@@ -50,7 +50,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
         slack_api_url="http://127.0.0.1:9/api/",  # nothing is sent to Slack: only the worker's Redis side is measured
         approval_policy=policy,
     )
-    services = build_services(settings, redis_client=client, agent_factory=build_operations_agent)
+    services = Services(settings, redis_client=client, agent_factory=build_operations_agent)
     if kind in ("grant", "picked"):
         now = system_clock()
         asked = {"service": "checkout"}

@@ -3,7 +3,6 @@
 import functools
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis
@@ -42,37 +41,85 @@ from bot.worker import Worker
 from state.store import use_shards
 
 
-@dataclass
 class Services:
-    """Everything listeners and the worker use."""
+    """Everything listeners and the worker use, wired once from the settings: the composition root."""
 
-    stores: Stores
-    slack: WebClient
-    """The one workspace's client (``SLACK_BOT_TOKEN``); in OAuth mode a client without a token, for the OAuth
-    flow's own calls (``oauth.v2.access``). Every call about a workspace goes through ``clients``."""
-    clients: SlackClients
-    """Each workspace's client: the one token's, or (OAuth) its installation's."""
-    policies: PolicyBook
-    clock: Clock
-    settings: Settings
-    decisions: DecisionService
-    modals: Modals
-    runner: SessionRunner
-    publisher: RoundPublisher
-    deliverer: Deliverer
-    escalator: Escalator
-    home: HomeTab
-    api_requests: ApiRequests
-    api_waits: WaitSlots
-    """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
-    grant_flow: GrantFlow
-    edit_flow: EditFlow
-    state_metrics: StateCollector
-    """What waits in Redis (pending approvals, the outbox), read when ``/metrics`` is scraped."""
-    http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
-        default_factory=dict
-    )
-    """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        redis_client: redis.Redis,
+        agent_factory: AgentFactory | None = None,
+        clock: Clock = system_clock,
+    ) -> None:
+        """Build every collaborator on ``redis_client`` (an agent factory from ``AGENT_FACTORY`` unless given).
+
+        Raises:
+            ConfigError: The policy file or the agent factory is unusable.
+        """
+        use_shards(settings.redis_shards)
+        self.settings = settings
+        self.clock = clock
+        retention_s = settings.retention_days * 86_400
+        self.stores = stores = Stores.on(redis_client, retention_s=retention_s, clock=clock)
+        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+        self.slack: WebClient = MeteredWebClient(
+            token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
+        )
+        """The one workspace's client (``SLACK_BOT_TOKEN``); in OAuth mode a client without a token, for the OAuth
+        flow's own calls (``oauth.v2.access``). Every call about a workspace goes through ``clients``."""
+        self.clients: SlackClients = (
+            InstalledClients(stores.installations, template=self.slack) if settings.oauth else OneWorkspace(self.slack)
+        )
+        """Each workspace's client: the one token's, or (OAuth) its installation's."""
+        self.policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
+        self.modals = Modals(redis_client)
+        directory = Directory(clients=self.clients, redis_client=redis_client)
+        self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
+        self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
+        self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
+        self.home = HomeTab(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
+        self.publisher = RoundPublisher(
+            stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
+        )
+        self.runner = SessionRunner(
+            stores=stores,
+            agent_factory=agent_factory or load_agent_factory(settings.agent_factory),
+            publisher=self.publisher,
+            external=ApiOutcomes(stores=stores, retention_s=retention_s),
+        )
+        self.deliverer = Deliverer(
+            clients=self.clients,
+            stores=stores,
+            home=self.home,
+            lease_s=settings.outbox_lease_seconds,
+            concurrency=settings.outbox_concurrency,
+        )
+        self.api_requests = ApiRequests(
+            stores=stores,
+            decisions=decisions,
+            publisher=self.publisher,
+            policies=self.policies,
+            # The workspace the bot is installed in: asked once, when the first API request needs it.
+            team_id=_key_names_no_team
+            if settings.oauth
+            else functools.cache(lambda: str(self.slack.auth_test()["team_id"])),
+            clock=clock,
+        )
+        self.api_waits = WaitSlots(settings.api_max_waits)
+        """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
+        self.state_metrics = StateCollector(
+            pending=stores.approvals.open_policies,
+            outbox_depth=stores.outbox.pending,
+            outbox_dead=stores.outbox.dead_count,
+            clock=lambda: clock().timestamp(),
+        )
+        """What waits in Redis (pending approvals, the outbox), read when ``/metrics`` is scraped."""
+        self.http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = {
+            API_PREFIX: api_wsgi_app(requests=self.api_requests, api_keys=stores.api_keys, waits=self.api_waits)
+        }
+        """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
 
     def worker(self, *, claim_idle_ms: int | None = None, concurrency: int | None = None) -> Worker:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
@@ -176,84 +223,4 @@ def _key_names_no_team() -> str:
         "this API key names no workspace, and the app is installed in several: "
         "create the client's key with `python -m bot api-key create --name <name> --team <team id>`",
         status=403,
-    )
-
-
-def build_services(
-    settings: Settings,
-    *,
-    redis_client: redis.Redis,
-    agent_factory: AgentFactory | None = None,
-    clock: Clock = system_clock,
-) -> Services:
-    """Wire the collaborators.
-
-    Raises:
-        ConfigError: The policy file or the agent factory is unusable.
-    """
-    use_shards(settings.redis_shards)
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    slack = MeteredWebClient(
-        token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
-    )
-    retention_s = settings.retention_days * 86_400
-    stores = Stores.on(redis_client, retention_s=retention_s, clock=clock)
-    clients: SlackClients = (
-        InstalledClients(stores.installations, template=slack) if settings.oauth else OneWorkspace(slack)
-    )
-    policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
-    decisions = DecisionService(
-        stores=stores, directory=Directory(clients=clients, redis_client=redis_client), clock=clock
-    )
-    grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
-    home = HomeTab(stores=stores, decisions=decisions, grants=grant_flow, clock=clock)
-    publisher = RoundPublisher(
-        stores=stores, policies=policies, decisions=decisions, retention_s=retention_s, clock=clock
-    )
-    api_requests = ApiRequests(
-        stores=stores,
-        publisher=publisher,
-        decisions=decisions,
-        policies=policies,
-        # The workspace the bot is installed in: asked once, when the first API request needs it.
-        team_id=_key_names_no_team if settings.oauth else functools.cache(lambda: str(slack.auth_test()["team_id"])),
-        clock=clock,
-    )
-    api_waits = WaitSlots(settings.api_max_waits)
-    return Services(
-        stores=stores,
-        slack=slack,
-        clients=clients,
-        policies=policies,
-        clock=clock,
-        settings=settings,
-        decisions=decisions,
-        modals=Modals(redis_client),
-        runner=SessionRunner(
-            stores=stores,
-            agent_factory=agent_factory or load_agent_factory(settings.agent_factory),
-            publisher=publisher,
-            external=ApiOutcomes(stores=stores, retention_s=retention_s),
-        ),
-        publisher=publisher,
-        deliverer=Deliverer(
-            clients=clients,
-            stores=stores,
-            home=home,
-            lease_s=settings.outbox_lease_seconds,
-            concurrency=settings.outbox_concurrency,
-        ),
-        escalator=Escalator(stores=stores, decisions=decisions, policies=policies, clock=clock),
-        home=home,
-        api_requests=api_requests,
-        api_waits=api_waits,
-        grant_flow=grant_flow,
-        edit_flow=EditFlow(stores=stores, decisions=decisions, clock=clock),
-        state_metrics=StateCollector(
-            pending=stores.approvals.open_policies,
-            outbox_depth=stores.outbox.pending,
-            outbox_dead=stores.outbox.dead_count,
-            clock=lambda: clock().timestamp(),
-        ),
-        http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=stores.api_keys, waits=api_waits)},
     )

@@ -65,10 +65,9 @@ class AskProblem(RefusedRequest):
     """
 
     def __init__(self, field: str, message: str, *, status: int = 422) -> None:
-        """Keep the field, message and status."""
-        super().__init__(message)
+        """Keep the field at fault, the message and the status."""
+        super().__init__(message, status=status)
         self.field = field
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.workspace import SandboxSlack
-from bot.services import build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import ConfigError, Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.store.api_keys import new_key
@@ -109,7 +109,7 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
         try:
             settings = sandbox_settings(token=token, signing_secret=signing_secret, api_url=slack.url)
             bot_client = connect_redis(url, retry_s=settings.redis_retry_seconds)
-            services = build_services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
+            services = Services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
             worker = services.worker()
             worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)
             worker_thread.start()

@@ -24,7 +24,7 @@ from bot.observe import trace_export
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
-from bot.services import Services, build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
 from bot.slack.app import build_app
@@ -279,7 +279,7 @@ def create_wsgi() -> WsgiApp:
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
     preflight.check_redis(client, url=settings.redis_url)
     preflight.check_shards(client, settings.redis_shards)
-    services = build_services(settings, redis_client=client)
+    services = Services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=False)
     return guarded_wsgi_app(settings, services)
 

@@ -18,7 +18,6 @@ from bot.store import keys
 from bot.store.due import DueQueue, FencedWrites, lease_each
 
 ScheduleKind = Literal["remind", "escalate", "expire"]
-_LEASE_S: Final = 60
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,9 @@ class Step:
 class Schedule:
     """The due queue of reminders, escalations and expiries."""
 
+    lease_s: Final = 60
+    """How long a taken step is the taker's: one that dies before writing it loses nothing, the step comes back."""
+
     def __init__(self, client: redis.Redis, *, clock: Clock = system_clock) -> None:
         """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
         self._clock = clock
@@ -90,7 +92,7 @@ class Schedule:
 
         Each entry goes to one caller.
         """
-        leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
+        leases = lease_each(self._client, self._queues, lease_s=self.lease_s, limit=limit)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
             for queue, leased in zip(self._queues, leases, strict=True)

@@ -11,7 +11,7 @@ import redis
 from pydantic import SecretStr
 
 from bot.render.texts import thread_posts
-from bot.services import build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import Settings
 from bot.store.outbox import OutboxEntry
 from state import RedisServer
@@ -80,7 +80,7 @@ def test_an_entry_held_by_a_dead_dispatcher_is_sent_once_the_configured_lease_ru
 ) -> None:
     with FakeSlack() as slack:
         settings = Settings(slack_bot_token=SecretStr(slack.token), slack_api_url=slack.url, outbox_lease_seconds=0.3)
-        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
         services.stores.outbox.send_later(OutboxEntry("post_message", {"channel": CHANNEL, "text": "hello"}))
         post = services.slack.chat_postMessage
 

@@ -10,7 +10,7 @@ import redis
 from bench.round_trips import counting_client
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
-from bot.services import build_services
+from bot.services import Services
 from bot.store import keys
 from bot.store.schedule import Step
 from tests.bot.support.harness import APPROVER, Bot, demo_factory, running_bot
@@ -76,7 +76,7 @@ def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
         _requests(bot, 12)
         url = redis_client.connection_pool.connection_kwargs
         counted, trips = counting_client(f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}")
-        escalator = build_services(bot.services.settings, redis_client=counted, agent_factory=demo_factory, clock=clock)
+        escalator = Services(bot.services.settings, redis_client=counted, agent_factory=demo_factory, clock=clock)
         clock.advance(15 * 60)
         assert escalator.escalator.tick() == 12  # the first tick also loads the scripts into the server
 

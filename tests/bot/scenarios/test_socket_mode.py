@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.app import build_app
 from bot.slack.socket_mode import CheckedSocketModeHandler
@@ -127,7 +127,7 @@ def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
             slack_app_token=SecretStr(slack.app_token),
             slack_api_url=slack.url,
         )
-        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
         services.stores.jobs.ensure_group()
         app = build_app(settings, services)
         assert settings.slack_app_token is not None

@@ -24,7 +24,7 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.delivery import Deliverer
 from bot.slack.http import guarded_wsgi_app
@@ -335,7 +335,7 @@ def running_bot(
         if api_max_waits is not None:
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
-        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
+        services = Services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         services.stores.jobs.ensure_group()
         api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
         with (

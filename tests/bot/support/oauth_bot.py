@@ -23,7 +23,7 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
@@ -160,7 +160,7 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
         slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
     )
     assert settings.oauth
-    services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+    services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
     services.stores.jobs.ensure_group()
     api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
     with (
