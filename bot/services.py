@@ -1,4 +1,4 @@
-"""The bot's collaborators, built once from settings: Redis, stores, queues, Slack client, agent factory."""
+"""The composition root: every collaborator of the bot, built once from the settings; and the Redis connection."""
 
 import functools
 import importlib
