@@ -14,7 +14,7 @@ from slack_sdk import WebClient
 
 from bot.observe import trace_export
 from bot.render import action_ids as ids
-from bot.services import build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.http import WsgiApp, guarded_wsgi_app, wsgi_app
 from bot.store.direct_script import DirectScript
@@ -74,5 +74,5 @@ def ours() -> WsgiApp:
     )
     if settings.traces:  # bench.ack --traces: the same bot, sending its spans over OTLP
         trace_export.install("web")
-    services = build_services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
+    services = Services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
     return guarded_wsgi_app(settings, services, token_verification=False)

@@ -27,13 +27,12 @@ from bot.domain.policy import PolicyBook
 from bot.domain.records import PolicySummary
 from bot.domain.workspaces import OneWorkspace
 from bot.flow.decisions import DecisionService
-from bot.flow.escalation import Escalator, Schedule
+from bot.flow.escalation import Escalator
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
 from bot.store.directory import Directory
-from bot.store.outbox import Outbox
-from bot.store.signatures import SeenSignatures
+from bot.store.schedule import Schedule
+from bot.store.stores import Stores
 from state import RedisServer
 
 EVERY_S = 900
@@ -41,24 +40,11 @@ _CHUNK = 5000
 
 
 def _escalator(client: redis.Redis, clock: ManualClock) -> Escalator:
-    approvals = ApprovalStore(client)
-    audit = Audit(client, clock=lambda: clock().timestamp())
+    stores = Stores.on(client, clock=clock)
     decisions = DecisionService(
-        approvals=approvals,
-        directory=Directory(clients=OneWorkspace(WebClient()), redis_client=client),
-        audit=audit,
-        signatures=SeenSignatures(client),
-        clock=clock,
+        stores=stores, directory=Directory(clients=OneWorkspace(WebClient()), redis_client=client), clock=clock
     )
-    return Escalator(
-        schedule=Schedule(client, clock=clock),
-        approvals=approvals,
-        decisions=decisions,
-        outbox=Outbox(client, clock=lambda: clock().timestamp()),
-        policies=PolicyBook.default(),
-        audit=audit,
-        clock=clock,
-    )
+    return Escalator(stores=stores, decisions=decisions, policies=PolicyBook.default(), clock=clock)
 
 
 def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int) -> None:

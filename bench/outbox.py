@@ -32,8 +32,8 @@ from bot.domain.workspaces import OneWorkspace
 from bot.loopback_slack import LoopbackSlack
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
-from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry
+from bot.store.stores import Stores
 from state import RedisServer
 
 
@@ -120,18 +120,10 @@ def main() -> None:
 
     with RedisServer() as server, _slack_process() as slack:
         client = redis.Redis.from_url(server.url)
-        approvals = ApprovalStore(client)
+        stores = Stores.on(client)
 
         def deliverer(web: WebClient, concurrency: int) -> tuple[Deliverer, WebClient]:
-            outbox = Outbox(client)
-            running = Deliverer(
-                clients=OneWorkspace(web),
-                approvals=approvals,
-                outbox=outbox,
-                redis_client=client,
-                concurrency=concurrency,
-            )
-            return running, web
+            return Deliverer(clients=OneWorkspace(web), stores=stores, concurrency=concurrency), web
 
         def kept_alive() -> KeepAliveWebClient:
             return KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=10)

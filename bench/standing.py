@@ -24,7 +24,7 @@ from bench.round_trips import counting_client
 from bot.domain.clock import epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, new_grant_id, pattern_key
 from bot.domain.records import session_id_for
-from bot.services import build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.store.threads import ThreadInfo
 from state import RedisServer
@@ -50,7 +50,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
         slack_api_url="http://127.0.0.1:9/api/",  # nothing is sent to Slack: only the worker's Redis side is measured
         approval_policy=policy,
     )
-    services = build_services(settings, redis_client=client, agent_factory=build_operations_agent)
+    services = Services(settings, redis_client=client, agent_factory=build_operations_agent)
     if kind in ("grant", "picked"):
         now = system_clock()
         asked = {"service": "checkout"}
@@ -59,7 +59,7 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
             "pattern": pattern_key("restart_service", client=None),
         }
         restarts = services.policies.for_call(tool="restart_service", interrupt_name="approval").summary()
-        services.grants.create(
+        services.stores.grants.create(
             Grant(
                 grant_id=new_grant_id(),
                 team_id=TEAM,
@@ -82,16 +82,16 @@ def _round_trips(kind: str, sessions: int, url: str, folder: Path) -> list[int]:
     for index in range(sessions):
         info = ThreadInfo(TEAM, CHANNEL, f"{1700000000 + index}.000100", REQUESTER)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        agent = build_operations_agent(session_id=session_id, store=services.store)
+        agent = build_operations_agent(session_id=session_id, store=services.stores.sessions)
         result = agent("restart checkout")  # the interrupt, saved with the session (not counted: the same for all)
         assert result.stop_reason == "interrupt"
         before = trips.count
         services.publisher.publish(session_id, info, agent, result)
         counted.append(trips.count - before)
-        decided = services.approvals.round_approvals(session_id)[1][0].decision
+        decided = services.stores.approvals.round_approvals(session_id)[1][0].decision
         assert (decided is not None) == (kind != "ask"), (kind, decided)
     if kind in ("grant", "picked"):
-        uses = services.grants.live(now_ms=epoch_ms(system_clock()))[0][1]
+        uses = services.stores.grants.live(now_ms=epoch_ms(system_clock()))[0][1]
         assert uses == sessions, uses
     client.close()
     return counted

@@ -1,9 +1,8 @@
-"""The bot's collaborators, built once from settings: Redis, stores, queues, Slack client, agent factory."""
+"""The composition root: every collaborator of the bot, built once from the settings; and the Redis connection."""
 
 import functools
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis
@@ -24,7 +23,7 @@ from bot.flow.access import Modals
 from bot.flow.api_requests import ApiOutcomes, ApiRequests, AskProblem
 from bot.flow.decisions import DecisionService
 from bot.flow.edits import EditFlow
-from bot.flow.escalation import Escalator, Schedule
+from bot.flow.escalation import Escalator
 from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeTab
 from bot.flow.publish import RoundPublisher
@@ -35,83 +34,107 @@ from bot.settings import ClusterMode, ConfigError, Settings
 from bot.slack.delivery import Deliverer
 from bot.slack.installed_clients import InstalledClients
 from bot.slack.metered_client import MeteredWebClient
-from bot.store.api_keys import ApiKeys
-from bot.store.api_requests import ApiRequestStore
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
 from bot.store.directory import Directory
-from bot.store.edits import EditStore
-from bot.store.event_deliveries import EventDeliveries
-from bot.store.grants import GrantStore
-from bot.store.home_viewers import HomeViewers
-from bot.store.installations import Installations
-from bot.store.jobs import JobQueue
-from bot.store.outbox import Outbox
-from bot.store.signatures import SeenSignatures
+from bot.store.stores import Stores
 from bot.store.worker_heartbeats import WorkerHeartbeats
 from bot.worker import Worker
-from state.store import SessionStore, use_shards
+from state.store import use_shards
 
 
-@dataclass
 class Services:
-    """Everything listeners and the worker use."""
+    """Everything listeners and the worker use, wired once from the settings: the composition root."""
 
-    redis: redis.Redis
-    slack: WebClient
-    """The one workspace's client (``SLACK_BOT_TOKEN``); in OAuth mode a client without a token, for the OAuth
-    flow's own calls (``oauth.v2.access``). Every call about a workspace goes through ``clients``."""
-    clients: SlackClients
-    """Each workspace's client: the one token's, or (OAuth) its installation's."""
-    installations: Installations
-    store: SessionStore
-    approvals: ApprovalStore
-    outbox: Outbox
-    jobs: JobQueue
-    audit: Audit
-    decisions: DecisionService
-    modals: Modals
-    runner: SessionRunner
-    publisher: RoundPublisher
-    deliverer: Deliverer
-    schedule: Schedule
-    escalator: Escalator
-    home: HomeTab
-    policies: PolicyBook
-    clock: Clock
-    settings: Settings
-    api_keys: ApiKeys
-    api_requests: ApiRequests
-    event_deliveries: EventDeliveries
-    home_viewers: HomeViewers
-    api_waits: WaitSlots
-    """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
-    grants: GrantStore
-    grant_flow: GrantFlow
-    edit_flow: EditFlow
-    state_metrics: StateCollector
-    """What waits in Redis (pending approvals, the outbox), read when ``/metrics`` is scraped."""
-    http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = field(
-        default_factory=dict
-    )
-    """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        redis_client: redis.Redis,
+        agent_factory: AgentFactory | None = None,
+        clock: Clock = system_clock,
+    ) -> None:
+        """Build every collaborator on ``redis_client`` (an agent factory from ``AGENT_FACTORY`` unless given).
+
+        Raises:
+            ConfigError: The policy file or the agent factory is unusable.
+        """
+        use_shards(settings.redis_shards)
+        self.settings = settings
+        self.clock = clock
+        retention_s = settings.retention_days * 86_400
+        self.stores = stores = Stores.on(redis_client, retention_s=retention_s, clock=clock)
+        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+        self.slack: WebClient = MeteredWebClient(
+            token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
+        )
+        """The one workspace's client (``SLACK_BOT_TOKEN``); in OAuth mode a client without a token, for the OAuth
+        flow's own calls (``oauth.v2.access``). Every call about a workspace goes through ``clients``."""
+        self.clients: SlackClients = (
+            InstalledClients(stores.installations, template=self.slack) if settings.oauth else OneWorkspace(self.slack)
+        )
+        """Each workspace's client: the one token's, or (OAuth) its installation's."""
+        self.policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
+        self.modals = Modals(redis_client)
+        directory = Directory(clients=self.clients, redis_client=redis_client)
+        self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
+        self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
+        self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
+        self.home = HomeTab(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
+        self.publisher = RoundPublisher(
+            stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
+        )
+        self.runner = SessionRunner(
+            stores=stores,
+            agent_factory=agent_factory or load_agent_factory(settings.agent_factory),
+            publisher=self.publisher,
+            external=ApiOutcomes(stores=stores, retention_s=retention_s),
+        )
+        self.deliverer = Deliverer(
+            clients=self.clients,
+            stores=stores,
+            home=self.home,
+            lease_s=settings.outbox_lease_seconds,
+            concurrency=settings.outbox_concurrency,
+        )
+        self.api_requests = ApiRequests(
+            stores=stores,
+            decisions=decisions,
+            publisher=self.publisher,
+            policies=self.policies,
+            # The workspace the bot is installed in: asked once, when the first API request needs it.
+            team_id=_key_names_no_team
+            if settings.oauth
+            else functools.cache(lambda: str(self.slack.auth_test()["team_id"])),
+            clock=clock,
+        )
+        self.api_waits = WaitSlots(settings.api_max_waits)
+        """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
+        self.state_metrics = StateCollector(
+            pending=stores.approvals.open_policies,
+            outbox_depth=stores.outbox.pending,
+            outbox_dead=stores.outbox.dead_count,
+            clock=lambda: clock().timestamp(),
+        )
+        """What waits in Redis (pending approvals, the outbox), read when ``/metrics`` is scraped."""
+        self.http_mounts: dict[str, Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]] = {
+            API_PREFIX: api_wsgi_app(requests=self.api_requests, api_keys=stores.api_keys, waits=self.api_waits)
+        }
+        """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
 
     def worker(self, *, claim_idle_ms: int | None = None, concurrency: int | None = None) -> Worker:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
         settings = self.settings
         return Worker(
-            queue=self.jobs,
+            stores=self.stores,
             runner=self.runner,
-            outbox=self.outbox,
             deliverer=self.deliverer,
             escalator=self.escalator,
-            audit=self.audit,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retry_first_s=settings.job_retry_seconds,
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,
-            audit_max_entries=self.settings.audit_max_entries,
-            audit_keep_unexported=self.settings.audit_keep_unexported,
-            heartbeats=WorkerHeartbeats(self.redis, beat_every_s=settings.worker_heartbeat_seconds),
+            audit_max_entries=settings.audit_max_entries,
+            audit_keep_unexported=settings.audit_keep_unexported,
+            heartbeats=WorkerHeartbeats(self.stores.redis, beat_every_s=settings.worker_heartbeat_seconds),
         )
 
 
@@ -200,142 +223,4 @@ def _key_names_no_team() -> str:
         "this API key names no workspace, and the app is installed in several: "
         "create the client's key with `python -m bot api-key create --name <name> --team <team id>`",
         status=403,
-    )
-
-
-def build_services(
-    settings: Settings,
-    *,
-    redis_client: redis.Redis,
-    agent_factory: AgentFactory | None = None,
-    clock: Clock = system_clock,
-) -> Services:
-    """Wire the collaborators.
-
-    Raises:
-        ConfigError: The policy file or the agent factory is unusable.
-    """
-    use_shards(settings.redis_shards)
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    slack = MeteredWebClient(
-        token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
-    )
-    installations = Installations(redis_client)
-    clients: SlackClients = InstalledClients(installations, template=slack) if settings.oauth else OneWorkspace(slack)
-    policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
-    retention_s = settings.retention_days * 86_400
-    store = SessionStore(redis_client, ttl_seconds=retention_s)
-    approvals = ApprovalStore(redis_client)
-    outbox = Outbox(redis_client, clock=lambda: clock().timestamp())
-    audit = Audit(redis_client, clock=lambda: clock().timestamp())
-    schedule = Schedule(redis_client, clock=clock)
-    decisions = DecisionService(
-        approvals=approvals,
-        directory=Directory(clients=clients, redis_client=redis_client),
-        audit=audit,
-        signatures=SeenSignatures(redis_client),
-        clock=clock,
-    )
-    grants = GrantStore(redis_client)
-    grant_flow = GrantFlow(decisions=decisions, grants=grants, audit=audit, clock=clock)
-    home = HomeTab(approvals=approvals, decisions=decisions, grants=grant_flow, clock=clock)
-    factory = agent_factory or load_agent_factory(settings.agent_factory)
-    jobs = JobQueue(redis_client)
-    api_keys = ApiKeys(redis_client)
-    api_records = ApiRequestStore(redis_client)
-    publisher = RoundPublisher(
-        redis_client=redis_client,
-        store=store,
-        approvals=approvals,
-        outbox=outbox,
-        policies=policies,
-        schedule=schedule,
-        audit=audit,
-        decisions=decisions,
-        grants=grants,
-        retention_s=retention_s,
-        clock=clock,
-    )
-    runner = SessionRunner(
-        client=redis_client,
-        store=store,
-        approvals=approvals,
-        outbox=outbox,
-        jobs=jobs,
-        agent_factory=factory,
-        publisher=publisher,
-        audit=audit,
-        external=ApiOutcomes(
-            redis_client=redis_client,
-            approvals=approvals,
-            records=api_records,
-            clients=api_keys,
-            audit=audit,
-            retention_s=retention_s,
-        ),
-    )
-    api_requests = ApiRequests(
-        publisher=publisher,
-        approvals=approvals,
-        decisions=decisions,
-        records=api_records,
-        policies=policies,
-        audit=audit,
-        # The workspace the bot is installed in: asked once, when the first API request needs it.
-        team_id=_key_names_no_team if settings.oauth else functools.cache(lambda: str(slack.auth_test()["team_id"])),
-        clock=clock,
-    )
-    api_waits = WaitSlots(settings.api_max_waits)
-    return Services(
-        redis=redis_client,
-        slack=slack,
-        clients=clients,
-        installations=installations,
-        store=store,
-        approvals=approvals,
-        outbox=outbox,
-        jobs=jobs,
-        audit=audit,
-        decisions=decisions,
-        modals=Modals(redis_client),
-        runner=runner,
-        publisher=publisher,
-        deliverer=Deliverer(
-            clients=clients,
-            approvals=approvals,
-            outbox=outbox,
-            redis_client=redis_client,
-            home=home,
-            lease_s=settings.outbox_lease_seconds,
-            concurrency=settings.outbox_concurrency,
-        ),
-        schedule=schedule,
-        escalator=Escalator(
-            schedule=schedule,
-            approvals=approvals,
-            decisions=decisions,
-            outbox=outbox,
-            policies=policies,
-            audit=audit,
-            clock=clock,
-        ),
-        home=home,
-        policies=policies,
-        clock=clock,
-        settings=settings,
-        api_keys=api_keys,
-        api_requests=api_requests,
-        event_deliveries=EventDeliveries(redis_client),
-        home_viewers=HomeViewers(redis_client),
-        api_waits=api_waits,
-        grants=grants,
-        grant_flow=grant_flow,
-        edit_flow=EditFlow(decisions=decisions, edits=EditStore(redis_client), audit=audit, clock=clock),
-        state_metrics=StateCollector(
-            pending=approvals.open_policies,
-            outbox_depth=outbox.pending,
-            outbox_dead=outbox.dead_count,
-            clock=lambda: clock().timestamp(),
-        ),
-        http_mounts={API_PREFIX: api_wsgi_app(requests=api_requests, api_keys=api_keys, waits=api_waits)},
     )

@@ -41,9 +41,8 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
-from bot.store.audit import Audit
-from bot.store.jobs import Job, JobKind, JobQueue
-from bot.store.outbox import Outbox
+from bot.store.jobs import Job, JobKind
+from bot.store.stores import Stores
 from bot.store.worker_heartbeats import WorkerHeartbeats
 from state import UnstorableValueError
 
@@ -66,12 +65,10 @@ class Worker:
         concurrency: How many jobs run at once (threads); never two of one session.
     """
 
-    queue: JobQueue
+    stores: Stores
     runner: SessionRunner
-    outbox: Outbox
     deliverer: Deliverer
     escalator: Escalator
-    audit: Audit
     claim_idle_ms: int = 30_000
     retry_first_s: float = 1.0
     audit_max_entries: int = 1_000_000
@@ -112,10 +109,10 @@ class Worker:
         if not jobs and time.monotonic() >= self._next_claim:
             # A job looks abandoned only after the claim time: looking four times per claim time is enough.
             self._next_claim = time.monotonic() + self.claim_idle_ms / 4000
-            jobs = self.queue.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms, count=free)
+            jobs = self.stores.jobs.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms, count=free)
             self._prune_consumers()
         if not jobs:
-            jobs = self.queue.read(self.consumer, block_ms=self._read_block_ms(block_ms), count=free)
+            jobs = self.stores.jobs.read(self.consumer, block_ms=self._read_block_ms(block_ms), count=free)
         for job in jobs:
             self.pool.submit(job)
         return len(jobs)
@@ -128,7 +125,7 @@ class Worker:
                 size=self.concurrency,
                 handle=self._handle,
                 session_of=_session_key,
-                touch=lambda jobs: self.queue.touch(jobs, self.consumer),
+                touch=lambda jobs: self.stores.jobs.touch(jobs, self.consumer),
                 # A third of the claim time (never a busy loop, even with a claim time of 0).
                 beat_every_s=max(self.claim_idle_ms / 3000, _MIN_BEAT_S),
             )
@@ -138,7 +135,7 @@ class Worker:
         """Deliver what is due; if nothing was, wait for new entries up to ``wait_s``."""
         handled = self.deliverer.deliver_due()
         if not handled:
-            self.outbox.wait_for_work(self.deliverer.idle_wait_s(wait_s))
+            self.stores.outbox.wait_for_work(self.deliverer.idle_wait_s(wait_s))
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
@@ -149,7 +146,7 @@ class Worker:
         fired = self.escalator.tick()
         if time.monotonic() >= self._next_trim:
             self._next_trim = time.monotonic() + self.trim_every_s
-            self.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
+            self.stores.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
         if not fired:
             self._stop.wait(idle_s)
         return fired
@@ -159,7 +156,7 @@ class Worker:
 
         Then hand back waiting retries and leave the group.
         """
-        self.queue.ensure_group()
+        self.stores.jobs.ensure_group()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [
@@ -202,8 +199,8 @@ class Worker:
                 retries = list(self._retries.values())
                 self._retries.clear()
             for retry in retries:
-                self.queue.hand_back(retry.job, self.consumer, idle_ms=self.claim_idle_ms)
-            self.queue.leave(self.consumer)
+                self.stores.jobs.hand_back(retry.job, self.consumer, idle_ms=self.claim_idle_ms)
+            self.stores.jobs.leave(self.consumer)
         except redis.RedisError:
             logger.warning("worker=<%s> | could not leave the group; another worker prunes it", self.consumer)
 
@@ -292,7 +289,7 @@ class Worker:
                 job, thread_posts.redis_unreachable() if outage else thread_posts.agent_retrying(summary)
             )
             return "retry"
-        self.queue.ack(job)
+        self.stores.jobs.ack(job)
         self._forget(job.job_id)
         return "done"
 
@@ -312,7 +309,7 @@ class Worker:
         jobs = []
         for retry in due:
             job_id = retry.job.job_id
-            again = self.queue.redeliver(retry.job, self.consumer, count=retry.counted)
+            again = self.stores.jobs.redeliver(retry.job, self.consumer, count=retry.counted)
             if again is None:
                 logger.info("job_id=<%s> | taken over by another worker or gone; not retried here", job_id)
                 self._forget(job_id)
@@ -333,7 +330,7 @@ class Worker:
             return
         try:
             # A notice owed here was marked (or the mark failed): only this worker can still send it.
-            if self.queue.first_notice(job) or job.job_id in self._owed_notices:
+            if self.stores.jobs.first_notice(job) or job.job_id in self._owed_notices:
                 self.runner.report_failure(job, self._owed_notices.get(job.job_id, text))
         except (redis.RedisError, KeyError):  # Redis unreachable, or no thread recorded for the session yet
             logger.warning("job_id=<%s> | could not tell the thread yet; will on the retry", job.job_id)
@@ -353,7 +350,7 @@ class Worker:
         if time.monotonic() < self._next_prune:
             return
         self._next_prune = time.monotonic() + self.claim_idle_ms / 1000
-        removed = self.queue.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
+        removed = self.stores.jobs.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
         if removed:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 
@@ -364,11 +361,11 @@ class Worker:
         fixed.
         """
         logger.error("job_id=<%s> | the agent's code failed on its responses, not retried: %s", job.job_id, error)
-        self.audit.record(
+        self.stores.audit.record(
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
         self.runner.report_failure(job, thread_posts.agent_code_failed(str(error), error.shapes))
-        self.queue.ack(job)
+        self.stores.jobs.ack(job)
         self._forget(job.job_id)
 
     def _unstorable(self, job: Job, error: UnstorableValueError) -> None:
@@ -376,16 +373,16 @@ class Worker:
         logger.error(
             "job_id=<%s> | the agent produced a value that cannot be stored, not retried: %s", job.job_id, error
         )
-        self.audit.record(
+        self.stores.audit.record(
             "job_failed_unstorable", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
         self.runner.report_failure(job, thread_posts.agent_value_unstorable(str(error)))
-        self.queue.ack(job)
+        self.stores.jobs.ack(job)
         self._forget(job.job_id)
 
     def _quarantine(self, job: Job, problem: str) -> None:
         logger.error("job_id=<%s>, kind=<%s> | malformed job quarantined: %s", job.job_id, job.kind, problem)
-        self.audit.record(
+        self.stores.audit.record(
             "quarantined",
             session_id=job.fields.get("session_id", ""),
             record="job",
@@ -393,14 +390,16 @@ class Worker:
             job=job.fields,
             why=problem,
         )
-        self.queue.ack(job)
+        self.stores.jobs.ack(job)
         self._forget(job.job_id)
 
     def _give_up(self, job: Job, summary: str) -> None:
         logger.error("job_id=<%s> | failed %d times, giving up: %s", job.job_id, job.deliveries, summary)
-        self.audit.record("job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields, error=summary)
+        self.stores.audit.record(
+            "job_abandoned", session_id=job.fields.get("session_id", ""), job=job.fields, error=summary
+        )
         self.runner.report_failure(job, thread_posts.agent_gave_up(summary, job.deliveries))
-        self.queue.ack(job)
+        self.stores.jobs.ack(job)
         self._forget(job.job_id)
 
 

@@ -449,16 +449,13 @@ def _decode(session_id: str, fields: dict[str, str]) -> Session:
         except ValueError as error:
             raise fail(name, f"not valid JSON: {error}") from error
     try:
-        messages = check_messages(decoded["messages"])
-        agent_state = check_agent_state(decoded["agent_state"])
-        interrupt_state = check_interrupt_state(decoded["interrupt_state"])
+        return Session(
+            session_id=session_id,
+            version=version,
+            messages=check_messages(decoded["messages"]),
+            agent_state=check_agent_state(decoded["agent_state"]),
+            interrupt_state=check_interrupt_state(decoded["interrupt_state"]),
+            updated_at_ms=updated_at_ms,
+        )
     except ShapeError as error:
         raise fail(error.field, error.problem) from error
-    return Session(
-        session_id=session_id,
-        version=version,
-        messages=messages,
-        agent_state=agent_state,
-        interrupt_state=interrupt_state,
-        updated_at_ms=updated_at_ms,
-    )

@@ -136,7 +136,7 @@ def test_listeners_reach_redis_only_through_its_owners() -> None:
             and any(a.name == "keys" for a in node.names)
         )
     }
-    assert raw == {}, "listeners use services' stores, not services.redis or bot.store.keys"
+    assert raw == {}, "listeners use services' stores, not services.stores.redis or bot.store.keys"
 
 
 def _imported_modules(path: Path) -> set[str]:

@@ -62,7 +62,7 @@ class _Refused(RefusedRequest):
         field: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, status=status)
         self.answer = _Answer(status, {"error": {"code": code, "message": message, "field": field}}, headers)
 
 

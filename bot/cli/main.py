@@ -44,7 +44,7 @@ from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
 from bot.render.texts import sandbox_cli
 from bot.sandbox import run as sandbox
-from bot.services import build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, serve
@@ -208,7 +208,7 @@ def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
 
 
 def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:
-    services = build_services(settings, redis_client=client)
+    services = Services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=mode == "socket")
     worker = services.worker()
     stop = threading.Event()

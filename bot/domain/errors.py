@@ -27,4 +27,13 @@ class SetupError(SignoffError):
 
 
 class RefusedRequest(SignoffError):
-    """A request from outside the bot is refused; the message is the answer its sender gets."""
+    """A request from outside the bot is refused; the message is the answer its sender gets.
+
+    Attributes:
+        status: The HTTP status it is answered with.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        """Keep the message and the status."""
+        super().__init__(message)
+        self.status = status

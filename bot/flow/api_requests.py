@@ -22,8 +22,6 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 from uuid import NAMESPACE_OID, uuid5
 
-import redis
-
 from agent.approval import APPROVAL_INTERRUPT, Decision
 from bot.domain.api_requests import (
     ApiRequestRecord,
@@ -34,16 +32,14 @@ from bot.domain.api_requests import (
     request_id_for,
     session_id_of,
 )
-from bot.domain.clock import Clock, system_clock
 from bot.domain.errors import RefusedRequest
 from bot.domain.policy import PolicyBook
-from bot.flow.decisions import DecisionService
+from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
-from bot.store.api_keys import ApiClient, ApiKeys
-from bot.store.api_requests import ApiRequestStore, StoredApiRequest
+from bot.store.api_keys import ApiClient
+from bot.store.api_requests import StoredApiRequest
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
+from bot.store.stores import Stores
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
@@ -69,10 +65,9 @@ class AskProblem(RefusedRequest):
     """
 
     def __init__(self, field: str, message: str, *, status: int = 422) -> None:
-        """Keep the field, message and status."""
-        super().__init__(message)
+        """Keep the field at fault, the message and the status."""
+        super().__init__(message, status=status)
         self.field = field
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -129,19 +124,14 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApiRequests:
+class ApiRequests(Flow):
     """What the HTTP API (and so the MCP server) can do with approvals."""
 
     publisher: RoundPublisher
-    approvals: ApprovalStore
-    decisions: DecisionService
-    records: ApiRequestStore
     policies: PolicyBook
-    audit: Audit
     team_id: Callable[[], str]
     """Names the bot's workspace (asked once, when first needed) for a client whose key names none (it raises
     ``AskProblem`` when the bot serves several)."""
-    clock: Clock = system_clock
 
     def ask(self, client: ApiClient, ask: ApprovalAsk) -> tuple[ApiRequestView, bool]:
         """Open the request (or find the one its idempotency key opened); return it and whether it is new.
@@ -160,7 +150,7 @@ class ApiRequests:
             channel_id=channel,
             created_at=self.clock(),
         )
-        existing = self.records.create(record)
+        existing = self.stores.api_requests.create(record)
         if existing is not None:
             if existing.record.ask.fingerprint() != ask.fingerprint():
                 raise AskProblem(
@@ -174,7 +164,7 @@ class ApiRequests:
             self._publish(record)
             view = self._view(view.stored)
         if existing is None:
-            self.audit.record(
+            self.stores.audit.record(
                 "api_request",
                 session_id=record.session_id,
                 actor=f"api:{client.name}",
@@ -199,7 +189,7 @@ class ApiRequests:
         """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""
         if not is_request_id(request_id):
             return None
-        stored = self.records.get(session_id_of(request_id))
+        stored = self.stores.api_requests.get(session_id_of(request_id))
         if stored is None or stored.record.client != client.name:
             return None
         return self._view(stored)
@@ -219,7 +209,7 @@ class ApiRequests:
         if view is None or view.approval is None or view.approval.decision is not None:
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
-        self.records.mark_cancelled(view.stored.record.session_id)
+        self.stores.api_requests.mark_cancelled(view.stored.record.session_id)
         reason = f"withdrawn through the API by {client.name}"
         self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
         return self.find(client, request_id)
@@ -243,7 +233,7 @@ class ApiRequests:
         self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
-        _version, approvals = self.approvals.round_approvals(stored.record.session_id, readable_only=True)
+        _version, approvals = self.stores.approvals.round_approvals(stored.record.session_id, readable_only=True)
         return ApiRequestView(stored, approvals[0] if approvals else None)
 
 
@@ -265,11 +255,7 @@ def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
 class ApiOutcomes:
     """Finishes a decided API request in the worker (the ``resume`` of its round): callback, then retention."""
 
-    redis_client: redis.Redis
-    approvals: ApprovalStore
-    records: ApiRequestStore
-    clients: ApiKeys
-    audit: Audit
+    stores: Stores
     retention_s: int
     send: Callable[[str, bytes, dict[str, str]], None] = post_json
     """``send(url, body, headers)`` posts a callback (raising on failure)."""
@@ -284,30 +270,30 @@ class ApiOutcomes:
         Raises:
             OSError: The callback could not be delivered (the job is retried).
         """
-        stored = self.records.get(session_id)
-        _round_version, approvals = self.approvals.round_approvals(session_id, readable_only=True)
+        stored = self.stores.api_requests.get(session_id)
+        _round_version, approvals = self.stores.approvals.round_approvals(session_id, readable_only=True)
         if stored is None or not approvals or approvals[0].decision is None:
             logger.warning("session_id=<%s>, version=<%d> | nothing decided to finish", session_id, version)
             return
         view = ApiRequestView(stored, approvals[0])
         url = stored.record.ask.callback_url
         if url is not None and not stored.notified:
-            client = self.clients.get(stored.record.client)
+            client = self.stores.api_keys.get(stored.record.client)
             if client is None:
                 logger.warning("session_id=<%s> | client %s revoked: no callback", session_id, stored.record.client)
             else:
                 body = json.dumps(view.to_json(), ensure_ascii=False).encode()
                 self.send(url, body, signed_headers(client.callback_secret, body))
-                self.records.mark_notified(session_id)
-                self.audit.record(
+                self.stores.api_requests.mark_notified(session_id)
+                self.stores.audit.record(
                     "api_callback", session_id=session_id, actor=f"api:{client.name}", status=view.status, url=url
                 )
         # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
-        transaction = self.redis_client.pipeline(transaction=True)
-        self.approvals.expire_round(transaction, session_id, after_s=self.retention_s, round_record=True)
+        transaction = self.stores.redis.pipeline(transaction=True)
+        self.stores.approvals.expire_round(transaction, session_id, after_s=self.retention_s, round_record=True)
         Threads.keep(transaction, session_id, expire_after_s=self.retention_s)
         transaction.execute()
-        self.records.expire(session_id, after_s=self.retention_s)
+        self.stores.api_requests.expire(session_id, after_s=self.retention_s)
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:

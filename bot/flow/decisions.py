@@ -39,13 +39,11 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
 from bot.store.scripts import ScriptRecord
-from bot.store.signatures import SeenSignatures
+from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
@@ -76,17 +74,15 @@ class DecisionService:
     def __init__(
         self,
         *,
-        approvals: ApprovalStore,
+        stores: Stores,
         directory: Directory,
-        audit: Audit,
-        signatures: SeenSignatures,
         clock: Clock = system_clock,
     ) -> None:
-        """Keep the collaborators."""
-        self._approvals = approvals
+        """Keep the collaborators; ``directory`` answers who may decide (user groups, channel members)."""
+        self._approvals = stores.approvals
         self._directory = directory
-        self._audit = audit
-        self._judge = ScriptJudge(approvals, directory, signatures)
+        self._audit = stores.audit
+        self._judge = ScriptJudge(stores.approvals, directory, stores.signatures)
         self._clock = clock
 
     def find(self, approval_id: str) -> Approval | None:
@@ -120,14 +116,7 @@ class DecisionService:
                 return None
             assert denied is not None
             refusal = denied
-        self._audit_refusal(
-            approval,
-            user_id=user_id,
-            refusal=refusal,
-            origin=origin,
-            channel_id=origin.channel_id,
-            team_id=origin.user_team_id,
-        )
+        self._audit_refusal(approval.request.session_id, approval.request.approval_id, refusal.status, user_id, origin)
         return refusal
 
     def may_discuss(self, approval: Approval, *, user_id: str, origin: Origin) -> Outcome | None:
@@ -139,20 +128,25 @@ class DecisionService:
         elif not self.may_see(approval, user_id=user_id):
             refusal = Outcome(Status.NOT_A_MEMBER, approval=approval)
         if refusal is not None:
-            self._audit_refusal(approval, user_id=user_id, refusal=refusal, origin=origin, action="discuss")
+            request = approval.request
+            self._audit_refusal(
+                request.session_id, request.approval_id, refusal.status, user_id, origin, action="discuss"
+            )
         return refusal
 
     def _audit_refusal(
-        self, approval: Approval, *, user_id: str, refusal: Outcome, origin: Origin, **details: str | None
+        self, session_id: str, approval_id: str, refusal: Status, user_id: str, origin: Origin, **details: str
     ) -> None:
-        """One ``unauthorized`` audit event for a refused attempt on ``approval``."""
+        """One ``unauthorized`` audit event: ``user_id``'s attempt on the approval, from ``origin``, was refused."""
         self._audit.record(
             "unauthorized",
-            session_id=approval.request.session_id,
+            session_id=session_id,
             actor=user_id,
-            approval_id=approval.request.approval_id,
-            refusal=refusal.status,
+            approval_id=approval_id,
+            refusal=refusal,
             surface=origin.surface,
+            channel_id=origin.channel_id,
+            team_id=origin.user_team_id,
             **details,
         )
 
@@ -262,7 +256,7 @@ class DecisionService:
         details |= _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
         if result.status in _AUDITED:
-            self._audit_refusal_of(result, user_id=user_id, origin=origin)
+            self._audit_refusal(result.session_id, result.approval_id, result.status, user_id, origin)
         if result.status is Status.DECIDED:
             shown_s = _slack_ts_s(result.message_ts)
             waited_s = decision.decided_at.timestamp() - shown_s if shown_s is not None else None
@@ -451,19 +445,6 @@ class DecisionService:
             approvers = Policy.from_summary(result.request.policy).approvers_text()
             return Outcome(result.status, approvers_text=approvers, recorded=result)
         return Outcome(result.status, votes=result.votes, recorded=result)
-
-    def _audit_refusal_of(self, result: DecideResult, *, user_id: str, origin: Origin) -> None:
-        """The ``unauthorized`` audit event of an attempt the decide script refused."""
-        self._audit.record(
-            "unauthorized",
-            session_id=result.session_id,
-            actor=user_id,
-            approval_id=result.approval_id,
-            refusal=result.status,
-            surface=origin.surface,
-            channel_id=origin.channel_id,
-            team_id=origin.user_team_id,
-        )
 
     def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[ScriptRecord, ...]:
         """The audit events of a vote and of a decision (the script writes the one that happens)."""

@@ -11,16 +11,14 @@ edited input's digest; unless the rule wants someone else to approve an edited c
 from dataclasses import dataclass, field
 
 from agent.approval import input_digest
-from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.clock import epoch_ms
 from bot.domain.edit_form import EditForm, edit_form, read_back
 from bot.domain.edits import CallEdit, changes_json, editable, input_changes
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Origin
-from bot.flow.decisions import DecisionService
+from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
 from bot.store.approval_record import Approval
-from bot.store.audit import Audit
-from bot.store.edits import EditStore
 from bot.store.outbox import Outbox, update_approval
 
 
@@ -51,13 +49,8 @@ class EditSaved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EditFlow:
+class EditFlow(Flow):
     """Opens edit forms and saves what they submit."""
-
-    decisions: DecisionService
-    edits: EditStore
-    audit: Audit
-    clock: Clock = system_clock
 
     def open(self, approval_id: str, *, user_id: str, origin: Origin, shown: str) -> EditOpening:
         """The form an Edit click on a button naming ``shown`` (the digest of the input it showed) opens."""
@@ -91,7 +84,7 @@ class EditFlow:
         now = self.clock()
         edit = CallEdit(input=read.input, digest=input_digest(read.input), edited_by=user_id, edited_at=now)
         update = Outbox.script_entry(update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(now))
-        [event] = self.audit.script_events(
+        [event] = self.stores.audit.script_events(
             ("edit",),
             session_id=request.session_id,
             actor=user_id,
@@ -103,7 +96,7 @@ class EditFlow:
             changes=changes_json(input_changes(request.tool_input, read.input)),
             surface=origin.surface,
         )
-        status, _now_digest = self.edits.edit(
+        status, _now_digest = self.stores.edits.edit(
             request.session_id, request.approval_id, edit=edit, started_from=binding.digest, update=update, audit=event
         )
         if status is not Status.EDITED or request.policy.edits == "other_approver":

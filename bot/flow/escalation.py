@@ -15,149 +15,40 @@ the entry comes back when its lease runs out. Only an expiry that decides costs 
 trip (the decision itself).
 """
 
-import json
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any
 
-import redis
-
-from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.clock import epoch_ms
 from bot.domain.oncall import on_call
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
-from bot.flow.decisions import DecisionService
+from bot.flow.base import Flow
 from bot.observe import metrics, tracing
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
-from bot.store.due import DueQueue, FencedWrites, lease_each
-from bot.store.outbox import Outbox, post_approval_copy, post_message
+from bot.store.outbox import post_approval_copy, post_message
+from bot.store.schedule import Due, Step
 
 logger = logging.getLogger(__name__)
 
-ScheduleKind = Literal["remind", "escalate", "expire"]
-_LEASE_S: Final = 60
-
-
-@dataclass(frozen=True)
-class Due:
-    """One scheduled step of one request."""
-
-    session_id: str
-    approval_id: str
-    kind: ScheduleKind
-    step: int = 0
-
-    @property
-    def entry_id(self) -> str:
-        """Deterministic, so a decision can delete it without reading it."""
-        return keys.schedule_entry(self.approval_id, self.kind)
-
-    def to_json(self) -> str:
-        """Serialize for Redis."""
-        return json.dumps(
-            {"session_id": self.session_id, "approval_id": self.approval_id, "kind": self.kind, "step": self.step}
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> "Due":
-        """Restore from Redis."""
-        data = json.loads(text)
-        return cls(data["session_id"], data["approval_id"], data["kind"], int(data["step"]))
-
-
-@dataclass(frozen=True)
-class Step:
-    """A claimed entry and what firing it writes: applied at once, and only while the claim holds."""
-
-    due: Due
-    writes: FencedWrites
-
-
-class Schedule:
-    """The due queue of reminders, escalations and expiries."""
-
-    def __init__(self, client: redis.Redis, *, clock: Clock = system_clock) -> None:
-        """Share ``clock`` with the rest of the bot so tests and the sandbox can move time."""
-        self._clock = clock
-        self._client = client
-        self._queues = DueQueue.per_shard(
-            client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
-        )
-
-    def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
-        """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
-        policy = request.policy
-        first: dict[ScheduleKind, int | None] = {
-            "remind": policy.remind_every_s,
-            "escalate": policy.levels[0].after_s if policy.levels else None,
-            "expire": policy.expire_after_s,
-        }
-        for kind, after_s in first.items():
-            if after_s:
-                due = Due(request.session_id, request.approval_id, kind)
-                at = request.created_at + timedelta(seconds=after_s)
-                self._queue_of(due).add(pipeline, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
-
-    def _queue_of(self, due: Due) -> DueQueue:
-        """The due queue of the shard of ``due``'s session (its steps write with the session's records)."""
-        return self._queues[keys.shard_of(due.session_id)]
-
-    def take(self, *, limit: int) -> list["Step"]:
-        """Claim what is due on every shard, up to ``limit`` each, as steps to write with ``apply``.
-
-        Each entry goes to one caller.
-        """
-        leases = lease_each(self._client, self._queues, lease_s=_LEASE_S, limit=limit)
-        return [
-            Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
-            for queue, leased in zip(self._queues, leases, strict=True)
-            for entry_id, text in leased.entries
-        ]
-
-    def done(self, step: "Step") -> None:
-        """Nothing more to do for the step's entry (written with the step)."""
-        self._queue_of(step.due).remove(step.writes, step.due.entry_id)
-
-    def again(self, step: "Step", due: Due, *, at: datetime) -> None:
-        """Run ``due`` (the step's entry, possibly a later step) at ``at`` (written with the step)."""
-        self._queue_of(due).add(step.writes, due.entry_id, due.to_json(), due_ms=epoch_ms(at))
-
-    def apply(self, steps: Sequence["Step"]) -> list[bool]:
-        """Write every step in one round trip; per step, whether it applied (its claim still held).
-
-        Any shard's queue applies them all: each step's writes name their own keys (one slot each).
-        """
-        return self._queues[0].apply([step.writes for step in steps]) if steps else []
-
-    def pending(self) -> int:
-        """Entries waiting, due or not, on every shard."""
-        return sum(queue.pending() for queue in self._queues)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Escalator:
+class Escalator(Flow):
     """Fires due reminders, escalation rungs and expiries."""
 
-    schedule: Schedule
-    approvals: ApprovalStore
-    decisions: DecisionService
-    outbox: Outbox
     policies: PolicyBook
-    audit: Audit
-    clock: Clock = system_clock
 
     def tick(self, *, limit: int = 100) -> int:
         """Fire what is due, in batches; return how many entries were handled."""
-        steps = self.schedule.take(limit=limit)
+        steps = self.stores.schedule.take(limit=limit)
         if not steps:
             return 0
-        approvals = self.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
+        approvals = self.stores.approvals.get_many_readable(
+            [(step.due.session_id, step.due.approval_id) for step in steps]
+        )
         planned: list[Step] = []
         fired: set[int] = set()
         for step, approval in zip(steps, approvals, strict=True):
@@ -169,7 +60,7 @@ class Escalator:
                 logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
                 continue
             planned.append(step)
-        for step, applied in zip(planned, self.schedule.apply(planned), strict=True):
+        for step, applied in zip(planned, self.stores.schedule.apply(planned), strict=True):
             if not applied:
                 logger.info("entry=<%s> | step not written: decided, paused or taken over meanwhile", step.due.entry_id)
             elif id(step) in fired:
@@ -179,7 +70,7 @@ class Escalator:
     def plan(self, step: Step, approval: Approval | None) -> None:
         """Put one scheduled step's writes on ``step`` (a decided or vanished request just drops it)."""
         if approval is None or approval.decision is not None:
-            self.schedule.done(step)
+            self.stores.schedule.done(step)
             return
         request = approval.request
         # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
@@ -199,13 +90,15 @@ class Escalator:
         self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
         self._audit(step, "reminder", request)
         every = request.policy.remind_every_s or 0
-        self.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
+        self.stores.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
 
     def _escalate(self, step: Step, approval: Approval) -> None:
         due, request = step.due, approval.request
         now = self.clock()
         if approval.claimed_until_ms is not None and approval.claimed_until_ms > epoch_ms(now):
-            self.schedule.again(step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
+            self.stores.schedule.again(
+                step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo)
+            )
             return
         levels = request.policy.levels
         level = levels[due.step % len(levels)]
@@ -223,8 +116,8 @@ class Escalator:
         )
         if on_call_user is not None:
             copy = post_approval_copy(request.session_id, request.approval_id, user=on_call_user)
-            self.outbox.add(step.writes, copy)
-        self.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
+            self.stores.outbox.add(step.writes, copy)
+        self.stores.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
         self._audit(
             step,
             "escalation",
@@ -238,9 +131,9 @@ class Escalator:
         if next_step < len(levels) * (request.policy.repeat + 1):
             after = levels[next_step % len(levels)].after_s
             following = Due(due.session_id, due.approval_id, "escalate", next_step)
-            self.schedule.again(step, following, at=now + timedelta(seconds=after))
+            self.stores.schedule.again(step, following, at=now + timedelta(seconds=after))
         else:
-            self.schedule.done(step)
+            self.stores.schedule.done(step)
 
     def _expire(self, step: Step, approval: Approval) -> None:
         request = approval.request
@@ -248,18 +141,20 @@ class Escalator:
         if outcome == "keep":
             self._post(step, request, thread_posts.expired_kept())
             self._audit(step, "expiry", request, outcome="keep")
-            self.schedule.done(step)
+            self.stores.schedule.done(step)
             return
         # The decision (its own atomic step, first one wins) deletes the request's entries: the
         # audit record that follows it must not depend on the claim any more.
         result = self.decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
         step.writes.drop_fence()
         self._audit(step, "expiry", request, outcome=outcome, result=result.status)
-        self.schedule.done(step)
+        self.stores.schedule.done(step)
 
     def _audit(self, step: Step, event: str, request: ApprovalRequest, **details: Any) -> None:
         """Audit ``event`` about ``request`` in the step's writes."""
-        self.audit.add(step.writes, event, session_id=request.session_id, approval_id=request.approval_id, **details)
+        self.stores.audit.add(
+            step.writes, event, session_id=request.session_id, approval_id=request.approval_id, **details
+        )
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
         # A request the API posted outside any thread gets its reminders under its own message, not loose
@@ -268,7 +163,7 @@ class Escalator:
         post = post_message(
             request.channel_id, text, team_id=request.team_id, thread_ts=thread_ts, session_id=request.session_id
         )
-        self.outbox.add(step.writes, post)
+        self.stores.outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
         return self.clock() - request.created_at

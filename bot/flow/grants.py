@@ -11,12 +11,12 @@ in the transaction that opens it).
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.clock import epoch_ms
 from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, pattern_key
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.decisions import DecisionService
+from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
 from bot.render.blocks import offers_similar
 from bot.store.audit import Audit
@@ -47,13 +47,8 @@ class SimilarOpening:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GrantFlow:
+class GrantFlow(Flow):
     """Approve-and-allow (with the "allow similar" modal's opening), and revocation."""
-
-    decisions: DecisionService
-    grants: GrantStore
-    audit: Audit
-    clock: Clock = system_clock
 
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
@@ -123,8 +118,8 @@ class GrantFlow:
             granted_ms=epoch_ms(now),
             approval_id=approval_id,
         )
-        self.grants.create(grant)
-        self.audit.record(
+        self.stores.grants.create(grant)
+        self.stores.audit.record(
             "grant",
             session_id=request.session_id,
             actor=user_id,
@@ -140,14 +135,14 @@ class GrantFlow:
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
         """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
-        return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
+        return revoke_grant(self.stores.grants, self.stores.audit, team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
         """End a grant ``user_id`` may end from Slack (``may_revoke``).
 
         Returns the grant it was, or ``None`` if gone or not theirs to end.
         """
-        grant = self.grants.get(team_id, channel_id, grant_id)
+        grant = self.stores.grants.get(team_id, channel_id, grant_id)
         if grant is None or not self.may_revoke(grant, user_id):
             return None
         self.revoke(team_id, channel_id, grant_id, actor=user_id)
@@ -161,7 +156,7 @@ class GrantFlow:
         """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
         return [
             (grant, uses)
-            for grant, uses in self.grants.live(now_ms=epoch_ms(self.clock()))
+            for grant, uses in self.stores.grants.live(now_ms=epoch_ms(self.clock()))
             if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
 

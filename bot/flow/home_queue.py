@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.domain.clock import Clock, system_clock
 from bot.domain.records import ApprovalRequest
-from bot.flow.decisions import DecisionService
+from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render import blocks
 from bot.render.home_view import RECENT_SHOWN, home_view
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
 from bot.store.decide_call import RECENT_KEPT
 
 
@@ -41,13 +39,10 @@ def progress_of(approval: Approval) -> blocks.Progress:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HomeTab:
+class HomeTab(Flow):
     """Builds a person's App Home from Redis."""
 
-    approvals: ApprovalStore
-    decisions: DecisionService
     grants: GrantFlow
-    clock: Clock = system_clock
 
     def view_for(self, user_id: str, *, team_id: str) -> dict[str, Any]:
         """The home view of ``user_id`` in ``team_id``.
@@ -56,8 +51,8 @@ class HomeTab:
         in two workspaces sees each one's in its own tab).
         """
         queue = []
-        for approval_id in self.approvals.open_everywhere():
-            approval = self.approvals.find_readable(approval_id)
+        for approval_id in self.stores.approvals.open_everywhere():
+            approval = self.stores.approvals.find_readable(approval_id)
             if approval is None or approval.decision is not None or user_id in approval.votes:
                 continue
             if approval.request.team_id != team_id:
@@ -66,8 +61,8 @@ class HomeTab:
             if allowed:
                 queue.append((approval.request, progress_of(approval)))
         recent = []
-        for approval_id in self.approvals.recent_decisions(limit=RECENT_KEPT):
-            approval = self.approvals.find_readable(approval_id)
+        for approval_id in self.stores.approvals.recent_decisions(limit=RECENT_KEPT):
+            approval = self.stores.approvals.find_readable(approval_id)
             if approval is None or approval.decision is None or approval.request.team_id != team_id:
                 continue
             if self.decisions.may_see(approval, user_id=user_id):
@@ -80,8 +75,8 @@ class HomeTab:
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""
         pending = []
-        for approval_id in self.approvals.open_in_channel(team_id, channel_id):
-            approval = self.approvals.find_readable(approval_id)
+        for approval_id in self.stores.approvals.open_in_channel(team_id, channel_id):
+            approval = self.stores.approvals.find_readable(approval_id)
             if approval is not None and approval.decision is None:
                 pending.append(approval.request)
         return pending

@@ -11,30 +11,24 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Protocol
 
-import redis
-
 from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
-from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.clock import epoch_ms
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
 from bot.domain.storable_json import bounded_json
-from bot.flow.decisions import DecisionService
-from bot.flow.escalation import Schedule
+from bot.flow.base import Flow
 from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
-from bot.store.grants import Call, GrantStore
-from bot.store.outbox import Outbox, post_approval, posts_in_order
-from bot.store.threads import ThreadInfo, Threads
+from bot.store.grants import Call
+from bot.store.outbox import post_approval, posts_in_order
+from bot.store.threads import ThreadInfo
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
-from state.store import SessionStore
 
 _SCHEMA_MAX_CHARS: Final = 8_000
 
@@ -58,37 +52,13 @@ class _WaitingCall:
         return [self.call]
 
 
-class RoundPublisher:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundPublisher(Flow):
     """Publishes agents' outcomes (and rounds asked through the HTTP API) for any number of workers."""
 
-    def __init__(
-        self,
-        *,
-        redis_client: redis.Redis,
-        store: SessionStore,
-        approvals: ApprovalStore,
-        outbox: Outbox,
-        policies: PolicyBook,
-        schedule: Schedule,
-        audit: Audit,
-        decisions: DecisionService,
-        grants: GrantStore,
-        retention_s: int = 30 * 86_400,
-        clock: Clock = system_clock,
-    ) -> None:
-        """Keep the collaborators; ``retention_s``: how long a finished round stays readable."""
-        self._redis = redis_client
-        self._store = store
-        self._approvals = approvals
-        self._outbox = outbox
-        self._threads = Threads(redis_client)
-        self._policies = policies
-        self._schedule = schedule
-        self._audit = audit
-        self._decisions = decisions
-        self._grants = grants
-        self._retention_s = retention_s
-        self._clock = clock
+    policies: PolicyBook
+    retention_s: int = 30 * 86_400
+    """How long a finished round stays readable."""
 
     def publish_request(
         self, session_id: str, info: ThreadInfo, interrupt: Interrupt, call: ToolUse, *, client: str
@@ -99,7 +69,7 @@ class RoundPublisher:
         schedule, audit and message are exactly those of an agent stopped before that call; ``client``
         names who asked. Publishing the same request again opens nothing new.
         """
-        self._threads.remember(session_id, info)
+        self.stores.threads.remember(session_id, info)
         result = AgentResult("interrupt", None, [interrupt])
         self.publish(session_id, info, _WaitingCall(call), result, client=client)
 
@@ -120,12 +90,12 @@ class RoundPublisher:
         round's records are let expire; ``client`` names who asked, for a round asked through the API.
         ``answered``: the decisions the agent was resumed with (a reply repeating a refusal reads as ours).
         """
-        version = self._store.version(session_id)
-        transaction = self._redis.pipeline(transaction=True)
+        version = self.stores.sessions.version(session_id)
+        transaction = self.stores.redis.pipeline(transaction=True)
         decided_unasked: list[tuple[str, str]] = []  # (outcome, source) of what a rule or a grant decided here
-        if self._approvals.round_marks(session_id)[0] != version:
+        if self.stores.approvals.round_marks(session_id)[0] != version:
             # The previous round is over (its outcome is what we publish): keep it for the retention period only.
-            self._approvals.expire_round(transaction, session_id, after_s=self._retention_s)
+            self.stores.approvals.expire_round(transaction, session_id, after_s=self.retention_s)
         if result.stop_reason == "interrupt":
             waiting = agent.pending_tool_uses
             requests = [
@@ -134,13 +104,13 @@ class RoundPublisher:
             ]
             # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
             covering = {request.approval_id: self._covering_grant(request) for request in requests}
-            opened = self._approvals.open_round(
+            opened = self.stores.approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
             for request in opened:
                 if request.policy.tier == "ask" and covering[request.approval_id] is None:
-                    self._schedule.plan(transaction, request)  # what decides by itself reminds nobody
-                self._audit.add(
+                    self.stores.schedule.plan(transaction, request)  # what decides by itself reminds nobody
+                self.stores.audit.add(
                     transaction,
                     "request",
                     session_id=session_id,
@@ -152,16 +122,16 @@ class RoundPublisher:
                     **({"client": client} if client is not None else {}),  # the API key that asked, if any
                 )
             for request in opened:
-                self._outbox.add(transaction, post_approval(session_id, request.approval_id))
+                self.stores.outbox.add(transaction, post_approval(session_id, request.approval_id))
             for request in opened:
                 # After its post (the thread shows the message, then its update): rendered when sent, a request
                 # its rule decided is posted decided, never with live buttons.
                 grant = covering[request.approval_id]
                 if request.policy.tier != "ask":
-                    self._decisions.by_rule_in(transaction, request)
+                    self.decisions.by_rule_in(transaction, request)
                     decided_unasked.append(("approve" if request.policy.tier == "allow" else "deny", "policy"))
                 elif grant is not None:
-                    self._decisions.by_grant_in(transaction, request, grant)
+                    self.decisions.by_grant_in(transaction, request, grant)
                     decided_unasked.append(("approve", "grant"))
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
@@ -172,11 +142,11 @@ class RoundPublisher:
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
             for entry in posts_in_order(parts, team_id=info.team_id, session_id=session_id):
-                self._outbox.add(transaction, entry)
+                self.stores.outbox.add(transaction, entry)
         # Approvals are waiting: the thread's records must not expire.
-        expire_after_s = None if result.stop_reason == "interrupt" else self._retention_s
-        self._approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
-        self._threads.keep(transaction, session_id, expire_after_s=expire_after_s)
+        expire_after_s = None if result.stop_reason == "interrupt" else self.retention_s
+        self.stores.approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
+        self.stores.threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
         for outcome, source in decided_unasked:  # counted once written: a failed transaction decided nothing
             metrics.decided(outcome=outcome, source=source, waited_s=0.0)
@@ -198,7 +168,7 @@ class RoundPublisher:
             pattern=pattern_key(request.tool, client=request.client) if request.tool else "",
             fields=field_digests(request.tool or "", request.tool_input, client=request.client),
         )
-        return self._grants.use(asked, now_ms=epoch_ms(self._clock()))
+        return self.stores.grants.use(asked, now_ms=epoch_ms(self.clock()))
 
     def _request(
         self,
@@ -218,7 +188,7 @@ class RoundPublisher:
             for call in guarded
         )
         single = calls[0] if len(calls) == 1 else None
-        policy = self._policies.for_call(
+        policy = self.policies.for_call(
             tool=single.tool if single else None,
             interrupt_name=interrupt.name,
             batch=[call.tool for call in calls],
@@ -236,7 +206,7 @@ class RoundPublisher:
                     "grant_durations": (),
                 }
             )
-        now = self._clock()
+        now = self.clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (
             now + timedelta(seconds=policy.expire_after_s) if policy.expire_after_s and not keeps_pending else None

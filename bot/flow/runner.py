@@ -14,8 +14,6 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-import redis
-
 from agent import AgentResult
 from agent.approval import ResponseShape, shape_response
 from bot.domain.api_requests import is_api_session
@@ -26,15 +24,13 @@ from bot.flow.publish import RoundPublisher
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
-from bot.store.jobs import Job, JobQueue, ResumeJob, StartJob
-from bot.store.outbox import Outbox, post_message
-from bot.store.threads import ThreadInfo, Threads
+from bot.store.jobs import Job, ResumeJob, StartJob
+from bot.store.outbox import post_message
+from bot.store.stores import Stores
+from bot.store.threads import ThreadInfo
 from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import Message
-from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -76,25 +72,15 @@ class SessionRunner:
     def __init__(
         self,
         *,
-        client: redis.Redis,
-        store: SessionStore,
-        approvals: ApprovalStore,
-        outbox: Outbox,
-        jobs: JobQueue,
+        stores: Stores,
         agent_factory: AgentFactory,
         publisher: RoundPublisher,
-        audit: Audit,
         external: ExternalRounds | None = None,
     ) -> None:
         """Keep the collaborators (``external``: the sessions the HTTP API opened, finished instead of resumed)."""
-        self._store = store
-        self._approvals = approvals
-        self._outbox = outbox
-        self._jobs = jobs
-        self._threads = Threads(client)
+        self._stores = stores
         self._factory = agent_factory
         self._publisher = publisher
-        self._audit = audit
         self._external = external
 
     def handle(self, job: Job) -> None:
@@ -124,7 +110,7 @@ class SessionRunner:
     def _start(self, job: StartJob) -> None:
         info = _thread_of(job)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        agent = as_runnable(self._factory(session_id=session_id, store=self._store))
+        agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
         if agent.interrupted:
             self._while_interrupted(session_id, info, agent)
             return
@@ -132,7 +118,7 @@ class SessionRunner:
         seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
         if prompt_id in seen:
             # Redelivered (a worker died or the job was retried): finish, never answer twice.
-            if self._approvals.round_marks(session_id)[1] >= self._store.version(session_id):
+            if self._stores.approvals.round_marks(session_id)[1] >= self._stores.sessions.version(session_id):
                 return
             if agent.messages and _is_final_answer(agent.messages[-1]):
                 result = AgentResult("end_turn", agent.messages[-1])
@@ -140,7 +126,7 @@ class SessionRunner:
                 result = agent()
         else:
             # Accepted: from now on this person is the thread's requester (self-approval is judged against them).
-            self._threads.remember(session_id, info)
+            self._stores.threads.remember(session_id, info)
             agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
             result = agent(job.text)
         self._publisher.publish(session_id, info, agent, result)
@@ -157,7 +143,7 @@ class SessionRunner:
                 AgentResult("interrupt", None, unpublished),
             )
             return
-        round_version, approvals = self._approvals.round_approvals(session_id)
+        round_version, approvals = self._stores.approvals.round_approvals(session_id)
         if approvals and all(approval.decision is not None for approval in approvals):
             # Every approval is decided but the resume never completed (it was given up): try again.
             self._jobs_queue_resume(session_id, round_version)
@@ -165,12 +151,12 @@ class SessionRunner:
         self._post(info, text=thread_posts.session_busy())
 
     def _resume(self, session_id: str, version: int) -> None:
-        round_version, approvals = self._approvals.round_approvals(session_id)
-        if round_version != version or self._approvals.round_marks(session_id)[1] > version:
+        round_version, approvals = self._stores.approvals.round_approvals(session_id)
+        if round_version != version or self._stores.approvals.round_marks(session_id)[1] > version:
             logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
             return
         info = self._thread_info(session_id)
-        agent = as_runnable(self._factory(session_id=session_id, store=self._store))
+        agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
         unpublished = self._unpublished(session_id, agent, approvals)
         if agent.interrupted and unpublished:
             # A worker resumed this round, the agent stopped again, and the worker died before posting.
@@ -196,7 +182,7 @@ class SessionRunner:
                     raise
                 # The agent's own code choked on the response: a retry would fail the same way.
                 raise AgentCodeError(cause, [approval.request.response_shape for approval in approvals]) from error
-            self._audit.record("resume", session_id=session_id, version=version, answers=len(responses))
+            self._stores.audit.record("resume", session_id=session_id, version=version, answers=len(responses))
         elif agent.messages and _is_final_answer(agent.messages[-1]):
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
@@ -205,7 +191,7 @@ class SessionRunner:
         self._publisher.publish(session_id, info, agent, result, answered=answered)
 
     def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
-        info = self._threads.get(session_id) or fallback
+        info = self._stores.threads.get(session_id) or fallback
         if info is None:
             raise KeyError(f"session_id=<{session_id}> | no thread recorded")
         return info
@@ -222,9 +208,9 @@ class SessionRunner:
         waiting = agent.pending_interrupts
         if not waiting:
             return []
-        version = self._store.version(session_id)
+        version = self._stores.sessions.version(session_id)
         if approvals is None:
-            _round_version, approvals = self._approvals.round_approvals(session_id)
+            _round_version, approvals = self._stores.approvals.round_approvals(session_id)
         published = {approval.request.approval_id for approval in approvals}
         return [
             interrupt
@@ -233,15 +219,15 @@ class SessionRunner:
         ]
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
-        self._jobs.enqueue(ResumeJob(session_id, version))
-        self._audit.record("resume_requeued", session_id=session_id, version=version)
+        self._stores.jobs.enqueue(ResumeJob(session_id, version))
+        self._stores.audit.record("resume_requeued", session_id=session_id, version=version)
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
         post = post_message(
             info.channel_id, text, team_id=info.team_id, thread_ts=info.thread_ts, session_id=session_id
         )
-        self._outbox.send_later(post)
+        self._stores.outbox.send_later(post)
 
 
 def _code_error_in(error: BaseException) -> Exception | None:

@@ -16,10 +16,7 @@ from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
 from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.audit import Audit
-from bot.store.home_viewers import HomeViewers
-from bot.store.installations import Installations
+from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +28,9 @@ UNINSTALLED: Final = "uninstalled: the app was removed from this workspace"
 class Uninstalls:
     """Ends an installation (a workspace's or an org's) and the pending requests it served."""
 
-    installations: Installations
-    approvals: ApprovalStore
+    stores: Stores
     decisions: DecisionService
-    viewers: HomeViewers
     clients: SlackClients
-    audit: Audit
 
     def uninstalled(self, *, team_id: str, enterprise_id: str | None, org_wide: bool = False) -> int:
         """Forget the installation, expire the pending requests it served; return how many expired.
@@ -47,9 +41,9 @@ class Uninstalls:
         pending = self._pending()
         if org_wide and enterprise_id:
             teams = self._served_by_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
-            self.installations.delete_org(enterprise_id, teams=teams)
+            self.stores.installations.delete_org(enterprise_id, teams=teams)
         else:
-            self.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
+            self.stores.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
             teams = {team_id} if team_id else set()
         expired = 0
         for approval in pending:
@@ -57,10 +51,12 @@ class Uninstalls:
                 outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
                 expired += outcome.status is Status.DECIDED
         for team in teams:
-            self.viewers.forget_team(team)
+            self.stores.home_viewers.forget_team(team)
             self.clients.forget(team)
         ended = ",".join(sorted(teams))
-        self.audit.record("uninstalled", actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired)
+        self.stores.audit.record(
+            "uninstalled", actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired
+        )
         logger.info(
             "team_id=<%s>, enterprise_id=<%s> | uninstalled: %d pending requests expired", ended, enterprise_id, expired
         )
@@ -68,9 +64,11 @@ class Uninstalls:
 
     def _pending(self) -> list[Approval]:
         """Every approval still waiting (an unreadable one is quarantined and skipped)."""
-        found = (self.approvals.find_readable(approval_id) for approval_id in self.approvals.open_everywhere())
+        found = (
+            self.stores.approvals.find_readable(approval_id) for approval_id in self.stores.approvals.open_everywhere()
+        )
         return [approval for approval in found if approval is not None and approval.decision is None]
 
     def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
         """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves."""
-        return {team for team in teams if team and self.installations.org_serving(team) == enterprise_id}
+        return {team for team in teams if team and self.stores.installations.org_serving(team) == enterprise_id}

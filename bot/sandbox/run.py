@@ -30,7 +30,7 @@ from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.workspace import SandboxSlack
-from bot.services import build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import ConfigError, Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.store.api_keys import new_key
@@ -109,7 +109,7 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
         try:
             settings = sandbox_settings(token=token, signing_secret=signing_secret, api_url=slack.url)
             bot_client = connect_redis(url, retry_s=settings.redis_retry_seconds)
-            services = build_services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
+            services = Services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
             worker = services.worker()
             worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)
             worker_thread.start()
@@ -117,8 +117,8 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
             bot_server = make_server("127.0.0.1", 0, application, server_class=_BotServer, handler_class=_QuietHandler)
             threading.Thread(target=bot_server.serve_forever, name="bot-http", daemon=True).start()
             if api_key is not None:
-                services.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
-                services.api_keys.create(SANDBOX_CLIENT, key=api_key)
+                services.stores.api_keys.revoke(SANDBOX_CLIENT)  # a Redis kept from an earlier run holds the old one
+                services.stores.api_keys.create(SANDBOX_CLIENT, key=api_key)
             to_the_bot = _forward_to(f"http://127.0.0.1:{bot_server.server_port}")
             slack.add_route("/v1/", to_the_bot)
             for probe in ("/metrics", "/healthz", "/readyz"):  # what an operator would scrape, at the page's address

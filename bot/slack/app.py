@@ -62,11 +62,11 @@ def build_app(
     signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
     workspaces: dict[str, Any] = {"token_verification_enabled": token_verification}
     if settings.oauth:
-        states = OAuthStates(services.redis)
+        states = OAuthStates(services.stores.redis)
         workspaces = {
-            "oauth_settings": oauth_settings(settings, installations=services.installations, states=states),
+            "oauth_settings": oauth_settings(settings, installations=services.stores.installations, states=states),
             # Bolt's annotation names a function; an ``Authorize`` instance is what it takes as is.
-            "authorize": cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.installations)),
+            "authorize": cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.stores.installations)),
         }
     app = App(
         client=services.slack,

@@ -142,7 +142,7 @@ class ApproveClicks:
 
 def register(app: App, services: Services) -> None:
     """Add to ``app`` the listener for the Approve clicks the edge leaves to Bolt."""
-    clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
+    clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
 
     def approve(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()

@@ -35,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-import redis
 from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -51,11 +50,10 @@ from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
-from bot.store.approvals import ApprovalStore
-from bot.store.home_viewers import HomeViewers
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
+from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
+from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
@@ -105,9 +103,7 @@ class Deliverer:
         self,
         *,
         clients: SlackClients,
-        approvals: ApprovalStore,
-        outbox: Outbox,
-        redis_client: redis.Redis,
+        stores: Stores,
         home: HomeTab | None = None,
         updates: MessageUpdates | None = None,
         lease_s: float = 30,
@@ -119,16 +115,14 @@ class Deliverer:
         ``concurrency``: how many lanes (conversations) are delivered at once.
         """
         self._clients = clients
-        self._approvals = approvals
-        self._outbox = outbox
-        self._viewers = HomeViewers(redis_client)
+        self._stores = stores
         self._home = home
-        self._updates = updates or MessageUpdates(redis_client)
+        self._updates = updates or MessageUpdates(stores.redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-        self._lanes = LaneLeases(redis_client, lease_s=lease_s, now_ms=outbox.now_ms)
+        self._lanes = LaneLeases(stores.redis, lease_s=lease_s, now_ms=stores.outbox.now_ms)
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -140,7 +134,7 @@ class Deliverer:
 
     def deliver_due(self, *, limit: int = 20) -> int:
         """Send what is due now, conversations in parallel; return how many entries were handled."""
-        entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
+        entries = self._stores.outbox.claim(lease_s=self._lease_s, limit=limit)
         batch = lanes(entries)
         token, waits = self._lanes.take([(lane, queued[0].entry_id) for lane, queued in batch])
         ready: list[tuple[str, list[OutboxEntry]]] = []
@@ -150,7 +144,7 @@ class Deliverer:
                 continue
             wait_s = _LANE_BUSY_S if held_s == 0 else min(max(held_s, 0.05), _LANE_POLL_S)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
-                self._outbox.postpone(entry, delay_s=wait_s)
+                self._stores.outbox.postpone(entry, delay_s=wait_s)
         if len(ready) > 1 and self._concurrency > 1:
             futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
             outcomes = [future.exception() or future.result() for future in futures]
@@ -182,7 +176,7 @@ class Deliverer:
         dispatcher; one put back for later (a busy conversation, a retry, a part waiting for the one before it) does
         not: its due time is the limit.
         """
-        soonest = self._outbox.next_due_s()
+        soonest = self._stores.outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
     def close(self) -> None:
@@ -208,7 +202,7 @@ class Deliverer:
             put_back = self.deliver(entry)
             if put_back is not None:
                 for later in lane[index + 1 :]:
-                    self._outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
+                    self._stores.outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
                 return (entry.entry_id, put_back.delay_s) if put_back.failed else None
         return None
 
@@ -237,12 +231,12 @@ class Deliverer:
             sender(entry)
         except NotInstalled as error:  # no token can send it, now or later: nobody there could read it
             logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
-            self._outbox.complete(entry)
+            self._stores.outbox.complete(entry)
             metrics.OUTBOX_DROPPED.labels(reason="not_installed").inc()
             tracing.current_failed("dropped: the app is not installed", error)
             return None
         except NotReady as wait:  # not a failed attempt: nothing was sent
-            self._outbox.postpone(entry, delay_s=wait.delay_s)
+            self._stores.outbox.postpone(entry, delay_s=wait.delay_s)
             return PutBack(wait.delay_s, failed=False)
         except SlackApiError as error:
             return self._failed(entry, error)
@@ -255,11 +249,11 @@ class Deliverer:
                 self._park(entry, f"{type(error).__name__}: {error}")
                 return None
             return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="failure")
-        self._outbox.complete(entry)
+        self._stores.outbox.complete(entry)
         return None
 
     def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str) -> PutBack:
-        self._outbox.reschedule(entry, delay_s=delay_s)
+        self._stores.outbox.reschedule(entry, delay_s=delay_s)
         metrics.OUTBOX_RETRIES.labels(reason=reason).inc()
         return PutBack(delay_s, failed=True)
 
@@ -269,7 +263,7 @@ class Deliverer:
         if code in _TOKEN_GONE and entry.team_id:
             self._clients.forget(entry.team_id)  # the next attempt reads the installation anew
         if status == 429:
-            retry_after = retry_after_s(error.response.headers, now_s=self._outbox.now_ms() / 1000)
+            retry_after = retry_after_s(error.response.headers, now_s=self._stores.outbox.now_ms() / 1000)
             logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
             put_back = self._again(entry, delay_s=retry_after, reason="rate_limited")
             self._lanes.pause_channel(lane_of(entry), retry_after)  # the limit is the channel's, not the thread's
@@ -284,12 +278,12 @@ class Deliverer:
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
-        self._outbox.park(entry, why=why)
+        self._stores.outbox.park(entry, why=why)
         tracing.current_failed(f"parked: {why}")
         metrics.OUTBOX_PARKED.labels(kind=entry.kind if entry.kind in set(OutboxKind) else "other").inc()
 
     def _post_approval(self, entry: OutboxEntry) -> None:
-        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._stores.approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         if approval is None:
             return
         request = approval.request
@@ -305,15 +299,15 @@ class Deliverer:
             version=approval.version,
             known=known,
             identify=lambda copy: copy.ts,
-            record=lambda copy: self._approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
+            record=lambda copy: self._stores.approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
             self._refresh_homes(request.team_id)
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
-                self._outbox.send_later(_update_of(request))
+                self._stores.outbox.send_later(_update_of(request))
 
     def _post_approval_copy(self, entry: OutboxEntry) -> None:
-        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._stores.approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         user = entry.payload["user"]
         if approval is None:
             return
@@ -330,20 +324,22 @@ class Deliverer:
             version=approval.version,
             known=known,
             identify=lambda copy: copy_value(copy.channel, copy.ts),
-            record=lambda copy: self._approvals.copy_record(request, user=user, channel=copy.channel, ts=copy.ts),
+            record=lambda copy: self._stores.approvals.copy_record(
+                request, user=user, channel=copy.channel, ts=copy.ts
+            ),
             post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
         )
         if kept is not None:
-            latest = self._approvals.get_readable(request.session_id, request.approval_id)
+            latest = self._stores.approvals.get_readable(request.session_id, request.approval_id)
             if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
                 # The original may show the latest already: forget that, so the update redoes every copy.
                 self._updates.forget_shown(request.session_id, request.approval_id)
-                self._outbox.send_later(_update_of(request))
+                self._stores.outbox.send_later(_update_of(request))
 
     def _post_message(self, entry: OutboxEntry) -> None:
         message = dict(entry.payload)
         after = message.pop(AFTER, None)
-        if after is not None and self._outbox.waits(str(after), shard=entry.shard):  # queued together: one shard
+        if after is not None and self._stores.outbox.waits(str(after), shard=entry.shard):  # queued together: one shard
             raise NotReady  # the part before it is not delivered yet
         channel = str(message.pop("channel"))
         thread_ts = message.pop("thread_ts", None)
@@ -406,7 +402,7 @@ class Deliverer:
         key, fields = record(candidate) if record is not None else (None, [])
         if candidate is known:
             fields = fields[:1]  # recorded already: only check it
-        kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
+        kept = self._stores.outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
         for extra in found:
             if identify(extra) != kept:
                 self._delete(slack, extra)
@@ -436,7 +432,7 @@ class Deliverer:
             if token is None:
                 raise Busy
             try:
-                approval = self._approvals.get_readable(session_id, approval_id)
+                approval = self._stores.approvals.get_readable(session_id, approval_id)
                 if approval is None:
                     return
                 if not approval.request.message_ts:
@@ -474,8 +470,8 @@ class Deliverer:
 
     def _refresh_homes(self, team_id: str) -> None:
         """Queue a refresh of every App Home of ``team_id`` that shows approvals (a change may alter each queue)."""
-        for user in self._viewers.of_team(team_id):
-            self._outbox.send_later(home_refresh(user, team_id=team_id))
+        for user in self._stores.home_viewers.of_team(team_id):
+            self._stores.outbox.send_later(home_refresh(user, team_id=team_id))
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:
         self._clients.for_team(entry.team_id).chat_postEphemeral(**entry.payload)

@@ -24,7 +24,7 @@ from bot.observe import trace_export
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
-from bot.services import Services, build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
 from bot.slack.app import build_app
@@ -256,10 +256,10 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     """The Slack app behind the request guard, Approve clicks served at the edge (what production serves)."""
     app = build_app(settings, services, token_verification=token_verification, verified_at_edge=True)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    guard = RequestGuard(signing_secret=secret, redis_client=services.redis)
-    clicks = ApproveClicks(decisions=services.decisions, outbox=services.outbox)
+    guard = RequestGuard(signing_secret=secret, redis_client=services.stores.redis)
+    clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
     one_token = None if settings.oauth else services.slack
-    readiness = Readiness(redis_client=services.redis, slack=one_token, scripts=EVERY_SCRIPT)
+    readiness = Readiness(redis_client=services.stores.redis, slack=one_token, scripts=EVERY_SCRIPT)
     mounts = {
         **services.http_mounts,
         **oauth_mounts(app),
@@ -279,7 +279,7 @@ def create_wsgi() -> WsgiApp:
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
     preflight.check_redis(client, url=settings.redis_url)
     preflight.check_shards(client, settings.redis_shards)
-    services = build_services(settings, redis_client=client)
+    services = Services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=False)
     return guarded_wsgi_app(settings, services)
 

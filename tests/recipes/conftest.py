@@ -20,6 +20,6 @@ def bot(redis_client: redis.Redis) -> Iterator[Bot]:
 @pytest.fixture
 def api_key(bot: Bot) -> str:
     """A key the recipe's agent holds."""
-    issued = bot.services.api_keys.create("recipe-agent")
+    issued = bot.services.stores.api_keys.create("recipe-agent")
     assert issued is not None
     return issued.key

@@ -13,7 +13,7 @@ def test_a_wait_refused_with_429_is_asked_again_and_gets_the_decision(
     redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     with busy_bot(redis_client) as bot:
-        issued = bot.services.api_keys.create("recipe-agent")
+        issued = bot.services.stores.api_keys.create("recipe-agent")
         assert issued is not None
         with approving_after_a_refusal(bot, caplog, "recipe-agent"):
             decided = ask_and_wait(bot.url, issued.key, {**DEPLOY, "idempotency_key": "recipe-1"}, timeout_s=30)

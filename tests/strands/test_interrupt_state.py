@@ -87,11 +87,11 @@ def test_the_bot_records_the_interrupts_the_strands_result_reported(redis_client
         bot.drain()
         thread_ts = bot.approval_messages()[0]["thread_ts"]
         session_id = thread_session(thread_ts)
-        stored = bot.services.store.load(session_id)
+        stored = bot.services.stores.sessions.load(session_id)
         assert stored is not None
         [raised] = _InterruptState.from_dict(stored.interrupt_state).interrupts.values()
 
-        _, [approval] = bot.services.approvals.round_approvals(session_id)
+        _, [approval] = bot.services.stores.approvals.round_approvals(session_id)
         assert approval.request.interrupt_id == raised.id
         assert approval.request.interrupt_name == "approval"
         assert (approval.request.tool, approval.request.tool_input) == ("deploy", {"service": "api"})

@@ -65,7 +65,7 @@ def test_a_second_batch_in_the_thread_is_a_new_round_decided_by_a_human(
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 2
         assert not is_decided(bot.approval_messages()[1])
-        assert bot.services.store.interrupted_sessions() == [_session(thread_ts)]
+        assert bot.services.stores.sessions.interrupted_sessions() == [_session(thread_ts)]
 
         _approve_last(bot)
         assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/b"
@@ -111,7 +111,7 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         bot.mention("purge /tmp/a /tmp/b")
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
-        first = bot.services.approvals.find(bot.approval_id())
+        first = bot.services.stores.approvals.find(bot.approval_id())
         crash_once(bot.services.publisher, "publish")
         _approve_last(bot)  # /tmp/a is deleted, then the call for /tmp/b stops: the same interrupt id
         assert completions(redis_client, "delete_files") == 1
@@ -122,7 +122,7 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         assert completions(redis_client, "delete_files") == 1
         assert len(bot.approval_messages()) == 2
         assert not is_decided(bot.approval_messages()[1])
-        second = bot.services.approvals.find(bot.approval_id(1))
+        second = bot.services.stores.approvals.find(bot.approval_id(1))
         assert first is not None
         assert second is not None
         assert second.request.interrupt_id == first.request.interrupt_id
@@ -183,7 +183,7 @@ def test_a_batch_holding_a_gated_tool_is_judged_by_its_rule_and_lists_every_call
     text = the_approval_asked_for(bot, "clean /tmp/a")
     assert "delete_files, inspect_files" in text
     assert "deletions" in text
-    request = bot.services.approvals.find(bot.approval_id())
+    request = bot.services.stores.approvals.find(bot.approval_id())
     assert request is not None
     assert [call.tool for call in request.request.calls] == ["delete_files", "inspect_files"]
 

@@ -79,7 +79,7 @@ def test_two_interrupts_in_one_turn_each_names_its_call(
         # Concurrent calls interrupt in whichever order they reach their hooks.
         by_tool = {}
         for index, message in enumerate(bot.approval_messages()):
-            approval = bot.services.approvals.find(bot.approval_id(index))
+            approval = bot.services.stores.approvals.find(bot.approval_id(index))
             assert approval is not None
             by_tool[approval.request.tool] = (bot.approval_id(index), blocks_text(message))
         assert set(by_tool) == {"delete_files", "inspect_files"}
@@ -107,7 +107,7 @@ def test_a_tool_asks_for_a_boolean_with_its_reason(redis_client: redis.Redis, fa
         bot.drain()
         [message] = bot.approval_messages()
         assert "Approval needed: delete_files" in blocks_text(message)
-        approval = bot.services.approvals.find(bot.approval_id())
+        approval = bot.services.stores.approvals.find(bot.approval_id())
         assert approval is not None
         assert approval.request.response_shape == "boolean"
         assert approval.request.interrupt_id.startswith("v1:tool_call:t1:")
@@ -139,7 +139,7 @@ def test_an_interrupt_guarding_no_call_says_so_and_gets_only_name_rules_and_the_
     with running_bot(redis_client, agent_factory=own_gated_run_agent, policy_path=policy) as bot:
         text = the_approval_asked_for(bot, "inspect /tmp/a")
         assert "could not be determined" in text
-        approval = bot.services.approvals.find(bot.approval_id())
+        approval = bot.services.stores.approvals.find(bot.approval_id())
         assert approval is not None
         # The reason names inspect_files, but a reason is whatever the raiser wrote: not a tool call.
         assert (approval.request.tool, approval.request.calls, approval.request.policy.name) == (None, (), "default")
@@ -162,9 +162,9 @@ def test_a_hook_failing_on_the_response_is_not_retried_and_resumes_after_the_fix
         assert "AttributeError" in failures[0]
         assert "the decision record" in failures[0]
         assert "not retried" in failures[0]
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
         assert completions(redis_client, "delete_files") == 0
-        assert bot.services.store.interrupted_sessions() == [session_id]
+        assert bot.services.stores.sessions.interrupted_sessions() == [session_id]
 
         redis_client.set(FIXED_KEY, "1")  # the hook is fixed and deployed
         bot.mention("try again", thread_ts=session_id.rsplit(":", 1)[1])
@@ -202,7 +202,7 @@ def test_the_gates_ask_for_the_record_whatever_the_rule_says(
     with running_bot(redis_client, agent_factory=factory, policy_path=policy) as bot:
         bot.mention("restart checkout")
         bot.drain()
-        approval = bot.services.approvals.find(bot.approval_id())
+        approval = bot.services.stores.approvals.find(bot.approval_id())
         assert approval is not None
         assert (approval.request.policy.response, approval.request.response_shape) == ("yes_no", "record")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)

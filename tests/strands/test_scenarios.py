@@ -53,7 +53,7 @@ def test_request_approval_approve_the_tool_ran_once_and_the_reply(redis_client: 
     [message] = bot.approval_messages()
     assert "restart_service" in message["text"]
     assert not is_decided(message)
-    assert bot.services.store.interrupted_sessions() == [_session(thread_ts)]
+    assert bot.services.stores.sessions.interrupted_sessions() == [_session(thread_ts)]
     assert completions(redis_client, "restart_service") == 0
 
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
@@ -62,7 +62,7 @@ def test_request_approval_approve_the_tool_ran_once_and_the_reply(redis_client: 
     assert is_decided(bot.approval_messages()[0])
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
     assert completions(redis_client, "restart_service") == 1
-    assert bot.services.store.interrupted_sessions() == []
+    assert bot.services.stores.sessions.interrupted_sessions() == []
 
 
 @OPERATIONS
@@ -75,7 +75,7 @@ def test_deny_the_tool_never_ran_and_people_read_who_denied_it_and_why(redis_cli
 
     assert is_decided(bot.approval_messages()[0])
     assert completions(redis_client, "rollback_deploy") == 0
-    approval = bot.services.approvals.get(_session(thread_ts), approval_id)
+    approval = bot.services.stores.approvals.get(_session(thread_ts), approval_id)
     assert approval is not None
     assert approval.decision is not None
     # The scripted model answers with the tool results it saw: the refusal, word for word. People read the
@@ -119,12 +119,12 @@ def test_worker_restarted_between_interrupt_and_decision(redis_client: redis.Red
 def test_a_redelivered_resume_job_changes_nothing(redis_client: redis.Redis, bot: Bot) -> None:
     thread_ts = start_thread(bot, "restart checkout")
     session_id = _session(thread_ts)
-    [round_version] = [bot.services.approvals.round_approvals(session_id)[0]]
+    [round_version] = [bot.services.stores.approvals.round_approvals(session_id)[0]]
     bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
     bot.drain()
 
     # The same job, delivered again.
-    bot.services.jobs.enqueue(ResumeJob(session_id, round_version))
+    bot.services.stores.jobs.enqueue(ResumeJob(session_id, round_version))
     bot.drain()
 
     assert bot.thread_texts(thread_ts).count("checkout: 3 replicas restarted") == 1
@@ -139,7 +139,7 @@ def test_both_runtimes_post_the_same_approval_message(redis_client: redis.Redis)
             start_thread(bot, "restart checkout")
             [message] = bot.approval_messages()
             views.append(_approval_view(message))
-            session = bot.services.store.load(_session(str(message["thread_ts"])))
+            session = bot.services.stores.sessions.load(_session(str(message["thread_ts"])))
             assert session is not None
             [interrupt] = _InterruptState.from_dict(session.interrupt_state).interrupts.values()
             views.append({"id": interrupt.id, "name": interrupt.name, "reason": interrupt.reason})

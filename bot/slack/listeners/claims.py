@@ -23,10 +23,10 @@ def register(app: App, services: Services) -> None:
         outcome = services.decisions.claim(approval_id, user_id=who.user, origin=click_origin(body))
         request = outcome.request
         if outcome.status == "claimed" and request is not None:
-            services.outbox.send_later(update_approval(request.session_id, request.approval_id))
+            services.stores.outbox.send_later(update_approval(request.session_id, request.approval_id))
             text = answers.claim_recorded(services.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
         else:
             text = outcome_text(outcome) or answers.unknown_approval()
-        tell_clicker(services.outbox, who, text)
+        tell_clicker(services.stores.outbox, who, text)
 
     app.action(ids.CLAIM_ACTION)(claim)

@@ -28,7 +28,7 @@ def register(app: App, services: Services) -> None:
             click.approval_id, user_id=click.who.user, action="deny", origin=click.origin
         )
         if approval is None or refusal is not None:
-            click.refuse(services.outbox, refusal, answers.unknown_approval())
+            click.refuse(services.stores.outbox, refusal, answers.unknown_approval())
             return
         request = approval.request
         binding = click.bind(request.approval_id, purpose="deny")

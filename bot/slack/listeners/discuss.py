@@ -27,7 +27,7 @@ def register(app: App, services: Services) -> None:
         )
         if approval is None or refusal is not None:
             text = outcome_text(refusal) or answers.unknown_approval()
-            tell_clicker(services.outbox, who, text)
+            tell_clicker(services.stores.outbox, who, text)
             return
         request = approval.request
         prompt = post_message(
@@ -36,6 +36,6 @@ def register(app: App, services: Services) -> None:
             team_id=request.team_id,
             thread_ts=request.thread_ts,
         )
-        services.outbox.send_later(prompt)
+        services.stores.outbox.send_later(prompt)
 
     app.action(ids.DISCUSS_ACTION)(discuss)

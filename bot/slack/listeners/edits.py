@@ -31,7 +31,7 @@ def register(app: App, services: Services) -> None:
         click = ModalClick.read(body, action)
         opening = flow.open(click.approval_id, user_id=click.who.user, origin=click.origin, shown=click.shown)
         if opening.approval is None or opening.form is None:
-            click.refuse(services.outbox, opening.refusal, answers.unknown_approval())
+            click.refuse(services.stores.outbox, opening.refusal, answers.unknown_approval())
             return
         request = opening.approval.request
         binding = click.bind(request.approval_id, purpose="edit")
@@ -60,7 +60,13 @@ def register(app: App, services: Services) -> None:
         ack()  # saved: what follows is told beside the message
         text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
         if text:
-            tell(services.outbox, team_id=team_of(body), channel=binding.channel_id, user=binding.user_id, text=text)
+            tell(
+                services.stores.outbox,
+                team_id=team_of(body),
+                channel=binding.channel_id,
+                user=binding.user_id,
+                text=text,
+            )
 
     lazily(app.action(ids.EDIT_ACTION), open_edit_modal)
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)

@@ -46,7 +46,7 @@ def register(app: App, services: Services) -> None:
             response.headers["content-type"] = ["application/json;charset=utf-8"]
         elif kind == "event_callback" and body.get("event_id"):
             try:
-                services.event_deliveries.forget(body["event_id"])
+                services.stores.event_deliveries.forget(body["event_id"])
             except redis.RedisError:
                 logger.exception("event_id=<%s> | could not forget the failed delivery", body["event_id"])
 

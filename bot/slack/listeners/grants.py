@@ -24,7 +24,13 @@ def register(app: App, services: Services) -> None:
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
         if parsed is None:
-            tell(services.outbox, team_id=who.team, channel=who.channel, user=who.user, text=answers.unknown_approval())
+            tell(
+                services.stores.outbox,
+                team_id=who.team,
+                channel=who.channel,
+                user=who.user,
+                text=answers.unknown_approval(),
+            )
             return
         seconds, approval_id, session_id, shown = parsed
         granted = flow.approve_and_allow(
@@ -35,7 +41,7 @@ def register(app: App, services: Services) -> None:
             origin=click_origin(body),
             shown=shown,
         )
-        tell_clicker(services.outbox, who, granted_text(granted))
+        tell_clicker(services.stores.outbox, who, granted_text(granted))
 
     def revoke(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
@@ -46,8 +52,8 @@ def register(app: App, services: Services) -> None:
         # Only a button of the workspace it was clicked in ends anything.
         grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
         text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)
-        tell(services.outbox, team_id=who.team, channel=None, user=user, text=text)
-        services.outbox.send_later(home_refresh(user, team_id=who.team))
+        tell(services.stores.outbox, team_id=who.team, channel=None, user=user, text=text)
+        services.stores.outbox.send_later(home_refresh(user, team_id=who.team))
 
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)

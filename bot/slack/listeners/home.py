@@ -25,8 +25,8 @@ def register(app: App, services: Services) -> None:
         user, team_id = event["user"], str(body.get("team_id") or "")
         # Remember the viewer: their tab is refreshed whenever a request or decision changes.
         # Building the tab reads many approvals: the outbox does it, not the 3-second event.
-        services.home_viewers.add(team_id, user)
-        services.outbox.send_later(home_refresh(user, team_id=team_id))
+        services.stores.home_viewers.add(team_id, user)
+        services.stores.outbox.send_later(home_refresh(user, team_id=team_id))
 
     def list_pending(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]

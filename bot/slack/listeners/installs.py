@@ -15,19 +15,14 @@ from bot.slack.payloads import EventCallback
 
 def register(app: App, services: Services) -> None:
     """Add the uninstall listeners to ``app``."""
-    uninstalls = Uninstalls(
-        installations=services.installations,
-        approvals=services.approvals,
-        decisions=services.decisions,
-        viewers=services.home_viewers,
-        clients=services.clients,
-        audit=services.audit,
-    )
+    uninstalls = Uninstalls(stores=services.stores, decisions=services.decisions, clients=services.clients)
 
     def uninstalled(body: EventCallback, context: BoltContext) -> None:
         team_id = str(body.get("team_id") or context.team_id or "")
         enterprise_id = body.get("enterprise_id") or context.enterprise_id
-        if not services.event_deliveries.first(str(body.get("event_id") or f"uninstalled:{team_id}:{enterprise_id}")):
+        if not services.stores.event_deliveries.first(
+            str(body.get("event_id") or f"uninstalled:{team_id}:{enterprise_id}")
+        ):
             return  # Slack redelivered it
         org_wide = bool(context.is_enterprise_install) or body.get("is_enterprise_install") is True
         uninstalls.uninstalled(team_id=team_id, enterprise_id=enterprise_id, org_wide=org_wide)

@@ -38,7 +38,7 @@ def register(app: App, services: Services) -> None:
     """Add the request listeners to ``app``."""
 
     def on_mention(body: EventCallback, event: MentionEvent) -> None:
-        if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not services.stores.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         job = StartJob(
             team_id=body.get("team_id") or event.get("team", ""),
@@ -49,7 +49,7 @@ def register(app: App, services: Services) -> None:
             prompt_id=body.get("event_id") or event["ts"],
         )
         with _request_span("slack app_mention", job):
-            services.jobs.enqueue(job)
+            services.stores.jobs.enqueue(job)
 
     def start_from_command(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
@@ -73,7 +73,7 @@ def register(app: App, services: Services) -> None:
             prompt_id=f"command:{command.get('trigger_id') or anchor['ts']}",
         )
         with _request_span(f"slack {ids.AGENT_COMMAND}", job):
-            services.jobs.enqueue(job)
+            services.stores.jobs.enqueue(job)
 
     app.event("app_mention")(on_mention)
     lazily(app.command(ids.AGENT_COMMAND), start_from_command)

@@ -29,7 +29,7 @@ def register(app: App, services: Services) -> None:
         opening = flow.open_similar(click.approval_id, user_id=click.who.user, origin=click.origin)
         request = opening.request
         if request is None:
-            click.refuse(services.outbox, opening.refusal, standing_approvals.grant_not_offered())
+            click.refuse(services.stores.outbox, opening.refusal, standing_approvals.grant_not_offered())
             return
         binding = click.bind(request.approval_id, purpose="grant")
         view = grant_form.grant_modal(
@@ -60,7 +60,7 @@ def register(app: App, services: Services) -> None:
         )
         ack()
         tell(
-            services.outbox,
+            services.stores.outbox,
             team_id=team_of(body),
             channel=binding.channel_id,
             user=binding.user_id,

@@ -12,13 +12,13 @@ from bot.slack.payloads import EventCallback, MessageEvent
 
 def register(app: App, services: Services) -> None:
     """Add the thread listener to ``app``."""
-    replies = ThreadReplies(approvals=services.approvals, decisions=services.decisions)
+    replies = ThreadReplies(approvals=services.stores.approvals, decisions=services.decisions)
 
     def on_message(body: EventCallback, event: MessageEvent) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("bot_id") or event.get("subtype") or "user" not in event:
             return
-        if not services.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not services.stores.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return  # Slack redelivered it: the reply is already with the approvals
         team_id = str(body.get("team_id") or event.get("team", ""))
         user, channel = event["user"], event["channel"]
@@ -33,7 +33,7 @@ def register(app: App, services: Services) -> None:
         )
         answer = _typed_feedback(typed) if typed is not None else None
         if answer:
-            tell(services.outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
+            tell(services.stores.outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
 
     app.event("message")(on_message)
 

@@ -28,7 +28,7 @@ from bot.flow.access import Origin
 from bot.flow.outcomes import Kind
 from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.render.safe_text import is_blank
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
@@ -113,15 +113,9 @@ class Case:
 
 def _policy(approvers: str, *, self_ok: bool, reason: bool, external: bool) -> PolicySummary:
     users, groups, also = APPROVERS[approvers]
-    return PolicySummary(
-        name=approvers,
-        approver_users=users,
-        approver_groups=groups,
-        also_approvers=also,
-        allow_self_approval=self_ok,
-        reason_required_on_deny=reason,
-        allow_external=external,
-    )
+    who = PolicySummary(name=approvers, approver_users=users, approver_groups=groups, also_approvers=also)
+    flags = {"allow_self_approval": self_ok, "reason_required_on_deny": reason, "allow_external": external}
+    return who.model_copy(update=flags)
 
 
 _FLAGS = tuple(itertools.product((False, True), repeat=2))
@@ -156,7 +150,7 @@ def services(redis_client: redis.Redis) -> Iterator[Services]:
             slack_signing_secret=SecretStr(SIGNING_SECRET),
             slack_api_url=slack.url,
         )
-        yield build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        yield Services(settings, redis_client=redis_client, agent_factory=demo_factory)
 
 
 def _open(
@@ -184,7 +178,7 @@ def _open(
                 created_at=datetime.now(UTC),
             )
         )
-    services.approvals.open_round(session_id=session_id, version=1, requests=requests)
+    services.stores.approvals.open_round(session_id=session_id, version=1, requests=requests)
     opened = []
     posting = redis_client.pipeline(transaction=False)  # one slot: the session's
     for index, request in enumerate(requests):
@@ -202,7 +196,7 @@ def _open(
 
 def _python_judge(services: Services, session_id: str, approval_id: str, case: Case, origin: Origin) -> Status:
     """What the checks used where nothing is decided answer, plus ``decide``'s reason rule."""
-    approval = services.approvals.get(session_id, approval_id)
+    approval = services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     refusal = services.decisions.check(approval, user_id=case.person, kind=case.kind, origin=origin)
     if refusal is not None:

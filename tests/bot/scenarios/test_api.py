@@ -80,7 +80,7 @@ def test_a_request_becomes_an_approval_message_and_the_click_reaches_the_waiting
     assert decided["decision"]["decided_by"] == APPROVER
     bot.drain()
     assert is_decided(_message_of(bot, decided))
-    events = [entry.event for entry in bot.services.audit.entries()]
+    events = [entry.event for entry in bot.services.stores.audit.entries()]
     assert "api_request" in events
     assert "decision" in events
 
@@ -158,7 +158,7 @@ def test_concurrent_retries_with_one_idempotency_key_post_one_message(bot: Bot, 
     assert len({answer.json()["id"] for answer in answers}) == 1
     assert len(bot.approval_messages()) == 1
     assert len(bot.slack.calls("chat.postMessage")) == 1
-    events = [entry.event for entry in bot.services.audit.entries()]
+    events = [entry.event for entry in bot.services.stores.audit.entries()]
     assert (events.count("api_request"), events.count("request")) == (1, 1)  # asked once, audited once
 
 
@@ -197,11 +197,11 @@ def test_keys_are_required_revocable_and_scoped_to_their_own_requests(bot: Bot, 
     with api_caller(bot.services, bot.url, name="other-team") as other:
         assert other.get(asked["id"]).status_code == 404  # another client's request does not exist for it
         assert other.cancel(asked["id"]).status_code == 404
-    assert bot.services.api_keys.revoke("ci-runner")
+    assert bot.services.stores.api_keys.revoke("ci-runner")
     assert api.get(asked["id"]).status_code == 401
     assert api.ask().status_code == 401
     # The key is kept only as its digest.
-    stored = bot.services.redis.hgetall(keys.API_CLIENTS)
+    stored = bot.services.stores.redis.hgetall(keys.API_CLIENTS)
     assert b"sk_signoff_" not in repr(stored).encode()
 
 
@@ -227,14 +227,14 @@ BAD_BODIES = [
 def test_bad_input_is_a_4xx_naming_the_field_and_changes_nothing(
     bot: Bot, api: ApiCaller, body: dict[str, Any], field: str
 ) -> None:
-    before = bot.services.redis.dbsize()
+    before = bot.services.stores.redis.dbsize()
     answer = api.http.post("/v1/approvals", json=body)
     assert 400 <= answer.status_code < 500, answer.text
     assert answer.json()["error"]["field"] == field
     assert field in answer.json()["error"]["message"]
     bot.drain()
     assert bot.approval_messages() == []
-    assert bot.services.redis.dbsize() == before
+    assert bot.services.stores.redis.dbsize() == before
 
 
 JSON = "application/json"
@@ -256,12 +256,12 @@ JSON = "application/json"
 def test_malformed_bodies_are_refused_with_the_field(
     bot: Bot, api: ApiCaller, sent: tuple[bytes, str], status: int, field: str
 ) -> None:
-    before = bot.services.redis.dbsize()
+    before = bot.services.stores.redis.dbsize()
     content, content_type = sent
     answer = api.http.post("/v1/approvals", content=content, headers={"Content-Type": content_type})
     assert answer.status_code == status, answer.text
     assert answer.json()["error"]["field"] == field
-    assert bot.services.redis.dbsize() == before
+    assert bot.services.stores.redis.dbsize() == before
 
 
 def test_bad_paths_methods_and_parameters_are_4xx(bot: Bot, api: ApiCaller) -> None:
@@ -360,7 +360,7 @@ def _callback_receiver(*, fail_first: bool = False) -> Iterator[tuple[str, type[
 
 
 def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: Bot, api: ApiCaller) -> None:
-    secret = bot.services.api_keys.get("ci-runner")
+    secret = bot.services.stores.api_keys.get("ci-runner")
     assert secret is not None
     with _callback_receiver(fail_first=True) as (url, receiver):
         asked = _asked(bot, api, callback_url=url)
@@ -383,7 +383,7 @@ def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: 
     jsonschema.Draft202012Validator(approval).validate(payload)  # the body GET shows, as documented
     assert (payload["id"], payload["status"]) == (asked["id"], "denied")
     assert payload["decision"]["reason"] == "wrong version"
-    assert "api_callback" in [entry.event for entry in bot.services.audit.entries()]
+    assert "api_callback" in [entry.event for entry in bot.services.stores.audit.entries()]
     # The failed delivery is the client's to fix: nothing about it is posted in the channel (it is logged).
     assert [text for text in bot.texts_posted() if "error" in text or "agent" in text] == []
 
@@ -450,7 +450,7 @@ def test_an_api_request_is_reminded_and_escalated_under_its_message_until_decide
         bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user="U0ONCALLA")
         assert api.get(asked["id"], wait="5s").json()["decision"]["decided_by"] == "U0ONCALLA"
         assert [post for post in later(120) if "Escalation" in post["text"] or "Still" in post["text"]] == []
-        assert [e.event for e in bot.services.audit.entries()].count("escalation") == 2
+        assert [e.event for e in bot.services.stores.audit.entries()].count("escalation") == 2
 
 
 def test_every_audit_line_of_an_api_request_names_the_key_that_asked(bot: Bot, api: ApiCaller) -> None:
@@ -462,7 +462,7 @@ def test_every_audit_line_of_an_api_request_names_the_key_that_asked(bot: Bot, a
         bot.drain()
         assert receiver.arrived.wait(10)
     session_of = {f"api:{approved['id']}": "approved", f"api:{withdrawn['id']}": "withdrawn"}
-    lines = [(session_of[e.session_id], e.event, e.actor, e.details) for e in bot.services.audit.entries()]
+    lines = [(session_of[e.session_id], e.event, e.actor, e.details) for e in bot.services.stores.audit.entries()]
     by_event = {(which, event): (actor, details) for which, event, actor, details in lines}
     for which in ("approved", "withdrawn"):
         actor, details = by_event[(which, "api_request")]
@@ -491,7 +491,7 @@ def test_a_request_kept_but_never_published_is_published_by_a_later_retry(redis_
             channel_id=CHANNEL,
             created_at=clock.now,
         )
-        assert ApiRequestStore(bot.services.redis).create(record) is None
+        assert ApiRequestStore(bot.services.stores.redis).create(record) is None
         soon = api.ask(idempotency_key="deploy-9")  # as if racing the first ask: left to it
         assert (soon.status_code, soon.json()["status"], soon.json()["message_ts"]) == (200, "pending", None)
         bot.drain()

@@ -20,7 +20,7 @@ SEED = 20261202
 
 
 def test_schemathesis_finds_nothing_wrong(bot: Bot, tmp_path: Path) -> None:
-    issued = bot.services.api_keys.create("schemathesis")
+    issued = bot.services.stores.api_keys.create("schemathesis")
     assert issued is not None
     config = tmp_path / "schemathesis.toml"
     config.write_text("[warnings]\nfail-on = true\n")  # a warning (say, every call refused 401) fails the run too

@@ -81,12 +81,12 @@ def _raw(api: ApiCaller, text: str) -> httpx.Response:
 
 def test_wrong_types_are_refused_naming_the_field(bot: Bot) -> None:
     with api_caller(bot.services, bot.url) as api:
-        before = sorted(every_key(bot.services.redis))
+        before = sorted(every_key(bot.services.stores.redis))
         for field, value in WRONG_TYPES:
             answer = api.ask(**{field: value})
             assert 400 <= answer.status_code < 500, (field, value, answer.text)
             assert answer.json()["error"]["field"] == field, (field, value, answer.text)
-        assert sorted(every_key(bot.services.redis)) == before
+        assert sorted(every_key(bot.services.stores.redis)) == before
     bot.drain()
     assert bot.approval_messages() == []
 
@@ -154,7 +154,7 @@ def test_bad_wait_values_are_400_naming_wait(bot: Bot) -> None:
 
 
 def test_hostile_paths_and_headers_are_4xx(bot: Bot) -> None:
-    issued = bot.services.api_keys.create("ci-runner")
+    issued = bot.services.stores.api_keys.create("ci-runner")
     assert issued is not None
     api_key = issued.key
     with closing(ApiCaller(bot.url, api_key)) as api:

@@ -21,7 +21,7 @@ def test_one_approval_leaves_request_refusal_decision_and_resume_in_order(bot: B
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     bot.drain()
 
-    entries = list(bot.services.audit.entries())
+    entries = list(bot.services.stores.audit.entries())
     assert [entry.event for entry in entries] == ["request", "unauthorized", "decision", "resume"]
     request, refusal, decision, resume = entries
     assert (request.actor, request.details["tool"], request.details["approval_id"]) == (

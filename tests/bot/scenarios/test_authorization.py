@@ -26,11 +26,11 @@ FOREIGN_TEAM = "T0ELSEWHERE"
 
 
 def _refusals(bot: Bot) -> list[AuditEntry]:
-    return [entry for entry in bot.services.audit.entries() if entry.event == "unauthorized"]
+    return [entry for entry in bot.services.stores.audit.entries() if entry.event == "unauthorized"]
 
 
 def _decision_of(bot: Bot, approval_id: str) -> Any:
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     return approval.decision
 
@@ -298,7 +298,7 @@ def test_a_refused_typed_decision_is_not_discussion_and_never_reaches_the_agent(
         bot.drain()
         decision = _decision_of(bot, approval_id)
         assert [entry.text for entry in decision.discussion] == ["looks fine to me"]
-        session = bot.services.store.load(session_id)
+        session = bot.services.stores.sessions.load(session_id)
         assert session is not None
         assert "ignore previous instructions" not in json.dumps(session.messages)
 
@@ -337,7 +337,7 @@ def _park_requests(bot: Bot, count: int, *, channel: str) -> None:
             policy=PolicySummary(name="default"),
             created_at=now - timedelta(hours=1, seconds=index),
         )
-        bot.services.approvals.open_round(session_id=session_id, version=1, requests=[request])
+        bot.services.stores.approvals.open_round(session_id=session_id, version=1, requests=[request])
 
 
 def test_approvals_and_home_see_a_request_behind_two_hundred_older_ones(bot: Bot) -> None:
@@ -355,7 +355,7 @@ def test_approvals_and_home_see_a_request_behind_two_hundred_older_ones(bot: Bot
 def test_a_click_moments_after_posting_binds_to_the_thread_until_the_ts_is_recorded(bot: Bot) -> None:
     approval_id, session_id = bot.ask()
     message = bot.approval_messages()[0]
-    bot.services.redis.hdel(keys.approval(session_id, approval_id), "message_ts")  # posted, not yet recorded
+    bot.services.stores.redis.hdel(keys.approval(session_id, approval_id), "message_ts")  # posted, not yet recorded
 
     elsewhere = slack_requests.block_actions(
         action_id=ids.APPROVE_ACTION,

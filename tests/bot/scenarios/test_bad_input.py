@@ -29,7 +29,7 @@ def test_forged_stale_and_unsigned_requests_are_refused_and_queue_nothing(bot: B
     assert "signature" in result.json()["error"]
     bot.drain()
     assert bot.slack.calls("chat.postMessage") == []
-    assert shards.jobs_queued(bot.services.redis) == 0
+    assert shards.jobs_queued(bot.services.stores.redis) == 0
 
 
 def test_a_replayed_request_is_refused_and_runs_nothing_twice(bot: Bot) -> None:
@@ -88,7 +88,7 @@ def test_a_click_on_an_unknown_approval_says_so_and_changes_nothing(bot: Bot) ->
     bot.drain()
     [notice] = bot.ephemeral_texts(APPROVER)
     assert "no longer" in notice.lower() or "unknown" in notice.lower() or "not found" in notice.lower()
-    assert shards.jobs_queued(bot.services.redis) == 0
+    assert shards.jobs_queued(bot.services.stores.redis) == 0
 
 
 def test_a_corrupted_approval_fails_the_click_visibly_and_keeps_the_message_clickable(bot: Bot) -> None:
@@ -101,7 +101,7 @@ def test_a_corrupted_approval_fails_the_click_visibly_and_keeps_the_message_clic
     [said] = bot.slack.calls("response_url")
     assert "not recorded" in said.args["text"]
     assert not is_decided(bot.approval_messages()[0])
-    assert bot.services.redis.hget(keys.approval(session_id, approval_id), "request") == b"{garbage"
+    assert bot.services.stores.redis.hget(keys.approval(session_id, approval_id), "request") == b"{garbage"
 
 
 def test_url_verification_answers_the_challenge(bot: Bot) -> None:

@@ -196,16 +196,16 @@ def test_pending_lists_waiting_sessions_and_resume_requeues_a_given_up_one(
         assert "still open" in refused.stderr
 
         bot.click("signoff_approve", approval_id, user=APPROVER)
-        bot.services.jobs.ack = lambda job: None  # type: ignore[method-assign]
+        bot.services.stores.jobs.ack = lambda job: None  # type: ignore[method-assign]
         runner = bot.services.runner
         runner._resume = lambda session_id, version: None  # type: ignore[method-assign]  # given up, say
         bot.drain()
         jobs = keys.jobs(keys.shard_of(session_id))
-        bot.services.redis.xtrim(jobs, maxlen=0)
+        bot.services.stores.redis.xtrim(jobs, maxlen=0)
 
         queued = _run(["resume", session_id], REDIS_URL=redis_url)
         assert queued.returncode == 0, queued.stderr
-        assert bot.services.redis.xlen(jobs) == 1
+        assert bot.services.stores.redis.xlen(jobs) == 1
 
 
 def test_help_lists_every_command_with_one_line_each_and_no_markup() -> None:

@@ -29,15 +29,15 @@ LEFT = "U0THIRD"  # in the channel (and the on-call group) when the caches were 
 
 
 def _approval(bot: Bot, approval_id: str) -> Approval:
-    session_id = bot.services.approvals.session_of(approval_id)
+    session_id = bot.services.stores.approvals.session_of(approval_id)
     assert session_id is not None
-    approval = bot.services.approvals.get(session_id, approval_id)
+    approval = bot.services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     return approval
 
 
 def _shard(bot: Bot, approval_id: str) -> int:
-    session_id = bot.services.approvals.session_of(approval_id)
+    session_id = bot.services.stores.approvals.session_of(approval_id)
     assert session_id is not None
     return keys.shard_of(session_id)
 
@@ -54,13 +54,13 @@ def test_an_approve_click_is_one_redis_round_trip_before_its_answer(redis_client
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER).status == 200  # caches now warm
         second = bot.approval_id(1)
 
-        with commands_sent(bot.services.redis) as commands:
+        with commands_sent(bot.services.stores.redis) as commands:
             assert bot.click(ids.APPROVE_ACTION, second, user=APPROVER).status == 200
 
         assert [command.split()[0] for command in commands] == ["EVALSHA"]
-        session_id = bot.services.approvals.session_of(second)
+        session_id = bot.services.stores.approvals.session_of(second)
         assert session_id is not None
-        approval = bot.services.approvals.get(session_id, second)
+        approval = bot.services.stores.approvals.get(session_id, second)
         assert approval is not None
         assert approval.decision is not None
         assert approval.decision.decided_by == APPROVER
@@ -74,10 +74,10 @@ def test_an_approve_click_on_a_request_made_through_the_api_is_one_redis_round_t
     bot.drain()
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER).status == 200  # connections now open
     approval_id = bot.approval_id(1)
-    directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.redis)
+    directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.stores.redis)
     assert directory.in_channel(TEAM, CHANNEL, APPROVER, shard=_shard(bot, approval_id))  # the shard's cache is warm
 
-    with commands_sent(bot.services.redis) as commands:
+    with commands_sent(bot.services.stores.redis) as commands:
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
 
     assert [command.split()[0] for command in commands] == ["EVALSHA"]  # its session id names no channel
@@ -90,14 +90,14 @@ def test_a_replayed_approve_click_is_refused_and_changes_nothing(bot: Bot) -> No
     bot.mention("restart checkout")
     bot.drain()
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
-    shard = keys.shard_of(bot.services.approvals.session_of(bot.approval_id()) or "")
-    audit_before = bot.services.redis.xlen(keys.audit(shard))
-    outbox_before = bot.services.redis.hlen(keys.outbox_entries(shard))
+    shard = keys.shard_of(bot.services.stores.approvals.session_of(bot.approval_id()) or "")
+    audit_before = bot.services.stores.redis.xlen(keys.audit(shard))
+    outbox_before = bot.services.stores.redis.hlen(keys.outbox_entries(shard))
 
     assert bot.poster.replay().status == 409
 
-    assert bot.services.redis.xlen(keys.audit(shard)) == audit_before
-    assert bot.services.redis.hlen(keys.outbox_entries(shard)) == outbox_before
+    assert bot.services.stores.redis.xlen(keys.audit(shard)) == audit_before
+    assert bot.services.stores.redis.hlen(keys.outbox_entries(shard)) == outbox_before
 
 
 def test_a_replayed_refused_click_is_refused_as_a_replay(bot: Bot) -> None:
@@ -123,9 +123,9 @@ def test_a_button_naming_another_session_decides_nothing(bot: Bot) -> None:
     assert bot.poster.post_action(_with_value(payload, forged)).status == 200
     bot.drain()
 
-    session_id = bot.services.approvals.session_of(approval_id)
+    session_id = bot.services.stores.approvals.session_of(approval_id)
     assert session_id is not None
-    approval = bot.services.approvals.get(session_id, approval_id)
+    approval = bot.services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     assert approval.decision is None
     assert bot.ephemeral_texts(APPROVER)[-1] == answers.unknown_approval()
@@ -146,8 +146,10 @@ def test_a_click_replayed_after_slack_could_not_list_the_channel_is_refused(bot:
     bot.drain()
     approval_id = bot.approval_id()
     shard = _shard(bot, approval_id)
-    bot.services.redis.delete(keys.channel_members(TEAM, CHANNEL))  # cold caches (one key per call: cluster slots)
-    bot.services.redis.delete(keys.channel_members(TEAM, CHANNEL, shard=shard))
+    bot.services.stores.redis.delete(
+        keys.channel_members(TEAM, CHANNEL)
+    )  # cold caches (one key per call: cluster slots)
+    bot.services.stores.redis.delete(keys.channel_members(TEAM, CHANNEL, shard=shard))
     bot.slack.error_next("conversations.members", "fatal_error")
 
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
@@ -170,7 +172,7 @@ def test_someone_who_left_the_channel_is_refused_once_the_cached_members_expire(
         first, second = bot.approval_id(0), bot.approval_id(1)
         assert _shard(bot, first) == _shard(bot, second)
         shard = _shard(bot, first)
-        client = bot.services.redis
+        client = bot.services.stores.redis
         client.delete(keys.channel_members(TEAM, CHANNEL, shard=shard))
         client.delete(keys.channel_members(TEAM, CHANNEL))
         # Cached 59 seconds ago, when LEFT was still in the channel; LEFT has left since.
@@ -200,7 +202,7 @@ def test_someone_removed_from_an_approver_group_is_refused_once_the_cached_group
         bot.drain()
         first, second = bot.approval_id(0), bot.approval_id(1)
         shard = _shard(bot, first)
-        client = bot.services.redis
+        client = bot.services.stores.redis
         client.delete(keys.usergroup(TEAM, "S0ONCALL", shard=shard))
         # Cached 299 seconds ago, when LEFT was on call; LEFT was taken off the group since.
         client.set(keys.usergroup(TEAM, "S0ONCALL"), f'["{LEFT}"]', px=700)

@@ -53,7 +53,7 @@ def test_a_master_dies_the_replica_takes_over_and_the_bot_recovers_by_itself(
         print(f"replica took over slot {slot} in {took_over_s:.1f} s")
 
         # Nothing acknowledged before the crash is lost, and the click during the failover wrote nothing.
-        assert bot.services.store.interrupted_sessions() == [session_id]
+        assert bot.services.stores.sessions.interrupted_sessions() == [session_id]
         assert_it_wrote_nothing_and_the_next_click_decides(bot, approval_id)
         assert bot.texts_posted().count("checkout: 3 replicas restarted") == 1
         assert len(ephemeral_answers(bot)) == 1

@@ -44,12 +44,14 @@ def test_killed_workers_leave_the_group_once_their_job_is_claimed_and_a_stopped_
         redis_client.delete(HOLD_BUILD_KEY)
         with _worker(bot, redis_url) as survivor:
             wait_until(lambda: any(_ANSWER in text for text in bot.texts_posted()), "the survivor answers")
-            assert bot.services.jobs.pending_count() == 0
-            wait_until(lambda: len(bot.services.jobs.consumers()) == 1, "the dead workers are removed from the group")
+            assert bot.services.stores.jobs.pending_count() == 0
+            wait_until(
+                lambda: len(bot.services.stores.jobs.consumers()) == 1, "the dead workers are removed from the group"
+            )
 
             survivor.send_signal(signal.SIGTERM)
             assert survivor.wait(10) == 0
-        assert bot.services.jobs.consumers() == []
+        assert bot.services.stores.jobs.consumers() == []
         assert _builds(redis_client) == 4
 
 
@@ -68,12 +70,12 @@ def test_a_worker_stopped_while_its_retry_waits_hands_the_job_to_another_at_once
         bot.mention("logs for checkout")
         assert stopping.run_jobs_once(block_ms=100) == 1
         stopping.leave()
-        assert stopping.consumer in bot.services.jobs.consumers()  # it still holds the job: kept until claimed
+        assert stopping.consumer in bot.services.stores.jobs.consumers()  # it still holds the job: kept until claimed
 
         other = bot.services.worker(claim_idle_ms=60_000)
         assert other.run_jobs_once(block_ms=1) == 1  # claimed at once, not after the claim time
         bot.drain()
         assert _ANSWER in bot.texts_posted()[-1]
         assert builds["n"] == 2
-        assert bot.services.jobs.pending_count() == 0
-        assert other.consumer in bot.services.jobs.consumers()
+        assert bot.services.stores.jobs.pending_count() == 0
+        assert other.consumer in bot.services.stores.jobs.consumers()

@@ -11,7 +11,7 @@ import redis
 from pydantic import SecretStr
 
 from bot.render.texts import thread_posts
-from bot.services import build_services, connect_redis
+from bot.services import Services, connect_redis
 from bot.settings import Settings
 from bot.store.outbox import OutboxEntry
 from state import RedisServer
@@ -67,7 +67,7 @@ def test_a_step_failed_by_a_redis_outage_is_retried_by_its_worker_and_the_thread
             bot.texts_posted()[-1],
         ]  # told once, two outages
         assert took_s < 5
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
         bot.drain()
         assert len(bot.texts_posted()) == 2
 
@@ -81,8 +81,8 @@ def test_an_entry_held_by_a_dead_dispatcher_is_sent_once_the_configured_lease_ru
 ) -> None:
     with FakeSlack() as slack:
         settings = Settings(slack_bot_token=SecretStr(slack.token), slack_api_url=slack.url, outbox_lease_seconds=0.3)
-        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-        services.outbox.send_later(OutboxEntry("post_message", {"channel": CHANNEL, "text": "hello"}))
+        services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        services.stores.outbox.send_later(OutboxEntry("post_message", {"channel": CHANNEL, "text": "hello"}))
         post = services.slack.chat_postMessage
 
         def die(**_arguments: Any) -> Any:

@@ -41,7 +41,7 @@ def bot(redis_client: redis.Redis) -> Iterator[Bot]:
 
 
 def _approval(bot: Bot, session_id: str, approval_id: str) -> Approval:
-    approval = bot.services.approvals.get(session_id, approval_id)
+    approval = bot.services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     return approval
 
@@ -94,7 +94,7 @@ def test_an_edited_call_runs_with_the_edited_input_named_by_the_decision_and_the
     assert approval.decision.updated_input == edited
     assert approval.decision.input_digest == input_digest(edited)
     assert approval.decision.edited_by == APPROVER
-    events = {entry.event: entry for entry in bot.services.audit.entries()}
+    events = {entry.event: entry for entry in bot.services.stores.audit.entries()}
     assert events["edit"].actor == APPROVER
     assert json.loads(events["edit"].details["changes"]) == [
         {"path": "replicas", "kind": "changed", "before": 5, "after": 2}
@@ -115,7 +115,7 @@ def test_an_unedited_approval_names_the_input_it_approved(bot: Bot) -> None:
     assert approval.decision is not None
     assert approval.decision.input_digest == input_digest({"service": "checkout"})
     assert approval.decision.updated_input is None
-    [decision] = [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
+    [decision] = [entry for entry in bot.services.stores.audit.entries() if entry.event == "decision"]
     assert decision.details["input_digest"] == input_digest({"service": "checkout"})
     assert decision.details["edited_by"] is None
     assert "checkout: 3 replicas restarted" in "\n".join(bot.texts_posted())
@@ -130,7 +130,7 @@ def test_a_field_that_is_not_valid_is_refused_under_that_field_and_nothing_is_sa
 
     assert answer.status == 200
     assert answer.json() == {"response_action": "errors", "errors": {block_id: "Enter a whole number."}}
-    assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
+    assert bot.services.stores.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
     approval = _approval(bot, session_id, approval_id)
     assert approval.decision is None
 
@@ -251,7 +251,7 @@ def test_the_requester_may_not_edit_their_own_call(bot: Bot) -> None:
     bot.click(ids.EDIT_ACTION, approval_id, user=REQUESTER)
     bot.wait_told(REQUESTER, answers.self_approval_refused())
     assert len(bot.slack.calls("views.open")) == opened
-    assert bot.services.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
+    assert bot.services.stores.redis.exists(keys.approval_edit(session_id, approval_id)) == 0
 
 
 DEPLOY = {"env": "staging", "replicas": 3, "dry_run": False, "notes": "after the fix", "labels": {"team": "web"}}

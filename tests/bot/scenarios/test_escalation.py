@@ -97,8 +97,8 @@ def test_the_ladder_walks_its_levels_in_order_and_stops_at_a_decision(
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
         bot.drain()
         assert [text for text in _later(bot, clock, 120) if "Escalation" in text] == []
-        assert bot.services.schedule.pending() == 0
-        events = [entry.event for entry in bot.services.audit.entries()]
+        assert bot.services.stores.schedule.pending() == 0
+        events = [entry.event for entry in bot.services.stores.audit.entries()]
         assert events.count("escalation") == 2
 
 
@@ -206,7 +206,7 @@ def test_expiry_approve_runs_a_low_risk_call(redis_client: redis.Redis, tmp_path
     with _bot(redis_client, tmp_path, rules) as (bot, clock):
         _ask(bot)
         assert _later(bot, clock, 61)[-1] == "checkout: 3 replicas restarted"
-        approval = bot.services.approvals.find(bot.approval_id())
+        approval = bot.services.stores.approvals.find(bot.approval_id())
         assert approval is not None
         assert approval.decision is not None
         assert approval.decision.decided_by is None
@@ -238,7 +238,7 @@ def test_quorum_two_needs_two_distinct_approvers(redis_client: redis.Redis, tmp_
         bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
         bot.drain()
         assert bot.texts_posted()[-1] == "search: scaled from 2 to 5 replicas"
-        approval = bot.services.approvals.find(approval_id)
+        approval = bot.services.stores.approvals.find(approval_id)
         assert approval is not None
         assert approval.decision is not None
         assert approval.decision.approved_by == (APPROVER, SECOND_APPROVER)
@@ -303,7 +303,7 @@ def test_two_workers_ticking_the_same_schedule_fire_each_item_once(redis_client:
         bot.drain()
         reminders = [text for text in bot.texts_posted() if "Still waiting" in text]
         assert len(reminders) == 20
-        audited = [entry for entry in bot.services.audit.entries() if entry.event == "reminder"]
+        audited = [entry for entry in bot.services.stores.audit.entries() if entry.event == "reminder"]
         assert len({entry.details["approval_id"] for entry in audited}) == 20
         assert len(audited) == 20
 

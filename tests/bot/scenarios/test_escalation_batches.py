@@ -9,10 +9,10 @@ import redis
 
 from bench.round_trips import counting_client
 from bot.domain.clock import ManualClock
-from bot.flow.escalation import Step
 from bot.render import action_ids as ids
-from bot.services import build_services
+from bot.services import Services
 from bot.store import keys
+from bot.store.schedule import Step
 from tests.bot.support.harness import Bot, demo_factory, running_bot
 from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write
@@ -52,8 +52,10 @@ def _due(bot: Bot, clock: ManualClock, count: int) -> list[str]:
 def _take_and_plan(bot: Bot) -> list[Step]:
     """What a tick does before it writes: claim what is due, read the approvals, plan every step."""
     services = bot.services
-    steps = services.schedule.take(limit=100)
-    approvals = services.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
+    steps = services.stores.schedule.take(limit=100)
+    approvals = services.stores.approvals.get_many_readable(
+        [(step.due.session_id, step.due.approval_id) for step in steps]
+    )
     for step, approval in zip(steps, approvals, strict=True):
         services.escalator.plan(step, approval)
     return steps
@@ -64,7 +66,7 @@ def _reminders(bot: Bot) -> list[str]:
 
 
 def _audited_reminders(bot: Bot) -> list[str]:
-    return [entry.details["approval_id"] for entry in bot.services.audit.entries() if entry.event == "reminder"]
+    return [entry.details["approval_id"] for entry in bot.services.stores.audit.entries() if entry.event == "reminder"]
 
 
 @pytest.mark.single_redis  # counts round trips on one connection; on a cluster a tick costs one per master
@@ -75,7 +77,7 @@ def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
         _requests(bot, 12)
         url = redis_client.connection_pool.connection_kwargs
         counted, trips = counting_client(f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}")
-        escalator = build_services(bot.services.settings, redis_client=counted, agent_factory=demo_factory, clock=clock)
+        escalator = Services(bot.services.settings, redis_client=counted, agent_factory=demo_factory, clock=clock)
         clock.advance(15 * 60)
         assert escalator.escalator.tick() == 12  # the first tick also loads the scripts into the server
 
@@ -87,7 +89,7 @@ def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
         bot.drain()
         assert len(_reminders(bot)) == 24
         assert sorted(_audited_reminders(bot)) == sorted([bot.approval_id(index) for index in range(12)] * 2)
-        assert bot.services.schedule.pending() == 12  # each reminder planned again
+        assert bot.services.stores.schedule.pending() == 12  # each reminder planned again
 
 
 def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twice(
@@ -108,11 +110,11 @@ def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twic
         assert len(_reminders(bot)) == 5  # the lease ran out: another worker fired them
 
         # The "dead" worker was only stalled; its late writes are refused, nothing shows twice.
-        assert services.schedule.apply(doomed) == [False] * 5
+        assert services.stores.schedule.apply(doomed) == [False] * 5
         bot.drain()
         assert len(_reminders(bot)) == 5
         assert sorted(_audited_reminders(bot)) == sorted(approval_ids)
-        assert services.schedule.pending() == 5
+        assert services.stores.schedule.pending() == 5
 
 
 def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
@@ -124,19 +126,19 @@ def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
 
         decided = steps[1].due.approval_id
         bot.click(ids.APPROVE_ACTION, decided, user=APPROVER)
-        assert bot.services.schedule.apply(steps) == [True, False, True]
+        assert bot.services.stores.schedule.apply(steps) == [True, False, True]
         bot.drain()
 
         assert len(_reminders(bot)) == 2
         assert sorted(_audited_reminders(bot)) == sorted(set(approval_ids) - {decided})
-        assert bot.services.schedule.pending() == 2  # the decided request has nothing scheduled
+        assert bot.services.stores.schedule.pending() == 2  # the decided request has nothing scheduled
 
 
 def test_an_unreadable_request_is_quarantined_and_the_others_fire(redis_client: redis.Redis, tmp_path: Path) -> None:
     with _bot(redis_client, tmp_path) as (bot, clock):
         approval_ids = _requests(bot, 3)
         broken = approval_ids[0]
-        session_id = bot.services.approvals.session_of(broken)
+        session_id = bot.services.stores.approvals.session_of(broken)
         assert session_id is not None
         bot.corrupt(broken, session_id)
         clock.advance(15 * 60)
@@ -144,7 +146,7 @@ def test_an_unreadable_request_is_quarantined_and_the_others_fire(redis_client: 
         assert bot.services.escalator.tick() == 3
         bot.drain()
         assert sorted(_audited_reminders(bot)) == sorted(approval_ids[1:])
-        assert broken in bot.services.approvals.quarantined()
+        assert broken in bot.services.stores.approvals.quarantined()
         assert not redis_client.hexists(
             keys.schedule_steps(keys.shard_of(session_id)), f"{broken}:remind"
         )  # dropped, not retried forever

@@ -80,7 +80,7 @@ def test_approve_and_allow_shows_the_scope_then_the_same_call_runs_without_askin
     assert is_decided(again), "a covered call is posted decided, never with buttons"
     assert "standing approval" in json.dumps(again["blocks"])
     assert bot.thread_texts(str(again["thread_ts"]))[-1] == "checkout: 3 replicas restarted"
-    used = [entry for entry in bot.services.audit.entries() if entry.details.get("source") == "grant"]
+    used = [entry for entry in bot.services.stores.audit.entries() if entry.details.get("source") == "grant"]
     assert [(entry.event, entry.actor) for entry in used] == [("decision", APPROVER)]
 
     # Not the same call: another input, another requester.
@@ -103,14 +103,14 @@ def test_a_duration_the_rule_does_not_offer_records_nothing(bot: Bot) -> None:
     _approve_and_allow(bot, 3600, value=value)
     assert not is_decided(bot.approval_messages()[-1])
     assert "offers no standing approval for that long" in bot.ephemeral_texts(APPROVER)[-1]
-    assert bot.services.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
+    assert bot.services.stores.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
 
 
 def test_someone_who_may_not_approve_makes_no_grant(bot: Bot) -> None:
     _ask(bot)
     _approve_and_allow(bot, 3600, user=REQUESTER)  # no self-approval under this rule
     assert not is_decided(bot.approval_messages()[-1])
-    assert bot.services.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
+    assert bot.services.stores.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
 
 
 def test_revoke_on_app_home_stops_the_next_call(bot: Bot) -> None:
@@ -133,7 +133,7 @@ def test_revoke_on_app_home_stops_the_next_call(bot: Bot) -> None:
     assert bot.poster.post_action(click).status == 200
     bot.drain()
     assert not is_decided(_ask(bot))
-    assert [entry.event for entry in bot.services.audit.entries() if entry.event.startswith("grant")] == [
+    assert [entry.event for entry in bot.services.stores.audit.entries() if entry.event.startswith("grant")] == [
         "grant",
         "grant_revoked",
     ]

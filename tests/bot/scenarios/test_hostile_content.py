@@ -50,7 +50,7 @@ def test_arguments_nested_200_deep_are_posted_shortened_and_can_be_decided(redis
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[0])
-        assert shards.open_approvals(bot.services.redis) == []
+        assert shards.open_approvals(bot.services.stores.redis) == []
 
 
 def _open_index(client: redis.Redis) -> list[str]:
@@ -61,9 +61,9 @@ def _open_index(client: redis.Redis) -> list[str]:
 def _write_too_deep(bot: Bot, session_id: str, approval_id: str) -> None:
     """Store the request as a version without bounds did: valid JSON, nested deeper than a reader parses."""
     key = keys.approval(session_id, approval_id)
-    stored = json.loads(bot.services.redis.hget(key, "request") or b"{}")
+    stored = json.loads(bot.services.stores.redis.hget(key, "request") or b"{}")
     stored["tool_input"] = nested(200)
-    bot.services.redis.hset(key, "request", json.dumps(stored))
+    bot.services.stores.redis.hset(key, "request", json.dumps(stored))
 
 
 def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_working(
@@ -76,7 +76,7 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         while bot.worker.run_jobs_once(block_ms=1):  # the round is stored; its message not posted yet
             pass
         [bad_id] = set(_open_index(redis_client)) - {good_id}
-        bad_session = bot.services.approvals.session_of(bad_id)
+        bad_session = bot.services.stores.approvals.session_of(bad_id)
         assert bad_session is not None
         _write_too_deep(bot, bad_session, bad_id)
         bot.drain()
@@ -85,8 +85,8 @@ def test_an_unreadable_record_is_quarantined_and_every_other_request_keeps_worki
         assert good_id in json.dumps(_open_home(bot, APPROVER))
         assert "1 request waiting" in bot.slash_approvals()
         assert _open_index(redis_client) == [good_id]
-        assert bad_id in bot.services.approvals.quarantined()
-        assert bot.services.outbox.dead_letters() == {}
+        assert bad_id in bot.services.stores.approvals.quarantined()
+        assert bot.services.stores.outbox.dead_letters() == {}
 
         listed = run_bot(["pending"], REDIS_URL=redis_url)
         assert listed.returncode == 0, listed.stderr

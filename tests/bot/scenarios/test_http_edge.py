@@ -44,7 +44,7 @@ def test_malformed_signature_headers_get_401_naming_the_header(bot: Bot, headers
     assert result.status == 401, result.body
     assert named in result.json()["error"]
     bot.drain()
-    assert shards.jobs_queued(bot.services.redis) == 0
+    assert shards.jobs_queued(bot.services.stores.redis) == 0
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_a_request_timestamped_ahead_is_remembered_for_as_long_as_it_is_accepted
     assert bot.poster.last is not None
     signature = bot.poster.last.headers["X-Slack-Signature"]
 
-    remembered_s = bot.services.redis.ttl(keys.seen_signature(signature))
+    remembered_s = bot.services.stores.redis.ttl(keys.seen_signature(signature))
     accepted_s = ahead + 300 - int(time.time())  # how long a replay would still pass the signature check
     assert remembered_s >= accepted_s
     assert bot.poster.replay().status == 409
@@ -123,7 +123,7 @@ def test_a_missing_negative_or_huge_content_length_is_refused_before_the_body_is
     # The connection stays open after the body: a server reading "to the end" would never answer.
     assert _raw_exchange(bot.url, head, body).split(" ")[1] == status
     bot.drain()
-    assert shards.jobs_queued(bot.services.redis) == 0
+    assert shards.jobs_queued(bot.services.stores.redis) == 0
 
 
 def _ok(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:

@@ -28,7 +28,7 @@ def _count_calls(owner: object, names: tuple[str, ...], monkeypatch: pytest.Monk
 def test_a_start_and_a_resume_each_load_the_session_once_and_write_it_only_at_durable_steps(
     bot: Bot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counts = _count_calls(bot.services.store, ("load", "save"), monkeypatch)
+    counts = _count_calls(bot.services.stores.sessions, ("load", "save"), monkeypatch)
 
     bot.mention("restart checkout")
     bot.drain()
@@ -44,7 +44,7 @@ def test_a_start_and_a_resume_each_load_the_session_once_and_write_it_only_at_du
 def test_a_resume_reads_its_round_once(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
     bot.mention("restart checkout")
     bot.drain()
-    counts = _count_calls(bot.services.approvals, ("round_approvals",), monkeypatch)
+    counts = _count_calls(bot.services.stores.approvals, ("round_approvals",), monkeypatch)
 
     bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
     bot.drain()

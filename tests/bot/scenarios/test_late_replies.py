@@ -42,13 +42,13 @@ def test_a_reply_delivered_late_does_not_decide_the_next_round(redis_client: red
         _reply(bot, "approve: looks fine", user=SECOND_APPROVER, thread_ts=first["thread_ts"], ts=written_at)
         bot.drain()
 
-        approval = bot.services.approvals.find(second)
+        approval = bot.services.stores.approvals.find(second)
         assert approval is not None
         assert approval.decision is None
         assert approval.discussion == ()  # not a reply to a request that did not exist yet
-        assert bot.services.approvals.open_ids(approval.request.session_id) == {second}
+        assert bot.services.stores.approvals.open_ids(approval.request.session_id) == {second}
         assert "Nothing was decided" in bot.ephemeral_texts(SECOND_APPROVER)[-1]
-        assert [entry.event for entry in bot.services.audit.entries()].count("decision") == 1
+        assert [entry.event for entry in bot.services.stores.audit.entries()].count("decision") == 1
 
 
 def test_a_reply_written_after_the_message_decides_it_and_says_which(bot: Bot) -> None:
@@ -58,7 +58,7 @@ def test_a_reply_written_after_the_message_decides_it_and_says_which(bot: Bot) -
     _reply(bot, "deny: not during peak", user=APPROVER, thread_ts=message["thread_ts"], ts=_later(message["ts"]))
     bot.drain()
 
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is not None
     assert (approval.decision.decision, approval.decision.reason) == ("deny", "not during peak")
@@ -69,15 +69,15 @@ def test_a_reply_written_after_the_message_decides_it_and_says_which(bot: Bot) -
 def test_a_reply_before_the_approval_message_was_posted_decides_nothing(bot: Bot) -> None:
     bot.mention("restart checkout")
     bot.worker.run_jobs_once(block_ms=1)  # the round is open, its message still in the outbox
-    [approval_id] = bot.services.approvals.open_everywhere()
-    session_id = bot.services.approvals.session_of(approval_id)
+    [approval_id] = bot.services.stores.approvals.open_everywhere()
+    session_id = bot.services.stores.approvals.session_of(approval_id)
     assert session_id is not None
     thread_ts = session_id.rsplit(":", 1)[1]
 
     _reply(bot, "approve: go", user=APPROVER, thread_ts=thread_ts, ts=_later(thread_ts))
     bot.drain()
 
-    approval = bot.services.approvals.get(session_id, approval_id)
+    approval = bot.services.stores.approvals.get(session_id, approval_id)
     assert approval is not None
     assert approval.decision is None
     assert "Nothing was decided" in bot.ephemeral_texts(APPROVER)[-1]
@@ -86,7 +86,7 @@ def test_a_reply_before_the_approval_message_was_posted_decides_nothing(bot: Bot
 def test_the_decide_script_compares_slack_ts_exactly(bot: Bot) -> None:
     # Re-checked atomically with the decision, as decimal strings: these two differ by 0.1 us, equal as doubles.
     approval_id, session_id = bot.ask()
-    bot.services.redis.hset(keys.approval(session_id, approval_id), "message_ts", "1764547200.1234570")
+    bot.services.stores.redis.hset(keys.approval(session_id, approval_id), "message_ts", "1764547200.1234570")
     origin = Origin("reply", TEAM_ID, TEAM_ID, CHANNEL, session_id.rsplit(":", 1)[1])
     approve_by_reply = partial(
         bot.services.decisions.decide,
@@ -100,7 +100,7 @@ def test_the_decide_script_compares_slack_ts_exactly(bot: Bot) -> None:
 
     early = approve_by_reply(written_at="1764547200.1234569")
     assert early.status == "unseen"
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is None
 

@@ -72,24 +72,24 @@ def test_a_request_asked_before_the_upgrade_is_decided_and_resumed_after_the_mig
     policy = write(tmp_path, POLICY)
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
         approval_id, session_id = bot.ask("restart checkout")
-        audited = len(list(bot.services.audit.entries()))
+        audited = len(list(bot.services.stores.audit.entries()))
         old_names = _as_written_before_shards(redis_client)
         assert {"signoff:interrupted", "signoff:open-approvals", "signoff:audit", "signoff:schedule"} <= old_names
         assert f"signoff:{{{session_id}}}:session" in old_names
-        assert bot.services.store.interrupted_sessions() == []  # the new layout sees nothing yet
+        assert bot.services.stores.sessions.interrupted_sessions() == []  # the new layout sees nothing yet
 
         listed = run_bot(["migrate"], REDIS_URL=redis_url)
         assert listed.returncode == 0, listed.stderr
 
         left = [name for name in _names(redis_client) if not _SHARDED.match(name)]
         assert [name for name in left if not name.startswith(_GLOBAL)] == []  # only what was never sharded
-        assert bot.services.store.interrupted_sessions() == [session_id]
-        assert bot.services.approvals.open_everywhere() == [approval_id]
-        assert bot.services.schedule.pending() == 1  # its reminder
-        assert len(list(bot.services.audit.entries())) == audited
+        assert bot.services.stores.sessions.interrupted_sessions() == [session_id]
+        assert bot.services.stores.approvals.open_everywhere() == [approval_id]
+        assert bot.services.stores.schedule.pending() == 1  # its reminder
+        assert len(list(bot.services.stores.audit.entries())) == audited
         assert migrate(redis_client) == {}  # a second run finds nothing left to move
 
-        bot.services.jobs.ensure_group()
+        bot.services.stores.jobs.ensure_group()
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])

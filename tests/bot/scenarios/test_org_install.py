@@ -44,7 +44,7 @@ def installed(redis_client: redis.Redis) -> Iterator[OAuthBot]:
 
 
 def test_the_org_wide_install_is_kept_for_the_org(installed: OAuthBot) -> None:
-    found = installed.services.installations.find_installation(
+    found = installed.services.stores.installations.find_installation(
         enterprise_id=ORG, team_id=None, is_enterprise_install=True
     )
     assert found is not None
@@ -59,7 +59,7 @@ def test_the_org_wide_install_is_kept_for_the_org(installed: OAuthBot) -> None:
 def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     installed: OAuthBot, event_type: str
 ) -> None:
-    approvals = installed.services.approvals
+    approvals = installed.services.stores.approvals
     # A mention in a workspace of the org is answered with the org's token, and decided there.
     decided = installed.ask(IN_ORG_A)
     assert installed.tokens_used("chat.postMessage", CHANNELS[IN_ORG_A]) == {ORG_TOKEN}
@@ -76,7 +76,7 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     opened = slack_requests.event_callback(home, team=installed.request_team(IN_ORG_B))
     assert installed.poster.post_event(opened).status == 200
     installed.drain()
-    viewers = installed.services.home_viewers
+    viewers = installed.services.stores.home_viewers
     assert viewers.of_team(IN_ORG_B) == [APPROVER]
 
     uninstall = slack_requests.event_callback(UNINSTALL_EVENTS[event_type], team=installed.request_team(IN_ORG_A))
@@ -89,7 +89,7 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     assert expired.decision.reason == UNINSTALLED
     assert approvals.find(decided).decision.decision == "approve"  # type: ignore[union-attr]
     assert approvals.find(elsewhere).decision is None  # type: ignore[union-attr]
-    installations = installed.services.installations
+    installations = installed.services.stores.installations
     assert installations.find_installation(enterprise_id=ORG, team_id=None, is_enterprise_install=True) is None
     assert installations.org_serving(IN_ORG_A) is None
     assert installations.org_serving(IN_ORG_B) is None
@@ -102,8 +102,8 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
     before = sent_with_org_token()
     installed.drain()  # the agent resumes with the expiry; nothing it says can reach the org any more
     session_id = approvals.session_of(waiting)
-    assert any(e.event == "resume" and e.session_id == session_id for e in installed.services.audit.entries())
-    assert installed.services.outbox.dead_letters() == {}, "the org's entries are dropped, not parked"
+    assert any(e.event == "resume" and e.session_id == session_id for e in installed.services.stores.audit.entries())
+    assert installed.services.stores.outbox.dead_letters() == {}, "the org's entries are dropped, not parked"
     assert sent_with_org_token() == before
 
     # The ordinary workspace goes on as before.
@@ -125,9 +125,9 @@ def test_a_workspace_of_the_org_uninstalled_alone_leaves_the_org_s_install(insta
         {"type": "app_uninstalled"}, team=slack_requests.Team(IN_ORG_A, enterprise_id=ORG)
     )
     assert installed.poster.post_event(uninstall).status == 200
-    approvals = installed.services.approvals
+    approvals = installed.services.stores.approvals
     assert approvals.find(in_a).decision.reason == UNINSTALLED  # type: ignore[union-attr]
     assert approvals.find(in_b).decision is None  # type: ignore[union-attr]
-    installations = installed.services.installations
+    installations = installed.services.stores.installations
     assert installations.find_installation(enterprise_id=ORG, team_id=None, is_enterprise_install=True) is not None
     assert installations.for_team(IN_ORG_B) is not None

@@ -9,6 +9,7 @@ no Approve / Deny buttons left on a copy of a decided request.
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,9 @@ def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> De
     """Another worker's dispatcher, ``after_s`` later (the dead holder's lease has run out)."""
     return Deliverer(
         clients=OneWorkspace(WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout)),
-        approvals=bot.services.approvals,
-        outbox=Outbox(bot.services.redis, clock=lambda: time.time() + after_s),
-        redis_client=bot.services.redis,
+        stores=replace(
+            bot.services.stores, outbox=Outbox(bot.services.stores.redis, clock=lambda: time.time() + after_s)
+        ),
     )
 
 
@@ -79,7 +80,7 @@ def test_a_worker_killed_after_posting_an_approval_leaves_one_copy_and_it_is_the
 
     assert _survivor(bot).deliver_due() == 1
     assert len(bot.slack.calls("chat.postMessage")) == 1  # found by its marker, not posted again
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.request.message_ts == posted["ts"]
 
@@ -105,7 +106,7 @@ def test_a_worker_killed_after_posting_the_answer_leaves_one_answer(real_time_bo
     _survivor(bot).deliver_due()
     bot.drain()
     assert bot.thread_texts(thread_ts).count(answer) == 1
-    assert bot.services.outbox.pending() == 0
+    assert bot.services.stores.outbox.pending() == 0
 
 
 def test_slack_answering_too_late_does_not_post_twice(bot: Bot) -> None:
@@ -114,14 +115,14 @@ def test_slack_answering_too_late_does_not_post_twice(bot: Bot) -> None:
     bot.worker.run_jobs_once(block_ms=1)
     impatient = _survivor(bot, after_s=0, timeout=1)
     impatient.deliver_due()  # Slack posts it, the client gives up waiting: the entry is retried
-    assert bot.services.outbox.pending() == 1
+    assert bot.services.stores.outbox.pending() == 1
 
     _survivor(bot, after_s=LEASE_S + 1).deliver_due()
     [posted] = bot.approval_messages()
-    approval = bot.services.approvals.find(bot.approval_id())
+    approval = bot.services.stores.approvals.find(bot.approval_id())
     assert approval is not None
     assert approval.request.message_ts == posted["ts"]
-    assert bot.services.outbox.pending() == 0
+    assert bot.services.stores.outbox.pending() == 0
 
 
 @pytest.mark.parametrize("delete_fails_once", [False, True])
@@ -152,7 +153,7 @@ def test_two_holders_of_one_post_leave_one_copy_the_later_one_deletes_its_own(
     [shown] = bot.approval_messages()
     assert is_decided(shown)
     assert not _live(shown)
-    assert bot.services.outbox.pending() == 0
+    assert bot.services.stores.outbox.pending() == 0
 
 
 ON_CALL_POLICY = """\
@@ -200,7 +201,7 @@ def test_a_dm_copy_whose_answer_was_lost_is_found_not_posted_again(redis_client:
         clock.advance(60)
         bot.drain()  # the retry finds the copy by its marker
         assert [m["ts"] for m in bot.slack.messages(dm_channel)] == [posted["ts"]]
-        approval = bot.services.approvals.find(approval_id)
+        approval = bot.services.stores.approvals.find(approval_id)
         assert approval is not None
         assert approval.copies == {"U0ONCALLB": (dm_channel, posted["ts"])}
 

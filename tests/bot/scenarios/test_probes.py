@@ -30,11 +30,11 @@ def test_readyz_is_ready_when_redis_the_scripts_and_slack_all_answer(bot: Bot) -
 
 
 def test_readyz_loads_the_scripts_again_after_the_server_lost_them(bot: Bot) -> None:
-    bot.services.redis.script_flush()
-    assert not any(bot.services.redis.script_exists(*[_sha(text) for text in EVERY_SCRIPT]))
+    bot.services.stores.redis.script_flush()
+    assert not any(bot.services.stores.redis.script_exists(*[_sha(text) for text in EVERY_SCRIPT]))
     status, body = _probe(bot, "/readyz")
     assert status == 200, body
-    assert all(bot.services.redis.script_exists(*[_sha(text) for text in EVERY_SCRIPT]))
+    assert all(bot.services.stores.redis.script_exists(*[_sha(text) for text in EVERY_SCRIPT]))
 
 
 def test_readyz_asks_slack_once_for_many_probes(bot: Bot) -> None:

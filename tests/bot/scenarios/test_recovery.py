@@ -90,7 +90,7 @@ def test_a_busy_mention_does_not_make_its_author_the_requester(redis_client: red
         bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER)
         bot.drain()
 
-        second = bot.services.approvals.find(bot.approval_id(1))
+        second = bot.services.stores.approvals.find(bot.approval_id(1))
         assert second is not None
         assert second.request.requested_by == REQUESTER
         bot.click(ids.APPROVE_ACTION, bot.approval_id(1), user=REQUESTER)  # still self-approval
@@ -100,17 +100,17 @@ def test_a_busy_mention_does_not_make_its_author_the_requester(redis_client: red
 
 def test_a_redelivered_start_after_the_answer_was_posted_changes_nothing(redis_client: redis.Redis) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
-        acked = bot.services.jobs.ack
-        bot.services.jobs.ack = lambda job: None  # type: ignore[method-assign]  # the worker dies just before acking
+        acked = bot.services.stores.jobs.ack
+        bot.services.stores.jobs.ack = lambda job: None  # type: ignore[method-assign]  # the worker dies just before acking
         bot.mention("logs for checkout")
         bot.drain()
-        bot.services.jobs.ack = acked  # type: ignore[method-assign]
+        bot.services.stores.jobs.ack = acked  # type: ignore[method-assign]
         replies = bot.texts_posted()
 
         redeliver(bot)
 
         assert bot.texts_posted() == replies
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
 
 
 def test_the_agents_reply_cannot_ping_the_channel(redis_client: redis.Redis) -> None:
@@ -160,23 +160,23 @@ def test_a_retried_thread_reply_is_kept_once(bot: Bot, user: str) -> None:
     body = slack_requests.message_event(channel="C0OPS", text="careful, peak traffic", user=user, thread_ts=thread_ts)
     assert bot.poster.post_event(body).status == 200
     assert bot.poster.post_event(body, retry_num=1, timestamp=int(time.time()) - 3).status == 200
-    approval = bot.services.approvals.find(bot.approval_id())
+    approval = bot.services.stores.approvals.find(bot.approval_id())
     assert approval is not None
     assert [entry.text for entry in approval.discussion] == ["careful, peak traffic"]
 
 
 def test_a_decision_is_never_half_recorded_when_its_round_is_gone(bot: Bot) -> None:
     approval_id, session_id = bot.ask()
-    bot.services.redis.delete(keys.round_(session_id))
+    bot.services.stores.redis.delete(keys.round_(session_id))
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
     bot.drain()
 
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is None
-    assert bot.services.approvals.open_ids(session_id) == {approval_id}
-    assert [entry.event for entry in bot.services.audit.entries()] == ["request"]
+    assert bot.services.stores.approvals.open_ids(session_id) == {approval_id}
+    assert [entry.event for entry in bot.services.stores.audit.entries()] == ["request"]
 
 
 def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) -> None:
@@ -196,7 +196,7 @@ def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) ->
 
 def test_a_failed_event_is_processed_when_slack_redelivers_it(redis_client: redis.Redis) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
-        queue = bot.services.jobs
+        queue = bot.services.stores.jobs
         enqueue = queue.enqueue
 
         def down(*args: Any, **kwargs: Any) -> None:

@@ -45,7 +45,7 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
     with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
         approval_id, _session_id = bot.ask()
         opened = bot.open_deny(approval_id, user=APPROVER)
-        jobs_before = shards.jobs_queued(bot.services.redis)
+        jobs_before = shards.jobs_queued(bot.services.stores.redis)
 
         with redis_stopped(own_redis):
             command = slack_requests.slash_command(
@@ -69,8 +69,8 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
             assert event.status == 503  # Slack delivers the event again later
             assert _NOT_RECORDED in event.json()["error"]
 
-        assert shards.jobs_queued(bot.services.redis) == jobs_before
-        approval = bot.services.approvals.find(approval_id)
+        assert shards.jobs_queued(bot.services.stores.redis) == jobs_before
+        approval = bot.services.stores.approvals.find(approval_id)
         assert approval is not None
         assert approval.decision is None
         assert bot.poster.post_event(mention, retry_num=1).status == 200  # Slack's redelivery, Redis back

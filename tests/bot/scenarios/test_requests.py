@@ -32,7 +32,7 @@ def test_the_slash_command_opens_a_thread_and_asks_there(bot: Bot) -> None:
 
     [anchor] = bot.slack.wait_for("chat.postMessage")
     assert anchor.args["text"] == f"<@{REQUESTER}> asked the agent: restart checkout"
-    _eventually(lambda: shards.jobs_queued(bot.services.redis) == 1)
+    _eventually(lambda: shards.jobs_queued(bot.services.stores.redis) == 1)
     bot.drain()
 
     [approval] = bot.approval_messages()
@@ -62,7 +62,7 @@ def test_a_later_mention_in_the_thread_continues_the_same_session(bot: Bot) -> N
     bot.mention("logs for search", thread_ts=thread_ts)
     bot.drain()
 
-    session = bot.services.store.load(thread_session(thread_ts))
+    session = bot.services.stores.sessions.load(thread_session(thread_ts))
     assert session is not None
     user_texts = [
         block["text"]
@@ -99,7 +99,7 @@ def test_discuss_asks_in_the_thread(bot: Bot) -> None:
     bot.drain()
 
     assert f"<@{SECOND_APPROVER}>" in bot.thread_texts(thread_ts)[-1]
-    assert bot.services.approvals.open_ids(thread_session(thread_ts)) == {bot.approval_id()}
+    assert bot.services.stores.approvals.open_ids(thread_session(thread_ts)) == {bot.approval_id()}
 
 
 def _broken_factory(*, session_id: str, store: Any) -> Agent:
@@ -120,6 +120,6 @@ def test_a_failing_agent_says_so_once_retries_then_gives_up(redis_client: redis.
         assert "will retry" in texts[0]
         assert "the model is down" in texts[0]
         assert f"failed {MAX_DELIVERIES} times and gave up" in texts[1]
-        assert bot.services.jobs.pending_count() == 0
-        abandoned = [entry for entry in bot.services.audit.entries() if entry.event == "job_abandoned"]
+        assert bot.services.stores.jobs.pending_count() == 0
+        abandoned = [entry for entry in bot.services.stores.audit.entries() if entry.event == "job_abandoned"]
         assert len(abandoned) == 1

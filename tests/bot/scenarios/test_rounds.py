@@ -104,7 +104,7 @@ def test_approvals_published_late_into_their_round_leave_the_round_waiting(redis
         bot.mention("restart api and search")
         bot.drain()
         first, lost = bot.approval_id(0), bot.approval_id(1)
-        session_id = bot.services.approvals.session_of(first)
+        session_id = bot.services.stores.approvals.session_of(first)
         assert session_id is not None
         # As if only part of the round had been published before a crash.
         redis_client.hset(keys.round_(session_id), "approvals", json.dumps([first]))
@@ -114,8 +114,8 @@ def test_approvals_published_late_into_their_round_leave_the_round_waiting(redis
         bot.mention("status?", thread_ts=session_id.rsplit(":", 1)[1])  # recovers what was not published
         bot.drain()
 
-        _version, stored = bot.services.approvals.round_approvals(session_id)
+        _version, stored = bot.services.stores.approvals.round_approvals(session_id)
         assert [approval.request.approval_id for approval in stored] == [first, lost]
-        assert bot.services.approvals.open_ids(session_id) == {first, lost}
+        assert bot.services.stores.approvals.open_ids(session_id) == {first, lost}
         for approval_id in (first, lost):
             assert redis_client.ttl(keys.approval(session_id, approval_id)) == -1  # waiting: never expires

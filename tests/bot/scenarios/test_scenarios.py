@@ -18,7 +18,7 @@ from tests.bot.support.restarts import approved_after_a_restart
 
 
 def _decisions(bot: Bot) -> list[AuditEntry]:
-    return [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
+    return [entry for entry in bot.services.stores.audit.entries() if entry.event == "decision"]
 
 
 def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
@@ -26,7 +26,7 @@ def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
     [message] = bot.approval_messages()
     assert "restart_service" in message["text"]
     assert not is_decided(message)
-    assert bot.services.store.interrupted_sessions() == [thread_session(thread_ts)]
+    assert bot.services.stores.sessions.interrupted_sessions() == [thread_session(thread_ts)]
 
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
     bot.drain()
@@ -35,7 +35,7 @@ def test_mention_interrupt_approve_resume_reply(bot: Bot) -> None:
     assert is_decided(decided)
     assert f"<@{APPROVER}>" in json.dumps(decided["blocks"])
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
-    assert bot.services.store.interrupted_sessions() == []
+    assert bot.services.stores.sessions.interrupted_sessions() == []
 
 
 def test_deny_with_a_reason_through_the_modal(bot: Bot) -> None:
@@ -74,7 +74,7 @@ def test_a_required_reason_cannot_be_blank(policed_bot: Bot, blank: str) -> None
     assert ids.DENY_REASON_BLOCK in answer["errors"]
     bot.drain()
     assert not is_decided(bot.approval_messages()[0])
-    assert bot.services.approvals.open_ids(_session(bot)) == {approval_id}
+    assert bot.services.stores.approvals.open_ids(_session(bot)) == {approval_id}
 
 
 def _session(bot: Bot) -> str:
@@ -91,7 +91,7 @@ def test_two_interrupts_in_one_session_resume_only_after_both(redis_client: redi
 
         bot.click(ids.APPROVE_ACTION, first, user=APPROVER)
         bot.drain()
-        assert bot.services.store.interrupted_sessions() == [_session(bot)]
+        assert bot.services.stores.sessions.interrupted_sessions() == [_session(bot)]
         assert "both restarted" not in bot.thread_texts(thread_ts)
 
         bot.click(ids.APPROVE_ACTION, second, user=SECOND_APPROVER)
@@ -153,7 +153,7 @@ def test_an_unauthorized_click_is_refused_named_and_audited(policed_bot: Bot) ->
     [notice] = bot.ephemeral_texts(OUTSIDER)
     assert f"<@{APPROVER}>" in notice
     assert "<!subteam^S0ONCALL>" in notice
-    [audited] = [entry for entry in bot.services.audit.entries() if entry.event == "unauthorized"]
+    [audited] = [entry for entry in bot.services.stores.audit.entries() if entry.event == "unauthorized"]
     assert audited.actor == OUTSIDER
     assert audited.details["refusal"] == "not_an_approver"
 
@@ -188,7 +188,7 @@ def test_thread_discussion_travels_with_the_decision(bot: Bot) -> None:
     bot.drain()
 
     assert bot.thread_texts(thread_ts)[-1] == "checkout: 3 replicas restarted"
-    approval = bot.services.approvals.get(_session_of(thread_ts), bot.approval_id())
+    approval = bot.services.stores.approvals.get(_session_of(thread_ts), bot.approval_id())
     assert approval is not None
     assert approval.decision is not None
     assert [(entry.user, entry.text) for entry in approval.decision.discussion] == [
@@ -208,7 +208,7 @@ def test_a_typed_approve_reply_decides(bot: Bot) -> None:
     bot.reply("approve: checked the dashboards", user=APPROVER, thread_ts=thread_ts)
     bot.drain()
 
-    approval = bot.services.approvals.get(_session_of(thread_ts), bot.approval_id())
+    approval = bot.services.stores.approvals.get(_session_of(thread_ts), bot.approval_id())
     assert approval is not None
     assert approval.decision is not None
     assert (approval.decision.decision, approval.decision.decided_by) == ("approve", APPROVER)
@@ -222,7 +222,7 @@ def test_slack_429_then_success_delivers_the_approval_message(bot: Bot) -> None:
     assert bot.mention("restart checkout").status == 200
     bot.drain()
     assert bot.approval_messages() == []  # rate limited: waiting in the outbox
-    assert bot.services.outbox.pending() == 1
+    assert bot.services.stores.outbox.pending() == 1
 
     deadline_rounds = 0
     while not bot.approval_messages() and deadline_rounds < 60:
@@ -244,7 +244,7 @@ def test_the_bot_restarted_between_interrupt_and_click(redis_client: redis.Redis
 
 def test_interrupt_state_stays_wire_compatible_through_the_bot(bot: Bot) -> None:
     thread_ts = start_thread(bot, "restart checkout")
-    session = bot.services.store.load(_session_of(thread_ts))
+    session = bot.services.stores.sessions.load(_session_of(thread_ts))
     assert session is not None
     restored = _InterruptState.from_dict(session.interrupt_state)
     [interrupt] = restored.interrupts.values()
@@ -256,7 +256,7 @@ def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_li
     thread_ts = start_thread(bot, "restart checkout")
     approval_id = bot.approval_id()
     session_id = _session_of(thread_ts)
-    redis_client = bot.services.redis
+    redis_client = bot.services.stores.redis
     approval_key = keys.approval(session_id, approval_id)
     for waiting in (
         approval_key,
@@ -280,7 +280,7 @@ def test_a_finished_round_expires_after_the_retention_period_and_nothing_else_li
         keys_for(session_id).session,
     ):
         assert 0 < redis_client.ttl(key) <= retention, key
-    assert shards.open_approvals(bot.services.redis) == []
-    assert bot.services.schedule.pending() == 0
-    assert bot.services.outbox.pending() == 0
-    assert bot.services.jobs.pending_count() == 0
+    assert shards.open_approvals(bot.services.stores.redis) == []
+    assert bot.services.stores.schedule.pending() == 0
+    assert bot.services.stores.outbox.pending() == 0
+    assert bot.services.stores.jobs.pending_count() == 0

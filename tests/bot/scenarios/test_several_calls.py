@@ -30,4 +30,4 @@ def test_both_risky_calls_are_asked_in_one_round_and_the_agent_resumes_once_both
     assert "checkout: 3 replicas restarted" in reply
     assert "rolled back" not in reply
     assert f"Not run: <@{APPROVER}> denied it: payments is frozen today" in reply
-    assert [entry.event for entry in bot.services.audit.entries()].count("resume") == 1
+    assert [entry.event for entry in bot.services.stores.audit.entries()].count("resume") == 1

@@ -76,7 +76,7 @@ def test_a_long_answer_arrives_whole_in_several_messages_in_order(redis_client: 
         assert len(thread) > 1
         shown = "".join(block["text"]["text"] for message in thread for block in message["blocks"])
         assert _flat(shown) == _flat(answer)
-        assert bot.services.outbox.dead_letters() == {}
+        assert bot.services.stores.outbox.dead_letters() == {}
 
 
 def test_a_long_approvals_list_stays_within_slacks_text_limit() -> None:

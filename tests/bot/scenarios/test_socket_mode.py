@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.app import build_app
 from bot.slack.socket_mode import CheckedSocketModeHandler
@@ -120,8 +120,8 @@ def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
             slack_app_token=SecretStr(slack.app_token),
             slack_api_url=slack.url,
         )
-        services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
-        services.jobs.ensure_group()
+        services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        services.stores.jobs.ensure_group()
         app = build_app(settings, services)
         assert settings.slack_app_token is not None
         # As bot/cli/main.py does: the handler reaches apps.connections.open through app.client
@@ -175,7 +175,7 @@ def test_mention_approve_click_resume_reply(bot: SocketBot) -> None:
     decided = bot.slack.message(CHANNEL, message["ts"])
     assert is_decided(decided)
     assert f"<@{APPROVER}>" in json.dumps(decided["blocks"])
-    assert bot.services.store.interrupted_sessions() == []
+    assert bot.services.stores.sessions.interrupted_sessions() == []
 
 
 def test_slash_command_posts_an_anchor_and_the_approval_in_its_thread(bot: SocketBot) -> None:

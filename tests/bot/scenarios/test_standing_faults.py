@@ -126,7 +126,7 @@ def test_a_shortened_input_offers_no_standing_approval(redis_client: redis.Redis
         message = bot.approval_messages()[-1]
         assert ids.APPROVE_ACTION in str(message["blocks"])
         assert ids.APPROVE_AND_ALLOW_ACTION not in str(message["blocks"])
-        assert bot.services.grants.live(now_ms=0) == []
+        assert bot.services.stores.grants.live(now_ms=0) == []
 
 
 def test_a_corrupt_grant_record_covers_nothing_and_blinds_nothing(redis_client: redis.Redis, tmp_path: Path) -> None:

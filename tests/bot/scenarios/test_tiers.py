@@ -43,7 +43,7 @@ def test_a_deny_rule_refuses_the_call_without_asking_anyone(bot: Bot) -> None:
     assert "capacity review" in str(message["blocks"])
     assert "scaled" not in thread[-1]
     assert "Past 10 replicas needs a capacity review." in thread[-1]
-    [decision] = [entry for entry in bot.services.audit.entries() if entry.event == "decision"]
+    [decision] = [entry for entry in bot.services.stores.audit.entries() if entry.event == "decision"]
     assert decision.actor == "policy:big-scale"
     assert (decision.details["source"], decision.details["rule"], decision.details["decision"]) == (
         "policy",
@@ -64,7 +64,7 @@ def test_an_allow_rule_runs_the_call_without_asking(bot: Bot) -> None:
     assert is_decided(message)
     assert "Allowed without asking by rule `small-scale`" in str(message["blocks"])
     assert thread[-1] == "checkout: scaled from 3 to 2 replicas"
-    assert [entry.actor for entry in bot.services.audit.entries() if entry.event == "decision"] == [
+    assert [entry.actor for entry in bot.services.stores.audit.entries() if entry.event == "decision"] == [
         "policy:small-scale"
     ]
 
@@ -107,5 +107,5 @@ def test_a_request_its_rule_decides_is_never_decided_by_a_person_even_if_the_rul
     assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER).status == 200
     bot.drain()
     assert "You can't decide this request" in bot.ephemeral_texts(APPROVER)[-1]
-    assert bot.services.approvals.find(bot.approval_id(-1)).decision is None  # type: ignore[union-attr]
+    assert bot.services.stores.approvals.find(bot.approval_id(-1)).decision is None  # type: ignore[union-attr]
     assert "scaled" not in bot.thread_texts(str(message["thread_ts"]))[-1]

@@ -45,7 +45,7 @@ def test_redis_stopped_after_an_approved_tool_returned_the_tool_ran_once_and_the
         assert outage.restarted.is_set()
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
         assert (completions(counter, "deploy"), completions(counter, "notify")) == (1, 1)
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
         # Another worker, later: nothing left to run again.
         bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
         bot.drain()
@@ -88,7 +88,7 @@ def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Red
 
         assert runs["n"] == 1
         assert is_decided(bot.approval_messages()[1])
-        question = bot.services.approvals.find(bot.approval_id(1))
+        question = bot.services.stores.approvals.find(bot.approval_id(1))
         assert question is not None
         assert question.decision is not None
         assert question.decision.decision == "expired"

@@ -47,7 +47,7 @@ def test_a_stalled_older_update_never_stays_over_the_decision(
     bot.mention("scale search to 5")
     bot.drain()
     approval_id = bot.approval_id()
-    session_id = bot.services.approvals.session_of(approval_id)
+    session_id = bot.services.stores.approvals.session_of(approval_id)
     assert session_id is not None
 
     bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)  # a vote: its update is queued
@@ -59,21 +59,21 @@ def test_a_stalled_older_update_never_stays_over_the_decision(
 
     bot.submit_deny(approval_id, user=SECOND_APPROVER, reason="not now")
     if lease_runs_out_during_the_stall:
-        bot.services.redis.pexpire(keys.message_update_lease(session_id, approval_id), 1)
+        bot.services.stores.redis.pexpire(keys.message_update_lease(session_id, approval_id), 1)
     bot.worker.deliverer.deliver_due()  # the deny's update, delivered while the vote's is stalled
     held.release.set()
     first.join(10)
     clock.advance(5)
     bot.drain()
 
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is not None
     assert approval.decision.decision == "deny"
     [message] = bot.approval_messages()
     assert is_decided(message)
     assert "1 of 3" not in json.dumps(message["blocks"])
-    assert bot.services.outbox.pending() == 0
+    assert bot.services.stores.outbox.pending() == 0
 
 
 def test_updates_already_shown_are_not_sent_again(quorum_bot: tuple[Bot, ManualClock]) -> None:

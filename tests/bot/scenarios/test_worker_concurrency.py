@@ -128,7 +128,7 @@ def test_a_killed_worker_s_jobs_are_each_claimed_once(
         ) as doomed:
             wait_until(lambda: int(redis_client.get(BUILDS_KEY) or 0) == 3, "the worker runs all three jobs")
             kill(doomed)
-        assert bot.services.jobs.pending_count() == 3
+        assert bot.services.stores.jobs.pending_count() == 3
 
         redis_client.delete(HOLD_BUILD_KEY)
         time.sleep(0.3)  # the dead worker's jobs are now idle longer than the survivors' claim time
@@ -149,7 +149,7 @@ def test_a_killed_worker_s_jobs_are_each_claimed_once(
         for thread_ts in threads:
             [reply] = [call for call in bot.slack.calls("chat.postMessage") if call.args.get("thread_ts") == thread_ts]
             assert "\n" in str(reply.args.get("text"))  # the log lines, posted once
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
 
 
 @pytest.mark.single_redis  # counts the commands one server saw; a cluster's masters each count their own

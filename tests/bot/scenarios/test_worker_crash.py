@@ -38,7 +38,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
         assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
         kill_a_worker_once_it_sets(redis_client, STARTED_KEY, bot, redis_url)  # deploy done, notify running
         assert completions(redis_client, "deploy") == 1
-        assert bot.services.jobs.pending_count() == 1  # the job is still pending, owned by the dead worker
+        assert bot.services.stores.jobs.pending_count() == 1  # the job is still pending, owned by the dead worker
 
         redis_client.delete(HOLD_KEY)
         survivor = bot.services.worker(claim_idle_ms=0)
@@ -48,7 +48,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
         assert completions(redis_client, "deploy") == 1
         assert completions(redis_client, "notify") == 1
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0
 
 
 @pytest.mark.parametrize("answer", ["approve", "deny"])
@@ -78,7 +78,7 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
 
         assert bot.thread_texts(thread_ts)[-1] == "deployed and told"
         assert completions(redis_client, "notify") == 1
-        session = bot.services.store.load(thread_session(thread_ts))
+        session = bot.services.stores.sessions.load(thread_session(thread_ts))
         assert session is not None
         [deploy_result] = [
             block["toolResult"]
@@ -92,4 +92,4 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
         else:
             assert redis_client.get(STARTED_DEPLOY_KEY) == b"1"
             assert "Not run again" in deploy_result["content"][0]["text"]
-        assert bot.services.jobs.pending_count() == 0
+        assert bot.services.stores.jobs.pending_count() == 0

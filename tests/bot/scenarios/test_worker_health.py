@@ -72,7 +72,7 @@ def test_worker_health_without_redis_url_names_it() -> None:
 
 
 def test_a_hung_loop_stops_the_heartbeat_and_fails_the_workers_healthz(bot: Bot) -> None:
-    heartbeats = WorkerHeartbeats(bot.services.redis, beat_every_s=0.1)
+    heartbeats = WorkerHeartbeats(bot.services.stores.redis, beat_every_s=0.1)
     worker = replace(bot.services.worker(), heartbeats=heartbeats, stall_s=0.5)
     application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=None)
     bot.slack.slow_next("chat.postMessage", 4.0)  # the outbox loop's next step hangs in Slack's answer

@@ -51,7 +51,7 @@ def installed(redis_client: redis.Redis) -> Iterator[OAuthBot]:
 
 def test_the_oauth_flow_keeps_each_workspace_s_installation(installed: OAuthBot) -> None:
     for team in (ALPHA, BETA):
-        found = installed.services.installations.find_bot(enterprise_id=None, team_id=team)
+        found = installed.services.stores.installations.find_bot(enterprise_id=None, team_id=team)
         assert found is not None
         assert found.bot_token == installed.slack.token_of(team)
         assert found.bot_user_id == "U0BOT"
@@ -70,7 +70,7 @@ def test_a_state_is_good_for_one_callback_and_a_forged_one_for_none(redis_client
         assert bot.get(f"{REDIRECT_PATH}?code=code-1&state={state}", cookie=cookie)[0] == 200
         replayed, _, _ = bot.get(f"{REDIRECT_PATH}?code=code-2&state={state}", cookie=cookie)
         assert replayed >= 400
-        installations = bot.services.installations
+        installations = bot.services.stores.installations
         assert installations.find_bot(enterprise_id=None, team_id=ALPHA) is not None
         assert installations.find_bot(enterprise_id=None, team_id=BETA) is None  # neither the forged nor the replay
 
@@ -112,13 +112,13 @@ def test_each_workspace_is_answered_with_its_own_token_and_sees_only_its_own(ins
     # A click on BETA's request that says it comes from ALPHA decides nothing.
     assert installed.click(BETA, beta, from_team=ALPHA) == 200
     installed.drain()
-    assert installed.services.approvals.find(beta).decision is None  # type: ignore[union-attr]
+    assert installed.services.stores.approvals.find(beta).decision is None  # type: ignore[union-attr]
 
     # Approving in ALPHA resumes ALPHA's agent; its reply goes to ALPHA with ALPHA's token.
     assert installed.click(ALPHA, alpha) == 200
     installed.drain()
-    assert installed.services.approvals.find(alpha).decision.decision == "approve"  # type: ignore[union-attr]
-    assert installed.services.approvals.find(beta).decision is None  # type: ignore[union-attr]
+    assert installed.services.stores.approvals.find(alpha).decision.decision == "approve"  # type: ignore[union-attr]
+    assert installed.services.stores.approvals.find(beta).decision is None  # type: ignore[union-attr]
     assert installed.tokens_used("chat.update", CHANNELS[ALPHA]) == {"xoxb-alpha"}
     assert installed.tokens_used("chat.postMessage", CHANNELS[BETA]) == {"xoxb-beta"}
 
@@ -129,22 +129,24 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
     assert installed.poster.post_event(event).status == 200
 
-    approvals = installed.services.approvals
+    approvals = installed.services.stores.approvals
     expired = approvals.find(beta)
     assert expired is not None
     assert expired.decision is not None
     assert expired.decision.decision == "expired"
     assert expired.decision.reason == UNINSTALLED
     assert approvals.find(alpha).decision is None  # type: ignore[union-attr]
-    assert installed.services.installations.find_bot(enterprise_id=None, team_id=BETA) is None
-    assert installed.services.installations.find_bot(enterprise_id=None, team_id=ALPHA) is not None
+    assert installed.services.stores.installations.find_bot(enterprise_id=None, team_id=BETA) is None
+    assert installed.services.stores.installations.find_bot(enterprise_id=None, team_id=ALPHA) is not None
 
     def sent_to_beta() -> int:
         return len([call for call in installed.slack.calls() if "xoxb-beta" in call.headers.get("authorization", "")])
 
     before = sent_to_beta()
     installed.drain()  # the agent resumes with the expiry; nothing it says can reach BETA any more
-    assert installed.services.outbox.dead_letters() == {}, "an uninstalled workspace's entries are dropped, not parked"
+    assert installed.services.stores.outbox.dead_letters() == {}, (
+        "an uninstalled workspace's entries are dropped, not parked"
+    )
     assert sent_to_beta() == before
 
     # ALPHA goes on as before.
@@ -177,7 +179,7 @@ def _ask_over_api(bot: OAuthBot, key: str, channel: str) -> tuple[int, dict[str,
 
 
 def test_an_api_key_asks_in_the_workspace_it_names(installed: OAuthBot) -> None:
-    keys = installed.services.api_keys
+    keys = installed.services.stores.api_keys
     bound = keys.create("beta-ci", team_id=BETA)
     unbound = keys.create("anywhere-ci")
     assert bound is not None
@@ -215,10 +217,10 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAu
         approval_id="0-x",
         granted_ms=int(now.timestamp() * 1000),
     )
-    installed.services.grants.create(grant)
+    installed.services.stores.grants.create(grant)
     value = f"{BETA}:{CHANNELS[BETA]}:g1"
     for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
         payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team=slack_requests.Team(team))
         assert installed.poster.post_action(payload).status == 200
         installed.drain()
-        assert (installed.services.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team
+        assert (installed.services.stores.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team

@@ -2,6 +2,7 @@
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import redis
@@ -10,9 +11,9 @@ from bot.domain.workspaces import OneWorkspace
 from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
-from bot.store.approvals import ApprovalStore
 from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
+from bot.store.stores import Stores
 from tests.bot.support.fake_slack import FakeSlack
 from tests.redis_targets import on_both
 from tests.seconds_clock import SecondsClock
@@ -31,9 +32,7 @@ def client(slack: FakeSlack) -> KeepAliveWebClient:
 def deliverer(redis_client: redis.Redis, client: KeepAliveWebClient, outbox: Outbox) -> Iterator[Deliverer]:
     deliverer = Deliverer(
         clients=OneWorkspace(client),
-        approvals=ApprovalStore(redis_client),
-        outbox=outbox,
-        redis_client=redis_client,
+        stores=replace(Stores.on(redis_client), outbox=outbox),
         concurrency=4,
     )
     yield deliverer
@@ -54,9 +53,7 @@ def _another_dispatcher(slack: FakeSlack, outbox: Outbox, redis_client: redis.Re
     """Another worker's dispatcher of the same outbox (one lane at a time)."""
     return Deliverer(
         clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
-        approvals=ApprovalStore(redis_client),
-        outbox=outbox,
-        redis_client=redis_client,
+        stores=replace(Stores.on(redis_client), outbox=outbox),
     )
 
 
@@ -175,9 +172,7 @@ def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
     dying_outbox = _DiesBeforeCompleting(outbox)
     dying = Deliverer(
         clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
-        approvals=ApprovalStore(redis_client),
-        outbox=dying_outbox,  # type: ignore[arg-type]
-        redis_client=redis_client,
+        stores=replace(Stores.on(redis_client), outbox=dying_outbox),  # type: ignore[arg-type]
     )
     with pytest.raises(_Died):
         dying.deliver(first)

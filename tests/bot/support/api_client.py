@@ -43,7 +43,7 @@ class ApiCaller:
 @contextmanager
 def api_caller(services: Services, base_url: str, *, name: str = "ci-runner") -> Iterator[ApiCaller]:
     """An API key created for ``name`` and a caller holding it."""
-    issued = services.api_keys.create(name)
+    issued = services.stores.api_keys.create(name)
     assert issued is not None
     caller = ApiCaller(base_url, issued.key)
     try:

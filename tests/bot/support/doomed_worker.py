@@ -83,7 +83,9 @@ def kill_a_worker_once_it_sets(
     """
     with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)
-        wait_until(lambda: bot.services.outbox.pending() == 0, "the doomed worker's dispatcher sent what was queued")
+        wait_until(
+            lambda: bot.services.stores.outbox.pending() == 0, "the doomed worker's dispatcher sent what was queued"
+        )
         assert doomed.poll() is None, "the worker exited before it was killed"
         kill(doomed)
 

@@ -24,7 +24,7 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.delivery import Deliverer
 from bot.slack.http import guarded_wsgi_app
@@ -65,9 +65,7 @@ class Bot:
         """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""
         return Deliverer(
             clients=OneWorkspace(client),
-            approvals=self.services.approvals,
-            outbox=self.services.outbox,
-            redis_client=self.services.redis,
+            stores=self.services.stores,
         )
 
     def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
@@ -75,13 +73,15 @@ class Bot:
         self.mention(text, user=user)
         self.drain()
         approval_id = self.approval_id(-1)
-        session_id = self.services.approvals.session_of(approval_id)
+        session_id = self.services.stores.approvals.session_of(approval_id)
         assert session_id is not None
         return approval_id, session_id
 
     def corrupt(self, approval_id: str, session_id: str) -> None:
         """Write garbage where the approval's request and its terms (what a click is judged by) are stored."""
-        self.services.redis.hset(keys.approval(session_id, approval_id), mapping={"request": "{garbage", "terms": "{"})
+        self.services.stores.redis.hset(
+            keys.approval(session_id, approval_id), mapping={"request": "{garbage", "terms": "{"}
+        )
 
     def texts_posted(self) -> list[str]:
         """Texts of every chat.postMessage the bot made, in order."""
@@ -329,7 +329,7 @@ def running_bot(
         if api_max_waits is not None:
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
-        services = build_services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
+        services = Services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
         with served_bot(settings, services, TamperingPoster) as served:
             yield Bot(slack, services, served.poster, served.worker, served.url, served.api)
 
@@ -353,7 +353,7 @@ def served_bot(settings: Settings, services: Services, poster: type[PosterT]) ->
 
     On leaving, asserts the HTTP API answered only what its OpenAPI document lists.
     """
-    services.jobs.ensure_group()
+    services.stores.jobs.ensure_group()
     api = ApiConformance(lambda: openapi.document(services.api_requests.channel_routing()))
     with (
         serve_wsgi(api.wrap(guarded_wsgi_app(settings, services))) as url,

@@ -12,14 +12,14 @@ def ephemeral_answers(bot: Bot) -> list[str]:
 
 def assert_it_wrote_nothing_and_the_next_click_decides(bot: Bot, approval_id: str) -> None:
     """The lost click left the approval undecided and audited nothing; the approver's next click decides it."""
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is None
-    assert [entry.event for entry in bot.services.audit.entries()] == ["request"]
+    assert [entry.event for entry in bot.services.stores.audit.entries()] == ["request"]
 
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is not None
     assert approval.decision.decided_by == APPROVER

@@ -17,7 +17,7 @@ from tests.bot.support.processes import ROOT, bot_environment
 
 def mcp_environment(bot: Bot, **extra: str) -> dict[str, str]:
     """The MCP server's settings: the bot's API, a new key (client ``claude-ci``), its channel and requester."""
-    issued = bot.services.api_keys.create("claude-ci")
+    issued = bot.services.stores.api_keys.create("claude-ci")
     assert issued is not None
     return {
         "SIGNOFF_API_URL": bot.url,

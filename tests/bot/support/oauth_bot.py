@@ -22,7 +22,7 @@ from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
-from bot.services import Services, build_services
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
 from bot.worker import Worker
@@ -156,7 +156,7 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
         slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
     )
     assert settings.oauth
-    services = build_services(settings, redis_client=redis_client, agent_factory=demo_factory)
+    services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
     # OAuth mode's own answer (403: a key naming no workspace) is checked against the document too.
     with served_bot(settings, services, SignedPoster) as served:
         yield OAuthBot(slack, services, served.poster, served.worker, served.url, channels)

@@ -56,6 +56,6 @@ def deny_with(bot: Bot, change: Callable[[dict[str, Any]], object]) -> tuple[str
 
 def decision_of(bot: Bot, approval_id: str) -> Decision | None:
     """The decision on an approval that must exist."""
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     return approval.decision

@@ -31,7 +31,7 @@ def test_a_corrupt_group_cache_does_not_stop_a_listed_approver(policed_bot: Bot,
     redis_client.set(keys.usergroup(TEAM, "S0ONCALL"), b"{garbage")
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is not None, bot.ephemeral_texts(APPROVER) + [
         str(c.args) for c in bot.slack.calls("response_url")

@@ -78,7 +78,7 @@ def _assert_an_approvers_click_decides_nothing(bot: Bot, approval_id: str) -> No
     """Only U0LEAD may approve the batch: the approver's click is answered and leaves it undecided."""
     assert bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is None, f"approved under rule {approval.request.policy.name!r}"
 
@@ -88,7 +88,7 @@ def test_a_batch_holding_a_destructive_call_is_not_judged_by_the_read_rule(
 ) -> None:
     """Authorized: the batch holds delete_files (only U0LEAD); the earlier 'reads' rule must not let anyone approve."""
     with _asked(redis_client, _reads_first(tmp_path, READ_LOGS), _batch_gated_agent, "clean up") as (bot, approval_id):
-        approval = bot.services.approvals.find(approval_id)
+        approval = bot.services.stores.approvals.find(approval_id)
         assert approval is not None
         assert {call.tool for call in approval.request.calls} == {"read_logs", "delete_files"}
         _assert_an_approvers_click_decides_nothing(bot, approval_id)
@@ -129,6 +129,6 @@ def test_a_batch_holding_a_destructive_call_never_auto_approves_on_expiry(
     with _asked(redis_client, low_risk_reads, _batch_gated_agent, "clean up", clock=clock) as (bot, approval_id):
         clock.advance(2 * 3600)
         bot.drain()
-        approval = bot.services.approvals.find(approval_id)
+        approval = bot.services.stores.approvals.find(approval_id)
         assert approval is not None
         assert approval.decision is None or approval.decision.decision != "approve", approval.decision

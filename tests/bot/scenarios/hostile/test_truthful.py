@@ -73,7 +73,7 @@ def test_long_typed_deny_reason_keeps_the_decided_message_within_limits(bot: Bot
     thread_ts = str(bot.approval_messages()[-1]["thread_ts"])
     assert bot.reply("deny: " + ("\u200b<x>" * 9000), user=APPROVER, thread_ts=thread_ts).status == 200
     bot.drain()
-    approval = bot.services.approvals.find(approval_id)
+    approval = bot.services.stores.approvals.find(approval_id)
     assert approval is not None
     assert approval.decision is not None
     assert _failed_calls(bot) == []

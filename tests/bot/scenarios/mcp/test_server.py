@@ -132,7 +132,7 @@ def test_the_mcp_command_names_a_missing_or_malformed_setting(environment: dict[
 def test_over_http_each_client_acts_with_its_own_key(bot: Bot) -> None:
     environment = mcp_environment(bot)
     del environment["SIGNOFF_API_KEY"]  # the server holds no key: each client brings its own
-    own = bot.services.api_keys.create("release-bot")
+    own = bot.services.stores.api_keys.create("release-bot")
     assert own is not None
 
     async def call_with(headers: dict[str, str], arguments: dict[str, Any]) -> Any:

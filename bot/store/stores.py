@@ -1,0 +1,93 @@
+"""Every record's owner on one Redis client, built together: what the bot's flows read and write through.
+
+A flow service keeps this bundle and names the owner at each use (``self.stores.approvals``), so one
+place builds the storage layer and each owner is built once per process.
+"""
+
+from dataclasses import dataclass
+from typing import Self
+
+from redis import Redis
+
+from bot.domain.clock import Clock, system_clock
+from bot.store.api_keys import ApiKeys
+from bot.store.api_requests import ApiRequestStore
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.edits import EditStore
+from bot.store.event_deliveries import EventDeliveries
+from bot.store.grants import GrantStore
+from bot.store.home_viewers import HomeViewers
+from bot.store.installations import Installations
+from bot.store.jobs import JobQueue
+from bot.store.outbox import Outbox
+from bot.store.schedule import Schedule
+from bot.store.signatures import SeenSignatures
+from bot.store.threads import Threads
+from state.store import SessionStore
+
+_THIRTY_DAYS_S = 30 * 86_400
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stores:
+    """The owners of the bot's records (``bot.store.keys`` names each key), sharing one client and one clock."""
+
+    redis: Redis
+    """The client every owner uses; transactions that span owners are opened on it."""
+    sessions: SessionStore
+    """Each agent's serialized state and interrupts (the ``strands.interrupt`` wire format)."""
+    approvals: ApprovalStore
+    """Approval requests, their decisions, and the index of open ones."""
+    outbox: Outbox
+    """Slack calls owed, delivered at most once each."""
+    jobs: JobQueue
+    """The start and resume jobs workers take."""
+    audit: Audit
+    """The audit stream."""
+    schedule: Schedule
+    """Reminders, escalation rungs and expiries, due per request."""
+    grants: GrantStore
+    """Standing approvals and the calls they cover."""
+    edits: EditStore
+    """Edits made to a call's input before it was approved."""
+    threads: Threads
+    """Which thread each session answers in."""
+    api_keys: ApiKeys
+    """The HTTP API's client keys."""
+    api_requests: ApiRequestStore
+    """Requests asked through the HTTP API, and their outcomes."""
+    installations: Installations
+    """Each workspace's (or Grid org's) installation and its bot token."""
+    signatures: SeenSignatures
+    """Slack request signatures already answered (a replayed click is refused)."""
+    event_deliveries: EventDeliveries
+    """Slack events already handled (a redelivered one is dropped)."""
+    home_viewers: HomeViewers
+    """Who opened App Home lately (whose tab a change republishes)."""
+
+    @classmethod
+    def on(cls, client: Redis, *, retention_s: int = _THIRTY_DAYS_S, clock: Clock = system_clock) -> Self:
+        """Every owner on ``client``; ``retention_s``: how long an agent's state outlives its last write."""
+
+        def seconds() -> float:
+            return clock().timestamp()
+
+        return cls(
+            redis=client,
+            sessions=SessionStore(client, ttl_seconds=retention_s),
+            approvals=ApprovalStore(client),
+            outbox=Outbox(client, clock=seconds),
+            jobs=JobQueue(client),
+            audit=Audit(client, clock=seconds),
+            schedule=Schedule(client, clock=clock),
+            grants=GrantStore(client),
+            edits=EditStore(client),
+            threads=Threads(client),
+            api_keys=ApiKeys(client),
+            api_requests=ApiRequestStore(client),
+            installations=Installations(client),
+            signatures=SeenSignatures(client),
+            event_deliveries=EventDeliveries(client),
+            home_viewers=HomeViewers(client),
+        )
