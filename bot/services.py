@@ -96,15 +96,14 @@ class Services:
             lease_s=settings.outbox_lease_seconds,
             concurrency=settings.outbox_concurrency,
         )
+        # The workspace the bot is installed in: asked once, when the first API request needs it.
+        installed_in = functools.cache(lambda: str(self.slack.auth_test()["team_id"]))
         self.api_requests = ApiRequests(
             stores=stores,
             decisions=decisions,
             publisher=self.publisher,
             policies=self.policies,
-            # The workspace the bot is installed in: asked once, when the first API request needs it.
-            team_id=_key_names_no_team
-            if settings.oauth
-            else functools.cache(lambda: str(self.slack.auth_test()["team_id"])),
+            team_id=_key_names_no_team if settings.oauth else installed_in,
             clock=clock,
         )
         self.api_waits = WaitSlots(settings.api_max_waits)

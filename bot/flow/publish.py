@@ -15,17 +15,18 @@ from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
-from bot.domain.clock import epoch_ms
+from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
 from bot.domain.storable_json import bounded_json
-from bot.flow.base import Flow
+from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
 from bot.store.grants import Call
 from bot.store.outbox import post_approval, posts_in_order
+from bot.store.stores import Stores
 from bot.store.threads import ThreadInfo
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
@@ -52,13 +53,16 @@ class _WaitingCall:
         return [self.call]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RoundPublisher(Flow):
+@dataclass(kw_only=True)  # not frozen: the crash tests stop a worker inside ``publish``
+class RoundPublisher:
     """Publishes agents' outcomes (and rounds asked through the HTTP API) for any number of workers."""
 
+    stores: Stores
+    decisions: DecisionService
     policies: PolicyBook
     retention_s: int = 30 * 86_400
     """How long a finished round stays readable."""
+    clock: Clock = system_clock
 
     def publish_request(
         self, session_id: str, info: ThreadInfo, interrupt: Interrupt, call: ToolUse, *, client: str
