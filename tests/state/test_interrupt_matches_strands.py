@@ -26,11 +26,10 @@ OTHER_TOOL_ID = "v1:before_tools:send_mail"
 
 @dataclass(frozen=True)
 class Implementation:
-    """One implementation of the interrupt contract: its module and its ``SessionException``."""
+    """One implementation of the interrupt contract, with constructors that spell its names once."""
 
     name: str
     module: Any
-    session_exception: type[Exception]
 
     def interrupt(self, interrupt_id: str, name: str, reason: Any = None, response: Any = None) -> Any:
         return self.module.Interrupt(id=interrupt_id, name=name, reason=reason, response=response)
@@ -45,8 +44,8 @@ class Implementation:
         return self.module._InterruptState.from_dict(data)
 
 
-SIGNOFF = Implementation("signoff", state.interrupt, SessionException)
-STRANDS = Implementation("strands", strands.interrupt, StrandsSessionException)
+SIGNOFF = Implementation("signoff", state.interrupt)
+STRANDS = Implementation("strands", strands.interrupt)
 
 T = TypeVar("T")
 
