@@ -60,6 +60,10 @@ class Origin:
             "thread_ts": self.thread_ts or "",
         }
 
+    def audit_details(self) -> dict[str, str | None]:
+        """The origin as an audit event names it: the surface, the channel and the person's own workspace."""
+        return {"surface": self.surface, "channel_id": self.channel_id, "team_id": self.user_team_id}
+
 
 def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status | None:
     """Why ``origin`` cannot act on ``approval`` whoever the person is, or ``None``."""

@@ -144,9 +144,7 @@ class DecisionService:
             actor=user_id,
             approval_id=approval_id,
             refusal=refusal,
-            surface=origin.surface,
-            channel_id=origin.channel_id,
-            team_id=origin.user_team_id,
+            **origin.audit_details(),
             **details,
         )
 

@@ -7,7 +7,7 @@ outbox posts, and the round's ``published`` mark; each record through its owner.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final, Protocol
 
@@ -18,7 +18,7 @@ from agent.guarded import guarded_calls
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
-from bot.domain.records import ApprovalRequest, Decision, GuardedCall, approval_id_for
+from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, approval_id_for
 from bot.domain.storable_json import bounded_json
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
@@ -174,6 +174,28 @@ class RoundPublisher:
         )
         return self.stores.grants.use(asked, now_ms=epoch_ms(self.clock()))
 
+    def _policy(self, interrupt: Interrupt, guarded: list[ToolUse], *, single: GuardedCall | None) -> PolicySummary:
+        """The rule for what the interrupt guards; a question whether to run a call again is left to people."""
+        policy = self.policies.for_call(
+            tool=single.tool if single else None,
+            interrupt_name=interrupt.name,
+            batch=[call["name"] for call in guarded],
+            # Conditions read the input as the agent sent it, not as bounded for storage and display.
+            tool_input=guarded[0]["input"] if single else None,
+            batch_inputs=[call["input"] for call in guarded],
+        ).summary()
+        if not is_rerun_interrupt(interrupt.name):
+            return policy
+        # The call may have run already: only a person who sees that question may run it again. Nobody
+        # answering must never run it (expiry), nor a rule or a standing approval that would answer for them.
+        return policy.model_copy(
+            update={
+                "expiry_outcome": "deny" if policy.expiry_outcome == "approve" else policy.expiry_outcome,
+                "tier": "ask" if policy.tier == "allow" else policy.tier,
+                "grant_durations": (),
+            }
+        )
+
     def _request(
         self,
         session_id: str,
@@ -192,24 +214,7 @@ class RoundPublisher:
             for call in guarded
         )
         single = calls[0] if len(calls) == 1 else None
-        policy = self.policies.for_call(
-            tool=single.tool if single else None,
-            interrupt_name=interrupt.name,
-            batch=[call.tool for call in calls],
-            # Conditions read the input as the agent sent it, not as bounded for storage and display.
-            tool_input=guarded[0]["input"] if single else None,
-            batch_inputs=[call["input"] for call in guarded],
-        ).summary()
-        if is_rerun_interrupt(interrupt.name):
-            # The call may have run already: only a person who sees that question may run it again. Nobody
-            # answering must never run it (expiry), nor a rule or a standing approval that would answer for them.
-            policy = policy.model_copy(
-                update={
-                    "expiry_outcome": "deny" if policy.expiry_outcome == "approve" else policy.expiry_outcome,
-                    "tier": "ask" if policy.tier == "allow" else policy.tier,
-                    "grant_durations": (),
-                }
-            )
+        policy = self._policy(interrupt, guarded, single=single)
         now = self.clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (
@@ -225,14 +230,9 @@ class RoundPublisher:
             session_id=session_id,
             interrupt_id=interrupt.id,
             interrupt_name=interrupt.name,
-            team_id=info.team_id,
-            channel_id=info.channel_id,
-            thread_ts=info.thread_ts,
-            requested_by=info.requested_by,
+            **asdict(info),  # the request lives where the thread does, and names who asked in it
             client=client,
-            tool=single.tool if single else None,
-            tool_input=single.input if single else None,
-            tool_use_id=single.tool_use_id if single else None,
+            **({"tool": single.tool, "tool_input": single.input, "tool_use_id": single.tool_use_id} if single else {}),
             calls=calls,
             reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
             policy=policy,
