@@ -57,6 +57,7 @@ class LogSettings(BaseSettings):
     log_format: LogFormat = "text"
     """``text`` (human-readable lines) or ``json`` (one JSON object per line, for a log pipeline)."""
     log_level: LogLevel = "INFO"
+    """The lowest level logged."""
     otel_exporter_otlp_endpoint: str | None = None
     """OpenTelemetry's collector (OTLP/HTTP, e.g. ``http://localhost:4318``): set, the bot sends traces there
     (with the ``otel`` extra installed, else a warning; the exporter reads OpenTelemetry's other ``OTEL_*``
@@ -108,14 +109,21 @@ class Settings(LogSettings):
     """How many shards sessions and their queues are spread over (the same in every process; sized for a
     3-master cluster). Changing it on existing data needs ``python -m bot migrate``."""
     agent_factory: str = "agent.demo:build_operations_agent"
+    """``module:callable`` building the agent of a session, called as ``factory(session_id=..., store=...)``; it
+    returns Signoff's ``agent.Agent`` or a Strands agent."""
     approval_policy: Path | None = None
+    """Path of the policy file (docs/policy.md), YAML or TOML; unset: anyone in the channel but the requester may
+    decide."""
     host: str = "0.0.0.0"
     """The address ``python -m bot serve`` listens on (all interfaces by default: Slack must reach it)."""
     port: int = Field(default=3000, ge=1, le=65535)
+    """The port ``python -m bot serve`` listens on (under gunicorn, the Procfile binds ``$PORT`` itself)."""
     retention_days: int = Field(default=30, ge=1)
     """How long decided approvals and idle sessions are kept."""
     audit_max_entries: int = Field(default=1_000_000, ge=1)
+    """How many audit events are kept, all shards together: the worker trims the oldest beyond."""
     audit_keep_unexported: bool = False
+    """``true``: trimming never drops events newer than the last ``python -m bot audit export``."""
     redis_retry_seconds: float = Field(default=2.0, ge=0, le=60)
     """How long one Redis command retries a lost connection in place (backoff 0.1 s doubling to 1 s) before failing.
 

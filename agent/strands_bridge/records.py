@@ -1,12 +1,12 @@
 """The Strands records of a session in Redis: their keys, their errors, and reading them back.
 
 Key layout (built by ``strands_key`` only, which validates the session id with
-``state.store.keys_for``; every key carries the session's hash tag)::
+``state.store.keys_for``; every key carries the hash tag of the session's shard, as the session's own keys do)::
 
-    signoff:{<session_id>}:strands:session                  string  Strands ``Session`` (JSON)
-    signoff:{<session_id>}:strands:agent:<agent_id>         hash    version, record (``SessionAgent`` JSON)
-    signoff:{<session_id>}:strands:messages:<agent_id>      hash    <message_id> -> ``SessionMessage`` JSON
-    signoff:{<session_id>}:strands:message_versions:<agent_id>  hash  <message_id> -> version (absent: 1)
+    signoff:{<shard tag>}:{<session_id>}:strands:session                  string  Strands ``Session`` (JSON)
+    signoff:{<shard tag>}:{<session_id>}:strands:agent:<agent_id>         hash    version, record (``SessionAgent``)
+    signoff:{<shard tag>}:{<session_id>}:strands:messages:<agent_id>      hash    <message_id> -> ``SessionMessage``
+    signoff:{<shard tag>}:{<session_id>}:strands:message_versions:<agent_id>  hash  <message_id> -> version (or 1)
 
 ``RedisSessionRepository`` (``agent.strands_bridge.repository``) is the only writer of these keys. Stored data
 that is not what it wrote (bad JSON, wrong shapes, another Redis type) raises ``CorruptedSessionError``, a

@@ -1,8 +1,8 @@
-"""``python -m bot``: until the Slack app lands, a walk through one approval, end to end.
+"""``python -m bot demo``: a walk through one approval in the terminal, end to end, without Slack.
 
 It runs on ``REDIS_URL`` when set, else on an embedded real Redis server. The demonstration
 operations agent asks to restart a service and stops on the approval interrupt; the session is
-in Redis; a second agent, built from Redis alone (as the bot's worker will), resumes it with an
+in Redis; a second agent, built from Redis alone (as the bot's worker does), resumes it with an
 approving decision record, and the restart runs. A denied request shows the refusal path.
 """
 

@@ -29,8 +29,11 @@ class Targets(_Section):
     """Who an escalation level notifies: users, user groups and/or a rotation's on-call person."""
 
     users: tuple[UserId, ...] = ()
+    """Users the level mentions in the thread."""
     usergroups: tuple[UsergroupId, ...] = ()
+    """User groups the level mentions in the thread."""
     rotation: StrictStr | None = None
+    """A rotation of ``rotations``: its on-call person is mentioned and sent the request by DM, with its buttons."""
 
     _someone = at_least_one(
         "users", "usergroups", "rotation", error_type="targets", message="a level needs users, usergroups or a rotation"
@@ -41,6 +44,7 @@ class Level(_Section):
     """One rung: ``after`` (from the request for the first, else from the previous rung), ``targets``."""
 
     after: Seconds
+    """How long to wait: from the request for the first rung, else from the previous rung."""
     targets: Targets
 
 
@@ -49,22 +53,28 @@ class Escalation(_Section):
 
     levels: tuple[Level, ...] = Field(min_length=1)
     repeat: int = Field(default=0, ge=0, le=10)
+    """How many more times to walk the whole ladder after the first."""
 
 
 class Claim(_Section):
     """Claiming pauses the ladder for ``pause``."""
 
     pause: Seconds
+    """How long a claim pauses the ladder."""
 
 
 class Reminders(_Section):
     """A nudge in the thread every ``every`` while the request is pending."""
 
     every: Seconds
+    """How often the thread is nudged while the request is pending."""
 
 
 class Expiry(_Section):
     """After ``after``, the request ends with ``outcome`` (``keep`` leaves it pending)."""
 
     after: Seconds
+    """How long the request may wait."""
     outcome: Literal["deny", "keep", "approve"]
+    """``deny``: it ends as expired (the agent is told so, never that a person denied it); ``keep``: it stays
+    pending; ``approve``: approved automatically, only on a rule with ``low_risk: true``."""

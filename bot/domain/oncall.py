@@ -25,10 +25,15 @@ class Rotation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     members: tuple[UserId, ...] = Field(min_length=1)
+    """Who is on call, in turn."""
     shift: Seconds
+    """How long each member holds it: whole days, or a duration that divides a day (``8h``, ``12h``)."""
     handoff: time = time(9, 0)
+    """The local time of each hand-off."""
     timezone: str = "UTC"
+    """The rotation's time zone (an IANA name, such as ``Europe/Berlin``)."""
     starts: date
+    """The date of the first hand-off, when the first member's shift begins."""
 
     @field_validator("timezone")
     @classmethod

@@ -95,7 +95,9 @@ class Approvers(PolicyModel):
     """Who may decide. Nobody listed means anyone in the channel."""
 
     users: tuple[UserId, ...] = ()
+    """Slack users who may decide."""
     usergroups: tuple[UsergroupId, ...] = ()
+    """Slack user groups whose members may decide (read with ``usergroups.users.list``, cached five minutes)."""
 
     @property
     def is_open(self) -> bool:
@@ -112,6 +114,7 @@ class PolicySettings(PolicyModel):
     allow_external: StrictBool = False
     """Whether people of another workspace (Slack Connect) may decide, when otherwise allowed to."""
     reason_required_on_deny: StrictBool = False
+    """Whether a deny needs a reason: the deny form requires one, and a deny without one is refused."""
     quorum: int = Field(default=1, ge=1, le=20)
     """Distinct approvals needed; one deny ends the request."""
     low_risk: StrictBool = False
@@ -226,7 +229,9 @@ class Match(PolicyModel):
     """What a rule applies to: tool names and/or interrupt names (at least one), and for tools a condition."""
 
     tools: tuple[ToolName, ...] = ()
+    """Tool names: the rule applies to the call an interrupt guards when its tool is listed."""
     interrupts: tuple[InterruptName, ...] = ()
+    """Interrupt names: the rule applies to an interrupt of that name that no tool rule took."""
     when: Condition | None = None
     """A CEL condition on the call (``args``, its input; ``tool``, its name): the rule applies only where it holds."""
 
@@ -247,6 +252,8 @@ class Rule(Policy):
     """A named policy for the tools and interrupt names it matches."""
 
     name: RuleName
+    """The rule's name: 1 to 63 letters, digits, ``-``, ``_`` or ``.``, starting with a letter or digit (``default``
+    is reserved). Messages, the audit and the metrics name it."""
     match: Match
 
     @model_validator(mode="after")

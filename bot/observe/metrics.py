@@ -19,7 +19,8 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 DECISIONS: Final = Counter(
     "signoff_decisions_total",
     "Decisions recorded, by outcome (approve, deny, expired) and source (button, modal, reply, edit, grant_button, "
-    "withdrawal: the HTTP API's cancel, expiry, policy: a rule's tier, grant: a standing approval).",
+    "withdrawal: the HTTP API's cancel, expiry, policy: a rule's tier, grant: a standing approval, uninstall: the "
+    "app left the workspace).",
     ["outcome", "source"],
 )
 CLICK_SECONDS: Final = Histogram(
@@ -57,7 +58,8 @@ OUTBOX_PARKED: Final = Counter(
 )
 OUTBOX_DROPPED: Final = Counter(
     "signoff_outbox_dropped_total",
-    "Outbox entries dropped unsent because no token can send them (the app left the workspace), by reason.",
+    "Outbox entries dropped unsent because no token can send them (the app left the workspace), by reason "
+    "(not_installed).",
     ["reason"],
 )
 ESCALATION_STEPS: Final = Counter(
@@ -72,9 +74,25 @@ SLACK_API_ERRORS: Final = Counter(
 )
 REDIS_ERRORS: Final = Counter(
     "signoff_redis_errors_total",
-    "Redis commands that failed to reach the server (each attempt, retried or not), by error type.",
+    "Redis commands that failed to reach the server (each attempt, retried or not), by error type "
+    "(ConnectionError, TimeoutError).",
     ["error"],
 )
+
+INSTRUMENTS: Final = (
+    DECISIONS,
+    CLICK_SECONDS,
+    TIME_TO_DECISION_SECONDS,
+    JOBS,
+    JOB_SECONDS,
+    OUTBOX_RETRIES,
+    OUTBOX_PARKED,
+    OUTBOX_DROPPED,
+    ESCALATION_STEPS,
+    SLACK_API_ERRORS,
+    REDIS_ERRORS,
+)
+"""Every counter and histogram the processes record into (the gauges read from Redis: ``state_collector``)."""
 
 _SLACK_ERROR: Final = re.compile(r"[a-z0-9_]{1,48}")
 """Slack's error codes (``invalid_auth``, ``channel_not_found``): a server answering anything else adds no label."""

@@ -23,6 +23,8 @@ logger = logging.getLogger(__name__)
 
 AGE_BUCKETS: Final = ((300, "lt_5m"), (3600, "5m_1h"), (86_400, "1h_1d"), (float("inf"), "gt_1d"))
 """(upper bound in seconds, label): the ``age`` label of a pending approval."""
+_SCRAPE_OK: Final = "signoff_state_scrape_ok"
+_SCRAPE_OK_HELP: Final = "1 when the state in Redis could be read; 0 when not, and the other gauges are then absent."
 
 
 def age_bucket(waited_s: float) -> str:
@@ -54,13 +56,13 @@ class StateCollector(Collector):
             depth, dead = self._outbox_depth(), self._outbox_dead()
         except redis.RedisError as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
             logger.warning("metrics: cannot read the state in Redis: %s", error)
-            yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=0)
+            yield GaugeMetricFamily(_SCRAPE_OK, _SCRAPE_OK_HELP, value=0)
             return
         now = self._clock()
         counts = Counter((policy, age_bucket(now - requested)) for requested, policy in pending)
         family = GaugeMetricFamily(
             "signoff_pending_approvals",
-            "Approvals waiting for a decision, by policy and age.",
+            f"Approvals waiting for a decision, by policy and age ({', '.join(label for _, label in AGE_BUCKETS)}).",
             labels=["policy", "age"],
         )
         for (policy, age), count in sorted(counts.items()):
@@ -74,4 +76,4 @@ class StateCollector(Collector):
         yield GaugeMetricFamily(
             "signoff_outbox_dead_entries", "Outbox entries parked as undeliverable (dead letters).", value=dead
         )
-        yield GaugeMetricFamily("signoff_state_scrape_ok", "Whether the state in Redis could be read.", value=1)
+        yield GaugeMetricFamily(_SCRAPE_OK, _SCRAPE_OK_HELP, value=1)

@@ -57,15 +57,31 @@ def field_table(
 ) -> str:
     """One row per field of ``model``, its own fields first; ``name`` spells a field as the reader writes it,
     ``fallback`` describes one (by that spelling) its class leaves undescribed."""
-    docs = attribute_docstrings(model)
     rows = []
-    for field_name in _own_fields_first(model):
-        field = model.model_fields[field_name]
-        spelled = name(field_name, field)
-        words = docs.get(field_name) or _section_words(field) or fallback(spelled)
+    for spelled, field, words in _described_fields(model, name=name, fallback=fallback):
         what = " ".join(part for part in (words, _limits(field)) if part)
         rows.append([code(spelled), _type_of(field.annotation, field.metadata), _default(field), cell(what)])
     return table(header, rows)
+
+
+def undescribed(
+    model: type[BaseModel], *, name: Callable[[str, FieldInfo], str], fallback: Callable[[str], str] = lambda _: ""
+) -> list[str]:
+    """The fields of ``model`` (spelled by ``name``) that neither the code nor ``fallback`` puts into words."""
+    return [spelled for spelled, _field, words in _described_fields(model, name=name, fallback=fallback) if not words]
+
+
+def _described_fields(
+    model: type[BaseModel], *, name: Callable[[str, FieldInfo], str], fallback: Callable[[str], str]
+) -> list[tuple[str, FieldInfo, str]]:
+    """Each field of ``model``, its own first: as spelled, and its words (without its limits)."""
+    docs = attribute_docstrings(model)
+    described = []
+    for field_name in _own_fields_first(model):
+        field = model.model_fields[field_name]
+        spelled = name(field_name, field)
+        described.append((spelled, field, docs.get(field_name) or _section_words(field) or fallback(spelled)))
+    return described
 
 
 def _type_of(annotation: Any, metadata: list[Any]) -> str:

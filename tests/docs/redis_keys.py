@@ -3,9 +3,8 @@
 Every public function of ``bot/store/keys.py`` is called with placeholders for its arguments (``<session_id>``,
 shard 0, ...) and every upper-case string constant read; what starts with ``signoff:`` is a key. The shard's real
 hash tag is then written back as ``<shard tag>``. The session store's own keys come from ``state.store``. A
-key's type is the one the module docstring's listing gives it (blank when the listing misses it, corrected by
-``TYPE_CORRECTIONS`` where it is wrong), and what it holds is its builder's docstring (for a constant, the
-listing's words).
+key's type is the one the module docstring's listing gives it, and what it holds is its builder's docstring (for
+a constant, the listing's words).
 """
 
 import inspect
@@ -29,9 +28,6 @@ _LISTED = re.compile(
     rf"^ {{4}}(?P<keys>{_KEY_WORD}(?:, {_KEY_WORD})*) +(?P<types>[a-z]+(?:, [a-z]+)*) {{2,}}(?P<what>.*)$"
 )
 _CONTINUED = re.compile(r"^ {5,}(?P<what>\S.*)$")
-TYPE_CORRECTIONS: dict[str, str] = {}
-"""Keys whose type the listing gets wrong (the decide script in ``bot/store/scripts.py`` ZADDs this one): until
-the listing is fixed, the docs say what the code does (``tests/test_docs.py`` notices when it is fixed)."""
 _SCOPES: dict[Scope, str] = {
     "session": "Per session: the session's shard tag, then its id in braces (which only delimit it)",
     "shard": "Per shard: written in the same atomic step as that shard's sessions; readers merge every shard",
@@ -59,10 +55,15 @@ class Key:
         return "tagged" if "{" in self.pattern else "global"
 
 
+def all_keys() -> list[Key]:
+    """Every key the code builds, typed as the listings say."""
+    listed = _listed()
+    return [_typed(key, listed) for key in [*_store_keys(listed), *_bot_keys(listed)]]
+
+
 def key_tables() -> str:
     """The tables, one per scope."""
-    listed = _listed()
-    typed = [_typed(key, listed) for key in [*_store_keys(listed), *_bot_keys(listed)]]
+    typed = all_keys()
     sections = []
     for scope, title in _SCOPES.items():
         rows = [
@@ -138,13 +139,7 @@ def _placeholders(key: str) -> str:
 
 
 def _typed(key: Key, listed: dict[str, tuple[str, str]]) -> Key:
-    kind = TYPE_CORRECTIONS.get(key.pattern) or listed.get(_shape(key.pattern), ("", ""))[0]
-    return Key(key.pattern, key.built_by, key.what, kind)
-
-
-def listed_type(pattern: str) -> str:
-    """The type the module docstrings' listings give the key ``pattern`` ("" when they do not list it)."""
-    return _listed().get(_shape(pattern), ("", ""))[0]
+    return Key(key.pattern, key.built_by, key.what, listed.get(_shape(key.pattern), ("", ""))[0])
 
 
 def _listed() -> dict[str, tuple[str, str]]:

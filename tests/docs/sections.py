@@ -5,7 +5,6 @@ A section sits between ``<!-- generated: NAME -->`` and ``<!-- end generated -->
 is stale.
 """
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,46 +25,6 @@ ROOT = tables.ROOT
 COMMAND = "python -m tests.docs"
 _SECTION = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 
-SETTINGS_NOT_DESCRIBED: dict[str, str] = {
-    "AGENT_FACTORY": "`module:callable` building the agent of a session, called as "
-    "`factory(session_id=..., store=...)`; it returns Signoff's `agent.Agent` or a Strands agent.",
-    "APPROVAL_POLICY": "Path of [the policy file](policy.md), YAML or TOML; unset: anyone in the channel but the "
-    "requester may decide.",
-    "PORT": "The port `python -m bot serve` listens on (under gunicorn, the Procfile binds `$PORT` itself).",
-    "AUDIT_MAX_ENTRIES": "How many audit events are kept, all shards together: the worker trims the oldest beyond.",
-    "AUDIT_KEEP_UNEXPORTED": "`true`: trimming never drops events newer than the last `python -m bot audit export`.",
-    "LOG_LEVEL": "The lowest level logged.",
-}
-"""What the settings model leaves undescribed (no docstring under the field): until it says it, the docs do."""
-POLICY_KEYS_NOT_DESCRIBED: dict[str, str] = {
-    "Rule.name": "The rule's name: 1 to 63 letters, digits, `-`, `_` or `.`, starting with a letter or digit "
-    "(`default` is reserved). Messages, the audit and the metrics name it.",
-    "Rule.reason_required_on_deny": "Whether a deny needs a reason: the deny form requires one, and a deny "
-    "without one is refused.",
-    "Match.tools": "Tool names: the rule applies to the call an interrupt guards when its tool is listed.",
-    "Match.interrupts": "Interrupt names: the rule applies to an interrupt of that name that no tool rule took.",
-    "Approvers.users": "Slack users who may decide.",
-    "Approvers.usergroups": "Slack user groups whose members may decide (read with `usergroups.users.list`, "
-    "cached five minutes).",
-    "Escalation.repeat": "How many more times to walk the whole ladder after the first.",
-    "Level.after": "How long to wait: from the request for the first rung, else from the previous rung.",
-    "Targets.users": "Users the level mentions in the thread.",
-    "Targets.usergroups": "User groups the level mentions in the thread.",
-    "Targets.rotation": "A rotation of `rotations`: its on-call person is mentioned and sent the request by DM, "
-    "with its buttons.",
-    "Claim.pause": "How long a claim pauses the ladder.",
-    "Reminders.every": "How often the thread is nudged while the request is pending.",
-    "Expiry.after": "How long the request may wait.",
-    "Expiry.outcome": "`deny`: it ends as expired (the agent is told so, never that a person denied it); `keep`: "
-    "it stays pending; `approve`: approved automatically, only on a rule with `low_risk: true`.",
-    "Rotation.members": "Who is on call, in turn.",
-    "Rotation.shift": "How long each member holds it: whole days, or a duration that divides a day (`8h`, `12h`).",
-    "Rotation.handoff": "The local time of each hand-off.",
-    "Rotation.timezone": "The rotation's time zone (an IANA name, such as `Europe/Berlin`).",
-    "Rotation.starts": "The date of the first hand-off, when the first member's shift begins.",
-}
-"""The same for the policy file's keys."""
-
 
 @dataclass(frozen=True)
 class Section:
@@ -75,41 +34,41 @@ class Section:
     build: Callable[[], str]
 
 
-def _settings() -> str:
-    def described(variable: str) -> str:
-        try:
-            return how_to_get(variable)
-        except KeyError:
-            return SETTINGS_NOT_DESCRIBED.get(variable, "")
+def how_to_get_setting(variable: str) -> str:
+    """The words ``bot.settings`` has for ``variable`` in its error messages ("" for a setting without any)."""
+    try:
+        return how_to_get(variable)
+    except KeyError:
+        return ""
 
+
+def _settings() -> str:
     header = ("variable", "type", "default", "what")
-    return field_table(Settings, name=environment_name(Settings), header=header, fallback=described)
+    return field_table(Settings, name=environment_name(Settings), header=header, fallback=how_to_get_setting)
+
+
+POLICY_SECTIONS: dict[str, type[BaseModel]] = {
+    "The file": policy.PolicyBook,
+    "A rule (the `default` section takes the same keys but `name`, `match`, `tier` and `message`)": Rule,
+    "`match`": Match,
+    "`approvers`": Approvers,
+    "`escalation`": ladder.Escalation,
+    "`escalation.levels[]`": ladder.Level,
+    "`escalation.levels[].targets`": ladder.Targets,
+    "`claim`": ladder.Claim,
+    "`reminders`": ladder.Reminders,
+    "`expiry`": ladder.Expiry,
+    "`grants`": grants.GrantTerms,
+    "`rotations.<name>`": oncall.Rotation,
+}
+"""The policy file's sections, each with its model, in the order the docs show them."""
 
 
 def _policy_keys() -> str:
-    sections: dict[str, type[BaseModel]] = {
-        "The file": policy.PolicyBook,
-        "A rule (the `default` section takes the same keys but `name`, `match`, `tier` and `message`)": Rule,
-        "`match`": Match,
-        "`approvers`": Approvers,
-        "`escalation`": ladder.Escalation,
-        "`escalation.levels[]`": ladder.Level,
-        "`escalation.levels[].targets`": ladder.Targets,
-        "`claim`": ladder.Claim,
-        "`reminders`": ladder.Reminders,
-        "`expiry`": ladder.Expiry,
-        "`grants`": grants.GrantTerms,
-        "`rotations.<name>`": oncall.Rotation,
-    }
     return "\n\n".join(
-        f"**{title}.** {cell(first_paragraph(model.__doc__))}\n\n"
-        + field_table(model, name=file_key, fallback=functools.partial(_policy_key_words, model))
-        for title, model in sections.items()
+        f"**{title}.** {cell(first_paragraph(model.__doc__))}\n\n" + field_table(model, name=file_key)
+        for title, model in POLICY_SECTIONS.items()
     )
-
-
-def _policy_key_words(model: type, key: str) -> str:
-    return POLICY_KEYS_NOT_DESCRIBED.get(f"{model.__name__}.{key}", "")
 
 
 SECTIONS: dict[str, Section] = {
@@ -136,6 +95,7 @@ SECTIONS: dict[str, Section] = {
     ),
     "modules": Section(tuple(f"{package}/" for package in tables.PACKAGES), tables.modules),
     "benchmarks": Section(("bench/",), tables.benchmarks),
+    "metrics": Section(("bot/observe/metrics.py", "bot/observe/state_collector.py"), tables.metrics),
 }
 
 

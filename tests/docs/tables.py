@@ -1,5 +1,5 @@
 """The generated tables that read one thing each: the served OpenAPI document, the CLI's commands, the
-modules' docstrings, the benchmarks' docstrings."""
+modules' docstrings, the benchmarks' docstrings, the exported metrics."""
 
 import ast
 import re
@@ -9,6 +9,8 @@ from typing import Any
 from bot.api import openapi
 from bot.cli.main import COMMANDS
 from bot.domain.api_requests import ChannelRouting
+from bot.observe import metrics as observed
+from bot.observe.state_collector import StateCollector
 from tests.docs.markdown import cell, code, first_paragraph, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -76,3 +78,19 @@ def benchmarks() -> str:
         if run is not None and run[1] == f"bench.{path.stem}":
             rows.append([code(f".venv/bin/{run[0]}"), cell(first_paragraph(docstring))])
     return table(["run", "what it measures"], rows)
+
+
+def metrics() -> str:
+    """Every metric the bot exports: the instruments the processes record into, then the gauges read from Redis."""
+    rows = []
+    for instrument in observed.INSTRUMENTS:
+        [family] = instrument.describe()
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        labels = ", ".join(code(label) for label in instrument._labelnames)
+        rows.append([code(name), family.type, labels, cell(family.documentation)])
+    # One pending approval and an empty outbox: enough for every gauge family and its labels to appear once.
+    collector = StateCollector(pending=lambda: [(0.0, "rule")], outbox_depth=int, outbox_dead=int, clock=float)
+    for family in collector.collect():
+        labels = ", ".join(code(label) for label in family.samples[0].labels)
+        rows.append([code(family.name), family.type, labels, cell(family.documentation)])
+    return table(["metric", "type", "labels", "what"], rows)
