@@ -187,18 +187,34 @@ def test_the_loopback_slack_is_used_through_its_interface() -> None:
     assert {path: names for path, names in wrong.items() if names} == {}
 
 
-# The bot's unit tests mirror its tree: ``tests/bot/<package>/test_<name>.py`` tests ``bot/<package>/<name>.py`` (or
-# the package ``bot/<package>/<name>/``). Scenarios drive the whole app and support serves them; neither mirrors.
-_NOT_MIRRORED = {"scenarios", "support"}
+# The unit tests mirror the source tree, as Strands' tests mirror ``src/strands``:
+# ``tests/<package>/<path>/test_<name>.py`` tests ``<package>/<path>/<name>.py`` (or the package
+# ``<package>/<path>/<name>/``). Scenarios drive the whole bot or the whole agent loop across modules, and support
+# serves them; neither mirrors. Files not named ``test_*`` (fixtures, doubles, helpers) are not checked. The Strands
+# suite (``tests/strands``) and the sandbox, recipes and docs folders test their subject as a whole and are not
+# mirrored either.
+_NOT_MIRRORED: dict[str, set[str]] = {
+    "state": set(),
+    "agent": {"scenarios"},
+    "bot": {"scenarios", "support"},
+}
 
 
-def test_every_bot_unit_test_names_the_module_it_tests() -> None:
-    tests = ROOT / "tests" / "bot"
-    orphans = [
-        str(path.relative_to(ROOT))
-        for path in sorted(tests.rglob("test_*.py"))
-        if path.relative_to(tests).parts[0] not in _NOT_MIRRORED
-        and not (module := ROOT / "bot" / path.relative_to(tests).with_name(path.name.removeprefix("test_"))).is_file()
-        and not (module.with_suffix("") / "__init__.py").is_file()
-    ]
-    assert orphans == [], "name each test file after the module of bot/ it tests, at the same path"
+def _orphans(package: str) -> list[str]:
+    """The test files under ``tests/<package>`` that name no module of ``<package>`` at the same path."""
+    tests = ROOT / "tests" / package
+    orphans = []
+    for path in sorted(tests.rglob("test_*.py")):
+        relative = path.relative_to(tests)
+        if relative.parts[0] in _NOT_MIRRORED[package]:
+            continue
+        module = ROOT / package / relative.with_name(path.name.removeprefix("test_"))
+        if not module.is_file() and not (module.with_suffix("") / "__init__.py").is_file():
+            orphans.append(str(path.relative_to(ROOT)))
+    return orphans
+
+
+@pytest.mark.parametrize("package", sorted(_NOT_MIRRORED))
+def test_every_unit_test_names_the_module_it_tests(package: str) -> None:
+    assert any((ROOT / "tests" / package).rglob("test_*.py")), f"tests/{package} has no tests"
+    assert _orphans(package) == [], f"name each test file after the module of {package}/ it tests, at the same path"

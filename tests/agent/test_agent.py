@@ -1,4 +1,5 @@
-"""Raising and resuming interrupts: hook gates, tool interrupts, partial and falsy answers, errors."""
+"""The agent loop (``agent.agent``) raising and resuming interrupts: hook gates, tool interrupts, batches, partial and
+falsy answers, errors, one invocation at a time."""
 
 import asyncio
 import threading

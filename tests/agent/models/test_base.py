@@ -1,8 +1,9 @@
-"""What every model provider must do alike, run against each (``tests.agent.providers``): answers read into turns,
-stop reasons mapped, failures and malformed answers turned into ``ModelError`` with the cause chained, and an
-approval round trip that calls the model once before the interrupt and once after it.
+"""The model protocol of ``agent.models.base``, which every provider keeps alike, run against each
+(``tests.agent.providers``): answers read into turns, stop reasons mapped, failures and malformed answers turned into
+``ModelError`` with the cause chained, and an approval round trip that calls the model once before the interrupt and
+once after it.
 
-What differs between providers (the exact request each SDK sends) stays in ``test_provider_<name>.py``.
+What differs between providers (the exact request each SDK sends) stays in ``test_<provider>.py`` beside this file.
 """
 
 from collections.abc import Iterator

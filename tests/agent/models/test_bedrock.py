@@ -2,7 +2,7 @@
 ``Stubber`` checks them), and botocore's own validation.
 
 What every provider does alike (stop reasons, failures, malformed answers, the approval round trip) is in
-``test_providers.py``.
+``test_base.py``.
 """
 
 from typing import Any

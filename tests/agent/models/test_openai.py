@@ -2,7 +2,7 @@
 chat completions can answer (tool calls with ``stop``, tool arguments that are not JSON).
 
 What every provider does alike (stop reasons, failures, malformed answers, the approval round trip) is in
-``test_providers.py``.
+``test_base.py``.
 """
 
 import json

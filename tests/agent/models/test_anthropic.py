@@ -1,7 +1,7 @@
 """AnthropicModel's requests: the exact Messages API body the real ``anthropic`` SDK sends for a conversation.
 
 What every provider does alike (stop reasons, failures, malformed answers, the approval round trip) is in
-``test_providers.py``.
+``test_base.py``.
 """
 
 from tests.agent.providers import RESTART_SPEC as SPEC

@@ -1,4 +1,5 @@
-"""Sessions in a real Redis: rebuild elsewhere, crash mid-batch, conflicts, skipped writes, gates."""
+"""An agent bound to its session (``agent.session``) in a real Redis: rebuild elsewhere, crash mid-batch, conflicts,
+skipped writes, gates."""
 
 import json
 import subprocess
