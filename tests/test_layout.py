@@ -218,3 +218,17 @@ def _orphans(package: str) -> list[str]:
 def test_every_unit_test_names_the_module_it_tests(package: str) -> None:
     assert any((ROOT / "tests" / package).rglob("test_*.py")), f"tests/{package} has no tests"
     assert _orphans(package) == [], f"name each test file after the module of {package}/ it tests, at the same path"
+
+
+_MAX_MODULE_LINES = 500
+
+
+def test_no_product_module_is_over_500_lines() -> None:
+    # A module that long holds more than one idea: split it where its docstring would need an "and".
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for package in ("state", "agent", "bot")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > _MAX_MODULE_LINES
+    }
+    assert long == {}
