@@ -25,19 +25,19 @@ paths with ``add_route`` (a ``Respond`` answers with a ``Reply``), read or chang
 call ``changed()``; see ``LoopbackSlack``.
 
 Modules: ``loopback`` (the class: lifecycle, configuration, faults, inspection), ``dispatch`` (answering a request),
-``server`` (HTTP), ``parsing`` (request arguments), ``auth`` (tokens), ``faults``, ``state`` (the workspace),
-``limits`` (Slack's size limits), ``records`` (calls, replies, errors), ``orgs`` (Enterprise Grid orgs installed
-org-wide), and one module per API family: ``chat``, ``views``, ``directory`` (auth, users, groups,
+``transport`` (HTTP), ``parsing`` (request arguments), ``auth`` (tokens), ``faults``, ``state`` (the workspace),
+``limits`` (Slack's size limits), ``calls`` (a call, its reply, a Slack error), ``orgs`` (Enterprise Grid orgs
+installed org-wide), and one module per API family: ``chat``, ``views``, ``users`` (auth, users, groups,
 conversations.open/members), ``history`` (conversations.replies/history); ``slack_requests`` (what Slack sends the
 app).
 """
 
+from bot.loopback_slack.calls import Call, Reply, SlackError
 from bot.loopback_slack.limits import message_limit_error
 from bot.loopback_slack.loopback import LoopbackSlack
 from bot.loopback_slack.methods import JsonDict, Method
-from bot.loopback_slack.records import Call, Reply, SlackError, ts_key
-from bot.loopback_slack.server import Respond
-from bot.loopback_slack.state import WorkspaceState
+from bot.loopback_slack.state import WorkspaceState, ts_key
+from bot.loopback_slack.transport import Respond
 from bot.loopback_slack.views import submitted_state
 
 __all__ = [

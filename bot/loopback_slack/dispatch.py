@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
-from bot.loopback_slack import chat, directory, history, orgs, views
+from bot.loopback_slack import chat, history, orgs, users, views
 from bot.loopback_slack.auth import Tokens, bearer_token, client_credentials
+from bot.loopback_slack.calls import RESPONSE_URL_METHOD, Call, Reply, SlackError
 from bot.loopback_slack.faults import FaultQueue
 from bot.loopback_slack.methods import JsonDict, Method
 from bot.loopback_slack.orgs import InstallOffer, Org
 from bot.loopback_slack.parsing import parse_request_args
-from bot.loopback_slack.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
-from bot.loopback_slack.server import Respond
 from bot.loopback_slack.state import WorkspaceState
+from bot.loopback_slack.transport import Respond
 
 RESPONSE_PATH: Final = "_response/"
 """Where response URLs live on the server (after its root)."""
@@ -45,7 +45,7 @@ class Dispatcher:
         self.orgs: dict[str, Org] = {}  # enterprise id -> org
         self.install_codes: dict[str, InstallOffer] = {}
         self.client_credentials: tuple[str, str] | None = None
-        self.methods: dict[str, Method] = {**directory.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
+        self.methods: dict[str, Method] = {**users.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
         self.faults = FaultQueue()
         self.calls: list[Call] = []
         self.routes: list[tuple[str, bool, Respond]] = []  # (prefix, exact, respond), served before the API

@@ -21,15 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
-from bot.loopback_slack import directory
 from bot.loopback_slack.auth import Tokens
+from bot.loopback_slack.calls import Call, SlackError
 from bot.loopback_slack.dispatch import RESPONSE_PATH, Dispatcher
 from bot.loopback_slack.faults import Fault
 from bot.loopback_slack.methods import JsonDict, Method
 from bot.loopback_slack.orgs import InstallOffer, Org
-from bot.loopback_slack.records import Call, SlackError
-from bot.loopback_slack.server import HttpServer, Respond
 from bot.loopback_slack.state import Identity, WorkspaceState
+from bot.loopback_slack.transport import HttpServer, Respond
+from bot.loopback_slack.users import user_object
 
 
 class LoopbackSlack:
@@ -267,7 +267,7 @@ class LoopbackSlack:
         """
         with self.lock:
             state = self._state(team)
-            user = directory.user_object(state.identity, user_id, **attributes)
+            user = user_object(state.identity, user_id, **attributes)
             state.users[user_id] = user
         return copy.deepcopy(user)
 

@@ -1,4 +1,4 @@
-"""What the fake records and answers: one received call, one HTTP reply, a Slack error, timestamps' order."""
+"""A call and its answer: one call the fake received (as it records it), one HTTP reply, a Slack error."""
 
 import json
 from dataclasses import dataclass, field
@@ -66,9 +66,3 @@ class SlackError(Exception):
         """Fail with the Slack error code ``error``."""
         super().__init__(error)
         self.error = error
-
-
-def ts_key(ts: str) -> tuple[int, int]:
-    """Sort key for Slack timestamps (``"1700000000.000100"``)."""
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds), int(fraction.ljust(6, "0")[:6] or 0)
