@@ -1,4 +1,4 @@
-"""A call and its answer: one call the fake received (as it records it), one HTTP reply, a Slack error."""
+"""A call and its answer: a call the fake received (as recorded), a method's answer, an HTTP reply, a Slack error."""
 
 import json
 from dataclasses import dataclass, field
@@ -36,6 +36,16 @@ class Call:
         """The Slack error code the fake answered with, if any."""
         error = self.response.get("error")
         return str(error) if error is not None else None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A Web API method's answer as the fake is about to send it; ``delay`` holds it back (the work is already done)."""
+
+    status: int
+    data: JsonDict
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
 
 
 @dataclass
