@@ -26,9 +26,6 @@ clicking ``--slow-reaction-ms`` (500) after the approval appears: click -> reply
 time on that path (one call), as a ratio.
 """
 
-import hashlib
-import hmac
-import http.client
 import itertools
 import json
 import os
@@ -46,12 +43,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 
 import redis
 
 from bench.cli import parse_options
 from bench.serving import free_port, send_json, stop, wait_healthy
+from bot.loopback_slack import slack_requests
+from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.slack.web_client import KeepAliveWebClient
@@ -270,89 +269,37 @@ def procfile(
 # ---------------------------------------------------------------------------------------------- Slack's requests
 
 
-class _Requests:
-    """Signed requests to the bot as Slack sends them, on one keep-alive connection."""
+_TEAM = slack_requests.Team(team_id=TEAM, team_domain="bench", app_id="A0BENCH", bot_user_id=BOT_USER)
 
-    def __init__(self, port: int) -> None:
-        self._port = port
-        self._connection: http.client.HTTPConnection | None = None
 
-    def post(self, body: bytes, content_type: str) -> int:
-        timestamp = str(int(time.time()))
-        base = f"v0:{timestamp}:".encode() + body
-        signature = "v0=" + hmac.new(SECRET.encode(), base, hashlib.sha256).hexdigest()
-        headers = {
-            "Content-Type": content_type,
-            "X-Slack-Request-Timestamp": timestamp,
-            "X-Slack-Signature": signature,
-        }
-        for attempt in range(2):
-            if self._connection is None:
-                self._connection = http.client.HTTPConnection("127.0.0.1", self._port, timeout=30)
-            try:
-                self._connection.request("POST", "/slack/events", body=body, headers=headers)
-                response = self._connection.getresponse()
-                response.read()
-                return response.status
-            except (OSError, http.client.HTTPException):
-                self._connection.close()
-                self._connection = None
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+def _mention(bot: SignedPoster, index: int, thread_ts: str) -> int:
+    """The requester asks the bot in the channel, starting the thread ``thread_ts``; the bot's HTTP status."""
+    text = f"<@{BOT_USER}> restart checkout"
+    event = slack_requests.app_mention(
+        user=REQUESTER, channel=CHANNEL, text=text, ts=thread_ts, team=_TEAM, event_id=f"Ev{index:010d}"
+    )
+    return bot.post_event(event).status
 
-    def mention(self, index: int, thread_ts: str) -> int:
-        event = {
-            "type": "app_mention",
-            "user": REQUESTER,
-            "text": f"<@{BOT_USER}> restart checkout",
-            "ts": thread_ts,
-            "channel": CHANNEL,
-            "event_ts": thread_ts,
-            "team": TEAM,
-        }
-        envelope = {
-            "token": "legacy",
-            "team_id": TEAM,
-            "api_app_id": "A0BENCH",
-            "event": event,
-            "type": "event_callback",
-            "event_id": f"Ev{index:010d}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
-        }
-        return self.post(json.dumps(envelope).encode(), "application/json")
 
-    def approve(self, message: dict[str, Any]) -> int:
-        action = _approve_button(message)
-        payload = {
-            "type": "block_actions",
-            "team": {"id": TEAM, "domain": "bench"},
-            "user": {"id": APPROVER, "username": "approver", "team_id": TEAM},
-            "api_app_id": "A0BENCH",
-            "token": "legacy",
-            "container": {  # as Slack sends it: a message in a thread names its thread
-                "type": "message",
-                "message_ts": message["ts"],
-                "channel_id": CHANNEL,
-                **({"thread_ts": message["thread_ts"]} if message.get("thread_ts") else {}),
-            },
-            "trigger_id": "1.2.3",
-            "channel": {"id": CHANNEL, "name": "ops"},
-            "message": {
-                "ts": message["ts"],
-                "thread_ts": message.get("thread_ts"),
-                "text": message.get("text", ""),
-                "blocks": message.get("blocks", []),
-            },
-            "response_url": "http://127.0.0.1:9/response",
-            "actions": [{**action, "type": "button", "action_ts": f"{time.time():.6f}"}],
-        }
-        return self.post(f"payload={quote(json.dumps(payload))}".encode(), "application/x-www-form-urlencoded")
-
-    def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
+def _approve(bot: SignedPoster, message: dict[str, Any]) -> int:
+    """The approver clicks Approve on the bot's ``message``; the bot's HTTP status."""
+    action = _approve_button(message)
+    payload = slack_requests.block_actions(
+        action_id=action["action_id"],
+        block_id=action["block_id"],
+        value=action["value"],
+        user_id=APPROVER,
+        username="approver",
+        channel_id=CHANNEL,
+        channel_name="ops",
+        message_ts=message["ts"],
+        thread_ts=message.get("thread_ts") or None,
+        blocks=message.get("blocks", []),
+        message_text=message.get("text", ""),
+        team=_TEAM,
+        response_url="http://127.0.0.1:9/response",
+    )
+    return bot.post_action(payload).status
 
 
 def _approve_button(message: dict[str, Any]) -> dict[str, Any]:
@@ -388,7 +335,7 @@ class _Outcome:
 _session_numbers = itertools.count(1)
 
 
-def _one_session(requests: _Requests, slack: LoopbackSlack, outcome: _Outcome, *, reaction_s: float) -> None:
+def _one_session(bot: SignedPoster, slack: LoopbackSlack, outcome: _Outcome, *, reaction_s: float) -> None:
     """Mention -> approval posted -> Approve -> the agent's reply posted.
 
     The person clicks ``reaction_s`` after the approval appeared. A click refused as out of place (none is
@@ -400,13 +347,13 @@ def _one_session(requests: _Requests, slack: LoopbackSlack, outcome: _Outcome, *
     posts = slack.thread(thread_ts).posts
     refused = answers.wrong_place_refused()
     try:
-        if (status := requests.mention(index, thread_ts)) != 200:
+        if (status := _mention(bot, index, thread_ts)) != 200:
             raise RuntimeError(f"mention answered {status}")
         posted_at, approval = _next_post(posts, lambda text, blocks: blocks, waiting_for="the approval")
         time.sleep(max(0.0, posted_at + reaction_s - time.perf_counter()))
         clicked = time.perf_counter()
         for _attempt in range(5):
-            if (status := requests.approve(approval)) != 200:
+            if (status := _approve(bot, approval)) != 200:
                 raise RuntimeError(f"click answered {status}")
             replied_at, reply = _next_post(
                 posts, lambda text, _blocks: "restarted" in text or text == refused, waiting_for="the reply"
@@ -449,16 +396,14 @@ def run_people(
     left = itertools.count(sessions, -1)
     lock = threading.Lock()
 
+    bot = SignedPoster(f"http://127.0.0.1:{port}", SECRET, timeout=30)  # one kept-alive connection per person
+
     def person() -> None:
-        requests = _Requests(port)
-        try:
-            while True:
-                with lock:
-                    if next(left) <= 0:
-                        return
-                _one_session(requests, slack, outcome, reaction_s=reaction_s)
-        finally:
-            requests.close()
+        while True:
+            with lock:
+                if next(left) <= 0:
+                    return
+            _one_session(bot, slack, outcome, reaction_s=reaction_s)
 
     threads = [threading.Thread(target=person) for _ in range(people)]
     started = time.perf_counter()
@@ -466,7 +411,9 @@ def run_people(
         thread.start()
     for thread in threads:
         thread.join()
-    return outcome, time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    bot.close()
+    return outcome, elapsed
 
 
 # ---------------------------------------------------------------------------------------------- the floor

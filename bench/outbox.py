@@ -22,6 +22,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from multiprocessing.connection import Connection
 
 import redis
@@ -29,7 +30,7 @@ from slack_sdk import WebClient
 
 from bench.cli import parse_options
 from bot.domain.workspaces import OneWorkspace
-from bot.loopback_slack import LoopbackSlack
+from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
 from bot.slack.delivery import Deliverer
 from bot.slack.web_client import KeepAliveWebClient
 from bot.store.outbox import Outbox, OutboxEntry
@@ -37,15 +38,26 @@ from bot.store.stores import Stores
 from state import RedisServer
 
 
+class _SlowSlack(LoopbackSlack):
+    """The loopback Slack answering every ``chat.postMessage`` ``latency_s`` late (its work done on arrival)."""
+
+    latency_s = 0.0
+
+    def around_method(self, method: str, args: JsonDict, answer: Callable[[], Answer]) -> Answer:
+        answered = answer()
+        return replace(answered, delay=self.latency_s) if method == "chat.postMessage" else answered
+
+
 def _serve_slack(commands: Connection) -> None:
     """The loopback Slack in this (child) process, driven by ``commands``: its address, then reset / calls / stop."""
-    with LoopbackSlack() as slack:
+    with _SlowSlack() as slack:
         commands.send((slack.url, slack.token))
         while True:
             command, *args = commands.recv()
             if command == "reset":
-                slack.clear_calls()
-                slack.slow_next("chat.postMessage", args[0], times=args[1])
+                with slack.lock:
+                    slack.clear_calls()
+                    slack.latency_s = args[0]
                 commands.send(None)
             elif command == "calls":
                 calls = slack.calls("chat.postMessage")
@@ -61,8 +73,8 @@ class _RemoteSlack:
         self._commands = commands
         self.url, self.token = commands.recv()
 
-    def reset(self, *, latency_s: float, times: int) -> None:
-        self._commands.send(("reset", latency_s, times))
+    def reset(self, *, latency_s: float) -> None:
+        self._commands.send(("reset", latency_s))
         self._commands.recv()
 
     def posts(self) -> list[tuple[str, str, bool]]:
@@ -88,7 +100,7 @@ def _run(
 ) -> float:
     """Queue the posts, deliver them all; return the seconds delivery took."""
     client.flushdb()
-    slack.reset(latency_s=latency_s, times=entries)
+    slack.reset(latency_s=latency_s)
     outbox = Outbox(client)
     transaction = client.pipeline(transaction=True)
     for index in range(entries):

@@ -10,8 +10,6 @@ Clients that wait instead read the approval itself (``wait``), so a web process 
 while a client waits loses nothing: the client asks again and reads the same record.
 """
 
-import hashlib
-import hmac
 import json
 import logging
 import time
@@ -21,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 from uuid import NAMESPACE_OID, uuid5
+
+from slack_sdk.signature import SignatureVerifier
 
 from agent.approval import APPROVAL_INTERRUPT, Decision
 from bot.domain.api_requests import (
@@ -298,8 +298,9 @@ class ApiOutcomes:
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
     """``v0=<hex>``: HMAC-SHA256 of ``v0:<timestamp>:<body>`` with the client's secret (as Slack signs its own)."""
-    base = b"v0:" + timestamp.encode() + b":" + body
-    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    signed = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    assert signed is not None  # None only without a timestamp
+    return signed
 
 
 def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dict[str, str]:

@@ -1,46 +1,47 @@
 """The loopback Slack: an in-memory Slack Web API on a loopback port, and the requests Slack sends to an app.
 
-The sandbox's Slack stand-in, the tests' fake Slack and the benches' Slack are all this package, used through what
-it exports here and from ``bot.loopback_slack.slack_requests`` (the requests Slack sends an app, and a poster that
-signs and sends them); its other modules are its own.
+The sandbox's Slack stand-in is this package, and so are the Slack the tests and the benches run the bot against: all
+use it through what it exports here and from ``bot.loopback_slack.slack_requests`` (the requests Slack sends an app,
+and a poster that signs and sends them); its other modules are its own.
 
 ``LoopbackSlack`` is a context manager; ``slack.url`` (``http://127.0.0.1:<port>/api/``) is what
 ``slack_sdk.WebClient`` takes as ``base_url``. It answers the methods the bot uses with the shapes ``slack_sdk``
-expects, keeps the resulting workspace state (messages with updates applied, ephemerals, views), records every call,
-and can inject failures: HTTP 429 with ``Retry-After``, HTTP 5xx, ``ok: false`` errors and slow answers.
+expects, keeps the resulting workspace state (messages with updates applied, ephemerals, views) and records every
+call.
 
 Requests are accepted the way ``slack_sdk`` sends them: form-encoded (``blocks`` as a JSON string in a field), JSON
 (``Content-Type: application/json``), multipart, and query-string parameters. The bot token is checked from the
 ``Authorization: Bearer`` header (or a ``token`` field, which Slack also accepts).
 
 Socket Mode: ``apps.connections.open`` (which takes the app-level ``xapp-`` token, and only that) answers with the URL
-``socket_mode_url()`` gives; here there is none (``ok: false``), ``tests.bot.support.fake_slack`` adds a Socket Mode
-server.
+``socket_mode_url()`` gives; here there is none (``ok: false``): a subclass that serves Socket Mode overrides it.
 
 Every state change bumps ``version``; ``wait_for_change`` blocks until it moves (the sandbox page long-polls on it).
 
-Extending it (the sandbox and the tests do): wrap or add Web API methods in ``methods`` (a ``Method`` takes the
-``WorkspaceState`` and the call's arguments and returns the answer's fields, or raises ``SlackError``), serve more
+Extending it: wrap or add Web API methods in ``methods`` (a ``Method`` takes the ``WorkspaceState`` and the call's
+arguments and returns the answer's fields, or raises ``SlackError``), answer any method otherwise or later by
+overriding ``around_method`` (it returns an ``Answer``: an HTTP 429 or 5xx, an ``ok: false``, a delay), serve more
 paths with ``add_route`` (a ``Respond`` answers with a ``Reply``), read or change ``workspace`` under ``lock`` and
 call ``changed()``; see ``LoopbackSlack``.
 
-Modules: ``loopback`` (the class: lifecycle, configuration, faults, inspection), ``dispatch`` (answering a request),
-``server`` (HTTP), ``parsing`` (request arguments), ``auth`` (tokens), ``faults``, ``state`` (the workspace),
-``limits`` (Slack's size limits), ``records`` (calls, replies, errors), ``orgs`` (Enterprise Grid orgs installed
-org-wide), and one module per API family: ``chat``, ``views``, ``directory`` (auth, users, groups,
+Modules: ``loopback`` (the class: lifecycle, configuration, inspection), ``dispatch`` (answering a request),
+``transport`` (HTTP), ``parsing`` (request arguments), ``auth`` (tokens), ``state`` (the workspace), ``limits``
+(Slack's size limits), ``calls`` (a call, its answer, a Slack error), ``methods`` (their shapes), ``orgs`` (Enterprise
+Grid orgs installed org-wide), and one module per API family: ``chat``, ``views``, ``users`` (auth, users, groups,
 conversations.open/members), ``history`` (conversations.replies/history); ``slack_requests`` (what Slack sends the
 app).
 """
 
+from bot.loopback_slack.calls import Answer, Call, Reply, SlackError
 from bot.loopback_slack.limits import message_limit_error
 from bot.loopback_slack.loopback import LoopbackSlack
 from bot.loopback_slack.methods import JsonDict, Method
-from bot.loopback_slack.records import Call, Reply, SlackError, ts_key
-from bot.loopback_slack.server import Respond
-from bot.loopback_slack.state import WorkspaceState
+from bot.loopback_slack.state import WorkspaceState, ts_key
+from bot.loopback_slack.transport import Respond
 from bot.loopback_slack.views import submitted_state
 
 __all__ = [
+    "Answer",
     "Call",
     "JsonDict",
     "LoopbackSlack",

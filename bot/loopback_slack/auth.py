@@ -19,12 +19,6 @@ class Tokens:
         self.bot = {bot_token}
         self.app = {app_token}
 
-    def add_app(self, token: str) -> None:
-        """Accept one more app-level token (it must start with ``xapp-``)."""
-        if not token.startswith("xapp-"):
-            raise ValueError("app-level tokens start with xapp-")
-        self.app.add(token)
-
     def refusal(self, method: str, headers: dict[str, str], args: dict[str, Any]) -> str | None:
         """The Slack error for the call's token (``Authorization: Bearer`` or a ``token`` field), or ``None``."""
         authorization = headers.get("authorization", "")

@@ -5,9 +5,9 @@ And what a POST to a response URL does to them.
 
 import copy
 
+from bot.loopback_slack.calls import SlackError
 from bot.loopback_slack.methods import JsonDict, MethodTable
 from bot.loopback_slack.parsing import truthy
-from bot.loopback_slack.records import SlackError
 from bot.loopback_slack.state import WorkspaceState
 
 

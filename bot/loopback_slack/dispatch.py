@@ -1,8 +1,8 @@
 """How the loopback Slack answers a request.
 
-A Web API call (its token, workspace, queued fault and method) or a POST to a response URL, each recorded as a
-``Call``; and ``oauth.v2.access``, which installs the app in a workspace or, org-wide, in an Enterprise Grid org
-(``orgs``).
+A Web API call (its token, its workspace, then its method, through ``LoopbackSlack.around_method``) or a POST to a
+response URL, each recorded as a ``Call``; and ``oauth.v2.access``, which installs the app in a workspace or, org-wide,
+in an Enterprise Grid org (``orgs``).
 """
 
 import copy
@@ -12,15 +12,14 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
-from bot.loopback_slack import chat, directory, history, orgs, views
+from bot.loopback_slack import chat, history, orgs, users, views
 from bot.loopback_slack.auth import Tokens, bearer_token, client_credentials
-from bot.loopback_slack.faults import FaultQueue
-from bot.loopback_slack.methods import JsonDict, Method
+from bot.loopback_slack.calls import RESPONSE_URL_METHOD, Answer, Call, Reply, SlackError
+from bot.loopback_slack.methods import AroundMethod, JsonDict, Method
 from bot.loopback_slack.orgs import InstallOffer, Org
 from bot.loopback_slack.parsing import parse_request_args
-from bot.loopback_slack.records import RESPONSE_URL_METHOD, Call, Reply, SlackError
-from bot.loopback_slack.server import Respond
 from bot.loopback_slack.state import WorkspaceState
+from bot.loopback_slack.transport import Respond
 
 RESPONSE_PATH: Final = "_response/"
 """Where response URLs live on the server (after its root)."""
@@ -33,11 +32,20 @@ class Dispatcher:
     """
 
     def __init__(
-        self, lock: threading.Condition, changed: Callable[[], None], workspace: WorkspaceState, tokens: Tokens
+        self,
+        lock: threading.Condition,
+        changed: Callable[[], None],
+        workspace: WorkspaceState,
+        tokens: Tokens,
+        around: AroundMethod,
     ) -> None:
-        """Answer under ``lock`` from ``workspace`` and ``tokens``; ``changed`` wakes whoever waits for a call."""
+        """Answer under ``lock`` from ``workspace`` and ``tokens``, each method's answer through ``around``.
+
+        ``changed`` wakes whoever waits for a call.
+        """
         self.lock = lock
         self._changed = changed
+        self._around = around
         self._default = workspace
         self.tokens = tokens
         self.workspaces: dict[str, WorkspaceState] = {workspace.identity.team_id: workspace}
@@ -45,8 +53,7 @@ class Dispatcher:
         self.orgs: dict[str, Org] = {}  # enterprise id -> org
         self.install_codes: dict[str, InstallOffer] = {}
         self.client_credentials: tuple[str, str] | None = None
-        self.methods: dict[str, Method] = {**directory.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
-        self.faults = FaultQueue()
+        self.methods: dict[str, Method] = {**users.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
         self.calls: list[Call] = []
         self.routes: list[tuple[str, bool, Respond]] = []  # (prefix, exact, respond), served before the API
 
@@ -67,23 +74,6 @@ class Dispatcher:
             return self.orgs[team_id].token
         return next(token for token, team in self.token_teams.items() if team == team_id)
 
-    def wait_for(self, method: str, predicate: Callable[[Call], bool] | None, count: int, timeout: float) -> list[Call]:
-        """``LoopbackSlack.wait_for``: block until ``count`` calls of ``method`` match ``predicate``; return them."""
-
-        def matching() -> list[Call]:
-            return [c for c in self.calls if c.method == method and (predicate is None or predicate(c))]
-
-        with self.lock:
-            satisfied = self.lock.wait_for(lambda: len(matching()) >= count, timeout=timeout)
-            found = matching()
-            received = [f"{c.method}:{c.status}:{c.error or 'ok'}" for c in self.calls]
-        if not satisfied:
-            raise AssertionError(
-                f"timed out after {timeout}s waiting for {count} matching {method} call(s); "
-                f"{len(found)} matched; received: {received}"
-            )
-        return found
-
     def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> Reply:
         """Answer one HTTP request: a route in ``routes``, a response URL, or a Web API call."""
         split = urlsplit(raw_path)
@@ -100,53 +90,46 @@ class Dispatcher:
     def answer_call(self, method: str, query: str, headers: dict[str, str], body: bytes) -> Reply:
         """Answer one Web API call and record it."""
         arrived = time.monotonic()
-        reply_headers: dict[str, str]
         with self.lock:
             try:
                 args = parse_request_args(query, headers.get("content-type", ""), body)
             except (ValueError, UnicodeDecodeError):
                 args = {"_raw": body}
-                status, data, reply_headers, delay = 200, {"ok": False, "error": "invalid_json"}, {}, 0.0
+                answer = Answer(200, {"ok": False, "error": "invalid_json"})
             else:
-                status, data, reply_headers, delay = self._answer(method, args, headers)
-            # Recorded with the state change under one lock hold: whoever wait_for()s the call sees its effect.
-            self.calls.append(Call(method, copy.deepcopy(args), dict(headers), arrived, status, copy.deepcopy(data)))
+                answer = self._answer(method, args, headers)
+            # Recorded with the state change under one lock hold: whoever waits for the call sees its effect.
+            call = Call(method, copy.deepcopy(args), dict(headers), arrived, answer.status, copy.deepcopy(answer.data))
+            self.calls.append(call)
             self._changed()
-        return Reply.json(status, data, headers=reply_headers, delay=delay)
+        return Reply.json(answer.status, answer.data, headers=answer.headers, delay=answer.delay)
 
-    def _answer(
-        self, method: str, args: JsonDict, headers: dict[str, str]
-    ) -> tuple[int, JsonDict, dict[str, str], float]:
-        """Status, JSON body, extra headers and delay for one call; applies its effect (the lock is held)."""
+    def _answer(self, method: str, args: JsonDict, headers: dict[str, str]) -> Answer:
+        """The answer to one call; applies its effect (the lock is held)."""
         if method == "oauth.v2.access":
-            return 200, self._oauth_access(args, headers), {}, 0.0
+            return Answer(200, self._oauth_access(args, headers))
         refusal = self.tokens.refusal(method, headers, args)
         if refusal is not None:
-            return 200, {"ok": False, "error": refusal}, {}, 0.0
+            return Answer(200, {"ok": False, "error": refusal})
         token = bearer_token(headers, args)
         org = next((org for org in self.orgs.values() if org.token == token), None)
         if org is not None and method == "auth.test":
-            return 200, {"ok": True, **orgs.auth_test(org, self._default.identity.app_id)}, {}, 0.0
+            return Answer(200, {"ok": True, **orgs.auth_test(org, self._default.identity.app_id)})
         if org is not None:
             state = orgs.workspace_for(org, self.workspaces, args)
         else:
             state = self.workspaces[self.token_teams.get(token, self._default.identity.team_id)]
-        fault = self.faults.take(method, args.get("channel"))
-        if fault is not None and fault.kind == "status":
-            reply_headers: dict[str, str] = {}
-            if fault.status == 429 and fault.retry_after is not None:
-                reply_headers["Retry-After"] = str(fault.retry_after)
-            return fault.status, {"ok": False, "error": fault.error}, reply_headers, 0.0
-        if fault is not None and fault.kind == "error":
-            return 200, {"ok": False, "error": fault.error}, {}, 0.0
+        return self._around(method, args, lambda: self._run(method, state, args))
+
+    def _run(self, method: str, state: WorkspaceState, args: JsonDict) -> Answer:
+        """The method's own answer, from ``state`` (the lock is held)."""
         handler = self.methods.get(method)
         if handler is None:
-            return 404, {"ok": False, "error": "unknown_method"}, {}, 0.0
+            return Answer(404, {"ok": False, "error": "unknown_method"})
         try:
-            data = {"ok": True, **handler(state, args)}
+            return Answer(200, {"ok": True, **handler(state, args)})
         except SlackError as error:
-            data = {"ok": False, "error": error.error}
-        return 200, data, {}, fault.seconds if fault is not None and fault.kind == "slow" else 0.0
+            return Answer(200, {"ok": False, "error": error.error})
 
     def _oauth_access(self, args: JsonDict, headers: dict[str, str]) -> JsonDict:
         """``oauth.v2.access``: trade a one-time install code for a workspace's or org's token (lock held)."""

@@ -1,9 +1,9 @@
 """Reading messages back: ``conversations.replies`` (a thread) and ``conversations.history`` (a channel), paged."""
 
+from bot.loopback_slack.calls import SlackError
 from bot.loopback_slack.methods import JsonDict, MethodTable
 from bot.loopback_slack.parsing import truthy
-from bot.loopback_slack.records import SlackError, ts_key
-from bot.loopback_slack.state import WorkspaceState
+from bot.loopback_slack.state import WorkspaceState, ts_key
 
 
 def replies(state: WorkspaceState, args: JsonDict) -> JsonDict:

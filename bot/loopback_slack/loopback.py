@@ -1,8 +1,10 @@
-"""``LoopbackSlack``: the Web API on a loopback port, put together from the API families, auth, faults and the state.
+"""``LoopbackSlack``: the Web API on a loopback port, put together from the API families, auth and the state.
 
 Extension points (what the sandbox and the tests build on, instead of overriding internals):
 
 - ``methods``: the Web API methods by name; add one, or wrap one (``methods[name] = wrapper(methods[name])``);
+- ``around_method(method, args, answer)``: every method's answer passes through it; override it to answer otherwise
+  (an HTTP error, ``ok: false``) or later (``Answer.delay``), as the tests' fault injection does;
 - ``add_route(prefix, respond)``: serve other paths than ``/api/`` and response URLs on the same port;
 - ``timestamps``: how new messages' ``ts`` are made (a counter by default, the same in every run);
 - ``socket_mode_url()``: what ``apps.connections.open`` answers; override it to offer Socket Mode;
@@ -11,8 +13,7 @@ Extension points (what the sandbox and the tests build on, instead of overriding
   answered from the workspace of its token), installed through ``oauth.v2.access``; ``add_org``: an Enterprise Grid
   org of some of them, installed org-wide with one token that speaks in each (``orgs``).
 
-Its whole public surface (lifecycle, configuration, failure injection, inspection) over one lock; requests are
-answered by ``dispatch``.
+Its whole public surface (lifecycle, configuration, inspection) over one lock; requests are answered by ``dispatch``.
 """
 
 import copy
@@ -21,24 +22,22 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
-from bot.loopback_slack import directory
 from bot.loopback_slack.auth import Tokens
+from bot.loopback_slack.calls import Answer, Call, SlackError
 from bot.loopback_slack.dispatch import RESPONSE_PATH, Dispatcher
-from bot.loopback_slack.faults import Fault
 from bot.loopback_slack.methods import JsonDict, Method
 from bot.loopback_slack.orgs import InstallOffer, Org
-from bot.loopback_slack.records import Call, SlackError
-from bot.loopback_slack.server import HttpServer, Respond
 from bot.loopback_slack.state import Identity, WorkspaceState
+from bot.loopback_slack.transport import HttpServer, Respond
+from bot.loopback_slack.users import user_object
 
 
 class LoopbackSlack:
     """A thread-safe, in-memory Slack Web API served on ``127.0.0.1:<random port>``.
 
     Use as a context manager (or ``start()`` / ``close()``). Configure users with ``add_user``, user groups with
-    ``set_usergroup``, channel members with ``set_channel_members``; read state with ``calls``, ``wait_for``,
-    ``messages``, ``message``, ``ephemerals``, ``views``; inject failures with ``fail_next``, ``error_next`` and
-    ``slow_next``.
+    ``set_usergroup``, channel members with ``set_channel_members``; read state with ``calls``, ``messages``,
+    ``message``, ``ephemerals``, ``views``.
     """
 
     def __init__(
@@ -64,7 +63,9 @@ class LoopbackSlack:
         self.lock = threading.Condition(threading.RLock())
         identity = Identity(team_id=team_id, team=team, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id)
         self.workspace = WorkspaceState(identity) if timestamps is None else WorkspaceState(identity, timestamps)
-        self._dispatch = Dispatcher(self.lock, self.changed, self.workspace, Tokens(token, app_token))
+        self._dispatch = Dispatcher(
+            self.lock, self.changed, self.workspace, Tokens(token, app_token), self.around_method
+        )
         self.methods: dict[str, Method] = self._dispatch.methods
         self.methods["apps.connections.open"] = lambda _state, _args: {"url": self.socket_mode_url()}
         self.workspaces: dict[str, WorkspaceState] = self._dispatch.workspaces
@@ -104,7 +105,7 @@ class LoopbackSlack:
         self._server = self._thread = None
         if server is None:
             return
-        self._closing.set()  # wakes handlers sleeping in slow_next
+        self._closing.set()  # wakes handlers holding a delayed answer back
         with self.lock:
             self.lock.notify_all()
         server.shutdown()
@@ -156,6 +157,15 @@ class LoopbackSlack:
     def socket_mode_url(self) -> str:
         """The ``ws://`` URL ``apps.connections.open`` answers with; override to offer Socket Mode."""
         raise SlackError("not_allowed")
+
+    def around_method(self, method: str, args: JsonDict, answer: Callable[[], Answer]) -> Answer:
+        """Every Web API method's answer, with ``lock`` held: ``answer()``, the method's own; override to change it.
+
+        An override may return another answer instead (without calling ``answer``: the call has no effect), or the
+        method's with a ``delay`` (done on arrival, answered late: as when Slack did the work but the client timed
+        out waiting).
+        """
+        return answer()
 
     def add_route(self, prefix: str, respond: Respond, *, exact: bool = False) -> None:
         """Serve requests whose path starts with ``prefix`` (or is it, if ``exact``) with ``respond``."""
@@ -242,20 +252,10 @@ class LoopbackSlack:
         with self.lock:
             return self._dispatch.token_of(team_id)
 
-    def add_token(self, token: str) -> None:
-        """Accept another bearer token."""
-        with self.lock:
-            self._dispatch.tokens.bot.add(token)
-
     def revoke_token(self, token: str) -> None:
         """Refuse a bot token from now on (``invalid_auth``), as Slack does once a token is revoked."""
         with self.lock:
             self._dispatch.tokens.bot.discard(token)
-
-    def add_app_token(self, token: str) -> None:
-        """Accept another app-level (``xapp-``) token for ``apps.connections.open``."""
-        with self.lock:
-            self._dispatch.tokens.add_app(token)
 
     def add_user(self, user_id: str, *, team: str | None = None, **attributes: Any) -> JsonDict:
         """Add (or replace) a user answered by ``users.info``; returns the user object.
@@ -267,7 +267,7 @@ class LoopbackSlack:
         """
         with self.lock:
             state = self._state(team)
-            user = directory.user_object(state.identity, user_id, **attributes)
+            user = user_object(state.identity, user_id, **attributes)
             state.users[user_id] = user
         return copy.deepcopy(user)
 
@@ -329,42 +329,6 @@ class LoopbackSlack:
             self.changed()
             return copy.deepcopy(message)
 
-    # ------------------------------------------------------------------ failure injection
-
-    def fail_next(
-        self,
-        method: str,
-        *,
-        status: int = 429,
-        retry_after: int | str | None = 1,
-        times: int = 1,
-        channel: str | None = None,
-    ) -> None:
-        """Answer the next ``times`` calls of ``method`` (for ``channel``, if given) with HTTP ``status``.
-
-        No state changes. A 429 carries ``Retry-After: retry_after`` (Slack sends an integer; text stands for
-        what a broken proxy might send) unless it is ``None``.
-        """
-        error = "ratelimited" if status == 429 else "fatal_error"
-        fault = Fault("status", times, status=status, retry_after=retry_after, error=error, channel=channel)
-        self._add_fault(method, fault)
-
-    def error_next(self, method: str, error: str, *, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP 200 ``{"ok": false, "error": error}``."""
-        self._add_fault(method, Fault("error", times, error=error))
-
-    def slow_next(self, method: str, seconds: float, *, times: int = 1) -> None:
-        """Delay the answer to the next ``times`` calls of ``method``.
-
-        The call is processed (and recorded) on arrival; only the response is late, as when Slack did the work but
-        the client timed out waiting.
-        """
-        self._add_fault(method, Fault("slow", times, seconds=seconds))
-
-    def _add_fault(self, method: str, fault: Fault) -> None:
-        with self.lock:
-            self._dispatch.faults.add(method, fault)
-
     # ------------------------------------------------------------------ inspection
 
     def calls(self, method: str | None = None) -> list[Call]:
@@ -376,19 +340,6 @@ class LoopbackSlack:
         """Forget the calls recorded so far."""
         with self.lock:
             self._dispatch.calls.clear()
-
-    def wait_for(
-        self,
-        method: str,
-        predicate: Callable[[Call], bool] | None = None,
-        count: int = 1,
-        timeout: float = 5,
-    ) -> list[Call]:
-        """Block until at least ``count`` calls of ``method`` (matching ``predicate``) were received; return them all.
-
-        Raises ``AssertionError`` after ``timeout`` seconds, listing what did arrive.
-        """
-        return self._dispatch.wait_for(method, predicate, count, timeout)
 
     def messages(self, channel: str, thread_ts: str | None = None, *, team: str | None = None) -> list[JsonDict]:
         """Current state of the messages in ``channel`` (updates applied, deletions removed), oldest first.

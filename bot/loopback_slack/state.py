@@ -10,10 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.loopback_slack.calls import SlackError
 from bot.loopback_slack.limits import message_limit_error, view_blocks_problem
-from bot.loopback_slack.records import SlackError, ts_key
 
 JsonDict = dict[str, Any]
+
+
+def ts_key(ts: str) -> tuple[int, int]:
+    """Sort key for Slack timestamps (``"1700000000.000100"``)."""
+    seconds, _, fraction = ts.partition(".")
+    return int(seconds), int(fraction.ljust(6, "0")[:6] or 0)
 
 
 @dataclass(frozen=True)

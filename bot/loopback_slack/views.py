@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from bot.loopback_slack.calls import SlackError
 from bot.loopback_slack.methods import JsonDict, MethodTable
-from bot.loopback_slack.records import SlackError
 from bot.loopback_slack.state import WorkspaceState
 
 ID_MAX: Final = 255  # a block_id or an action_id

@@ -1,1 +1,1 @@
-"""``python -m bot sandbox``: a local Slack stand-in with its web page, which the tests use as their fake Slack too."""
+"""``python -m bot sandbox``: a local Slack stand-in with its web page, on the loopback Slack Web API."""

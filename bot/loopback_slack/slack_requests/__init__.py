@@ -5,7 +5,8 @@ drive the bot with it. The builders return plain dicts shaped like Slack's: ``ev
 (``app_mention``, ``message``, ``app_home_opened``) and ``url_verification`` (``events``), ``block_actions`` and
 ``view_submission`` interaction payloads (``interactions``), slash-command form fields (``commands``); ``team`` holds
 the ids they carry. ``SignedPoster`` (``poster``) encodes them the way Slack does, signs them with the current time
-and POSTs them; tampered requests (forged, stale, replayed) are the tests' own (``tests.bot.support.tampering``).
+(``sign``, slack_sdk's signer) and POSTs them; ``send`` POSTs a body with exactly the headers given, for requests Slack
+would not send (forged, stale, replayed), which a subclass may make.
 """
 
 from bot.loopback_slack.slack_requests.commands import slash_command

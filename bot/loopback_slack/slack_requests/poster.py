@@ -4,8 +4,6 @@ Encoded the way Slack does (events as JSON, interactions as ``payload=<json>`` f
 and signed (``X-Slack-Signature: v0=HMAC-SHA256(secret, "v0:{ts}:{body}")``, with the current timestamp).
 """
 
-import hashlib
-import hmac
 import http.client
 import json
 import threading
@@ -14,6 +12,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Final, NamedTuple, Self
 from urllib.parse import urlencode, urlsplit
+
+from slack_sdk.signature import SignatureVerifier
 
 from bot.loopback_slack.slack_requests.team import JsonDict
 
@@ -38,9 +38,10 @@ def encode_command(fields: Mapping[str, str]) -> bytes:
 
 
 def sign(signing_secret: str, timestamp: int | str, body: bytes) -> str:
-    """``v0=`` + hex HMAC-SHA256 of ``v0:{timestamp}:{body}`` keyed with the signing secret."""
-    base = b"v0:" + str(timestamp).encode("ascii") + b":" + body
-    return "v0=" + hmac.new(signing_secret.encode("utf-8"), base, hashlib.sha256).hexdigest()
+    """``v0=`` + hex HMAC-SHA256 of ``v0:{timestamp}:{body}`` keyed with the signing secret (slack_sdk's signer)."""
+    signature = SignatureVerifier(signing_secret).generate_signature(timestamp=str(timestamp), body=body)
+    assert signature is not None  # None only without a timestamp
+    return signature
 
 
 class PostResult(NamedTuple):

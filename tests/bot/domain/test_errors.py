@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.bot.support.processes import ROOT, run_python
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot.
-_NOT_THE_BOTS = {"bot.loopback_slack.records.SlackError"}
+_NOT_THE_BOTS = {"bot.loopback_slack.calls.SlackError"}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {

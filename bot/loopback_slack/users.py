@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.loopback_slack.calls import SlackError
 from bot.loopback_slack.methods import JsonDict, MethodTable
 from bot.loopback_slack.parsing import truthy
-from bot.loopback_slack.records import SlackError
 from bot.loopback_slack.state import Identity, WorkspaceState
 
 

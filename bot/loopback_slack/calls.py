@@ -1,4 +1,4 @@
-"""What the fake records and answers: one received call, one HTTP reply, a Slack error, timestamps' order."""
+"""A call and its answer: a call the fake received (as recorded), a method's answer, an HTTP reply, a Slack error."""
 
 import json
 from dataclasses import dataclass, field
@@ -38,6 +38,16 @@ class Call:
         return str(error) if error is not None else None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A Web API method's answer as the fake is about to send it; ``delay`` holds it back (the work is already done)."""
+
+    status: int
+    data: JsonDict
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
 @dataclass
 class Reply:
     """One HTTP answer of the fake's server; ``delay`` holds it back (the work is already done)."""
@@ -66,9 +76,3 @@ class SlackError(Exception):
         """Fail with the Slack error code ``error``."""
         super().__init__(error)
         self.error = error
-
-
-def ts_key(ts: str) -> tuple[int, int]:
-    """Sort key for Slack timestamps (``"1700000000.000100"``)."""
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds), int(fraction.ljust(6, "0")[:6] or 0)

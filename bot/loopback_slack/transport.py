@@ -10,7 +10,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bot.loopback_slack.records import Reply
+from bot.loopback_slack.calls import Reply
 
 # (method, raw path with query string, headers with lower-case names, body) -> reply
 Respond = Callable[[str, str, dict[str, str], bytes], Reply]
