@@ -15,12 +15,12 @@ import argparse
 import statistics
 from contextlib import ExitStack
 
-from bench.e2e import LoopbackSlack, procfile, run_people
+from bench.e2e import BenchSlack, procfile, run_people
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 
 
-def _rate(port: int, slack: LoopbackSlack, *, people: int, sessions: int, reaction_s: float) -> float:
+def _rate(port: int, slack: BenchSlack, *, people: int, sessions: int, reaction_s: float) -> float:
     outcome, elapsed = run_people(port, slack, people=people, sessions=sessions, reaction_s=reaction_s)
     if outcome.failures:
         raise RuntimeError(f"{len(outcome.failures)} sessions failed: {outcome.failures[:5]}")
@@ -47,7 +47,7 @@ def main() -> None:
     with ExitStack() as stack:
         server = stack.enter_context(RedisServer())
         cluster = stack.enter_context(RedisClusterServers(masters=3))
-        slack = stack.enter_context(LoopbackSlack())
+        slack = stack.enter_context(BenchSlack())
         sides = {"single": server.url, "cluster": cluster.url}
         ports = {}
         for name, url in sides.items():

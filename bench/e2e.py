@@ -79,8 +79,11 @@ class _Thread:
     posts: "queue.SimpleQueue[tuple[float, dict[str, Any]]]" = field(default_factory=queue.SimpleQueue)
 
 
-class LoopbackSlack:
+class BenchSlack:
     """The Web API methods the bot calls, answered from memory; posts are handed to whoever waits on the thread.
+
+    Leaner than ``bot.loopback_slack.LoopbackSlack`` (no workspace state, no copies of each call): the floor and
+    the bot must not pay for a stand-in's bookkeeping.
 
     While ``recording``, every call (method and arguments) is kept, for the floor to make again.
     """
@@ -101,7 +104,7 @@ class LoopbackSlack:
         """The base URL (``SLACK_API_URL``)."""
         return f"http://127.0.0.1:{self._server.server_port}/api/"
 
-    def __enter__(self) -> "LoopbackSlack":
+    def __enter__(self) -> "BenchSlack":
         self._serving.start()
         return self
 
@@ -161,7 +164,7 @@ class LoopbackSlack:
 
 
 class _SlackHandler(BaseHTTPRequestHandler):
-    slack: LoopbackSlack
+    slack: BenchSlack
     protocol_version = "HTTP/1.1"  # the bot keeps its connections to Slack alive
     disable_nagle_algorithm = True  # else a kept-alive answer's body waits for the client's delayed ACK (~40 ms)
 
@@ -335,7 +338,7 @@ class _Outcome:
 _session_numbers = itertools.count(1)
 
 
-def _one_session(bot: SignedPoster, slack: LoopbackSlack, outcome: _Outcome, *, reaction_s: float) -> None:
+def _one_session(bot: SignedPoster, slack: BenchSlack, outcome: _Outcome, *, reaction_s: float) -> None:
     """Mention -> approval posted -> Approve -> the agent's reply posted.
 
     The person clicks ``reaction_s`` after the approval appeared. A click refused as out of place (none is
@@ -389,7 +392,7 @@ def _next_post(
 
 
 def run_people(
-    port: int, slack: LoopbackSlack, *, people: int, sessions: int, reaction_s: float
+    port: int, slack: BenchSlack, *, people: int, sessions: int, reaction_s: float
 ) -> tuple[_Outcome, float]:
     """``people`` at once, ``sessions`` in all; return what happened and the wall time it took."""
     outcome = _Outcome()
@@ -641,7 +644,7 @@ def main() -> None:
     with ExitStack() as stack:
         server = stack.enter_context(RedisServer())
         client = redis.Redis.from_url(server.url)
-        slack = stack.enter_context(LoopbackSlack())
+        slack = stack.enter_context(BenchSlack())
         print(f"e2e bench: Procfile layout ({layout}), real Redis, loopback Slack, demonstration agent")
         with procfile(
             server.url, slack.url,
@@ -697,7 +700,7 @@ def main() -> None:
         print(f"  ratio click->reply p50/model time: {p50 / args.model_delay:.2f}x (goal <= 1.5x)")
 
 
-def _capture_one_session(port: int, slack: LoopbackSlack, server: RedisServer, *, reaction_s: float) -> SessionWork:
+def _capture_one_session(port: int, slack: BenchSlack, server: RedisServer, *, reaction_s: float) -> SessionWork:
     """One session alone, its Redis commands and Slack calls recorded."""
     host, redis_port = server.url.removeprefix("redis://").split("/")[0].split(":")
     capture = CommandCapture(host, int(redis_port))

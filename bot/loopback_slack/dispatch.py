@@ -8,6 +8,7 @@ in an Enterprise Grid org (``orgs``).
 import copy
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
@@ -23,6 +24,8 @@ from bot.loopback_slack.transport import Respond
 
 RESPONSE_PATH: Final = "_response/"
 """Where response URLs live on the server (after its root)."""
+KEPT_CALLS: Final = 100_000
+"""How many of the latest calls are kept for ``LoopbackSlack.calls`` (tests and benches read far fewer)."""
 
 
 class Dispatcher:
@@ -38,6 +41,8 @@ class Dispatcher:
         workspace: WorkspaceState,
         tokens: Tokens,
         around: AroundMethod,
+        *,
+        kept_calls: int = KEPT_CALLS,
     ) -> None:
         """Answer under ``lock`` from ``workspace`` and ``tokens``, each method's answer through ``around``.
 
@@ -54,7 +59,7 @@ class Dispatcher:
         self.install_codes: dict[str, InstallOffer] = {}
         self.client_credentials: tuple[str, str] | None = None
         self.methods: dict[str, Method] = {**users.METHODS, **chat.METHODS, **views.METHODS, **history.METHODS}
-        self.calls: list[Call] = []
+        self.calls: deque[Call] = deque(maxlen=kept_calls)  # a sandbox runs for days: keep the latest
         self.routes: list[tuple[str, bool, Respond]] = []  # (prefix, exact, respond), served before the API
 
     def add_workspace(self, state: WorkspaceState, token: str) -> None:

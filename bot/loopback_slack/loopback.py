@@ -24,7 +24,7 @@ from typing import Any, Self
 
 from bot.loopback_slack.auth import Tokens
 from bot.loopback_slack.calls import Answer, Call, SlackError
-from bot.loopback_slack.dispatch import RESPONSE_PATH, Dispatcher
+from bot.loopback_slack.dispatch import KEPT_CALLS, RESPONSE_PATH, Dispatcher
 from bot.loopback_slack.methods import JsonDict, Method
 from bot.loopback_slack.orgs import InstallOffer, Org
 from bot.loopback_slack.state import Identity, WorkspaceState
@@ -55,8 +55,12 @@ class LoopbackSlack:
         channels: Mapping[str, Sequence[str]] | None = None,
         timestamps: Callable[[], str] | None = None,
         bind: tuple[str, int] = ("127.0.0.1", 0),
+        kept_calls: int = KEPT_CALLS,
     ) -> None:
-        """Set up the workspace: its identity, users, user groups and channel members; ``start`` listens."""
+        """Set up the workspace: its identity, users, user groups and channel members; ``start`` listens.
+
+        ``calls`` reads back the latest ``kept_calls`` calls (older ones are forgotten: a sandbox runs for days).
+        """
         self.token = token
         self.app_token = app_token
         self.bind = bind  # where start() listens
@@ -64,7 +68,7 @@ class LoopbackSlack:
         identity = Identity(team_id=team_id, team=team, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id)
         self.workspace = WorkspaceState(identity) if timestamps is None else WorkspaceState(identity, timestamps)
         self._dispatch = Dispatcher(
-            self.lock, self.changed, self.workspace, Tokens(token, app_token), self.around_method
+            self.lock, self.changed, self.workspace, Tokens(token, app_token), self.around_method, kept_calls=kept_calls
         )
         self.methods: dict[str, Method] = self._dispatch.methods
         self.methods["apps.connections.open"] = lambda _state, _args: {"url": self.socket_mode_url()}

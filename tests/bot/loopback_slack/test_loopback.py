@@ -130,6 +130,16 @@ def test_post_ephemeral(client: WebClient, fake: FakeSlack) -> None:
     assert fake.messages("C1") == []
 
 
+def test_only_the_latest_calls_are_kept() -> None:
+    with FakeSlack(kept_calls=3) as slack:
+        client = WebClient(token=slack.token, base_url=slack.url, timeout=5)
+        for number in range(5):
+            client.chat_postMessage(channel="C1", text=f"message {number}")
+        kept = [call.args["text"] for call in slack.calls("chat.postMessage")]
+        assert kept == ["message 2", "message 3", "message 4"]
+        assert len(slack.messages("C1")) == 5  # the workspace itself forgets nothing
+
+
 def test_views_open_update_publish(client: WebClient, fake: FakeSlack) -> None:
     modal = {
         "type": "modal",
