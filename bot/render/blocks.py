@@ -14,6 +14,7 @@ from typing import Any, Final
 from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
 from bot.domain.edits import CallEdit, Change, editable, input_changes
+from bot.domain.grants import offers_similar
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.storable_json import truncation_marker
 from bot.render import safe_text
@@ -374,20 +375,6 @@ def _one_line(value: Any) -> str:
 
 
 ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
-MAX_PICKED_FIELDS: Final = 10  # a checkboxes element's options
-_FIELD_NAME_MAX: Final = 150  # an option's value
-
-
-def offers_similar(request: ApprovalRequest) -> bool:
-    """Whether a standing approval on fields the person picks is offered: one call, an object of 2 to 10 fields."""
-    tool_input = request.tool_input
-    return (
-        request.call_digest is not None
-        and bool(request.policy.grant_durations)
-        and isinstance(tool_input, dict)
-        and 2 <= len(tool_input) <= MAX_PICKED_FIELDS
-        and all(0 < len(name) <= _FIELD_NAME_MAX for name in tool_input)
-    )
 
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
