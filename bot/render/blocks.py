@@ -7,14 +7,13 @@ user-controlled text is escaped (see ``bot.render.safe_text``).
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
-from bot.domain.edits import CallEdit, Change, editable, input_changes
+from bot.domain.edits import Change, editable, input_changes
 from bot.domain.grants import offers_similar
+from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.storable_json import truncation_marker
 from bot.render import safe_text
@@ -39,7 +38,6 @@ __all__ = [
     "DECISION_BLOCK_PREFIX",
     "MAX_BLOCKS",
     "SECTION_TEXT_MAX",
-    "Progress",
     "actions_block_id",
     "agent_reply_blocks",
     "agent_reply_messages",
@@ -68,18 +66,6 @@ _CHANGED_VALUE_MAX: Final = 200  # a changed value, shown on one line
 
 FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What happened to a pending request so far (votes toward a quorum, a claim, the ladder)."""
-
-    votes: tuple[str, ...] = ()
-    claimed_by: str | None = None
-    claimed_until: datetime | None = None
-    level: int = 0
-    edit: CallEdit | None = None
-    """The input an approver edited the call to, if edited."""
 
 
 # ---------------------------------------------------------------- block constructors

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot.domain.grants import Grant
+from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import blocks, safe_text
 from bot.render.action_ids import REVOKE_GRANT_ACTION
@@ -23,7 +24,7 @@ GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
 
 def home_view(
     *,
-    queue: Sequence[tuple[ApprovalRequest, blocks.Progress]],
+    queue: Sequence[tuple[ApprovalRequest, Progress]],
     recent: Sequence[tuple[ApprovalRequest, Decision]],
     now: datetime,
     grants: Sequence[tuple[Grant, int]] = (),
