@@ -73,7 +73,7 @@ class Services:
         )
         """Each workspace's client: the one token's, or (OAuth) its installation's."""
         self.policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
-        self.modals = Modals(redis_client)
+        self.modals = Modals(stores=stores)
         directory = Directory(clients=self.clients, redis_client=redis_client)
         self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
