@@ -1,4 +1,4 @@
-"""What a listener's failure looks like from Slack's side (Bolt answers 500 by default).
+"""What a listener's failure looks like from Slack's side (Bolt answers 500 by default): the app's error handler.
 
 - A click: the message stays clickable and the clicker is told, through the click's
   ``response_url``, that nothing was recorded (Slack does not retry interactivity).
