@@ -68,5 +68,20 @@ def parse_grant_button_value(value: str) -> tuple[int, str, str | None, str] | N
     return int(seconds), *parse_button(rest)
 
 
+_PLACE_MARK: Final = ":"
+
+
+def revoke_button_value(team_id: str, channel_id: str, grant_id: str) -> str:
+    """What a Revoke button (App Home) carries: the standing approval's workspace, channel and id."""
+    return f"{team_id}{_PLACE_MARK}{channel_id}{_PLACE_MARK}{grant_id}"
+
+
+def parse_revoke_button_value(value: str) -> tuple[str, str, str]:
+    """The workspace, channel and grant id a Revoke button carries (``""`` for what a malformed one lacks)."""
+    team_id, _, rest = value.partition(_PLACE_MARK)
+    channel_id, _, grant_id = rest.partition(_PLACE_MARK)
+    return team_id, channel_id, grant_id
+
+
 AGENT_COMMAND: Final = "/agent"
 APPROVALS_COMMAND: Final = "/approvals"
