@@ -10,6 +10,20 @@ APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
 ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
+BUTTONS: Final = frozenset(
+    {
+        APPROVE_ACTION,
+        DENY_ACTION,
+        DISCUSS_ACTION,
+        CLAIM_ACTION,
+        APPROVE_AND_ALLOW_ACTION,
+        REVOKE_GRANT_ACTION,
+        EDIT_ACTION,
+        ALLOW_SIMILAR_ACTION,
+    }
+)
+"""Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
+click on one without it is refused before any listener runs (``bot.slack.payload_shape``)."""
 
 DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"
