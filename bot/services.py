@@ -25,7 +25,7 @@ from bot.flow.decisions import DecisionService
 from bot.flow.edits import EditFlow
 from bot.flow.escalation import Escalator
 from bot.flow.grants import GrantFlow
-from bot.flow.home_queue import HomeTab
+from bot.flow.home_queue import HomeQueue
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
 from bot.observe import metrics
@@ -73,12 +73,12 @@ class Services:
         )
         """Each workspace's client: the one token's, or (OAuth) its installation's."""
         self.policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
-        self.modals = Modals(redis_client)
+        self.modals = Modals(stores=stores)
         directory = Directory(clients=self.clients, redis_client=redis_client)
         self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
         self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
-        self.home = HomeTab(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.home_queue = HomeQueue(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
         self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
         self.publisher = RoundPublisher(
             stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
@@ -92,7 +92,7 @@ class Services:
         self.deliverer = Deliverer(
             clients=self.clients,
             stores=stores,
-            home=self.home,
+            home_queue=self.home_queue,
             lease_s=settings.outbox_lease_seconds,
             concurrency=settings.outbox_concurrency,
         )

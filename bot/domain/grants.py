@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.domain.durations import Seconds
-from bot.domain.records import PolicySummary
+from bot.domain.records import ApprovalRequest, PolicySummary
 
 MAX_GRANT_S: Final = 7 * 86_400
 """No grant lasts longer than a week, whatever a rule says."""
@@ -104,6 +104,23 @@ def field_digests(tool: str, tool_input: Any, *, client: str | None) -> dict[str
 def pattern_key(tool: str, *, client: str | None) -> str:
     """What indexes the grants on picked fields of one tool for one asker (never equal to a ``call_digest``)."""
     return "fields-" + call_digest(tool, None, client=client)
+
+
+MAX_PICKED_FIELDS: Final = 10
+"""Fields a person may pick from (the modal's checkboxes element holds at most 10 options)."""
+_FIELD_NAME_MAX: Final = 150  # a field's name is an option's value: at most 150 characters
+
+
+def offers_similar(request: ApprovalRequest) -> bool:
+    """Whether a standing approval on fields the person picks is offered: one call, an object of 2 to 10 fields."""
+    tool_input = request.tool_input
+    return (
+        request.call_digest is not None
+        and bool(request.policy.grant_durations)
+        and isinstance(tool_input, dict)
+        and 2 <= len(tool_input) <= MAX_PICKED_FIELDS
+        and all(0 < len(name) <= _FIELD_NAME_MAX for name in tool_input)
+    )
 
 
 def covers_fields(grant_fields: dict[str, str], call_fields: dict[str, str]) -> bool:

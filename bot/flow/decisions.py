@@ -28,6 +28,7 @@ from slack_sdk.errors import SlackApiError
 from bot.domain.authorization import authorize
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
+from bot.domain.hidden_characters import is_blank
 from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
@@ -37,7 +38,6 @@ from bot.flow.judge import ScriptJudge
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
-from bot.render.safe_text import is_blank
 from bot.store.approval_record import Approval
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory

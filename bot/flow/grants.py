@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.domain.clock import epoch_ms
-from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, pattern_key
+from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, offers_similar, pattern_key
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
-from bot.render.blocks import offers_similar
 from bot.store.audit import Audit
 from bot.store.grants import GrantStore
 

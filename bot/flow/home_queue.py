@@ -1,53 +1,50 @@
-"""What a person's App Home shows: their queue (what they may decide now, oldest first) and recent decisions.
+"""Who sees what on App Home: a person's queue (what they may decide now, oldest first) and recent decisions.
 
 A person sees only what they may decide (the request's policy allows them and they are in its
 channel, or were sent a copy) and decisions they could already see (their channel's, or ones
 they requested, decided or were sent).
 
-``HomeTab`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
+``HomeQueue.contents_for`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
 standing approvals) when a person opens the tab and after every change that can alter a queue;
 ``bot.render.home_view`` lays it out. It also lists what waits in one channel, for ``/approvals``.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from bot.domain.records import ApprovalRequest
+from bot.domain.grants import Grant
+from bot.domain.progress import Progress
+from bot.domain.records import ApprovalRequest, Decision
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
-from bot.render import blocks
-from bot.render.home_view import RECENT_SHOWN, home_view
-from bot.store.approval_record import Approval
+from bot.render.home_view import RECENT_SHOWN
 from bot.store.decide_call import RECENT_KEPT
 
 
-def progress_of(approval: Approval) -> blocks.Progress:
-    """What a pending approval's message shows besides the request."""
-    until = (
-        datetime.fromtimestamp(approval.claimed_until_ms / 1000, approval.request.created_at.tzinfo)
-        if approval.claimed_until_ms is not None
-        else None
-    )
-    return blocks.Progress(
-        votes=tuple(sorted(approval.votes)),
-        claimed_by=approval.claimed_by,
-        claimed_until=until,
-        level=approval.level,
-        edit=approval.edit,
-    )
+@dataclass(frozen=True)
+class HomeContents:
+    """What one person's App Home holds, as ``bot.render.home_view.home_view`` takes it."""
+
+    queue: list[tuple[ApprovalRequest, Progress]]
+    """What they may decide now, oldest first, each with what happened to it so far."""
+    recent: list[tuple[ApprovalRequest, Decision]]
+    """Decisions they could see, newest first."""
+    grants: list[tuple[Grant, int]]
+    """Their standing approvals, each with how often it was used."""
+    now: datetime
+    """When it was gathered (how long each request has waited)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HomeTab(Flow):
-    """Builds a person's App Home from Redis."""
+class HomeQueue(Flow):
+    """Chooses, from Redis, what a person's App Home shows them (and what waits in a channel)."""
 
     grants: GrantFlow
 
-    def view_for(self, user_id: str, *, team_id: str) -> dict[str, Any]:
-        """The home view of ``user_id`` in ``team_id``.
+    def contents_for(self, user_id: str, *, team_id: str) -> HomeContents:
+        """What the App Home of ``user_id`` in ``team_id`` shows.
 
-        It shows the requests of that workspace they may decide now, and its recent decisions they could see (a person
+        The requests of that workspace they may decide now, and its recent decisions they could see (a person
         in two workspaces sees each one's in its own tab).
         """
         queue = []
@@ -59,7 +56,7 @@ class HomeTab(Flow):
                 continue
             allowed, _refusal = self.decisions.may_decide(approval, user_id=user_id)
             if allowed:
-                queue.append((approval.request, progress_of(approval)))
+                queue.append((approval.request, approval.progress))
         recent = []
         for approval_id in self.stores.approvals.recent_decisions(limit=RECENT_KEPT):
             approval = self.stores.approvals.find_readable(approval_id)
@@ -70,7 +67,7 @@ class HomeTab(Flow):
                 if len(recent) == RECENT_SHOWN:
                     break
         grants = self.grants.live_for(user_id, team_id=team_id)
-        return home_view(queue=queue, recent=recent, now=self.clock(), grants=grants)
+        return HomeContents(queue=queue, recent=recent, grants=grants, now=self.clock())
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""

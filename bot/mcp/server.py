@@ -29,7 +29,7 @@ from pydantic import Field
 from agent.approval import input_digest
 from bot.mcp.api_client import ApiError, SignoffApi
 from bot.mcp.config import McpSettings
-from bot.render.texts import refusals
+from bot.render.texts import refusals, waiting
 
 SERVER_NAME: Final = "signoff"
 PERMISSION_TOOL: Final = "permission_prompt"
@@ -76,7 +76,7 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
         try:
             return await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
         except ApiError as error:
-            raise ToolError(f"Signoff refused the request: {error}") from None
+            raise ToolError(refusals.request_refused(error)) from None
 
     @server.tool(name=PERMISSION_TOOL)
     async def permission_prompt(
@@ -121,7 +121,7 @@ def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> di
         runs = edited if isinstance(edited, dict) else tool_input
         named = decision.get("input_digest")
         if named is not None and input_digest(runs) != named:
-            return {"behavior": "deny", "message": "The approval was given for other arguments. Do not retry."}
+            return {"behavior": "deny", "message": refusals.OTHER_ARGUMENTS}
         return {"behavior": "allow", "updatedInput": runs}
     return {"behavior": "deny", "message": refusals.not_approved(request)}
 
@@ -134,7 +134,7 @@ async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeo
         waited = time.monotonic() - started
         if waited >= timeout_s:
             return await anyio.to_thread.run_sync(api.cancel, request["id"])
-        await ctx.report_progress(waited, timeout_s, _progress(request))
+        await ctx.report_progress(waited, timeout_s, waiting.progress_note(request))
         wait_s = max(1, min(_POLL_S, int(timeout_s - waited)))
         try:
             wait = functools.partial(api.wait, request["id"], wait_s=wait_s)
@@ -145,13 +145,6 @@ async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeo
             # A 429 says when (Retry-After): the web process is not failing, only full of other waits.
             await anyio.sleep(error.retry_after_s or 1)
     return request
-
-
-def _progress(request: dict[str, Any]) -> str:
-    votes = len(request.get("votes") or [])
-    quorum = request.get("quorum") or 1
-    tally = f", {votes} of {quorum} approvals" if quorum > 1 else ""
-    return f"waiting for a decision in Slack (policy {request.get('policy') or 'pending'}{tally})"
 
 
 def _body(

@@ -10,6 +10,20 @@ APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
 ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
+BUTTONS: Final = frozenset(
+    {
+        APPROVE_ACTION,
+        DENY_ACTION,
+        DISCUSS_ACTION,
+        CLAIM_ACTION,
+        APPROVE_AND_ALLOW_ACTION,
+        REVOKE_GRANT_ACTION,
+        EDIT_ACTION,
+        ALLOW_SIMILAR_ACTION,
+    }
+)
+"""Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
+click on one without it is refused before any listener runs (``bot.slack.payload_shape``)."""
 
 DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"
@@ -66,6 +80,21 @@ def parse_grant_button_value(value: str) -> tuple[int, str, str | None, str] | N
     if not mark or not seconds.isascii() or not seconds.isdigit() or len(seconds) > 7:
         return None
     return int(seconds), *parse_button(rest)
+
+
+_PLACE_MARK: Final = ":"
+
+
+def revoke_button_value(team_id: str, channel_id: str, grant_id: str) -> str:
+    """What a Revoke button (App Home) carries: the standing approval's workspace, channel and id."""
+    return f"{team_id}{_PLACE_MARK}{channel_id}{_PLACE_MARK}{grant_id}"
+
+
+def parse_revoke_button_value(value: str) -> tuple[str, str, str]:
+    """The workspace, channel and grant id a Revoke button carries (``""`` for what a malformed one lacks)."""
+    team_id, _, rest = value.partition(_PLACE_MARK)
+    channel_id, _, grant_id = rest.partition(_PLACE_MARK)
+    return team_id, channel_id, grant_id
 
 
 AGENT_COMMAND: Final = "/agent"

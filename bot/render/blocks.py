@@ -7,13 +7,13 @@ user-controlled text is escaped (see ``bot.render.safe_text``).
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
-from bot.domain.edits import CallEdit, Change, editable, input_changes
+from bot.domain.edits import Change, editable, input_changes
+from bot.domain.grants import offers_similar
+from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.storable_json import truncation_marker
 from bot.render import safe_text
@@ -38,7 +38,6 @@ __all__ = [
     "DECISION_BLOCK_PREFIX",
     "MAX_BLOCKS",
     "SECTION_TEXT_MAX",
-    "Progress",
     "actions_block_id",
     "agent_reply_blocks",
     "agent_reply_messages",
@@ -67,18 +66,6 @@ _CHANGED_VALUE_MAX: Final = 200  # a changed value, shown on one line
 
 FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What happened to a pending request so far (votes toward a quorum, a claim, the ladder)."""
-
-    votes: tuple[str, ...] = ()
-    claimed_by: str | None = None
-    claimed_until: datetime | None = None
-    level: int = 0
-    edit: CallEdit | None = None
-    """The input an approver edited the call to, if edited."""
 
 
 # ---------------------------------------------------------------- block constructors
@@ -374,20 +361,6 @@ def _one_line(value: Any) -> str:
 
 
 ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
-MAX_PICKED_FIELDS: Final = 10  # a checkboxes element's options
-_FIELD_NAME_MAX: Final = 150  # an option's value
-
-
-def offers_similar(request: ApprovalRequest) -> bool:
-    """Whether a standing approval on fields the person picks is offered: one call, an object of 2 to 10 fields."""
-    tool_input = request.tool_input
-    return (
-        request.call_digest is not None
-        and bool(request.policy.grant_durations)
-        and isinstance(tool_input, dict)
-        and 2 <= len(tool_input) <= MAX_PICKED_FIELDS
-        and all(0 < len(name) <= _FIELD_NAME_MAX for name in tool_input)
-    )
 
 
 def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:

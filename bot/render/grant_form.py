@@ -20,7 +20,7 @@ _OPTION_MAX: Final = 75  # an option's text
 
 
 def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str) -> dict[str, Any]:
-    """The modal (views.open) for ``request``, whose input is an object (``blocks.offers_similar``)."""
+    """The modal (views.open) for ``request``, whose input is an object (``bot.domain.grants.offers_similar``)."""
     tool = safe_text.code_inline(request.tool or request.interrupt_name)
     channel = f"<#{safe_text.escape(request.channel_id[: safe_text.MAX_ID])}>"
     intro = (

@@ -10,9 +10,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot.domain.grants import Grant
+from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import blocks, safe_text
-from bot.render.action_ids import REVOKE_GRANT_ACTION
+from bot.render.action_ids import REVOKE_GRANT_ACTION, revoke_button_value
 from bot.render.texts import app_home, approval_request, standing_approvals
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
@@ -23,7 +24,7 @@ GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
 
 def home_view(
     *,
-    queue: Sequence[tuple[ApprovalRequest, blocks.Progress]],
+    queue: Sequence[tuple[ApprovalRequest, Progress]],
     recent: Sequence[tuple[ApprovalRequest, Decision]],
     now: datetime,
     grants: Sequence[tuple[Grant, int]] = (),
@@ -93,6 +94,6 @@ def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
         until=grant.expires_at,
         uses=uses,
     )
-    value = f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
+    value = revoke_button_value(grant.team_id, grant.channel_id, grant.grant_id)
     revoke = blocks.button(REVOKE_GRANT_ACTION, standing_approvals.REVOKE_LABEL, value, "danger")
     return {**blocks.section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}

@@ -1,15 +1,16 @@
 """The primitives that make text safe to interpolate into Slack: escaped, hidden characters shown, bounded.
 
 Anything a user, an agent or a model controls is escaped (``&``, ``<``, ``>``) before it is interpolated, so an
-argument such as ``<!channel>`` is shown, never executed; invisible and text-direction characters are spelled out
-(``⟨U+202E⟩``) so a person reads exactly what they approve; ids and names are clipped so no text can grow past
-Block Kit's limits. Every text of ``bot.render.texts`` is built from these.
+argument such as ``<!channel>`` is shown, never executed; invisible and text-direction characters (which ones:
+``bot.domain.hidden_characters``) are spelled out (``⟨U+202E⟩``) so a person reads exactly what they approve; ids and
+names are clipped so no text can grow past Block Kit's limits. Every text of ``bot.render.texts`` is built from these.
 """
 
 import re
 import unicodedata
 from typing import Final
 
+from bot.domain.hidden_characters import hidden_at, surely_visible
 from bot.domain.storable_json import ELLIPSIS, truncation_marker
 
 MAX_ID = 64  # Slack ids are ~11 characters; anything longer is clipped, never trusted to be short.
@@ -19,11 +20,6 @@ MAX_SUMMARY = 500  # error summaries
 
 _ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
-# Letters and marks that draw nothing (names made of them look blank); the rest is found by category.
-_BLANK_LOOKING: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
-_HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-# What str.isprintable() accepts yet may hide: the blank-looking letters and the variation selectors.
-_PRINTABLE_BUT_HIDDEN: Final = re.compile("[" + "".join(sorted(_BLANK_LOOKING)) + "\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _FLAG_SEQUENCE: Final = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")  # 🏴 + tags: a region's flag
 _REVEALED_MAX: Final = len("⟨U+10FFFF⟩")
 
@@ -33,32 +29,14 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _pictographic(ch: str) -> bool:
-    return ord(ch) >= 0x1F000 or unicodedata.category(ch) in ("So", "Sk") or ch == "\ufe0f"
-
-
-def _hidden_at(text: str, index: int) -> bool:
-    ch = text[index]
-    code = ord(ch)
-    if ch == "\u200d":  # a joiner between two emoji builds one emoji (👩‍💻); anywhere else it hides
-        return not (0 < index < len(text) - 1 and _pictographic(text[index - 1]) and _pictographic(text[index + 1]))
-    if ch in "\ufe0e\ufe0f":  # text / emoji presentation of the character before it
-        return index == 0 or text[index - 1].isspace() or _hidden_at(text, index - 1)
-    if 0xFE00 <= code <= 0xFE0D or 0xE0100 <= code <= 0xE01EF:  # other variation selectors: invisible
-        return True
-    if ch in "\n\t":
-        return False
-    return unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _BLANK_LOOKING
-
-
 def reveal(text: str) -> str:
     """``text`` with every invisible, control or text-direction character shown as ``⟨U+202E⟩``.
 
     A person must read exactly what they approve: ``cat report_\u202egpj.sh`` would display as
     ``cat report_hs.jpg``. Newlines, tabs and the joiners inside emoji and flags stay as they are.
     """
-    if text.replace("\n", "").replace("\t", "").isprintable() and not _PRINTABLE_BUT_HIDDEN.search(text):
-        return text  # the common case, checked in C: no control, format or separator character at all
+    if surely_visible(text):
+        return text  # the common case: no control, format or separator character at all
     flags = {match.start(): match.end() for match in _FLAG_SEQUENCE.finditer(text)} if "\U0001f3f4" in text else {}
     shown: list[str] = []
     index = 0
@@ -67,7 +45,7 @@ def reveal(text: str) -> str:
             shown.append(text[index : flags[index]])
             index = flags[index]
             continue
-        shown.append(f"⟨U+{ord(text[index]):04X}⟩" if _hidden_at(text, index) else text[index])
+        shown.append(f"⟨U+{ord(text[index]):04X}⟩" if hidden_at(text, index) else text[index])
         index += 1
     return "".join(shown)
 
@@ -75,11 +53,6 @@ def reveal(text: str) -> str:
 def has_hidden(text: str) -> bool:
     """Whether ``reveal`` would change ``text``."""
     return reveal(text) != text
-
-
-def is_blank(text: str) -> bool:
-    """Whether ``text`` shows nothing to read: only whitespace and invisible characters (``⟨U+200B⟩``, ``⟨U+3164⟩``)."""
-    return all(ch.isspace() or _hidden_at(text, index) for index, ch in enumerate(text))
 
 
 def _continues(ch: str) -> bool:

@@ -16,7 +16,7 @@ from bot.slack.listeners import (
     deny,
     discuss,
     edits,
-    errors,
+    failures,
     grants,
     home,
     installs,
@@ -29,7 +29,7 @@ from bot.store.oauth_states import OAuthStates
 
 # Every listener module of the app, in the order Bolt tries them (the uninstall ones go first, in OAuth mode).
 _LISTENERS: Final[tuple[Callable[[App, Services], None], ...]] = (
-    errors.register,
+    failures.register,
     requests.register,
     clicks.register,
     discuss.register,

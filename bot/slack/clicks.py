@@ -17,7 +17,6 @@ from typing import Any, cast
 
 import redis
 from slack_bolt import Ack, App
-from slack_sdk.webhook import WebhookClient
 
 from bot.domain.status import Status
 from bot.flow.decisions import DecisionService
@@ -25,10 +24,9 @@ from bot.flow.outcomes import Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
-from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
+from bot.slack.listeners.failures import tell_click_failed
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.payloads import Action, BlockActions
 from bot.store.outbox import Outbox
@@ -128,16 +126,7 @@ class ApproveClicks:
     def _failed(self, click: ApproveClick, error: Exception) -> None:
         """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
         logger.error("approval_id=<%s> | approve click failed", click.approval_id, exc_info=error)
-        response_url = click.body.get("response_url")
-        if isinstance(response_url, str) and response_url:
-            try:
-                WebhookClient(response_url).send(
-                    text=answers.click_failed(type(error).__name__),
-                    response_type="ephemeral",
-                    replace_original=False,
-                )
-            except SLACK_CALL_ERRORS:  # the answer is 200 either way: Slack shows nothing for it
-                logger.exception("could not tell the clicker that the click failed")
+        tell_click_failed(click.body, error)
 
 
 def register(app: App, services: Services) -> None:

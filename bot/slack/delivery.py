@@ -42,9 +42,10 @@ from slack_sdk.errors import SlackApiError
 from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
-from bot.flow.home_queue import HomeTab, progress_of
+from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
 from bot.render import blocks
+from bot.render.home_view import home_view
 from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
@@ -104,19 +105,19 @@ class Deliverer:
         *,
         clients: SlackClients,
         stores: Stores,
-        home: HomeTab | None = None,
+        home_queue: HomeQueue | None = None,
         updates: MessageUpdates | None = None,
         lease_s: float = 30,
         concurrency: int = 1,
     ):
-        """Keep the collaborators; ``clients`` give each workspace's client, ``home`` refreshes App Home tabs.
+        """Keep the collaborators; ``clients`` give each workspace's client, ``home_queue`` fills App Home tabs.
 
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
         """
         self._clients = clients
         self._stores = stores
-        self._home = home
+        self._home_queue = home_queue
         self._updates = updates or MessageUpdates(stores.redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
@@ -464,9 +465,11 @@ class Deliverer:
             raise
 
     def _publish_home(self, entry: OutboxEntry) -> None:
-        if self._home is not None:
+        if self._home_queue is not None:
             user, slack = entry.payload["user"], self._clients.for_team(entry.team_id)
-            slack.views_publish(user_id=user, view=self._home.view_for(user, team_id=entry.team_id))
+            home = self._home_queue.contents_for(user, team_id=entry.team_id)
+            view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants)
+            slack.views_publish(user_id=user, view=view)
 
     def _refresh_homes(self, team_id: str) -> None:
         """Queue a refresh of every App Home of ``team_id`` that shows approvals (a change may alter each queue)."""
@@ -482,4 +485,4 @@ def _update_of(request: ApprovalRequest) -> OutboxEntry:
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:
-    return blocks.approval_message(approval.request, decision=approval.decision, progress=progress_of(approval))
+    return blocks.approval_message(approval.request, decision=approval.decision, progress=approval.progress)

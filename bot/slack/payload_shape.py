@@ -22,15 +22,6 @@ _SLACK_TS: Final = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,6})?")
 _ID_OBJECTS: Final = ("enterprise", "team", "user", "channel")
 _FLAT_IDS: Final = ("enterprise_id", "team_id", "user_id", "channel_id", "event_id")
 _NESTED_IN_EVENTS: Final = ("message", "previous_message", "item", "assistant_thread")
-# The bot's own buttons: each carries what it acts on (an approval, a standing approval) as its value.
-_BUTTONS_WITH_AN_APPROVAL_ID: Final = (
-    ids.APPROVE_ACTION,
-    ids.DENY_ACTION,
-    ids.DISCUSS_ACTION,
-    ids.CLAIM_ACTION,
-    ids.APPROVE_AND_ALLOW_ACTION,
-    ids.REVOKE_GRANT_ACTION,
-)
 _MAX_SHOWN_KEY: Final = 64
 _INTERACTIONS: Final = ("block_actions", "view_submission", "view_closed", "shortcut", "message_action")
 
@@ -119,7 +110,7 @@ def _actions_problem(actions: Any) -> str | None:
     for index, action in enumerate(actions):
         if not isinstance(action.get("action_id"), str):
             return f"malformed block_actions: actions[{index}].action_id must be a string"
-        if action["action_id"] in _BUTTONS_WITH_AN_APPROVAL_ID and "value" not in action:
+        if action["action_id"] in ids.BUTTONS and "value" not in action:  # each carries what it acts on
             return f"malformed block_actions: actions[{index}].value is missing"
         if "value" in action and not _is_text(action["value"]):
             return f"malformed block_actions: actions[{index}].value must be a string of valid Unicode"

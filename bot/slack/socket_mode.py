@@ -4,7 +4,7 @@ Slack redelivers an envelope until it is acked. Bolt builds its request (reading
 ``team`` of the payload) before the app runs and acks nothing if that raises, so an envelope of an
 odd shape would come back, and fail the same way, for ever. Such an envelope is checked first with
 ``bot.slack.payload_shape`` (the HTTP edge answers the same shapes with a 400), logged and acked. An event
-whose listener failed is still left unacked for Slack to redeliver (see ``bot.slack.listeners.errors``).
+whose listener failed is still left unacked for Slack to redeliver (see ``bot.slack.listeners.failures``).
 """
 
 import logging

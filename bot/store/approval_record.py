@@ -6,6 +6,7 @@ hash, discussion, votes and edit), and ``approval_from`` builds it from their re
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 import redis
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 
 from bot.domain.edits import CallEdit
 from bot.domain.errors import SignoffError
+from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.observe.tracing import TRACE_FIELD, valid_traceparent
 from bot.store import keys
@@ -55,6 +57,22 @@ class Approval:
     def shown_digest(self) -> str | None:
         """The digest an Approve of this approval names (``None``: it names none, e.g. a batch)."""
         return self.edit.digest if self.edit is not None else self.request.input_digest
+
+    @property
+    def progress(self) -> Progress:
+        """What its message shows besides the request while it waits: votes, a claim, the ladder's level, an edit."""
+        until = (
+            datetime.fromtimestamp(self.claimed_until_ms / 1000, self.request.created_at.tzinfo)
+            if self.claimed_until_ms is not None
+            else None
+        )
+        return Progress(
+            votes=tuple(sorted(self.votes)),
+            claimed_by=self.claimed_by,
+            claimed_until=until,
+            level=self.level,
+            edit=self.edit,
+        )
 
 
 READS: Final = 4

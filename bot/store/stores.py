@@ -20,6 +20,7 @@ from bot.store.grants import GrantStore
 from bot.store.home_viewers import HomeViewers
 from bot.store.installations import Installations
 from bot.store.jobs import JobQueue
+from bot.store.modal_views import ModalViews
 from bot.store.outbox import Outbox
 from bot.store.schedule import Schedule
 from bot.store.signatures import SeenSignatures
@@ -65,6 +66,8 @@ class Stores:
     """Slack events already handled (a redelivered one is dropped)."""
     home_viewers: HomeViewers
     """Who opened App Home lately (whose tab a change republishes)."""
+    modal_views: ModalViews
+    """What each modal the bot opened was opened with (a submission is checked against it)."""
 
     @classmethod
     def on(cls, client: Redis, *, retention_s: int = _THIRTY_DAYS_S, clock: Clock = system_clock) -> Self:
@@ -90,4 +93,5 @@ class Stores:
             signatures=SeenSignatures(client),
             event_deliveries=EventDeliveries(client),
             home_viewers=HomeViewers(client),
+            modal_views=ModalViews(client),
         )

@@ -4,7 +4,10 @@ These are the MCP permission tool's answers, which the Claude Agent SDK recipe g
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
+
+OTHER_ARGUMENTS: Final = "The approval was given for other arguments. Do not retry."
+"""An approval names an input other than the one that would run (by its digest): nothing runs."""
 
 
 def not_approved(request: Mapping[str, Any]) -> str:
@@ -25,3 +28,8 @@ def not_approved(request: Mapping[str, Any]) -> str:
 def could_not_ask(error: object) -> str:
     """The API could not be reached, or refused the request: the call does not run (fail closed)."""
     return f"Signoff could not ask for a sign-off: {error}"
+
+
+def request_refused(error: object) -> str:
+    """The API refused the request (the error names the field) or cannot be reached: the tool call fails."""
+    return f"Signoff refused the request: {error}"

@@ -47,8 +47,7 @@ def register(app: App, services: Services) -> None:
         ack()
         who = clicker(body)
         user = who.user
-        team_id, _, rest = str(action.get("value", "")).partition(":")
-        channel_id, _, grant_id = rest.partition(":")
+        team_id, channel_id, grant_id = ids.parse_revoke_button_value(str(action.get("value", "")))
         # Only a button of the workspace it was clicked in ends anything.
         grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
         text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)

@@ -31,7 +31,7 @@ def register(app: App, services: Services) -> None:
     def list_pending(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]
         lines = []
-        for request in services.home.pending_in(str(command.get("team_id") or ""), channel):
+        for request in services.home_queue.pending_in(str(command.get("team_id") or ""), channel):
             link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
             lines.append(app_home.pending_line(request, now=services.clock(), link=link))
         respond(text=app_home.pending_list(lines), response_type="ephemeral")

@@ -22,12 +22,12 @@ import pytest
 import redis
 from pydantic import SecretStr
 
+from bot.domain.hidden_characters import is_blank
 from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, approval_id_for, session_id_for
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.outcomes import Kind
 from bot.loopback_slack.slack_requests import TEAM_ID
-from bot.render.safe_text import is_blank
 from bot.services import Services
 from bot.settings import Settings
 from bot.store import keys

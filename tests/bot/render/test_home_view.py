@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from slack_sdk.models.views import View
 
 from bot.domain.grants import Grant
-from bot.render import blocks
+from bot.domain.progress import Progress
 from bot.render.home_view import home_view
 from tests.bot.render.test_blocks import all_texts, decision, request
 
@@ -32,7 +32,7 @@ def test_app_home_shows_five_standing_approvals_then_how_many_more_within_slacks
 
 
 def test_a_full_queue_and_recent_decisions_stay_within_the_tab() -> None:
-    queue = [(request(approval_id=f"a{index}"), blocks.Progress(level=1)) for index in range(40)]
+    queue = [(request(approval_id=f"a{index}"), Progress(level=1)) for index in range(40)]
     recent = [(request(tool="deploy", tool_input={"env": "<!channel>"}), decision("approve"))] * 20
     view = home_view(queue=queue, recent=recent, now=NOW)
     assert len(view["blocks"]) <= 100

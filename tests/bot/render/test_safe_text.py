@@ -48,18 +48,6 @@ def test_truncation_never_splits_a_revealed_character() -> None:
         assert text.count("⟨") == text.count("⟩")
 
 
-@pytest.mark.parametrize(
-    "text", ["", " \n\t", "\u200b", "\u2800\u3164", "\u200e\u200f", "\u00ad", "\ufeff\u2060 \u115f"]
-)
-def test_text_of_only_whitespace_and_invisible_characters_is_blank(text: str) -> None:
-    assert safe_text.is_blank(text)
-
-
-@pytest.mark.parametrize("text", ["ok\u200b", "\u200b.", "👩\u200d💻", "\u2764\ufe0f", "e\u0301", "\u202eno"])
-def test_text_with_anything_to_read_is_not_blank(text: str) -> None:
-    assert not safe_text.is_blank(text)
-
-
 @pytest.mark.parametrize("name", ["deploy\n> *approved*", "deploy\tprod", "a\r\nb"])
 def test_a_name_in_inline_code_stays_on_one_line_with_its_breaks_spelled_out(name: str) -> None:
     shown = safe_text.code_inline(name)

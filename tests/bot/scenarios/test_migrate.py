@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import redis
 
-from bot.cli.migrate import migrate
 from bot.render import action_ids as ids
+from bot.store.shard_migration import migrate
 from tests.bot.support.harness import demo_factory, running_bot
 from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write

@@ -218,7 +218,7 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAu
         granted_ms=int(now.timestamp() * 1000),
     )
     installed.services.stores.grants.create(grant)
-    value = f"{BETA}:{CHANNELS[BETA]}:g1"
+    value = ids.revoke_button_value(BETA, CHANNELS[BETA], "g1")
     for team, kept in ((ALPHA, True), (BETA, False)):  # APPROVER made it: only a click from BETA ends it
         payload = home_click(ids.REVOKE_GRANT_ACTION, value, user=APPROVER, team=slack_requests.Team(team))
         assert installed.poster.post_action(payload).status == 200

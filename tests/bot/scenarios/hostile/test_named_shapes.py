@@ -8,7 +8,7 @@ from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
 from tests.bot.support.harness import Bot
-from tests.bot.support.people import CHANNEL
+from tests.bot.support.people import APPROVER, CHANNEL
 
 
 def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id: str) -> None:
@@ -29,6 +29,21 @@ CLICKS = {
 def test_a_click_the_listener_could_not_read_is_a_400_naming_the_field(bot: Bot, named: str) -> None:
     approval_id, result = click_with(bot, CLICKS[named])
     _assert_refused_naming(named, result, bot, approval_id)
+
+
+# Every button the bot renders, by its action id: each carries what it acts on (an approval, a standing approval).
+BUTTONS = sorted(value for name, value in vars(ids).items() if name.endswith("_ACTION"))
+
+
+@pytest.mark.parametrize("action_id", BUTTONS)
+def test_a_click_on_any_button_of_the_bot_without_its_value_is_a_400(bot: Bot, action_id: str) -> None:
+    approval_id, _ = bot.ask()
+    payload = bot.click_payload(action_id, approval_id, user=APPROVER)
+    payload["actions"][0].pop("value")
+    result = bot.poster.post_action(payload)
+    bot.drain()
+    _assert_refused_naming("actions[0].value is missing", result, bot, approval_id)
+    assert bot.ephemeral_texts(APPROVER) == []  # no listener ran: nobody is told anything
 
 
 SUBMISSIONS = {

@@ -1,4 +1,4 @@
-"""What a listener's failure looks like from Slack's side (Bolt answers 500 by default).
+"""What a listener's failure looks like from Slack's side (Bolt answers 500 by default): the app's error handler.
 
 - A click: the message stays clickable and the clicker is told, through the click's
   ``response_url``, that nothing was recorded (Slack does not retry interactivity).
@@ -9,6 +9,7 @@
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import redis
@@ -23,6 +24,19 @@ from bot.slack.call_errors import SLACK_CALL_ERRORS
 logger = logging.getLogger(__name__)
 
 
+def tell_click_failed(body: Mapping[str, Any], error: Exception) -> None:
+    """Nothing was recorded: say so through the click's response URL, to the clicker only (the message stays)."""
+    response_url = body.get("response_url")
+    if not isinstance(response_url, str) or not response_url:
+        return
+    try:
+        WebhookClient(response_url).send(
+            text=answers.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False
+        )
+    except SLACK_CALL_ERRORS:  # the answer is 200 either way: Slack shows nothing for it
+        logger.exception("could not tell the clicker that the click failed")
+
+
 def register(app: App, services: Services) -> None:
     """Install the error handler on ``app``."""
 
@@ -33,13 +47,7 @@ def register(app: App, services: Services) -> None:
         if kind == "block_actions":
             response.status = 200
             response.body = ""
-            if body.get("response_url"):
-                try:
-                    WebhookClient(body["response_url"]).send(
-                        text=answers.click_failed(summary), response_type="ephemeral", replace_original=False
-                    )
-                except SLACK_CALL_ERRORS:
-                    logger.exception("could not tell the clicker that the click failed")
+            tell_click_failed(body, error)
         elif kind == "view_submission":
             response.status = 200
             response.body = json.dumps(blocks.modal_errors(answers.click_failed(summary)))

@@ -1,0 +1,52 @@
+"""What the bot's buttons carry is built and read back in one place (``bot.render.action_ids``)."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.domain.grants import Grant
+from bot.domain.records import PolicySummary
+from bot.render import action_ids as ids
+from bot.render import blocks
+from bot.render.home_view import home_view
+from tests.bot.render.test_blocks import request
+
+NOW = datetime(2026, 12, 2, tzinfo=UTC)
+
+
+def _buttons(node: Any) -> list[dict[str, Any]]:
+    """Every button of a Block Kit payload."""
+    if isinstance(node, list):
+        return [button for each in node for button in _buttons(each)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if node.get("type") == "button" else []
+    return own + [button for each in node.values() for button in _buttons(each)]
+
+
+def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
+    # A request offering every button (claims, an edit, grants and "allow similar"), and a standing approval.
+    offering_all = request(
+        policy=PolicySummary(name="p", claim_pause_s=600, grant_durations=(3600,)),
+        call_digest="c" * 32,
+        input_digest="i" * 32,
+    )
+    grant = Grant(
+        grant_id="g1", team_id="T1", channel_id="C1", rule="p", tool="deploy", tool_input={"n": 1}, digest="d",
+        terms="t", requester=None, granted_by="U1", granted_at=NOW, expires_at=NOW + timedelta(hours=1),
+        granted_ms=0, approval_id="a",
+    )  # fmt: skip
+    shown = _buttons(blocks.approval_message(offering_all)) + _buttons(
+        home_view(queue=[], recent=[], now=NOW, grants=[(grant, 0)])
+    )
+    named = {value for name, value in vars(ids).items() if name.endswith("_ACTION")}
+    assert {button["action_id"] for button in shown} == named == ids.BUTTONS
+    assert all(isinstance(button["value"], str) for button in shown)
+
+
+def test_a_revoke_button_names_the_grant_it_ends() -> None:
+    value = ids.revoke_button_value("T1", "C1", "g0123")
+    assert ids.parse_revoke_button_value(value) == ("T1", "C1", "g0123")
+
+
+def test_a_malformed_revoke_value_names_no_grant() -> None:
+    assert ids.parse_revoke_button_value("T1") == ("T1", "", "")
