@@ -232,7 +232,9 @@ class RoundPublisher:
             interrupt_name=interrupt.name,
             **asdict(info),  # the request lives where the thread does, and names who asked in it
             client=client,
-            **({"tool": single.tool, "tool_input": single.input, "tool_use_id": single.tool_use_id} if single else {}),
+            tool=single.tool if single else None,
+            tool_input=single.input if single else None,
+            tool_use_id=single.tool_use_id if single else None,
             calls=calls,
             reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
             policy=policy,
