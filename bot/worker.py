@@ -16,6 +16,8 @@ a third fires due reminders, escalations and expiries; a fourth records the work
 shows as a dead worker to ``python -m bot worker-health``. A worker stopped cleanly hands its waiting
 retries to the others and leaves the group. An error in the agent's own code on its responses
 (``AgentCodeError``) is not retried at all: it would fail the same way until someone fixes the agent;
+nor is a factory or agent that cannot be built or run as written (``AgentSetupError``: a type error,
+a missing method);
 nor is a value the agent produced that no record can hold (``UnstorableValueError``: NaN, an object).
 Nor is a job that can never run (``Job.problem``: not UTF-8, a field missing): it is quarantined,
 i.e. logged with its id, recorded in the audit trail as ``quarantined`` and acknowledged.
@@ -36,7 +38,7 @@ from opentelemetry.trace import SpanKind
 from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
-from bot.flow.runner import AgentCodeError, SessionRunner
+from bot.flow.runner import AgentCodeError, AgentSetupError, SessionRunner
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
@@ -272,6 +274,10 @@ class Worker:
             tracing.current_failed("the agent's code failed", error)
             self._agent_code_failed(job, error)
             return "failed"
+        except AgentSetupError as error:
+            tracing.current_failed("the agent cannot be built or run", error)
+            self._agent_setup_failed(job, error)
+            return "failed"
         except UnstorableValueError as error:
             tracing.current_failed("the agent gave a value that cannot be stored", error)
             self._unstorable(job, error)
@@ -365,6 +371,21 @@ class Worker:
             "job_failed_in_agent_code", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
         )
         self.runner.report_failure(job, thread_posts.agent_code_failed(str(error), error.shapes))
+        self.stores.jobs.ack(job)
+        self._forget(job.job_id)
+
+    def _agent_setup_failed(self, job: Job, error: AgentSetupError) -> None:
+        """Not retried: ``AGENT_FACTORY`` or the agent it built has a bug that every run would hit again."""
+        logger.error(
+            "job_id=<%s>, kind=<%s> | the agent cannot be built or run (fix AGENT_FACTORY's code), not retried: %s",
+            job.job_id,
+            job.kind,
+            error,
+        )
+        self.stores.audit.record(
+            "job_failed_agent_setup", session_id=job.fields.get("session_id", ""), job=job.fields, error=str(error)
+        )
+        self.runner.report_failure(job, thread_posts.agent_setup_failed(str(error)))
         self.stores.jobs.ack(job)
         self._forget(job.job_id)
 

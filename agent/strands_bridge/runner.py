@@ -6,15 +6,18 @@ taking a prompt, ``interruptResponse`` blocks or nothing (continue: run the tool
 trailing toolUse message, else ask the model), returning ``agent.AgentResult``.
 """
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import redis
 from strands import Agent as StrandsAgent
+from strands.hooks import AfterToolCallEvent
 from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
+from agent.vended import CONFIRMATION_FAILED_PREFIX
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
@@ -48,6 +51,8 @@ class StrandsRunnable:
         if not is_strands_agent(agent):
             raise TypeError(f"agent_type=<{type(agent).__qualname__}> | not a strands.Agent")
         self.agent = agent
+        self._refusals: dict[str, str] = {}
+        agent.hooks.add_callback(AfterToolCallEvent, self._explain_refusal)
 
     @property
     def interrupted(self) -> bool:
@@ -82,6 +87,23 @@ class StrandsRunnable:
         """The conversation (Strands may add ``metadata``/``tracking_id`` keys to messages)."""
         messages: list[Message] = self.agent.messages
         return messages
+
+    def explain_refusals(self, refusals: Mapping[str, str]) -> None:
+        """Tell the model why each call ``HumanInTheLoop`` is about to refuse was refused (by its toolUseId).
+
+        Strands' ``HumanInTheLoop`` cancels a call it was not given ``"y"`` for with
+        ``CONFIRMATION_FAILED: <its prompt>``: the model would not learn who refused, why, or that nobody
+        answered in time. Its result keeps that prefix and carries Signoff's account instead of the prompt.
+        """
+        self._refusals = dict(refusals)
+
+    def _explain_refusal(self, event: Any) -> None:
+        message = event.cancel_message
+        if not isinstance(message, str) or not message.startswith(CONFIRMATION_FAILED_PREFIX):
+            return
+        account = self._refusals.pop(str(event.tool_use.get("toolUseId")), None)
+        if account is not None:
+            event.result = {**event.result, "content": [{"text": f"{CONFIRMATION_FAILED_PREFIX} {account}"}]}
 
     def __call__(self, prompt: Prompt = None) -> AgentResult:
         """Invoke the Strands agent and report its result as ``agent.AgentResult``.

@@ -15,7 +15,7 @@ of calls gets every call's policy at once, combined into the strictest (``Policy
         match: {tools: [restart_service, rollback_deploy]}
         approvers: {users: [U012AB3CD], usergroups: [S0614TZR7]}
         reason_required_on_deny: true
-        response: yes_no            # what the agent receives: record (default), yes_no or boolean
+        response: yes_no            # what the agent receives: record, yes_no or boolean
       - name: big-prod-scale
         match:
           tools: [scale_service]

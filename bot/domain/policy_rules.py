@@ -119,8 +119,9 @@ class PolicySettings(PolicyModel):
     """Distinct approvals needed; one deny ends the request."""
     low_risk: StrictBool = False
     """Only low-risk requests may be approved automatically on expiry."""
-    response: ResponseShape = "record"
-    """What the agent receives: the decision record, ``"y"``/``"n"`` (``yes_no``) or a boolean."""
+    response: ResponseShape | None = None
+    """What the agent receives: the decision record, ``"y"``/``"n"`` (``yes_no``) or a boolean. Unset: what the
+    interrupt's code reads (Strands' ``HumanInTheLoop``: ``"y"``/``"n"``), else the record."""
     edits: Edits = "allowed"
     """Whether an approver may edit the call before approving it (``other_approver``: someone else approves it)."""
     channel: ChannelId | None = None

@@ -97,7 +97,8 @@ class PolicySummary(BaseModel):
     remind_every_s: int | None = None
     expire_after_s: int | None = None
     expiry_outcome: Literal["deny", "keep", "approve"] | None = None
-    response: ResponseShape = "record"
+    response: ResponseShape | None = None
+    """The rule's ``response``; ``None``: what the interrupt's code reads (``agent.vended.expected_shape``)."""
     tier: Literal["allow", "ask", "deny"] = "ask"
     """``allow`` and ``deny`` are decided by the rule when the request is opened; ``ask`` waits for people."""
     message: str | None = None
@@ -140,8 +141,8 @@ class ApprovalRequest(BaseModel):
             tool cannot be determined (then only interrupt-name rules and the default apply).
         reason: The interrupt's reason, as the agent gave it.
         policy: The policy that decides who may answer.
-        response_shape: What the agent receives on resume: the rule's ``response``, unless the
-            reason's ``"response"`` key names another shape.
+        response_shape: What the agent receives on resume: the reason's ``"response"`` key, else the rule's
+            ``response``, else what a vended interrupt's code reads (``agent.vended``), else the record.
         created_at: When the interrupt was raised.
         expires_at: When it expires without a decision, if ever.
         message_ts: The approval message, once posted.

@@ -15,6 +15,7 @@ from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
+from agent.vended import expected_shape
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
@@ -238,7 +239,10 @@ class RoundPublisher:
             calls=calls,
             reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
             policy=policy,
-            response_shape=_asked_shape(interrupt.reason) or policy.response,
+            response_shape=_asked_shape(interrupt.reason)
+            or policy.response
+            or expected_shape(interrupt.name)
+            or "record",
             created_at=now,
             expires_at=expires_at,
             call_digest=digest,

@@ -11,11 +11,11 @@ A job delivered twice is harmless:
 """
 
 import logging
-from collections.abc import Callable
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol, runtime_checkable
 
 from agent import AgentResult
-from agent.approval import ResponseShape, shape_response
+from agent.approval import ResponseShape, refusal_text, shape_response
 from bot.domain.api_requests import is_api_session
 from bot.domain.errors import SignoffError
 from bot.domain.records import approval_id_for, session_id_for
@@ -49,6 +49,27 @@ class ExternalRounds(Protocol):
 
     def finish(self, session_id: str, version: int) -> None:
         """Its round is decided: tell whoever asked (raise to have the job retried)."""
+
+
+@runtime_checkable
+class ExplainsRefusals(Protocol):
+    """An agent whose interrupts' own code may tell the model less than why a call was refused (Strands')."""
+
+    def explain_refusals(self, refusals: Mapping[str, str]) -> None:
+        """Before a resume: ``{toolUseId: what the model is told}`` for each call refused in this round."""
+
+
+class AgentSetupError(SignoffError):
+    """The agent cannot be built or started as written (``AGENT_FACTORY``'s code, or the agent's); retrying cannot help.
+
+    Attributes:
+        error: What the factory or the agent raised (a ``TypeError``, a missing method...).
+    """
+
+    def __init__(self, error: Exception) -> None:
+        """Keep the error for the thread's message and the operator's log."""
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
 
 
 class AgentCodeError(SignoffError):
@@ -110,7 +131,7 @@ class SessionRunner:
     def _start(self, job: StartJob) -> None:
         info = _thread_of(job)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
+        agent = self._agent(session_id)
         if agent.interrupted:
             self._while_interrupted(session_id, info, agent)
             return
@@ -123,13 +144,27 @@ class SessionRunner:
             if agent.messages and _is_final_answer(agent.messages[-1]):
                 result = AgentResult("end_turn", agent.messages[-1])
             else:
-                result = agent()
+                result = _run(agent)
         else:
             # Accepted: from now on this person is the thread's requester (self-approval is judged against them).
             self._stores.threads.remember(session_id, info)
             agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
-            result = agent(job.text)
+            result = _run(agent, job.text)
         self._publisher.publish(session_id, info, agent, result)
+
+    def _agent(self, session_id: str) -> Runnable:
+        """The session's agent from ``AGENT_FACTORY``.
+
+        Raises:
+            AgentSetupError: The factory raised a programming error, or returned something the bot cannot run.
+        """
+        try:
+            return as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
+        except Exception as error:  # boundary: the factory is the operator's code; only its own bug is kept
+            cause = _code_error_in(error)
+            if cause is None:
+                raise
+            raise AgentSetupError(cause) from error
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
         """A request arrived while the agent waits: recover what a crash left unpublished, else say so."""
@@ -156,7 +191,7 @@ class SessionRunner:
             logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
             return
         info = self._thread_info(session_id)
-        agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
+        agent = self._agent(session_id)
         unpublished = self._unpublished(session_id, agent, approvals)
         if agent.interrupted and unpublished:
             # A worker resumed this round, the agent stopped again, and the worker died before posting.
@@ -174,6 +209,8 @@ class SessionRunner:
                 for approval in approvals
                 if approval.decision is not None
             ]
+            if isinstance(agent, ExplainsRefusals):
+                agent.explain_refusals(_refusals(approvals))
             try:
                 result = agent(responses)
             except Exception as error:  # boundary: the agent's code may raise anything; only its own bug is kept
@@ -186,7 +223,7 @@ class SessionRunner:
         elif agent.messages and _is_final_answer(agent.messages[-1]):
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
-            result = agent()  # died between batches: carry on
+            result = _run(agent)  # died between batches: carry on
         answered = [approval.decision for approval in approvals if approval.decision is not None]
         self._publisher.publish(session_id, info, agent, result, answered=answered)
 
@@ -230,13 +267,43 @@ class SessionRunner:
         self._stores.outbox.send_later(post)
 
 
+def _refusals(approvals: list[Approval]) -> dict[str, str]:
+    """What the model is told of each call refused (denied or expired) in the round, by its toolUseId."""
+    return {
+        approval.request.tool_use_id: refusal_text(approval.decision)
+        for approval in approvals
+        if approval.decision is not None
+        and approval.decision.decision != "approve"
+        and approval.request.tool_use_id is not None
+    }
+
+
+def _run(agent: Runnable, prompt: str | None = None) -> AgentResult:
+    """Run ``agent`` on ``prompt`` (or continue it).
+
+    Raises:
+        AgentSetupError: The agent's code (or what it is built of) raised a programming error.
+    """
+    try:
+        return agent(prompt)
+    except Exception as error:  # boundary: the agent's code may raise anything; only its own bug is kept
+        cause = _code_error_in(error)
+        if cause is None:
+            raise
+        raise AgentSetupError(cause) from error
+
+
+_PROGRAMMING_ERRORS: Final = (TypeError, AttributeError, NotImplementedError, ImportError, NameError)
+"""Errors in code, not in the world: the same code raises them again on every retry."""
+
+
 def _code_error_in(error: BaseException) -> Exception | None:
-    """The ``TypeError``/``AttributeError`` behind ``error`` (Strands wraps it in its own exception), if any."""
+    """The programming error behind ``error`` (Strands wraps it in its own exception), if any."""
     seen: BaseException | None = error
     for _ in range(5):
         if isinstance(seen, UnstorableValueError):
             return None  # the agent produced a value no record can hold; the worker reports that itself
-        if isinstance(seen, TypeError | AttributeError):
+        if isinstance(seen, _PROGRAMMING_ERRORS):
             return seen
         if seen is None:
             return None

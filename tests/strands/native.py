@@ -42,7 +42,8 @@ def _prompt_text(message: Message) -> str:
     return " ".join(block["text"] for block in message["content"] if "text" in block)
 
 
-def _respond(messages: list[Message]) -> ModelTurn:
+def respond(messages: list[Message]) -> ModelTurn:
+    """The scripted turns every agent of these tests plays (see the module's docstring)."""
     start = max(i for i, message in enumerate(messages) if message["role"] == "user" and _prompt_text(message))
     verb, _, rest = _prompt_text(messages[start]).partition(" ")
     paths = rest.split()
@@ -94,12 +95,13 @@ def _file_tools(store: SessionStore) -> list[Callable[..., str]]:
     return [delete_files, inspect_files]
 
 
-def _strands_tools(store: SessionStore) -> list[Any]:
+def strands_file_tools(store: SessionStore) -> list[Any]:
+    """``delete_files`` and ``inspect_files`` as ``@strands.tool`` functions, each run counted."""
     return [strands.tool(function) for function in _file_tools(store)]
 
 
 def _strands_agent(session_id: str, store: SessionStore, tools: list[Any], hooks: list[Any]) -> strands.Agent:
-    return native_agent(ScriptedModel(_respond), tools, hooks=hooks, session=(session_id, store))
+    return native_agent(ScriptedModel(respond), tools, hooks=hooks, session=(session_id, store))
 
 
 # --- a BeforeToolCallEvent hook, as in the Strands docs ---------------------------------------
@@ -138,7 +140,7 @@ def hook_agent(
 ) -> strands.Agent:
     """The gated tools wait for the docs' ``BeforeToolCallEvent`` hook (which expects ``"y"``/``"n"``)."""
     hook = DocsApprovalHook(store, dict_reason=dict_reason, gated=gated)
-    return _strands_agent(session_id, store, _strands_tools(store), [hook])
+    return _strands_agent(session_id, store, strands_file_tools(store), [hook])
 
 
 hook_agent_dict_reason = partial(hook_agent, dict_reason=True)
@@ -164,7 +166,7 @@ def tool_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
         _count(store, "delete_files")
         return f"deleted {' '.join(paths)}"
 
-    inspect_files = _strands_tools(store)[1]
+    inspect_files = strands_file_tools(store)[1]
     return _strands_agent(session_id, store, [delete_files, inspect_files], [])
 
 
@@ -186,7 +188,7 @@ class BatchApprovalHook(strands.hooks.HookProvider):  # type: ignore[misc]
 
 def batch_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
     """Every batch waits for one approval (the interrupt id is the same for every batch)."""
-    return _strands_agent(session_id, store, _strands_tools(store), [BatchApprovalHook()])
+    return _strands_agent(session_id, store, strands_file_tools(store), [BatchApprovalHook()])
 
 
 # --- the same hooks on Signoff's own runtime --------------------------------------------------
@@ -239,7 +241,7 @@ class _OwnBatchHook:
 def own_hook_agent(*, session_id: str, store: SessionStore, gated: tuple[str, ...] = ("delete_files",)) -> Agent:
     """Our twin of ``hook_agent`` (concurrent tools, so two gates stop in one turn)."""
     return Agent(
-        ScriptedModel(_respond),
+        ScriptedModel(respond),
         _own_tools(store),
         hooks=[_OwnDocsHook(store, gated)],
         session_id=session_id,
@@ -253,9 +255,7 @@ own_hook_agent_two_gates = partial(own_hook_agent, gated=("delete_files", "inspe
 
 def own_batch_agent(*, session_id: str, store: SessionStore) -> Agent:
     """Our twin of ``batch_agent``."""
-    return Agent(
-        ScriptedModel(_respond), _own_tools(store), hooks=[_OwnBatchHook()], session_id=session_id, store=store
-    )
+    return Agent(ScriptedModel(respond), _own_tools(store), hooks=[_OwnBatchHook()], session_id=session_id, store=store)
 
 
 def own_tool_agent(*, session_id: str, store: SessionStore) -> Agent:
@@ -271,11 +271,11 @@ def own_tool_agent(*, session_id: str, store: SessionStore) -> Agent:
         return f"deleted {' '.join(paths)}"
 
     tools = [delete_files, _own_tools(store)[1]]
-    return Agent(ScriptedModel(_respond), tools, session_id=session_id, store=store)
+    return Agent(ScriptedModel(respond), tools, session_id=session_id, store=store)
 
 
 def own_gated_run_agent(*, session_id: str, store: SessionStore) -> Agent:
     """Every run waits for an invocation gate whose reason names a tool it does not guard."""
     return Agent(
-        ScriptedModel(_respond), _own_tools(store), hooks=[_OwnInvocationGate()], session_id=session_id, store=store
+        ScriptedModel(respond), _own_tools(store), hooks=[_OwnInvocationGate()], session_id=session_id, store=store
     )

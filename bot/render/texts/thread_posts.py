@@ -113,6 +113,15 @@ def agent_value_unstorable(error_summary: str) -> str:
     return f"❌ The agent produced a value that cannot be stored, so it was stopped, not retried: {summary}"
 
 
+def agent_setup_failed(error_summary: str) -> str:
+    """Thread message when the agent cannot be built or run as written (not retried: every run would fail so)."""
+    return (
+        f"❌ The agent could not run, so it was stopped, not retried: {clip(error_summary, MAX_SUMMARY)}. "
+        "This is a fault in the agent's code or its factory (`AGENT_FACTORY`), not a passing one. "
+        "Once it is fixed, mention me in this thread and I will carry on."
+    )
+
+
 _SHAPE_WORDS: Final = {
     "record": "the decision record (a dict: decision, decided_by, reason, discussion, decided_at)",
     "yes_no": 'the string "y" or "n"',

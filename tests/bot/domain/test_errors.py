@@ -13,6 +13,8 @@ _NOT_THE_BOTS = {"bot.loopback_slack.calls.SlackError"}
 BOUNDARIES = {
     ("bot/flow/job_pool.py", "JobPool._run"): "a runner thread outlives any bug in the job it ran",
     ("bot/flow/runner.py", "SessionRunner._resume"): "the agent's code may raise anything; only its own bug is kept",
+    ("bot/flow/runner.py", "SessionRunner._agent"): "the factory is the operator's code; only its own bug is kept",
+    ("bot/flow/runner.py", "_run"): "the agent's code may raise anything; only its own bug is kept",
     ("bot/flow/escalation.py", "Escalator.tick"): "one scheduled step's bug must not hold up the batch",
     ("bot/worker.py", "Worker._loop"): "the worker's loops outlive any bug in one step",
     ("bot/worker.py", "Worker._handle_job"): "the agent's code may raise anything; the job is retried",

@@ -144,7 +144,7 @@ def test_a_rule_chooses_the_response_shape_and_a_bad_one_is_named(tmp_path: Path
         {"rules": [{"name": "files", "match": {"tools": ["delete_files"]}, "response": "yes_no"}]}
     )
     assert book.for_call(tool="delete_files", interrupt_name="x").summary().response == "yes_no"
-    assert book.default_policy.summary().response == "record"
+    assert book.default_policy.summary().response is None  # unset: what the interrupt's code reads
     path = tmp_path / "policy.yml"
     path.write_text("rules:\n  - name: files\n    match: {tools: [delete_files]}\n    response: y/n\n")
     message = str(load_error(path))

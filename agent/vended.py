@@ -1,0 +1,27 @@
+"""Strands' vended interrupts, known by name, and the response each one's code reads.
+
+Strands Agents 1.62 ships human-in-the-loop pieces that raise interrupts under fixed names. An agent
+that uses them as Strands' docs show carries nothing of Signoff, so the bot answers each in the
+shape its code expects: nothing in the agent or the policy has to ask for it.
+"""
+
+from typing import Final
+
+from agent.approval import ResponseShape
+
+HUMAN_IN_THE_LOOP_INTERRUPT: Final = "strands:human-in-the-loop"
+"""``strands.vended_interventions.hitl.HumanInTheLoop``: its default ``evaluate`` approves on ``True``,
+``"y"`` or ``"yes"`` only, and with ``enable_trust=True`` ``"t"`` approves and trusts the tool."""
+
+HANDOFF_INTERRUPT: Final = "strands:handoff-to-user"
+"""``strands.vended_tools.handoff_to_user``: the reason is a question, the response the person's words."""
+
+CONFIRMATION_FAILED_PREFIX: Final = "CONFIRMATION_FAILED:"
+"""How Strands begins the result of a call its ``HumanInTheLoop`` refused (the model is told the prompt only)."""
+
+
+def expected_shape(interrupt_name: str) -> ResponseShape | None:
+    """The response shape a vended interrupt's code reads (``None``: not a vended interrupt)."""
+    if interrupt_name == HUMAN_IN_THE_LOOP_INTERRUPT:
+        return "yes_no"
+    return None
