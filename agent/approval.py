@@ -25,6 +25,12 @@ an expiry both give ``"n"`` / ``False`` (only the record tells them apart)."""
 
 RESPONSE_SHAPES: tuple[ResponseShape, ...] = ("record", "yes_no", "boolean")
 
+AnswerShape = ResponseShape | Literal["answer"]
+"""A response shape, or ``"answer"``: a question's response is the person's words exactly (``NO_ANSWER`` if none)."""
+
+NO_ANSWER = "No answer: nobody answered the question in time. Do not assume an answer; tell the user."
+"""What a question's ``"answer"`` response is when nobody answered it (it expired, or was taken back)."""
+
 
 class DiscussionEntry(BaseModel):
     """One reply in the approval message's thread."""
@@ -44,7 +50,8 @@ class Decision(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    decision: Literal["approve", "deny", "expired"]
+    decision: Literal["approve", "deny", "expired", "answer"]
+    """``answer``: a person answered a question (``answer``); the other three decide an approval."""
     decided_by: str | None = None
     """Who decided (the last approver when a quorum was needed); ``None`` for the clock."""
     approved_by: tuple[str, ...] = ()
@@ -62,6 +69,8 @@ class Decision(BaseModel):
     """The input an approver edited the call to, before approving it; ``None``: the call runs as the agent sent it."""
     edited_by: str | None = None
     """Who edited the call (``updated_input``)."""
+    answer: str | None = None
+    """A question's answer, exactly as the person gave it (``decision`` is ``answer``)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -125,8 +134,10 @@ def refusal_text(decision: Decision) -> str:
     )
 
 
-def shape_response(decision: Decision, shape: ResponseShape) -> Any:
+def shape_response(decision: Decision, shape: AnswerShape) -> Any:
     """The interrupt response that carries ``decision`` in ``shape``."""
+    if shape == "answer":
+        return decision.answer if decision.decision == "answer" and decision.answer is not None else NO_ANSWER
     if shape == "yes_no":
         return "y" if decision.decision == "approve" else "n"
     if shape == "boolean":

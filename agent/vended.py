@@ -1,11 +1,11 @@
-"""Strands' vended interrupts, known by name, and the response each one's code reads.
+"""Strands' vended interrupts, known by name, and the response each one's code reads; questions, known by their reason.
 
 Strands Agents 1.62 ships human-in-the-loop pieces that raise interrupts under fixed names. An agent
 that uses them as Strands' docs show carries nothing of Signoff, so the bot answers each in the
 shape its code expects: nothing in the agent or the policy has to ask for it.
 """
 
-from typing import Final
+from typing import Any, Final
 
 from agent.approval import ResponseShape
 
@@ -25,3 +25,21 @@ def expected_shape(interrupt_name: str) -> ResponseShape | None:
     if interrupt_name == HUMAN_IN_THE_LOOP_INTERRUPT:
         return "yes_no"
     return None
+
+
+QUESTION_KEY: Final = "question"
+"""An interrupt whose reason is a dict with this key (a non-blank string) asks a person that question."""
+
+
+def question_of(interrupt_name: str, reason: Any) -> str | None:
+    """The question an interrupt asks a person, if it asks for words rather than a decision.
+
+    ``handoff_to_user``'s reason is its question; any other interrupt asks one with ``reason={"question": ...}``.
+    """
+    if interrupt_name == HANDOFF_INTERRUPT and isinstance(reason, str):
+        asked: Any = reason
+    elif isinstance(reason, dict):
+        asked = reason.get(QUESTION_KEY)
+    else:
+        return None
+    return asked if isinstance(asked, str) and asked.strip() else None

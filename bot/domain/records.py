@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.approval import Decision, DiscussionEntry, ResponseShape
+from agent.approval import AnswerShape, Decision, DiscussionEntry, ResponseShape
 
 __all__ = [
     "ApprovalRequest",
@@ -20,6 +20,7 @@ __all__ = [
     "GuardedCall",
     "LevelRecord",
     "PolicySummary",
+    "Question",
     "approval_id_for",
     "place_of_session",
     "session_id_for",
@@ -121,6 +122,15 @@ class GuardedCall(BaseModel):
     tool_use_id: str
 
 
+class Question(BaseModel):
+    """What a request asks a person when the agent wants words, not a decision (``agent.vended.question_of``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    """The question, as the agent asked it (stored bounded, shown escaped)."""
+
+
 class ApprovalRequest(BaseModel):
     """One interrupt waiting for a human, and where its Slack message lives.
 
@@ -151,6 +161,7 @@ class ApprovalRequest(BaseModel):
         input_digest: ``agent.approval.input_digest`` of its one call's input, exactly as the agent sent it: an
             approval names it (``None`` as for ``call_digest``: then its input cannot be edited either).
         input_schema: The JSON Schema of the tool's input, when the agent gave it: an edit is made field by field.
+        question: What the agent asks, when it asks a question (answered in words) rather than for a decision.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -170,10 +181,16 @@ class ApprovalRequest(BaseModel):
     calls: tuple[GuardedCall, ...] = ()
     reason: Any = None
     policy: PolicySummary
-    response_shape: ResponseShape = "record"
+    response_shape: AnswerShape = "record"
     created_at: datetime
     expires_at: datetime | None = None
     message_ts: str | None = None
     call_digest: str | None = None
     input_digest: str | None = None
     input_schema: dict[str, Any] | None = None
+    question: Question | None = None
+
+    @property
+    def asks(self) -> bool:
+        """Whether the request is a question (answered in words), not an approval (approved or denied)."""
+        return self.question is not None

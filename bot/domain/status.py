@@ -51,5 +51,7 @@ class Status(StrEnum):
     """The edit changes nothing."""
     INVALID = "invalid"
     """What a form submitted is not a valid input (its errors name the fields)."""
+    WRONG_ACTION = "wrong_action"
+    """The action does not fit the request: an answer to an approval, an approval or a denial of a question."""
     FORBIDDEN = "forbidden"
     """The call's rule forbids edits (or its input cannot be edited)."""

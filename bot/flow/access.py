@@ -21,7 +21,7 @@ from bot.store.approval_record import Approval
 from bot.store.stores import Stores
 
 Surface = Literal["message", "home", "reply"]
-Purpose = Literal["deny", "edit", "grant"]
+Purpose = Literal["deny", "edit", "grant", "answer"]
 """What a modal the bot opened is for."""
 
 _EXTERNAL_ID_MAX: Final = 255  # Slack's limit for a view's external_id

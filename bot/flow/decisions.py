@@ -110,6 +110,8 @@ class DecisionService:
             refusal = Outcome(place, approval=approval)
         elif approval.decision is not None:
             return Outcome(Status.ALREADY, approval=approval)
+        elif approval.request.asks != (kind == "answer"):
+            refusal = Outcome(Status.WRONG_ACTION, approval=approval)  # as the decide script judges it
         else:
             allowed, denied = self.may_decide(approval, user_id=user_id, kind=kind)
             if allowed:
@@ -202,14 +204,15 @@ class DecisionService:
         replay: Replay | None = None,
         with_request: bool = False,
         shown: str = "",
+        quiet: bool = False,
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
         Args:
             approval_id: The approval (a button's value names it).
             user_id: Who decides.
-            kind: ``approve`` or ``deny``.
-            reason: The reason given, if any.
+            kind: ``approve`` or ``deny`` (an approval), ``answer`` (a question: ``invalid`` if blank).
+            reason: The reason given, if any; for an answer, the answer (kept exactly as given).
             source: ``button``, ``modal`` or ``reply`` (audited).
             origin: Where the attempt comes from.
             written_at: The ts of the typed reply carrying the decision. It decides only if the approval message
@@ -221,6 +224,7 @@ class DecisionService:
                 always does). A click has no use for it, and a request weighs what its tool's input weighs.
             shown: The digest of the input the person saw (an Approve button carries it). An approval of an input
                 edited since it was shown (or, for a typed reply, of any edited input) is refused: ``changed``.
+            quiet: A refusal is not audited (a reply that answers a question only if its writer is asked).
         """
         if session_id is None:
             session_id = self._approvals.session_of(approval_id)
@@ -228,6 +232,8 @@ class DecisionService:
                 return Outcome(Status.UNKNOWN)
         # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
         text = None if reason is None or is_blank(reason) else reason.strip()
+        if kind == "answer" and text is None:
+            return Outcome(Status.INVALID)  # an empty answer tells the agent nothing: nothing is recorded
         team_id, channel_id = place_of_session(session_id)
         if not channel_id and origin.channel_id:
             # A session id that names no place (a request made through the API): expected where the attempt comes
@@ -249,11 +255,15 @@ class DecisionService:
             with_request=with_request,
             shown=shown,
         )
-        decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
-        details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
+        if kind == "answer":  # the agent reads the answer exactly as the person gave it
+            decision = Decision(decision=kind, decided_by=user_id, answer=reason, decided_at=self._clock())
+            details = {"approval_id": approval_id, "decision": kind, "answer": reason, "source": source}
+        else:
+            decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
+            details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
         details |= _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
-        if result.status in _AUDITED:
+        if result.status in _AUDITED and not quiet:
             self._audit_refusal(result.session_id, result.approval_id, result.status, user_id, origin)
         if result.status is Status.DECIDED:
             shown_s = _slack_ts_s(result.message_ts)

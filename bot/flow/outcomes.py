@@ -8,8 +8,8 @@ from bot.domain.status import Status
 from bot.store.approval_record import Approval
 from bot.store.decide_call import DecideResult
 
-Kind = Literal["approve", "deny"]
-"""What a person decides."""
+Kind = Literal["approve", "deny", "answer"]
+"""What a person decides: an approval is approved or denied, a question answered."""
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
-from agent.vended import expected_shape
+from agent.vended import expected_shape, question_of
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
-from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, approval_id_for
+from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
@@ -216,6 +216,10 @@ class RoundPublisher:
         )
         single = calls[0] if len(calls) == 1 else None
         policy = self._policy(interrupt, guarded, single=single)
+        asked = question_of(interrupt.name, interrupt.reason)
+        question = Question(text=str(bounded_json(asked))) if asked is not None else None
+        if question is not None:
+            policy = _for_a_question(policy, info.requested_by)
         now = self.clock()
         keeps_pending = policy.expiry_outcome == "keep"
         expires_at = (
@@ -240,6 +244,7 @@ class RoundPublisher:
             reason=bounded_json(interrupt.reason),  # stored and shown: never deeper or longer than a record can hold
             policy=policy,
             response_shape=_asked_shape(interrupt.reason)
+            or ("answer" if question is not None else None)
             or policy.response
             or expected_shape(interrupt.name)
             or "record",
@@ -248,7 +253,30 @@ class RoundPublisher:
             call_digest=digest,
             input_digest=exact_input,
             input_schema=_input_schema(interrupt.reason) if exact_input is not None else None,
+            question=question,
         )
+
+
+def _for_a_question(policy: PolicySummary, requester: str) -> PolicySummary:
+    """The rule's terms as they apply to a question: answered in a person's words, once, by someone it is asked of.
+
+    Whom: the rule's deciders when it names some, else the person whose request the agent works on (anyone in the
+    channel when nobody asked, as for an API request made for nobody). Answering is not approving one's own call, so
+    the asker may answer. No rule, standing approval or expiry answers in anyone's words.
+    """
+    restricted = bool(policy.approver_users or policy.approver_groups or policy.also_approvers)
+    update: dict[str, Any] = {
+        "tier": "ask" if policy.tier == "allow" else policy.tier,
+        "quorum": 1,
+        "grant_durations": (),
+        "edits": "forbidden",
+        "allow_self_approval": True,
+        "reason_required_on_deny": False,
+        "expiry_outcome": "deny" if policy.expiry_outcome == "approve" else policy.expiry_outcome,
+    }
+    if not restricted and requester:
+        update["approver_users"] = (requester,)
+    return policy.model_copy(update=update)
 
 
 def _input_schema(reason: Any) -> dict[str, Any] | None:

@@ -6,6 +6,9 @@ one open approval was already posted when the reply was written (its message ts 
 the reply's ts); with several, the buttons must say which, and a request posted after the reply
 (a later round, say) is never decided by it. The decide script checks the ts again atomically.
 Such a reply is the decision (its text the reason), never discussion: refused, it goes nowhere.
+
+A question is answered by a reply too: when the thread shows exactly one open question (posted before the reply),
+a reply from someone it asks is the answer, exactly as written; anyone else's reply is discussion.
 """
 
 import re
@@ -15,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from bot.domain.records import DiscussionEntry
+from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Kind, Outcome
@@ -58,13 +62,15 @@ class ThreadReplies:
         if not open_ids:
             return None
         # Only requests whose message existed when the reply was written: a reply is never about a later one.
-        seen = [
-            approval_id
-            for approval_id in open_ids
-            if _posted_before(self._load(reply.session_id, approval_id), reply.written_at)
-        ]
+        loaded = {approval_id: self._load(reply.session_id, approval_id) for approval_id in open_ids}
+        seen = [approval_id for approval_id in open_ids if _posted_before(loaded[approval_id], reply.written_at)]
         typed = _TYPED_DECISION.match(reply.text)
         if typed is None:
+            questions = [approval_id for approval_id in seen if _asks(loaded[approval_id])]
+            if len(questions) == 1:
+                answered = self._answer(reply, questions[0])
+                if answered is not None:
+                    return answered
             at = datetime.fromtimestamp(float(reply.written_at), UTC)
             entry = DiscussionEntry(user=reply.user_id, text=reply.text, at=at)
             for approval_id in seen:
@@ -86,11 +92,32 @@ class ThreadReplies:
         )
         return TypedDecision(kind, 1, outcome)
 
+    def _answer(self, reply: Reply, approval_id: str) -> TypedDecision | None:
+        """Answer the one question the thread shows with ``reply``, if its writer is one it asks (else ``None``)."""
+        outcome = self.decisions.decide(
+            approval_id,
+            user_id=reply.user_id,
+            kind="answer",
+            reason=reply.text,
+            source="reply",
+            origin=reply.origin,
+            written_at=reply.written_at,
+            with_request=True,
+            quiet=True,  # someone else's reply is discussion, not an attempt to refuse
+        )
+        if outcome.status not in (Status.DECIDED, Status.ALREADY):
+            return None
+        return TypedDecision("answer", 1, outcome)
+
     def _load(self, session_id: str, approval_id: str) -> Approval | None:
         try:
             return self.approvals.get(session_id, approval_id)
         except ApprovalDataError:
             return None  # unreadable: it cannot be decided by a reply (its buttons answer why)
+
+
+def _asks(approval: Approval | None) -> bool:
+    return approval is not None and approval.request.asks
 
 
 def _posted_before(approval: Approval | None, written_at: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
 from agent import AgentResult
-from agent.approval import ResponseShape, refusal_text, shape_response
+from agent.approval import AnswerShape, refusal_text, shape_response
 from bot.domain.api_requests import is_api_session
 from bot.domain.errors import SignoffError
 from bot.domain.records import approval_id_for, session_id_for
@@ -80,7 +80,7 @@ class AgentCodeError(SignoffError):
         shapes: The response shapes it received (one per approval of the round).
     """
 
-    def __init__(self, error: Exception, shapes: list[ResponseShape]) -> None:
+    def __init__(self, error: Exception, shapes: list[AnswerShape]) -> None:
         """Keep the error and the shapes for the thread's message."""
         super().__init__(f"{type(error).__name__}: {error}")
         self.error = error

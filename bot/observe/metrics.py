@@ -18,9 +18,9 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 
 DECISIONS: Final = Counter(
     "signoff_decisions_total",
-    "Decisions recorded, by outcome (approve, deny, expired) and source (button, modal, reply, edit, grant_button, "
-    "withdrawal: the HTTP API's cancel, expiry, policy: a rule's tier, grant: a standing approval, uninstall: the "
-    "app left the workspace).",
+    "Decisions recorded, by outcome (approve, deny, expired, answer: a question's) and source (button, modal, reply, "
+    "edit, grant_button, withdrawal: the HTTP API's cancel, expiry, policy: a rule's tier, grant: a standing "
+    "approval, uninstall: the app left the workspace).",
     ["outcome", "source"],
 )
 CLICK_SECONDS: Final = Histogram(

@@ -10,6 +10,7 @@ APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
 ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
+ANSWER_ACTION: Final = "signoff_answer"
 BUTTONS: Final = frozenset(
     {
         APPROVE_ACTION,
@@ -20,6 +21,7 @@ BUTTONS: Final = frozenset(
         REVOKE_GRANT_ACTION,
         EDIT_ACTION,
         ALLOW_SIMILAR_ACTION,
+        ANSWER_ACTION,
     }
 )
 """Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
@@ -31,6 +33,9 @@ DENY_REASON_INPUT: Final = "signoff_deny_reason_input"
 EDIT_MODAL_CALLBACK: Final = "signoff_edit_modal"
 EDIT_FIELD_BLOCK_PREFIX: Final = "signoff_edit_field_"
 EDIT_FIELD_INPUT: Final = "signoff_edit_value"
+ANSWER_MODAL_CALLBACK: Final = "signoff_answer_modal"
+ANSWER_BLOCK: Final = "signoff_answer"
+ANSWER_INPUT: Final = "signoff_answer_input"
 GRANT_MODAL_CALLBACK: Final = "signoff_grant_modal"
 GRANT_FIELDS_BLOCK: Final = "signoff_grant_fields"
 GRANT_DURATION_BLOCK: Final = "signoff_grant_duration"

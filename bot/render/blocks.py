@@ -94,7 +94,8 @@ def button(action_id: str, label: str, value: str, style: str | None = None) -> 
     return button
 
 
-def _checked_approval_id(approval_id: str) -> str:
+def checked_approval_id(approval_id: str) -> str:
+    """``approval_id``, if it fits the block ids and button values that carry it (else ``ValueError``)."""
     if not approval_id or len(approval_id) > MAX_APPROVAL_ID:
         raise ValueError(f"approval id must be 1..{MAX_APPROVAL_ID} characters, got {len(approval_id)}")
     return approval_id
@@ -102,7 +103,7 @@ def _checked_approval_id(approval_id: str) -> str:
 
 def actions_block_id(approval_id: str) -> str:
     """Block id of the approval message's buttons: the prefix and the approval id."""
-    return ACTIONS_BLOCK_PREFIX + _checked_approval_id(approval_id)
+    return ACTIONS_BLOCK_PREFIX + checked_approval_id(approval_id)
 
 
 # ---------------------------------------------------------------- text shaping
@@ -110,7 +111,7 @@ def actions_block_id(approval_id: str) -> str:
 
 def decision_block_id(approval_id: str) -> str:
     """The block id of a decided approval's outcome (keeps the message findable once its buttons are gone)."""
-    return DECISION_BLOCK_PREFIX + _checked_approval_id(approval_id)
+    return DECISION_BLOCK_PREFIX + checked_approval_id(approval_id)
 
 
 def approval_id_shown(message: Mapping[str, Any], *, live: bool = False) -> str | None:
@@ -243,7 +244,7 @@ def approval_message(
     Undecided, it ends with Approve / Deny / Discuss buttons (values: ``action_ids.button_value``). Decided,
     the buttons are replaced by the outcome and the number of discussion replies.
     """
-    approval_id = _checked_approval_id(request.approval_id)
+    approval_id = checked_approval_id(request.approval_id)
     original, edited_by = request, ""
     edit = (progress or Progress()).edit if decision is None else None
     if edit is not None:
@@ -299,7 +300,7 @@ def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
 
 def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
     """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
-    approval_id = _checked_approval_id(request.approval_id)
+    approval_id = checked_approval_id(request.approval_id)
     value = button_value(approval_id, request.session_id, request.input_digest)
     elements = [
         button(APPROVE_ACTION, approval_request.APPROVE_LABEL, value, "primary"),
@@ -391,7 +392,7 @@ def deny_modal(
     request: ApprovalRequest, *, reason_required: bool, private_metadata: str | None = None, external_id: str = ""
 ) -> dict[str, Any]:
     """The deny view (views.open); its private metadata names the approval (by default, its id alone)."""
-    approval_id = _checked_approval_id(request.approval_id)
+    approval_id = checked_approval_id(request.approval_id)
     view: dict[str, Any] = {
         "type": "modal",
         "callback_id": DENY_MODAL_CALLBACK,
@@ -424,8 +425,12 @@ def deny_modal(
 
 def modal_errors(reason_problem: str) -> dict[str, Any]:
     """A view-submission answer showing ``reason_problem`` under the reason input: ``ack(**modal_errors(...))``."""
-    problem = safe_text.clip_plain(reason_problem, MODAL_ERROR_MAX)
-    return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: problem}}
+    return {"response_action": "errors", "errors": {DENY_REASON_BLOCK: modal_error_text(reason_problem)}}
+
+
+def modal_error_text(problem: str) -> str:
+    """A form error as Slack shows it under an input: plain text within its limit."""
+    return safe_text.clip_plain(problem, MODAL_ERROR_MAX)
 
 
 def agent_reply_blocks(text: str, accounts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.render import blocks, safe_text
 from bot.render.action_ids import REVOKE_GRANT_ACTION, revoke_button_value
-from bot.render.texts import app_home, approval_request, standing_approvals
+from bot.render.questions import request_actions
+from bot.render.texts import app_home, approval_request, questions, standing_approvals
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10
@@ -44,12 +45,16 @@ def home_view(
         request, edit = waiting, progress.edit
         if edit is not None:  # what a click would approve: the input as edited
             request = blocks.as_edited(waiting, edit.input, edit.digest)
-        view_blocks.append(blocks.section(approval_request.request_intro(request, request.tool)))
-        view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it
+        if request.asks:
+            view_blocks.append(blocks.section(questions.question_intro(request)))
+            view_blocks.append(blocks.section(questions.question_text(request)))
+        else:
+            view_blocks.append(blocks.section(approval_request.request_intro(request, request.tool)))
+            view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it
         status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
         warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
         view_blocks.append(blocks.context(status, *warning))
-        view_blocks.append(blocks.approval_actions(request))
+        view_blocks.append(request_actions(request))
         view_blocks.append({"type": "divider"})
     if len(queue) > QUEUE_SHOWN:
         view_blocks.append(blocks.context(app_home.home_more(len(queue) - QUEUE_SHOWN)))

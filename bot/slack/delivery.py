@@ -44,8 +44,8 @@ from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
-from bot.render import blocks
 from bot.render.home_view import home_view
+from bot.render.questions import request_message
 from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
@@ -485,4 +485,4 @@ def _update_of(request: ApprovalRequest) -> OutboxEntry:
 
 
 def _message_of(approval: Approval) -> dict[str, Any]:
-    return blocks.approval_message(approval.request, decision=approval.decision, progress=approval.progress)
+    return request_message(approval.request, decision=approval.decision, progress=approval.progress)

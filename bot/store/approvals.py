@@ -421,6 +421,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "message_ts": True,
     "requested_by": True,
     "input_digest": True,
+    "question": True,  # an answer fits a question only, an approval or a denial an approval only
     "policy": {
         "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
         "approver_users",

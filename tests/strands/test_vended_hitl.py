@@ -12,8 +12,11 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from tests.bot.support.harness import Bot, running_bot
 from tests.bot.support.people import APPROVER, SECOND_APPROVER
+from tests.redis_targets import on_both
 from tests.strands.native import completions
 from tests.strands.vended import hitl_agent, hitl_agent_inspections_free
+
+pytest_generate_tests = on_both  # every case on one server and on a cluster
 
 
 def _by_tool(bot: Bot) -> dict[str, str]:

@@ -20,6 +20,8 @@ def already_decided(decision: Decision) -> str:
         return f"Already approved by {who_decided(decision.decided_by)} at {at}"
     if decision.decision == "deny":
         return f"Already denied by {who_decided(decision.decided_by)} at {at}"
+    if decision.decision == "answer":
+        return f"Already answered by {who_decided(decision.decided_by)} at {at}: the agent has that answer."
     return f"Already expired without a decision at {at}"
 
 

@@ -4,7 +4,8 @@ from datetime import datetime
 from typing import Final
 
 from bot.domain.records import ApprovalRequest, Decision
-from bot.render.safe_text import code_inline, mention_user
+from bot.render.safe_text import MAX_INLINE_ARGUMENTS, code_inline, mention_user
+from bot.render.texts import questions
 from bot.render.texts.approval_request import asker, decision_status
 from bot.render.texts.times import age
 
@@ -50,6 +51,9 @@ def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, cla
 
 def home_recent_line(request: ApprovalRequest, decision: Decision, arguments: str) -> str:
     """One recent decision on the App Home; ``arguments``: the call's, as inline code."""
+    if request.asks:
+        answered = f" {code_inline(decision.answer, MAX_INLINE_ARGUMENTS)}" if decision.answer is not None else ""
+        return f"{questions.subject(request)}: {questions.answer_status(decision)}{answered}"
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     return f"{what} {arguments}: {decision_status(decision)}"
 
@@ -61,7 +65,10 @@ def pending_header(count: int) -> str:
 
 def pending_line(request: ApprovalRequest, *, now: datetime, link: str | None) -> str:
     """One pending request in the ``/approvals`` answer."""
-    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
+    if request.asks:
+        what = questions.subject(request)
+    else:
+        what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     where = f" — <{link}|open>" if link else ""
     return f"• {what} asked by {asker(request)}, waiting {age(now - request.created_at)}{where}"
 

@@ -138,6 +138,8 @@ def decision_status(decision: Decision) -> str:
     if decision.decision == "deny":
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else " (no reason given)"
         return f"❌ Denied by {who_decided(decision.decided_by)} at {at}{reason}"
+    if decision.decision == "answer":
+        return f"💬 Answered by {who_decided(decision.decided_by)} at {at}"
     return f"⌛ Expired without a decision at {at}"
 
 

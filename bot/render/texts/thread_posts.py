@@ -20,6 +20,7 @@ from bot.render.safe_text import (
     reveal,
     unescape_slack,
 )
+from bot.render.texts import questions
 from bot.render.texts.approval_request import asker, who_decided
 from bot.render.texts.times import age
 
@@ -143,8 +144,10 @@ def agent_code_failed(error_summary: str, shapes: Sequence[str]) -> str:
 
 def reminder(request: ApprovalRequest, *, waited: timedelta) -> str:
     """The periodic nudge in the thread while a request waits."""
-    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     who = asker(request)
+    if request.asks:
+        return f"⏰ Still waiting for an answer to {questions.subject(request)} (for {who}, {age(waited)} ago)."
+    what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     return f"⏰ Still waiting for a decision on {what} (asked by {who}, {age(waited)} ago)."
 
 
@@ -153,6 +156,9 @@ def escalation(
 ) -> str:
     """An escalation rung, mentioning its targets."""
     targets = " ".join([*(mention_user(user) for user in users), *(mention_group(group) for group in usergroups)])
+    if request.asks:
+        asked = questions.subject(request)
+        return f"🔔 Escalation, level {level}: {targets} — {asked} has waited {age(waited)} for an answer."
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     return f"🔔 Escalation, level {level}: {targets} — {what} has waited {age(waited)} for a decision."
 

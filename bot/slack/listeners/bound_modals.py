@@ -1,4 +1,4 @@
-"""The modals a click opens bound to it (``bot.flow.access.ModalBinding``): Deny, Edit and "allow similar".
+"""The modals a click opens bound to it (``bot.flow.access.ModalBinding``): Deny, Edit, Answer and "allow similar".
 
 Opening one reads the click, refuses it or binds the modal to it; a submission is read back against that binding.
 """
@@ -36,7 +36,7 @@ class ModalClick:
 
     def bind(self, approval_id: str, *, purpose: Purpose) -> ModalBinding:
         """What the modal opened for this click is bound to; an Edit or a grant also names the input shown."""
-        digest = "" if purpose == "deny" else self.shown
+        digest = "" if purpose in ("deny", "answer") else self.shown
         origin = self.origin
         return ModalBinding(
             approval_id, self.who.user, origin.surface, origin.channel_id, origin.ts, purpose=purpose, digest=digest

@@ -11,13 +11,19 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.outcomes import Outcome
 from bot.render import edits
-from bot.render.texts import answers
+from bot.render.texts import answers, questions
 from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, ViewSubmission
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
 def _channel_member_text(outcome: Outcome) -> str | None:
     return answers.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
+
+
+def _not_an_approver_text(outcome: Outcome) -> str:
+    if outcome.request is not None and outcome.request.asks:
+        return questions.not_asked_of_you(outcome.approvers_text)
+    return answers.not_authorized(outcome.approvers_text)
 
 
 def _vote_text(outcome: Outcome) -> str | None:
@@ -27,7 +33,7 @@ def _vote_text(outcome: Outcome) -> str | None:
 # What a person is told, per status; a status not listed (decided, claimed) needs no word.
 _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
     Status.ALREADY: lambda outcome: answers.already_decided(outcome.decision) if outcome.decision else None,
-    Status.NOT_AN_APPROVER: lambda outcome: answers.not_authorized(outcome.approvers_text),
+    Status.NOT_AN_APPROVER: _not_an_approver_text,
     Status.SELF_APPROVAL: lambda _outcome: answers.self_approval_refused(),
     Status.UNKNOWN: lambda _outcome: answers.unknown_approval(),
     Status.UNAVAILABLE: lambda _outcome: answers.membership_unknown(),
@@ -42,6 +48,8 @@ _TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
     Status.EDITOR_APPROVAL: lambda _outcome: edits.EDITOR_APPROVAL_TEXT,
     Status.FORBIDDEN: lambda _outcome: edits.FORBIDDEN_TEXT,
     Status.UNCHANGED: lambda _outcome: edits.UNCHANGED_TEXT,
+    Status.WRONG_ACTION: lambda _outcome: questions.wrong_action(),
+    Status.INVALID: lambda _outcome: questions.blank_answer(),
 }
 
 

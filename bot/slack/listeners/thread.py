@@ -4,7 +4,7 @@ from slack_bolt import App
 
 from bot.domain.records import session_id_for
 from bot.flow.replies import Reply, ThreadReplies, TypedDecision
-from bot.render.texts import answers
+from bot.render.texts import answers, questions
 from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
 from bot.slack.payloads import EventCallback, MessageEvent
@@ -46,6 +46,8 @@ def _typed_feedback(typed: TypedDecision) -> str | None:
     if outcome.status == "unseen":
         return answers.typed_decision_unseen()
     request = outcome.request
+    if request is not None and outcome.status == "decided" and typed.kind == "answer":
+        return questions.answer_sent(request)
     if request is not None and outcome.status == "decided":
         return answers.typed_decision_applied(typed.kind, request)
     if request is not None and outcome.status == "vote":

@@ -33,7 +33,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # Returns {status, value, request JSON, message ts}: replayed (nothing changed: the signature was used before),
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
-# not_a_member, self_approval, not_an_approver, reason_required, editor_approval), changed (an approval of an input
+# not_a_member, self_approval, not_an_approver, reason_required, editor_approval, wrong_action: an answer to an
+# approval, an approval or a denial of a question), changed (an approval of an input
 # that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
 # (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
 # (value: the count), no_round, decided (value: the decision). Every answer but replayed, needs and unreadable
@@ -91,6 +92,8 @@ if attempt.checks then
     end
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
+  -- An answer fits a question only; an approval or a denial, an approval only.
+  if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
   -- A rule that decides by itself (tier allow or deny) is never decided by a person, whatever went before.
   if type(policy.tier) == 'string' and policy.tier ~= 'ask' then return answer('{Status.NOT_AN_APPROVER}') end
   if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then

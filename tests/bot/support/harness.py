@@ -151,6 +151,21 @@ class Bot:
         values = {ids.DENY_REASON_BLOCK: {ids.DENY_REASON_INPUT: {"type": "plain_text_input", "value": reason}}}
         return self._submit(view, ids.DENY_MODAL_CALLBACK, user=user, values=values)
 
+    def open_answer(self, approval_id: str, *, user: str) -> dict[str, Any]:
+        """Someone clicks Answer on a question's message: the form the bot opened for them."""
+        opened = len(self.slack.calls("views.open"))
+        assert self.click(ids.ANSWER_ACTION, approval_id, user=user).status == 200
+        call = self.slack.wait_for("views.open", count=opened + 1)[-1]
+        return dict(call.response["view"])
+
+    def submit_answer(
+        self, approval_id: str, *, user: str, answer: str | None, view: dict[str, Any] | None = None
+    ) -> PostResult:
+        """Someone submits the answer form (opened by clicking Answer first, unless ``view`` is given)."""
+        view = view if view is not None else self.open_answer(approval_id, user=user)
+        values = {ids.ANSWER_BLOCK: {ids.ANSWER_INPUT: {"type": "plain_text_input", "value": answer}}}
+        return self._submit(view, ids.ANSWER_MODAL_CALLBACK, user=user, values=values)
+
     def open_edit(self, approval_id: str, *, user: str) -> dict[str, Any]:
         """Someone clicks Edit on the approval message: the form the bot opened for them."""
         opened = len(self.slack.calls("views.open"))

@@ -1,0 +1,120 @@
+"""A question as Block Kit: its message (asked, then answered or not) and the form that answers it.
+
+Pure, like ``bot.render.blocks``: the message keeps the approval message's block ids, so every reader of a
+message's live controls (``blocks.approval_id_shown``) reads a question's the same way.
+"""
+
+from typing import Any
+
+from bot.domain.progress import Progress
+from bot.domain.records import ApprovalRequest, Decision
+from bot.render import blocks
+from bot.render.action_ids import (
+    ANSWER_ACTION,
+    ANSWER_BLOCK,
+    ANSWER_INPUT,
+    ANSWER_MODAL_CALLBACK,
+    DISCUSS_ACTION,
+    button_value,
+)
+from bot.render.texts import approval_request, questions
+
+
+def question_message(
+    request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """The question's message: ``{"text": fallback, "blocks": [...]}`` for chat.postMessage / chat.update.
+
+    Unanswered, it ends with Answer / Discuss buttons; once answered (or expired) the buttons are replaced by the
+    outcome and the answer the agent received.
+    """
+    approval_id = blocks.checked_approval_id(request.approval_id)
+    shown = [
+        {"type": "header", "text": blocks.plain_text(questions.QUESTION_HEADER)},
+        blocks.section(questions.question_intro(request)),
+        blocks.section(questions.question_text(request)),
+    ]
+    if blocks.has_hidden_characters(request):
+        shown.append(blocks.context(approval_request.HIDDEN_CHARACTERS_WARNING))
+    facts = [questions.who_answers(request.policy), approval_request.requested_at(request.created_at)]
+    if decision is None:
+        if request.expires_at is not None:
+            facts.append(approval_request.expires(request.expires_at))
+        shown.append(blocks.context(*facts))
+        if progress is not None and progress.level:
+            shown.append(blocks.context(approval_request.escalation_level(progress.level)))
+        shown.append(question_actions(request))
+    else:
+        shown.append(blocks.context(*facts))
+        shown.append(
+            {**blocks.section(questions.answer_status(decision)), "block_id": blocks.decision_block_id(approval_id)}
+        )
+        quote = questions.answer_quote(decision)
+        if quote is not None:
+            shown.append(blocks.section(quote))
+    return {"text": questions.question_fallback(request, decision), "blocks": shown}
+
+
+def question_actions(request: ApprovalRequest) -> dict[str, Any]:
+    """The Answer / Discuss buttons of a question."""
+    approval_id = blocks.checked_approval_id(request.approval_id)
+    value = button_value(approval_id, request.session_id)
+    elements = [
+        blocks.button(ANSWER_ACTION, questions.ANSWER_LABEL, value, "primary"),
+        blocks.button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value),
+    ]
+    return {"type": "actions", "block_id": blocks.actions_block_id(approval_id), "elements": elements}
+
+
+def answer_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str = "") -> dict[str, Any]:
+    """The answer form (views.open), bound to the question by its private metadata."""
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": ANSWER_MODAL_CALLBACK,
+        "private_metadata": private_metadata,
+        "title": blocks.plain_text(questions.ANSWER_MODAL_TITLE),
+        "submit": blocks.plain_text(questions.ANSWER_MODAL_SUBMIT),
+        "close": blocks.plain_text(questions.ANSWER_MODAL_CLOSE),
+        "blocks": [
+            blocks.section(questions.answer_modal_intro(request)),
+            *(
+                [blocks.context(approval_request.HIDDEN_CHARACTERS_WARNING)]
+                if blocks.has_hidden_characters(request)
+                else []
+            ),
+            {
+                "type": "input",
+                "block_id": ANSWER_BLOCK,
+                "label": blocks.plain_text(questions.ANSWER_INPUT_LABEL),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": ANSWER_INPUT,
+                    "multiline": True,
+                    "max_length": questions.ANSWER_MAX,
+                    "placeholder": blocks.plain_text(questions.ANSWER_PLACEHOLDER),
+                },
+            },
+        ],
+    }
+    if external_id:
+        view["external_id"] = external_id
+    return view
+
+
+def answer_errors(problem: str) -> dict[str, Any]:
+    """A view-submission answer showing ``problem`` under the answer input: ``ack(**answer_errors(...))``."""
+    return {"response_action": "errors", "errors": {ANSWER_BLOCK: blocks.modal_error_text(problem)}}
+
+
+def request_message(
+    request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """The message of any request: a question's, or an approval's (``blocks.approval_message``)."""
+    if request.asks:
+        return question_message(request, decision=decision, progress=progress)
+    return blocks.approval_message(request, decision=decision, progress=progress)
+
+
+def request_actions(request: ApprovalRequest) -> dict[str, Any]:
+    """The live buttons of any request (App Home shows them under each entry)."""
+    return question_actions(request) if request.asks else blocks.approval_actions(request)

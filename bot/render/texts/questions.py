@@ -1,0 +1,101 @@
+"""The texts of a question: its message (what the agent asks, of whom, the answer once given) and its answer form.
+
+Functions return Slack mrkdwn unless their name or docstring says plain text.
+"""
+
+from typing import Final
+
+from bot.domain.records import ApprovalRequest, Decision, PolicySummary
+from bot.render.safe_text import MAX_DECISION_REASON, clip, code_inline
+from bot.render.texts.approval_request import approvers_text, asker, who_decided
+from bot.render.texts.times import slack_date
+
+QUESTION_MAX: Final = 2_900
+"""Characters of the question a message shows (a section holds 3,000 with its label)."""
+ANSWER_MAX: Final = 2_000
+"""The longest answer the form takes (what the agent reads; a decided message shows it whole)."""
+
+# Labels (plain text; buttons far below 75 characters, the form's below 24).
+QUESTION_HEADER: Final = "Question from the agent"
+ANSWER_LABEL: Final = "Answer"
+ANSWER_MODAL_TITLE: Final = "Answer the agent"
+ANSWER_MODAL_SUBMIT: Final = "Send answer"
+ANSWER_MODAL_CLOSE: Final = "Cancel"
+ANSWER_INPUT_LABEL: Final = "Your answer"
+ANSWER_PLACEHOLDER: Final = "The agent reads exactly what you write here."
+
+
+def question_intro(request: ApprovalRequest) -> str:
+    """Who the agent works for, before the question itself."""
+    tool = f" (through {code_inline(request.tool)})" if request.tool else ""
+    return f"The agent working on {asker(request)}'s request asks{tool}:"
+
+
+def question_text(request: ApprovalRequest) -> str:
+    """The question, as a quote: escaped, hidden characters shown, within a section."""
+    text = request.question.text if request.question is not None else ""
+    return "\n".join(f"> {line}" for line in clip(text, QUESTION_MAX).split("\n"))
+
+
+def who_answers(policy: PolicySummary) -> str:
+    """Who may answer (one context line)."""
+    return f"May answer: {approvers_text(policy)} · The first answer is sent to the agent"
+
+
+def answer_status(decision: Decision) -> str:
+    """The outcome, as the answered (or unanswered) message shows it."""
+    at = slack_date(decision.decided_at)
+    if decision.decision == "answer":
+        return f"💬 Answered by {who_decided(decision.decided_by)} at {at}:"
+    if decision.by_rule is not None:
+        return f"🚫 Refused by rule {code_inline(decision.by_rule)} at {at}: nobody was asked"
+    if decision.decision == "deny":
+        why = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""
+        return f"🚫 Taken back at {at}, unanswered{why}"
+    why = f" ({clip(decision.reason, MAX_DECISION_REASON)})" if decision.reason else ""
+    return f"⌛ Nobody answered in time: the agent was told there is no answer{why} · {at}"
+
+
+def answer_quote(decision: Decision) -> str | None:
+    """The answer the agent received, as a quote (``None``: not answered)."""
+    if decision.decision != "answer" or decision.answer is None:
+        return None
+    return "\n".join(f"> {line}" for line in clip(decision.answer, ANSWER_MAX + 100).split("\n"))
+
+
+def question_fallback(request: ApprovalRequest, decision: Decision | None = None) -> str:
+    """Notification text of the question's message (shown where blocks are not)."""
+    asked = request.question.text if request.question is not None else ""
+    text = f"Question from the agent for {asker(request)}: {clip(asked, 300)}"
+    return text if decision is None else f"{text} · {answer_status(decision)}"
+
+
+def answer_modal_intro(request: ApprovalRequest) -> str:
+    """The answer form's first line (mrkdwn), then the question."""
+    return f"The agent working on {asker(request)}'s request asks:\n{question_text(request)}"
+
+
+def subject(request: ApprovalRequest) -> str:
+    """The question, named in one line (reminders, escalations, answers to a person)."""
+    asked = request.question.text if request.question is not None else ""
+    return f"the question {code_inline(asked.replace(chr(10), ' '), 120)}"
+
+
+def answer_sent(request: ApprovalRequest) -> str:
+    """Ephemeral confirmation: the person's answer (by form or typed reply) went to the agent."""
+    return f"Your answer to {subject(request)} was sent to the agent."
+
+
+def not_asked_of_you(who: str) -> str:
+    """Ephemeral answer to someone the question is not asked of (``who``: ``approvers_text``)."""
+    return f"This question is not for you: only {who} may answer it."
+
+
+def wrong_action() -> str:
+    """Ephemeral answer to an action that does not fit the request (a forged or stale button)."""
+    return "That does not fit this request: a question is answered, an approval is approved or denied. Nothing changed."
+
+
+def blank_answer() -> str:
+    """Form error (plain text) for an answer with nothing in it."""
+    return "Please write an answer: the agent reads exactly what you send."

@@ -1,0 +1,75 @@
+"""Answer on a question's message or the App Home: the form it opens, and that form's submission.
+
+The form is bound to the question and to where Answer was clicked, as the deny form is
+(``bot.slack.listeners.bound_modals``). The answer is recorded by the decide script like any decision:
+the first answer wins, a second person is told who answered.
+"""
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.domain.status import Status
+from bot.render import action_ids as ids
+from bot.render import questions
+from bot.render.texts import answers
+from bot.render.texts import questions as question_texts
+from bot.services import Services
+from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
+from bot.slack.listeners.feedback import Clicker, outcome_text, team_of, tell_clicker
+from bot.slack.listeners.lazy import lazily
+from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Answer listeners to ``app``."""
+    decisions = services.decisions
+
+    def open_answer_modal(body: BlockActions, action: Action, client: WebClient) -> None:
+        click = ModalClick.read(body, action)
+        approval, refusal = decisions.find_checked(
+            click.approval_id, user_id=click.who.user, action="answer", origin=click.origin
+        )
+        if approval is None or refusal is not None:
+            click.refuse(services.stores.outbox, refusal, answers.unknown_approval())
+            return
+        request = approval.request
+        binding = click.bind(request.approval_id, purpose="answer")
+        view = questions.answer_modal(
+            request, private_metadata=binding.metadata(), external_id=services.modals.remember(binding)
+        )
+        client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    def submit_answer(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
+        user = body["user"]["id"]
+        values = view.get("state", {}).get("values", {})
+        answer = (values.get(ids.ANSWER_BLOCK, {}).get(ids.ANSWER_INPUT) or {}).get("value")
+        binding = submitted_binding(services.modals, decisions, body, view, purpose="answer")
+        if binding is None:
+            ack(**questions.answer_errors(answers.wrong_place_refused()))
+            return
+        origin = modal_origin(body, binding)
+        outcome = decisions.decide(
+            binding.approval_id,
+            user_id=user,
+            kind="answer",
+            reason=answer,
+            source="modal",
+            origin=origin,
+            with_request=True,  # the confirmation names the question
+        )
+        request = outcome.request
+        if outcome.status is Status.DECIDED and request is not None:
+            ack()
+            # Where Answer was clicked: the question's thread, or a direct message for a click on App Home.
+            channel = binding.channel_id or None
+            who = Clicker(user, channel, request.thread_ts if channel else None, team_of(body))
+            tell_clicker(services.stores.outbox, who, question_texts.answer_sent(request))
+            return
+        text = outcome_text(outcome)
+        if text:
+            ack(**questions.answer_errors(text))
+        else:
+            ack()
+
+    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal)
+    app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
