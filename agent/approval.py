@@ -28,6 +28,9 @@ RESPONSE_SHAPES: tuple[ResponseShape, ...] = ("record", "yes_no", "boolean")
 AnswerShape = ResponseShape | Literal["answer"]
 """A response shape, or ``"answer"``: a question's response is the person's words exactly (``NO_ANSWER`` if none)."""
 
+TRUST_ANSWER = "t"
+"""What an approval that also trusts the tool gives in the ``yes_no`` shape (Strands' ``HumanInTheLoop`` trust)."""
+
 NO_ANSWER = "No answer: nobody answered the question in time. Do not assume an answer; tell the user."
 """What a question's ``"answer"`` response is when nobody answered it (it expired, or was taken back)."""
 
@@ -71,6 +74,8 @@ class Decision(BaseModel):
     """Who edited the call (``updated_input``)."""
     answer: str | None = None
     """A question's answer, exactly as the person gave it (``decision`` is ``answer``)."""
+    trusted: bool = False
+    """The approver also trusted the tool for the rest of the session (Strands' ``HumanInTheLoop`` trust)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -139,7 +144,9 @@ def shape_response(decision: Decision, shape: AnswerShape) -> Any:
     if shape == "answer":
         return decision.answer if decision.decision == "answer" and decision.answer is not None else NO_ANSWER
     if shape == "yes_no":
-        return "y" if decision.decision == "approve" else "n"
+        if decision.decision != "approve":
+            return "n"
+        return TRUST_ANSWER if decision.trusted else "y"
     if shape == "boolean":
         return decision.decision == "approve"
     return decision.model_dump(mode="json")

@@ -6,21 +6,25 @@ taking a prompt, ``interruptResponse`` blocks or nothing (continue: run the tool
 trailing toolUse message, else ask the model), returning ``agent.AgentResult``.
 """
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Collection, Mapping
+from typing import Any, Final, Protocol
 
 import redis
 from strands import Agent as StrandsAgent
 from strands.hooks import AfterToolCallEvent
 from strands.session import RepositorySessionManager
+from strands.vended_interventions.hitl import HumanInTheLoop
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
-from agent.vended import CONFIRMATION_FAILED_PREFIX
+from agent.vended import CONFIRMATION_FAILED_PREFIX, HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
+
+TRUSTED_TOOLS_KEY: Final = "hitl:trusted_tools"
+"""Where ``HumanInTheLoop`` keeps the tools trusted for the rest of the session, in the agent's state (1.62)."""
 
 
 class AgentStateLike(Protocol):
@@ -104,6 +108,29 @@ class StrandsRunnable:
         account = self._refusals.pop(str(event.tool_use.get("toolUseId")), None)
         if account is not None:
             event.result = {**event.result, "content": [{"text": f"{CONFIRMATION_FAILED_PREFIX} {account}"}]}
+
+    def offers_trust(self, interrupt: Interrupt, tool: str) -> bool:
+        """Whether ``interrupt`` is ``HumanInTheLoop``'s and it lets a person trust ``tool`` (``enable_trust=True``).
+
+        A tool it lists as ``"!tool"`` is never trusted; its ``evaluate_trust`` must accept ``"t"`` (the default does).
+        """
+        if interrupt.name != HUMAN_IN_THE_LOOP_INTERRUPT:
+            return False
+        registry = getattr(self.agent, "_intervention_registry", None)
+        handlers = registry.handlers if registry is not None else []
+        return any(
+            isinstance(handler, HumanInTheLoop) and handler._enable_trust and f"!{tool}" not in handler._allowed_tools
+            for handler in handlers
+        )
+
+    def keep_trusted(self, tools: Collection[str]) -> None:
+        """Drop from ``HumanInTheLoop``'s trusted tools every one not in ``tools`` (a trust revoked in Slack)."""
+        trusted = self.agent.state.get(TRUSTED_TOOLS_KEY)
+        if not isinstance(trusted, list):
+            return
+        kept = [tool for tool in trusted if tool in tools]
+        if kept != trusted:
+            self.agent.state.set(TRUSTED_TOOLS_KEY, kept)
 
     def __call__(self, prompt: Prompt = None) -> AgentResult:
         """Invoke the Strands agent and report its result as ``agent.AgentResult``.

@@ -124,6 +124,9 @@ class PolicySettings(PolicyModel):
     interrupt's code reads (Strands' ``HumanInTheLoop``: ``"y"``/``"n"``), else the record."""
     edits: Edits = "allowed"
     """Whether an approver may edit the call before approving it (``other_approver``: someone else approves it)."""
+    trust: StrictBool = True
+    """Whether "Approve and trust <tool> for this session" is offered where the agent lets a person trust a tool
+    (Strands' ``HumanInTheLoop(enable_trust=True)``); ``false``: every call of the tool is asked."""
     channel: ChannelId | None = None
     """Where a request made through the HTTP API for a matching tool is posted when it names no channel."""
     escalation: Escalation | None = None
@@ -203,6 +206,7 @@ class Policy(PolicySettings):
             grant_durations=self.grants.durations if self.grants and self.tier == "ask" else (),
             grant_scope=self.grants.scope if self.grants else "requester",
             edits=self.edits,
+            trust=self.trust,
         )
 
     @classmethod
@@ -307,6 +311,7 @@ def strictest(policies: Sequence[Policy]) -> Policy:
         expiry=_strictest_expiry([policy.expiry for policy in policies]),
         tier=_strictest_tier(policies),
         edits=max((policy.edits for policy in policies), key=_EDITS_STRICTNESS.index),
+        trust=all(policy.trust for policy in policies),
         message=next((policy.message for policy in policies if policy.tier == "deny"), None),
     )
     lists = [listed for policy in restricted for listed in (policy.approvers, *policy.also_approvers)]

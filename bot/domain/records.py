@@ -110,6 +110,8 @@ class PolicySummary(BaseModel):
     """Whose calls such a grant covers: the requester's, or anyone's in the channel."""
     edits: Literal["allowed", "forbidden", "other_approver"] = "allowed"
     """Whether the call may be edited before it is approved, and by whom it is approved then."""
+    trust: bool = True
+    """Whether a person may trust the tool for the rest of the session, where the agent offers it."""
 
 
 class GuardedCall(BaseModel):
@@ -162,6 +164,8 @@ class ApprovalRequest(BaseModel):
             approval names it (``None`` as for ``call_digest``: then its input cannot be edited either).
         input_schema: The JSON Schema of the tool's input, when the agent gave it: an edit is made field by field.
         question: What the agent asks, when it asks a question (answered in words) rather than for a decision.
+        trust_offered: Whether an approver may also trust the tool for the rest of the session (the agent lets a
+            person trust it, and the rule does not forbid it).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -189,6 +193,7 @@ class ApprovalRequest(BaseModel):
     input_digest: str | None = None
     input_schema: dict[str, Any] | None = None
     question: Question | None = None
+    trust_offered: bool = False
 
     @property
     def asks(self) -> bool:

@@ -205,6 +205,7 @@ class DecisionService:
         with_request: bool = False,
         shown: str = "",
         quiet: bool = False,
+        trust: bool = False,
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
@@ -225,6 +226,8 @@ class DecisionService:
             shown: The digest of the input the person saw (an Approve button carries it). An approval of an input
                 edited since it was shown (or, for a typed reply, of any edited input) is refused: ``changed``.
             quiet: A refusal is not audited (a reply that answers a question only if its writer is asked).
+            trust: The approval also trusts the tool for the rest of the session; refused (``wrong_action``) unless the
+                request offers it.
         """
         if session_id is None:
             session_id = self._approvals.session_of(approval_id)
@@ -254,13 +257,16 @@ class DecisionService:
             replay_ttl_s=replay.remember_s if replay is not None else 0,
             with_request=with_request,
             shown=shown,
+            trust=trust,
         )
         if kind == "answer":  # the agent reads the answer exactly as the person gave it
             decision = Decision(decision=kind, decided_by=user_id, answer=reason, decided_at=self._clock())
             details = {"approval_id": approval_id, "decision": kind, "answer": reason, "source": source}
         else:
-            decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock())
+            decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock(), trusted=trust)
             details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
+            if trust:
+                details["trusted"] = "the tool, for the rest of the session"
         details |= _filled_in_by_script(decision)
         result = self._attempt(attempt, decision, details)
         if result.status in _AUDITED and not quiet:

@@ -15,6 +15,7 @@ from datetime import datetime
 from bot.domain.grants import Grant
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
+from bot.domain.trusts import Trust
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
@@ -31,6 +32,8 @@ class HomeContents:
     """Decisions they could see, newest first."""
     grants: list[tuple[Grant, int]]
     """Their standing approvals, each with how often it was used."""
+    trusts: list[Trust]
+    """The tools trusted for the rest of a session that they made, or that serve their requests."""
     now: datetime
     """When it was gathered (how long each request has waited)."""
 
@@ -67,7 +70,8 @@ class HomeQueue(Flow):
                 if len(recent) == RECENT_SHOWN:
                     break
         grants = self.grants.live_for(user_id, team_id=team_id)
-        return HomeContents(queue=queue, recent=recent, grants=grants, now=self.clock())
+        trusts = self.stores.trusts.of_user(team_id, user_id)
+        return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""

@@ -21,6 +21,7 @@ from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests
 from bot.domain.policy import PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
+from bot.flow.agent_abilities import TrustsTools
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render import blocks
@@ -104,7 +105,7 @@ class RoundPublisher:
         if result.stop_reason == "interrupt":
             waiting = agent.pending_tool_uses
             requests = [
-                self._request(session_id, version, info, interrupt, waiting, client=client)
+                self._request(session_id, version, info, interrupt, waiting, client=client, agent=agent)
                 for interrupt in result.interrupts
             ]
             # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
@@ -206,6 +207,7 @@ class RoundPublisher:
         waiting: list[ToolUse],
         *,
         client: str | None = None,
+        agent: PendingCalls | None = None,
     ) -> ApprovalRequest:
         # The call comes from the interrupt's id and the agent's pending batch, never from the
         # reason: whoever raised the interrupt, the tool's rules apply to the tool that waits.
@@ -254,7 +256,20 @@ class RoundPublisher:
             input_digest=exact_input,
             input_schema=_input_schema(interrupt.reason) if exact_input is not None else None,
             question=question,
+            trust_offered=_offers_trust(agent, interrupt, single, policy) if question is None else False,
         )
+
+
+def _offers_trust(
+    agent: PendingCalls | None, interrupt: Interrupt, single: GuardedCall | None, policy: PolicySummary
+) -> bool:
+    """Whether an approver may also trust the one tool the interrupt guards for the rest of the session.
+
+    Only where the agent lets a person trust it, the rule does not forbid it, and one person's approval decides.
+    """
+    if single is None or not policy.trust or policy.tier != "ask" or policy.quorum != 1:
+        return False
+    return isinstance(agent, TrustsTools) and agent.offers_trust(interrupt, single.tool)
 
 
 def _for_a_question(policy: PolicySummary, requester: str) -> PolicySummary:

@@ -11,14 +11,16 @@ A job delivered twice is harmless:
 """
 
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Final, Protocol
 
 from agent import AgentResult
 from agent.approval import AnswerShape, refusal_text, shape_response
 from bot.domain.api_requests import is_api_session
 from bot.domain.errors import SignoffError
 from bot.domain.records import approval_id_for, session_id_for
+from bot.domain.trusts import Trust
+from bot.flow.agent_abilities import ExplainsRefusals, TrustsTools
 from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
 from bot.render.texts import thread_posts
@@ -49,14 +51,6 @@ class ExternalRounds(Protocol):
 
     def finish(self, session_id: str, version: int) -> None:
         """Its round is decided: tell whoever asked (raise to have the job retried)."""
-
-
-@runtime_checkable
-class ExplainsRefusals(Protocol):
-    """An agent whose interrupts' own code may tell the model less than why a call was refused (Strands')."""
-
-    def explain_refusals(self, refusals: Mapping[str, str]) -> None:
-        """Before a resume: ``{toolUseId: what the model is told}`` for each call refused in this round."""
 
 
 class AgentSetupError(SignoffError):
@@ -159,12 +153,16 @@ class SessionRunner:
             AgentSetupError: The factory raised a programming error, or returned something the bot cannot run.
         """
         try:
-            return as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
+            agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
         except Exception as error:  # boundary: the factory is the operator's code; only its own bug is kept
             cause = _code_error_in(error)
             if cause is None:
                 raise
             raise AgentSetupError(cause) from error
+        if isinstance(agent, TrustsTools):
+            # A trust revoked since the agent last ran ends before it runs again (the agent keeps its own list).
+            agent.keep_trusted(self._stores.trusts.tools(session_id))
+        return agent
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
         """A request arrived while the agent waits: recover what a crash left unpublished, else say so."""
@@ -191,6 +189,7 @@ class SessionRunner:
             logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
             return
         info = self._thread_info(session_id)
+        self._record_trusts(approvals)  # before the agent is built: it keeps only the trusts Signoff holds
         agent = self._agent(session_id)
         unpublished = self._unpublished(session_id, agent, approvals)
         if agent.interrupted and unpublished:
@@ -226,6 +225,25 @@ class SessionRunner:
             result = _run(agent)  # died between batches: carry on
         answered = [approval.decision for approval in approvals if approval.decision is not None]
         self._publisher.publish(session_id, info, agent, result, answered=answered)
+
+    def _record_trusts(self, approvals: list[Approval]) -> None:
+        """Keep a record of each tool the round's approvers trusted for the rest of the session (again: harmless)."""
+        for approval in approvals:
+            decision, request = approval.decision, approval.request
+            if decision is None or not decision.trusted or request.tool is None or decision.decided_by is None:
+                continue
+            trust = Trust(
+                session_id=request.session_id,
+                tool=request.tool,
+                trusted_by=decision.decided_by,
+                requester=request.requested_by,
+                team_id=request.team_id,
+                channel_id=request.channel_id,
+                thread_ts=request.thread_ts,
+                approval_id=request.approval_id,
+                trusted_at=decision.decided_at,
+            )
+            self._stores.trusts.record(trust)
 
     def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
         info = self._stores.threads.get(session_id) or fallback

@@ -11,6 +11,8 @@ REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
 ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
 ANSWER_ACTION: Final = "signoff_answer"
+TRUST_ACTION: Final = "signoff_approve_trust"
+REVOKE_TRUST_ACTION: Final = "signoff_revoke_trust"
 BUTTONS: Final = frozenset(
     {
         APPROVE_ACTION,
@@ -22,6 +24,8 @@ BUTTONS: Final = frozenset(
         EDIT_ACTION,
         ALLOW_SIMILAR_ACTION,
         ANSWER_ACTION,
+        TRUST_ACTION,
+        REVOKE_TRUST_ACTION,
     }
 )
 """Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
@@ -100,6 +104,20 @@ def parse_revoke_button_value(value: str) -> tuple[str, str, str]:
     team_id, _, rest = value.partition(_PLACE_MARK)
     channel_id, _, grant_id = rest.partition(_PLACE_MARK)
     return team_id, channel_id, grant_id
+
+
+_TOOL_MARK: Final = "/"  # never in a session id (``session_id_for``)
+
+
+def revoke_trust_button_value(session_id: str, tool: str) -> str:
+    """What a Revoke button of a trust (App Home) carries: the session and the tool trusted in it."""
+    return f"{session_id}{_TOOL_MARK}{tool}"
+
+
+def parse_revoke_trust_button_value(value: str) -> tuple[str, str]:
+    """The session and tool a trust's Revoke button carries (``""`` for what a malformed one lacks)."""
+    session_id, _, tool = value.partition(_TOOL_MARK)
+    return session_id, tool
 
 
 AGENT_COMMAND: Final = "/agent"

@@ -28,6 +28,7 @@ from bot.render.action_ids import (
     DENY_REASON_INPUT,
     DISCUSS_ACTION,
     EDIT_ACTION,
+    TRUST_ACTION,
     button_value,
     grant_button_value,
 )
@@ -306,6 +307,8 @@ def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
         button(APPROVE_ACTION, approval_request.APPROVE_LABEL, value, "primary"),
         button(DENY_ACTION, approval_request.DENY_LABEL, value, "danger"),
     ]
+    if request.trust_offered:
+        elements.append(button(TRUST_ACTION, approval_request.trust_label(request.tool), value))
     if editable(request):
         elements.append(edit_button(request))
     elements.append(button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value))

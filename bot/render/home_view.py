@@ -12,15 +12,23 @@ from typing import Any, Final
 from bot.domain.grants import Grant
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
+from bot.domain.trusts import Trust
 from bot.render import blocks, safe_text
-from bot.render.action_ids import REVOKE_GRANT_ACTION, revoke_button_value
+from bot.render.action_ids import (
+    REVOKE_GRANT_ACTION,
+    REVOKE_TRUST_ACTION,
+    revoke_button_value,
+    revoke_trust_button_value,
+)
 from bot.render.questions import request_actions
 from bot.render.texts import app_home, approval_request, questions, standing_approvals
 
 QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
 RECENT_SHOWN: Final = 10
-GRANTS_SHOWN: Final = 5  # a block each: 75 + 6 + 10 + the headers stay under the tab's 100 blocks
+GRANTS_SHOWN: Final = 5  # a block each: 75 + 5 + 3 + 10, the headers and "more" lines stay under the tab's 100
+TRUSTS_SHOWN: Final = 3
 GRANT_BLOCK_PREFIX: Final = "signoff_grant_"
+TRUST_BLOCK_PREFIX: Final = "signoff_trust_"
 
 
 def home_view(
@@ -29,6 +37,7 @@ def home_view(
     recent: Sequence[tuple[ApprovalRequest, Decision]],
     now: datetime,
     grants: Sequence[tuple[Grant, int]] = (),
+    trusts: Sequence[Trust] = (),
 ) -> dict[str, Any]:
     """The ``views.publish`` view.
 
@@ -37,6 +46,7 @@ def home_view(
         recent: Decisions the viewer could see, newest first.
         now: When the view is built (how long each request has waited).
         grants: The viewer's standing approvals, each with how often it was used.
+        trusts: The tools trusted for the rest of a session that the viewer made, or that serve their requests.
     """
     view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(app_home.HOME_QUEUE_TITLE)}]
     if not queue:
@@ -59,11 +69,14 @@ def home_view(
     if len(queue) > QUEUE_SHOWN:
         view_blocks.append(blocks.context(app_home.home_more(len(queue) - QUEUE_SHOWN)))
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_GRANTS_TITLE)})
-    if not grants:
+    if not grants and not trusts:
         view_blocks.append(blocks.context(app_home.home_grants_empty()))
     view_blocks += [_grant_entry(grant, uses) for grant, uses in grants[:GRANTS_SHOWN]]
     if len(grants) > GRANTS_SHOWN:
         view_blocks.append(blocks.context(app_home.home_more_grants(len(grants) - GRANTS_SHOWN)))
+    view_blocks += [_trust_entry(trust) for trust in trusts[:TRUSTS_SHOWN]]
+    if len(trusts) > TRUSTS_SHOWN:
+        view_blocks.append(blocks.context(app_home.home_more_grants(len(trusts) - TRUSTS_SHOWN)))
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_RECENT_TITLE)})
     if not recent:
         view_blocks.append(blocks.section(app_home.home_recent_empty()))
@@ -102,3 +115,18 @@ def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     value = revoke_button_value(grant.team_id, grant.channel_id, grant.grant_id)
     revoke = blocks.button(REVOKE_GRANT_ACTION, standing_approvals.REVOKE_LABEL, value, "danger")
     return {**blocks.section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}
+
+
+def _trust_entry(trust: Trust) -> dict[str, Any]:
+    """A tool trusted for the rest of a session, on App Home, with a Revoke button."""
+    text = standing_approvals.trust_line(
+        tool=trust.tool,
+        channel_id=trust.channel_id,
+        thread_ts=trust.thread_ts,
+        trusted_by=trust.trusted_by,
+        since=trust.trusted_at,
+    )
+    value = revoke_trust_button_value(trust.session_id, trust.tool)
+    revoke = blocks.button(REVOKE_TRUST_ACTION, standing_approvals.REVOKE_LABEL, value, "danger")
+    block_id = f"{TRUST_BLOCK_PREFIX}{trust.approval_id}"
+    return {**blocks.section(text), "block_id": block_id, "accessory": revoke}

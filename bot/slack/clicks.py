@@ -1,4 +1,4 @@
-"""Approve clicks, served at the edge or, when the edge leaves them to Bolt, by Bolt's listener.
+"""Approve clicks ("Approve and trust" too), served at the edge or, when the edge leaves them to Bolt, by Bolt's.
 
 An Approve button carries its approval's session (``bot.render.action_ids.button_value``), so a
 click is one Redis round trip before its answer (two while traces are recorded: its approval's trace is read
@@ -13,7 +13,7 @@ over Socket Mode go through Bolt's listener (``register``): acked first, then se
 
 import logging
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import redis
 from slack_bolt import Ack, App
@@ -43,6 +43,8 @@ class ApproveClick:
     body: BlockActions
     shown: str = ""
     """The digest of the input the button showed (``""``: a button that names none)."""
+    trust: bool = False
+    """"Approve and trust <tool> for this session": the approval also trusts the tool (``bot.domain.trusts``)."""
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
@@ -54,15 +56,19 @@ def approve_click(body: dict[str, Any]) -> ApproveClick | None:
         return None
     checked = cast(BlockActions, body)  # payload_problem has held it to that shape
     actions = checked["actions"]
-    if len(actions) != 1 or actions[0]["action_id"] != ids.APPROVE_ACTION:
+    if len(actions) != 1 or actions[0]["action_id"] not in _APPROVING:
         return None
     click = _click(checked, actions[0])
     return click if click.session_id else None
 
 
+_APPROVING: Final = frozenset({ids.APPROVE_ACTION, ids.TRUST_ACTION})
+"""The buttons that approve: Approve, and "Approve and trust <tool> for this session"."""
+
+
 def _click(body: BlockActions, action: Action) -> ApproveClick:
     approval_id, session_id, shown = ids.parse_button(action["value"])
-    return ApproveClick(approval_id, session_id, body, shown)
+    return ApproveClick(approval_id, session_id, body, shown, trust=action["action_id"] == ids.TRUST_ACTION)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +117,7 @@ class ApproveClicks:
             origin=click_origin(click.body),
             replay=replay,
             shown=click.shown,
+            trust=click.trust,
         )
 
     def _tell(self, click: ApproveClick, outcome: Outcome) -> None:
@@ -138,3 +145,4 @@ def register(app: App, services: Services) -> None:
         clicks.serve_acked(_click(body, action))
 
     app.action(ids.APPROVE_ACTION)(approve)
+    app.action(ids.TRUST_ACTION)(approve)

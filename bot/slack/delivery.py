@@ -468,7 +468,7 @@ class Deliverer:
         if self._home_queue is not None:
             user, slack = entry.payload["user"], self._clients.for_team(entry.team_id)
             home = self._home_queue.contents_for(user, team_id=entry.team_id)
-            view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants)
+            view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants, trusts=home.trusts)
             slack.views_publish(user_id=user, view=view)
 
     def _refresh_homes(self, team_id: str) -> None:

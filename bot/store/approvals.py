@@ -422,6 +422,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "requested_by": True,
     "input_digest": True,
     "question": True,  # an answer fits a question only, an approval or a denial an approval only
+    "trust_offered": True,
     "policy": {
         "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
         "approver_users",

@@ -43,6 +43,7 @@ class Attempt:
         with_request: Whether a recorded decision is answered with its request (any other answer is).
         shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
             for a typed reply: then an edited call is not approved).
+        trust: The approval also trusts the tool for the rest of the session (only where the request offers it).
     """
 
     session_id: str
@@ -60,6 +61,7 @@ class Attempt:
     replay_ttl_s: int = 0
     with_request: bool = False
     shown: str = ""
+    trust: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,7 @@ def keys_and_args(
         "now_ms": int(decision.decided_at.timestamp() * 1000),
         "with_request": attempt.with_request,
         "shown": attempt.shown,
+        "trust": attempt.trust,
     }
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None

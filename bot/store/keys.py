@@ -23,6 +23,7 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:edit:<aid>                 hash    the input an approver edited the pending call to (and who, when)
     signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
                                                    record (JSON), cancelled, notified (callback delivered)
+    signoff:<s>:trusts                     hash    tool -> who trusted it for the rest of the session (JSON)
 
 Per shard (``<t>`` is ``{<shard tag>}``)::
 
@@ -53,6 +54,8 @@ Global (each written alone, never in a script or transaction with another key)::
 
     signoff:home-viewers:<team>            set     users of a workspace whose App Home shows approvals (refreshed on
                                                    change)
+    signoff:trusts-of:<team>:<uid>         zset    <session id>/<tool> of the trusts a person made or that serve
+                                                   their requests, by time: App Home's listing (follows the records)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<team>:<gid>         string  cached members of a workspace's user group (JSON, TTL)
@@ -369,6 +372,16 @@ def grants(team_id: str, channel_id: str) -> str:
 def grant_calls(team_id: str, channel_id: str, digest: str) -> str:
     """The channel's standing approvals covering one exact call (``bot.domain.grants.call_digest``)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:calls:{digest}"
+
+
+def trusts(session_id: str) -> str:
+    """The tools trusted for the rest of a session (``bot.store.trusts``)."""
+    return f"{_session_prefix(session_id)}:trusts"
+
+
+def trusts_of(team_id: str, user_id: str) -> str:
+    """A person's listing of the trusts they made or that serve their requests (App Home)."""
+    return f"signoff:trusts-of:{team_id}:{user_id}"
 
 
 def api_key(key_sha256: str) -> str:

@@ -25,6 +25,7 @@ from bot.store.outbox import Outbox
 from bot.store.schedule import Schedule
 from bot.store.signatures import SeenSignatures
 from bot.store.threads import Threads
+from bot.store.trusts import TrustStore
 from state.store import SessionStore
 
 _THIRTY_DAYS_S = 30 * 86_400
@@ -52,6 +53,8 @@ class Stores:
     """Standing approvals and the calls they cover."""
     edits: EditStore
     """Edits made to a call's input before it was approved."""
+    trusts: TrustStore
+    """Tools trusted for the rest of a session (Strands' ``HumanInTheLoop`` trust)."""
     threads: Threads
     """Which thread each session answers in."""
     api_keys: ApiKeys
@@ -86,6 +89,7 @@ class Stores:
             schedule=Schedule(client, clock=clock),
             grants=GrantStore(client),
             edits=EditStore(client),
+            trusts=TrustStore(client, kept_s=retention_s),
             threads=Threads(client),
             api_keys=ApiKeys(client),
             api_requests=ApiRequestStore(client),

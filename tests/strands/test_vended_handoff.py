@@ -57,13 +57,15 @@ def test_the_requesters_answer_is_the_tools_result_exactly(redis_client: redis.R
         assert is_decided(message)
         shown = json.dumps(message["blocks"])
         assert f"Answered by <@{REQUESTER}>" in shown
-        assert "&lt;@U0EVIL&gt;" in shown and "<@U0EVIL>" not in shown
+        assert "&lt;@U0EVIL&gt;" in shown
+        assert "<@U0EVIL>" not in shown
         assert any("was sent to the agent" in text for text in bot.ephemeral_texts(REQUESTER))
         approval = bot.services.stores.approvals.find(bot.approval_id())
-        assert approval is not None and approval.decision is not None
+        assert approval is not None
+        assert approval.decision is not None
         assert (approval.decision.decision, approval.decision.answer) == ("answer", answer)
         audit = [entry for entry in bot.services.stores.audit.entries() if entry.event == "decision"]
-        assert audit[-1].details["decision"] == "answer" and audit[-1].details["answer"] == answer
+        assert (audit[-1].details["decision"], audit[-1].details["answer"]) == ("answer", answer)
 
 
 def test_someone_it_is_not_asked_of_cannot_answer(redis_client: redis.Redis) -> None:
@@ -92,7 +94,8 @@ def test_a_reply_in_the_thread_from_the_requester_answers_and_anyone_elses_is_di
 
         assert bot.texts_posted()[-1] == "deployed to 'eu-central-1'"
         approval = bot.services.stores.approvals.find(bot.approval_id())
-        assert approval is not None and approval.decision is not None
+        assert approval is not None
+        assert approval.decision is not None
         assert approval.decision.answer == "eu-central-1"
         assert [entry.text for entry in approval.decision.discussion] == ["I'd say us-east-2"]
         unauthorized = [entry for entry in bot.services.stores.audit.entries() if entry.event == "unauthorized"]

@@ -36,6 +36,11 @@ def hitl_agent(
     )
 
 
+def trusting_agent(*, session_id: str, store: SessionStore) -> strands.Agent:
+    """``HumanInTheLoop(allowed_tools=["inspect_files"], enable_trust=True)``: a person may trust ``delete_files``."""
+    return hitl_agent(session_id=session_id, store=store, allowed_tools=["inspect_files"], enable_trust=True)
+
+
 def hitl_agent_inspections_free(*, session_id: str, store: SessionStore) -> strands.Agent:
     """``HumanInTheLoop(allowed_tools=["inspect_files"])``: only deletions wait."""
     return hitl_agent(session_id=session_id, store=store, allowed_tools=["inspect_files"])

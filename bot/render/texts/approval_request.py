@@ -46,6 +46,11 @@ def who_decided(user_id: str | None) -> str:
     return mention_user(user_id) if user_id else "an approver"
 
 
+def trust_label(tool: str | None) -> str:
+    """Plain text of the button that approves the call and trusts its tool for the session (at most 75 characters)."""
+    return clip_plain(f"Approve and trust {tool or 'this tool'} for this session", 75)
+
+
 def approval_header(tool: str | None) -> str:
     """Plain text of the header (at most 150 characters)."""
     return clip_plain(f"Approval needed: {tool}" if tool else "Approval needed", 150)
@@ -131,6 +136,11 @@ def decision_status(decision: Decision) -> str:
     if decision.by_grant is not None:
         return (
             f"✅ Allowed at {at} by {who_decided(decision.decided_by)}'s standing approval: nobody was asked this time"
+        )
+    if decision.decision == "approve" and decision.trusted:
+        return (
+            f"✅ Approved by {who_decided(decision.decided_by)} at {at}, and the tool trusted for the rest of this "
+            "session: the agent will not ask about it again here (revoke it on App Home)"
         )
     if decision.decision == "approve":
         reason = f": {clip(decision.reason, MAX_DECISION_REASON)}" if decision.reason else ""

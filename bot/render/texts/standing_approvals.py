@@ -66,3 +66,22 @@ def grant_revoked(tool: str) -> str:
 def grant_gone() -> str:
     """A Revoke click on a standing approval that ended already."""
     return "That standing approval has ended already."
+
+
+def trust_line(*, tool: str, channel_id: str, thread_ts: str, trusted_by: str, since: datetime) -> str:
+    """One tool trusted for the rest of a session, on App Home (the session is its thread)."""
+    where = f"<#{escape(channel_id[:MAX_ID])}>, thread {escape(thread_ts[:MAX_ID])}"
+    return (
+        f"{code_inline(tool)} trusted for the rest of the agent's session in {where} · "
+        f"by {mention_user(trusted_by)} {slack_date(since)} · any arguments"
+    )
+
+
+def trust_revoked(tool: str) -> str:
+    """Told to the person who revoked a trust."""
+    return f"Revoked: the agent asks again before its next {code_inline(tool)} call in that session."
+
+
+def trust_gone() -> str:
+    """A Revoke click on a trust that ended already (or that is not theirs to end)."""
+    return "That trust has ended already, or it is not yours to end."

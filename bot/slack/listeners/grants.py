@@ -1,10 +1,11 @@
-"""Standing approvals: "Approve + allow 1 h" on an approval message, and Revoke on App Home."""
+"""Standing approvals: "Approve + allow 1 h" on an approval message, and Revoke on App Home (grants and trusts)."""
 
 import logging
 
 from slack_bolt import Ack, App
 
 from bot.flow.grants import Granted
+from bot.flow.trusts import revoke_trust
 from bot.render import action_ids as ids
 from bot.render.texts import answers, standing_approvals
 from bot.services import Services
@@ -54,8 +55,19 @@ def register(app: App, services: Services) -> None:
         tell(services.stores.outbox, team_id=who.team, channel=None, user=user, text=text)
         services.stores.outbox.send_later(home_refresh(user, team_id=who.team))
 
+    def revoke_trust_click(ack: Ack, body: BlockActions, action: Action) -> None:
+        ack()
+        who = clicker(body)
+        session_id, tool = ids.parse_revoke_trust_button_value(str(action.get("value", "")))
+        stores = services.stores
+        ended = revoke_trust(stores.trusts, stores.audit, session_id, tool, user_id=who.user, team_id=who.team)
+        text = standing_approvals.trust_gone() if ended is None else standing_approvals.trust_revoked(ended.tool)
+        tell(stores.outbox, team_id=who.team, channel=None, user=who.user, text=text)
+        stores.outbox.send_later(home_refresh(who.user, team_id=who.team))
+
     app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
+    app.action(ids.REVOKE_TRUST_ACTION)(revoke_trust_click)
 
 
 def granted_text(granted: Granted) -> str:

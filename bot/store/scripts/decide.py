@@ -18,7 +18,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
 #       most twice that), now_ms: the decision's place among the recent ones, with_request: whether a decided
-#       answer carries the request too, shown: the digest of the input the person was shown, '' if none), 2 the
+#       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
+#       whether the approval also trusts the tool for the session), 2 the
 #       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
 #       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"), then
 #       five runs (each its length, then its arguments): the message update (Outbox.script_entry), the audit events
@@ -94,6 +95,10 @@ if attempt.checks then
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
   -- An answer fits a question only; an approval or a denial, an approval only.
   if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  -- Trusting the tool for the session comes only with an approval of a request that offers it.
+  if attempt.trust and (attempt.kind ~= 'approve' or terms.trust_offered ~= true) then
+    return answer('{Status.WRONG_ACTION}')
+  end
   -- A rule that decides by itself (tier allow or deny) is never decided by a person, whatever went before.
   if type(policy.tier) == 'string' and policy.tier ~= 'ask' then return answer('{Status.NOT_AN_APPROVER}') end
   if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then

@@ -4,10 +4,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.domain.grants import Grant
-from bot.domain.records import PolicySummary
+from bot.domain.records import PolicySummary, Question
+from bot.domain.trusts import Trust
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.render.home_view import home_view
+from bot.render.questions import question_message
 from tests.bot.render.test_blocks import request
 
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -24,19 +26,27 @@ def _buttons(node: Any) -> list[dict[str, Any]]:
 
 
 def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
-    # A request offering every button (claims, an edit, grants and "allow similar"), and a standing approval.
+    # A request offering every button (claims, an edit, grants and "allow similar"), a question, a standing approval.
     offering_all = request(
         policy=PolicySummary(name="p", claim_pause_s=600, grant_durations=(3600,)),
         call_digest="c" * 32,
         input_digest="i" * 32,
+        trust_offered=True,
     )
     grant = Grant(
         grant_id="g1", team_id="T1", channel_id="C1", rule="p", tool="deploy", tool_input={"n": 1}, digest="d",
         terms="t", requester=None, granted_by="U1", granted_at=NOW, expires_at=NOW + timedelta(hours=1),
         granted_ms=0, approval_id="a",
     )  # fmt: skip
-    shown = _buttons(blocks.approval_message(offering_all)) + _buttons(
-        home_view(queue=[], recent=[], now=NOW, grants=[(grant, 0)])
+    question = request(question=Question(text="Which region?"))
+    trust = Trust(
+        session_id="T1:C1:1.0", tool="deploy", trusted_by="U1", requester="U2", team_id="T1", channel_id="C1",
+        thread_ts="1.0", approval_id="a", trusted_at=NOW,
+    )  # fmt: skip
+    shown = (
+        _buttons(blocks.approval_message(offering_all))
+        + _buttons(question_message(question))
+        + _buttons(home_view(queue=[], recent=[], now=NOW, grants=[(grant, 0)], trusts=[trust]))
     )
     named = {value for name, value in vars(ids).items() if name.endswith("_ACTION")}
     assert {button["action_id"] for button in shown} == named == ids.BUTTONS
