@@ -1,29 +1,33 @@
 """The demonstration agent: an operations assistant over a small local inventory.
 
 Its scripted model maps plain requests ("restart checkout", "scale search to 5", "roll back
-payments", "logs for api") to tool calls, so the whole approval flow can be shown without an
-LLM; several in one sentence ("check the logs of checkout, then restart checkout and roll back
-payments") are planned as one turn of calls. Reading logs is free; restarting, scaling and rolling
-back wait for an approval.
+payments", "logs for api", "deploy checkout") to tool calls, so the whole approval flow can be shown
+without an LLM; several in one sentence ("check the logs of checkout, then restart checkout and roll
+back payments") are planned as one turn of calls. Reading logs is free; restarting, scaling, rolling
+back and deploying wait for an approval. Before a deploy it asks the person where to (``ask_user``: a
+question, answered in words).
 """
 
 import re
 from dataclasses import dataclass, field
 
 from agent.agent import Agent
-from agent.approval import EDIT_NOTE_PREFIX, ApprovalGate
+from agent.approval import EDIT_NOTE_PREFIX, NO_ANSWER, ApprovalGate
 from agent.models.base import ModelTurn
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from agent.tools import AgentTool, ToolContext, tool
 from state.shapes import Message
 from state.store import SessionStore
 
-RISKY_TOOLS = ("restart_service", "scale_service", "rollback_deploy")
+RISKY_TOOLS = ("restart_service", "scale_service", "rollback_deploy", "deploy_service")
 
 _HELP = (
-    "I can read logs, restart, scale or roll back these services: {services}. "
-    "Try 'restart checkout', 'scale search to 5', 'roll back payments' or 'logs for api'."
+    "I can read logs, restart, scale, roll back or deploy these services: {services}. "
+    "Try 'restart checkout', 'scale search to 5', 'roll back payments', 'deploy api' or 'logs for api'."
 )
+_ASK_ID = "ask-region-"
+"""How the model's ``ask_user`` calls begin their toolUseId (then the service they are about)."""
+NO_REGION = "Nobody said which region, so nothing was deployed."
 
 
 @dataclass
@@ -47,7 +51,7 @@ def default_inventory() -> dict[str, Service]:
 
 
 def operations_tools(inventory: dict[str, Service]) -> list[AgentTool]:
-    """The four tools, bound to ``inventory``."""
+    """The tools, bound to ``inventory``: four operations, a deploy, and a question to the person."""
 
     def find(service: str) -> Service:
         if service not in inventory:
@@ -101,7 +105,29 @@ def operations_tools(inventory: dict[str, Service]) -> list[AgentTool]:
         target.version, target.previous_version = target.previous_version, target.version
         return f"{service}: rolled back from {target.previous_version} to {target.version}"
 
-    return [read_logs, restart_service, scale_service, rollback_deploy]
+    @tool
+    def deploy_service(service: str, region: str) -> str:
+        """Deploy the current version of a service to a region.
+
+        Args:
+            service: Service name.
+            region: Where to deploy it, as the person said.
+        """
+        target = find(service)
+        target.log.append(f"deployed {target.version} to {region}")
+        return f"{service}: {target.version} deployed to {region}"
+
+    @tool
+    def ask_user(question: str, tool_context: ToolContext) -> str:
+        """Ask the person a question and wait for their answer (in words).
+
+        Args:
+            question: What to ask.
+            tool_context: Injected by the agent (not in the tool's schema): raises the question's interrupt.
+        """
+        return str(tool_context.interrupt("ask-user", reason={"question": question}))
+
+    return [read_logs, restart_service, scale_service, rollback_deploy, deploy_service, ask_user]
 
 
 _REQUESTS: list[tuple[re.Pattern[str], str]] = [
@@ -110,6 +136,7 @@ _REQUESTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bscale\s+(?:the\s+)?(?P<service>[a-z][\w-]*)\s+to\s+(?P<replicas>\d+)"), "scale_service"),
     (re.compile(r"\broll\s*back\s+(?:the\s+)?(?P<service>[a-z][\w-]*)"), "rollback_deploy"),
 ]
+_DEPLOY = re.compile(r"\bdeploy\s+(?:the\s+)?(?P<service>[a-z][\w-]*)")
 
 
 _EDITED = "(An approver edited this call before it ran.)"
@@ -135,6 +162,13 @@ def operations_model(services: list[str]) -> ScriptedModel:
         last = messages[-1]
         results = [block["toolResult"] for block in last["content"] if "toolResult" in block]
         if results:
+            asked = [result for result in results if result["toolUseId"].startswith(_ASK_ID)]
+            if asked:  # the person said where to deploy: deploy there (an approval), or stop if nobody said
+                service = asked[0]["toolUseId"].removeprefix(_ASK_ID).rsplit("-", 1)[0]
+                region = " ".join(content.get("text", "") for content in asked[0]["content"]).strip()
+                if not region or region == NO_ANSWER or asked[0].get("status") == "error":
+                    return text_turn(NO_REGION)
+                return tool_turn((f"tooluse_{len(messages)}", "deploy_service", {"service": service, "region": region}))
             texts = [content.get("text", "") for result in results for content in result["content"]]
             # What the gate tells the model of an edit is for the model: people read the message's own account.
             lines = [_EDITED if text.startswith(EDIT_NOTE_PREFIX) else text for text in texts]
@@ -150,6 +184,11 @@ def operations_model(services: list[str]) -> ScriptedModel:
             ]
             return tool_turn(*calls)
         single = _call_for(request)
+        deploy = _DEPLOY.search(request)
+        if single is None and deploy is not None:  # a deploy asks the person where to first
+            service = deploy["service"]
+            question = {"question": f"Which region should I deploy {service} to?"}
+            return tool_turn((f"{_ASK_ID}{service}-{len(messages)}", "ask_user", question))
         if single is not None:
             return tool_turn((f"tooluse_{len(messages)}", *single))
         return text_turn(_HELP.format(services=", ".join(services)))

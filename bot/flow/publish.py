@@ -18,7 +18,7 @@ from agent.guarded import guarded_calls
 from agent.vended import expected_shape, question_of
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
-from bot.domain.policy import PolicyBook
+from bot.domain.policy import DEFAULT_POLICY_NAME, PolicyBook
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
 from bot.flow.agent_abilities import TrustsTools
@@ -275,11 +275,13 @@ def _offers_trust(
 def _for_a_question(policy: PolicySummary, requester: str) -> PolicySummary:
     """The rule's terms as they apply to a question: answered in a person's words, once, by someone it is asked of.
 
-    Whom: the rule's deciders when it names some, else the person whose request the agent works on (anyone in the
-    channel when nobody asked, as for an API request made for nobody). Answering is not approving one's own call, so
-    the asker may answer. No rule, standing approval or expiry answers in anyone's words.
+    Whom: the deciders of a rule that matches the question and names some, else the person whose request the agent
+    works on (anyone in the channel when nobody asked, as for an API request made for nobody). The ``default``
+    section's approvers decide approvals: a question no rule matches is the asker's. Answering is not approving
+    one's own call, so the asker may answer. No rule, standing approval or expiry answers in anyone's words.
     """
-    restricted = bool(policy.approver_users or policy.approver_groups or policy.also_approvers)
+    named = bool(policy.approver_users or policy.approver_groups or policy.also_approvers)
+    restricted = named and policy.name != DEFAULT_POLICY_NAME
     update: dict[str, Any] = {
         "tier": "ask" if policy.tier == "allow" else policy.tier,
         "quorum": 1,
@@ -290,7 +292,7 @@ def _for_a_question(policy: PolicySummary, requester: str) -> PolicySummary:
         "expiry_outcome": "deny" if policy.expiry_outcome == "approve" else policy.expiry_outcome,
     }
     if not restricted and requester:
-        update["approver_users"] = (requester,)
+        update |= {"approver_users": (requester,), "approver_groups": (), "also_approvers": ()}
     return policy.model_copy(update=update)
 
 
