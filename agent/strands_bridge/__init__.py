@@ -9,6 +9,7 @@
 """
 
 from agent.strands_bridge.gate import PolicyFor, SignoffGate
+from agent.strands_bridge.multi_agent_records import SignoffSide
 from agent.strands_bridge.records import CorruptedSessionError, RecordConflictError, strands_key
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
 from agent.strands_bridge.runner import StrandsRunnable, is_strands_agent, signoff_session_manager, to_agent_result
@@ -20,6 +21,7 @@ __all__ = [
     "RecordConflictError",
     "RedisSessionRepository",
     "SignoffGate",
+    "SignoffSide",
     "StrandsRunnable",
     "is_strands_agent",
     "signoff_session_manager",

@@ -7,15 +7,19 @@ Key layout (built by ``strands_key`` only, which validates the session id with
     signoff:{<shard tag>}:{<session_id>}:strands:agent:<agent_id>         hash    version, record (``SessionAgent``)
     signoff:{<shard tag>}:{<session_id>}:strands:messages:<agent_id>      hash    <message_id> -> ``SessionMessage``
     signoff:{<shard tag>}:{<session_id>}:strands:message_versions:<agent_id>  hash  <message_id> -> version (or 1)
+    signoff:{<shard tag>}:{<session_id>}:strands:multi_agent:<multi_agent_id>  hash  version, record (Swarm, Graph)
 
-``RedisSessionRepository`` (``agent.strands_bridge.repository``) is the only writer of these keys. Stored data
-that is not what it wrote (bad JSON, wrong shapes, another Redis type) raises ``CorruptedSessionError``, a
-``state.SessionException`` that is also a Strands ``SessionException``; nothing is deleted or overwritten.
+``RedisSessionRepository`` (``agent.strands_bridge.repository``; ``agent.strands_bridge.multi_agent_records`` for
+Swarms and Graphs) is the only writer of these keys. Stored data that is not what it wrote (bad JSON, wrong
+shapes, another Redis type) raises ``CorruptedSessionError``, a ``state.SessionException`` that is also a
+Strands ``SessionException``; nothing is deleted or overwritten.
 """
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
+import redis
 from strands.types.exceptions import SessionException as StrandsSessionException
 from strands.types.session import Session as StrandsSession
 from strands.types.session import SessionAgent, SessionMessage, SessionType
@@ -24,7 +28,7 @@ from state.errors import ConflictError, SessionException
 from state.store import keys_for
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
 
-_KINDS: Final = ("session", "agent", "messages", "message_versions")
+_KINDS: Final = ("session", "agent", "messages", "message_versions", "multi_agent")
 _MAX_AGENT_ID_LENGTH: Final = 256
 
 
@@ -57,7 +61,7 @@ def strands_key(session_id: str, kind: str, agent_id: str | None = None) -> str:
 
     Raises:
         ValueError: Bad session id (see ``state.store.keys_for``), unknown kind, or a bad or
-            missing agent id (agent ids follow the session id rules).
+            missing agent id (agent and multi-agent ids follow the session id rules).
     """
     session_key = keys_for(session_id).session
     base = session_key.removesuffix(":session") + ":strands"
@@ -74,13 +78,41 @@ def strands_key(session_id: str, kind: str, agent_id: str | None = None) -> str:
     return f"{base}:{kind}:{agent_id}"
 
 
+def guarded(session_id: str, record: str, operation: Callable[[], Any]) -> Any:
+    """Run one Redis ``operation`` on ``record``; a key holding another type is ``CorruptedSessionError``."""
+    try:
+        return operation()
+    except redis.ResponseError as error:
+        raise corrupted(session_id, record, f"key holds something else: {error}") from error
+
+
+def compare_and_set(session_id: str, record: str, expected: int, operation: Callable[[], Any], *, missing: str) -> int:
+    """Run a compare-and-set script written against version ``expected``; the record's new version.
+
+    The script answers ``{1, new}``, ``{0, actual}`` on conflict, ``{-2, 0}`` when the record is missing and
+    ``{-1, what}`` when its version is corrupted.
+
+    Raises:
+        CorruptedSessionError: The record does not exist (``missing`` says so), or its version is corrupted.
+        RecordConflictError: Another writer updated it since ``expected``.
+    """
+    status, value = guarded(session_id, record, operation)
+    if int(status) == -2:
+        raise corrupted(session_id, record, missing)
+    if int(status) == -1:
+        raise corrupted(session_id, record, f"version is corrupted: {text_of(value)!r}")
+    if int(status) == 0:
+        raise RecordConflictError(session_id, record, expected, int(value))
+    return int(value)
+
+
 def decode_session(session_id: str, raw: bytes | str) -> Any:
     """The Strands ``Session`` stored as ``raw``.
 
     Raises:
         CorruptedSessionError: ``raw`` is not a session of ``session_id``.
     """
-    data = _json_object(session_id, "session", raw)
+    data = json_object(session_id, "session", raw)
     try:
         session = StrandsSession.from_dict(data)
         session.session_type = SessionType(session.session_type)
@@ -111,7 +143,12 @@ def corrupted(session_id: str, record: str, problem: str) -> CorruptedSessionErr
     return CorruptedSessionError(f"session_id=<{session_id}>, record=<{record}> | {problem}")
 
 
-def _json_object(session_id: str, record: str, raw: bytes | str) -> dict[str, Any]:
+def json_object(session_id: str, record: str, raw: bytes | str) -> dict[str, Any]:
+    """``raw`` parsed as a JSON object.
+
+    Raises:
+        CorruptedSessionError: ``raw`` is not UTF-8 JSON text holding an object.
+    """
     try:
         data = json.loads(text_of(raw))
     except (UnicodeDecodeError, ValueError) as error:
@@ -134,7 +171,7 @@ def decode_agent(session_id: str, agent_id: str, fields: dict[str, str]) -> tupl
         raise corrupted(session_id, record, "version missing or not an integer") from error
     if "record" not in fields:
         raise corrupted(session_id, record, "record missing")
-    data = _json_object(session_id, record, fields["record"])
+    data = json_object(session_id, record, fields["record"])
     for name in ("state", "conversation_manager_state", "_internal_state"):
         if not isinstance(data.get(name, {}), dict):
             raise corrupted(session_id, record, f"field=<{name}> | not a JSON object")
@@ -160,7 +197,7 @@ def decode_message(session_id: str, agent_id: str, message_id: str, raw: bytes |
         CorruptedSessionError: ``raw`` is not message ``message_id`` of ``agent_id``, in Converse shapes.
     """
     record = f"message:{agent_id}:{message_id}"
-    data = _json_object(session_id, record, raw)
+    data = json_object(session_id, record, raw)
     try:
         check_messages([data.get("message")], prefix="message")
         if data.get("redact_message") is not None:

@@ -1,53 +1,54 @@
-"""A Strands ``SessionRepository`` on Signoff's Redis: sessions, agents and messages.
+"""A Strands ``SessionRepository`` on Signoff's Redis: sessions, agents, messages and multi-agents.
 
-The records, their keys and how they read back are ``agent.strands_bridge.records``. Creating is refused when
-the record exists (``ConflictError``); updating in place (``update_agent``, ``update_message``) is a Lua
-compare-and-set on the version this repository last read or wrote: a stale writer gets ``ConflictError``, never
-a silent overwrite.
+The records, their keys and how they read back are ``agent.strands_bridge.records`` (a Swarm's or Graph's:
+``agent.strands_bridge.multi_agent_records``). Creating is refused when the record exists (``ConflictError``);
+updating in place (``update_agent``, ``update_message``, ``update_multi_agent``) is a Lua compare-and-set on the
+version this repository last read or wrote: a stale writer gets ``ConflictError``, never a silent overwrite.
 
-The mirror: given a ``SessionStore``, every write of one agent (``mirror_agent_id``, Strands'
-``"default"`` unless told otherwise) is also written to the session's ``state.store`` hash
-(messages, agent state, interrupt state) with the store's own compare-and-set. That is what
-makes a Strands agent look like any other session to the bot: its version, the
-``signoff:interrupted`` index, and ``SessionStore.load`` all work unchanged. The Strands records
-stay the source of truth for restoring the Strands agent; the mirror is written just after
-them (two writes, not one transaction).
+The mirror (``agent.strands_bridge.mirror``): given a ``SessionStore``, every write of one agent
+(``mirror_agent_id``, Strands' ``"default"`` unless told otherwise), and of every multi-agent, is also written
+to the session's ``state.store`` hash (messages, agent state, interrupt state) with the store's own
+compare-and-set. That is what makes a Strands agent, Swarm or Graph look like any other session to the bot:
+its version, the ``signoff:interrupted`` index, and ``SessionStore.load`` all work unchanged. The Strands
+records stay the source of truth for restoring it; the mirror is written just after them (two writes, not one
+transaction).
 """
 
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import redis
 from strands.session.session_repository import SessionRepository
 
+from agent.strands_bridge.mirror import Mirror, MirrorView
+from agent.strands_bridge.multi_agent_records import MultiAgentRecords, SignoffSide
 from agent.strands_bridge.records import (
     RecordConflictError,
+    compare_and_set,
     corrupted,
     decode_agent,
     decode_message,
     decode_session,
     encode,
+    guarded,
     strands_key,
     text_of,
 )
-from state.errors import ConflictError
-from state.shapes import Message
 from state.store import SessionStore
 
 DEFAULT_AGENT_ID: Final = "default"
 """The id Strands gives an agent built without ``agent_id``."""
 
-# KEYS[1]: agent hash. ARGV[1]: record. Returns 1, or 0 when the agent exists.
-_CREATE_AGENT: Final = """
+# KEYS[1]: a versioned record's hash (an agent's, a multi-agent's). ARGV[1]: record. Returns 1, or 0 when it exists.
+_CREATE_RECORD: Final = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', 1, 'record', ARGV[1])
 return 1
 """
 
-# KEYS[1]: agent hash. ARGV[1]: expected version, ARGV[2]: record.
+# KEYS[1]: a versioned record's hash. ARGV[1]: expected version, ARGV[2]: record.
 # Returns {1, new}, {0, actual} on conflict, {-2, 0} when missing, {-1, what} when corrupted.
 # The same update sent again (its reply was lost and it was retried) is answered as written.
-_UPDATE_AGENT: Final = """
+_UPDATE_RECORD: Final = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 if not raw then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {-1, 'missing version'} end
@@ -64,7 +65,7 @@ return {1, current + 1}
 """
 
 # KEYS[1]: messages hash, KEYS[2]: message versions hash. ARGV[1]: message id, ARGV[2]: expected
-# version, ARGV[3]: record. Same returns as _UPDATE_AGENT.
+# version, ARGV[3]: record. Same returns as _UPDATE_RECORD.
 _UPDATE_MESSAGE: Final = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-2, 0} end
 local raw = redis.call('HGET', KEYS[2], ARGV[1]) or '1'
@@ -77,47 +78,8 @@ return {1, current + 1}
 """
 
 
-@dataclass
-class _MirrorView:
-    """What the mirror agent looks like in ``state.store``, and the version it was read at."""
-
-    version: int
-    messages: dict[int, Message] = field(default_factory=dict)
-    agent_state: dict[str, Any] = field(default_factory=dict)
-    interrupt_state: dict[str, Any] = field(
-        default_factory=lambda: {"interrupts": {}, "context": {}, "activated": False}
-    )
-
-
-@dataclass
-class _Mirror:
-    """The store one agent's writes are mirrored to, and its views of the sessions read so far."""
-
-    store: SessionStore
-    agent_id: str
-    views: dict[str, _MirrorView] = field(default_factory=dict)
-
-    def write(self, session_id: str, view: _MirrorView) -> None:
-        """Save the view with the store's compare-and-set on the version it was read at.
-
-        Raises:
-            ConflictError: The session changed since; the view is dropped, so the next write reads it again.
-        """
-        try:
-            view.version = self.store.save(
-                session_id,
-                expected_version=view.version,
-                messages=[view.messages[message_id] for message_id in sorted(view.messages)],
-                agent_state=view.agent_state,
-                interrupt_state=view.interrupt_state,
-            )
-        except ConflictError:
-            self.views.pop(session_id, None)  # re-read on the next write; this one is lost to the caller
-            raise
-
-
 class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
-    """Strands sessions, agents and messages in Redis, with compare-and-set updates.
+    """Strands sessions, agents, messages and multi-agents (Swarms, Graphs) in Redis, with compare-and-set updates.
 
     One repository serves one process; it remembers the versions it read so its updates can be
     compared. Build one per agent (as ``RepositorySessionManager`` expects), or share one between
@@ -125,7 +87,8 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
 
     Args:
         client: A redis-py client (bytes or str responses).
-        mirror: Also write ``mirror_agent_id``'s view to this store (see the module docstring).
+        mirror: Also write ``mirror_agent_id``'s view, and every multi-agent's, to this store (see the module
+            docstring).
         mirror_agent_id: The agent mirrored (``"default"``: Strands' id for an unnamed agent).
     """
 
@@ -134,10 +97,17 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
     ) -> None:
         """Register the scripts; nothing is sent until the first call."""
         self._client = client
-        self._mirror = _Mirror(mirror, mirror_agent_id) if mirror is not None else None
-        self._create_agent = client.register_script(_CREATE_AGENT)
-        self._update_agent = client.register_script(_UPDATE_AGENT)
+        self._mirror = Mirror(mirror) if mirror is not None else None
+        self._mirror_agent_id = mirror_agent_id
+        self._create_agent = client.register_script(_CREATE_RECORD)
+        self._update_agent = client.register_script(_UPDATE_RECORD)
         self._update_message = client.register_script(_UPDATE_MESSAGE)
+        self._multi_agents = MultiAgentRecords(
+            client,
+            create=self._create_agent,
+            update=self._update_agent,
+            mirror=Mirror(mirror) if mirror is not None else None,  # its own views: a session mirrors one of them
+        )
         self._agent_versions: dict[tuple[str, str], int] = {}
         self._agent_created_at: dict[tuple[str, str], str] = {}
         self._message_versions: dict[tuple[str, str, int], int] = {}
@@ -153,7 +123,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         """
         session_id: str = session.session_id
         key = strands_key(session_id, "session")
-        created = self._call(session_id, "session", lambda: self._client.set(key, encode(session.to_dict()), nx=True))
+        created = guarded(session_id, "session", lambda: self._client.set(key, encode(session.to_dict()), nx=True))
         if not created:
             raise RecordConflictError(session_id, "session", 0, 1)
         return session
@@ -161,7 +131,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
     def read_session(self, session_id: str, **kwargs: Any) -> Any:
         """The stored session, or ``None``."""
         key = strands_key(session_id, "session")
-        raw = self._call(session_id, "session", lambda: self._client.get(key))
+        raw = guarded(session_id, "session", lambda: self._client.get(key))
         if raw is None:
             return None
         return decode_session(session_id, raw)
@@ -178,7 +148,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         record = f"agent:{agent_id}"
         key = strands_key(session_id, "agent", agent_id)
         text = encode(session_agent.to_dict())
-        created = self._call(session_id, record, lambda: self._create_agent(keys=[key], args=[text]))
+        created = guarded(session_id, record, lambda: self._create_agent(keys=[key], args=[text]))
         if not int(created):
             raise RecordConflictError(session_id, record, 0, 1)
         self._agent_versions[(session_id, agent_id)] = 1
@@ -192,7 +162,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         """The stored agent, or ``None``; its version becomes the base of the next ``update_agent``."""
         key = strands_key(session_id, "agent", agent_id)
         record = f"agent:{agent_id}"
-        fields = self._call(session_id, record, lambda: self._client.hgetall(key))
+        fields = guarded(session_id, record, lambda: self._client.hgetall(key))
         if not fields:
             return None
         version, session_agent = decode_agent(session_id, agent_id, {text_of(k): text_of(v) for k, v in fields.items()})
@@ -221,7 +191,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         key = strands_key(session_id, "agent", agent_id)
         expected = self._agent_versions[slot]
         text = encode(session_agent.to_dict())
-        self._agent_versions[slot] = self._cas(
+        self._agent_versions[slot] = compare_and_set(
             session_id,
             record,
             expected,
@@ -245,7 +215,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         record = f"message:{agent_id}:{message_id}"
         key = strands_key(session_id, "messages", agent_id)
         text = encode(session_message.to_dict())
-        created = self._call(session_id, record, lambda: self._client.hsetnx(key, str(message_id), text))
+        created = guarded(session_id, record, lambda: self._client.hsetnx(key, str(message_id), text))
         if not created:
             raise RecordConflictError(session_id, record, 0, 1)
         self._message_versions[(session_id, agent_id, message_id)] = 1
@@ -267,7 +237,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             pipeline.hget(versions_key, str(message_id))
             return pipeline.execute()
 
-        raw, raw_version = self._call(session_id, record, read)
+        raw, raw_version = guarded(session_id, record, read)
         if raw is None:
             return None
         message = decode_message(session_id, agent_id, str(message_id), raw)
@@ -290,7 +260,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         expected = self._message_versions[slot]
         keys = [strands_key(session_id, "messages", agent_id), strands_key(session_id, "message_versions", agent_id)]
         text = encode(session_message.to_dict())
-        self._message_versions[slot] = self._cas(
+        self._message_versions[slot] = compare_and_set(
             session_id,
             record,
             expected,
@@ -312,6 +282,37 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         end = None if limit is None else offset + limit
         return messages[offset:end]
 
+    # --- multi-agents (Swarms, Graphs) ----------------------------------------------------------
+
+    def create_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
+        """Store a new multi-agent's state (``serialize_state()``) in the session.
+
+        Raises:
+            RecordConflictError: It exists already.
+        """
+        self._multi_agents.create(session_id, multi_agent)
+
+    def read_multi_agent(self, session_id: str, multi_agent_id: str, **kwargs: Any) -> dict[str, Any] | None:
+        """The multi-agent's stored state, or ``None``; its version becomes the base of the next update."""
+        return self._multi_agents.read(session_id, multi_agent_id)
+
+    def update_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
+        """Replace the multi-agent's state if it is still at the version this repository last read or wrote.
+
+        Raises:
+            RecordConflictError: Another writer updated it since.
+            CorruptedSessionError: It does not exist, or its record is corrupted.
+        """
+        self._multi_agents.update(session_id, multi_agent)
+
+    def signoff_side(self, session_id: str, multi_agent_id: str) -> SignoffSide:
+        """What Signoff keeps beside a multi-agent this repository read or created; written with its next update.
+
+        Raises:
+            KeyError: This repository has neither read nor created it.
+        """
+        return self._multi_agents.side(session_id, multi_agent_id)
+
     # --- internals -----------------------------------------------------------------------------
 
     def _read_all_messages(self, session_id: str, agent_id: str) -> list[Any]:
@@ -324,7 +325,7 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             pipeline.hgetall(versions_key)
             return pipeline.execute()
 
-        raw_messages, raw_versions = self._call(session_id, f"messages:{agent_id}", read)
+        raw_messages, raw_versions = guarded(session_id, f"messages:{agent_id}", read)
         versions = {text_of(k): v for k, v in raw_versions.items()}
         decoded: list[Any] = []
         for raw_id, raw in raw_messages.items():
@@ -344,20 +345,19 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         self._message_versions[(session_id, agent_id, message.message_id)] = version
         self._message_created_at[(session_id, agent_id, message.message_id)] = message.created_at
 
-    def _mirror_of(self, agent_id: str) -> _Mirror | None:
+    def _mirror_of(self, agent_id: str) -> Mirror | None:
         """The mirror, if this agent's writes are mirrored."""
-        return self._mirror if self._mirror is not None and agent_id == self._mirror.agent_id else None
+        return self._mirror if agent_id == self._mirror_agent_id else None
 
-    def _load_view(self, mirror: _Mirror, session_id: str, agent_id: str) -> _MirrorView:
+    def _load_view(self, mirror: Mirror, session_id: str, agent_id: str) -> MirrorView:
         """The mirror's view of the session, read once (its version is the base of the next write)."""
         view = mirror.views.get(session_id)
         if view is not None:
             return view
-        stored = mirror.store.load(session_id)
-        view = _MirrorView(version=stored.version if stored is not None else 0)
+        view = MirrorView(version=mirror.base_version(session_id))
         for message in self._read_all_messages(session_id, agent_id):
             view.messages[message.message_id] = message.to_message()
-        fields = self._call(
+        fields = guarded(
             session_id, f"agent:{agent_id}", lambda: self._client.hgetall(strands_key(session_id, "agent", agent_id))
         )
         if fields:
@@ -367,30 +367,8 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         return view
 
     @staticmethod
-    def _set_agent_view(view: _MirrorView, session_agent: Any) -> None:
+    def _set_agent_view(view: MirrorView, session_agent: Any) -> None:
         view.agent_state = dict(session_agent.state)
         interrupt_state = session_agent._internal_state.get("interrupt_state")
         if interrupt_state is not None:
             view.interrupt_state = interrupt_state
-
-    def _call(self, session_id: str, record: str, operation: Any) -> Any:
-        try:
-            return operation()
-        except redis.ResponseError as error:
-            raise corrupted(session_id, record, f"key holds something else: {error}") from error
-
-    def _cas(self, session_id: str, record: str, expected: int, operation: Any, *, missing: str) -> int:
-        """Run a compare-and-set script written against version ``expected``; the record's new version.
-
-        Raises:
-            CorruptedSessionError: The record does not exist (``missing`` says so), or its version is corrupted.
-            RecordConflictError: Another writer updated it since ``expected``.
-        """
-        status, value = self._call(session_id, record, operation)
-        if int(status) == -2:
-            raise corrupted(session_id, record, missing)
-        if int(status) == -1:
-            raise corrupted(session_id, record, f"version is corrupted: {text_of(value)!r}")
-        if int(status) == 0:
-            raise RecordConflictError(session_id, record, expected, int(value))
-        return int(value)
