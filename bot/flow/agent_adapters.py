@@ -3,8 +3,9 @@
 The runner needs: ``interrupted``, ``pending_interrupts``, ``pending_tool_uses``, ``state``
 (``get``/``set``), ``messages``, and a call that takes a prompt or ``interruptResponse`` blocks
 and returns an ``agent.AgentResult``. Our ``agent.Agent`` has all of it; a real ``strands.Agent``
-is wrapped in ``agent.strands_bridge.StrandsRunnable`` (the ``strands`` extra). ``strands`` is
-imported only when the factory returned one of its agents.
+is wrapped in ``agent.strands_bridge.StrandsRunnable``, a Strands ``Swarm`` or ``Graph`` in
+``agent.strands_bridge.MultiAgentRunnable`` (the ``strands`` extra). ``strands`` is imported only
+when the factory returned one of its objects.
 """
 
 from typing import Any, Protocol
@@ -71,15 +72,27 @@ def as_runnable(candidate: Any) -> Runnable:
         return candidate
     if _is_strands_candidate(candidate):
         # Imported here so that the bot runs without the ``strands`` extra installed.
-        from agent.strands_bridge import StrandsRunnable, is_strands_agent  # noqa: PLC0415
+        from agent.strands_bridge import (  # noqa: PLC0415
+            MultiAgentRunnable,
+            StrandsRunnable,
+            is_multi_agent,
+            is_strands_agent,
+        )
 
-        if isinstance(candidate, StrandsRunnable):
+        runnable: Runnable
+        if isinstance(candidate, StrandsRunnable | MultiAgentRunnable):
             runnable = candidate
         elif is_strands_agent(candidate):
             runnable = StrandsRunnable(candidate)
+        elif is_multi_agent(candidate):
+            runnable = MultiAgentRunnable(candidate)
         else:
-            raise TypeError(f"agent_type=<{type(candidate).__qualname__}> | a Strands object, but not a strands.Agent")
+            raise TypeError(
+                f"agent_type=<{type(candidate).__qualname__}> | a Strands object, "
+                "but not a strands.Agent, Swarm or Graph"
+            )
         return runnable
     raise TypeError(
-        f"agent_type=<{type(candidate).__qualname__}> | AGENT_FACTORY must return an agent.Agent or a strands.Agent"
+        f"agent_type=<{type(candidate).__qualname__}> | AGENT_FACTORY must return an agent.Agent, "
+        "a strands.Agent, or a Strands Swarm or Graph"
     )
