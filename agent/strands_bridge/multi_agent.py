@@ -178,9 +178,10 @@ class MultiAgentRunnable:
             raise ValueError("prompt | interruptResponse blocks given, but nothing is interrupted")
         if responses:
             return content
-        # A new prompt is a new run. Strands would continue a frontier restored from a run that failed or was
-        # given up, and ignore the prompt.
-        self.orchestrator._resume_from_session = False
+        if self.orchestrator._resume_from_session:
+            # A new prompt is a new run: Strands would continue the frontier restored from a run that failed or
+            # was given up, and ignore the prompt. A state without a frontier is Strands' own "start afresh".
+            self.orchestrator.deserialize_state({"next_nodes_to_execute": []})
         self._side.messages.append({"role": "user", "content": content})
         return prompt if isinstance(prompt, str) else content
 

@@ -113,19 +113,21 @@ def test_prompts_and_responses_go_where_they_can(store: SessionStore, factory: F
     assert waiting.messages == [{"role": "user", "content": [{"text": "delete /tmp/a"}]}]
 
 
-def test_a_run_that_died_between_nodes_continues_from_the_saved_node(
-    redis_client: redis.Redis, store: SessionStore
-) -> None:
+def _died_between_nodes(store: SessionStore) -> None:
+    """Run ``delete /tmp/a`` on a Swarm whose worker dies as its second node starts (``triage`` was saved)."""
     dying = _runnable(swarm_tool_agent, store)
-    cleaner = dying.orchestrator.nodes["cleaner"].executor
 
     def die(*args: Any, **kwargs: Any) -> Any:
         raise WorkerDied
 
-    cleaner.model.stream = die  # the worker dies as the second node starts
+    dying.orchestrator.nodes["cleaner"].executor.model.stream = die
     dying.state.set("signoff_prompt_ids", ["p1"])
     with pytest.raises(WorkerDied):
         dying("delete /tmp/a")
+
+
+def test_a_run_that_died_between_nodes_continues_from_the_saved_node(store: SessionStore) -> None:
+    _died_between_nodes(store)
 
     rebuilt = _runnable(swarm_tool_agent, store)
     assert not rebuilt.interrupted
@@ -136,3 +138,14 @@ def test_a_run_that_died_between_nodes_continues_from_the_saved_node(
     assert result.stop_reason == "interrupt"
     assert rebuilt.pending_tool_uses[0]["input"] == {"paths": ["/tmp/a"]}
     assert [node.node_id for node in rebuilt.orchestrator.state.node_history] == ["triage"]  # not run again
+
+
+def test_a_new_prompt_after_a_run_that_died_is_a_new_run(store: SessionStore) -> None:
+    _died_between_nodes(store)
+
+    rebuilt = _runnable(swarm_tool_agent, store)
+    result = rebuilt("delete /tmp/b")
+
+    assert result.stop_reason == "interrupt"
+    assert rebuilt.pending_tool_uses[0]["input"] == {"paths": ["/tmp/b"]}  # not the frontier of the old run
+    assert rebuilt.orchestrator.state.task == "delete /tmp/b"
