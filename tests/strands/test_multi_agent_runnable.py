@@ -15,6 +15,7 @@ from agent.strands_bridge import MultiAgentRunnable
 from bot.flow.agent_adapters import as_runnable
 from state import SessionStore
 from tests.agent.support import WorkerDied
+from tests.redis_targets import on_both
 from tests.strands.agents import Factory, StrandsScriptedModel
 from tests.strands.multi_agents import (
     completions,
@@ -23,6 +24,9 @@ from tests.strands.multi_agents import (
     swarm_node_gate_agent,
     swarm_tool_agent,
 )
+
+# The orchestrator's records and the mirror are written together under the session's hash tag: on a cluster too.
+pytest_generate_tests = on_both
 
 SID = "T0TEST:C0OPS:1700000000.000500"
 TOOL_ASKS = pytest.mark.parametrize("factory", [swarm_tool_agent, graph_tool_agent], ids=["swarm", "graph"])
