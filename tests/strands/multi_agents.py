@@ -41,6 +41,8 @@ __all__ = ["completions"]
 
 DENIED = "User denied permission to delete files"
 NODE_DENIED = "User denied permission to clean up"
+NOT_PERSISTED = "session_manager=signoff_session_manager(session_id, store)"
+"""What the bot says to add to an orchestrator it cannot resume."""
 _BUILDS = "test:built:multi-agent"
 _REQUEST = re.compile(r"(?:User Request: |Original Task: |^)delete ([^\n]+)", re.MULTILINE)
 
@@ -211,3 +213,9 @@ def graph_tool_agent(*, session_id: str, store: SessionStore) -> Any:
 def graph_node_gate_agent(*, session_id: str, store: SessionStore) -> Any:
     """The same Graph; the docs' ``BeforeNodeCallEvent`` hook asks before ``cleaner`` runs."""
     return _graph(session_id, store, ask=False, hooks=[CleanupApprovalHook()])
+
+
+def unpersisted_swarm_agent(*, session_id: str, store: SessionStore) -> Swarm:
+    """A Swarm without a session manager: no other worker could resume it."""
+    delete_files, _ = _tools(store.client, ask=True)
+    return Swarm(nodes=[strands.Agent(name="cleaner", model=_model(_cleaner), tools=[delete_files])])

@@ -19,6 +19,7 @@ from tests.strands.lead_rule import blocks_text
 from tests.strands.multi_agents import (
     DENIED,
     NODE_DENIED,
+    NOT_PERSISTED,
     builds,
     completions,
     graph_node_gate_agent,
@@ -26,6 +27,7 @@ from tests.strands.multi_agents import (
     swarm_hook_agent,
     swarm_node_gate_agent,
     swarm_tool_agent,
+    unpersisted_swarm_agent,
 )
 
 # The docs' hooks expect "y" or "n".
@@ -168,3 +170,15 @@ def test_a_node_refused_by_its_hook_never_runs(redis_client: redis.Redis, tmp_pa
         bot.drain()
         assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/b"
         assert completions(redis_client, "delete_files") == 1
+
+
+def test_a_swarm_no_worker_could_resume_is_refused_in_the_thread(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=unpersisted_swarm_agent) as bot:
+        assert bot.mention("delete /tmp/a").status == 200
+        bot.drain()
+
+        [reply] = bot.texts_posted()
+        assert "not retried" in reply
+        assert NOT_PERSISTED in reply  # what to change
+        assert bot.approval_messages() == []
+        assert completions(redis_client, "delete_files") == 0
