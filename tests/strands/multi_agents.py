@@ -41,6 +41,7 @@ __all__ = ["completions"]
 
 DENIED = "User denied permission to delete files"
 NODE_DENIED = "User denied permission to clean up"
+NOT_DELETED = "not deleted: no approval"
 NOT_PERSISTED = "session_manager=signoff_session_manager(session_id, store)"
 """What the bot says to add to an orchestrator it cannot resume."""
 _BUILDS = "test:built:multi-agent"
@@ -109,7 +110,7 @@ def _tools(client: redis.Redis, *, ask: bool) -> tuple[Any, Any]:
         """
         reason = {"paths": paths, "response": "boolean"}
         if ask and tool_context.interrupt("delete-approval", reason=reason) is not True:
-            return "not deleted: no approval"
+            return NOT_DELETED
         count_completion(client, "delete_files")
         return f"deleted {' '.join(paths)}"
 
