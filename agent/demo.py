@@ -187,7 +187,7 @@ def operations_model(services: list[str]) -> ScriptedModel:
         deploy = _DEPLOY.search(request)
         if single is None and deploy is not None:  # a deploy asks the person where to first
             service = deploy["service"]
-            question = {"question": f"Which region should I deploy {service} to?"}
+            question: dict[str, object] = {"question": f"Which region should I deploy {service} to?"}
             return tool_turn((f"{_ASK_ID}{service}-{len(messages)}", "ask_user", question))
         if single is not None:
             return tool_turn((f"tooluse_{len(messages)}", *single))

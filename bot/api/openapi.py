@@ -19,7 +19,7 @@ _DECISION: Final = {
     "required": ["decision", "decided_at"],
     "additionalProperties": False,
     "properties": {
-        "decision": {"enum": ["approve", "deny", "expired"]},
+        "decision": {"enum": ["approve", "deny", "expired", "answer"]},
         "decided_by": {**_NULLABLE_STRING, "description": "Slack user id; null for the clock or a withdrawal"},
         "approved_by": {
             "type": "array",
@@ -57,6 +57,15 @@ _DECISION: Final = {
             "null: run the input as asked",
         },
         "edited_by": {**_NULLABLE_STRING, "description": "Slack user id of who edited the call (updated_input)"},
+        "answer": {
+            **_NULLABLE_STRING,
+            "description": "a question's answer, exactly as the person wrote it (decision `answer`); null otherwise",
+        },
+        "trusted": {
+            "type": "boolean",
+            "description": "the approver also trusted the tool for the rest of the agent's session (Strands' "
+            "HumanInTheLoop trust); always false for a request made through this API",
+        },
     },
 }
 _APPROVAL: Final = {

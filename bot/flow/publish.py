@@ -18,7 +18,8 @@ from agent.guarded import guarded_calls
 from agent.vended import expected_shape, question_of
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
-from bot.domain.policy import DEFAULT_POLICY_NAME, PolicyBook
+from bot.domain.policy import PolicyBook
+from bot.domain.policy_rules import DEFAULT_POLICY_NAME
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
 from bot.flow.agent_abilities import TrustsTools

@@ -12,7 +12,7 @@ import redis
 from agent.approval import NO_ANSWER
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
-from tests.bot.support.harness import Bot, is_decided, running_bot
+from tests.bot.support.harness import Bot, home_click, is_decided, running_bot
 from tests.bot.support.people import APPROVER, REQUESTER, SECOND_APPROVER
 from tests.redis_targets import on_both
 from tests.strands.native import completions
@@ -140,3 +140,46 @@ def test_an_unanswered_question_expires_and_the_tool_sees_there_is_no_answer(
         assert bot.texts_posted()[-1] == f"deployed to {NO_ANSWER!r}"  # the scripted model deploys whatever it reads
         shown = json.dumps(bot.approval_messages()[0]["blocks"])
         assert "Nobody answered in time" in shown
+
+
+def test_app_home_lists_the_question_for_whom_it_asks_and_answers_from_there(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=handoff_agent) as bot:
+        _asked(bot)
+        assert REGION_QUESTION not in json.dumps(bot.open_home(APPROVER)["blocks"])
+        home = bot.open_home(REQUESTER)
+        assert REGION_QUESTION in json.dumps(home["blocks"])
+        [answer_button] = [
+            element
+            for block in home["blocks"]
+            if block["type"] == "actions"
+            for element in block["elements"]
+            if element["action_id"] == ids.ANSWER_ACTION
+        ]
+        opened = len(bot.slack.calls("views.open"))
+        click = home_click(ids.ANSWER_ACTION, answer_button["value"], user=REQUESTER)
+        assert bot.poster.post_action(click).status == 200
+        view = dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+        assert bot.submit_answer(bot.approval_id(), user=REQUESTER, answer="us-west-2", view=view).status == 200
+        bot.drain()
+
+        assert bot.texts_posted()[-1] == "deployed to 'us-west-2'"
+        assert "Answered by" in json.dumps(bot.open_home(REQUESTER)["blocks"])  # among the recent decisions
+
+
+def test_reminders_and_escalation_speak_of_the_question(redis_client: redis.Redis, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        "rules:\n  - name: regions\n    match: {tools: [handoff_to_user]}\n    reminders: {every: 10m}\n"
+        f"    escalation: {{levels: [{{after: 15m, targets: {{users: [{APPROVER}]}}}}]}}\n"
+    )
+    clock = ManualClock()
+    with running_bot(redis_client, agent_factory=handoff_agent, policy_path=policy, clock=clock) as bot:
+        _asked(bot)
+        clock.advance(11 * 60)
+        bot.drain()
+        assert f"Still waiting for an answer to the question `{REGION_QUESTION}`" in bot.texts_posted()[-1]
+        clock.advance(5 * 60)
+        bot.drain()
+        assert any(
+            f"<@{APPROVER}>" in text and "has waited 16 min for an answer" in text for text in bot.texts_posted()
+        ), bot.texts_posted()

@@ -127,7 +127,8 @@ function splitOnce(text, separator) {
   return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at + 1)];
 }
 
-// Slack mrkdwn to HTML: everything escaped first, then *bold*, _italic_, ~strike~, `code`, ```fences```, <tokens>.
+// Slack mrkdwn to HTML: everything escaped first, then *bold*, _italic_, ~strike~, `code`, ```fences```, <tokens>,
+// > quotes.
 function mrkdwn(text) {
   const parts = String(text || "").split("```");
   return parts.map((part, index) => {
@@ -148,7 +149,9 @@ function inline(text) {
   out = out.replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,!?:;])/g, "$1<i>$2</i>");
   out = out.replace(/(^|[\s(])~([^~\n]+)~(?=$|[\s).,!?:;])/g, "$1<s>$2</s>");
   out = out.replace(/:([a-z0-9_+-]+):/g, (whole, name) => EMOJI[name] || whole);
-  out = out.replace(/\n/g, "<br>");
+  // A line starting with "> " is a quote, as Slack shows it (a question, its answer).
+  out = out.split("\n").map((line) => (line.startsWith("&gt; ") ? `<span class="quote">${line.slice(5)}</span>` : line)).join("\n");
+  out = out.replace(/<\/span>\n/g, "</span>").replace(/\n/g, "<br>");
   return out.replace(/\u0000(\d+)\u0000/g, (_, n) => saved[Number(n)]);
 }
 
