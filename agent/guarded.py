@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from state.interrupt import Interrupt
 from state.shapes import ToolUse
 
 _BATCH_SCOPE = "before_tools"
@@ -31,6 +32,21 @@ def waiting_calls(interrupt_state: Any) -> list[ToolUse]:
         block["toolUse"]
         for block in pending.assistant_message["content"]
         if "toolUse" in block and block["toolUse"]["toolUseId"] not in done
+    ]
+
+
+def waiting_interrupts(interrupt_state: Any) -> list[Interrupt]:
+    """The interrupts still waiting for an answer, as ``state.interrupt.Interrupt`` (empty unless interrupted).
+
+    Args:
+        interrupt_state: Strands' ``_InterruptState`` (an agent's or an orchestrator's), or ours.
+    """
+    if not interrupt_state.activated:
+        return []
+    return [
+        Interrupt(id=interrupt.id, name=interrupt.name, reason=interrupt.reason)
+        for interrupt in interrupt_state.interrupts.values()
+        if interrupt.response is None
     ]
 
 

@@ -30,7 +30,7 @@ from strands.multiagent.swarm import Swarm
 from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
-from agent.guarded import waiting_calls
+from agent.guarded import waiting_calls, waiting_interrupts
 from agent.strands_bridge.multi_agent_records import SignoffSide
 from agent.strands_bridge.repository import RedisSessionRepository
 from state.errors import UnstorableValueError
@@ -98,14 +98,7 @@ class MultiAgentRunnable:
     @property
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts still waiting for an answer (empty unless interrupted)."""
-        state = self.orchestrator._interrupt_state
-        if not state.activated:
-            return []
-        return [
-            Interrupt(id=interrupt.id, name=interrupt.name, reason=interrupt.reason)
-            for interrupt in state.interrupts.values()
-            if interrupt.response is None
-        ]
+        return waiting_interrupts(self.orchestrator._interrupt_state)
 
     @property
     def pending_tool_uses(self) -> list[ToolUse]:

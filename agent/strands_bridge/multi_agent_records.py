@@ -25,9 +25,9 @@ from agent.strands_bridge.records import (
     corrupted,
     encode,
     guarded,
-    json_object,
     strands_key,
     text_of,
+    versioned_record,
 )
 from state.shapes import Message
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
@@ -55,13 +55,7 @@ def decode_multi_agent(
         CorruptedSessionError: ``fields`` are not multi-agent ``multi_agent_id`` of ``session_id`` with valid state.
     """
     record = f"multi_agent:{multi_agent_id}"
-    try:
-        version = int(fields["version"])
-    except (KeyError, ValueError) as error:
-        raise corrupted(session_id, record, "version missing or not an integer") from error
-    if "record" not in fields:
-        raise corrupted(session_id, record, "record missing")
-    data = json_object(session_id, record, fields["record"])
+    version, data = versioned_record(session_id, record, fields)
     payload = data.get("state")
     if not isinstance(payload, dict):
         raise corrupted(session_id, record, "field=<state> | not a JSON object")

@@ -158,6 +158,21 @@ def json_object(session_id: str, record: str, raw: bytes | str) -> dict[str, Any
     return data
 
 
+def versioned_record(session_id: str, record: str, fields: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """The version and the JSON object of a record's hash (``fields``, decoded): an agent's, a multi-agent's.
+
+    Raises:
+        CorruptedSessionError: ``record`` of ``session_id`` lacks an integer version or a JSON object record.
+    """
+    try:
+        version = int(fields["version"])
+    except (KeyError, ValueError) as error:
+        raise corrupted(session_id, record, "version missing or not an integer") from error
+    if "record" not in fields:
+        raise corrupted(session_id, record, "record missing")
+    return version, json_object(session_id, record, fields["record"])
+
+
 def decode_agent(session_id: str, agent_id: str, fields: dict[str, str]) -> tuple[int, Any]:
     """The version and the Strands ``SessionAgent`` of an agent's hash (``fields``, decoded).
 
@@ -165,13 +180,7 @@ def decode_agent(session_id: str, agent_id: str, fields: dict[str, str]) -> tupl
         CorruptedSessionError: ``fields`` are not an agent ``agent_id`` of ``session_id`` with valid state.
     """
     record = f"agent:{agent_id}"
-    try:
-        version = int(fields["version"])
-    except (KeyError, ValueError) as error:
-        raise corrupted(session_id, record, "version missing or not an integer") from error
-    if "record" not in fields:
-        raise corrupted(session_id, record, "record missing")
-    data = json_object(session_id, record, fields["record"])
+    version, data = versioned_record(session_id, record, fields)
     for name in ("state", "conversation_manager_state", "_internal_state"):
         if not isinstance(data.get(name, {}), dict):
             raise corrupted(session_id, record, f"field=<{name}> | not a JSON object")

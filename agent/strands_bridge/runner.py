@@ -16,7 +16,7 @@ from strands.session import RepositorySessionManager
 from strands.vended_interventions.hitl import HumanInTheLoop
 
 from agent.agent import AgentResult, Prompt
-from agent.guarded import waiting_calls
+from agent.guarded import waiting_calls, waiting_interrupts
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
 from agent.vended import CONFIRMATION_FAILED_PREFIX, HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
@@ -66,14 +66,7 @@ class StrandsRunnable:
     @property
     def pending_interrupts(self) -> list[Interrupt]:
         """The interrupts still waiting for an answer (empty unless interrupted)."""
-        state = self.agent._interrupt_state
-        if not state.activated:
-            return []
-        return [
-            Interrupt(id=interrupt.id, name=interrupt.name, reason=interrupt.reason)
-            for interrupt in state.interrupts.values()
-            if interrupt.response is None
-        ]
+        return waiting_interrupts(self.agent._interrupt_state)
 
     @property
     def pending_tool_uses(self) -> list[ToolUse]:

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Modals, Origin, Purpose
 from bot.flow.decisions import DecisionService
-from bot.flow.outcomes import Outcome
+from bot.flow.outcomes import Kind, Outcome
 from bot.render import action_ids as ids
+from bot.render.texts import answers
 from bot.slack.listeners.feedback import Clicker, click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+from bot.store.approval_record import Approval
 from bot.store.outbox import Outbox
 
 
@@ -29,6 +31,16 @@ class ModalClick:
         """Read the click from a ``block_actions`` body and its action."""
         approval_id, _session_id, shown = ids.parse_button(str(action.get("value", "")))
         return cls(clicker(body), click_origin(body), approval_id, shown)
+
+    def checked(self, decisions: DecisionService, outbox: Outbox, *, action: Kind) -> Approval | None:
+        """The approval the click names, if the clicker may ``action`` it from there; else they are told why not."""
+        approval, refusal = decisions.find_checked(
+            self.approval_id, user_id=self.who.user, action=action, origin=self.origin
+        )
+        if approval is None or refusal is not None:
+            self.refuse(outbox, refusal, answers.unknown_approval())
+            return None
+        return approval
 
     def refuse(self, outbox: Outbox, refusal: Outcome | None, fallback: str) -> None:
         """Tell the clicker why no modal opens (``fallback`` when the refusal has nothing to say)."""

@@ -24,11 +24,8 @@ def register(app: App, services: Services) -> None:
 
     def open_deny_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
-        approval, refusal = decisions.find_checked(
-            click.approval_id, user_id=click.who.user, action="deny", origin=click.origin
-        )
-        if approval is None or refusal is not None:
-            click.refuse(services.stores.outbox, refusal, answers.unknown_approval())
+        approval = click.checked(decisions, services.stores.outbox, action="deny")
+        if approval is None:
             return
         request = approval.request
         binding = click.bind(request.approval_id, purpose="deny")
