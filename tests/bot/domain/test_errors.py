@@ -25,6 +25,9 @@ BOUNDARIES = {
     ("bot/slack/delivery.py", "Deliverer._deliver"): "an entry's bug or bad data parks it instead of a retry forever",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",
+    ("agent/strands_bridge/multi_agent.py", "MultiAgentRunnable.__call__"): (
+        "a Graph raises the error of a node its hook refused; any other error is raised again"
+    ),
 }
 
 
