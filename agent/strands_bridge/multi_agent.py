@@ -7,6 +7,11 @@ it). ``MultiAgentRunnable`` then offers:
   its nodes raised (from their tools and hooks) and those of its own ``BeforeNodeCallEvent`` hooks;
 - ``pending_tool_uses``: the calls waiting in each interrupted node, read from the node's interrupt state the
   orchestrator saved; an interrupt raised before a node runs guards no call;
+- ``explain_refusals``, ``offers_trust`` and ``keep_trusted`` for the nodes' ``HumanInTheLoop``
+  (``agent.strands_bridge.hitl``): a node's refused call tells its model who refused and why; a trust is
+  offered where the node that asked lets it be trusted, and holds for the session: Strands gives a node its
+  first state again for each turn (a Swarm's) or each build (another worker), so before each node's turn
+  its state is given every tool Signoff holds a trust for that the node's HumanInTheLoop may trust;
 - ``state``: Signoff's JSON state of the session, kept beside the orchestrator's state in its record
   (``agent.strands_bridge.multi_agent_records``) and written with it: after each node, and at the end of
   each invocation;
@@ -19,10 +24,17 @@ it). ``MultiAgentRunnable`` then offers:
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
-from strands.hooks import AfterMultiAgentInvocationEvent, BeforeNodeCallEvent, HookOrder
+from strands import Agent as StrandsAgent
+from strands.hooks import (
+    AfterMultiAgentInvocationEvent,
+    AfterToolCallEvent,
+    BeforeInvocationEvent,
+    BeforeNodeCallEvent,
+    HookOrder,
+)
 from strands.interrupt import _InterruptState as StrandsInterruptState
 from strands.multiagent.base import NodeResult, Status
 from strands.multiagent.graph import Graph
@@ -31,8 +43,10 @@ from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls, waiting_interrupts
+from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust
 from agent.strands_bridge.multi_agent_records import SignoffSide
 from agent.strands_bridge.repository import RedisSessionRepository
+from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
 from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import ContentBlock, Message, ToolUse
@@ -85,6 +99,11 @@ class MultiAgentRunnable:
         self._side: SignoffSide = _side_of(orchestrator)
         self._outcome: Message | None = None
         self._cancelled: dict[str, str] = {}
+        self._refusals = RefusalAccounts()
+        self._trusted: list[str] | None = None  # None: the bot has not said which trusts it holds
+        for agent in _node_agents(orchestrator).values():
+            agent.hooks.add_callback(AfterToolCallEvent, self._refusals.rewrite)
+            agent.hooks.add_callback(BeforeInvocationEvent, self._give_trusts)
         # First at the end of an invocation, so the session manager's sync right after writes the final output.
         orchestrator.add_hook(self._record_outcome, AfterMultiAgentInvocationEvent, order=HookOrder.SDK_FIRST)
         # Last before a node, to see what the user's hooks decided (a Swarm keeps no result of a cancelled node).
@@ -115,6 +134,33 @@ class MultiAgentRunnable:
                 continue
             calls.extend(waiting_calls(StrandsInterruptState.from_dict(saved["interrupt_state"])))
         return calls
+
+    def explain_refusals(self, refusals: Mapping[str, str]) -> None:
+        """Tell each node's model why each call its ``HumanInTheLoop`` is about to refuse was refused."""
+        self._refusals.keep(refusals)
+
+    def offers_trust(self, interrupt: Interrupt, tool: str) -> bool:
+        """Whether ``interrupt`` is the ``HumanInTheLoop`` of a node that lets a person trust ``tool``."""
+        if interrupt.name != HUMAN_IN_THE_LOOP_INTERRUPT:
+            return False
+        context = self.orchestrator._interrupt_state.context
+        return any(
+            may_trust(agent, tool)
+            for node_id, agent in _node_agents(self.orchestrator).items()
+            if interrupt.id in _raised_by(context.get(node_id))
+        )
+
+    def keep_trusted(self, tools: Collection[str]) -> None:
+        """Before the orchestrator runs: the tools every node's turn starts trusted with (where its HITL allows)."""
+        self._trusted = sorted(tools)
+
+    def _give_trusts(self, event: Any) -> None:
+        if self._trusted is None:
+            return
+        agent = event.agent
+        trusted = [tool for tool in self._trusted if may_trust(agent, tool)]
+        if (agent.state.get(TRUSTED_TOOLS_KEY) or []) != trusted:
+            agent.state.set(TRUSTED_TOOLS_KEY, trusted)
 
     @property
     def state(self) -> JsonState:
@@ -213,6 +259,22 @@ class MultiAgentRunnable:
         message: Message = {"role": "assistant", "content": [{"text": text}]}
         self._side.messages.append(message)
         self._outcome = message
+
+
+def _node_agents(orchestrator: Any) -> dict[str, Any]:
+    """The orchestrator's nodes that are Strands agents (a Graph's nested orchestrators are not), by node id."""
+    return {
+        node_id: node.executor
+        for node_id, node in orchestrator.nodes.items()
+        if isinstance(node.executor, StrandsAgent)
+    }
+
+
+def _raised_by(saved: Any) -> set[str]:
+    """The ids of the interrupts a node raised, from what its orchestrator saved of it (empty: none)."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("interrupt_state"), dict):
+        return set()
+    return set(saved["interrupt_state"].get("interrupts") or {})
 
 
 def final_output(orchestrator: Any) -> str:

@@ -7,24 +7,21 @@ trailing toolUse message, else ask the model), returning ``agent.AgentResult``.
 """
 
 from collections.abc import Collection, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import redis
 from strands import Agent as StrandsAgent
 from strands.hooks import AfterToolCallEvent
 from strands.session import RepositorySessionManager
-from strands.vended_interventions.hitl import HumanInTheLoop
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls, waiting_interrupts
+from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
-from agent.vended import CONFIRMATION_FAILED_PREFIX, HUMAN_IN_THE_LOOP_INTERRUPT
+from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
-
-TRUSTED_TOOLS_KEY: Final = "hitl:trusted_tools"
-"""Where ``HumanInTheLoop`` keeps the tools trusted for the rest of the session, in the agent's state (1.62)."""
 
 
 class AgentStateLike(Protocol):
@@ -55,8 +52,8 @@ class StrandsRunnable:
         if not is_strands_agent(agent):
             raise TypeError(f"agent_type=<{type(agent).__qualname__}> | not a strands.Agent")
         self.agent = agent
-        self._refusals: dict[str, str] = {}
-        agent.hooks.add_callback(AfterToolCallEvent, self._explain_refusal)
+        self._refusals = RefusalAccounts()
+        agent.hooks.add_callback(AfterToolCallEvent, self._refusals.rewrite)
 
     @property
     def interrupted(self) -> bool:
@@ -86,35 +83,12 @@ class StrandsRunnable:
         return messages
 
     def explain_refusals(self, refusals: Mapping[str, str]) -> None:
-        """Tell the model why each call ``HumanInTheLoop`` is about to refuse was refused (by its toolUseId).
-
-        Strands' ``HumanInTheLoop`` cancels a call it was not given ``"y"`` for with
-        ``CONFIRMATION_FAILED: <its prompt>``: the model would not learn who refused, why, or that nobody
-        answered in time. Its result keeps that prefix and carries Signoff's account instead of the prompt.
-        """
-        self._refusals = dict(refusals)
-
-    def _explain_refusal(self, event: Any) -> None:
-        message = event.cancel_message
-        if not isinstance(message, str) or not message.startswith(CONFIRMATION_FAILED_PREFIX):
-            return
-        account = self._refusals.pop(str(event.tool_use.get("toolUseId")), None)
-        if account is not None:
-            event.result = {**event.result, "content": [{"text": f"{CONFIRMATION_FAILED_PREFIX} {account}"}]}
+        """Tell the model why each call ``HumanInTheLoop`` is about to refuse was refused (by its toolUseId)."""
+        self._refusals.keep(refusals)
 
     def offers_trust(self, interrupt: Interrupt, tool: str) -> bool:
-        """Whether ``interrupt`` is ``HumanInTheLoop``'s and it lets a person trust ``tool`` (``enable_trust=True``).
-
-        A tool it lists as ``"!tool"`` is never trusted; its ``evaluate_trust`` must accept ``"t"`` (the default does).
-        """
-        if interrupt.name != HUMAN_IN_THE_LOOP_INTERRUPT:
-            return False
-        registry = getattr(self.agent, "_intervention_registry", None)
-        handlers = registry.handlers if registry is not None else []
-        return any(
-            isinstance(handler, HumanInTheLoop) and handler._enable_trust and f"!{tool}" not in handler._allowed_tools
-            for handler in handlers
-        )
+        """Whether ``interrupt`` is ``HumanInTheLoop``'s and it lets a person trust ``tool`` (``enable_trust=True``)."""
+        return interrupt.name == HUMAN_IN_THE_LOOP_INTERRUPT and may_trust(self.agent, tool)
 
     def keep_trusted(self, tools: Collection[str]) -> None:
         """Drop from ``HumanInTheLoop``'s trusted tools every one not in ``tools`` (a trust revoked in Slack)."""

@@ -27,4 +27,7 @@ class TrustsTools(Protocol):
         """Whether the answer to ``interrupt``, which guards a call to ``tool``, may also trust the tool."""
 
     def keep_trusted(self, tools: Collection[str]) -> None:
-        """Before the agent runs: trust no tool but ``tools`` (those Signoff holds a record of: not revoked ones)."""
+        """Before the agent runs: trust no tool but ``tools`` (those Signoff holds a record of: not revoked ones).
+
+        An agent whose parts forget their state between turns (a Swarm's nodes) trusts each of ``tools`` again.
+        """

@@ -37,7 +37,8 @@ from state.shapes import Message
 logger = logging.getLogger(__name__)
 
 AgentFactory = Callable[..., Any]
-"""``factory(session_id=..., store=...) -> agent.Agent | strands.Agent``: builds the agent of one session."""
+"""``factory(session_id=..., store=...)``: builds the agent of one session: an ``agent.Agent``, a
+``strands.Agent``, or a Strands ``Swarm`` or ``Graph`` (``bot.flow.agent_adapters.as_runnable``)."""
 
 _PROMPT_IDS: Final = "signoff_prompt_ids"
 _PROMPT_IDS_KEPT: Final = 50

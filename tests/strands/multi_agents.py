@@ -12,7 +12,9 @@ How ``delete_files`` waits for a human:
 - ``*_tool_agent``: the tool asks itself (``tool_context.interrupt``) for a boolean;
 - ``swarm_hook_agent``: the docs' ``BeforeToolCallEvent`` hook on the node, which expects ``"y"``;
 - ``*_node_gate_agent``: the docs' ``BeforeNodeCallEvent`` hook on the orchestrator asks before ``cleaner``
-  runs at all (which expects ``"y"``); the tool itself does not ask.
+  runs at all (which expects ``"y"``); the tool itself does not ask;
+- ``*_hitl_agent``: ``cleaner`` has Strands' vended ``HumanInTheLoop(allowed_tools=["inspect_files"],
+  enable_trust=True)``: no policy rule, no response key.
 
 Tool runs are counted in Redis (``completions``), and so are the orchestrators built (``builds``): the factory is
 called once per job, so a resume is always done by a freshly built orchestrator, as another worker would.
@@ -27,6 +29,7 @@ import strands
 from strands import ToolContext, tool
 from strands.hooks import BeforeNodeCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.multiagent import GraphBuilder, Swarm
+from strands.vended_interventions.hitl import HumanInTheLoop
 
 from agent import ScriptedModel
 from agent.models.base import ModelTurn
@@ -158,7 +161,19 @@ class CleanupApprovalHook(HookProvider):  # type: ignore[misc]
 # --- the orchestrators ----------------------------------------------------------------------------
 
 
-def _swarm(session_id: str, store: SessionStore, *, ask: bool, node_hooks: list[Any], hooks: list[Any]) -> Swarm:
+def _trusting_hitl() -> HumanInTheLoop:
+    return HumanInTheLoop(allowed_tools=["inspect_files"], enable_trust=True)
+
+
+def _swarm(
+    session_id: str,
+    store: SessionStore,
+    *,
+    ask: bool,
+    node_hooks: list[Any],
+    hooks: list[Any],
+    interventions: list[Any] | None = None,
+) -> Swarm:
     store.client.incr(_BUILDS)
     delete_files, inspect_files = _tools(store.client, ask=ask)
     triage = strands.Agent(
@@ -170,16 +185,21 @@ def _swarm(session_id: str, store: SessionStore, *, ask: bool, node_hooks: list[
         system_prompt="You delete files.",
         tools=[delete_files, inspect_files],
         hooks=node_hooks,
+        interventions=interventions,
         callback_handler=None,
     )
     return Swarm(nodes=[triage, cleaner], hooks=hooks, session_manager=signoff_session_manager(session_id, store))
 
 
-def _graph(session_id: str, store: SessionStore, *, ask: bool, hooks: list[Any]) -> Any:
+def _graph(
+    session_id: str, store: SessionStore, *, ask: bool, hooks: list[Any], interventions: list[Any] | None = None
+) -> Any:
     store.client.incr(_BUILDS)
     delete_files, inspect_files = _tools(store.client, ask=ask)
     inspector = strands.Agent(name="inspector", model=_model(_inspector), tools=[inspect_files], callback_handler=None)
-    cleaner = strands.Agent(name="cleaner", model=_model(_cleaner), tools=[delete_files], callback_handler=None)
+    cleaner = strands.Agent(
+        name="cleaner", model=_model(_cleaner), tools=[delete_files], interventions=interventions, callback_handler=None
+    )
     builder = GraphBuilder()
     builder.add_node(inspector, "inspector")
     builder.add_node(cleaner, "cleaner")
@@ -214,6 +234,16 @@ def graph_tool_agent(*, session_id: str, store: SessionStore) -> Any:
 def graph_node_gate_agent(*, session_id: str, store: SessionStore) -> Any:
     """The same Graph; the docs' ``BeforeNodeCallEvent`` hook asks before ``cleaner`` runs."""
     return _graph(session_id, store, ask=False, hooks=[CleanupApprovalHook()])
+
+
+def swarm_hitl_agent(*, session_id: str, store: SessionStore) -> Swarm:
+    """The same Swarm; ``cleaner``'s ``HumanInTheLoop`` (trust enabled) asks before ``delete_files``."""
+    return _swarm(session_id, store, ask=False, node_hooks=[], hooks=[], interventions=[_trusting_hitl()])
+
+
+def graph_hitl_agent(*, session_id: str, store: SessionStore) -> Any:
+    """The same Graph; ``cleaner``'s ``HumanInTheLoop`` (trust enabled) asks before ``delete_files``."""
+    return _graph(session_id, store, ask=False, hooks=[], interventions=[_trusting_hitl()])
 
 
 def unpersisted_swarm_agent(*, session_id: str, store: SessionStore) -> Swarm:
