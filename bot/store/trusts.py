@@ -44,8 +44,9 @@ class TrustStore:
                 pipeline.execute()
 
     def tools(self, session_id: str) -> set[str]:
-        """The tools trusted in ``session_id`` now."""
-        return {as_text(tool) for tool in self._client.hkeys(keys.trusts(session_id))}
+        """The tools trusted in ``session_id`` now (an unreadable record is not a trust: ``get`` says so too)."""
+        found: dict[bytes, bytes] = self._client.hgetall(keys.trusts(session_id))  # type: ignore[assignment]
+        return {as_text(tool) for tool, raw in found.items() if _read(raw, session_id, as_text(tool)) is not None}
 
     def get(self, session_id: str, tool: str) -> Trust | None:
         """One trust, or ``None`` (gone, or unreadable: logged, and treated as gone, so it is never in force)."""
