@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.services import connect_redis
+from bot.services import DEFAULT_RETRY_S, connect_configured_redis, connect_redis
 from bot.settings import ConfigError, Settings, how_to_get, redis_url_problem
 from bot.store.layout import recorded_shards
 from state.store import use_shards
@@ -33,7 +33,7 @@ def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
     problem = redis_url_problem(settings.redis_url)
     if problem is not None:
         raise ConfigError(problem)
-    client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
+    client = connect_configured_redis(settings)
     use_shards(settings.redis_shards)
     check_redis(client, url=settings.redis_url)
     check_shards(client, settings.redis_shards)
@@ -60,7 +60,7 @@ def reachable_redis(url: str) -> redis.Redis:
     problem = redis_url_problem(url)
     if problem is not None:
         raise ConfigError(problem)
-    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    client = connect_redis(url, retry_s=DEFAULT_RETRY_S, cluster="no")
     check_redis(client, url=url)
     return client
 

@@ -2,6 +2,7 @@
 
 import functools
 import importlib
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
@@ -137,39 +138,84 @@ class Services:
         )
 
 
-def redis_retry(budget_s: float) -> Retry:
+DEFAULT_RETRY_S: float = Settings.model_fields["redis_retry_seconds"].default
+"""``REDIS_RETRY_SECONDS`` when unset."""
+DEFAULT_TIMEOUT_S: float = Settings.model_fields["redis_timeout_seconds"].default
+"""``REDIS_TIMEOUT_SECONDS`` when unset."""
+
+
+def redis_retry(budget_s: float, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Retry:
     """Retry a lost connection in place (0.1 s, 0.2 s, ... up to 1 s apart) for at most ``budget_s`` in all.
 
-    A short outage (a failover, a restart) then costs a delay instead of a failed step.
+    A short outage (a failover, a restart) then costs a delay instead of a failed step. An attempt that timed out
+    (``timeout_s``, the clients' socket timeouts) may time out again: no such attempt starts past the budget.
     """
     backoff = ExponentialBackoff(cap=1.0, base=0.05)
     retries, waited = 0, 0.0
     while waited + backoff.compute(retries + 1) <= budget_s:
         retries += 1
         waited += backoff.compute(retries)
-    return _CountedRetry(backoff, retries, supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError))
+    return _CountedRetry(
+        backoff,
+        retries,
+        supported_errors=(redis.ConnectionError, redis.TimeoutError, TimeoutError),
+        budget_s=budget_s,
+        timeout_s=timeout_s,
+    )
 
 
 class _CountedRetry(Retry):
-    """redis-py's ``Retry`` that counts every failed attempt (``signoff_redis_errors_total``).
+    """redis-py's ``Retry``, bounded by time as well as by count, that counts every failed attempt.
 
-    The one place every command of the bot's clients passes through when the server cannot be reached.
+    The one place every command of the bot's clients passes through when the server cannot be reached
+    (``signoff_redis_errors_total``). A refused connection fails at once and is tried again until the budget is
+    spent; a server that accepts but does not answer costs a whole timeout per attempt, so the next attempt starts
+    only if it could still end within the budget.
     """
 
-    def call_with_retry(self, do: Callable[[], Any], fail: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        def counted(error: Exception, *rest: Any) -> Any:
-            metrics.redis_failed(error)
-            return fail(error, *rest)
+    def __init__(self, *args: Any, budget_s: float, timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.budget_s = budget_s
+        self.timeout_s = timeout_s
 
-        return super().call_with_retry(do, counted, *args, **kwargs)
+    def call_with_retry(
+        self,
+        do: Callable[[], Any],
+        fail: Callable[..., Any],
+        is_retryable: Callable[[Exception], bool] | None = None,
+        with_failure_count: bool = False,
+    ) -> Any:
+        started = time.monotonic()
+        self._backoff.reset()  # type: ignore[no-untyped-call]
+        failures = 0
+        while True:
+            try:
+                return do()
+            except self._supported_errors as error:
+                failures += 1
+                metrics.redis_failed(error)
+                # The failure handler runs first: it drops the connection, whose reply may still arrive.
+                fail(error, failures) if with_failure_count else fail(error)
+                if is_retryable is not None and not is_retryable(error):
+                    raise
+                if failures > self._retries:  # the backoff's pauses alone would pass the budget
+                    raise
+                pause = self._backoff.compute(failures)
+                timed_out = isinstance(error, redis.TimeoutError | TimeoutError)
+                if timed_out and time.monotonic() - started + pause + self.timeout_s > self.budget_s:
+                    raise
+                time.sleep(pause)
 
 
-def connect_redis(url: str, *, retry_s: float, cluster: ClusterMode = "auto") -> redis.Redis:
+def connect_redis(
+    url: str, *, retry_s: float, timeout_s: float = DEFAULT_TIMEOUT_S, cluster: ClusterMode = "auto"
+) -> redis.Redis:
     """A client for ``url`` whose commands ride out a connection lost for up to ``retry_s`` seconds.
 
     Args:
         url: One server, or any node of a Redis Cluster (a configuration endpoint).
         retry_s: How long one command retries a lost connection in place.
+        timeout_s: How long one attempt waits to connect or for a reply (``REDIS_TIMEOUT_SECONDS``).
         cluster: ``auto`` asks the server (``INFO cluster``); ``yes`` or ``no`` decide without asking
             (``REDIS_CLUSTER``, for a proxy or a server that refuses INFO).
 
@@ -177,18 +223,35 @@ def connect_redis(url: str, *, retry_s: float, cluster: ClusterMode = "auto") ->
         redis-py's ``RedisCluster`` for a cluster (it speaks every command the bot sends, routing
         each to the node that holds its slot), else a ``Redis``.
     """
-    if cluster == "yes" or (cluster == "auto" and _is_cluster(url)):
+    timeouts = {"socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
+    retry = redis_retry(retry_s, timeout_s=timeout_s)
+    if cluster == "yes" or (cluster == "auto" and _is_cluster(url, timeout_s=timeout_s)):
         # Every script and transaction of the bot touches one slot (see state.store and bot.store.keys).
-        return cast(redis.Redis, RedisCluster.from_url(url, retry=redis_retry(retry_s)))
-    return redis.Redis.from_url(url, retry=redis_retry(retry_s))
+        return cast(redis.Redis, RedisCluster.from_url(url, retry=retry, **timeouts))
+    return redis.Redis.from_url(url, retry=retry, **timeouts)
 
 
-def _is_cluster(url: str) -> bool:
+def connect_configured_redis(settings: Settings, *, url: str | None = None) -> redis.Redis:
+    """``connect_redis`` for ``REDIS_URL`` (or ``url``: the embedded server) with the settings' retry and timeout."""
+    target = url or settings.redis_url
+    if target is None:
+        raise ConfigError("REDIS_URL is not set")
+    return connect_redis(
+        target,
+        retry_s=settings.redis_retry_seconds,
+        timeout_s=settings.redis_timeout_seconds,
+        cluster=settings.redis_cluster if url is None else "no",
+    )
+
+
+def _is_cluster(url: str, *, timeout_s: float) -> bool:
     """Whether ``url`` names a node of a Redis Cluster.
 
     A server that cannot be asked is taken as one server: the start-up check then reports it.
     """
-    probe = redis.Redis.from_url(url, socket_connect_timeout=5, retry=Retry(NoBackoff(), 0))
+    probe = redis.Redis.from_url(
+        url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
+    )
     try:
         return str(probe.info("cluster").get("cluster_enabled", 0)) == "1"
     except redis.RedisError:

@@ -128,6 +128,12 @@ class Settings(LogSettings):
     """How long one Redis command retries a lost connection in place (backoff 0.1 s doubling to 1 s) before failing.
 
     Kept under Slack's 3 s answer deadline: a click waits this long for Redis before it is told to try again."""
+    redis_timeout_seconds: float = Field(default=1.0, ge=1.0, le=60)
+    """How long one attempt waits for Redis to connect or to reply before it counts as a lost connection.
+
+    A server that stops answering without closing the connection (paused, partitioned, a stuck node) then costs
+    this long, not forever; no new attempt starts that could end past ``REDIS_RETRY_SECONDS``. At least 1 s: the
+    worker's blocking reads wait ``BLOCKING_WAIT_MAX_S`` (0.5 s) at most."""
     job_claim_seconds: float = Field(default=30.0, gt=0, le=3600)
     """How long a job may go unacknowledged, its worker silent, before another worker takes it over."""
     job_retry_seconds: float = Field(default=1.0, gt=0, le=3600)

@@ -312,10 +312,20 @@ class Worker:
             due = sorted((retry for retry in self._retries.values() if retry.due <= now), key=lambda r: r.due)[:limit]
             for retry in due:
                 del self._retries[retry.job.job_id]
-        jobs = []
-        for retry in due:
+        jobs: list[Job] = []
+        for index, retry in enumerate(due):
             job_id = retry.job.job_id
-            again = self.stores.jobs.redeliver(retry.job, self.consumer, count=retry.counted)
+            try:
+                again = self.stores.jobs.redeliver(retry.job, self.consumer, count=retry.counted)
+            except redis.RedisError:
+                # Redis went away: the retries not handed over yet stay due (dropped here, a job would wait for
+                # the claim time, as if this worker had died).
+                with self._book:
+                    for left in due[index:]:
+                        self._retries.setdefault(left.job.job_id, left)
+                if jobs:
+                    return jobs
+                raise
             if again is None:
                 logger.info("job_id=<%s> | taken over by another worker or gone; not retried here", job_id)
                 self._forget(job_id)

@@ -9,6 +9,7 @@ loopback port, keeps its data in a temporary directory with AOF on, and is shut 
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -197,6 +198,19 @@ class RedisServer:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
             self._owns_dir = False
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): connections stay open and new ones are accepted, but nothing is answered.
+
+        How a partitioned or stuck node, or one failing over, looks from a client; ``resume()`` ends it.
+        """
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT): it answers what it was sent meanwhile."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGCONT)
 
     def kill(self) -> None:
         """Kill the server at once (SIGKILL, as a crash would); the data directory stays until ``stop()``."""

@@ -1,4 +1,5 @@
-"""Redis stopped for one step: the same server, shut down cleanly and started again on its port with its data."""
+"""Redis stopped for one step (the same server, shut down cleanly and started again on its port with its data), or
+paused (it keeps every connection and answers nothing, as a partition looks)."""
 
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,16 @@ def redis_stopped(server: RedisServer) -> Iterator[None]:
         yield
     finally:
         server.start()
+
+
+@contextmanager
+def redis_paused(server: RedisServer) -> Iterator[None]:
+    """Redis answers nothing inside the block (SIGSTOP: connections hang, none is refused) and runs on after it."""
+    server.pause()
+    try:
+        yield
+    finally:
+        server.resume()
 
 
 class TimedOutage:

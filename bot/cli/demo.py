@@ -14,13 +14,12 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Literal
 
-import redis
-
 from agent.approval import Decision
 from agent.demo import build_operations_agent
 from bot import preflight
 from bot.cli.exits import fail
 from bot.render.blocks import refusal_accounts
+from bot.services import DEFAULT_RETRY_S, connect_redis
 from bot.settings import ConfigError
 from state import RedisServer, SessionStore
 
@@ -64,7 +63,7 @@ def main() -> int:
             return fail(error)
         url = given or stack.enter_context(RedisServer()).url
         print(f"Redis: {url}")
-        store = SessionStore(client or redis.Redis.from_url(url))
+        store = SessionStore(client or connect_redis(url, retry_s=DEFAULT_RETRY_S, cluster="no"))
         print("\n> logs for checkout")
         print(_said(build_operations_agent()("logs for checkout")))
         _walk(store, "restart checkout", "approve")

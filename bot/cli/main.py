@@ -44,7 +44,7 @@ from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
 from bot.render.texts import sandbox_cli
 from bot.sandbox import run as sandbox
-from bot.services import Services, connect_redis
+from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, serve
@@ -197,14 +197,14 @@ def _loopback(host: str) -> bool:
 @contextmanager
 def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
-        client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
+        client = connect_configured_redis(settings)
         preflight.check_redis(client, url=settings.redis_url)
         preflight.check_shards(client, settings.redis_shards)
         yield client, False
         return
     with RedisServer() as server:
         logger.info("REDIS_URL unset: embedded Redis at %s (data dir %s)", server.url, server.data_dir)
-        yield connect_redis(server.url, retry_s=settings.redis_retry_seconds), True
+        yield connect_configured_redis(settings, url=server.url), True
 
 
 def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_worker: bool) -> int:

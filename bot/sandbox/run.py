@@ -21,7 +21,6 @@ from email.message import Message
 from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-import redis
 from pydantic import SecretStr, ValidationError
 
 from bot import preflight
@@ -30,7 +29,7 @@ from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.workspace import SandboxSlack
-from bot.services import Services, connect_redis
+from bot.services import DEFAULT_RETRY_S, Services, connect_configured_redis, connect_redis
 from bot.settings import ConfigError, Settings
 from bot.slack.http import guarded_wsgi_app
 from bot.store.api_keys import new_key
@@ -101,14 +100,14 @@ def running_sandbox(*, port: int = 0, host: str = "127.0.0.1", api_key: str | No
     token = "xoxb-sandbox-" + secrets.token_hex(12)
     signing_secret = secrets.token_hex(16)
     with _redis_url() as url:
-        client = redis.Redis.from_url(url)
+        client = connect_redis(url, retry_s=DEFAULT_RETRY_S, cluster="no")
         slack = SandboxSlack(token=token, redis_client=client, port=port, host=host)
         slack.start()
         worker_thread: threading.Thread | None = None
         bot_server: _BotServer | None = None
         try:
             settings = sandbox_settings(token=token, signing_secret=signing_secret, api_url=slack.url)
-            bot_client = connect_redis(url, retry_s=settings.redis_retry_seconds)
+            bot_client = connect_configured_redis(settings, url=url)
             services = Services(settings, redis_client=bot_client, clock=OffsetClock(bot_client))
             worker = services.worker()
             worker_thread = threading.Thread(target=worker.run_forever, name="worker", daemon=True)

@@ -24,7 +24,7 @@ from bot.observe import trace_export
 from bot.observe.exposition import METRICS_PATH, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
-from bot.services import Services, connect_redis
+from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
 from bot.slack.app import build_app
@@ -276,7 +276,7 @@ def create_wsgi() -> WsgiApp:
         trace_export.install("web")
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
-    client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
+    client = connect_configured_redis(settings)
     preflight.check_redis(client, url=settings.redis_url)
     preflight.check_shards(client, settings.redis_shards)
     services = Services(settings, redis_client=client)

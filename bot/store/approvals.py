@@ -36,7 +36,7 @@ from bot.store.approval_record import (
 from bot.store.decide_call import Attempt, DecideResult, keys_and_args
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
-from bot.store.scripts.decide import DECIDE
+from bot.store.scripts.decide import DECIDE, TOO_LATE
 from state.text import as_text, shown
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ class ApprovalStore:
         """Register the scripts; nothing is sent yet."""
         self._client = client
         self._decide = DirectScript(client, DECIDE)  # a click waits for it: no pool on its path
+        self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
 
     def open_round(
@@ -379,9 +380,20 @@ class ApprovalStore:
             decision: The record written if this attempt decides (its approvers and discussion are filled in).
             update: The message update, as ``Outbox.script_entry`` made it.
             audit: The audit events of a vote and of a decision (in that order), as ``Audit.script_events`` made them.
+
+        Raises:
+            redis.TimeoutError: The script ran after this call would have stopped waiting for it (nothing written).
         """
-        request_keys, args = keys_and_args(attempt, decision=decision, update=update, audit=audit)
-        return DecideResult.from_reply(attempt, self._decide(keys=request_keys, args=args))
+        # A server that stops answering may run the script after the caller gave up and told the person nothing
+        # was recorded: past the reply timeout, the script writes nothing (Redis' clock against ours, both real).
+        answer_by_ms = int((time.time() + self._reply_timeout_s) * 1000) if self._reply_timeout_s else 0
+        request_keys, args = keys_and_args(
+            attempt, decision=decision, update=update, audit=audit, answer_by_ms=answer_by_ms
+        )
+        reply = self._decide(keys=request_keys, args=args)
+        if as_text(reply[0]) == TOO_LATE:
+            raise redis.TimeoutError("the decision reached Redis after its caller stopped waiting: nothing recorded")
+        return DecideResult.from_reply(attempt, reply)
 
     def decide_in(
         self,

@@ -130,8 +130,9 @@ def keys_and_args(
     decision: Decision,
     update: scripts.ScriptRecord,
     audit: tuple[scripts.ScriptRecord, ...],
+    answer_by_ms: int = 0,
 ) -> tuple[list[str], list[str]]:
-    """The decide script's keys and arguments for ``attempt``."""
+    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting)."""
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
     request_keys = [
@@ -172,6 +173,7 @@ def keys_and_args(
         "with_request": attempt.with_request,
         "shown": attempt.shown,
         "trust": attempt.trust,
+        "answer_by_ms": answer_by_ms,
     }
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None

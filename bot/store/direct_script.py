@@ -6,8 +6,9 @@ back) costs about as much as the round trip itself on loopback: measured 84 us p
 So a ``DirectScript`` keeps its own idle connections (per node on a Redis Cluster: the node that holds
 the first key's slot), takes one per call and puts it back; threads come and go, connections stay.
 
-Anything unusual goes to the ordinary pooled call, which knows how to handle it: a connection that
-broke (it retries in place, as every command does: ``REDIS_RETRY_SECONDS``), a slot that moved or a
+A reply that does not come within the clients' timeout (``REDIS_TIMEOUT_SECONDS``) is not waited for twice: the
+call fails at once. Anything else unusual goes to the ordinary pooled call, which knows how to handle it: a
+connection that broke (it retries in place, as every command does: ``REDIS_RETRY_SECONDS``), a slot that moved or a
 cluster that is failing over (it follows the cluster's new layout). A script the server does not know
 yet (a restart flushed its cache) is loaded on the connection and sent again.
 """
@@ -20,6 +21,8 @@ import hiredis
 import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import AskError, ClusterDownError, MovedError, NoScriptError, TryAgainError
+
+from bot.observe import metrics
 
 # Replies that mean "ask the cluster where this slot lives now": the pooled call follows them.
 _ELSEWHERE = (MovedError, AskError, TryAgainError, ClusterDownError)
@@ -62,7 +65,13 @@ class DirectScript:
                 connection.send_command("SCRIPT", "LOAD", self._text)
                 connection.read_response()
                 reply = self._send(connection, keys, args)
-        except (redis.ConnectionError, redis.TimeoutError, *_ELSEWHERE):
+        except redis.TimeoutError as error:
+            # The server took the whole reply timeout: it is paused or cut off, and a second try would wait as long
+            # again (a script that runs late writes nothing: it is given when its caller stops waiting).
+            connection.disconnect()
+            metrics.redis_failed(error)
+            raise
+        except (redis.ConnectionError, *_ELSEWHERE):
             # Nothing is known of the reply and the connection may hold half of one: it is dropped. The pooled call
             # retries (a click whose script did run is then answered "replayed": never a second decision).
             connection.disconnect()

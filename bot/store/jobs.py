@@ -29,6 +29,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
+from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
 
 CLUSTER_WAIT_MS: Final = 20
@@ -199,8 +200,10 @@ class JobQueue:
     def read(self, consumer: str, *, block_ms: int = 1000, count: int = 1) -> list[Job]:
         """New jobs for ``consumer`` from any shard: up to ``count`` per shard.
 
-        Blocks up to ``block_ms`` on one server; on a cluster up to ``CLUSTER_WAIT_MS`` (then the caller reads again).
+        Blocks up to ``block_ms`` (at most ``BLOCKING_WAIT_MAX_S``) on one server; on a cluster up to
+        ``CLUSTER_WAIT_MS`` (then the caller reads again).
         """
+        block_ms = min(block_ms, int(BLOCKING_WAIT_MAX_S * 1000))
         if not self._streams_apart:
             streams = {keys.jobs(shard): ">" for shard in keys.shards()}
             return self._read(consumer, streams, count=count, block_ms=block_ms)

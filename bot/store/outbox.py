@@ -33,6 +33,7 @@ from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
+from bot.store.waits import bounded_wait_s
 from state.text import as_text, bytes_of
 
 logger = logging.getLogger(__name__)
@@ -308,8 +309,8 @@ class Outbox:
         return self._queue.now_ms()
 
     def wait_for_work(self, timeout_s: float) -> None:
-        """Block until an entry is queued or ``timeout_s`` passes."""
-        timeout = max(timeout_s, 0.01)
+        """Block until an entry is queued or ``timeout_s`` (at most ``BLOCKING_WAIT_MAX_S``) passes."""
+        timeout = max(bounded_wait_s(timeout_s), 0.01)
         if not self._wakes_apart:
             self._client.blpop([keys.outbox_wake(shard) for shard in keys.shards()], timeout=timeout)
             return

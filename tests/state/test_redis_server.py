@@ -181,3 +181,22 @@ def test_an_interrupted_start_leaves_no_server_behind(monkeypatch: pytest.Monkey
         RedisServer(data_dir=tmp_path).start()
     assert started
     assert all(process.poll() is not None for process in started)
+
+
+def test_a_paused_server_takes_connections_answers_nothing_then_answers_what_it_was_sent(tmp_path: Path) -> None:
+    with RedisServer(data_dir=tmp_path) as server:
+        client = redis.Redis.from_url(server.url, socket_timeout=0.3)
+        client.ping()
+        server.pause()
+        try:
+            with pytest.raises(redis.TimeoutError):
+                client.set("sent-while-paused", "1")
+            with socket.create_connection(("127.0.0.1", server.port), timeout=1):
+                pass  # accepted by the kernel: a paused server refuses nothing
+        finally:
+            server.resume()
+        after = redis.Redis.from_url(server.url)
+        deadline = time.monotonic() + 5
+        while after.get("sent-while-paused") is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # the command sent meanwhile runs when the server reads that connection again
+        assert after.get("sent-while-paused") == b"1"

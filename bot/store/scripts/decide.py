@@ -19,7 +19,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
 #       most twice that), now_ms: the decision's place among the recent ones, with_request: whether a decided
 #       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
-#       whether the approval also trusts the tool for the session), 2 the
+#       whether the approval also trusts the tool for the session, answer_by_ms: 0, or the Redis time (unix ms) after
+#       which the caller no longer waits for the answer), 2 the
 #       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
 #       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"), then
 #       five runs (each its length, then its arguments): the message update (Outbox.script_entry), the audit events
@@ -31,7 +32,9 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # The attempt is judged by the request's terms (``bot.store.approvals.terms``: its place, asker and policy), never
 # by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
 # terms were kept apart has none: its request is read in their place.
-# Returns {status, value, request JSON, message ts}: replayed (nothing changed: the signature was used before),
+# Returns {status, value, request JSON, message ts}: too late (``TOO_LATE``: it ran after answer_by_ms, nothing
+# written, not even the signature: its caller already told the person nothing was recorded), replayed (nothing
+# changed: the signature was used before),
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
 # not_a_member, self_approval, not_an_approver, reason_required, editor_approval, wrong_action: an answer to an
@@ -41,12 +44,21 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # (value: the count), no_round, decided (value: the decision). Every answer but replayed, needs and unreadable
 # records the signature as used. The request JSON is '' for replayed, unreadable and a needs of the place, and for
 # decided unless with_request.
+TOO_LATE: Final = "too_late"
+"""The decide script ran after its caller stopped waiting (a server paused, then resumed): it wrote nothing."""
+
 DECIDE: Final = (
     OTHER_OWNERS
     + f"""
 local attempt = cjson.decode(ARGV[1])
 local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(3))
 local groups_from = 18
+if attempt.answer_by_ms > 0 then
+  local now = redis.call('TIME')
+  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > attempt.answer_by_ms then
+    return {{'{TOO_LATE}', '', '', ''}}
+  end
+end
 local replay_key = KEYS[groups_from + #attempt.groups]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
 -- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.

@@ -72,6 +72,29 @@ def test_a_step_failed_by_a_redis_outage_is_retried_by_its_worker_and_the_thread
         assert len(bot.texts_posted()) == 2
 
 
+def test_a_retry_that_falls_due_while_redis_is_down_is_kept_for_when_it_is_back(own_redis: RedisServer) -> None:
+    builds = {"n": 0}
+
+    def fails_once(*, session_id: str, store: Any) -> Any:
+        builds["n"] += 1
+        if builds["n"] == 1:
+            raise RuntimeError("the model provider is down")
+        return demo_factory(session_id=session_id, store=store)
+
+    with running_bot(connect_redis(own_redis.url, retry_s=0.1), agent_factory=fails_once) as bot:
+        bot.worker.claim_idle_ms = 60_000  # no claim of the job as stale within the test: only its retry runs it
+        bot.worker.retry_first_s = 0.05
+        bot.mention("logs for checkout")
+        assert bot.worker.run_jobs_once(block_ms=20) == 1  # fails; its retry is due in 50 ms
+        time.sleep(0.1)
+        with redis_stopped(own_redis), pytest.raises(redis.ConnectionError):
+            bot.worker.run_jobs_once(block_ms=20)  # the retry is due, Redis cannot hand the job over
+        assert bot.worker.run_jobs_once(block_ms=20) == 1
+        assert builds["n"] == 2
+        bot.drain()
+        assert _ANSWER in bot.texts_posted()[-1]
+
+
 class _Killed(BaseException):
     """The dispatcher process dies in the middle of a Slack call (nothing of it runs after this)."""
 
