@@ -31,12 +31,13 @@ from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
 from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
-from bot.settings import ClusterMode, ConfigError, Settings
+from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
 from bot.slack.delivery import Deliverer
 from bot.slack.installed_clients import InstalledClients
 from bot.slack.metered_client import MeteredWebClient
 from bot.store.directory import Directory
 from bot.store.stores import Stores
+from bot.store.token_seal import TokenSeal, key_problem
 from bot.store.worker_heartbeats import WorkerHeartbeats
 from bot.worker import Worker
 from state.store import use_shards
@@ -62,7 +63,9 @@ class Services:
         self.settings = settings
         self.clock = clock
         retention_s = settings.retention_days * 86_400
-        self.stores = stores = Stores.on(redis_client, retention_s=retention_s, clock=clock)
+        self.stores = stores = Stores.on(
+            redis_client, retention_s=retention_s, clock=clock, seal=installation_seal(settings)
+        )
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
         self.slack: WebClient = MeteredWebClient(
             token=token, base_url=settings.slack_api_url, retry_handlers=[ConnectionErrorRetryHandler()]
@@ -258,6 +261,23 @@ def _is_cluster(url: str, *, timeout_s: float) -> bool:
         return False
     finally:
         probe.close()
+
+
+def installation_seal(settings: Settings) -> TokenSeal | None:
+    """What seals the installations' bot tokens (``INSTALLATION_KEYS``); ``None`` with one workspace's bot token.
+
+    Raises:
+        ConfigError: OAuth mode without keys (a token would be kept in clear), or a key that is not one.
+    """
+    keys = settings.installation_keys.get_secret_value().strip() if settings.installation_keys else ""
+    if not keys:
+        if settings.oauth:
+            raise ConfigError(f"INSTALLATION_KEYS is not set: it is {how_to_get('INSTALLATION_KEYS')}.")
+        return None
+    problem = key_problem(keys)
+    if problem is not None:
+        raise ConfigError(f"{problem}.")
+    return TokenSeal.from_setting(keys)
 
 
 def load_agent_factory(spec: str) -> AgentFactory:

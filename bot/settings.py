@@ -9,6 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.domain.errors import SetupError
 from bot.observe.logs import LogFormat, LogLevel
+from bot.store.token_seal import key_problem
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
 Mode = Literal["http", "socket", "worker"]
@@ -25,6 +26,8 @@ _HOW_TO_GET = {
     "SLACK_API_URL": "the base URL of the Slack Web API: leave it unset for https://slack.com/api/",
     "SLACK_CLIENT_ID": "the Client ID on your app's 'Basic Information' page (OAuth: installing in many workspaces)",
     "SLACK_CLIENT_SECRET": "the Client Secret on your app's 'Basic Information' page (OAuth)",
+    "INSTALLATION_KEYS": "one or more keys, comma-separated, that seal each workspace's bot token in Redis (OAuth): "
+    "python -m bot installations new-key makes one",
 }
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 BOT_TOKEN_PREFIX = "xoxb-"
@@ -100,6 +103,11 @@ class Settings(LogSettings):
     slack_redirect_uri: str | None = None
     """The OAuth redirect URL, when the app lists several (``https://<host>/slack/oauth_redirect``); else Slack
     uses the one the app lists."""
+    installation_keys: SecretStr | None = None
+    """OAuth: the keys that seal each workspace's bot token in Redis, comma-separated (required with
+    ``SLACK_CLIENT_ID``). The first seals, every one opens: to rotate, put a new key first, run
+    ``python -m bot installations rotate``, then remove the old one. ``python -m bot installations new-key`` makes
+    one."""
     slack_authorize_url: str = "https://slack.com/oauth/v2/authorize"
     """Where ``/slack/install`` sends a person to approve the install (a loopback Slack's, in tests)."""
     redis_url: str | None = None
@@ -223,7 +231,8 @@ def load_settings(mode: Mode) -> Settings:
     except ValidationError as error:
         raise _invalid(error) from error
     lines = _token_problems(settings, mode)
-    required = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"] if settings.oauth else ["SLACK_BOT_TOKEN"]
+    oauth_required = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "INSTALLATION_KEYS"]
+    required = oauth_required if settings.oauth else ["SLACK_BOT_TOKEN"]
     if mode == "http":
         required.append("SLACK_SIGNING_SECRET")
     if mode == "socket":
@@ -231,6 +240,9 @@ def load_settings(mode: Mode) -> Settings:
     lines += [problem for name in required if (problem := _required_problem(settings, name))]
     if settings.redis_url is not None and (problem := redis_url_problem(settings.redis_url)):
         lines.append(problem)
+    keys = settings.installation_keys
+    if keys is not None and keys.get_secret_value().strip() and (problem := key_problem(keys.get_secret_value())):
+        lines.append(f"{problem}.")
     if urlsplit(settings.slack_api_url).scheme not in ("http", "https"):
         lines.append(f"SLACK_API_URL must be an http(s) URL: it is {_HOW_TO_GET['SLACK_API_URL']}.")
     if settings.oauth and urlsplit(settings.slack_authorize_url).scheme not in ("http", "https"):

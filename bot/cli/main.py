@@ -33,6 +33,7 @@ from bot.cli import api_keys as api_keys_cli
 from bot.cli import audit_export as audit_cli
 from bot.cli import demo
 from bot.cli import grants as grants_cli
+from bot.cli import installations as installations_cli
 from bot.cli import mcp as mcp_cli
 from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
@@ -68,6 +69,7 @@ COMMANDS: Final = {
     "migrate": "move data written before shards to the sharded layout, once (REDIS_URL)",
     "api-key": "create, revoke or list the keys of HTTP API clients (REDIS_URL)",
     "grants": "list the standing approvals, or revoke one (REDIS_URL)",
+    "installations": "make a key that seals the workspaces' bot tokens, or seal them all with a new one (OAuth)",
     "policy": "check a policy file: which rule a sample call gets, and why",
     "mcp": "the MCP server for Claude Code and other MCP clients (SIGNOFF_API_URL)",
     "help": "this list",
@@ -82,6 +84,7 @@ _OPERATOR_COMMANDS: Final[dict[str, Callable[[list[str]], int]]] = {
     "migrate": migrate_cli.main,
     "api-key": api_keys_cli.main,
     "grants": grants_cli.main,
+    "installations": installations_cli.main,
     "worker-health": worker_health_cli.main,
 }
 """The commands an operator runs against a running bot's Redis: each parses its own arguments."""

@@ -3,12 +3,14 @@
 Written by the OAuth flow (``/slack/oauth_redirect``), read for every request and every Slack call of OAuth mode,
 deleted when the app is uninstalled or its tokens revoked. Each record is one key written alone (one SET, one
 DEL), so it is safe on Redis Cluster. Only what the bot uses is kept: the bot token and ids, the installer,
-the scopes; a user token is never asked for, so none is stored.
+the scopes; a user token is never asked for, so none is stored. The bot token and its refresh token are sealed
+(``bot.store.token_seal``) when the store is given the keys, as OAuth mode always is (``INSTALLATION_KEYS``).
 """
 
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +18,7 @@ import redis
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 
 from bot.store import keys
+from bot.store.token_seal import TokenSeal, UnopenableSecret
 from state.text import as_text
 
 logger = logging.getLogger(__name__)
@@ -38,14 +41,26 @@ _KEPT = (
     "token_type",
     "installed_at",
 )
+_SECRETS = ("bot_token", "bot_refresh_token")
+"""The fields sealed at rest."""
+
+
+@dataclass(frozen=True)
+class Resealed:
+    """What ``Installations.reseal_all`` did: records sealed again, already current, none of the keys opened."""
+
+    resealed: int
+    current: int
+    unopenable: int
 
 
 class Installations(InstallationStore):
     """The app's installations (``keys.installation``), and which org serves a workspace (``keys.installation_org``)."""
 
-    def __init__(self, redis_client: redis.Redis) -> None:
-        """Keep the client."""
+    def __init__(self, redis_client: redis.Redis, *, seal: TokenSeal | None = None) -> None:
+        """Keep the client; ``seal``: the tokens are sealed with it (``None``: kept as given, one workspace's tests)."""
         self._redis = redis_client
+        self._seal = seal
 
     @property
     def logger(self) -> logging.Logger:
@@ -55,7 +70,9 @@ class Installations(InstallationStore):
     def save(self, installation: Installation) -> None:
         """Keep ``installation``, replacing the workspace's (or org's) earlier one."""
         record = {name: _plain(getattr(installation, name)) for name in _KEPT}
-        self._redis.set(self._key(installation.enterprise_id, installation.team_id, installation), json.dumps(record))
+        self._redis.set(
+            self._key(installation.enterprise_id, installation.team_id, installation), json.dumps(self._sealed(record))
+        )
         logger.info("team_id=<%s>, enterprise_id=<%s> | installed", installation.team_id, installation.enterprise_id)
 
     def save_bot(self, bot: Bot) -> None:
@@ -143,15 +160,74 @@ class Installations(InstallationStore):
         org_wide = bool(installation.is_enterprise_install) or not team_id
         return keys.installation(team_id=team_id, enterprise_id=enterprise_id, org_wide=org_wide)
 
+    def reseal_all(self) -> Resealed:
+        """Seal every installation's tokens with the first key (``python -m bot installations rotate``).
+
+        Records written before sealing are sealed; one that no key opens is left as it is (and counted). A record
+        the OAuth flow rewrites meanwhile keeps the new one (written sealed already).
+        """
+        if self._seal is None:
+            raise ValueError("no keys to seal with")
+        resealed = current = unopenable = 0
+        for raw_key in self._redis.scan_iter(match=keys.installation(team_id="*", enterprise_id=None, org_wide=False)):
+            key = as_text(raw_key)
+            with self._redis.pipeline(transaction=True) as pipeline:
+                try:
+                    pipeline.watch(key)  # type: ignore[no-untyped-call]
+                    raw = pipeline.get(key)
+                    if raw is None:
+                        continue
+                    record = json.loads(raw)
+                    stored = [record[name] for name in _SECRETS if isinstance(record.get(name), str)]
+                    if all(self._seal.sealed_with_first(value) for value in stored):
+                        current += 1
+                        continue
+                    opened = self._opened(record)
+                    pipeline.multi()
+                    pipeline.set(key, json.dumps(self._sealed(opened)), keepttl=True)
+                    pipeline.execute()
+                    resealed += 1
+                except UnopenableSecret:
+                    logger.error("key=<%s> | installation sealed with a key INSTALLATION_KEYS lacks: left as is", key)
+                    unopenable += 1
+                except redis.WatchError:
+                    current += 1  # rewritten meanwhile by an install: sealed with the first key already
+                except (ValueError, TypeError) as error:
+                    logger.error("key=<%s> | installation unreadable, left as is: %s", key, type(error).__name__)
+                    unopenable += 1
+        return Resealed(resealed=resealed, current=current, unopenable=unopenable)
+
+    def _sealed(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self._seal is None:
+            return record
+        seal = self._seal
+        return {
+            name: seal.seal(value) if name in _SECRETS and isinstance(value, str) else value
+            for name, value in record.items()
+        }
+
+    def _opened(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self._seal is None:
+            return record
+        seal = self._seal
+        return {
+            name: seal.open(value) if name in _SECRETS and isinstance(value, str) else value
+            for name, value in record.items()
+        }
+
     def _read(self, key: str) -> Installation | None:
         raw = self._redis.get(key)
         if raw is None:
             return None
         try:
-            record = json.loads(raw)
-            return Installation(**{name: record.get(name) for name in _KEPT if record.get(name) is not None})
+            record = self._opened(json.loads(raw))
+            kept: dict[str, Any] = {name: record[name] for name in _KEPT if record.get(name) is not None}
+            return Installation(**kept)
+        except UnopenableSecret:  # never the value: a token, even sealed, stays out of the logs
+            logger.error("key=<%s> | installation sealed with a key INSTALLATION_KEYS lacks: it serves nobody", key)
+            return None
         except (ValueError, TypeError) as error:  # an unreadable record serves nobody: the workspace reinstalls
-            logger.error("key=<%s> | installation unreadable, ignored: %s", key, error)
+            logger.error("key=<%s> | installation unreadable, ignored: %s", key, type(error).__name__)
             return None
 
 

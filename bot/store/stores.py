@@ -25,6 +25,7 @@ from bot.store.outbox import Outbox
 from bot.store.schedule import Schedule
 from bot.store.signatures import SeenSignatures
 from bot.store.threads import Threads
+from bot.store.token_seal import TokenSeal
 from bot.store.trusts import TrustStore
 from state.store import SessionStore
 
@@ -73,8 +74,19 @@ class Stores:
     """What each modal the bot opened was opened with (a submission is checked against it)."""
 
     @classmethod
-    def on(cls, client: Redis, *, retention_s: int = _THIRTY_DAYS_S, clock: Clock = system_clock) -> Self:
-        """Every owner on ``client``; ``retention_s``: how long an agent's state outlives its last write."""
+    def on(
+        cls,
+        client: Redis,
+        *,
+        retention_s: int = _THIRTY_DAYS_S,
+        clock: Clock = system_clock,
+        seal: TokenSeal | None = None,
+    ) -> Self:
+        """Every owner on ``client``.
+
+        ``retention_s``: how long an agent's state outlives its last write; ``seal``: what seals the installations'
+        tokens (``INSTALLATION_KEYS``).
+        """
 
         def seconds() -> float:
             return clock().timestamp()
@@ -93,7 +105,7 @@ class Stores:
             threads=Threads(client),
             api_keys=ApiKeys(client),
             api_requests=ApiRequestStore(client),
-            installations=Installations(client),
+            installations=Installations(client, seal=seal),
             signatures=SeenSignatures(client),
             event_deliveries=EventDeliveries(client),
             home_viewers=HomeViewers(client),

@@ -4,7 +4,13 @@ import pytest
 
 from bot.settings import ConfigError, load_settings
 
-_OAUTH = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "s3cret", "SLACK_SIGNING_SECRET": "signing"}
+_KEY = "q2S0lxBiN1n4o3VQ6Wm5s3JbQ0e8r0iE1Qy3dAq7R0k="
+_OAUTH = {
+    "SLACK_CLIENT_ID": "111.222",
+    "SLACK_CLIENT_SECRET": "s3cret",
+    "SLACK_SIGNING_SECRET": "signing",
+    "INSTALLATION_KEYS": _KEY,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +34,11 @@ def test_a_token_keeps_the_single_workspace_mode(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize(
     ("unset", "named"),
-    [("SLACK_CLIENT_SECRET", "SLACK_CLIENT_SECRET is not set"), ("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET")],
+    [
+        ("SLACK_CLIENT_SECRET", "SLACK_CLIENT_SECRET is not set"),
+        ("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET"),
+        ("INSTALLATION_KEYS", "INSTALLATION_KEYS is not set: .*python -m bot installations new-key"),
+    ],
 )
 def test_oauth_names_what_is_missing(monkeypatch: pytest.MonkeyPatch, unset: str, named: str) -> None:
     for variable, value in _OAUTH.items():
@@ -52,3 +62,15 @@ def test_socket_mode_cannot_serve_many_workspaces(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
     with pytest.raises(ConfigError, match="Socket Mode serves the one workspace"):
         load_settings("socket")
+
+
+def test_an_installation_key_that_is_not_one_is_named_by_its_place_never_quoted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for variable, value in _OAUTH.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("INSTALLATION_KEYS", f"{_KEY}, not-a-key-but-a-secret")
+    with pytest.raises(ConfigError, match="INSTALLATION_KEYS: key 2 of 2 is not a Fernet key") as refused:
+        load_settings("http")
+    assert "not-a-key-but-a-secret" not in str(refused.value)
+    assert _KEY not in str(refused.value)

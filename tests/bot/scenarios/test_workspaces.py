@@ -58,6 +58,15 @@ def test_the_oauth_flow_keeps_each_workspace_s_installation(installed: OAuthBot)
         assert found.bot_id  # asked of auth.test with the new token, as Bolt does
 
 
+def test_no_workspace_s_token_is_in_redis_in_clear(installed: OAuthBot, redis_client: redis.Redis) -> None:
+    dumped = b"".join(
+        bytes(redis_client.dump(key) or b"") for key in redis_client.scan_iter(match="signoff:installation*")
+    )
+    assert dumped  # the installations are there
+    for team in (ALPHA, BETA):
+        assert installed.slack.token_of(team).encode() not in dumped
+
+
 def test_a_state_is_good_for_one_callback_and_a_forged_one_for_none(redis_client: redis.Redis) -> None:
     with two_workspaces(redis_client) as bot:
         _status, headers, page = bot.get(INSTALL_PATH)

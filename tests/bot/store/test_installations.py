@@ -2,12 +2,17 @@
 for, forgotten on uninstall (an org's with the notes of the workspaces it served), a state consumed once; an
 unreadable record serves nobody and breaks nothing."""
 
+import pytest
 import redis
 from slack_sdk.oauth.installation_store import Installation
 
 from bot.store import keys
 from bot.store.installations import Installations
 from bot.store.oauth_states import OAuthStates
+from bot.store.token_seal import TokenSeal, new_key
+from tests.redis_targets import on_both
+
+pytest_generate_tests = on_both  # the rotation's compare-and-set runs on a cluster as on one server
 
 
 def _installation(team_id: str | None, *, enterprise_id: str | None = None, org_wide: bool = False) -> Installation:
@@ -98,3 +103,49 @@ def test_a_state_is_consumed_once(redis_client: redis.Redis) -> None:
     assert states.consume("never-issued") is False
     assert states.consume("") is False
     assert states.consume(other) is True
+
+
+def _key_of(team_id: str) -> str:
+    return keys.installation(team_id=team_id, enterprise_id=None, org_wide=False)
+
+
+def test_a_sealed_installation_keeps_no_token_in_clear_and_serves_with_it(redis_client: redis.Redis) -> None:
+    installations = Installations(redis_client, seal=TokenSeal([new_key()]))
+    installations.save(_installation("T0ALPHA"))
+    stored = redis_client.get(_key_of("T0ALPHA"))
+    assert stored is not None
+    assert b"xoxb-T0ALPHA" not in stored
+    found = installations.for_team("T0ALPHA")
+    assert found is not None
+    assert found.bot_token == "xoxb-T0ALPHA"
+
+
+def test_rotating_seals_every_installation_with_the_new_key_then_the_old_one_can_go(
+    redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    old, new = new_key(), new_key()
+    Installations(redis_client, seal=TokenSeal([old])).save(_installation("T0ALPHA"))
+    Installations(redis_client).save(_installation("T0BETA"))  # written before sealing existed: in clear
+    assert Installations(redis_client, seal=TokenSeal([new])).for_team("T0ALPHA") is None  # the old key is needed
+    assert "xoxb-T0ALPHA" not in caplog.text
+
+    done = Installations(redis_client, seal=TokenSeal([new, old])).reseal_all()
+    assert (done.resealed, done.current, done.unopenable) == (2, 0, 0)
+    only_new = Installations(redis_client, seal=TokenSeal([new]))
+    for team in ("T0ALPHA", "T0BETA"):
+        found = only_new.for_team(team)
+        assert found is not None
+        assert found.bot_token == f"xoxb-{team}"
+        stored = redis_client.get(_key_of(team))
+        assert stored is not None
+        assert f"xoxb-{team}".encode() not in stored
+    again = Installations(redis_client, seal=TokenSeal([new, old])).reseal_all()
+    assert (again.resealed, again.current, again.unopenable) == (0, 2, 0)
+
+
+def test_an_installation_no_key_opens_is_left_as_it_is_and_counted(redis_client: redis.Redis) -> None:
+    Installations(redis_client, seal=TokenSeal([new_key()])).save(_installation("T0ALPHA"))
+    before = redis_client.get(_key_of("T0ALPHA"))
+    done = Installations(redis_client, seal=TokenSeal([new_key()])).reseal_all()
+    assert (done.resealed, done.unopenable) == (0, 1)
+    assert redis_client.get(_key_of("T0ALPHA")) == before

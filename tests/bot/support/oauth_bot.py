@@ -31,6 +31,8 @@ from tests.bot.support.harness import SIGNING_SECRET, demo_factory, served_bot
 from tests.bot.support.people import APPROVER, REQUESTER
 
 CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
+INSTALLATION_KEY = "q2S0lxBiN1n4o3VQ6Wm5s3JbQ0e8r0iE1Qy3dAq7R0k="
+"""A Fernet key (``INSTALLATION_KEYS``): the tests seal tokens as a deployment does."""
 
 
 @dataclass
@@ -154,6 +156,7 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
         slack_signing_secret=SecretStr(SIGNING_SECRET),
         slack_api_url=slack.url,
         slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
+        installation_keys=SecretStr(INSTALLATION_KEY),
     )
     assert settings.oauth
     services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
