@@ -25,6 +25,7 @@ from bot.render.texts import answers, standing_approvals
 from bot.store import keys
 from bot.store.approval_record import Approval
 from state.shapes import Message
+from tests.bot.render.test_blocks import all_texts
 from tests.bot.support.grant_clicks import approve_and_allow
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, REQUESTER, SECOND_APPROVER
@@ -235,6 +236,32 @@ def test_a_forged_approve_and_allow_of_an_edited_call_grants_nothing(redis_clien
         assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
         bot.ask("scale checkout to 5")  # the original call, which nobody approved, is asked again
         assert not is_decided(bot.approval_messages()[-1])
+
+
+def test_app_home_shows_an_edited_call_as_the_message_does_and_its_decision_names_the_input_that_ran(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    policy = _policy(tmp_path, "    edits: other_approver\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, _session_id = bot.ask("scale checkout to 5")
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+        [edited] = [text for text in _message_text(bot.approval_messages()[-1]).split("\n") if "Edited by" in text]
+
+        home = all_texts(bot.open_home(SECOND_APPROVER))
+        assert approval_id in json.dumps(bot.slack.home_view(SECOND_APPROVER))
+        assert edited in home  # the message's own "Edited by" and diff
+        assert "Edited by <@U0APPROVER>" in home
+        assert "- replicas: 5\n+ replicas: 2" in home
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
+        bot.drain()
+        recent = all_texts(bot.open_home(SECOND_APPROVER))
+        ran = '`{"service":"checkout","replicas":2}`'
+        line = f"`scale_service` {ran} (✏️ edited by <@U0APPROVER>): ✅ Approved by <@U0SECOND>"
+        assert line in recent
+        assert '"replicas":5' not in recent  # what ran, not what the agent asked
 
 
 def test_a_rule_can_forbid_edits(redis_client: redis.Redis, tmp_path: Path) -> None:
