@@ -32,6 +32,8 @@ class Granted:
     """The request approved, when a grant was made with it."""
     offered: bool = True
     """False: the request's rule offers no grant of that duration (nothing was recorded)."""
+    edited: bool = False
+    """True: the click named an edited input, for which no grant is offered (nothing was recorded)."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,9 @@ class GrantFlow(Flow):
         """Approve as a click does; once recorded, allow the same call here for ``seconds`` (a duration offered).
 
         ``shown``: the digest of the input the button showed. An edited call is never granted: its Approve + allow
-        buttons are gone, and an older one's approval is refused (``changed``). ``fields``: the input's fields the
-        person picked (a call with their values is covered whatever its others hold); ``None``: the exact input.
+        buttons are gone, an older one's approval is refused (``changed``), and a click naming any input but the
+        call's own is refused before anything is recorded (``edited``). ``fields``: the input's fields the person
+        picked (a call with their values is covered whatever its others hold); ``None``: the exact input.
         """
         approval = self.decisions.find(approval_id)
         if approval is None:
@@ -86,6 +89,11 @@ class GrantFlow(Flow):
         every_field = field_digests(request.tool, request.tool_input, client=request.client)
         if fields is not None and (not fields or any(name not in every_field for name in fields)):
             return Granted(Outcome(Status.UNKNOWN), offered=False)  # picked none, or what the input does not have
+        # The grant covers the request's own input, so only an approval of that input may make one. The decide script
+        # refuses an approval naming an input other than the one waiting, so once ``shown`` is the original's (or
+        # names none, which an edited call refuses), the input approved is the one granted, whatever edits race.
+        if shown not in ("", request.input_digest):
+            return Granted(Outcome(Status.CHANGED, approval=approval), edited=True)
         outcome = self.decisions.decide(
             approval_id,
             session_id=session_id or request.session_id,

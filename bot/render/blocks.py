@@ -246,12 +246,8 @@ def approval_message(
     the buttons are replaced by the outcome and the number of discussion replies.
     """
     approval_id = checked_approval_id(request.approval_id)
-    original, edited_by = request, ""
-    edit = (progress or Progress()).edit if decision is None else None
-    if edit is not None:
-        request, edited_by = as_edited(request, edit.input, edit.digest), edit.edited_by
-    elif decision is not None and decision.updated_input is not None:
-        request, edited_by = as_edited(request, decision.updated_input, None), decision.edited_by or ""
+    original = request
+    request, edited_by = as_shown(request, decision=decision, progress=progress)
     tools = request.tool or ", ".join(dict.fromkeys(call.tool for call in request.calls)) or None
     blocks = [
         {"type": "header", "text": plain_text(approval_request.approval_header(tools))},
@@ -338,6 +334,21 @@ def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -
     gone.
     """
     return request.model_copy(update={"tool_input": edited_input, "input_digest": digest, "call_digest": None})
+
+
+def as_shown(
+    request: ApprovalRequest, *, decision: Decision | None = None, progress: Progress | None = None
+) -> tuple[ApprovalRequest, str]:
+    """``request`` with the input a click approves now (or, decided, the input approved), and who edited it.
+
+    ``request`` itself and ``""`` when nobody edited it.
+    """
+    edit = (progress or Progress()).edit if decision is None else None
+    if edit is not None:
+        return as_edited(request, edit.input, edit.digest), edit.edited_by
+    if decision is not None and decision.updated_input is not None:
+        return as_edited(request, decision.updated_input, None), decision.edited_by or ""
+    return request, ""
 
 
 def edited_section(original: Any, edited: Any, *, edited_by: str) -> str:

@@ -23,7 +23,7 @@ from bot.render.action_ids import (
 from bot.render.questions import request_actions
 from bot.render.texts import app_home, approval_request, questions, standing_approvals
 
-QUEUE_SHOWN: Final = 15  # 5 blocks each: within the tab's 100 blocks, with the headers and recent decisions
+QUEUE_BLOCKS: Final = 75  # 15 requests of 5 blocks (fewer when edited, 6): the tab's 100 with all the rest
 RECENT_SHOWN: Final = 10
 GRANTS_SHOWN: Final = 5  # a block each: 75 + 5 + 3 + 10, the headers and "more" lines stay under the tab's 100
 TRUSTS_SHOWN: Final = 3
@@ -51,23 +51,15 @@ def home_view(
     view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(app_home.HOME_QUEUE_TITLE)}]
     if not queue:
         view_blocks.append(blocks.section(app_home.home_queue_empty()))
-    for waiting, progress in queue[:QUEUE_SHOWN]:
-        request, edit = waiting, progress.edit
-        if edit is not None:  # what a click would approve: the input as edited
-            request = blocks.as_edited(waiting, edit.input, edit.digest)
-        if request.asks:
-            view_blocks.append(blocks.section(questions.question_intro(request)))
-            view_blocks.append(blocks.section(questions.question_text(request)))
-        else:
-            view_blocks.append(blocks.section(approval_request.request_intro(request, request.tool)))
-            view_blocks.append(blocks.arguments_block(request))  # what a click would run, as the message shows it
-        status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
-        warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
-        view_blocks.append(blocks.context(status, *warning))
-        view_blocks.append(request_actions(request))
-        view_blocks.append({"type": "divider"})
-    if len(queue) > QUEUE_SHOWN:
-        view_blocks.append(blocks.context(app_home.home_more(len(queue) - QUEUE_SHOWN)))
+    shown, used = 0, 0
+    for waiting, progress in queue:
+        entry = _queue_entry(waiting, progress, now=now)
+        if used + len(entry) > QUEUE_BLOCKS:
+            break
+        view_blocks += entry
+        shown, used = shown + 1, used + len(entry)
+    if len(queue) > shown:
+        view_blocks.append(blocks.context(app_home.home_more(len(queue) - shown)))
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_GRANTS_TITLE)})
     if not grants and not trusts:
         view_blocks.append(blocks.context(app_home.home_grants_empty()))
@@ -80,10 +72,31 @@ def home_view(
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_RECENT_TITLE)})
     if not recent:
         view_blocks.append(blocks.section(app_home.home_recent_empty()))
-    for request, decision in recent[:RECENT_SHOWN]:
+    for asked, decision in recent[:RECENT_SHOWN]:
+        request, _edited_by = blocks.as_shown(asked, decision=decision)  # the input that ran, not the one asked
         line = app_home.home_recent_line(request, decision, _compact_arguments(request))
         view_blocks.append(blocks.context(line))
     return {"type": "home", "blocks": view_blocks}
+
+
+def _queue_entry(waiting: ApprovalRequest, progress: Progress, *, now: datetime) -> list[dict[str, Any]]:
+    """One request of the queue, as its message shows it: the input a click would approve, and any edit of it."""
+    request, edited_by = blocks.as_shown(waiting, progress=progress)
+    entry: list[dict[str, Any]] = []
+    if request.asks:
+        entry.append(blocks.section(questions.question_intro(request)))
+        entry.append(blocks.section(questions.question_text(request)))
+    else:
+        entry.append(blocks.section(approval_request.request_intro(request, request.tool)))
+        entry.append(blocks.arguments_block(request))
+    if request is not waiting:
+        entry.append(blocks.section(blocks.edited_section(waiting.tool_input, request.tool_input, edited_by=edited_by)))
+    status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+    warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+    entry.append(blocks.context(status, *warning))
+    entry.append(request_actions(request))
+    entry.append({"type": "divider"})
+    return entry
 
 
 def _compact_arguments(request: ApprovalRequest) -> str:

@@ -118,13 +118,22 @@ def _actions_problem(actions: Any) -> str | None:
 
 
 def _click_place_problem(body: Mapping[str, Any]) -> str | None:
-    """Where a click came from: ``channel``, ``container`` and ``message`` are objects, ``thread_ts`` a string."""
+    """Where a click came from: ``channel``, ``container``, ``message`` objects; what places it, strings.
+
+    A thread (``container.thread_ts``, else ``message.thread_ts``) is a Slack timestamp.
+    """
     for name in ("channel", "container", "message"):
         if name in body and not isinstance(body[name], dict):
             return f"malformed block_actions: {name} must be an object"
-    thread_ts = body.get("message", {}).get("thread_ts")
-    if thread_ts is not None and not _is_text(thread_ts):
-        return "malformed block_actions: message.thread_ts must be a string"
+    for name in ("container.channel_id", "container.message_ts", "container.thread_ts", "message.thread_ts"):
+        parent, _, field = name.partition(".")
+        value = body.get(parent, {}).get(field)
+        if value is None:
+            continue
+        if not _is_text(value):
+            return f"malformed block_actions: {name} must be a string"
+        if field == "thread_ts" and not _SLACK_TS.fullmatch(value):
+            return f"malformed block_actions: {name} must be a Slack timestamp (seconds.micros)"
     return None
 
 

@@ -50,12 +50,15 @@ def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, cla
 
 
 def home_recent_line(request: ApprovalRequest, decision: Decision, arguments: str) -> str:
-    """One recent decision on the App Home; ``arguments``: the call's, as inline code."""
+    """One recent decision on the App Home; ``arguments``: the call's as it ran (an edit's), as inline code."""
     if request.asks:
         answered = f" {code_inline(decision.answer, MAX_INLINE_ARGUMENTS)}" if decision.answer is not None else ""
         return f"{questions.subject(request)}: {questions.answer_status(decision)}{answered}"
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
-    return f"{what} {arguments}: {decision_status(decision)}"
+    edited = ""
+    if decision.updated_input is not None:
+        edited = f" (✏️ edited by {mention_user(decision.edited_by)})" if decision.edited_by else " (✏️ edited)"
+    return f"{what} {arguments}{edited}: {decision_status(decision)}"
 
 
 def pending_header(count: int) -> str:

@@ -85,3 +85,11 @@ def trust_revoked(tool: str) -> str:
 def trust_gone() -> str:
     """A Revoke click on a trust that ended already (or that is not theirs to end)."""
     return "That trust has ended already, or it is not yours to end."
+
+
+def grant_not_for_edited() -> str:
+    """An "Approve + allow" of an edited call (its message offers none; nothing was recorded)."""
+    return (
+        "A standing approval is not offered for an edited call: nothing was recorded. "
+        "Use Approve to approve the edited call once."
+    )

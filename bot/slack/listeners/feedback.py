@@ -78,8 +78,16 @@ class Clicker:
 def clicker(body: BlockActions) -> Clicker:
     """Read who clicked and where from a ``block_actions`` body."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    thread_ts = (body.get("message") or {}).get("thread_ts")
-    return Clicker(body["user"]["id"], channel, thread_ts, team_of(body))
+    return Clicker(body["user"]["id"], channel, _thread_of(body), team_of(body))
+
+
+def _thread_of(body: BlockActions) -> str | None:
+    """The thread of the message clicked: the container's, else the message's (``payload_shape`` checked both).
+
+    Slack may leave it out of the container; without it a click on a message whose ts was never recorded (the worker
+    died while Slack held the post) could not be placed by its thread.
+    """
+    return (body.get("container") or {}).get("thread_ts") or (body.get("message") or {}).get("thread_ts")
 
 
 def team_of(body: BlockActions | ViewSubmission) -> str:
@@ -102,8 +110,8 @@ def click_origin(body: BlockActions) -> Origin:
         return Origin("home", team_id, user_team_id)
     if container.get("type") != "message":
         return Origin("message", team_id, user_team_id)  # nowhere an approval is shown: refused as such
-    channel_id, ts, thread_ts = container.get("channel_id"), container.get("message_ts"), container.get("thread_ts")
-    return Origin("message", team_id, user_team_id, channel_id, ts, thread_ts)
+    channel_id, ts = container.get("channel_id"), container.get("message_ts")
+    return Origin("message", team_id, user_team_id, channel_id, ts, _thread_of(body))
 
 
 def reply_origin(body: EventCallback, event: MessageEvent) -> Origin:

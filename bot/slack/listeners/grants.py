@@ -74,6 +74,8 @@ def granted_text(granted: Granted) -> str:
     """What the person who asked for a standing approval is told."""
     if not granted.offered:
         return standing_approvals.grant_not_offered()
+    if granted.edited:
+        return standing_approvals.grant_not_for_edited()
     if granted.grant is not None and granted.request is not None:
         fields = list(granted.grant.fields) if granted.grant.fields else None
         return standing_approvals.grant_made(granted.request, until=granted.grant.expires_at, fields=fields)

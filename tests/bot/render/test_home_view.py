@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from slack_sdk.models.views import View
 
+from bot.domain.edits import CallEdit
 from bot.domain.grants import Grant
 from bot.domain.progress import Progress
 from bot.render.home_view import home_view
@@ -41,3 +42,27 @@ def test_a_full_queue_and_recent_decisions_stay_within_the_tab() -> None:
     assert "…and 25 more, oldest first above." in texts
     assert "escalation level 1" in texts
     assert texts.count('`deploy` `{"env":"&lt;!channel&gt;"}`: ✅ Approved by <@U_OPS>') == 10
+
+
+def test_edited_requests_show_their_edit_and_the_queue_still_fits_the_tab() -> None:
+    edit = CallEdit(input={"service": "checkout", "replicas": 2}, digest="d", edited_by="U_ED", edited_at=NOW)
+    queue = [(request(approval_id=f"a{index}"), Progress(edit=edit)) for index in range(40)]
+    recent = [(request(), decision("approve"))] * 20
+    grants = [
+        (
+            Grant(
+                grant_id=f"g{index}", team_id="T1", channel_id="C1", rule="r", tool="deploy", tool_input={},
+                digest="d", terms="t", requester=None, granted_by="U1", granted_at=NOW,
+                expires_at=NOW + timedelta(hours=1), granted_ms=0, approval_id="a",
+            ),
+            0,
+        )
+        for index in range(8)
+    ]  # fmt: skip
+    view = home_view(queue=queue, recent=recent, now=NOW, grants=grants)
+    assert len(view["blocks"]) <= 100
+    assert View(**view).to_dict() == view
+    texts = all_texts(view)
+    assert texts.count("Edited by <@U_ED>") == 12  # 6 blocks each within the queue's 75
+    assert "- replicas: 3\n+ replicas: 2" in texts
+    assert "…and 28 more, oldest first above." in texts

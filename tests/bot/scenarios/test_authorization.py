@@ -373,6 +373,27 @@ def test_a_click_moments_after_posting_binds_to_the_thread_until_the_ts_is_recor
     assert _decision_of(bot, approval_id).decided_by == APPROVER
 
 
+def test_a_click_whose_container_names_no_thread_is_placed_by_its_messages_thread(bot: Bot) -> None:
+    """The ts was never recorded (the worker died while Slack held the post); the click's container lacks thread_ts
+    but its message, as Slack sends it, is in the approval's thread: that places it. Another thread does not."""
+    approval_id, session_id = bot.ask()
+    message = bot.approval_messages()[0]
+    bot.services.stores.redis.hdel(keys.approval(session_id, approval_id), "message_ts")
+
+    def click(thread_ts: str) -> dict[str, Any]:
+        payload = _click_payload(bot, ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        del payload["container"]["thread_ts"]
+        payload["message"]["thread_ts"] = thread_ts
+        return payload
+
+    assert bot.poster.post_action(click("1.000001")).status == 200
+    assert _decision_of(bot, approval_id) is None
+    assert [entry.details["refusal"] for entry in _refusals(bot)] == ["wrong_place"]
+
+    assert bot.poster.post_action(click(str(message["thread_ts"]))).status == 200
+    assert _decision_of(bot, approval_id).decided_by == APPROVER
+
+
 def test_discuss_from_another_channel_or_by_a_non_member_posts_nothing(small_channel_bot: Bot) -> None:
     bot = small_channel_bot
     approval_id, _session = bot.ask()

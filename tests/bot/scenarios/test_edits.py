@@ -18,12 +18,15 @@ from agent.approval import EDIT_NOTE_PREFIX, input_digest
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn, tool_turn
 from agent.tools import tool
+from bot.domain.clock import epoch_ms
 from bot.render import action_ids as ids
 from bot.render import edits
-from bot.render.texts import answers
+from bot.render.texts import answers, standing_approvals
 from bot.store import keys
 from bot.store.approval_record import Approval
 from state.shapes import Message
+from tests.bot.render.test_blocks import all_texts
+from tests.bot.support.grant_clicks import approve_and_allow
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, REQUESTER, SECOND_APPROVER
 
@@ -207,6 +210,58 @@ def test_a_rule_can_want_someone_other_than_the_editor_to_approve(redis_client: 
         assert approval.decision is not None
         assert (approval.decision.decided_by, approval.decision.edited_by) == (SECOND_APPROVER, APPROVER)
         assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
+
+
+def test_a_forged_approve_and_allow_of_an_edited_call_grants_nothing(redis_client: redis.Redis, tmp_path: Path) -> None:
+    """Hostile: the edited message offers no "Approve + allow"; a click crafted with the edited input's digest
+    approves nothing and grants nothing (a grant would cover the original input, which nobody approved)."""
+    policy = _policy(tmp_path, "    edits: other_approver\n    grants: {durations: [1h]}\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, session_id = bot.ask("scale checkout to 5")
+        assert ids.APPROVE_AND_ALLOW_ACTION in _buttons(bot.approval_messages()[-1])
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+
+        edited = input_digest({"service": "checkout", "replicas": 2})
+        approve_and_allow(bot, ids.grant_button_value(3600, approval_id, session_id, edited), user=SECOND_APPROVER)
+        bot.drain()
+
+        assert standing_approvals.grant_not_for_edited() in bot.ephemeral_texts(SECOND_APPROVER)
+        assert _approval(bot, session_id, approval_id).decision is None
+        assert bot.services.stores.grants.live(now_ms=epoch_ms(bot.services.clock())) == []
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)  # what the message offers still works
+        bot.drain()
+        assert "checkout: scaled from 3 to 2 replicas" in "\n".join(bot.texts_posted())
+        bot.ask("scale checkout to 5")  # the original call, which nobody approved, is asked again
+        assert not is_decided(bot.approval_messages()[-1])
+
+
+def test_app_home_shows_an_edited_call_as_the_message_does_and_its_decision_names_the_input_that_ran(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    policy = _policy(tmp_path, "    edits: other_approver\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, _session_id = bot.ask("scale checkout to 5")
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+        [edited] = [text for text in _message_text(bot.approval_messages()[-1]).split("\n") if "Edited by" in text]
+
+        home = all_texts(bot.open_home(SECOND_APPROVER))
+        assert approval_id in json.dumps(bot.slack.home_view(SECOND_APPROVER))
+        assert edited in home  # the message's own "Edited by" and diff
+        assert "Edited by <@U0APPROVER>" in home
+        assert "- replicas: 5\n+ replicas: 2" in home
+
+        bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
+        bot.drain()
+        recent = all_texts(bot.open_home(SECOND_APPROVER))
+        ran = '`{"service":"checkout","replicas":2}`'
+        line = f"`scale_service` {ran} (✏️ edited by <@U0APPROVER>): ✅ Approved by <@U0SECOND>"
+        assert line in recent
+        assert '"replicas":5' not in recent  # what ran, not what the agent asked
 
 
 def test_a_rule_can_forbid_edits(redis_client: redis.Redis, tmp_path: Path) -> None:

@@ -17,10 +17,20 @@ def _assert_refused_naming(named: str, result: PostResult, bot: Bot, approval_id
     assert decision_of(bot, approval_id) is None
 
 
+def _only_in_message(payload: dict[str, Any], *, thread_ts: str) -> None:
+    """The click's thread named by its message only (the container names none)."""
+    payload["container"].pop("thread_ts", None)
+    payload["message"]["thread_ts"] = thread_ts
+
+
 CLICKS = {
     "actions[0].value is missing": lambda p: p["actions"][0].pop("value"),
     "channel must be an object": lambda p: p.update(channel=CHANNEL),
     "container must be an object": lambda p: p.update(container="x"),
+    "container.message_ts must be a string": lambda p: p["container"].update(message_ts=5),
+    "container.thread_ts must be a Slack timestamp": lambda p: p["container"].update(thread_ts="1e999"),
+    "message.thread_ts must be a string": lambda p: p["message"].update(thread_ts=["1.0"]),
+    "message.thread_ts must be a Slack timestamp": lambda p: _only_in_message(p, thread_ts="soon"),
     "user.id is missing": lambda p: p.update(user=None),
 }
 
