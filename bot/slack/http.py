@@ -274,6 +274,16 @@ def create_wsgi() -> WsgiApp:
     settings = load_settings("http")
     if settings.traces:
         trace_export.install("web")
+    return web_app(settings)
+
+
+def web_app(settings: Settings) -> WsgiApp:
+    """What gunicorn's workers serve, built once Redis answers and Slack takes the token.
+
+    Raises:
+        ConfigError: A setting is unusable (``REDIS_URL`` unset or not answering, a token Slack refuses...).
+        PolicyError: The policy file is.
+    """
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_redis(settings.redis_url, retry_s=settings.redis_retry_seconds, cluster=settings.redis_cluster)
