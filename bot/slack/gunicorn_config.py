@@ -6,6 +6,9 @@ once with one message naming it (exit 2), before any worker boots. So does what 
 setting, ``REDIS_URL`` unset or not answering, the policy file, a token Slack refuses), before the port is
 bound: one log line in ``LOG_FORMAT``, not each worker's traceback and gunicorn's exit status 3.
 
+With ``METRICS_PORT`` set, gunicorn listens there too (on ``HOST``), and ``/metrics`` and ``/readyz`` are served there
+only. (A ``SIGHUP`` reload rebinds the command line's addresses alone: restart instead.)
+
 Metrics: gunicorn's workers are processes, and a scrape reaches one of them; so each writes its counts under
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary folder unless set; emptied at start, since counts of an
 earlier run would be added in) and ``/metrics`` on any of them adds them all up. A worker that exits has its
@@ -38,12 +41,17 @@ except ConfigError as _error:
 logconfig_dict = logs.logging_config(_log_settings.log_format, _log_settings.log_level)
 
 
-def on_starting(_server: Any) -> None:
-    """Refuse, before the port is bound, what every worker would refuse; then start from no counts."""
+def on_starting(server: Any) -> None:
+    """Refuse, before binding, what every worker would refuse; bind ``METRICS_PORT`` too; start from no counts."""
     _metrics_dir.mkdir(parents=True, exist_ok=True)
     status = _built_in_a_child()
     if status != 0:
         sys.exit(status if status > 0 else 1)  # a child ended by a signal has a negative status
+    settings = load_settings("http")  # the child has built the app from these: they load
+    if settings.metrics_port is not None:
+        # Each worker serves both listeners; the app answers each port with its own routes (http.probes_apart).
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        server.cfg.set("bind", [*server.cfg.bind, f"{host}:{settings.metrics_port}"])
     # After the check: its child may have written counts (its call to Slack), and the folder may hold an earlier run's.
     for stale in _metrics_dir.glob("*.db"):
         stale.unlink()

@@ -52,3 +52,13 @@ def test_socket_mode_cannot_serve_many_workspaces(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
     with pytest.raises(ConfigError, match="Socket Mode serves the one workspace"):
         load_settings("socket")
+
+
+def test_the_web_process_cannot_serve_metrics_apart_on_its_own_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "signing")
+    monkeypatch.setenv("PORT", "3000")
+    monkeypatch.setenv("METRICS_PORT", "3000")
+    with pytest.raises(ConfigError, match=r"METRICS_PORT must differ from PORT \(3000\)"):
+        load_settings("http")
+    assert load_settings("worker").metrics_port == 3000  # the worker serves nothing on PORT
