@@ -150,8 +150,9 @@ class Settings(LogSettings):
     """How many jobs one worker process runs at once (threads; never two of one session): a model call waits, so
     one process can overlap the waits of many sessions."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
-    """Where ``python -m bot worker`` serves ``/metrics`` and ``/healthz`` (unset: it serves nothing). The web
-    process serves ``/metrics`` on ``PORT`` beside Slack's requests."""
+    """Where ``python -m bot worker`` serves ``/metrics`` and ``/healthz`` (unset: it serves nothing), and the web
+    process (gunicorn, ``serve``) ``/metrics`` and ``/readyz``, then no longer on ``PORT`` (404 there; ``/healthz``
+    stays on ``PORT``). On ``HOST``. Unset, the web process serves them on ``PORT`` beside Slack's requests."""
     worker_heartbeat_seconds: float = Field(default=5.0, gt=0, le=300)
     """How often a worker records that it is alive; one silent for three beats counts as dead (worker-health)."""
     api_max_waits: int = Field(default=4, ge=1, le=1024)
@@ -245,6 +246,8 @@ def load_settings(mode: Mode) -> Settings:
         lines.append(f"{problem}.")
     if urlsplit(settings.slack_api_url).scheme not in ("http", "https"):
         lines.append(f"SLACK_API_URL must be an http(s) URL: it is {_HOW_TO_GET['SLACK_API_URL']}.")
+    if mode == "http" and settings.metrics_port == settings.port:
+        lines.append(f"METRICS_PORT must differ from PORT ({settings.port}): it takes /metrics and /readyz off it.")
     if settings.oauth and urlsplit(settings.slack_authorize_url).scheme not in ("http", "https"):
         lines.append("SLACK_AUTHORIZE_URL must be an http(s) URL: leave it unset for Slack's.")
     if lines:

@@ -48,7 +48,7 @@ from bot.sandbox import run as sandbox
 from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
-from bot.slack.http import guarded_wsgi_app, serve
+from bot.slack.http import close, guarded_wsgi_app, listen, serve
 from bot.slack.oauth import INSTALL_PATH
 from bot.slack.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
@@ -242,6 +242,15 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
     else:
         if settings.oauth:
             logger.info("OAuth: each workspace installs the app at <this address>%s", INSTALL_PATH)
-        serve(guarded_wsgi_app(settings, services), host=settings.host, port=settings.port, stop=stop)
+        application = guarded_wsgi_app(settings, services)
+        # The same application on both ports: it answers each with that port's routes (see probes_apart).
+        apart = None
+        if settings.metrics_port is not None:
+            apart = listen(application, host=settings.host, port=settings.metrics_port, port_variable="METRICS_PORT")
+        try:
+            serve(application, host=settings.host, port=settings.port, stop=stop)
+        finally:
+            if apart is not None:
+                close(apart)
     worker.stop()
     return 0

@@ -5,26 +5,54 @@ agent sends: no side effects, no loops beyond its macros, no access to anything 
 condition sees ``args`` (the call's input, a JSON object) and ``tool`` (its name), e.g.
 ``args.env == "prod" && args.replicas > 10``.
 
-A condition is checked when the policy file loads (syntax, and no name but ``args``, ``tool`` and a macro's own
-variable), so a typo such as ``arg.env`` is a start error, not a rule that silently never applies. A condition
+A condition is checked when the policy file loads (syntax; no name but ``args``, ``tool`` and a macro's own
+variable; no function the evaluator lacks; each macro in its form), so a typo such as ``arg.env`` or
+``startswith`` is a start error, not a rule that silently never applies. A condition
 that cannot be evaluated on a call (a field the input lacks, a value of the wrong type) or is not a boolean has
 no answer: ``holds`` says so, and the policy decides which way that falls (see ``bot.domain.policy``).
 """
 
+import difflib
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import celpy
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import CELEvalError, base_functions
 from lark import Token, Tree
 from pydantic_core import PydanticCustomError
 
 NAMES: Final = frozenset({"args", "tool"})
-_MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})
+
+# The evaluator's own table, but its operators (``_+_``, ``_in_``): each is called ``f(x)`` or ``x.f()`` alike.
+FUNCTIONS: Final = frozenset(name for name in base_functions if name.isidentifier() and not name.startswith("_"))
+
+
+class Macro(NamedTuple):
+    """How a macro is written: after a value (``list.all(...)``) or called (``has(...)``), and its arguments."""
+
+    after_a_value: bool
+    variables: int
+    """How many of its first arguments name a variable the rest may read."""
+    arguments: int
+    usage: str
+
+
+# celpy's evaluator spells its macros out in its code, with no table to read: test_conditions.py evaluates each.
+MACROS: Final[Mapping[str, Macro]] = {
+    "all": Macro(True, 1, 2, "list.all(x, condition)"),
+    "exists": Macro(True, 1, 2, "list.exists(x, condition)"),
+    "exists_one": Macro(True, 1, 2, "list.exists_one(x, condition)"),
+    "filter": Macro(True, 1, 2, "list.filter(x, condition)"),
+    "map": Macro(True, 1, 2, "list.map(x, expression)"),
+    "reduce": Macro(True, 2, 4, "list.reduce(total, x, start, expression)"),
+    "min": Macro(True, 0, 0, "list.min()"),
+    "has": Macro(False, 0, 1, "has(args.field)"),
+    "dyn": Macro(False, 0, 1, "dyn(expression)"),
+}
 MAX_LENGTH: Final = 2000
 MAX_INPUT_BYTES: Final = 64 * 1024
 
@@ -43,6 +71,7 @@ def checked(source: str) -> str:
         raise PydanticCustomError(
             "condition", "not a CEL expression (at {where} of it: {near})", {"where": where, "near": first}
         ) from None
+    _check_calls(tree)
     unknown = sorted(_names_in(tree) - NAMES - _bound_in(tree))
     if unknown:
         raise PydanticCustomError(
@@ -84,19 +113,74 @@ def _program(source: str) -> celpy.Runner:
     return _environment().program(_environment().compile(source))
 
 
+def _check_calls(tree: Tree[Any]) -> None:
+    """Refuse a call the evaluator cannot run: it would have no answer on every call, silently."""
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg":
+            name, arguments, after_a_value = node.children[1], node.children[2:], True
+        elif node.data in ("ident_arg", "dot_ident_arg"):
+            name, arguments, after_a_value = node.children[0], node.children[1:], False
+        else:
+            continue
+        # celpy runs no call with a leading dot (``.size(x)``): it is no function of its table.
+        called = f".{name}" if node.data == "dot_ident_arg" else str(name)
+        given = list(arguments[0].children) if arguments and isinstance(arguments[0], Tree) else []
+        macro = MACROS.get(called)
+        if macro is not None and macro.after_a_value == after_a_value:
+            if len(given) != macro.arguments or any(_bare_name(each) is None for each in given[: macro.variables]):
+                raise _misused(called, macro)
+        elif called in FUNCTIONS:
+            continue
+        elif macro is not None:
+            raise _misused(called, macro)  # written in the other place: ``exists(list, x, ...)``, ``x.has()``
+        else:
+            raise _unknown_function(called)
+
+
+def _misused(called: str, macro: Macro) -> PydanticCustomError:
+    return PydanticCustomError(
+        "condition", "macro {name} is written {usage}", {"name": repr(called), "usage": macro.usage}
+    )
+
+
+def _unknown_function(called: str) -> PydanticCustomError:
+    known = sorted(FUNCTIONS | set(MACROS))
+    near = [name for name in known if name.lower() == called.lstrip(".").lower()]
+    near = near or difflib.get_close_matches(called, known, n=1)
+    if near:
+        return PydanticCustomError(
+            "condition", "unknown function {name} (did you mean {near}?)", {"name": repr(called), "near": repr(near[0])}
+        )
+    return PydanticCustomError(
+        "condition",
+        "unknown function {name} (a condition can call {known})",
+        {"name": repr(called), "known": ", ".join(known)},
+    )
+
+
+def _bare_name(tree: Tree[Any] | Token) -> str | None:
+    """The name ``tree`` is if it is nothing but a name (a macro's variable), else None."""
+    while isinstance(tree, Tree) and tree.data != "ident" and len(tree.children) == 1:
+        tree = tree.children[0]
+    if isinstance(tree, Tree) and tree.data == "ident":
+        return str(tree.children[0])
+    return None
+
+
 def _names_in(tree: Tree[Any]) -> set[str]:
-    return {str(token) for node in tree.iter_subtrees() if node.data == "ident" for token in node.children}
+    # ``.name`` reads the same variables from the root scope.
+    return {
+        str(token) for node in tree.iter_subtrees() if node.data in ("ident", "dot_ident") for token in node.children
+    }
 
 
 def _bound_in(tree: Tree[Any]) -> set[str]:
-    """The variables macros bind (``exists(x, ...)`` binds ``x``)."""
+    """The variables macros bind (``exists(x, ...)`` binds ``x``); ``_check_calls`` saw that each is a name."""
     bound = set()
     for node in tree.iter_subtrees():
-        if node.data != "member_dot_arg" or len(node.children) < 3:
+        if node.data != "member_dot_arg" or len(node.children) < 3 or not isinstance(node.children[2], Tree):
             continue
-        method, arguments = node.children[1], node.children[2]
-        if isinstance(method, Token) and str(method) in _MACROS and isinstance(arguments, Tree):
-            first = next(iter(arguments.children), None)
-            if isinstance(first, Tree):
-                bound |= _names_in(first)
-    return bound
+        macro = MACROS.get(str(node.children[1]))
+        if macro is not None:
+            bound |= {_bare_name(argument) or "" for argument in node.children[2].children[: macro.variables]}
+    return bound - {""}

@@ -2,7 +2,12 @@
 
 Its own log lines (the arbiter's, the workers', the access log) come out in ``LOG_FORMAT`` like the bot's,
 so a JSON log pipeline gets nothing but JSON. A malformed ``LOG_FORMAT`` or ``LOG_LEVEL`` ends gunicorn at
-once with one message naming it (exit 2), before any worker boots.
+once with one message naming it (exit 2), before any worker boots. So does what a worker would refuse (a
+setting, ``REDIS_URL`` unset or not answering, the policy file, a token Slack refuses), before the port is
+bound: one log line in ``LOG_FORMAT``, not each worker's traceback and gunicorn's exit status 3.
+
+With ``METRICS_PORT`` set, gunicorn listens there too (on ``HOST``), and ``/metrics`` and ``/readyz`` are served there
+only. (A ``SIGHUP`` reload rebinds the command line's addresses alone: restart instead.)
 
 Metrics: gunicorn's workers are processes, and a scrape reaches one of them; so each writes its counts under
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary folder unless set; emptied at start, since counts of an
@@ -10,14 +15,18 @@ earlier run would be added in) and ``/metrics`` on any of them adds them all up.
 live gauges dropped.
 """
 
+import logging
 import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from bot.domain.policy_file import PolicyError
 from bot.observe import logs, trace_export
-from bot.settings import ConfigError, load_log_settings
+from bot.settings import ConfigError, load_log_settings, load_settings
+
+logger = logging.getLogger(__name__)
 
 # Before the workers import prometheus_client (neither import above does): it picks its storage when first imported.
 _metrics_dir = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="signoff-prometheus-"))
@@ -32,9 +41,18 @@ except ConfigError as _error:
 logconfig_dict = logs.logging_config(_log_settings.log_format, _log_settings.log_level)
 
 
-def on_starting(_server: Any) -> None:
-    """Start from no counts: the folder may hold the files of an earlier run."""
+def on_starting(server: Any) -> None:
+    """Refuse, before binding, what every worker would refuse; bind ``METRICS_PORT`` too; start from no counts."""
     _metrics_dir.mkdir(parents=True, exist_ok=True)
+    status = _built_in_a_child()
+    if status != 0:
+        sys.exit(status if status > 0 else 1)  # a child ended by a signal has a negative status
+    settings = load_settings("http")  # the child has built the app from these: they load
+    if settings.metrics_port is not None:
+        # Each worker serves both listeners; the app answers each port with its own routes (http.probes_apart).
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        server.cfg.set("bind", [*server.cfg.bind, f"{host}:{settings.metrics_port}"])
+    # After the check: its child may have written counts (its call to Slack), and the folder may hold an earlier run's.
     for stale in _metrics_dir.glob("*.db"):
         stale.unlink()
 
@@ -49,3 +67,31 @@ def child_exit(_server: Any, worker: Any) -> None:
 def worker_exit(_server: Any, _worker: Any) -> None:
     """A worker ending: send the spans it still holds (its batch would wait for the next export otherwise)."""
     trace_export.flush()
+
+
+def _built_in_a_child() -> int:
+    """Build the app as each worker will, in a child process: 0, or the status gunicorn should end with.
+
+    In a child so that nothing the build opens (Redis connections, metric files, Bolt's executor) is inherited by
+    the workers, which build their own.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child:
+        return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+    status = 1
+    try:
+        from bot.slack import http  # noqa: PLC0415 imported here, in the child: it imports prometheus_client
+
+        http.web_app(load_settings("http"))
+        status = 0
+    except (ConfigError, PolicyError) as error:
+        logger.error("cannot start: %s", error)
+        status = 2
+    except Exception:
+        logger.exception("cannot start: building the app failed")
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)  # never on into gunicorn's code: this is a copy of its master

@@ -260,13 +260,30 @@ def guarded_wsgi_app(settings: Settings, services: Services, *, token_verificati
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
     one_token = None if settings.oauth else services.slack
     readiness = Readiness(redis_client=services.stores.redis, slack=one_token, scripts=EVERY_SCRIPT)
-    mounts = {
-        **services.http_mounts,
-        **oauth_mounts(app),
-        READY_PATH: readiness_app(readiness),
-        METRICS_PATH: metrics_app(services.state_metrics),
-    }
-    return wsgi_app(app, guard=guard, clicks=clicks, mounts=mounts)
+    edges = {**services.http_mounts, **oauth_mounts(app)}
+    probes = {READY_PATH: readiness_app(readiness), METRICS_PATH: metrics_app(services.state_metrics)}
+    if settings.metrics_port is None:
+        return wsgi_app(app, guard=guard, clicks=clicks, mounts={**edges, **probes})
+    return probes_apart(wsgi_app(app, guard=guard, clicks=clicks, mounts=edges), probes, port=settings.metrics_port)
+
+
+def probes_apart(application: WsgiApp, probes: Mapping[str, WsgiApp], *, port: int) -> WsgiApp:
+    """``application``, but a request that arrives on ``port`` gets only ``probes`` (by path prefix), else 404.
+
+    ``port`` is the listener's own: gunicorn (on a TCP address) and ``serve`` set ``SERVER_PORT`` from the socket a
+    request came in on, not from its ``Host`` header, so no client reaches one side through the other's port.
+    """
+
+    def application_or_probes(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("SERVER_PORT") != str(port):
+            return application(environ, start_response)
+        route = str(environ.get("PATH_INFO", ""))
+        probe = next((edge for prefix, edge in probes.items() if route.startswith(prefix)), None)
+        if probe is None:
+            return _answer(start_response, 404, {"error": "not found"})
+        return probe(environ, start_response)
+
+    return application_or_probes
 
 
 def create_wsgi() -> WsgiApp:
@@ -274,6 +291,16 @@ def create_wsgi() -> WsgiApp:
     settings = load_settings("http")
     if settings.traces:
         trace_export.install("web")
+    return web_app(settings)
+
+
+def web_app(settings: Settings) -> WsgiApp:
+    """What gunicorn's workers serve, built once Redis answers and Slack takes the token.
+
+    Raises:
+        ConfigError: A setting is unusable (``REDIS_URL`` unset or not answering, a token Slack refuses...).
+        PolicyError: The policy file is.
+    """
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
     client = connect_configured_redis(settings)
@@ -318,14 +345,35 @@ def serve(
     Raises:
         ConfigError: Nothing can listen on ``host``:``port`` (the address is unknown or taken).
     """
+    server = listen(application, host=host, port=port, request_timeout_s=request_timeout_s)
+    stop.wait()
+    close(server)
+
+
+def listen(
+    application: WsgiApp,
+    *,
+    host: str,
+    port: int,
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
+    port_variable: str = "PORT",
+) -> WSGIServer:
+    """Serve ``application`` on ``host``:``port`` in a thread, until ``close``; ``port_variable`` names the setting.
+
+    Raises:
+        ConfigError: Nothing can listen on ``host``:``port`` (the address is unknown or taken).
+    """
     try:
         handler = type("_TimedHandler", (_QuietHandler,), {"timeout": request_timeout_s})
         server = make_server(host, port, application, server_class=_ThreadingServer, handler_class=handler)
     except OSError as error:
-        raise ConfigError(f"HOST, PORT: cannot listen on {host}:{port} ({error})") from None
+        raise ConfigError(f"HOST, {port_variable}: cannot listen on {host}:{port} ({error})") from None
     logger.info("listening on http://%s:%d/", host, server.server_port)
-    thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
-    thread.start()
-    stop.wait()
+    threading.Thread(target=server.serve_forever, name=f"http-{port}", daemon=True).start()
+    return server
+
+
+def close(server: WSGIServer) -> None:
+    """Stop serving what ``listen`` started, and release the port."""
     server.shutdown()
     server.server_close()

@@ -74,3 +74,13 @@ def test_an_installation_key_that_is_not_one_is_named_by_its_place_never_quoted(
         load_settings("http")
     assert "not-a-key-but-a-secret" not in str(refused.value)
     assert _KEY not in str(refused.value)
+
+
+def test_the_web_process_cannot_serve_metrics_apart_on_its_own_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "signing")
+    monkeypatch.setenv("PORT", "3000")
+    monkeypatch.setenv("METRICS_PORT", "3000")
+    with pytest.raises(ConfigError, match=r"METRICS_PORT must differ from PORT \(3000\)"):
+        load_settings("http")
+    assert load_settings("worker").metrics_port == 3000  # the worker serves nothing on PORT

@@ -59,11 +59,16 @@ def test_bad_input_is_one_message_naming_the_argument(policy: Path, arguments: l
     assert "Traceback" not in err
 
 
-def test_a_policy_error_is_the_bots_own_message(tmp_path: Path) -> None:
-    broken = write(tmp_path, "rules:\n  - name: a\n    match: {tools: [x], when: 'arg.n > 1'}\n")
+@pytest.mark.parametrize(
+    ("condition", "problem"),
+    [
+        ("arg.n > 1", "unknown name 'arg' (a condition sees only args, the call's input, and tool, its name)"),
+        ('args.path.startswith("/tmp")', "unknown function 'startswith' (did you mean 'startsWith'?)"),
+        ("sizee(args.hosts) > 1", "unknown function 'sizee' (did you mean 'size'?)"),
+    ],
+)
+def test_a_policy_error_is_the_bots_own_message(tmp_path: Path, condition: str, problem: str) -> None:
+    broken = write(tmp_path, f"rules:\n  - name: a\n    match: {{tools: [x], when: '{condition}'}}\n")
     status, _, err = _check(broken, "--tool", "x")
     assert status == 2
-    assert (
-        err == f"signoff: {broken}, line 3, rules[0].match.when: unknown name 'arg' (a condition sees only "
-        "args, the call's input, and tool, its name)\n"
-    )
+    assert err == f"signoff: {broken}, line 3, rules[0].match.when: {problem}\n"

@@ -82,6 +82,57 @@ def test_conditions_read_json_values_and_macros_but_nothing_else() -> None:
     assert conditions.checked("args.hosts.all(host, host != tool)") == "args.hosts.all(host, host != tool)"
 
 
+# One condition per function and macro a condition may call, true where the evaluator runs it.
+_ARGS = {"env": "prod", "hosts": ["a", "bb", "ccc"], "at": "2024-03-05T06:07:08.009Z", "limits": {"cpu": 2}}
+_EACH_CALL = {
+    "all": "args.hosts.all(h, size(h) > 0)",
+    "bool": 'bool("true")',
+    "bytes": 'bytes("a") == b"a"',
+    "contains": 'args.env.contains("ro")',
+    "double": "double(args.limits.cpu) == 2.0",
+    "duration": 'duration("90s").getSeconds() == 90',
+    "dyn": "dyn(args.limits.cpu) == 2",
+    "endsWith": 'args.env.endsWith("od")',
+    "exists": 'args.hosts.exists(h, h == "bb")',
+    "exists_one": "args.hosts.exists_one(h, size(h) == 2)",
+    "filter": "size(args.hosts.filter(h, size(h) > 1)) == 2",
+    "getDate": "timestamp(args.at).getDate() == 5",
+    "getDayOfMonth": "timestamp(args.at).getDayOfMonth() == 4",
+    "getDayOfWeek": "timestamp(args.at).getDayOfWeek() == 2",
+    "getDayOfYear": "timestamp(args.at).getDayOfYear() == 64",
+    "getFullYear": "timestamp(args.at).getFullYear() == 2024",
+    "getHours": "timestamp(args.at).getHours() == 6",
+    "getMilliseconds": "timestamp(args.at).getMilliseconds() == 9",
+    "getMinutes": "timestamp(args.at).getMinutes() == 7",
+    "getMonth": "timestamp(args.at).getMonth() == 2",
+    "getSeconds": "timestamp(args.at).getSeconds() == 8",
+    "has": "has(args.env) && !has(args.region)",
+    "int": 'int("3") == 3',
+    "list": "list(args.hosts) == args.hosts",
+    "map": 'args.hosts.map(h, size(h)) == [1, 2, 3] && map(args.limits) == {"cpu": 2}',
+    "matches": 'args.env.matches("^pr")',
+    "min": "args.hosts.map(h, size(h)).min() == 1",
+    "null_type": "null_type() == null",
+    "reduce": "args.hosts.reduce(total, h, 0, total + size(h)) == 6",
+    "size": "size(args.hosts) == 3 && args.env.size() == 4",
+    "startsWith": 'args.env.startsWith("pr")',
+    "string": 'string(args.limits.cpu) == "2"',
+    "timestamp": 'timestamp(args.at) > timestamp("2024-01-01T00:00:00Z")',
+    "type": "type(args.hosts) == type([])",
+    "uint": "uint(args.limits.cpu) == 2u",
+}
+
+
+def test_a_condition_may_call_exactly_the_functions_and_macros_cel_python_runs() -> None:
+    assert conditions.FUNCTIONS | set(conditions.MACROS) == set(_EACH_CALL)
+
+
+@pytest.mark.parametrize("name", sorted(_EACH_CALL))
+def test_each_function_and_macro_a_condition_may_call_evaluates(name: str) -> None:
+    source = conditions.checked(_EACH_CALL[name])
+    assert conditions.holds(source, tool="t", args=_ARGS) is True
+
+
 def test_a_request_is_routed_by_the_first_rule_without_a_condition(tmp_path: Path) -> None:
     book = _loaded(
         tmp_path,

@@ -17,6 +17,7 @@ import redis
 from bench.serving import free_port, wait_healthy
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.people import CHANNEL, CHANNEL_MEMBERS, PEOPLE
+from tests.bot.support.policy_files import write
 from tests.bot.support.processes import ROOT
 from tests.bot.support.web_processes import (
     ask_then_approve,
@@ -44,14 +45,18 @@ def _run(command: list[str], settings: dict[str, str]) -> subprocess.CompletedPr
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
-    assert lines, f"{path.name} is empty"
+    return _parsed(path.read_text(), path.name)
+
+
+def _parsed(text: str, source: str) -> list[dict[str, Any]]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines, f"{source} is empty"
     parsed = []
     for line in lines:
         try:
             parsed.append(json.loads(line))
         except json.JSONDecodeError:
-            pytest.fail(f"{path.name}: not a JSON line: {line!r}")
+            pytest.fail(f"{source}: not a JSON line: {line!r}")
     return parsed
 
 
@@ -99,3 +104,37 @@ def test_gunicorn_refuses_a_malformed_log_format_before_any_worker_boots() -> No
     assert ran.returncode == 2
     assert "LOG_FORMAT" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+@pytest.mark.single_redis  # the policy case needs a Redis that answers; the layout is not what is tested
+@pytest.mark.parametrize(
+    ("case", "named"),
+    [
+        ("no-redis-url", "REDIS_URL is not set"),
+        ("bad-setting", "WORKER_CONCURRENCY"),
+        ("bad-policy", "rules[0].match.when: unknown function 'startswith'"),
+    ],
+)
+def test_gunicorn_refuses_what_its_workers_would_refuse_in_json_lines_before_binding(
+    redis_url: str, tmp_path: Path, case: str, named: str
+) -> None:
+    values = {
+        "no-redis-url": {},
+        "bad-setting": {"REDIS_URL": redis_url, "WORKER_CONCURRENCY": "many"},
+        "bad-policy": {
+            "REDIS_URL": redis_url,
+            "APPROVAL_POLICY": str(
+                write(tmp_path, "rules:\n  - name: a\n    match: {tools: [x], when: 'args.p.startswith(\"/\")'}\n")
+            ),
+        },
+    }[case]
+    settings = environment(LOG_FORMAT="json", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s", **values)
+    ran = _run(web_command(free_port()), settings)
+
+    assert ran.returncode == 2, ran.stderr
+    lines = _parsed(ran.stdout + ran.stderr, "gunicorn's output")
+    refusals = [line for line in lines if line["level"] == "ERROR"]
+    assert len(refusals) == 1, refusals
+    assert named in refusals[0]["message"]
+    assert not any("exception" in line for line in lines)  # no traceback, not even inside a JSON line
+    assert not any(line["message"].startswith(("Listening at", "Booting worker")) for line in lines)
