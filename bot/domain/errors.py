@@ -11,7 +11,8 @@ error that callers also know by a built-in kind keeps it as a second base (``Pol
   API's ``bot.flow.api_requests.AskProblem`` and its other refusals, the sandbox page's
   ``bot.sandbox.workspace.PageError``).
 - Directly under the base: stored data that cannot be read back
-  (``bot.store.approval_record.ApprovalDataError``), a workspace without the app
+  (``bot.store.approval_record.ApprovalDataError``, a token no key opens:
+  ``bot.store.token_seal.UnopenableSecret``), a workspace without the app
   (``bot.domain.workspaces.NotInstalled``), an outbox entry whose turn has not come
   (``bot.slack.delivery.NotReady``), the agent's own code failing (``bot.flow.runner.AgentCodeError``),
   and the API refusing the MCP server's call (``bot.mcp.api_client.ApiError``).

@@ -12,11 +12,13 @@ from typing import Final
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
+from bot.domain.errors import SignoffError
+
 SEALED_PREFIX: Final = "fernet:"
 """How a sealed value begins (a Slack token never does)."""
 
 
-class UnopenableSecret(Exception):
+class UnopenableSecret(SignoffError):
     """A sealed value none of the given keys opens (sealed with a key since removed, or damaged)."""
 
 
