@@ -31,3 +31,12 @@ class ManualClock:
 def epoch_ms(at: datetime) -> int:
     """Milliseconds since the epoch (Redis scores)."""
     return int(at.timestamp() * 1000)
+
+
+def offset_ms(clock: Clock) -> int:
+    """How far ``clock`` is from the real time (0 for ``system_clock``): what a script adds to Redis' ``TIME``.
+
+    A time that several processes compare (a grant's expiry) is read from Redis, one clock for all; a sandbox's
+    or a test's moved clock still moves it.
+    """
+    return epoch_ms(clock()) - epoch_ms(system_clock())

@@ -11,7 +11,7 @@ in the transaction that opens it).
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.domain.clock import epoch_ms
+from bot.domain.clock import epoch_ms, offset_ms
 from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, offers_similar, pattern_key
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
@@ -106,7 +106,7 @@ class GrantFlow(Flow):
         )
         if outcome.status is not Status.DECIDED:  # refused, or decided already by someone: no grant
             return Granted(outcome)
-        now = self.clock()
+        now = self.stores.grants.now(clock_offset_ms=offset_ms(self.clock))  # the clock uses are checked against
         grant = Grant(
             grant_id=new_grant_id(),
             team_id=request.team_id,

@@ -16,7 +16,7 @@ from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from agent.vended import expected_shape, question_of
-from bot.domain.clock import Clock, epoch_ms, system_clock
+from bot.domain.clock import Clock, offset_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_rules import DEFAULT_POLICY_NAME
@@ -175,7 +175,7 @@ class RoundPublisher:
             pattern=pattern_key(request.tool, client=request.client) if request.tool else "",
             fields=field_digests(request.tool or "", request.tool_input, client=request.client),
         )
-        return self.stores.grants.use(asked, now_ms=epoch_ms(self.clock()))
+        return self.stores.grants.use(asked, approval_id=request.approval_id, clock_offset_ms=offset_ms(self.clock))
 
     def _policy(self, interrupt: Interrupt, guarded: list[ToolUse], *, single: GuardedCall | None) -> PolicySummary:
         """The rule for what the interrupt guards; a question whether to run a call again is left to people."""

@@ -8,6 +8,7 @@ written on its own and only follows the grants: a grant is live while its own re
 import json
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 import redis
@@ -67,16 +68,20 @@ class GrantStore:
             transaction.pexpire(key, kept_ms, nx=True)  # GT leaves a key without an expiry without one
         transaction.execute()
 
-    def use(self, call: Call, *, now_ms: int) -> Grant | None:
-        """The live grant that covers ``call`` (its use counted), or ``None``: one round trip."""
+    def use(self, call: Call, *, approval_id: str, clock_offset_ms: int = 0) -> Grant | None:
+        """The live grant that covers ``call``, asked in ``approval_id`` (its use counted once), or ``None``.
+
+        One round trip; now is Redis' time plus ``clock_offset_ms`` (``bot.domain.clock.offset_ms``).
+        """
         found = self._use(
             keys=[
                 keys.grants(call.team_id, call.channel_id),
                 keys.grant_calls(call.team_id, call.channel_id, call.digest),
                 keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
+                keys.grant_used_by(call.team_id, call.channel_id, approval_id),
             ],
             args=[
-                now_ms,
+                clock_offset_ms,
                 call.rule,
                 call.requester or "",
                 "1" if call.self_approval else "0",
@@ -86,6 +91,11 @@ class GrantStore:
             ],
         )
         return _grant_of(found)
+
+    def now(self, *, clock_offset_ms: int = 0) -> datetime:
+        """Redis' time plus ``clock_offset_ms``: when a grant is made (its expiry is checked against the same)."""
+        seconds, micros = self._client.time()
+        return datetime.fromtimestamp(seconds + micros / 1_000_000, UTC) + timedelta(milliseconds=clock_offset_ms)
 
     def get(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
         """One grant, live or expired; ``None`` once revoked (or unreadable)."""

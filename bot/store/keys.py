@@ -85,6 +85,8 @@ revoke are atomic with each other)::
 
     signoff:<g>:grants                     hash    grant id -> the grant (JSON); <grant id>:uses -> times used
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
+    signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
+                                                   counts it once; TTL a day)
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
                                                    listing's index, written alone (a revoked grant is gone from the
                                                    hash first, the index only follows)
@@ -372,6 +374,11 @@ def grants(team_id: str, channel_id: str) -> str:
 def grant_calls(team_id: str, channel_id: str, digest: str) -> str:
     """The channel's standing approvals covering one exact call (``bot.domain.grants.call_digest``)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:calls:{digest}"
+
+
+def grant_used_by(team_id: str, channel_id: str, approval_id: str) -> str:
+    """Which grant an approval's call counted a use of (``USE_GRANT``: a publish tried again counts none)."""
+    return f"signoff:{{grants:{team_id}:{channel_id}}}:used-by:{approval_id}"
 
 
 def trusts(session_id: str) -> str:

@@ -210,16 +210,21 @@ return 1
 """
 
 # KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms), 3 the grants on
-#       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it).
-# ARGV: 1 now ms, 2 the call's rule, 3 its requester ('' = none), 4 '1' when the rule allows self-approval,
-#       5 the digest of who may decide under the rule now (``GrantTerms``), 6 the rule's longest duration now (ms),
-#       7 the call's field digests (JSON object: ``field_digests``).
-# Returns the first live grant that covers the call (its JSON), its use counted; or false: one on the exact call,
+#       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it),
+#       4 which grant the approval the call is asked in counted a use of.
+# ARGV: 1 how far the bot's clock is from Redis' TIME (ms: 0 but in a sandbox or a test), 2 the call's rule, 3 its
+#       requester ('' = none), 4 '1' when the rule allows self-approval, 5 the digest of who may decide under the
+#       rule now (``GrantTerms``), 6 the rule's longest duration now (ms), 7 the call's field digests (JSON object:
+#       ``field_digests``).
+# Now is Redis' TIME (plus ARGV 1): one clock for every process that grants, uses and lists grants.
+# Returns the first live grant that covers the call (its JSON), its use counted once per approval (a publish tried
+# again counts nothing more: KEYS[4] names the grant counted, for a day); or false: one on the exact call,
 # else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
 # (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
 # deleted the grant, no call is covered by it.
 USE_GRANT: Final = """
-local now = tonumber(ARGV[1])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[1])
 local call_fields = cjson.decode(ARGV[7])
 local function fields_match(grant)
   if type(grant.fields) ~= 'table' or next(grant.fields) == nil then return false end
@@ -247,7 +252,10 @@ for index = 2, 3 do
         -- The exact call's index lists whole-input grants only; the tool's, grants on picked fields only.
         local shape_ok = (index == 2) == (type(grant.fields) ~= 'table') and (index == 2 or fields_match(grant))
         if grant.rule == ARGV[2] and requester_ok and self_ok and terms_ok and shape_ok then
-          redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+          if redis.call('GET', KEYS[4]) ~= id then
+            redis.call('SET', KEYS[4], id, 'EX', 86400)
+            redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
+          end
           return text
         end
       end

@@ -5,6 +5,7 @@ decided and audited; anything else is asked; it ends by itself, and a Revoke on 
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot.domain.clock import ManualClock, epoch_ms
+from bot.domain.clock import ManualClock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
@@ -186,7 +187,8 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
         pattern=pattern_key("restart_service", client=None),
         fields=field_digests("restart_service", asked, client=None),
     )  # fmt: skip
-    assert store.use(call, now_ms=epoch_ms(now)) == grant
+    offset = epoch_ms(now) - epoch_ms(system_clock())  # the test's clock, as the bot's publisher passes it
+    assert store.use(call, approval_id="a-first", clock_offset_ms=offset) == grant
     revoked_at: list[float] = []
     late_uses: list[float] = []
     stop = threading.Event()
@@ -194,7 +196,7 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     def use_until_stopped() -> None:
         while not stop.is_set():
             started = time.monotonic()
-            covered = store.use(call, now_ms=epoch_ms(now)) is not None
+            covered = store.use(call, approval_id=uuid.uuid4().hex, clock_offset_ms=offset) is not None
             if covered and revoked_at and started > revoked_at[0]:
                 late_uses.append(started)
 
@@ -209,8 +211,39 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     for worker in workers:
         worker.join(10)
     assert late_uses == []
-    assert store.use(call, now_ms=epoch_ms(now)) is None
+    assert store.use(call, approval_id="a-last", clock_offset_ms=offset) is None
     assert store.live(now_ms=epoch_ms(now)) == []
+
+
+def _exact_call(grant: Grant) -> Call:
+    return Call(
+        "T0TEST", CHANNEL, grant.digest, "restarts", REQUESTER, self_approval=False, terms="deciders-v1",
+        longest_ms=3_600_000,
+    )  # fmt: skip
+
+
+def test_a_call_asked_again_in_the_same_approval_counts_one_use(redis_client: redis.Redis) -> None:
+    """A publish tried again (its worker died after the grant was used) does not count the grant's use twice."""
+    store = GrantStore(redis_client)
+    grant = _grant(store.now())
+    store.create(grant)
+    for approval_id in ("a-retried", "a-retried", "a-other"):
+        assert store.use(_exact_call(grant), approval_id=approval_id) == grant
+    [(listed, uses)] = store.live(now_ms=epoch_ms(store.now()))
+    assert listed == grant
+    assert uses == 2
+
+
+def test_a_grants_expiry_is_judged_by_redis_time_moved_only_by_a_moved_clock(redis_client: redis.Redis) -> None:
+    store = GrantStore(redis_client)
+    made = store.now()
+    assert abs((made - system_clock()).total_seconds()) < 1  # Redis' TIME: one host here, one clock
+    grant = _grant(made)
+    store.create(grant)
+    assert store.use(_exact_call(grant), approval_id="a-now") == grant
+    hour_and_a_minute = 3_660_000
+    assert store.use(_exact_call(grant), approval_id="a-later", clock_offset_ms=hour_and_a_minute) is None
+    assert store.now(clock_offset_ms=hour_and_a_minute) - made > timedelta(hours=1)
 
 
 @pytest.mark.single_redis  # the command connects as an operator does, to one server
