@@ -64,7 +64,11 @@ class Services:
         self.clock = clock
         retention_s = settings.retention_days * 86_400
         self.stores = stores = Stores.on(
-            redis_client, retention_s=retention_s, clock=clock, seal=installation_seal(settings)
+            redis_client,
+            retention_s=retention_s,
+            clock=clock,
+            seal=installation_seal(settings),
+            decision_replicas=settings.redis_decision_replicas,
         )
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
         self.slack: WebClient = MeteredWebClient(

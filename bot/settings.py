@@ -142,6 +142,10 @@ class Settings(LogSettings):
     A server that stops answering without closing the connection (paused, partitioned, a stuck node) then costs
     this long, not forever; no new attempt starts that could end past ``REDIS_RETRY_SECONDS``. At least 1 s: the
     worker's blocking reads wait ``BLOCKING_WAIT_MAX_S`` (0.5 s) at most."""
+    redis_decision_replicas: int = Field(default=0, ge=0, le=16)
+    """How many replicas must hold a decision before the person is told it is recorded (``WAIT``, sent with the
+    decide script in the same round trip; at most 250 ms, then counted in ``signoff_unreplicated_writes_total``).
+    0: not waited for, and a failover right after a click can lose that click's decision (docs/redis.md)."""
     job_claim_seconds: float = Field(default=30.0, gt=0, le=3600)
     """How long a job may go unacknowledged, its worker silent, before another worker takes it over."""
     job_retry_seconds: float = Field(default=1.0, gt=0, le=3600)

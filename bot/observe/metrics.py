@@ -78,6 +78,11 @@ REDIS_ERRORS: Final = Counter(
     "(ConnectionError, TimeoutError).",
     ["error"],
 )
+UNREPLICATED_WRITES: Final = Counter(
+    "signoff_unreplicated_writes_total",
+    "Decisions recorded on the master that fewer replicas than REDIS_DECISION_REPLICAS acknowledged in time "
+    "(a failover now could lose them).",
+)
 
 INSTRUMENTS: Final = (
     DECISIONS,
@@ -91,6 +96,7 @@ INSTRUMENTS: Final = (
     ESCALATION_STEPS,
     SLACK_API_ERRORS,
     REDIS_ERRORS,
+    UNREPLICATED_WRITES,
 )
 """Every counter and histogram the processes record into (the gauges read from Redis: ``state_collector``)."""
 
@@ -122,3 +128,8 @@ def slack_api_failed(*, method: str, error: str) -> None:
 def redis_failed(error: BaseException) -> None:
     """One Redis command that did not reach the server."""
     REDIS_ERRORS.labels(error=type(error).__name__).inc()
+
+
+def unreplicated_write() -> None:
+    """A decision fewer replicas than asked acknowledged in time."""
+    UNREPLICATED_WRITES.inc()

@@ -47,10 +47,11 @@ _QUARANTINE_WHY_MAX: Final = 500
 class ApprovalStore:
     """Reads and writes approval rounds. Thread-safe (redis-py pools connections)."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        """Register the scripts; nothing is sent yet."""
+    def __init__(self, client: redis.Redis, *, decision_replicas: int = 0) -> None:
+        """Register the scripts; nothing is sent yet. ``decision_replicas``: replicas that must hold a decision."""
         self._client = client
-        self._decide = DirectScript(client, DECIDE)  # a click waits for it: no pool on its path
+        # A click waits for it: no pool on its path.
+        self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
 

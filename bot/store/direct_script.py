@@ -13,9 +13,10 @@ cluster that is failing over (it follows the cluster's new layout). A script the
 yet (a restart flushed its cache) is loaded on the connection and sent again.
 """
 
+import logging
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 import hiredis
 import redis
@@ -23,6 +24,8 @@ from redis.cluster import RedisCluster
 from redis.exceptions import AskError, ClusterDownError, MovedError, NoScriptError, TryAgainError
 
 from bot.observe import metrics
+
+logger = logging.getLogger(__name__)
 
 # Replies that mean "ask the cluster where this slot lives now": the pooled call follows them.
 _ELSEWHERE = (MovedError, AskError, TryAgainError, ClusterDownError)
@@ -37,14 +40,25 @@ class _Connection(Protocol):
     def disconnect(self) -> None: ...
 
 
-class DirectScript:
-    """Runs one script like ``client.register_script(text)``, over connections of its own (thread-safe)."""
+REPLICA_WAIT_MS: Final = 250
+"""How long a write waits for its replicas (``WAIT``) before the caller is answered anyway (and it is counted)."""
 
-    def __init__(self, client: redis.Redis, text: str) -> None:
+
+class DirectScript:
+    """Runs one script like ``client.register_script(text)``, over connections of its own (thread-safe).
+
+    With ``replicas``, the script's writes are also acknowledged by that many replicas before its reply is returned:
+    ``WAIT`` is sent with it, in the same round trip, on the same connection (it waits for that connection's
+    writes). Fewer in ``REPLICA_WAIT_MS`` is logged and counted: the write stands on the master, and a failover
+    before the replicas catch up could lose it.
+    """
+
+    def __init__(self, client: redis.Redis, text: str, *, replicas: int = 0) -> None:
         """Register ``text`` with ``client`` (the fallback); connections are made as calls need them."""
         self._client = client
         self._pooled = client.register_script(text)
         self._text = text
+        self._replicas = replicas
         # deque.append and deque.pop are atomic: the idle connections need no lock.
         self._idle: dict[str, deque[_Connection]] = {}
 
@@ -87,8 +101,27 @@ class DirectScript:
         # click's 60, against 4), and no health check: an idle connection that broke fails the send or the
         # read, and the pooled call retries.
         command = hiredis.pack_command(("EVALSHA", self._pooled.sha, len(keys), *keys, *args))
-        connection.send_packed_command([command], check_health=False)
-        return connection.read_response()
+        if not self._replicas:
+            connection.send_packed_command([command], check_health=False)
+            return connection.read_response()
+        wait_command: tuple[Any, ...] = ("WAIT", self._replicas, REPLICA_WAIT_MS)
+        wait = hiredis.pack_command(wait_command)
+        connection.send_packed_command([command, wait], check_health=False)
+        try:
+            reply = connection.read_response()
+        except redis.ResponseError:
+            connection.read_response()  # WAIT's answer too: the connection stays in step for its next use
+            raise
+        acknowledged = connection.read_response()
+        if int(acknowledged) < self._replicas:
+            logger.warning(
+                "a decision was acknowledged by %s of %s replicas in %s ms: a failover now could lose it",
+                acknowledged,
+                self._replicas,
+                REPLICA_WAIT_MS,
+            )
+            metrics.unreplicated_write()
+        return reply
 
     def _node_of(self, key: str) -> str:
         if isinstance(self._client, RedisCluster):

@@ -81,11 +81,13 @@ class Stores:
         retention_s: int = _THIRTY_DAYS_S,
         clock: Clock = system_clock,
         seal: TokenSeal | None = None,
+        decision_replicas: int = 0,
     ) -> Self:
         """Every owner on ``client``.
 
         ``retention_s``: how long an agent's state outlives its last write; ``seal``: what seals the installations'
-        tokens (``INSTALLATION_KEYS``).
+        tokens (``INSTALLATION_KEYS``); ``decision_replicas``: replicas that must hold a decision
+        (``REDIS_DECISION_REPLICAS``).
         """
 
         def seconds() -> float:
@@ -94,7 +96,7 @@ class Stores:
         return cls(
             redis=client,
             sessions=SessionStore(client, ttl_seconds=retention_s),
-            approvals=ApprovalStore(client),
+            approvals=ApprovalStore(client, decision_replicas=decision_replicas),
             outbox=Outbox(client, clock=seconds),
             jobs=JobQueue(client),
             audit=Audit(client, clock=seconds),

@@ -1,11 +1,16 @@
 """A script sent over connections of its own: kept across calls and threads, and what the pool survives, it survives."""
 
 import threading
+import time
+from pathlib import Path
 
+import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from bot.store.direct_script import DirectScript
+from bot.observe import metrics
+from bot.store.direct_script import REPLICA_WAIT_MS, DirectScript
+from state import RedisServer
 from tests.redis_targets import on_both
 
 pytest_generate_tests = on_both
@@ -68,3 +73,35 @@ def test_a_broken_connection_falls_back_to_the_pool_and_a_new_one_is_made(redis_
     # Its new connection (the pool's, which ran the fallback, is the one asking for the list now).
     assert len(_script_connections(redis_client) - first) == 1
     assert int(redis_client.get(KEY) or 0) == 3
+
+
+@pytest.mark.single_redis  # a master and its replica of its own
+def test_with_replicas_asked_a_reply_comes_once_a_replica_holds_the_write_or_is_counted_late(tmp_path: Path) -> None:
+    (tmp_path / "master").mkdir()
+    (tmp_path / "replica").mkdir()
+    with RedisServer(data_dir=tmp_path / "master") as master:
+        following = ("--replicaof", "127.0.0.1", str(master.port))
+        with RedisServer(data_dir=tmp_path / "replica", extra_args=following) as replica_server:
+            client = redis.Redis.from_url(master.url, socket_timeout=2)
+            replica = redis.Redis.from_url(replica_server.url)
+            deadline = time.monotonic() + 10
+            while replica.info("replication").get("master_link_status") != "up":
+                assert time.monotonic() < deadline, "the replica never caught up"
+                time.sleep(0.05)
+            script = DirectScript(client, _ECHO, replicas=1)
+            late = metrics.UNREPLICATED_WRITES._value.get()
+            assert script(keys=[KEY], args=["held"])[1] == b"held"
+            assert replica.get(KEY) == b"1"  # acknowledged by the replica before the reply came back
+            assert metrics.UNREPLICATED_WRITES._value.get() == late
+
+            replica_server.pause()
+            try:
+                started = time.monotonic()
+                assert script(keys=[KEY], args=["alone"])[1] == b"alone"  # the write stands on the master
+                assert time.monotonic() - started >= REPLICA_WAIT_MS / 1000
+            finally:
+                replica_server.resume()
+            assert metrics.UNREPLICATED_WRITES._value.get() == late + 1
+            client.script_flush()  # a NOSCRIPT reply with WAIT's after it: the connection stays in step
+            assert script(keys=[KEY], args=["again"])[1] == b"again"
+            assert int(client.get(KEY) or 0) == 3
