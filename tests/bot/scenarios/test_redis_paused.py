@@ -14,7 +14,9 @@ from bot.render import action_ids as ids
 from bot.services import DEFAULT_RETRY_S, DEFAULT_TIMEOUT_S, connect_redis
 from bot.store import keys
 from bot.store.directory import Directory
+from bot.store.worker_heartbeats import WorkerHeartbeats
 from state import RedisServer
+from tests.bot.support.doomed_worker import wait_until, worker_process
 from tests.bot.support.harness import Bot, demo_factory, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, TEAM
 from tests.bot.support.processes import run_bot
@@ -147,3 +149,18 @@ def test_one_command_waits_one_timeout_for_a_paused_server_and_rides_out_a_stopp
     # One attempt of REDIS_TIMEOUT_SECONDS: a second one could not end within REDIS_RETRY_SECONDS.
     assert DEFAULT_TIMEOUT_S <= took_s < DEFAULT_RETRY_S
     assert client.ping()
+
+
+def test_a_worker_process_lives_through_a_pause_and_answers_the_next_mention(own_redis: RedisServer) -> None:
+    with (
+        running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot,
+        worker_process(bot, own_redis.url) as worker,
+    ):
+        heartbeats = WorkerHeartbeats(bot.services.stores.redis, beat_every_s=1)
+        wait_until(lambda: bool(heartbeats.live()), "the worker's first heartbeat")  # up: in its loops' reads
+        with redis_paused(own_redis):
+            time.sleep(DEFAULT_RETRY_S + DEFAULT_TIMEOUT_S + 0.5)  # every loop's step fails meanwhile
+            assert worker.poll() is None
+        bot.mention("logs for checkout")
+        wait_until(lambda: any("502" in text for text in bot.texts_posted()), "the worker's answer")
+        assert worker.poll() is None
