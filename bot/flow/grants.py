@@ -45,21 +45,25 @@ class SimilarOpening:
 
     request: ApprovalRequest | None = None
     refusal: Outcome | None = None
+    edited: bool = False
+    """True: the call was edited (or the click names another input): no grant is offered for it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GrantFlow(Flow):
     """Approve-and-allow (with the "allow similar" modal's opening), and revocation."""
 
-    def open_similar(self, approval_id: str, *, user_id: str, origin: Origin) -> SimilarOpening:
+    def open_similar(self, approval_id: str, *, user_id: str, origin: Origin, shown: str = "") -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
 
         Offered to someone who may approve the call now (``DecisionService.check``), when its rule offers a grant on
-        fields they pick.
+        fields they pick, and never for an edited call (``shown``: the digest of the input the button showed).
         """
         approval, refusal = self.decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
         if approval is None or refusal is not None or not offers_similar(approval.request):
             return SimilarOpening(refusal=refusal)
+        if approval.edit is not None or shown not in ("", approval.request.input_digest):
+            return SimilarOpening(edited=True)  # its submission would be refused: say so before the form
         return SimilarOpening(approval.request)
 
     def approve_and_allow(

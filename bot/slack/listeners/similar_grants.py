@@ -26,10 +26,13 @@ def register(app: App, services: Services) -> None:
 
     def open_similar(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
-        opening = flow.open_similar(click.approval_id, user_id=click.who.user, origin=click.origin)
+        opening = flow.open_similar(click.approval_id, user_id=click.who.user, origin=click.origin, shown=click.shown)
         request = opening.request
         if request is None:
-            click.refuse(services.stores.outbox, opening.refusal, standing_approvals.grant_not_offered())
+            fallback = (
+                standing_approvals.grant_not_for_edited() if opening.edited else standing_approvals.grant_not_offered()
+            )
+            click.refuse(services.stores.outbox, opening.refusal, fallback)
             return
         binding = click.bind(request.approval_id, purpose="grant")
         view = grant_form.grant_modal(

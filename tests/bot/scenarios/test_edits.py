@@ -238,6 +238,27 @@ def test_a_forged_approve_and_allow_of_an_edited_call_grants_nothing(redis_clien
         assert not is_decided(bot.approval_messages()[-1])
 
 
+def test_a_forged_allow_similar_click_on_an_edited_call_opens_no_form(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Hostile: the edited message offers no "Approve + allow similar…"; a crafted click opens nothing and says why."""
+    policy = _policy(tmp_path, "    edits: other_approver\n    grants: {durations: [1h]}\n")
+    with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
+        approval_id, _session_id = bot.ask("scale checkout to 5")
+        assert ids.ALLOW_SIMILAR_ACTION in _buttons(bot.approval_messages()[-1])
+        view = bot.open_edit(approval_id, user=APPROVER)
+        assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
+        bot.drain()
+        assert ids.ALLOW_SIMILAR_ACTION not in _buttons(bot.approval_messages()[-1])
+
+        opened = len(bot.slack.calls("views.open"))
+        payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER)
+        payload["actions"][0]["action_id"] = ids.ALLOW_SIMILAR_ACTION
+        assert bot.poster.post_action(payload).status == 200
+        bot.wait_told(SECOND_APPROVER, standing_approvals.grant_not_for_edited())
+        assert len(bot.slack.calls("views.open")) == opened
+
+
 def test_app_home_shows_an_edited_call_as_the_message_does_and_its_decision_names_the_input_that_ran(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
