@@ -1,4 +1,5 @@
-"""Failures the tests make the loopback Slack answer with: an HTTP 429 or 5xx, an ``ok: false`` error, a slow answer.
+"""Failures the tests make the loopback Slack answer with: an HTTP 429 or 5xx, an ``ok: false`` error, a slow answer,
+or no answer at all (``refusing``: connections refused, as while Slack is unreachable).
 
 ``FaultySlack`` is ``bot.loopback_slack.LoopbackSlack`` whose ``around_method`` (the loopback's extension point around
 every method's answer) answers from the faults queued per method first. Each fault answers the next ``times`` calls of
@@ -7,7 +8,8 @@ its method, in the order they were queued.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
@@ -60,6 +62,17 @@ class FaultySlack(LoopbackSlack):
         the client timed out waiting.
         """
         self._queue(method, _Fault(times, None, delay=seconds))
+
+    @contextmanager
+    def refusing(self) -> Iterator[None]:
+        """Refuse every connection (kept-alive ones cut) inside the block; then listen again on the same port."""
+        port = self.port
+        self.close()
+        try:
+            yield
+        finally:
+            self.bind = ("127.0.0.1", port)
+            self.start()
 
     def _queue(self, method: str, fault: _Fault) -> None:
         if fault.times < 1:
