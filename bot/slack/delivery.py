@@ -39,6 +39,7 @@ from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
@@ -46,7 +47,6 @@ from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
 from bot.render.home_view import home_view
 from bot.render.questions import request_message
-from bot.slack.call_errors import SLACK_CALL_ERRORS
 from bot.slack.lanes import lane_of, lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.retry_after import retry_after_s

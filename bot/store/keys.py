@@ -60,6 +60,8 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<team>:<gid>         string  cached members of a workspace's user group (JSON, TTL)
     signoff:channel-members:<team>:<cid>   set     cached members of a workspace's channel (TTL)
+    signoff:usergroup-known:<team>:<gid>   string  the members Slack last listed, kept a day: used while Slack
+    signoff:channel-members-known:<team>:<cid>  set  cannot be asked (a click never waits for Slack to be up; TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny or edit modal was opened from (TTL)
     signoff:outbox:lane:{<team>:<cid>}[/<ts>]  string  the delivery sending to one conversation, or the failed
                                                    entry its later messages wait for ("hold:<entry id>:<until ms>"; TTL)
@@ -301,6 +303,16 @@ def seen_signature(signature: str, *, shard: int | None = None) -> str:
 def channel_members(team_id: str, channel_id: str, *, shard: int | None = None) -> str:
     """Cached members of a workspace's channel (a shard's copy: the one a click's script reads in its slot)."""
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{team_id}:{channel_id}"
+
+
+def channel_members_known(team_id: str, channel_id: str) -> str:
+    """The members Slack last listed for a workspace's channel, kept long after the cache expires (Slack out)."""
+    return f"signoff:channel-members-known:{team_id}:{channel_id}"
+
+
+def usergroup_known(team_id: str, group_id: str) -> str:
+    """The members Slack last listed for a workspace's user group, kept long after the cache expires (Slack out)."""
+    return f"signoff:usergroup-known:{team_id}:{group_id}"
 
 
 def home_viewers(team_id: str) -> str:
