@@ -66,7 +66,10 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:outbox:lane:{<team>:<cid>}[/<ts>]  string  the delivery sending to one conversation, or the failed
                                                    entry its later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:outbox:paused:{<team>:<cid>}   string  until when (ms) Slack asked for no more posts in a channel (a 429;
-                                                   TTL); its lanes wait. A lane and its channel's pause: one slot
+                                                   TTL); its lanes wait, then start a second apart for a minute
+                                                   ("<until>:<next ms>"). A lane and its channel's pause: one slot
+    signoff:outbox:paused-method:<team>:<method>  string  until when (ms) Slack asked for no more calls of a method in
+                                                   a workspace (a 429 on any method but chat.postMessage; TTL)
     signoff:installation:<team>            string  a workspace's installation (bot token, bot and app ids, installer;
     signoff:installation:E:<enterprise>    string  JSON), or an Enterprise Grid org's org-wide one (OAuth mode)
     signoff:installation-org:<team>        string  the Enterprise Grid org whose org-wide installation serves a
@@ -366,6 +369,11 @@ def outbox_lane(lane: str) -> str:
 def outbox_channel_pause(lane: str) -> str:
     """Until when Slack asked for nothing more in the channel of ``lane`` (a 429's Retry-After, outbox clock ms)."""
     return f"signoff:outbox:paused:{{{_lane_tag(lane.partition('/')[0])}}}"
+
+
+def outbox_method_pause(team_id: str, method: str) -> str:
+    """Until when Slack asked for no more calls of a Web API method in a workspace (a 429's Retry-After, outbox ms)."""
+    return f"signoff:outbox:paused-method:{team_id}:{method}"
 
 
 def _lane_tag(channel: str) -> str:
