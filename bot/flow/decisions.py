@@ -23,9 +23,9 @@ from datetime import timedelta
 from typing import Literal
 
 import redis
-from slack_sdk.errors import SlackApiError
 
 from bot.domain.authorization import authorize
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
 from bot.domain.hidden_characters import is_blank
@@ -167,7 +167,7 @@ class DecisionService:
             if kind == "deny" and user_id == request.requested_by:
                 return True, None  # withdrawing one's own request
             members = self._directory.members(request.team_id, policy.usergroups)
-        except (SlackApiError, NotInstalled) as error:
+        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
             return False, Outcome(Status.UNAVAILABLE, approval=approval)
         verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
@@ -186,7 +186,7 @@ class DecisionService:
             return True
         try:
             return self._directory.in_channel(request.team_id, request.channel_id, user_id)
-        except (SlackApiError, NotInstalled) as error:
+        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
             logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
             return False
 

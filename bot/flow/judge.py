@@ -1,17 +1,17 @@
 """Running the decide script until it judges an attempt: what it says it lacks is supplied, then it runs again.
 
 A run that answers ``needs`` writes nothing. What it lacks is a channel's or a user group's cached members (asked
-of Slack here, into the copy the script reads: the session's shard's), or the request's real place (an attempt on
-a session id that names none guessed it). A signed attempt's signature is recorded before Slack is asked, so that
-a replay is refused whatever happens next.
+of Slack here, into the copy the script reads: the session's shard's; while Slack cannot be asked, the members it
+last listed; with none, the attempt is ``UNAVAILABLE`` whatever Slack failed with), or the request's real place (an
+attempt on a session id that names none guessed it). A signed attempt's signature is recorded before Slack is asked,
+so that a replay is refused whatever happens next.
 """
 
 import logging
 from dataclasses import dataclass, replace
 from typing import Final
 
-from slack_sdk.errors import SlackApiError
-
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.records import Decision
 from bot.domain.status import Status
 from bot.domain.workspaces import NotInstalled
@@ -77,7 +77,7 @@ class ScriptJudge:
                     )  # fills the cache
                 if "groups" in needs:
                     self.directory.members(team_id, [str(group) for group in needs["groups"]], shard=shard)  # idem
-            except (SlackApiError, NotInstalled) as error:
+            except (*SLACK_CALL_ERRORS, NotInstalled) as error:  # Slack is down, or never listed them
                 logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", attempt.approval_id, error)
                 return replace(result, status=Status.UNAVAILABLE)
             groups = tuple(dict.fromkeys((*attempt.groups, *(str(group) for group in needs.get("groups", ())))))

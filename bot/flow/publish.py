@@ -129,7 +129,10 @@ class RoundPublisher:
                     **({"client": client} if client is not None else {}),  # the API key that asked, if any
                 )
             for request in opened:
-                self.stores.outbox.add(transaction, post_approval(session_id, request.approval_id))
+                entry = post_approval(
+                    session_id, request.approval_id, team_id=request.team_id, channel=request.channel_id
+                )
+                self.stores.outbox.add(transaction, entry)
             for request in opened:
                 # After its post (the thread shows the message, then its update): rendered when sent, a request
                 # its rule decided is posted decided, never with live buttons.

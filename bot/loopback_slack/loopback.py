@@ -114,6 +114,7 @@ class LoopbackSlack:
             self.lock.notify_all()
         server.shutdown()
         server.server_close()
+        server.drop_connections()
         if thread is not None:
             thread.join(timeout=5)
 

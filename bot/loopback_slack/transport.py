@@ -1,8 +1,11 @@
 """The fake's HTTP transport: a threading server on loopback that hands each request to one function.
 
 It writes back the ``Reply`` that function returns (holding it back for ``Reply.delay`` unless the server is closing).
+Closing it cuts the connections it keeps alive too, so that a closed fake answers nobody, as a Slack that went away.
 """
 
+import contextlib
+import socket
 import socketserver
 import sys
 import threading
@@ -25,7 +28,29 @@ class HttpServer(ThreadingHTTPServer):
         """Listen on ``bind``; each request goes to ``respond``."""
         self.respond = respond
         self.closing = closing
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
         super().__init__(bind, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve a connection in its own thread, remembered until it ends (``drop_connections``)."""
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        """Forget a connection that ended."""
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Cut every open connection: a kept-alive client of a closed server must not be answered any more."""
+        with self._open_lock:
+            open_now, self._open = list(self._open), set()
+        for connection in open_now:
+            with contextlib.suppress(OSError):  # closed by its client meanwhile
+                connection.shutdown(socket.SHUT_RDWR)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls socket.getfqdn(), which can stall on a DNS lookup; a loopback name will do.

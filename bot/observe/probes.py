@@ -1,5 +1,7 @@
 """``/readyz`` as a WSGI application: 200 when every readiness check passes, else 503 naming the ones that failed.
 
+A check that passed degraded (Slack out of reach) answers 200 with status ``degraded``, naming it.
+
 ``/healthz`` (the process answers at all) stays in ``bot.slack.http``: it must never depend on Redis or Slack.
 """
 
@@ -16,16 +18,21 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def readiness_app(readiness: Readiness) -> WsgiApp:
-    """Answer ``GET /readyz`` with ``{"status", "failed", "checks"}`` (each check: ``ok`` or what went wrong)."""
+    """Answer ``GET /readyz`` with ``{"status", "failed", "checks"}`` (each check: ``ok`` or what went wrong).
+
+    ``degraded`` too, when a check passed degraded: the checks that did.
+    """
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("PATH_INFO") != READY_PATH or environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return _answer(start_response, 404, {"error": "not found"})
         results = readiness.check()
         failed = [result.name for result in results if result.failed]
+        degraded = [result.name for result in results if result.degraded]
         body = {
-            "status": "not ready" if failed else "ready",
+            "status": "not ready" if failed else "degraded" if degraded else "ready",
             "failed": failed,
+            **({"degraded": degraded} if degraded else {}),
             "checks": {result.name: result.detail for result in results},
         }
         return _answer(start_response, 503 if failed else 200, body)

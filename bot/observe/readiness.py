@@ -2,6 +2,10 @@
 
 ``/readyz`` runs these checks on every probe; Slack's answer is kept for ``slack_cache_s`` so that
 a probe every few seconds from every replica does not turn into a stream of ``auth.test`` calls.
+
+Only a token Slack refuses makes the process not ready. A Slack that cannot be reached (refused, timed out, a 5xx
+or 429) leaves it *degraded*: clicks, commands and the HTTP API need no Slack call (their Slack side waits in the
+outbox), and every replica would fail alike, so taking them out of the load balancer would only refuse people.
 """
 
 import logging
@@ -19,17 +23,26 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 logger = logging.getLogger(__name__)
 
 SLACK_CACHE_S: Final = 30.0
+SLACK_TIMEOUT_S: Final = 2
+"""How long the probe waits for ``auth.test``: under a probe's usual 3 s timeout, so that a Slack taking connections
+and answering nothing reads as out of reach (degraded) rather than failing the probe."""
 CHECKS: Final = ("redis", "scripts", "slack")
+TOKEN_GONE: Final = frozenset({"invalid_auth", "token_revoked", "account_inactive", "not_authed"})
+"""Slack's answers that the token will never work again (not an outage: an operator must act)."""
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check's outcome: ``detail`` says what failed (or ``ok``); a check not run is neither ok nor failed."""
+    """One check's outcome: ``detail`` says what failed (or ``ok``); a check not run is neither ok nor failed.
+
+    ``degraded``: it passed, but something the process leans on is out of reach (it serves what needs none of it).
+    """
 
     name: str
     ok: bool
     detail: str = "ok"
     checked: bool = True
+    degraded: bool = False
 
     @property
     def failed(self) -> bool:
@@ -47,15 +60,21 @@ class Readiness:
         slack: WebClient | None,
         scripts: Sequence[str],
         slack_cache_s: float = SLACK_CACHE_S,
+        slack_timeout_s: int = SLACK_TIMEOUT_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Keep the server and the client whose readiness is checked.
 
         ``scripts``: the Lua texts that must be loaded on the server (or loadable); ``slack``: the one token's client
-        (``None`` in OAuth mode: each workspace's token is checked as it is used, not here).
+        (``None`` in OAuth mode: each workspace's token is checked as it is used, not here), asked through a client of
+        its own that waits ``slack_timeout_s`` at most.
         """
         self._redis = redis_client
-        self._slack = slack
+        self._slack = (
+            WebClient(token=slack.token, base_url=slack.base_url, timeout=slack_timeout_s)
+            if slack is not None
+            else None
+        )
         self._scripts = {sha1(text.encode()).hexdigest(): text for text in scripts}
         self._slack_cache_s = slack_cache_s
         self._clock = clock
@@ -107,9 +126,16 @@ class Readiness:
         try:
             self._slack.auth_test()
         except SlackApiError as error:
-            code = error.response.get("error") if isinstance(error.response.data, dict) else error.response.status_code
-            return CheckResult("slack", False, f"auth.test: {code}")
+            code = error.response.get("error") if isinstance(error.response.data, dict) else None
+            if code in TOKEN_GONE:
+                return CheckResult("slack", False, f"auth.test: {code}")
+            logger.warning("readiness: Slack answered %s (%s)", error.response.status_code, code)
+            return _degraded(f"auth.test: HTTP {error.response.status_code}: {code}")
         except (SlackClientError, OSError) as error:
             logger.warning("readiness: Slack unreachable: %s", error)
-            return CheckResult("slack", False, f"auth.test: Slack unreachable ({type(error).__name__})")
+            return _degraded(type(error).__name__)
         return CheckResult("slack", True)
+
+
+def _degraded(why: str) -> CheckResult:
+    return CheckResult("slack", True, f"degraded: Slack unreachable ({why}), still serving", degraded=True)

@@ -133,7 +133,7 @@ class ApproveClicks:
     def _failed(self, click: ApproveClick, error: Exception) -> None:
         """Nothing was recorded: say so through the click's response URL (the message stays clickable)."""
         logger.error("approval_id=<%s> | approve click failed", click.approval_id, exc_info=error)
-        tell_click_failed(click.body, error)
+        tell_click_failed(click.body, error, outbox=self.outbox)
 
 
 def register(app: App, services: Services) -> None:

@@ -1,8 +1,9 @@
 """Sends outbox entries to Slack, one sender per entry kind.
 
-Errors decide what happens next: a 429 waits for ``Retry-After``; a server or network error
-backs off exponentially; a permanent error (the channel is gone, the token revoked) is parked
-in a dead-letter hash with its error after a few attempts, so an operator can see it.
+Errors decide what happens next: a 429 is no failed attempt, it waits for ``Retry-After`` and pauses what Slack limits
+(``bot.slack.rate_limits``); a server or network error backs off exponentially, jittered, capped at
+``bot.store.outbox.BACKOFF_CAP_S``; a permanent error (the channel is gone, the token revoked) is parked in a
+dead-letter hash with its error after a few attempts, so an operator can see it.
 
 Each entry is sent with the token of its workspace (``SlackClients``): the approval's team for an approval's
 messages, the entry's team for the rest. An entry for a workspace the app is no longer installed in is dropped
@@ -29,6 +30,7 @@ What Slack shows must match what is stored, whatever fails:
 """
 
 import logging
+import random
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +41,7 @@ from opentelemetry.trace import SpanKind
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.errors import SignoffError
 from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
@@ -46,14 +49,14 @@ from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
 from bot.render.home_view import home_view
 from bot.render.questions import request_message
-from bot.slack.call_errors import SLACK_CALL_ERRORS
-from bot.slack.lanes import lane_of, lanes
+from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
+from bot.slack.rate_limits import Jitter, SlackPauses
 from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, backoff_s, home_refresh, update_approval
+from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, home_refresh, update_approval
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
@@ -109,11 +112,13 @@ class Deliverer:
         updates: MessageUpdates | None = None,
         lease_s: float = 30,
         concurrency: int = 1,
+        jitter: random.Random | None = None,
     ):
         """Keep the collaborators; ``clients`` give each workspace's client, ``home_queue`` fills App Home tabs.
 
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
+        ``jitter``: draws the random part of each wait (seeded by tests).
         """
         self._clients = clients
         self._stores = stores
@@ -124,6 +129,8 @@ class Deliverer:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._lanes = LaneLeases(stores.redis, lease_s=lease_s, now_ms=stores.outbox.now_ms)
+        self._jitter = Jitter(jitter or random.Random())
+        self._pauses = SlackPauses(self._lanes, now_ms=stores.outbox.now_ms)
         self._senders: dict[str, Callable[[OutboxEntry], None]] = {
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -136,14 +143,18 @@ class Deliverer:
     def deliver_due(self, *, limit: int = 20) -> int:
         """Send what is due now, conversations in parallel; return how many entries were handled."""
         entries = self._stores.outbox.claim(lease_s=self._lease_s, limit=limit)
+        if entries:
+            self._pauses.learn(entries)
         batch = lanes(entries)
-        token, waits = self._lanes.take([(lane, queued[0].entry_id) for lane, queued in batch])
+        token, waits, paused = self._lanes.take([(lane, queued[0].entry_id) for lane, queued in batch])
         ready: list[tuple[str, list[OutboxEntry]]] = []
-        for (lane, queued), held_s in zip(batch, waits, strict=True):
+        for (lane, queued), held_s, for_pause in zip(batch, waits, paused, strict=True):
             if held_s is None:
                 ready.append((lane, queued))
                 continue
             wait_s = _LANE_BUSY_S if held_s == 0 else min(max(held_s, 0.05), _LANE_POLL_S)
+            if for_pause:  # the channel's lanes wait for one moment (its pause's end, its pace's next slot): spread
+                wait_s = self._jitter.spread(wait_s)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
                 self._stores.outbox.postpone(entry, delay_s=wait_s)
         if len(ready) > 1 and self._concurrency > 1:
@@ -200,9 +211,10 @@ class Deliverer:
             The entry whose failed attempt the conversation now waits for, and its delay; else ``None``.
         """
         for index, entry in enumerate(lane):
-            put_back = self.deliver(entry)
+            paused_s = self._pauses.paused_s(entry)  # > 0: Slack asked for no such call now, nothing is sent
+            put_back = PutBack(self._jitter.spread(paused_s), failed=False) if paused_s > 0 else self.deliver(entry)
             if put_back is not None:
-                for later in lane[index + 1 :]:
+                for later in lane[index + (0 if paused_s > 0 else 1) :]:
                     self._stores.outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
                 return (entry.entry_id, put_back.delay_s) if put_back.failed else None
         return None
@@ -243,18 +255,18 @@ class Deliverer:
             return self._failed(entry, error)
         except (OSError, TimeoutError) as error:  # network trouble: try again later
             logger.warning("entry=<%s>, kind=<%s> | network error: %s", entry.entry_id, entry.kind, error)
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="network")
+            return self._again(entry, delay_s=self._jitter.backoff_s(entry.attempts + 1), reason="network")
         except Exception as error:  # boundary: a bug or bad data: count it, and park it rather than retry forever
             logger.exception("entry=<%s>, kind=<%s> | delivery failed", entry.entry_id, entry.kind)
             if entry.attempts + 1 >= _PERMANENT_ATTEMPTS:
                 self._park(entry, f"{type(error).__name__}: {error}")
                 return None
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="failure")
+            return self._again(entry, delay_s=self._jitter.backoff_s(entry.attempts + 1), reason="failure")
         self._stores.outbox.complete(entry)
         return None
 
-    def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str) -> PutBack:
-        self._stores.outbox.reschedule(entry, delay_s=delay_s)
+    def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str, counted: bool = True) -> PutBack:
+        self._stores.outbox.reschedule(entry, delay_s=delay_s, counted=counted)
         metrics.OUTBOX_RETRIES.labels(reason=reason).inc()
         return PutBack(delay_s, failed=True)
 
@@ -263,17 +275,16 @@ class Deliverer:
         code = error.response.get("error") if isinstance(error.response.data, dict) else None
         if code in _TOKEN_GONE and entry.team_id:
             self._clients.forget(entry.team_id)  # the next attempt reads the installation anew
-        if status == 429:
+        if status == 429:  # not processed: not a failed attempt, only a wait Slack asked for
             retry_after = retry_after_s(error.response.headers, now_s=self._stores.outbox.now_ms() / 1000)
-            logger.info("entry=<%s> | rate limited, retrying in %.0fs", entry.entry_id, retry_after)
-            put_back = self._again(entry, delay_s=retry_after, reason="rate_limited")
-            self._lanes.pause_channel(lane_of(entry), retry_after)  # the limit is the channel's, not the thread's
-            return put_back
+            method = self._pauses.rate_limited(entry, error, retry_after)
+            logger.info("entry=<%s>, method=<%s> | rate limited, waiting %.0fs", entry.entry_id, method, retry_after)
+            return self._again(entry, delay_s=retry_after, reason="rate_limited", counted=False)
         if status >= 500 or entry.attempts + 1 < _PERMANENT_ATTEMPTS:
             logger.warning(
                 "entry=<%s>, status=<%s>, error=<%s> | Slack refused, retrying", entry.entry_id, status, code
             )
-            return self._again(entry, delay_s=backoff_s(entry.attempts + 1), reason="slack_error")
+            return self._again(entry, delay_s=self._jitter.backoff_s(entry.attempts + 1), reason="slack_error")
         self._park(entry, f"status {status}: {code}")
         return None
 

@@ -5,14 +5,15 @@ direct messages, one App Home. Its entries are delivered one after the other, in
 queued; different lanes are delivered in parallel. Threads of one channel are lanes apart: a busy team
 asks in one channel, and the replies of fifty threads waiting behind one another made every agent's
 answer wait for the others' (bench.e2e). A thread's parent is posted before its replies are queued
-(they need its ts). An entry that names no conversation gets a lane of its own. Lanes carry the workspace: two
+(they need its ts). A request made through the HTTP API is a lane of its own in its channel. An entry that names no
+conversation gets a lane of its own. Lanes carry the workspace: two
 workspaces never share one.
 """
 
 from collections.abc import Sequence
 
 from bot.domain.records import thread_of_session
-from bot.store.outbox import OutboxEntry
+from bot.store.outbox import REQUEST_CHANNEL, OutboxEntry
 
 
 def lane_of(entry: OutboxEntry) -> str:
@@ -34,7 +35,11 @@ def _conversation_of(entry: OutboxEntry) -> str:
     session_id = payload.get("session_id")
     if isinstance(session_id, str):  # the approval message of a session, in the session's thread
         thread = thread_of_session(session_id)
-        return f"{thread[0]}/{thread[1]}" if thread is not None else session_id
+        if thread is not None:
+            return f"{thread[0]}/{thread[1]}"
+        in_channel = payload.get(REQUEST_CHANNEL)
+        # A lane of its own, in its channel: paused with the channel's other posts when Slack limits it.
+        return f"{in_channel}/{session_id}" if isinstance(in_channel, str) and in_channel else session_id
     return f"entry:{entry.entry_id}"
 
 

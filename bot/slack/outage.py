@@ -20,9 +20,9 @@ from urllib.parse import parse_qsl
 
 from slack_sdk.webhook import WebhookClient
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.render import blocks
 from bot.render.texts import answers
-from bot.slack.call_errors import SLACK_CALL_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -3,6 +3,10 @@
 Group members are kept for a few minutes; channel members for one minute, so that someone who
 leaves a private channel stops seeing and deciding its requests soon after.
 
+A click never waits for Slack to be up: what Slack last listed is also kept for a day (``KNOWN_SECONDS``). When Slack
+cannot be asked (it refuses, times out, errs, limits the rate), that last list stands in for ``STALE_SECONDS`` (then
+Slack is asked again); only with no list at all does the call fail (the caller refuses the click and says so).
+
 A cached group record that cannot be read (not JSON, not a list of user ids) is dropped and the
 group asked of Slack again: one bad record never refuses every click nor blinds App Home.
 """
@@ -14,6 +18,7 @@ from typing import Final
 
 import redis
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.workspaces import SlackClients
 from bot.store import keys
 from state.text import as_text
@@ -22,6 +27,8 @@ logger = logging.getLogger(__name__)
 
 _CACHE_SECONDS: Final = 300
 _CHANNEL_CACHE_SECONDS: Final = 60
+KNOWN_SECONDS: Final = 86_400
+STALE_SECONDS: Final = 10
 _MEMBERS_PAGE: Final = 1000
 
 
@@ -42,7 +49,7 @@ class Directory:
         stops deciding when the shared copy expires, whichever shard's requests they click.
 
         Raises:
-            slack_sdk.errors.SlackApiError: Slack could not list a group (the caller reports it).
+            SLACK_CALL_ERRORS: Slack could not list a group it never listed before (the caller reports it).
             NotInstalled: The app is not installed in ``team_id``.
         """
         resolved: dict[str, frozenset[str]] = {}
@@ -55,8 +62,7 @@ class Directory:
                 self._cached(team_id, group_id, None) if shard is not None else None
             )  # the shared copy saves a call
             if shared is None:
-                response = self._clients.for_team(team_id).usergroups_users_list(usergroup=group_id)
-                shared = frozenset(str(user) for user in response.get("users") or []), _CACHE_SECONDS * 1000
+                shared = self._group_from_slack(team_id, group_id)
                 if shard is not None:
                     self._redis.set(keys.usergroup(team_id, group_id), json.dumps(sorted(shared[0])), px=shared[1])
             known, ttl_ms = shared
@@ -72,7 +78,7 @@ class Directory:
         A shard's copy is made from the shared copy and expires with it (see ``members``).
 
         Raises:
-            slack_sdk.errors.SlackApiError: Slack could not list the channel (the caller refuses).
+            SLACK_CALL_ERRORS: Slack could not list a channel it never listed before (the caller refuses).
             NotInstalled: The app is not installed in ``team_id``.
         """
         key = keys.channel_members(team_id, channel_id, shard=shard)
@@ -84,7 +90,7 @@ class Directory:
             return bool(member)
         users, ttl_ms = self._shared_channel_members(team_id, channel_id) if shard is not None else (set(), 0)
         if not users:
-            users, ttl_ms = self._channel_members_from_slack(team_id, channel_id), _CHANNEL_CACHE_SECONDS * 1000
+            users, ttl_ms = self._channel_from_slack(team_id, channel_id)
             if shard is not None:
                 self._cache_members(keys.channel_members(team_id, channel_id), users, ttl_ms)  # other shards copy it
         self._cache_members(key, users, ttl_ms)
@@ -106,6 +112,37 @@ class Directory:
             transaction.sadd(key, *users)
             transaction.pexpire(key, ttl_ms)
             transaction.execute()
+
+    def _group_from_slack(self, team_id: str, group_id: str) -> tuple[frozenset[str], int]:
+        """A group's members and how long to keep them (ms): Slack's list, else the last one it gave (see above)."""
+        known_key = keys.usergroup_known(team_id, group_id)
+        slack = self._clients.for_team(team_id)
+        try:
+            response = slack.usergroups_users_list(usergroup=group_id)
+        except SLACK_CALL_ERRORS as error:
+            known = self._redis.get(known_key)
+            users = _user_ids(known) if known is not None else None
+            if users is None:
+                raise
+            logger.warning("group=<%s> | Slack cannot list it (%s): using its last known members", group_id, error)
+            return users, STALE_SECONDS * 1000
+        users = frozenset(str(user) for user in response.get("users") or [])
+        self._redis.set(known_key, json.dumps(sorted(users)), ex=KNOWN_SECONDS)
+        return users, _CACHE_SECONDS * 1000
+
+    def _channel_from_slack(self, team_id: str, channel_id: str) -> tuple[set[str], int]:
+        """A channel's members and how long to keep them (ms): Slack's list, else the last one it gave (see above)."""
+        known_key = keys.channel_members_known(team_id, channel_id)
+        try:
+            users = self._channel_members_from_slack(team_id, channel_id)
+        except SLACK_CALL_ERRORS as error:
+            known = {as_text(user) for user in self._redis.smembers(known_key)}
+            if not known:
+                raise
+            logger.warning("channel=<%s> | Slack cannot list it (%s): using its last known members", channel_id, error)
+            return known, STALE_SECONDS * 1000
+        self._cache_members(known_key, users, KNOWN_SECONDS * 1000)
+        return users, _CHANNEL_CACHE_SECONDS * 1000
 
     def _channel_members_from_slack(self, team_id: str, channel_id: str) -> set[str]:
         users: set[str] = set()
@@ -131,12 +168,20 @@ class Directory:
         if raw is None or int(ttl_ms) == -2:  # -2: expired since the GET
             return None
         ttl_ms = _CACHE_SECONDS * 1000 if int(ttl_ms) == -1 else int(ttl_ms)  # -1: written without one, elsewhere
-        try:
-            users = json.loads(raw)
-        except (ValueError, RecursionError):
-            users = None
-        if isinstance(users, list) and all(isinstance(user, str) for user in users):
-            return frozenset(users), ttl_ms
+        users = _user_ids(raw)
+        if users is not None:
+            return users, ttl_ms
         logger.warning("group=<%s> | cached members unreadable; dropped, asking Slack again", group_id)
         self._redis.delete(key)
         return None
+
+
+def _user_ids(raw: bytes | str) -> frozenset[str] | None:
+    """A cached group record's user ids (``None``: not JSON, or not a list of user ids)."""
+    try:
+        users = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(users, list) and all(isinstance(user, str) for user in users):
+        return frozenset(users)
+    return None

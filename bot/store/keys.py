@@ -60,11 +60,16 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:seen-signature:<signature>     string  request signatures already accepted (replays), while still valid
     signoff:usergroup:<team>:<gid>         string  cached members of a workspace's user group (JSON, TTL)
     signoff:channel-members:<team>:<cid>   set     cached members of a workspace's channel (TTL)
+    signoff:usergroup-known:<team>:<gid>   string  the members Slack last listed, kept a day: used while Slack
+    signoff:channel-members-known:<team>:<cid>  set  cannot be asked (a click never waits for Slack to be up; TTL)
     signoff:deny-view:<external_id>        string  which approval and message a deny or edit modal was opened from (TTL)
     signoff:outbox:lane:{<team>:<cid>}[/<ts>]  string  the delivery sending to one conversation, or the failed
                                                    entry its later messages wait for ("hold:<entry id>:<until ms>"; TTL)
     signoff:outbox:paused:{<team>:<cid>}   string  until when (ms) Slack asked for no more posts in a channel (a 429;
-                                                   TTL); its lanes wait. A lane and its channel's pause: one slot
+                                                   TTL); its lanes wait, then start a second apart for a minute
+                                                   ("<until>:<next ms>"). A lane and its channel's pause: one slot
+    signoff:outbox:paused-method:<team>:<method>  string  until when (ms) Slack asked for no more calls of a method in
+                                                   a workspace (a 429 on any method but chat.postMessage; TTL)
     signoff:installation:<team>            string  a workspace's installation (bot token, bot and app ids, installer;
     signoff:installation:E:<enterprise>    string  JSON), or an Enterprise Grid org's org-wide one (OAuth mode)
     signoff:installation-org:<team>        string  the Enterprise Grid org whose org-wide installation serves a
@@ -305,6 +310,16 @@ def channel_members(team_id: str, channel_id: str, *, shard: int | None = None) 
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:channel-members:{team_id}:{channel_id}"
 
 
+def channel_members_known(team_id: str, channel_id: str) -> str:
+    """The members Slack last listed for a workspace's channel, kept long after the cache expires (Slack out)."""
+    return f"signoff:channel-members-known:{team_id}:{channel_id}"
+
+
+def usergroup_known(team_id: str, group_id: str) -> str:
+    """The members Slack last listed for a workspace's user group, kept long after the cache expires (Slack out)."""
+    return f"signoff:usergroup-known:{team_id}:{group_id}"
+
+
 def home_viewers(team_id: str) -> str:
     """The users of ``team_id`` whose App Home shows approvals."""
     return f"signoff:home-viewers:{team_id}"
@@ -356,6 +371,11 @@ def outbox_lane(lane: str) -> str:
 def outbox_channel_pause(lane: str) -> str:
     """Until when Slack asked for nothing more in the channel of ``lane`` (a 429's Retry-After, outbox clock ms)."""
     return f"signoff:outbox:paused:{{{_lane_tag(lane.partition('/')[0])}}}"
+
+
+def outbox_method_pause(team_id: str, method: str) -> str:
+    """Until when Slack asked for no more calls of a Web API method in a workspace (a 429's Retry-After, outbox ms)."""
+    return f"signoff:outbox:paused-method:{team_id}:{method}"
 
 
 def _lane_tag(channel: str) -> str:

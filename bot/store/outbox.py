@@ -3,9 +3,9 @@
 Entries are queued in the same transaction as the change that makes them due (an approval
 round, a decision), so a crash or a Slack outage never loses one. A dispatcher claims due
 entries with a lease (``bot.store.due``: a dispatcher that dies releases them when the lease runs
-out), sends them, and completes or reschedules them: with exponential backoff, or after
-``Retry-After`` on a 429. Delivery is at-least-once; senders make repeats harmless where Slack
-allows it.
+out), sends them, and completes or reschedules them: with exponential backoff (jittered, capped at
+``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429, which is not a failed attempt. Delivery is at-least-once;
+senders make repeats harmless where Slack allows it.
 
 Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing.
 Each claim is counted, so the next holder knows an earlier one may have posted
@@ -270,11 +270,17 @@ class Outbox:
             args.extend(item for pair in record for item in pair)
         return as_text(self._complete_post(keys=keys_, args=args))
 
-    def reschedule(self, entry: OutboxEntry, *, delay_s: float) -> None:
-        """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt."""
-        entry.attempts += 1
+    def reschedule(self, entry: OutboxEntry, *, delay_s: float, counted: bool = True) -> None:
+        """Try ``entry`` again after ``delay_s`` seconds, counting the failed attempt.
+
+        ``counted=False``: Slack refused the call unprocessed (a 429): neither the backoff nor giving up counts it, and
+        the next holder looks for a copy only if it would have anyway (an earlier attempt, or holder, may have posted).
+        """
+        if counted:
+            entry.attempts += 1
         due_ms = self._queue.now_ms() + int(delay_s * 1000)
-        self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms)
+        reset_claims = not counted and entry.claims <= 1
+        self._queues[entry.shard].reschedule(entry.entry_id, entry.to_json(), due_ms=due_ms, reset_claims=reset_claims)
 
     def postpone(self, entry: OutboxEntry, *, delay_s: float) -> None:
         """Try ``entry`` again after ``delay_s`` seconds; it was not its turn, nothing was sent.
@@ -332,10 +338,16 @@ def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
     return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
 
 
-def post_approval(session_id: str, approval_id: str) -> OutboxEntry:
-    """Post an approval's message in its thread."""
-    payload = {"session_id": session_id, "approval_id": approval_id}
-    return OutboxEntry(OutboxKind.POST_APPROVAL, payload, shard=keys.shard_of(session_id), team_id=_team(session_id))
+REQUEST_CHANNEL: Final = "request_channel"
+"""In a post_approval payload: the channel of a request whose session names none (the HTTP API's), so that its post
+waits with the channel's other posts when Slack limits the channel (``bot.slack.lanes``)."""
+
+
+def post_approval(session_id: str, approval_id: str, *, team_id: str = "", channel: str = "") -> OutboxEntry:
+    """Post an approval's message in its thread (``team_id``, ``channel``: where, when the session id names neither)."""
+    payload = {"session_id": session_id, "approval_id": approval_id, **({REQUEST_CHANNEL: channel} if channel else {})}
+    shard = keys.shard_of(session_id)
+    return OutboxEntry(OutboxKind.POST_APPROVAL, payload, shard=shard, team_id=_team(session_id) or team_id)
 
 
 def post_approval_copy(session_id: str, approval_id: str, *, user: str) -> OutboxEntry:
@@ -372,9 +384,17 @@ def post_ephemeral(channel: str, *, team_id: str, user: str, text: str, thread_t
     return OutboxEntry(OutboxKind.POST_EPHEMERAL, payload, team_id=team_id)
 
 
-def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 300.0) -> float:
-    """Seconds to wait before the next attempt: 1, 2, 4, ... capped."""
-    return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0)))
+BACKOFF_CAP_S: Final = 30.0
+"""The longest wait after a failed attempt: once Slack is back, every entry is tried again within it (plus a lease)."""
+
+
+def backoff_s(attempts: int, *, spread: float = 1.0, base_s: float = 1.0, cap_s: float = BACKOFF_CAP_S) -> float:
+    """Seconds to wait before the next attempt: 1, 2, 4, ... capped, times ``spread``.
+
+    ``spread``: the fraction of that wait to take; a sender draws it at random (jitter, from 0.5 to 1), so that entries
+    that failed together (an outage) do not all come back at the same instant.
+    """
+    return float(min(cap_s, base_s * 2 ** max(attempts - 1, 0))) * spread
 
 
 def posts_in_order(

@@ -55,5 +55,5 @@ def register(app: App, services: Services) -> None:
         else:
             ack()
 
-    lazily(app.action(ids.DENY_ACTION), open_deny_modal)
+    lazily(app.action(ids.DENY_ACTION), open_deny_modal, outbox=services.stores.outbox)
     app.view(ids.DENY_MODAL_CALLBACK)(submit_deny)

@@ -68,7 +68,7 @@ def register(app: App, services: Services) -> None:
                 text=text,
             )
 
-    lazily(app.action(ids.EDIT_ACTION), open_edit_modal)
+    lazily(app.action(ids.EDIT_ACTION), open_edit_modal, outbox=services.stores.outbox)
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)
 
 

@@ -1,7 +1,8 @@
 """What a listener's failure looks like from Slack's side (Bolt answers 500 by default): the app's error handler.
 
 - A click: the message stays clickable and the clicker is told, through the click's
-  ``response_url``, that nothing was recorded (Slack does not retry interactivity).
+  ``response_url``, that nothing was recorded (Slack does not retry interactivity); through the outbox, later,
+  when Slack cannot take that answer now.
 - A modal submission: the modal stays open with the error under the reason input.
 - An event: 500, so that Slack redelivers it, and the delivery is forgotten so that the
   redelivery is processed rather than dropped as a duplicate.
@@ -9,31 +10,47 @@
 
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, cast
 
 import redis
 from slack_bolt import App, BoltResponse
 from slack_sdk.webhook import WebhookClient
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.render import blocks
 from bot.render.texts import answers
 from bot.services import Services
-from bot.slack.call_errors import SLACK_CALL_ERRORS
+from bot.slack.listeners.feedback import clicker, tell_clicker
+from bot.slack.payloads import BlockActions
+from bot.store.outbox import Outbox
 
 logger = logging.getLogger(__name__)
 
+_RESPONSE_URL_TIMEOUT_S: Final = 3  # in the click's answer path: a Slack that hangs must not hold it
 
-def tell_click_failed(body: Mapping[str, Any], error: Exception) -> None:
-    """Nothing was recorded: say so through the click's response URL, to the clicker only (the message stays)."""
+
+def tell_click_failed(body: BlockActions, error: Exception, *, outbox: Outbox) -> None:
+    """Nothing was recorded: say so to the clicker only (the message stays).
+
+    At once through the click's response URL; when Slack cannot take it (it is down: often why the click failed),
+    queued in the outbox, so that the clicker is told once Slack is back rather than never.
+    """
+    text = answers.click_failed(type(error).__name__)
     response_url = body.get("response_url")
-    if not isinstance(response_url, str) or not response_url:
-        return
+    if isinstance(response_url, str) and response_url:
+        try:
+            answer = WebhookClient(response_url, timeout=_RESPONSE_URL_TIMEOUT_S).send(
+                text=text, response_type="ephemeral", replace_original=False
+            )
+        except SLACK_CALL_ERRORS as failure:
+            logger.warning("could not tell the clicker at once that the click failed (%s): queued", failure)
+        else:
+            if 200 <= answer.status_code < 300:
+                return
+            logger.warning("could not tell the clicker at once that the click failed (%s): queued", answer.status_code)
     try:
-        WebhookClient(response_url).send(
-            text=answers.click_failed(type(error).__name__), response_type="ephemeral", replace_original=False
-        )
-    except SLACK_CALL_ERRORS:  # the answer is 200 either way: Slack shows nothing for it
+        tell_clicker(outbox, clicker(body), text)
+    except redis.RedisError:  # the answer is 200 either way: Slack shows nothing for it
         logger.exception("could not tell the clicker that the click failed")
 
 
@@ -47,7 +64,7 @@ def register(app: App, services: Services) -> None:
         if kind == "block_actions":
             response.status = 200
             response.body = ""
-            tell_click_failed(body, error)
+            tell_click_failed(cast(BlockActions, body), error, outbox=services.stores.outbox)
         elif kind == "view_submission":
             response.status = 200
             response.body = json.dumps(blocks.modal_errors(answers.click_failed(summary)))

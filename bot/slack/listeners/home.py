@@ -37,7 +37,7 @@ def register(app: App, services: Services) -> None:
         respond(text=app_home.pending_list(lines), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
-    lazily(app.command(ids.APPROVALS_COMMAND), list_pending)
+    lazily(app.command(ids.APPROVALS_COMMAND), list_pending, outbox=services.stores.outbox)
 
 
 def _permalink(client: WebClient, *, channel: str, ts: str) -> str | None:

@@ -68,5 +68,5 @@ def register(app: App, services: Services) -> None:
         else:
             ack()
 
-    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal)
+    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=services.stores.outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)

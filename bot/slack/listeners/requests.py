@@ -76,4 +76,4 @@ def register(app: App, services: Services) -> None:
             services.stores.jobs.enqueue(job)
 
     app.event("app_mention")(on_mention)
-    lazily(app.command(ids.AGENT_COMMAND), start_from_command)
+    lazily(app.command(ids.AGENT_COMMAND), start_from_command, outbox=services.stores.outbox)

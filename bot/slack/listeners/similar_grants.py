@@ -70,7 +70,7 @@ def register(app: App, services: Services) -> None:
             text=granted_text(granted),
         )
 
-    lazily(app.action(ids.ALLOW_SIMILAR_ACTION), open_similar)
+    lazily(app.action(ids.ALLOW_SIMILAR_ACTION), open_similar, outbox=services.stores.outbox)
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
 
 

@@ -165,16 +165,27 @@ return 1
 _LANE_KEPT_MS: Final = 60_000  # a lane's key outlives its lease by this much (deleted or replaced long before)
 
 # The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
+# The channel's pause: '<until ms>' (Slack's Retry-After), then '<until ms>:<next ms>' once lanes start again.
 # KEYS: 1 the lane, 2 its channel's pause. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry
-# it would send.
+# it would send, 5 the pace ms (how far apart lanes of a channel start after a pause).
 # Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it (for under a
-# second), else how many ms to wait (held for an entry put back, its channel paused, a delivery slow or dead).
+# second), -2 - how many ms to wait while its channel is paused or starting again after a pause, else how many ms to
+# wait (held for an entry put back, a delivery slow or dead).
 # A lane held for an entry may be taken by a delivery starting with that entry or an earlier one
 # (entry ids order entries by the time they were queued).
+# After a pause, while its key lasts, the channel's lanes start one per pace: all at once, every waiting thread of the
+# channel hit the limit again the instant the pause ended.
 TAKE_LANE: Final = f"""
 local now = tonumber(ARGV[2])
-local paused_until = tonumber(redis.call('GET', KEYS[2]) or '')
-if paused_until and paused_until > now then return paused_until - now end
+local pause = redis.call('GET', KEYS[2])
+local paused_until, next_ms
+if pause then
+  paused_until, next_ms = string.match(pause, '^(%d+):?(%d*)$')
+  paused_until = tonumber(paused_until)
+  next_ms = tonumber(next_ms) or paused_until
+  if paused_until and paused_until > now then return -2 - (paused_until - now) end
+  if next_ms and next_ms > now then return -2 - (next_ms - now) end
+end
 local holder = redis.call('GET', KEYS[1])
 if holder then
   local kind, who, until_ms = string.match(holder, '^(%a+):(.*):(%d+)$')
@@ -188,6 +199,9 @@ if holder then
     end
     return until_ms - now
   end
+end
+if paused_until then
+  redis.call('SET', KEYS[2], paused_until .. ':' .. (now + tonumber(ARGV[5])), 'KEEPTTL')
 end
 local until_ms = now + tonumber(ARGV[3])
 redis.call('SET', KEYS[1], 'take:' .. ARGV[1] .. ':' .. until_ms, 'PX', tonumber(ARGV[3]) + {_LANE_KEPT_MS})

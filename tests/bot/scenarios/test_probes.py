@@ -1,6 +1,8 @@
 """The web process's probes over real HTTP: ``/healthz`` while the process lives, ``/readyz`` only while Redis,
-the bot's scripts and Slack's answer to the token are all good (503 naming what is not)."""
+the bot's scripts and Slack's answer to the token are all good (503 naming what is not); a Slack that cannot be
+reached leaves it ready but degraded (clicks and the API need no Slack call)."""
 
+import time
 from hashlib import sha1
 from typing import Any
 
@@ -65,6 +67,61 @@ def test_readyz_names_slack_when_the_token_is_refused(bot: Bot) -> None:
     assert status == 503
     assert body["failed"] == ["slack"]
     assert body["checks"]["slack"] == "auth.test: invalid_auth"
+
+
+def test_readyz_stays_ready_but_degraded_while_slack_refuses_connections(bot: Bot) -> None:
+    # Taking every web pod out of the load balancer while only Slack is down would refuse the clicks and API calls
+    # that need no Slack call, and queue nothing: readiness is for what the pod itself can serve.
+    with bot.slack.refusing():
+        status, body = _probe(bot, "/readyz")
+        assert _probe(bot, "/healthz") == (200, "ok")
+    assert status == 200, body
+    assert body["status"] == "degraded"
+    assert body["failed"] == []
+    assert body["degraded"] == ["slack"]
+    assert body["checks"]["slack"].startswith("degraded: Slack unreachable (")
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_readyz_stays_ready_but_degraded_while_slack_answers_errors(redis_client: redis.Redis, status: int) -> None:
+    with FakeSlack() as slack:
+        readiness = Readiness(
+            redis_client=redis_client, slack=WebClient(token=slack.token, base_url=slack.url), scripts=EVERY_SCRIPT
+        )
+        slack.fail_next("auth.test", status=status)
+        results = readiness.check()
+    assert not any(result.failed for result in results)
+    assert [result.name for result in results if result.degraded] == ["slack"]
+
+
+def test_readyz_waits_for_slack_no_longer_than_its_own_timeout(redis_client: redis.Redis) -> None:
+    # A Slack that takes connections and answers nothing held the probe for the client's 30 s: past any probe's
+    # timeout, so every pod failed readiness.
+    with FakeSlack() as slack:
+        readiness = Readiness(
+            redis_client=redis_client,
+            slack=WebClient(token=slack.token, base_url=slack.url),
+            scripts=EVERY_SCRIPT,
+            slack_timeout_s=1,
+        )
+        slack.slow_next("auth.test", 5)
+        started = time.monotonic()
+        results = readiness.check()
+        waited_s = time.monotonic() - started
+    assert waited_s < 3
+    assert not any(result.failed for result in results)
+    assert [result.name for result in results if result.degraded] == ["slack"]
+
+
+@pytest.mark.parametrize("error", ["invalid_auth", "token_revoked", "account_inactive"])
+def test_readyz_is_not_ready_only_when_slack_says_the_token_is_gone(redis_client: redis.Redis, error: str) -> None:
+    with FakeSlack() as slack:
+        readiness = Readiness(
+            redis_client=redis_client, slack=WebClient(token=slack.token, base_url=slack.url), scripts=EVERY_SCRIPT
+        )
+        slack.error_next("auth.test", error)
+        results = readiness.check()
+    assert [(result.name, result.detail) for result in results if result.failed] == [("slack", f"auth.test: {error}")]
 
 
 def test_slacks_answer_is_kept_for_the_cache_time_then_asked_again(redis_client: redis.Redis) -> None:

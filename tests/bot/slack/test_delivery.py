@@ -1,5 +1,7 @@
 """The outbox delivered by conversation in parallel, against a loopback Slack: order per channel, no blocking."""
 
+import itertools
+import random
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -11,8 +13,17 @@ from bot.domain.workspaces import OneWorkspace
 from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
+from bot.store import keys
 from bot.store.lane_leases import LaneLeases
-from bot.store.outbox import Outbox, OutboxEntry, posts_in_order
+from bot.store.outbox import (
+    BACKOFF_CAP_S,
+    Outbox,
+    OutboxEntry,
+    backoff_s,
+    post_approval,
+    post_ephemeral,
+    posts_in_order,
+)
 from bot.store.stores import Stores
 from tests.bot.support.fake_slack import FakeSlack
 from tests.redis_targets import on_both
@@ -270,7 +281,7 @@ def _hello_while_another_holds_alpha(
     dispatcher = _another_dispatcher(slack, outbox, redis_client)
     outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
     other = LaneLeases(redis_client, lease_s=30, now_ms=outbox.now_ms)
-    token, _taken = other.take([("C0ALPHA", sending)])
+    token, _taken, _paused = other.take([("C0ALPHA", sending)])
     return dispatcher, other, token
 
 
@@ -310,19 +321,19 @@ def test_a_lane_held_for_an_entry_lets_only_that_entry_or_an_earlier_one_through
     redis_client: redis.Redis, clock: SecondsClock
 ) -> None:
     leases = LaneLeases(redis_client, lease_s=30, now_ms=lambda: int(clock() * 1000))
-    token, [taken] = leases.take([("C0ALPHA", "0002")])
+    token, [taken], _paused = leases.take([("C0ALPHA", "0002")])
     assert taken is None
     leases.leave(token, [("C0ALPHA", "0002", 5.0)])  # its attempt failed: retried in 5 s
 
-    _token, [later] = leases.take([("C0ALPHA", "0003")])
+    _token, [later], _paused = leases.take([("C0ALPHA", "0003")])
     assert later is not None
     assert 30 < later <= 35  # held for the retry's delay plus a lease
-    _token, [earlier] = leases.take([("C0ALPHA", "0001")])
+    _token, [earlier], _paused = leases.take([("C0ALPHA", "0001")])
     assert earlier is None
-    _token, [busy] = leases.take([("C0ALPHA", "0002")])
+    _token, [busy], _paused = leases.take([("C0ALPHA", "0002")])
     assert busy is not None  # the earlier one's delivery has the lane now
     clock.now += 30
-    _token, [free] = leases.take([("C0ALPHA", "0002")])
+    _token, [free], _paused = leases.take([("C0ALPHA", "0002")])
     assert free is None  # that delivery went silent: its lease ran out
 
 
@@ -392,3 +403,121 @@ def test_a_lane_a_dispatcher_took_over_a_second_ago_is_looked_at_each_second_not
     clock.now += 28
     assert deliverer.deliver_due() == 1  # its lease is over
     assert _texts(slack, "C0ALPHA") == ["hello"]
+
+
+def _stepping(deliverer: Deliverer, clock: SecondsClock, *, seconds: float, step_s: float = 1.0) -> None:
+    """Deliver what is due every ``step_s`` of the outbox clock, for ``seconds``."""
+    for _ in range(int(seconds / step_s)):
+        deliverer.deliver_due(limit=100)
+        clock.now += step_s
+
+
+def _stored_attempts(outbox: Outbox) -> list[int]:
+    return [entry.attempts for entry in outbox.claim(lease_s=0.001, limit=100)]
+
+
+def test_429s_are_no_failed_attempts_neither_growing_the_backoff_nor_counting_toward_giving_up(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
+) -> None:
+    # Counted, four 429s made the next error's backoff 16 s (and a few more would have reached 256 s).
+    slack.fail_next("chat.postMessage", status=429, retry_after=5, times=4, channel="C0ALPHA")
+    slack.fail_next("chat.postMessage", status=503, channel="C0ALPHA")
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "hello"}))
+    for _ in range(4):
+        assert deliverer.deliver_due() == 1
+        clock.now += 5
+    assert deliverer.deliver_due() == 1  # the 503: the first failed attempt
+
+    statuses = [call.status for call in slack.calls("chat.postMessage")]
+    assert statuses == [429, 429, 429, 429, 503]
+    due_s = outbox.next_due_s()
+    assert due_s is not None
+    assert due_s <= backoff_s(1)
+    clock.now += due_s
+    assert _stored_attempts(outbox) == [1]
+
+
+def test_a_429_on_another_method_pauses_that_method_in_the_workspace_not_the_channels_posts(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock, redis_client: redis.Redis
+) -> None:
+    # Slack limits chat.postMessage per channel and its other methods per workspace: a 429 on an ephemeral paused
+    # the channel's posts, and let the workspace's other ephemerals run into the limit.
+    slack.fail_next("chat.postEphemeral", status=429, retry_after=30)
+    outbox.send_later(post_ephemeral("C0ALPHA", team_id="T0TEST", user="U0ONE", text="first"))
+    assert deliverer.deliver_due() == 1
+
+    other = _another_dispatcher(slack, outbox, redis_client)
+    posted = {"channel": "C0ALPHA", "thread_ts": "1.1", "text": "posted"}  # a thread: a lane of its own
+    outbox.send_later(OutboxEntry("post_message", posted, team_id="T0TEST"))
+    outbox.send_later(post_ephemeral("C0BRAVO", team_id="T0TEST", user="U0TWO", text="elsewhere"))
+    assert other.deliver_due() == 2
+    assert _texts(slack, "C0ALPHA") == ["posted"]
+    assert len(slack.calls("chat.postEphemeral")) == 1  # the refused one only: the method waits
+
+    _stepping(other, clock, seconds=50)
+    assert outbox.pending() == 0
+    assert [call.status for call in slack.calls("chat.postEphemeral")] == [429, 200, 200]
+
+
+def test_after_a_pause_the_waiting_threads_of_a_channel_start_a_second_apart_not_all_at_its_end(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer, clock: SecondsClock
+) -> None:
+    # Every thread of the channel waiting for the pause fired the instant it ended: 38-78 calls to one channel in
+    # one second, each answered 429 again.
+    slack.fail_next("chat.postMessage", status=429, retry_after=5, channel="C0ALPHA")
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "thread_ts": "0.1", "text": "first"}))
+    assert deliverer.deliver_due() == 1
+    for index in range(12):
+        payload = {"channel": "C0ALPHA", "thread_ts": f"{index + 1}.1", "text": f"thread {index}"}
+        outbox.send_later(OutboxEntry("post_message", payload))
+
+    posted_at: list[float] = []
+    for _ in range(160):  # 40 s, a quarter of a second at a time
+        before = len(_texts(slack, "C0ALPHA"))
+        deliverer.deliver_due(limit=100)
+        posted_at.extend([clock.now] * (len(_texts(slack, "C0ALPHA")) - before))
+        clock.now += 0.25
+    assert outbox.pending() == 0
+    assert len(posted_at) == 13
+    assert all(later - earlier >= 1.0 for earlier, later in itertools.pairwise(posted_at)), posted_at
+
+
+def test_catch_up_after_an_outage_is_bounded_by_the_backoff_cap(
+    slack: FakeSlack, outbox: Outbox, clock: SecondsClock, redis_client: redis.Redis
+) -> None:
+    # 503s, then 429s (each counted as an attempt), then a minute of refused connections: the backoff had reached
+    # 128 s, and the backlog waited that long after Slack recovered.
+    client = KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5, retry_handlers=[])
+    deliverer = Deliverer(
+        clients=OneWorkspace(client),
+        stores=replace(Stores.on(redis_client), outbox=outbox),
+        concurrency=4,
+        jitter=random.Random(7),
+    )
+    for index in range(10):
+        outbox.send_later(OutboxEntry("post_message", {"channel": f"C0CHAN{index}", "text": f"post {index}"}))
+    with slack.answering(503):
+        _stepping(deliverer, clock, seconds=10)
+    with slack.answering(429, retry_after=5):
+        _stepping(deliverer, clock, seconds=20)
+    with slack.refusing():
+        _stepping(deliverer, clock, seconds=60)
+
+    recovered = clock.now
+    while outbox.pending():
+        assert clock.now - recovered <= BACKOFF_CAP_S + 1, "the backlog waits longer than the backoff cap"
+        _stepping(deliverer, clock, seconds=0.5, step_s=0.5)
+    deliverer.close()
+    assert sorted(_texts_anywhere(slack)) == sorted(f"post {index}" for index in range(10))
+
+
+def test_a_request_made_through_the_api_is_paused_with_its_channel() -> None:
+    # Its lane was the request's own, and so was its pause: Retry-After never held it back.
+    by_api = post_approval("api:request-1", "approval-1", team_id="T0TEST", channel="C0ALPHA")
+    in_thread = OutboxEntry("post_message", {"channel": "C0ALPHA", "thread_ts": "1.1", "text": "x"}, team_id="T0TEST")
+    assert lane_of(by_api) != lane_of(in_thread)  # its own lane: posted in parallel with the threads
+    assert keys.outbox_channel_pause(lane_of(by_api)) == keys.outbox_channel_pause(lane_of(in_thread))
+
+
+def _texts_anywhere(slack: FakeSlack) -> list[str]:
+    return [str(call.args["text"]) for call in slack.calls("chat.postMessage") if call.ok]

@@ -1,4 +1,6 @@
-"""Failures the tests make the loopback Slack answer with: an HTTP 429 or 5xx, an ``ok: false`` error, a slow answer.
+"""Failures the tests make the loopback Slack answer with: an HTTP 429 or 5xx, an ``ok: false`` error, a slow answer,
+every call failing for a while (``answering``), or no answer at all (``refusing``: connections refused, as while
+Slack is unreachable).
 
 ``FaultySlack`` is ``bot.loopback_slack.LoopbackSlack`` whose ``around_method`` (the loopback's extension point around
 every method's answer) answers from the faults queued per method first. Each fault answers the next ``times`` calls of
@@ -7,7 +9,8 @@ its method, in the order they were queued.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
@@ -30,6 +33,7 @@ class FaultySlack(LoopbackSlack):
     ``slow_next``."""
 
     _faults: dict[str, list[_Fault]] | None = None  # method -> its faults, oldest first (under ``lock``)
+    _always: Answer | None = None  # every call's answer while ``answering`` (under ``lock``)
 
     def fail_next(
         self,
@@ -61,6 +65,30 @@ class FaultySlack(LoopbackSlack):
         """
         self._queue(method, _Fault(times, None, delay=seconds))
 
+    @contextmanager
+    def answering(self, status: int, *, retry_after: int | None = None) -> Iterator[None]:
+        """Answer every Web API call with HTTP ``status`` inside the block (a 429 with ``Retry-After``, if given)."""
+        error = "ratelimited" if status == 429 else "fatal_error"
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        with self.lock:
+            self._always = Answer(status, {"ok": False, "error": error}, headers)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._always = None
+
+    @contextmanager
+    def refusing(self) -> Iterator[None]:
+        """Refuse every connection (kept-alive ones cut) inside the block; then listen again on the same port."""
+        port = self.port
+        self.close()
+        try:
+            yield
+        finally:
+            self.bind = ("127.0.0.1", port)
+            self.start()
+
     def _queue(self, method: str, fault: _Fault) -> None:
         if fault.times < 1:
             raise ValueError("times must be at least 1")
@@ -71,6 +99,8 @@ class FaultySlack(LoopbackSlack):
 
     def around_method(self, method: str, args: JsonDict, answer: Callable[[], Answer]) -> Answer:
         """The first fault queued for this call of ``method`` (using up one of its times), else the method's answer."""
+        if self._always is not None:
+            return self._always
         queued = (self._faults or {}).get(method) or []
         fault = next((fault for fault in queued if fault.channel in (None, args.get("channel"))), None)
         if fault is None:
