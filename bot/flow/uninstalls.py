@@ -4,8 +4,8 @@ Slack says so with ``app_uninstalled`` or ``tokens_revoked``.
 
 Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
 it); nothing of another workspace is read for more than its team, nothing of it is changed. An org-wide install
-served every workspace of its org that a request came from (``Installations.remember_org``): its uninstall ends
-the pending requests of each of them.
+served every workspace of its org that a request came from (``Installations.remember_org``) and that has no
+installation of its own: its uninstall ends the pending requests of each of those.
 """
 
 import logging
@@ -40,8 +40,12 @@ class Uninstalls:
         """
         pending = self._pending()
         if org_wide and enterprise_id:
-            teams = self._served_by_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
-            self.stores.installations.delete_org(enterprise_id, teams=teams)
+            noted = self._noted_for_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
+            # Read before the org's installation goes: a workspace with its own installation keeps its requests.
+            teams = self._served_by_org(enterprise_id, noted)
+            self.stores.installations.delete_org(enterprise_id, teams=noted)
+            for team in noted:
+                self.clients.forget(team)  # a client kept for one of them may hold the org's token
         else:
             self.stores.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
             teams = {team_id} if team_id else set()
@@ -69,6 +73,17 @@ class Uninstalls:
         )
         return [approval for approval in found if approval is not None and approval.decision is None]
 
-    def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
-        """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves."""
+    def _noted_for_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
+        """Those of ``teams`` noted as served by the org-wide installation of ``enterprise_id`` (``remember_org``)."""
         return {team for team in teams if team and self.stores.installations.org_serving(team) == enterprise_id}
+
+    def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
+        """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves, not one of their own."""
+        installations = self.stores.installations
+        return {
+            team
+            for team in teams
+            if (serving := installations.for_team(team)) is not None
+            and serving.is_enterprise_install
+            and serving.enterprise_id == enterprise_id
+        }

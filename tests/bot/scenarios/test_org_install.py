@@ -131,3 +131,32 @@ def test_a_workspace_of_the_org_uninstalled_alone_leaves_the_org_s_install(insta
     installations = installed.services.stores.installations
     assert installations.find_installation(enterprise_id=ORG, team_id=None, is_enterprise_install=True) is not None
     assert installations.for_team(IN_ORG_B) is not None
+
+
+def test_the_org_s_uninstall_leaves_a_workspace_served_by_its_own_install(installed: OAuthBot) -> None:
+    # The org served IN_ORG_A once (the note stays), then IN_ORG_A installed the app itself: its own install serves it.
+    installed.ask(IN_ORG_A)
+    assert installed.services.stores.installations.org_serving(IN_ORG_A) == ORG
+    assert installed.install(IN_ORG_A) == 200
+    del installed.org_of[IN_ORG_A]
+    installed.services.clients.forget(IN_ORG_A)  # the org's token kept for it expires within 30 s
+    own = installed.ask(IN_ORG_A)
+    assert installed.tokens_used("chat.postMessage", CHANNELS[IN_ORG_A]) >= {"xoxb-t0orga"}
+    in_b = installed.ask(IN_ORG_B)
+
+    uninstall = slack_requests.event_callback({"type": "app_uninstalled"}, team=installed.request_team(IN_ORG_B))
+    assert installed.poster.post_event(uninstall).status == 200
+
+    approvals = installed.services.stores.approvals
+    assert approvals.find(in_b).decision.reason == UNINSTALLED  # type: ignore[union-attr]
+    assert approvals.find(own).decision is None  # type: ignore[union-attr]
+    installations = installed.services.stores.installations
+    kept = installations.for_team(IN_ORG_A)
+    assert kept is not None
+    assert kept.bot_token == "xoxb-t0orga"
+    assert installations.org_serving(IN_ORG_A) is None  # the org serves nothing any more
+    # IN_ORG_A goes on with its own install: a click decides, the update is sent with its token.
+    assert installed.click(IN_ORG_A, own) == 200
+    installed.drain()
+    assert approvals.find(own).decision.decision == "approve"  # type: ignore[union-attr]
+    assert installed.tokens_used("chat.update", CHANNELS[IN_ORG_A]) == {"xoxb-t0orga"}
