@@ -45,6 +45,7 @@ def test_events_and_the_command_match_the_listeners() -> None:
         "message.groups",
         "app_uninstalled",
         "tokens_revoked",
+        "team_access_revoked",
     }
     commands = {command["command"] for command in manifest["features"]["slash_commands"]}
     assert commands == {ids.AGENT_COMMAND, ids.APPROVALS_COMMAND}

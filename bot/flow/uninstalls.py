@@ -1,14 +1,16 @@
 """The app was removed from a workspace, or from an Enterprise Grid org: forget its installation, end what waits.
 
-Slack says so with ``app_uninstalled`` or ``tokens_revoked``.
+Slack says so with ``app_uninstalled`` or ``tokens_revoked``; with ``team_access_revoked`` when an org admin takes
+some workspaces away from the org-wide installation, which then ends in those as an uninstall would.
 
 Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
 it); nothing of another workspace is read for more than its team, nothing of it is changed. An org-wide install
-served every workspace of its org that a request came from (``Installations.remember_org``): its uninstall ends
-the pending requests of each of them.
+served every workspace of its org that a request came from (``Installations.remember_org``) and that has no
+installation of its own: its uninstall ends the pending requests of each of those.
 """
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -40,11 +42,37 @@ class Uninstalls:
         """
         pending = self._pending()
         if org_wide and enterprise_id:
-            teams = self._served_by_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
-            self.stores.installations.delete_org(enterprise_id, teams=teams)
+            noted = self._noted_for_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
+            # Read before the org's installation goes: a workspace with its own installation keeps its requests.
+            teams = self._served_by_org(enterprise_id, noted)
+            self.stores.installations.delete_org(enterprise_id, teams=noted)
+            for team in noted:
+                self.clients.forget(team)  # a client kept for one of them may hold the org's token
         else:
             self.stores.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
             teams = {team_id} if team_id else set()
+        return self._end(teams, pending, enterprise_id=enterprise_id, event="uninstalled")
+
+    def access_revoked(self, *, enterprise_id: str, team_ids: Iterable[str]) -> int:
+        """An org admin took ``team_ids`` from the org-wide installation of ``enterprise_id``; return how many expired.
+
+        Each of them that the installation served ends as its uninstall would; one it did not serve (never seen,
+        another org's, or served by its own installation) keeps its requests, and only the org's note goes.
+        """
+        noted = self._noted_for_org(enterprise_id, set(team_ids))
+        if not noted:
+            logger.info("enterprise_id=<%s> | team access revoked: none of the workspaces was served", enterprise_id)
+            return 0
+        teams = self._served_by_org(enterprise_id, noted)
+        self.stores.installations.forget_org_of(enterprise_id, teams=noted)
+        for team in noted:
+            self.clients.forget(team)
+        # Only a workspace the org served has requests to end: no scan of what waits otherwise.
+        pending = self._pending() if teams else []
+        return self._end(teams, pending, enterprise_id=enterprise_id, event="team_access_revoked")
+
+    def _end(self, teams: set[str], pending: list[Approval], *, enterprise_id: str | None, event: str) -> int:
+        """Expire what waits in ``teams`` among ``pending``, forget their App Home viewers; audit it as ``event``."""
         expired = 0
         for approval in pending:
             if approval.request.team_id in teams:
@@ -54,11 +82,9 @@ class Uninstalls:
             self.stores.home_viewers.forget_team(team)
             self.clients.forget(team)
         ended = ",".join(sorted(teams))
-        self.stores.audit.record(
-            "uninstalled", actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired
-        )
+        self.stores.audit.record(event, actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired)
         logger.info(
-            "team_id=<%s>, enterprise_id=<%s> | uninstalled: %d pending requests expired", ended, enterprise_id, expired
+            "team_id=<%s>, enterprise_id=<%s> | %s: %d pending requests expired", ended, enterprise_id, event, expired
         )
         return expired
 
@@ -69,6 +95,17 @@ class Uninstalls:
         )
         return [approval for approval in found if approval is not None and approval.decision is None]
 
-    def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
-        """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves."""
+    def _noted_for_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
+        """Those of ``teams`` noted as served by the org-wide installation of ``enterprise_id`` (``remember_org``)."""
         return {team for team in teams if team and self.stores.installations.org_serving(team) == enterprise_id}
+
+    def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
+        """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves, not one of their own."""
+        installations = self.stores.installations
+        return {
+            team
+            for team in teams
+            if (serving := installations.for_team(team)) is not None
+            and serving.is_enterprise_install
+            and serving.enterprise_id == enterprise_id
+        }

@@ -3,10 +3,10 @@
 Bolt 1.30 indexes ``view.type`` of every view submission, ``actions[0]`` of every block action and
 ``event.type`` of every event, and reads ``user``, ``channel``, ``team`` and ``enterprise`` (each a
 string or an object with an ``id``) while it builds its context, before any listener runs. The
-listeners then read the event's user, channel, ts and text. A signed payload with another shape
-would fail the same way on every delivery: it is refused here with the field named (a 400 over
-HTTP; over Socket Mode, acked and dropped so that Slack does not redeliver it). What passes is
-typed for the listeners in ``bot.slack.payloads``.
+listeners then read the event's user, channel, ts and text, and a ``team_access_revoked``'s
+``team_ids``. A signed payload with another shape would fail the same way on every delivery: it is
+refused here with the field named (a 400 over HTTP; over Socket Mode, acked and dropped so that
+Slack does not redeliver it). What passes is typed for the listeners in ``bot.slack.payloads``.
 """
 
 import json
@@ -64,6 +64,10 @@ def _event_callback_problem(event: Any) -> str | None:
         return _fields_problem(event, kind, required=required)
     if kind == "app_home_opened":
         return _fields_problem(event, kind, required=("user",))
+    if kind == "team_access_revoked":
+        team_ids = event.get("team_ids")
+        if not isinstance(team_ids, list) or not all(_is_text(team) for team in team_ids):
+            return f"malformed {kind} event: event.team_ids must be a list of strings"
     return None
 
 

@@ -130,6 +130,13 @@ class HomeOpenedEvent(TypedDict):
     tab: NotRequired[str]
 
 
+class TeamAccessEvent(TypedDict):
+    """A ``team_access_revoked`` event: workspaces an org admin took from the org-wide installation."""
+
+    type: str
+    team_ids: list[str]
+
+
 class SlashCommand(TypedDict):
     """A slash command's form."""
 

@@ -131,15 +131,19 @@ class Installations(InstallationStore):
         return None if enterprise_id is None else as_text(enterprise_id)
 
     def delete_org(self, enterprise_id: str, *, teams: Iterable[str]) -> None:
-        """Forget the org-wide installation of ``enterprise_id``, and which of ``teams`` it served.
+        """Forget the org-wide installation of ``enterprise_id``, and which of ``teams`` it served."""
+        self._redis.delete(keys.installation(team_id=None, enterprise_id=enterprise_id, org_wide=True))
+        self.forget_org_of(enterprise_id, teams=teams)
+        logger.info("enterprise_id=<%s> | org-wide installation deleted", enterprise_id)
+
+    def forget_org_of(self, enterprise_id: str, *, teams: Iterable[str]) -> None:
+        """Forget that the org-wide installation of ``enterprise_id`` serves each of ``teams`` (``remember_org``).
 
         A team another org serves keeps its note.
         """
-        self._redis.delete(keys.installation(team_id=None, enterprise_id=enterprise_id, org_wide=True))
         for team_id in teams:
             if self.org_serving(team_id) == enterprise_id:
                 self._redis.delete(keys.installation_org(team_id))
-        logger.info("enterprise_id=<%s> | org-wide installation deleted", enterprise_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Forget the installation serving ``team_id`` (or the org, without a team): its bot token is gone."""

@@ -1,4 +1,6 @@
-"""OAuth mode: the app leaves a workspace or an org (``app_uninstalled``, or its bot token revoked: ``tokens_revoked``).
+"""OAuth mode: the app leaves a workspace or an org (``app_uninstalled``, ``tokens_revoked``), or an org's workspaces.
+
+An org admin takes workspaces from an org-wide install with ``team_access_revoked``.
 
 An org-wide (Enterprise Grid) install's envelope says so in ``authorizations[0].is_enterprise_install`` (Bolt reads
 it into ``context.is_enterprise_install``), and may name one of the org's workspaces in ``team_id`` too.
@@ -10,7 +12,7 @@ from slack_bolt import App, BoltContext
 
 from bot.flow.uninstalls import Uninstalls
 from bot.services import Services
-from bot.slack.payloads import EventCallback
+from bot.slack.payloads import EventCallback, TeamAccessEvent
 
 
 def register(app: App, services: Services) -> None:
@@ -32,5 +34,17 @@ def register(app: App, services: Services) -> None:
             return  # only user tokens, and the bot keeps none
         uninstalled(body, context)
 
+    def access_revoked(body: EventCallback, event: TeamAccessEvent, context: BoltContext) -> None:
+        # Bolt does not authorize this event (no installation is read for it): the org comes from the envelope.
+        enterprise_id = body.get("enterprise_id") or context.enterprise_id
+        if not enterprise_id:
+            return  # only an org's installation is ever taken from a workspace
+        team_ids = event["team_ids"]
+        delivery = body.get("event_id") or f"team_access_revoked:{enterprise_id}:{','.join(sorted(team_ids))}"
+        if not services.stores.event_deliveries.first(str(delivery)):
+            return  # Slack redelivered it
+        uninstalls.access_revoked(enterprise_id=enterprise_id, team_ids=team_ids)
+
     app.event("app_uninstalled")(uninstalled)
     app.event("tokens_revoked")(revoked)
+    app.event("team_access_revoked")(access_revoked)

@@ -1,6 +1,6 @@
 """Installations and OAuth states in Redis (Bolt's stores): kept per workspace or org, found for the team a call is
-for, forgotten on uninstall (an org's with the notes of the workspaces it served), a state consumed once; an
-unreadable record serves nobody and breaks nothing."""
+for, forgotten on uninstall (an org's with the notes of the workspaces it served, which it also forgets when they are
+taken from it), a state consumed once; an unreadable record serves nobody and breaks nothing."""
 
 import pytest
 import redis
@@ -81,6 +81,20 @@ def test_deleting_an_org_s_install_forgets_the_workspaces_it_served_only(redis_c
     found = installations.for_team("T0ELSE")  # another org's workspace keeps its note
     assert found is not None
     assert found.bot_token == "xoxb-E0OTHER"
+
+
+def test_an_org_forgets_the_workspaces_taken_from_it_only(redis_client: redis.Redis) -> None:
+    installations = Installations(redis_client)
+    installations.save(_installation(None, enterprise_id="E0ORG", org_wide=True))
+    installations.save(_installation(None, enterprise_id="E0OTHER", org_wide=True))
+    for team_id in ("T0ONE", "T0TWO"):
+        installations.remember_org(team_id, "E0ORG")
+    installations.remember_org("T0ELSE", "E0OTHER")
+    installations.forget_org_of("E0ORG", teams=["T0ONE", "T0ELSE", "T0NEVER"])
+    assert installations.for_team("T0ONE") is None
+    assert installations.org_serving("T0TWO") == "E0ORG"
+    assert installations.org_serving("T0ELSE") == "E0OTHER"
+    assert installations.find_bot(enterprise_id="E0ORG", team_id=None, is_enterprise_install=True) is not None
 
 
 def test_an_unreadable_installation_serves_nobody(redis_client: redis.Redis) -> None:
