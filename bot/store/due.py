@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from redis.cluster import RedisCluster
 from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
 from bot.store import keys, scripts
 from bot.store.pipelined import run_each
+from bot.store.shard_trouble import ShardRests, each_shard
 from state.text import lossless_text
 
 logger = logging.getLogger(__name__)
@@ -235,21 +237,24 @@ class DueQueue:
         return self.clock()
 
 
-def lease_each(client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int) -> list[Leased]:
-    """``DueQueue.lease`` of every queue (up to ``limit`` each), in one pipeline.
+def lease_each(
+    client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int, rests: ShardRests
+) -> list[Leased]:
+    """``DueQueue.lease`` of every queue (one per shard, in shard order; up to ``limit`` each), in one pipeline.
 
-    One round trip on one server however many shards, one per master on a cluster.
+    One round trip on one server however many shards; on a cluster one call per master, a master in trouble
+    costing its own shard only (``bot.store.shard_trouble``).
     """
     if not queues:
         return []
     now_ms, lease_ms = queues[0].now_ms(), int(lease_s * 1000)
     return [
         Leased(now_ms + lease_ms, [(entry_id, entry) for entry_id, entry, _claims in claimed])
-        for claimed in _claim_each(client, queues, now_ms, lease_ms=lease_ms, limit=limit)
+        for claimed in _claim_each(client, queues, now_ms, lease_ms=lease_ms, limit=limit, rests=rests)
     ]
 
 
-def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue]) -> float | None:
+def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue], *, rests: ShardRests) -> float | None:
     """Seconds until the soonest entry of any of ``queues`` is due.
 
     0: one is due now; ``None``: all are empty. In one pipeline (as ``lease_each``). A claimed entry counts as due when
@@ -257,27 +262,36 @@ def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue]) -> float | No
     """
     if not queues:
         return None
-    pipeline = client.pipeline(transaction=False)
-    for queue in queues:
-        pipeline.zrange(queue.due_key, 0, 0, withscores=True)
-    soonest = [float(rows[0][1]) for rows in pipeline.execute() if rows]
+    if isinstance(client, RedisCluster):
+        firsts = _each_apart(queues, lambda queue: queue.client.zrange(queue.due_key, 0, 0, withscores=True), rests)
+    else:
+        pipeline = client.pipeline(transaction=False)
+        for queue in queues:
+            pipeline.zrange(queue.due_key, 0, 0, withscores=True)
+        firsts = pipeline.execute()
+    soonest = [float(rows[0][1]) for rows in firsts if rows]
     if not soonest:
         return None
     return max(0.0, (min(soonest) - queues[0].now_ms()) / 1000)
 
 
 def claim_counted_each(
-    client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int
+    client: redis.Redis, queues: Sequence[DueQueue], *, lease_s: float, limit: int, rests: ShardRests
 ) -> list[list[tuple[str, str, int]]]:
     """``DueQueue.claim_counted`` of every queue (up to ``limit`` each), in one pipeline (as ``lease_each``)."""
     if not queues:
         return []
-    return _claim_each(client, queues, queues[0].now_ms(), lease_ms=int(lease_s * 1000), limit=limit)
+    return _claim_each(client, queues, queues[0].now_ms(), lease_ms=int(lease_s * 1000), limit=limit, rests=rests)
 
 
 def _claim_each(
-    client: redis.Redis, queues: Sequence[DueQueue], now_ms: int, *, lease_ms: int, limit: int
+    client: redis.Redis, queues: Sequence[DueQueue], now_ms: int, *, lease_ms: int, limit: int, rests: ShardRests
 ) -> list[list[tuple[str, str, int]]]:
+    if isinstance(client, RedisCluster):
+        # A pipeline over every master fails whole when one does, and what the others leased would wait out its
+        # lease unseen: each master is asked on its own.
+        return _each_apart(queues, lambda queue: queue._claim_at(now_ms, lease_ms=lease_ms, limit=limit), rests)
+
     def run() -> list[Any]:
         pipeline = client.pipeline(transaction=False)
         for queue in queues:
@@ -297,3 +311,8 @@ def _claim_each(
         texts = [lossless_text(item) for item in reply]
         claimed.append([(texts[index], texts[index + 1], int(texts[index + 2])) for index in range(0, len(texts), 3)])
     return claimed
+
+
+def _each_apart(queues: Sequence[DueQueue], read: Callable[[DueQueue], Any], rests: ShardRests) -> list[Any]:
+    """``read`` of each queue (one per shard, in shard order) on its own (``each_shard``); a missing one's as ``[]``."""
+    return each_shard(len(queues), lambda shard: read(queues[shard]), rests, what="a due queue's read", missing=[])

@@ -18,7 +18,7 @@ read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -29,6 +29,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
+from bot.store.shard_trouble import ShardRests, each_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
 
@@ -167,6 +168,7 @@ class JobQueue:
         """Remember the client; call ``ensure_group`` once before reading."""
         self._client = client
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
+        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
         self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB)
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
@@ -207,16 +209,28 @@ class JobQueue:
         if not self._streams_apart:
             streams = {keys.jobs(shard): ">" for shard in keys.shards()}
             return self._read(consumer, streams, count=count, block_ms=block_ms)
-        reads = self._client.pipeline(transaction=False)  # one round trip per master
-        for shard in keys.shards():
-            reads.xreadgroup(keys.JOBS_GROUP, consumer, {keys.jobs(shard): ">"}, count=count)
-        jobs = [job for response in reads.execute() for job in _jobs_of(response)]
+        # Each master on its own: a pipeline fails whole when one does, and the jobs the others handed over would
+        # wait, this consumer's, until another worker claimed them as stale.
+        jobs = [
+            job
+            for response in self._each_shard(
+                lambda shard: self._client.xreadgroup(keys.JOBS_GROUP, consumer, {keys.jobs(shard): ">"}, count=count),
+                what="the job stream's read",
+            )
+            for job in _jobs_of(response)
+        ]
         if jobs:
             return jobs
         # Nothing anywhere: wait on one shard, a different one each time, briefly, so a job on another
         # shard waits little (the caller reads again at once).
         shard = self._next_blocking = (self._next_blocking + 1) % len(keys.shards())
+        if self._rests.resting(shard):
+            return []
         return self._read(consumer, {keys.jobs(shard): ">"}, count=count, block_ms=min(block_ms, CLUSTER_WAIT_MS))
+
+    def _each_shard(self, read: Callable[[int], Any], *, what: str) -> list[Any]:
+        """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``None``."""
+        return each_shard(len(keys.shards()), read, self._rests, what=what, missing=None)
 
     def _read(self, consumer: str, streams: dict[str, str], *, count: int, block_ms: int | None) -> list[Job]:
         response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
@@ -227,12 +241,20 @@ class JobQueue:
 
         Up to ``count`` per shard.
         """
-        looks = self._client.pipeline(transaction=False)  # one round trip per master
-        for shard in keys.shards():
-            looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+
+        def look(shard: int) -> Any:
+            return self._client.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+
+        if self._streams_apart:
+            responses = self._each_shard(look, what="the job stream's claim")
+        else:
+            looks = self._client.pipeline(transaction=False)  # one round trip
+            for shard in keys.shards():
+                looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+            responses = looks.execute()
         jobs = []
-        for shard, response in zip(keys.shards(), looks.execute(), strict=True):
-            for entry_id, fields in response[1]:
+        for shard, response in zip(keys.shards(), responses, strict=True):
+            for entry_id, fields in response[1] if response else ():
                 if fields is None:  # deleted while pending
                     continue
                 deliveries = self._deliveries(shard, as_text(entry_id))

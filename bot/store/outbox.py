@@ -33,6 +33,7 @@ from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
+from bot.store.shard_trouble import SHARD_TROUBLE, ShardRests
 from bot.store.waits import bounded_wait_s
 from state.text import as_text, bytes_of
 
@@ -153,6 +154,7 @@ class Outbox:
         )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
+        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
     @property
     def _queue(self) -> DueQueue:
@@ -187,7 +189,7 @@ class Outbox:
         One per master on a cluster: a dispatcher woken by a new entry asks once, not once per shard.
         """
         claimed: list[OutboxEntry] = []
-        every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit)
+        every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit, rests=self._rests)
         for shard, entries in enumerate(every_shard):
             for entry_id, text, claims in entries:
                 try:
@@ -308,7 +310,7 @@ class Outbox:
 
     def next_due_s(self) -> float | None:
         """Seconds until the soonest entry is due, on any shard (0: one is due now; ``None``: none waits)."""
-        return soonest_due_s(self._client, self._queues)
+        return soonest_due_s(self._client, self._queues, rests=self._rests)
 
     def now_ms(self) -> int:
         """The outbox's current time (its leases and due times run on it)."""
@@ -324,8 +326,12 @@ class Outbox:
         deadline = time.monotonic() + timeout
         while True:
             for shard in keys.shards():
-                if self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S):
-                    return
+                if not self._rests.resting(shard):
+                    try:
+                        if self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S):
+                            return
+                    except SHARD_TROUBLE as error:
+                        self._rests.rest(shard, error, what="the outbox's wait")
                 if time.monotonic() >= deadline:
                     return
 

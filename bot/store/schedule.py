@@ -16,6 +16,7 @@ from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.records import ApprovalRequest
 from bot.store import keys
 from bot.store.due import DueQueue, FencedWrites, lease_each
+from bot.store.shard_trouble import ShardRests
 
 ScheduleKind = Literal["remind", "escalate", "expire"]
 
@@ -68,6 +69,7 @@ class Schedule:
         self._queues = DueQueue.per_shard(
             client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
         )
+        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
@@ -92,7 +94,7 @@ class Schedule:
 
         Each entry goes to one caller.
         """
-        leases = lease_each(self._client, self._queues, lease_s=self.lease_s, limit=limit)
+        leases = lease_each(self._client, self._queues, lease_s=self.lease_s, limit=limit, rests=self._rests)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
             for queue, leased in zip(self._queues, leases, strict=True)
