@@ -154,9 +154,12 @@ class Settings(LogSettings, PolicyDefaults):
     retention_days: int = Field(default=30, ge=1)
     """How long decided approvals and idle sessions are kept."""
     audit_max_entries: int = Field(default=1_000_000, ge=1)
-    """How many audit events are kept, all shards together: the worker trims the oldest beyond."""
+    """How many audit events are kept, all shards together, approximately: each shard keeps at least its share
+    (this divided by ``REDIS_SHARDS``, rounded up) and under 100 more, as Redis trims whole stream nodes. The worker
+    has Redis trim the oldest beyond every minute, reading none of them."""
     audit_keep_unexported: bool = False
-    """``true``: trimming never drops events newer than the last ``python -m bot audit export``."""
+    """``true``: trimming never drops events newer than the last ``python -m bot audit export`` (each trim then reads
+    at most 1,000 of a shard's oldest exported events, to cut no later than the export)."""
     redis_retry_seconds: float = Field(default=2.0, ge=0, le=60)
     """How long one Redis command retries a lost connection in place (backoff 0.1 s doubling to 1 s) before failing.
 
