@@ -80,7 +80,8 @@ class Services:
             InstalledClients(stores.installations, template=self.slack) if settings.oauth else OneWorkspace(self.slack)
         )
         """Each workspace's client: the one token's, or (OAuth) its installation's."""
-        self.policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
+        policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
+        self.policies = policies.with_default_expiry(settings.default_expiry)
         self.modals = Modals(stores=stores)
         directory = Directory(clients=self.clients, redis_client=redis_client)
         self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)

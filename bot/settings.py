@@ -5,8 +5,10 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.domain.durations import Seconds
 from bot.domain.errors import SetupError
 from bot.observe.logs import LogFormat, LogLevel
 from bot.store.token_seal import key_problem
@@ -89,7 +91,30 @@ class LogSettings(BaseSettings):
         return bool(self.otel_exporter_otlp_endpoint or self.otel_exporter_otlp_traces_endpoint)
 
 
-class Settings(LogSettings):
+class PolicyDefaults(BaseSettings):
+    """What applies where the policy file says nothing (``python -m bot policy check`` reads these alone)."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore")
+
+    default_expiry: Seconds = Field(default="7d", validate_default=True)
+    """How long a request waits, under a rule (or the ``default`` section) that sets no ``expiry``, before it ends as
+    expired: the agent is told it expired (a question, that nobody answered), never that a person denied it. A
+    duration as the policy file writes one (``90``, ``15m``, ``1h30m``, ``7d``); a rule says ``expiry: never`` to
+    wait until decided (docs/policy.md)."""
+
+    @field_validator("default_expiry", mode="before")
+    @classmethod
+    def _whole_seconds(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip() == "never":
+            # Waiting forever is each rule's own choice, said where a reader of the policy sees it.
+            raise PydanticCustomError(
+                "duration", "must be a duration: a rule that waits until decided says 'expiry: never' itself"
+            )
+        # The environment holds text: "90" is ninety seconds, as 90 is in a policy file.
+        return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+class Settings(LogSettings, PolicyDefaults):
     """Everything the bot reads from its environment."""
 
     slack_bot_token: SecretStr | None = None
@@ -129,9 +154,12 @@ class Settings(LogSettings):
     retention_days: int = Field(default=30, ge=1)
     """How long decided approvals and idle sessions are kept."""
     audit_max_entries: int = Field(default=1_000_000, ge=1)
-    """How many audit events are kept, all shards together: the worker trims the oldest beyond."""
+    """How many audit events are kept, all shards together, approximately: each shard keeps at least its share
+    (this divided by ``REDIS_SHARDS``, rounded up) and under 100 more, as Redis trims whole stream nodes. The worker
+    has Redis trim the oldest beyond every minute, reading none of them."""
     audit_keep_unexported: bool = False
-    """``true``: trimming never drops events newer than the last ``python -m bot audit export``."""
+    """``true``: trimming never drops events newer than the last ``python -m bot audit export`` (each trim then reads
+    at most 1,000 of a shard's oldest exported events, to cut no later than the export)."""
     redis_retry_seconds: float = Field(default=2.0, ge=0, le=60)
     """How long one Redis command retries a lost connection in place (backoff 0.1 s doubling to 1 s) before failing.
 
@@ -191,6 +219,18 @@ def load_log_settings() -> LogSettings:
     """
     try:
         return LogSettings()
+    except ValidationError as error:
+        raise _invalid(error) from error
+
+
+def load_policy_defaults() -> PolicyDefaults:
+    """Read ``DEFAULT_EXPIRY``.
+
+    Raises:
+        ConfigError: Naming the variable that is malformed.
+    """
+    try:
+        return PolicyDefaults()
     except ValidationError as error:
         raise _invalid(error) from error
 

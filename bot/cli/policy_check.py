@@ -2,7 +2,8 @@
 
 Loads the policy file as the bot does (the same errors, with file, line and field; exit status 2), then weighs
 the rules for the sample call in order, saying for each what its condition answered, and prints the policy that
-applies: its tier, who may decide, and what a ``deny`` tells the agent. Needs nothing else (no Redis, no Slack).
+applies: its tier, who may decide, when the request expires (``DEFAULT_EXPIRY`` where the rule sets no ``expiry``)
+and what a ``deny`` tells the agent. Needs nothing else (no Redis, no Slack).
 """
 
 import argparse
@@ -14,12 +15,20 @@ from agent.approval import APPROVAL_INTERRUPT
 from bot.cli.exits import fail
 from bot.domain.policy import PolicyBook, Weighed
 from bot.domain.policy_file import PolicyError, load_policy
+from bot.domain.policy_rules import DEFAULT_POLICY_NAME, Policy
+from bot.render.texts.times import for_duration
+from bot.settings import ConfigError, load_policy_defaults
 
 _MENTION = re.compile(r"<(?:@|!subteam\^)(?P<id>[A-Z0-9]+)>")
 _TIERS = {
     "ask": "asked: people decide",
     "allow": "allowed: runs without asking (audited)",
     "deny": "refused: nobody is asked",
+}
+_OUTCOMES = {
+    "deny": "it ends as expired (the agent is told so)",
+    "keep": "the thread is told, and it stays pending",
+    "approve": "it is approved automatically (low risk)",
 }
 
 
@@ -41,15 +50,21 @@ def main(argv: list[str]) -> int:
         return fail("--input: must be a JSON object, the call's arguments")
     try:
         book = load_policy(args.file)
-    except PolicyError as error:
+        default_expiry = load_policy_defaults().default_expiry
+    except (PolicyError, ConfigError) as error:
         return fail(error)
-    for line in explain(book, tool=args.tool, tool_input=tool_input, interrupt_name=args.interrupt):
+    lines = explain(
+        book, tool=args.tool, tool_input=tool_input, interrupt_name=args.interrupt, default_expiry=default_expiry
+    )
+    for line in lines:
         print(line)
     return 0
 
 
-def explain(book: PolicyBook, *, tool: str, tool_input: dict[str, object], interrupt_name: str) -> list[str]:
-    """The lines ``policy check`` prints for one call."""
+def explain(
+    book: PolicyBook, *, tool: str, tool_input: dict[str, object], interrupt_name: str, default_expiry: int
+) -> list[str]:
+    """The lines ``policy check`` prints for one call, ``default_expiry`` (seconds) applying where no expiry is set."""
     lines = [f"call: {tool} {json.dumps(tool_input, ensure_ascii=False)[:500]}"]
     weighed = book.weigh(tool, tool_input)
     lines += [_line(entry) for entry in weighed]
@@ -65,7 +80,22 @@ def explain(book: PolicyBook, *, tool: str, tool_input: dict[str, object], inter
     elif policy.tier == "ask":
         who = _MENTION.sub(lambda mention: mention["id"], policy.approvers_text())  # the terminal shows no mrkdwn
         lines.append(f"who decides: {who}; quorum {policy.quorum}")
+        effective = book.with_default_expiry(default_expiry).for_call(
+            tool=tool, interrupt_name=interrupt_name, tool_input=tool_input
+        )
+        lines.append(_expiry_line(policy, effective))
     return lines
+
+
+def _expiry_line(policy: Policy, effective: Policy) -> str:
+    ends = effective.ends
+    if ends is None:
+        return "expiry: never (it waits until someone decides)"
+    said = f"expiry: after {for_duration(ends.after)}, {_OUTCOMES[ends.outcome]}"
+    if policy.expiry is not None:
+        return said
+    setter = "the default section" if policy.name == DEFAULT_POLICY_NAME else "the rule"
+    return f"{said}: DEFAULT_EXPIRY, as {setter} sets none"
 
 
 def _line(entry: Weighed) -> str:

@@ -10,11 +10,13 @@ escalation:
 claim: {pause: 30m}                    # "I'm looking": pauses the ladder
 reminders: {every: 10m}                # a nudge in the thread while pending
 expiry: {after: 4h, outcome: deny}     # deny | keep | approve (approve: low_risk rules only)
+expiry: never                          # waits until decided; unset: DEFAULT_EXPIRY, then denied as expired
 """
 
-from typing import Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic_core import PydanticCustomError
 
 from bot.domain.durations import Seconds
 from bot.domain.required import at_least_one
@@ -78,3 +80,22 @@ class Expiry(_Section):
     outcome: Literal["deny", "keep", "approve"]
     """``deny``: it ends as expired (the agent is told so, never that a person denied it); ``keep``: it stays
     pending; ``approve``: approved automatically, only on a rule with ``low_risk: true``."""
+
+
+NEVER: Final = "never"
+"""``expiry: never``: the request waits until someone decides, whatever the deployment's default expiry."""
+
+
+def _expiry_or_never(value: Any, _handler: ValidatorFunctionWrapHandler) -> Any:
+    """``never``, or an ``Expiry`` section with its own errors at their keys (a plain union would report both arms)."""
+    if value is None or value == NEVER:
+        return value
+    if isinstance(value, dict | Expiry):
+        return Expiry.model_validate(value)
+    raise PydanticCustomError(
+        "expiry", "expected 'never' or a section with 'after' and 'outcome', got '{value}'", {"value": value}
+    )
+
+
+ExpiryKey = Annotated[Expiry | Literal["never"] | None, WrapValidator(_expiry_or_never)]
+"""The ``expiry`` key: a section, ``never``, or unset (the deployment's default applies)."""

@@ -47,7 +47,7 @@ from pydantic import Field, StrictStr, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
 
 from bot.domain import conditions
-from bot.domain.ladder import Level
+from bot.domain.ladder import Expiry, Level
 from bot.domain.oncall import Rotation
 from bot.domain.policy_rules import (
     DEFAULT_POLICY_NAME,
@@ -82,6 +82,19 @@ class PolicyBook(PolicyModel):
     def default(cls) -> "PolicyBook":
         """The built-in policy: anyone in the channel but the requester decides; no reason required."""
         return cls()
+
+    def with_default_expiry(self, after_s: int) -> "PolicyBook":
+        """This book, each rule (and the default section) that sets no ``expiry`` ending as expired after ``after_s``.
+
+        ``DEFAULT_EXPIRY``: no request waits forever unless its rule says ``expiry: never``.
+        """
+        default = Expiry(after=after_s, outcome="deny")
+        return self.model_copy(
+            update={
+                "default_settings": self.default_settings.or_expiring(default),
+                "rules": tuple(rule.or_expiring(default) for rule in self.rules),
+            }
+        )
 
     @property
     def default_policy(self) -> Policy:

@@ -26,7 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from agent.approval import ResponseShape
 from bot.domain import conditions
 from bot.domain.grants import GrantTerms
-from bot.domain.ladder import Claim, Escalation, Expiry, Reminders
+from bot.domain.ladder import Claim, Escalation, Expiry, ExpiryKey, Reminders
 from bot.domain.patterns import NAME_PATTERN, published, whole_match
 from bot.domain.records import ApproverSet, LevelRecord, PolicySummary
 from bot.domain.required import at_least_one
@@ -132,14 +132,16 @@ class PolicySettings(PolicyModel):
     escalation: Escalation | None = None
     claim: Claim | None = None
     reminders: Reminders | None = None
-    expiry: Expiry | None = None
+    expiry: ExpiryKey = None
+    """After ``after``, the request ends with ``outcome`` (``keep`` leaves it pending); ``never``: it waits until
+    decided. Unset: it ends as expired after ``DEFAULT_EXPIRY`` (the deployment's setting, 7 days unless set)."""
     grants: GrantTerms | None = None
     """Standing approvals offered with each request ("Approve + allow 1h"); none unless listed."""
 
     @model_validator(mode="after")
     def _auto_approve_only_low_risk(self) -> Self:
         errors = []
-        if self.expiry is not None and self.expiry.outcome == "approve" and not self.low_risk:
+        if self.ends is not None and self.ends.outcome == "approve" and not self.low_risk:
             errors.append(
                 file_error(("expiry", "outcome"), "'approve' on expiry needs 'low_risk: true' on the same rule")
             )
@@ -149,6 +151,15 @@ class PolicySettings(PolicyModel):
         if errors:
             raise ValidationError.from_exception_data(type(self).__name__, errors)
         return self
+
+    @property
+    def ends(self) -> Expiry | None:
+        """The expiry the request gets: ``None`` when it waits until decided (``never``, or unset without a default)."""
+        return self.expiry if isinstance(self.expiry, Expiry) else None
+
+    def or_expiring(self, default: Expiry) -> Self:
+        """These settings, with ``default`` as the expiry unless they set one (or say ``never``)."""
+        return self if self.expiry is not None else self.model_copy(update={"expiry": default})
 
 
 class Policy(PolicySettings):
@@ -198,8 +209,8 @@ class Policy(PolicySettings):
             repeat=self.escalation.repeat if self.escalation else 0,
             claim_pause_s=self.claim.pause if self.claim else None,
             remind_every_s=self.reminders.every if self.reminders else None,
-            expire_after_s=self.expiry.after if self.expiry else None,
-            expiry_outcome=self.expiry.outcome if self.expiry else None,
+            expire_after_s=self.ends.after if self.ends else None,
+            expiry_outcome=self.ends.outcome if self.ends else None,
             response=self.response,
             tier=self.tier,
             message=self.message,
@@ -308,7 +319,7 @@ def strictest(policies: Sequence[Policy]) -> Policy:
         escalation=ladder.escalation if ladder else None,
         claim=ladder.claim if ladder else None,
         reminders=min(reminders, key=lambda nudge: nudge.every) if reminders else None,
-        expiry=_strictest_expiry([policy.expiry for policy in policies]),
+        expiry=_strictest_expiry([policy.ends for policy in policies]),
         tier=_strictest_tier(policies),
         edits=max((policy.edits for policy in policies), key=_EDITS_STRICTNESS.index),
         trust=all(policy.trust for policy in policies),

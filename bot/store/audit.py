@@ -3,9 +3,9 @@ r"""The audit trail: every request, vote, decision, claim, reminder, escalation,
 Appended to a Redis stream (one per shard: an event goes with its session's records); exported as JSON lines or CSV,
 every shard merged by time; trimmed by policy.
 
-Trimming keeps the streams bounded (``max_entries`` in all). With ``keep_unexported``, nothing newer
-than the last export is ever trimmed, whatever the bound: an operator who exports regularly
-loses nothing.
+Trimming keeps the streams bounded (``max_entries`` in all, approximately: each shard keeps its share), on the
+server, never reading a stream into the worker. With ``keep_unexported``, nothing newer than the last export is
+ever trimmed, whatever the bound: an operator who exports regularly loses nothing.
 
 One damaged entry never stops an export: bytes that are not UTF-8 are shown escaped (``\xff``),
 a time that is not a number is taken from the entry's id, and details that do not parse (or nest
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TextIO
+from typing import Any, Final, Literal, TextIO
 
 import redis
 
@@ -31,6 +31,8 @@ from state.text import as_text, shown
 ExportFormat = Literal["jsonl", "csv"]
 CSV_COLUMNS = ("id", "at", "event", "actor", "session_id", "details")
 _PAGE = 1000
+TRIM_PAGE: Final = 1000
+"""With ``keep_unexported``, how many of a shard's oldest exported events one trim reads, at most, to find its cut."""
 
 
 @dataclass(frozen=True)
@@ -142,47 +144,53 @@ class Audit:
         return count
 
     def trim(self, *, max_entries: int, keep_unexported: bool) -> int:
-        """Drop the oldest events beyond ``max_entries`` in all shards (never unexported ones if asked).
+        """Drop each shard's oldest events beyond its share of ``max_entries`` (never unexported ones if asked).
+
+        Approximate, by the server (``XTRIM ~``): a shard keeps at least ``ceil(max_entries / shards)`` events (events
+        go to shards by session, so the shares are about even), plus less than one stream node (100 events at most
+        by default): only whole nodes are dropped, at most 10,000 events per shard and call (Redis' default
+        ``LIMIT``). Without ``keep_unexported`` nothing is read; with it, at most ``TRIM_PAGE`` of each shard's
+        oldest exported events.
 
         Returns how many were dropped.
         """
-        lengths = {shard: int(self._client.xlen(keys.audit(shard))) for shard in keys.shards()}
-        if sum(lengths.values()) <= max_entries:
-            return 0
-        # The newest max_entries over every shard are kept: each shard is cut at its oldest one kept.
-        newest: list[tuple[tuple[int, int], int]] = []
-        for shard, length in lengths.items():
-            if length and max_entries:
-                page: Any = self._client.xrevrange(keys.audit(shard), count=max_entries)
-                newest.extend((_stream_id(as_text(entry_id)), shard) for entry_id, _fields in page)
-        kept = sorted(newest, reverse=True)[:max_entries]
-        removed = 0
-        for shard, length in lengths.items():
-            if not length:
-                continue
-            own = [stream_id for stream_id, kept_shard in kept if kept_shard == shard]
-            cut = min(own) if own else _next_id(_stream_id(self._last_id(shard)))
-            removed += self._trim(shard, cut=cut, keep_unexported=keep_unexported)
-        return removed
-
-    def _trim(self, shard: int, *, cut: tuple[int, int], keep_unexported: bool) -> int:
+        shards = keys.shards()
+        keep = -(-max_entries // len(shards))
         if keep_unexported:
-            exported = self._client.get(keys.audit_exported(shard))
-            first_unexported = _next_id(_stream_id(as_text(exported))) if exported else (0, 0)
-            cut = min(cut, first_unexported)
-        if cut == (0, 0):
+            looks = self._client.pipeline(transaction=False)  # one round trip per master
+            for shard in shards:
+                looks.get(keys.audit_exported(shard))
+                looks.xlen(keys.audit(shard))
+            answers = looks.execute()
+            marks, lengths = answers[::2], answers[1::2]
+            return sum(
+                self._trim_exported(shard, exported, excess=int(length) - keep)
+                for shard, exported, length in zip(shards, marks, lengths, strict=True)
+                if exported is not None and int(length) > keep
+            )
+        trims = self._client.pipeline(transaction=False)  # one round trip per master
+        for shard in shards:
+            trims.xtrim(keys.audit(shard), maxlen=keep, approximate=True)
+        return sum(int(removed) for removed in trims.execute())
+
+    def _trim_exported(self, shard: int, exported: bytes | str, *, excess: int) -> int:
+        """Drop up to ``excess`` of ``shard``'s oldest events, none after ``exported`` (its last export).
+
+        ``XTRIM`` takes one bound, a length or an id; this needs the shorter of two prefixes, the events beyond the
+        bound and the exported ones. So it reads the oldest exported events, no more than the excess (nor a page),
+        and cuts after the last of them: whatever the server drops is exported and beyond the bound.
+        """
+        stream = keys.audit(shard)
+        oldest: Any = self._client.xrange(stream, min="-", max=as_text(exported), count=min(excess, TRIM_PAGE))
+        if not oldest:
             return 0
-        removed = self._client.xtrim(keys.audit(shard), minid=f"{cut[0]}-{cut[1]}", approximate=False)
-        return int(removed)
+        cut = _next_id(_stream_id(as_text(oldest[-1][0])))
+        return int(self._client.xtrim(stream, minid=f"{cut[0]}-{cut[1]}", approximate=True))
 
     def _mark_exported(self, shard: int, entry_id: str) -> None:
         previous = self._client.get(keys.audit_exported(shard))
         if previous is None or _stream_id(as_text(previous)) < _stream_id(entry_id):
             self._client.set(keys.audit_exported(shard), entry_id)
-
-    def _last_id(self, shard: int) -> str:
-        last: Any = self._client.xrevrange(keys.audit(shard), count=1)
-        return as_text(last[0][0]) if last else "0-0"
 
 
 def read_export(text: str, fmt: ExportFormat) -> list[AuditEntry]:

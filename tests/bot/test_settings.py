@@ -84,3 +84,33 @@ def test_the_web_process_cannot_serve_metrics_apart_on_its_own_port(monkeypatch:
     with pytest.raises(ConfigError, match=r"METRICS_PORT must differ from PORT \(3000\)"):
         load_settings("http")
     assert load_settings("worker").metrics_port == 3000  # the worker serves nothing on PORT
+
+
+@pytest.mark.parametrize(("written", "seconds"), [(None, 7 * 86_400), ("90", 90), ("1h30m", 5400), ("2d", 172_800)])
+def test_default_expiry_is_a_duration_as_a_policy_file_writes_one(
+    monkeypatch: pytest.MonkeyPatch, written: str | None, seconds: int
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    if written is None:
+        monkeypatch.delenv("DEFAULT_EXPIRY", raising=False)
+    else:
+        monkeypatch.setenv("DEFAULT_EXPIRY", written)
+    assert load_settings("worker").default_expiry == seconds
+
+
+@pytest.mark.parametrize(
+    ("written", "named"),
+    [
+        ("soon", "DEFAULT_EXPIRY: expected a duration like 90, '15m' or '1h30m', got 'soon'"),
+        ("0", "DEFAULT_EXPIRY: a duration must be at least one second"),
+        ("never", "DEFAULT_EXPIRY: must be a duration: a rule that waits until decided says 'expiry: never' itself"),
+    ],
+)
+def test_a_default_expiry_that_is_not_a_duration_is_named(
+    monkeypatch: pytest.MonkeyPatch, written: str, named: str
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-one")
+    monkeypatch.setenv("DEFAULT_EXPIRY", written)
+    with pytest.raises(ConfigError) as refused:
+        load_settings("worker")
+    assert named in str(refused.value)

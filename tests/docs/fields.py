@@ -93,7 +93,7 @@ def _type_of(annotation: Any, metadata: list[Any]) -> str:
     if origin in (Union, types.UnionType):
         return " or ".join(_type_of(arm, []) for arm in arguments if arm is not type(None))
     if origin is Literal:
-        return "choice"
+        return code(str(arguments[0])) if len(arguments) == 1 else "choice"  # one word is its own type: `never`
     if origin in (tuple, list):
         return f"list of {_type_of(arguments[0], [])}"
     if origin is dict:
@@ -161,7 +161,7 @@ def _default(field: FieldInfo) -> str:
 def _limits(field: FieldInfo) -> str:
     """What the type allows, when it says more than its words: the values of a ``Literal``, the bounds."""
     values = _literal_values(field.annotation)
-    said = [f"One of {', '.join(code(str(value)) for value in values)}."] if values else []
+    said = [f"One of {', '.join(code(str(value)) for value in values)}."] if len(values) > 1 else []
     bounds = [
         _BOUNDS[type(limit)].format(dataclasses.astuple(limit)[0]) for limit in field.metadata if type(limit) in _BOUNDS
     ]

@@ -29,7 +29,37 @@ def test_it_names_each_rule_weighed_and_the_one_that_applies(policy: Path) -> No
         "  rule 'scaling': no condition, applies (tier ask)",
         "policy: scaling (asked: people decide)",
         "who decides: anyone in the channel except the requester; quorum 1",
+        "expiry: after 7 d, it ends as expired (the agent is told so): DEFAULT_EXPIRY, as the rule sets none",
     ]
+
+
+@pytest.mark.parametrize(
+    ("expiry", "tool", "environment", "said"),
+    [
+        ("{after: 1h, outcome: keep}", "deploy", {}, "expiry: after 1 h, the thread is told, and it stays pending"),
+        ("never", "deploy", {}, "expiry: never (it waits until someone decides)"),
+        (
+            "never",
+            "read_logs",
+            {"DEFAULT_EXPIRY": "36h"},
+            "expiry: after 36 h, it ends as expired (the agent is told so): DEFAULT_EXPIRY, as the default section "
+            "sets none",
+        ),
+    ],
+)
+def test_it_shows_the_expiry_the_call_gets_and_whether_it_is_the_default(
+    tmp_path: Path, expiry: str, tool: str, environment: dict[str, str], said: str
+) -> None:
+    policy = write(tmp_path, f"rules:\n  - name: deploys\n    match: {{tools: [deploy]}}\n    expiry: {expiry}\n")
+    ran = run_bot(["policy", "check", str(policy), "--tool", tool], **environment)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[-1] == said
+
+
+def test_a_default_expiry_of_never_is_refused_naming_the_setting(policy: Path) -> None:
+    ran = run_bot(["policy", "check", str(policy), "--tool", "x"], DEFAULT_EXPIRY="never")
+    assert ran.returncode == 2
+    assert "DEFAULT_EXPIRY: must be a duration: a rule that waits until decided says 'expiry: never'" in ran.stderr
 
 
 def test_a_condition_without_an_answer_is_shown_read_the_stricter_way(policy: Path) -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.domain.policy import PolicyBook
 from bot.domain.policy_file import PolicyError, load_policy
 from bot.domain.records import LevelRecord
 from tests.bot.support.policy_files import POLICIES
@@ -61,3 +62,58 @@ def test_ladder_errors_name_the_field_and_line(tmp_path: Path, text: str, expect
     with pytest.raises(PolicyError) as raised:
         load_policy(_write(tmp_path, text))
     assert expected in str(raised.value)
+
+
+NEVER_AND_UNSET = """\
+default:
+  reason_required_on_deny: true
+rules:
+  - name: close
+    match: {tools: [close_books]}
+    expiry: never
+  - name: deploys
+    match: {tools: [deploy]}
+  - name: reads
+    match: {tools: [read_logs]}
+    expiry: {after: 1h, outcome: keep}
+"""
+
+
+def _expiry(book: PolicyBook, tool: str | None, *batch: str) -> tuple[int | None, str | None]:
+    summary = book.for_call(tool=tool, interrupt_name="approval", batch=batch).summary()
+    return summary.expire_after_s, summary.expiry_outcome
+
+
+def test_the_default_expiry_ends_what_sets_none_and_never_waits(tmp_path: Path) -> None:
+    book = load_policy(_write(tmp_path, NEVER_AND_UNSET)).with_default_expiry(3 * 86_400)
+    assert _expiry(book, "deploy") == (3 * 86_400, "deny")
+    assert _expiry(book, "other") == (3 * 86_400, "deny")  # the default section sets none either
+    assert _expiry(book, "read_logs") == (3600, "keep")
+    assert _expiry(book, "close_books") == (None, None)
+    # One answer covers a batch: a call whose rule sets none counts with the default's deny.
+    assert _expiry(book, None, "close_books", "deploy") == (3 * 86_400, "deny")
+    assert _expiry(book, None, "close_books", "read_logs") == (3600, "keep")
+    assert book.default_policy.reason_required_on_deny is True  # nothing else changes
+
+
+def test_without_a_default_expiry_a_rule_that_sets_none_waits(tmp_path: Path) -> None:
+    book = load_policy(_write(tmp_path, NEVER_AND_UNSET))
+    assert _expiry(book, "deploy") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("expiry", "expected"),
+    [
+        ("forever", "line 6, rules[0].expiry: expected 'never' or a section with 'after' and 'outcome', got 'forever'"),
+        ("Never", "line 6, rules[0].expiry: expected 'never' or a section with 'after' and 'outcome', got 'Never'"),
+        ("5", "line 6, rules[0].expiry: expected 'never' or a section with 'after' and 'outcome', got '5'"),
+        ("{after: 1h}", "line 6, rules[0].expiry.outcome: required key is missing"),
+    ],
+)
+def test_an_expiry_that_is_neither_never_nor_a_section_names_the_line(
+    tmp_path: Path, expiry: str, expected: str
+) -> None:
+    text = NEVER_AND_UNSET.replace("expiry: never", f"expiry: {expiry}")
+    with pytest.raises(PolicyError) as raised:
+        load_policy(_write(tmp_path, text))
+    assert str(raised.value) == f"{tmp_path / 'policy.yml'}, {expected}"

@@ -93,8 +93,8 @@ def test_a_batch_gets_the_strictest_of_its_calls_policies() -> None:
     assert policy.reason_required_on_deny is True
     assert policy.quorum == 2
     assert policy.low_risk is False
-    assert policy.expiry is not None
-    assert (policy.expiry.outcome, policy.expiry.after) == ("deny", 7200)
+    assert policy.ends is not None
+    assert (policy.ends.outcome, policy.ends.after) == ("deny", 7200)
     assert policy.reminders is not None
     assert policy.reminders.every == 600
     assert policy.escalation == book.rules[1].escalation
@@ -117,7 +117,7 @@ def test_a_batch_gets_the_strictest_of_its_calls_policies() -> None:
 def test_a_batch_approves_on_expiry_only_if_every_call_s_rule_does(
     batch: list[str], expected: tuple[str, int] | None
 ) -> None:
-    expiry = PolicyBook.model_validate(BATCH_BOOK).for_call(tool=None, interrupt_name="approval", batch=batch).expiry
+    expiry = PolicyBook.model_validate(BATCH_BOOK).for_call(tool=None, interrupt_name="approval", batch=batch).ends
     assert (expiry.outcome, expiry.after) == expected if expiry else expected is None
 
 

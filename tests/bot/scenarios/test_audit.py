@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
+from bench.round_trips import commands_sent
 from bot.render import action_ids as ids
 from bot.store import keys
-from bot.store.audit import Audit, ExportFormat, read_export
+from bot.store.audit import TRIM_PAGE, Audit, ExportFormat, read_export
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, OUTSIDER, REQUESTER
 
@@ -74,26 +75,77 @@ def test_export_since_skips_older_events(redis_client: redis.Redis) -> None:
     assert [entry.event for entry in read_export(out.getvalue(), "jsonl")] == ["old"]
 
 
-def test_trimming_keeps_the_newest_entries(redis_client: redis.Redis) -> None:
-    audit = Audit(redis_client)
-    for index in range(30):
-        audit.record("event", index=index)
+NODE = 100
+"""``stream-node-max-entries``, Redis' default, which the test servers keep: an approximate trim drops whole nodes."""
 
-    assert audit.trim(max_entries=10, keep_unexported=False) == 20
-    assert [entry.details["index"] for entry in audit.entries()] == list(range(20, 30))
+
+def _record(redis_client: redis.Redis, audit: Audit, indexes: range) -> None:
+    """One event per index, each of its own session: spread over every shard, as sessions are."""
+    writes = redis_client.pipeline(transaction=False)
+    for index in indexes:
+        audit.add(writes, "event", session_id=f"T0:C0:{index}.1", index=index)
+    writes.execute()
+
+
+def _by_shard(audit: Audit) -> dict[int, list[int]]:
+    """Each shard's events (their indexes), oldest first."""
+    found: dict[int, list[int]] = {shard: [] for shard in keys.shards()}
+    for entry in audit.entries():
+        found[entry.shard].append(entry.details["index"])
+    return found
+
+
+def test_trimming_keeps_each_shard_s_newest_share_at_least(redis_client: redis.Redis) -> None:
+    audit = Audit(redis_client)
+    _record(redis_client, audit, range(6000))
+    written = _by_shard(audit)
+    share = -(-3000 // len(keys.shards()))
+    assert all(len(indexes) > share + NODE for indexes in written.values())  # every shard has something to drop
+
+    removed = audit.trim(max_entries=3000, keep_unexported=False)
+
+    kept = _by_shard(audit)
+    assert removed == 6000 - sum(len(indexes) for indexes in kept.values())
+    for shard, indexes in kept.items():
+        assert share <= len(indexes) < share + NODE  # approximate: whole nodes go, never below the share
+        assert indexes == written[shard][-len(indexes) :]  # the newest
+    assert audit.trim(max_entries=3000, keep_unexported=False) == 0  # at the bound: nothing more goes
 
 
 def test_trimming_never_drops_what_was_not_exported(redis_client: redis.Redis) -> None:
     audit = Audit(redis_client)
-    for index in range(10):
-        audit.record("event", index=index)
-    audit.export(io.StringIO())  # 0..9 exported
-    for index in range(10, 30):
-        audit.record("event", index=index)
+    _record(redis_client, audit, range(3000))
+    assert audit.trim(max_entries=300, keep_unexported=True) == 0  # nothing exported yet: nothing goes
+    audit.export(io.StringIO())  # 0..2999 exported
+    _record(redis_client, audit, range(3000, 6000))
 
-    removed = audit.trim(max_entries=5, keep_unexported=True)
+    removed = audit.trim(max_entries=300, keep_unexported=True)
 
-    assert removed == 10  # only the exported ones went, although the bound is 5
-    assert [entry.details["index"] for entry in audit.entries()] == list(range(10, 30))
+    assert removed > 0  # exported events went...
+    remaining = {index for indexes in _by_shard(audit).values() for index in indexes}
+    assert set(range(3000, 6000)) <= remaining  # ...none of the others, although the bound is 300
+    assert len(remaining) == 6000 - removed
+
     audit.export(io.StringIO())
-    assert audit.trim(max_entries=5, keep_unexported=True) == 15
+    audit.trim(max_entries=300, keep_unexported=True)
+    share = -(-300 // len(keys.shards()))
+    kept = _by_shard(audit)
+    assert all(share <= len(indexes) < share + NODE for indexes in kept.values())
+
+
+@pytest.mark.single_redis  # MONITOR watches one server
+@pytest.mark.parametrize("keep_unexported", [False, True])
+def test_trimming_reads_at_most_a_page_of_each_shard(redis_client: redis.Redis, keep_unexported: bool) -> None:
+    audit = Audit(redis_client)
+    _record(redis_client, audit, range(9000))
+    audit.export(io.StringIO())
+
+    with commands_sent(redis_client) as commands:
+        assert audit.trim(max_entries=6000, keep_unexported=keep_unexported) > 0  # a share of 2000: a page beyond
+
+    reads = [command for command in commands if command.split()[0].upper() in {"XRANGE", "XREVRANGE", "XREAD"}]
+    if not keep_unexported:
+        assert reads == []  # the server trims by length: nothing of the streams comes to the worker
+    else:
+        assert len(reads) == len(keys.shards())
+        assert all(int(command.split()[-1]) <= TRIM_PAGE for command in reads)  # ... COUNT n

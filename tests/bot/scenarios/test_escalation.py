@@ -181,6 +181,41 @@ def test_expiry_deny_tells_the_model_it_expired_not_that_a_human_denied(
         assert bot.thread_texts(thread_ts)[-1] == posted[-1]
 
 
+def test_a_rule_without_expiry_ends_after_the_default_expiry(redis_client: redis.Redis, tmp_path: Path) -> None:
+    rules = """\
+    - name: service-changes
+      match: {tools: [restart_service]}
+    """
+    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+        thread_ts = _ask(bot)
+        expiry = int((clock() + timedelta(days=7)).timestamp())  # DEFAULT_EXPIRY unset: 7 days
+        assert f"Expires <!date^{expiry}^" in json.dumps(bot.approval_messages()[0]["blocks"])
+        assert not any("nobody decided" in text for text in _later(bot, clock, 7 * 24 * 60 - 1))
+        posted = _later(bot, clock, 2)
+        assert "Not run: nobody decided in time." in posted[-1]
+        assert "Expired without a decision" in json.dumps(bot.approval_messages()[0]["blocks"])
+        assert bot.thread_texts(thread_ts)[-1] == posted[-1]
+        [expired] = [entry for entry in bot.services.stores.audit.entries() if entry.event == "expiry"]
+        assert expired.details["outcome"] == "deny"
+
+
+def test_expiry_never_waits_past_the_default_until_someone_decides(redis_client: redis.Redis, tmp_path: Path) -> None:
+    rules = """\
+    - name: service-changes
+      match: {tools: [restart_service]}
+      expiry: never
+    """
+    with _bot(redis_client, tmp_path, rules) as (bot, clock):
+        _ask(bot)
+        assert "Expires" not in json.dumps(bot.approval_messages()[0]["blocks"])
+        assert bot.services.stores.schedule.pending() == 0  # nothing of it feeds the schedule
+        assert _later(bot, clock, 30 * 24 * 60) == []
+        assert not is_decided(bot.approval_messages()[0])
+        bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
+        bot.drain()
+        assert bot.texts_posted()[-1] == "checkout: 3 replicas restarted"
+
+
 def test_expiry_keep_leaves_the_request_open(redis_client: redis.Redis, tmp_path: Path) -> None:
     rules = """\
     - name: service-changes

@@ -89,7 +89,7 @@ def test_a_tick_costs_three_round_trips_however_many_reminders_are_due(
         bot.drain()
         assert len(_reminders(bot)) == 24
         assert sorted(_audited_reminders(bot)) == sorted([bot.approval_id(index) for index in range(12)] * 2)
-        assert bot.services.stores.schedule.pending() == 12  # each reminder planned again
+        assert bot.services.stores.schedule.pending() == 24  # each reminder planned again, each expiry (the default)
 
 
 def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twice(
@@ -114,7 +114,7 @@ def test_a_worker_killed_before_writing_its_steps_loses_none_and_fires_none_twic
         bot.drain()
         assert len(_reminders(bot)) == 5
         assert sorted(_audited_reminders(bot)) == sorted(approval_ids)
-        assert services.stores.schedule.pending() == 5
+        assert services.stores.schedule.pending() == 10  # each reminder planned again, each expiry
 
 
 def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
@@ -131,7 +131,7 @@ def test_a_decision_between_the_read_and_the_write_drops_only_that_step(
 
         assert len(_reminders(bot)) == 2
         assert sorted(_audited_reminders(bot)) == sorted(set(approval_ids) - {decided})
-        assert bot.services.stores.schedule.pending() == 2  # the decided request has nothing scheduled
+        assert bot.services.stores.schedule.pending() == 4  # the decided request has nothing scheduled
 
 
 def test_an_unreadable_request_is_quarantined_and_the_others_fire(redis_client: redis.Redis, tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def test_a_request_asked_before_the_upgrade_is_decided_and_resumed_after_the_mig
         assert [name for name in left if not name.startswith(_GLOBAL)] == []  # only what was never sharded
         assert bot.services.stores.sessions.interrupted_sessions() == [session_id]
         assert bot.services.stores.approvals.open_everywhere() == [approval_id]
-        assert bot.services.stores.schedule.pending() == 1  # its reminder
+        assert bot.services.stores.schedule.pending() == 2  # its reminder and its expiry (the default)
         assert len(list(bot.services.stores.audit.entries())) == audited
         assert migrate(redis_client) == {}  # a second run finds nothing left to move
 
