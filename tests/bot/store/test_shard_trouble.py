@@ -26,7 +26,7 @@ def cluster() -> Iterator[RedisClusterServers]:
 
 def _client(cluster: RedisClusterServers) -> redis.Redis:
     client = connect_redis(cluster.url, retry_s=0.5)
-    client.flushall(target_nodes="primaries")  # type: ignore[call-arg]
+    client.flushall(target_nodes="primaries")
     return client
 
 
