@@ -48,7 +48,7 @@ def test_an_approved_call_in_a_node_runs_once(redis_client: redis.Redis, factory
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
         bot.drain()
 
-        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a"
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a", bot.thread_texts(thread_ts)
         assert completions(redis_client, "delete_files") == 1
         assert builds(redis_client) == 2
         assert "CONFIRMATION_FAILED" not in " ".join(bot.thread_texts(thread_ts))
@@ -78,7 +78,7 @@ def test_a_trust_in_a_node_holds_for_the_session_until_revoked(redis_client: red
         assert _buttons(bot.approval_messages()[0])[ids.TRUST_ACTION] == TRUST_LABEL
         assert bot.click(ids.TRUST_ACTION, bot.approval_id(), user=APPROVER).status == 200
         bot.drain()
-        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a"
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a", bot.thread_texts(thread_ts)
         session_id = thread_session(thread_ts)
         assert bot.services.stores.trusts.tools(session_id) == {"delete_files"}
 
@@ -110,7 +110,12 @@ def test_a_worker_killed_while_the_swarm_waits_leaves_it_to_another_that_finishe
         factory = "tests.strands.multi_agents:swarm_hitl_agent"
         with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=factory) as doomed:
             wait_until(lambda: bot.services.stores.sessions.interrupted_sessions() != [], "the swarm waits")
-            wait_until(lambda: bot.services.stores.outbox.pending() == 0, "the approval was posted")
+            # The agent's state is saved before the round's post is queued, the job is acknowledged after it, and the
+            # thread's lane is left after the post: the swarm waits, and nothing of the worker's is held, once all
+            # three are done (a lane held by a dead worker would hold the thread's next message for its lease).
+            wait_until(lambda: bot.approval_messages() != [], "the approval was posted")
+            wait_until(lambda: bot.services.stores.jobs.pending_count() == 0, "the worker finished its job")
+            wait_until(lambda: not list(redis_client.scan_iter(match="signoff:outbox:lane:*")), "the lane was left")
             assert doomed.poll() is None, "the worker exited before it was killed"
             kill(doomed)
         [message] = bot.approval_messages()
@@ -120,7 +125,7 @@ def test_a_worker_killed_while_the_swarm_waits_leaves_it_to_another_that_finishe
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
         bot.drain()
 
-        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a"
+        assert bot.thread_texts(thread_ts)[-1] == "deleted /tmp/a", bot.thread_texts(thread_ts)
         assert completions(redis_client, "delete_files") == 1
         assert builds(redis_client) == 2  # rebuilt from Redis by this worker
         assert bot.services.stores.sessions.interrupted_sessions() == []

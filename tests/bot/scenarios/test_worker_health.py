@@ -73,9 +73,11 @@ def test_worker_health_without_redis_url_names_it() -> None:
 
 def test_a_hung_loop_stops_the_heartbeat_and_fails_the_workers_healthz(bot: Bot) -> None:
     heartbeats = WorkerHeartbeats(bot.services.stores.redis, beat_every_s=0.1)
-    worker = replace(bot.services.worker(), heartbeats=heartbeats, stall_s=0.5)
+    # Above the other loops' longest idle step (a blocking read of 0.5 s, or a second waiting for a free thread),
+    # so that only the hung one is named, even on a loaded machine.
+    worker = replace(bot.services.worker(), heartbeats=heartbeats, stall_s=2.0)
     application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=None)
-    bot.slack.slow_next("chat.postMessage", 4.0)  # the outbox loop's next step hangs in Slack's answer
+    bot.slack.slow_next("chat.postMessage", 6.0)  # the outbox loop's next step hangs in Slack's answer
     running = threading.Thread(target=worker.run_forever)
     running.start()
     try:
