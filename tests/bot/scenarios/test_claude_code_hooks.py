@@ -162,27 +162,27 @@ def test_the_hook_needs_a_valid_api_key(bot: Bot) -> None:
     assert bot.approval_messages() == []
 
 
-@pytest.mark.parametrize(
-    ("body", "query", "status", "field"),
-    [
-        ({"tool_name": None}, {}, 422, "tool_name"),
-        ({"tool_input": "ls"}, {}, 422, "tool_input"),
-        ({"cwd": ""}, {}, 422, "cwd"),
-        ({"session_id": None}, {}, 422, "session_id"),
-        ({"hook_event_name": "PostToolUse"}, {}, 422, "hook_event_name"),
-        ({}, {"wait": "600"}, 400, "wait"),
-        ({}, {"on_timeout": "allow"}, 400, "on_timeout"),
-        ({}, {"channel": "general"}, 400, "channel"),
-        ({}, {"timeout": "30"}, 400, "timeout"),
-    ],
-)
+BAD_INPUT = [
+    ({"tool_name": None}, {}, (422, "tool_name")),
+    ({"tool_input": "ls"}, {}, (422, "tool_input")),
+    ({"cwd": ""}, {}, (422, "cwd")),
+    ({"session_id": None}, {}, (422, "session_id")),
+    ({"hook_event_name": "PostToolUse"}, {}, (422, "hook_event_name")),
+    ({}, {"wait": "600"}, (400, "wait")),
+    ({}, {"on_timeout": "allow"}, (400, "on_timeout")),
+    ({}, {"channel": "general"}, (400, "channel")),
+    ({}, {"timeout": "30"}, (400, "timeout")),
+]
+"""A field of the hook input, or of the URL's query, set wrong (``None``: left out); the status and field named."""
+
+
+@pytest.mark.parametrize(("body", "query", "refusal"), BAD_INPUT)
 def test_bad_input_is_refused_naming_the_field(
-    bot: Bot, api: ApiCaller, body: dict[str, Any], query: dict[str, str], status: int, field: str
+    bot: Bot, api: ApiCaller, body: dict[str, Any], query: dict[str, str], refusal: tuple[int, str]
 ) -> None:
     sent = {name: value for name, value in _input(**body).items() if value is not None}
     refused = _hook(api, sent, **query)
-    assert refused.status_code == status, refused.text
-    assert refused.json()["error"]["field"] == field
+    assert (refused.status_code, refused.json()["error"]["field"]) == refusal, refused.text
     bot.drain()
     assert bot.approval_messages() == []
 
