@@ -7,6 +7,8 @@ the OpenAPI document at ``/v1/openapi.json`` describes exactly these, and a test
     GET  /v1/approvals/{id}[?wait=30s]  read it; with ``wait``, once decided or after that long (at most 60 s);
                                         429 at once when the process holds ``API_MAX_WAITS`` waits already
     POST /v1/approvals/{id}/cancel      withdraw it while pending (409 once decided)
+    POST /v1/hooks/claude-code          Claude Code's http hook (PreToolUse, PermissionRequest): asked, held until
+                                        decided or ``wait`` passed (then withdrawn), answered as the hook's output
 
 Every route but the document needs ``Authorization: Bearer <API key>`` (``python -m bot api-key create``).
 Bad input is a 4xx whose body names the field (``{"error": {"code", "message", "field"}}``) and changes
@@ -19,21 +21,26 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, TypeVar
 from urllib.parse import parse_qs
 
 import redis
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.api import openapi
 from bot.api.wait_slots import WaitSlots
 from bot.domain.api_requests import ApprovalAsk
+from bot.domain.claude_hooks import DEFAULT_WAIT_S, ClaudeHookInput, OnTimeout, wait_seconds
 from bot.domain.errors import RefusedRequest
+from bot.domain.slack_ids import CHANNEL_ID_PATTERN
 from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
+from bot.flow.claude_hooks import ClaudeCodeHooks, undecided_output
+from bot.render.texts import claude_hooks as hook_texts
 from bot.store.api_keys import ApiClient, ApiKeys
 
 logger = logging.getLogger(__name__)
 
+_Model = TypeVar("_Model", bound=BaseModel)
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 PREFIX: Final = "/v1/"
 MAX_BODY_BYTES: Final = 1024 * 1024
@@ -73,18 +80,21 @@ ROUTES: Final = (
     ("POST", "/v1/approvals"),
     ("GET", "/v1/approvals/{id}"),
     ("POST", "/v1/approvals/{id}/cancel"),
+    ("POST", "/v1/hooks/claude-code"),
     ("GET", "/v1/openapi.json"),
 )
 _PATTERNS: Final = {
     "/v1/approvals": re.compile(r"^/v1/approvals$"),
     "/v1/approvals/{id}": re.compile(rf"^/v1/approvals/{_ID}$"),
     "/v1/approvals/{id}/cancel": re.compile(rf"^/v1/approvals/{_ID}/cancel$"),
+    "/v1/hooks/claude-code": re.compile(r"^/v1/hooks/claude-code$"),
     "/v1/openapi.json": re.compile(r"^/v1/openapi\.json$"),
 }
 
 
 def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) -> WsgiApp:
-    """The API as a WSGI application (mounted at ``/v1/``); ``waits`` bounds the long-polls it holds at once."""
+    """The API as a WSGI application (mounted at ``/v1/``); ``waits`` bounds the long-polls and hook calls it holds."""
+    hooks = ClaudeCodeHooks(requests=requests)
     handlers: dict[tuple[str, str], Callable[[dict[str, Any], ApiClient, str], _Answer]] = {
         ("POST", "/v1/approvals"): lambda environ, client, _id: _ask(requests, environ, client),
         ("GET", "/v1/approvals/{id}"): lambda environ, client, request_id: _read(
@@ -93,6 +103,7 @@ def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) 
         ("POST", "/v1/approvals/{id}/cancel"): lambda _environ, client, request_id: _cancel(
             requests, client, request_id
         ),
+        ("POST", "/v1/hooks/claude-code"): lambda environ, client, _id: _hook(hooks, waits, environ, client),
     }
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -156,7 +167,7 @@ def _authenticate(environ: dict[str, Any], api_keys: ApiKeys) -> ApiClient:
 
 
 def _ask(requests: ApiRequests, environ: dict[str, Any], client: ApiClient) -> _Answer:
-    ask = _parsed_ask(_json_body(environ))
+    ask = _parsed(ApprovalAsk, _json_body(environ))
     try:
         view, created = requests.ask(client, ask)
     except AskProblem as problem:
@@ -213,6 +224,46 @@ def _cancel(requests: ApiRequests, client: ApiClient, request_id: str) -> _Answe
     return _Answer(200, view.to_json())
 
 
+_ON_TIMEOUT: Final[dict[str, OnTimeout]] = {"deny": "deny", "ask": "ask"}
+_CHANNEL: Final = re.compile(CHANNEL_ID_PATTERN)
+
+
+def _hook(hooks: ClaudeCodeHooks, waits: WaitSlots, environ: dict[str, Any], client: ApiClient) -> _Answer:
+    wait_s, on_timeout, channel = _hook_query(str(environ.get("QUERY_STRING", "")))
+    hook = _parsed(ClaudeHookInput, _json_body(environ))
+    with waits.held() as held:
+        if not held:  # answered at once, nothing asked: a request nobody waits for would only be withdrawn
+            logger.warning("hook call of %s refused: this process holds %d waits already", client.name, waits.limit)
+            busy = hook_texts.too_busy(waits.limit, ask=on_timeout == "ask")
+            return _Answer(200, undecided_output(hook.hook_event_name, busy, on_timeout))
+        try:
+            output = hooks.answer(client, hook, channel=channel, wait_s=wait_s, on_timeout=on_timeout)
+        except AskProblem as problem:
+            code = "conflict" if problem.status == 409 else "invalid"
+            raise _Refused(problem.status, code, f"{problem.field}: {problem}", field=problem.field) from None
+    return _Answer(200, output)
+
+
+def _hook_query(query_string: str) -> tuple[int, OnTimeout, str | None]:
+    """``wait``, ``on_timeout`` and ``channel`` of a hook's URL (the settings file holds them)."""
+    query = {name: values[-1] for name, values in parse_qs(query_string, keep_blank_values=True).items()}
+    unknown = sorted(set(query) - {"wait", "on_timeout", "channel"})
+    if unknown:
+        message = f"{unknown[0]}: unknown query parameter (only wait, on_timeout, channel)"
+        raise _Refused(400, "invalid", message, field=unknown[0])
+    wait_s = wait_seconds(query["wait"]) if "wait" in query else DEFAULT_WAIT_S
+    if wait_s is None:
+        raise _Refused(400, "invalid", f"wait: {query['wait'][:40]!r} is not 1 to 590 seconds", field="wait")
+    on_timeout = _ON_TIMEOUT.get(query.get("on_timeout", "deny"))
+    if on_timeout is None:
+        message = f"on_timeout: {query['on_timeout'][:40]!r} is neither deny nor ask"
+        raise _Refused(400, "invalid", message, field="on_timeout")
+    channel = query.get("channel")
+    if channel is not None and not _CHANNEL.fullmatch(channel):
+        raise _Refused(400, "invalid", f"channel: {channel[:40]!r} is not a Slack channel id", field="channel")
+    return wait_s, on_timeout, channel
+
+
 def _found(view: ApiRequestView | None, request_id: str) -> ApiRequestView:
     if view is None:
         raise _Refused(404, "not_found", f"id: no request {request_id[:40]!r} for this API key", field="id")
@@ -250,11 +301,11 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
 
 
-def _parsed_ask(body: Any) -> ApprovalAsk:
+def _parsed(model: type[_Model], body: Any) -> _Model:
     if not isinstance(body, dict):
         raise _Refused(422, "invalid", "body: must be a JSON object", field="body")
     try:
-        return ApprovalAsk.model_validate(body)
+        return model.model_validate(body)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "body"

@@ -6,7 +6,9 @@ cannot drift; the response schemas are written here and the tests validate real 
 
 from typing import Any, Final
 
+from bot.api.hook_document import EXAMPLE_HOOK, HOOK_OUTPUT, hook_parameters
 from bot.domain.api_requests import REQUEST_ID_PATTERN, ApprovalAsk, ChannelRouting
+from bot.domain.claude_hooks import ClaudeHookInput
 from bot.flow.api_requests import MAX_WAIT_S, SIGNATURE_HEADER, TIMESTAMP_HEADER
 
 WAIT_PATTERN: Final = "^(?:(?:[0-9]|[1-5][0-9]|60)s?|[01]m)$"
@@ -235,6 +237,8 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
                 "Approval": _APPROVAL,
                 "Decision": _DECISION,
                 "Error": _ERROR,
+                "ClaudeHookInput": ClaudeHookInput.model_json_schema(),
+                "ClaudeHookOutput": HOOK_OUTPUT,
             },
         },
         "security": [{"apiKey": []}],
@@ -282,6 +286,27 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
                     "responses": {
                         "200": _approval("withdrawn", links={"get": _LINKS["get"]}),
                         **_errors(401, 404, 409, 500, 503),
+                    },
+                }
+            },
+            "/v1/hooks/claude-code": {
+                "post": {
+                    "operationId": "claudeCodeHook",
+                    "summary": "Claude Code's http hook: ask in Slack, answer once decided (or withdrawn after `wait`)",
+                    "parameters": hook_parameters(routing),
+                    "requestBody": {
+                        "required": True,
+                        "description": "the hook input Claude Code POSTs (other fields are ignored); at most 1 MiB",
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ClaudeHookInput"},
+                                "examples": {"bash": {"value": EXAMPLE_HOOK}},
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": _json("#/components/schemas/ClaudeHookOutput", "the hook's output"),
+                        **_errors(400, 401, 403, 408, 409, 411, 413, 415, 422, 500, 503),
                     },
                 }
             },

@@ -87,6 +87,20 @@ def client_name_problem(name: str) -> str | None:
     return f"{name[:80]!r} is not a valid client name (1 to 63 letters, digits, '-', '_' or '.', starting with one)"
 
 
+AskedTool = Annotated[
+    ToolName,
+    Field(min_length=1, max_length=200),
+    AfterValidator(_visible_name),
+    published(VISIBLE_NAME_PATTERN),
+    AfterValidator(_unicode),
+]
+"""A tool's name as a client asks about it: visible characters only, at most 200."""
+ToolInput = Annotated[
+    dict[str, Any], AfterValidator(_bounded_depth), Field(json_schema_extra={"x-max-depth": MAX_INPUT_DEPTH})
+]
+"""A tool's arguments: a JSON object of Unicode text, nested at most ``MAX_INPUT_DEPTH`` levels."""
+UnicodeText = Annotated[StrictStr, AfterValidator(_unicode)]
+"""Text with no lone surrogate (JSON can escape one; no UTF-8 text holds it)."""
 CallbackUrl = Annotated[
     StrictStr, Field(max_length=_URL_MAX), AfterValidator(_callback_url), published(CALLBACK_URL_PATTERN)
 ]
@@ -97,17 +111,9 @@ class ApprovalAsk(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    tool: Annotated[
-        ToolName,
-        Field(min_length=1, max_length=200),
-        AfterValidator(_visible_name),
-        published(VISIBLE_NAME_PATTERN),
-        AfterValidator(_unicode),
-    ]
+    tool: AskedTool
     """The tool the agent wants to run (policy rules match it): visible characters only."""
-    input: Annotated[
-        dict[str, Any], AfterValidator(_bounded_depth), Field(json_schema_extra={"x-max-depth": MAX_INPUT_DEPTH})
-    ] = Field(default_factory=dict)
+    input: ToolInput = Field(default_factory=dict)
     """Its arguments: a JSON object nested at most 32 levels (``x-max-depth``; the object itself is the first),
     of Unicode text (no lone surrogate escape such as ``\\ud800``)."""
     reason: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(default=None, max_length=4000)

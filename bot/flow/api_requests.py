@@ -203,14 +203,17 @@ class ApiRequests(Flow):
             view = self.find(client, request_id)
         return view
 
-    def cancel(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
-        """Withdraw a pending request (a decision that stands is kept); ``None`` if there is no such request."""
+    def cancel(self, client: ApiClient, request_id: str, *, reason: str | None = None) -> ApiRequestView | None:
+        """Withdraw a pending request (a decision that stands is kept); ``None`` if there is no such request.
+
+        ``reason`` is shown on its message (default: withdrawn through the API by the client).
+        """
         view = self.find(client, request_id)
         if view is None or view.approval is None or view.approval.decision is not None:
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
         self.stores.api_requests.mark_cancelled(view.stored.record.session_id)
-        reason = f"withdrawn through the API by {client.name}"
+        reason = reason or f"withdrawn through the API by {client.name}"
         self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
         return self.find(client, request_id)
 

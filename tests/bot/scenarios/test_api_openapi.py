@@ -23,7 +23,7 @@ from bot.slack.http import guarded_wsgi_app, serve
 from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import Bot, demo_factory, running_bot
-from tests.bot.support.people import APPROVER
+from tests.bot.support.people import APPROVER, CHANNEL
 from tests.outage import redis_stopped
 
 
@@ -107,11 +107,28 @@ def _approval_of(bot: Bot, api: ApiCaller, request_id: str) -> str:
     return bot.approval_id(index)
 
 
-def _raw_post(api: ApiCaller, content: bytes | Iterator[bytes], **headers: str) -> httpx.Response:
-    return api.http.post("/v1/approvals", content=content, headers={"Content-Type": "application/json", **headers})
+def _raw_post(
+    api: ApiCaller, content: bytes | Iterator[bytes], *, path: str = "/v1/approvals", **headers: str
+) -> httpx.Response:
+    return api.http.post(path, content=content, headers={"Content-Type": "application/json", **headers})
 
 
-def _body_cut_short(bot: Bot, authorization: str) -> httpx.Response:
+_HOOK: Final = "/v1/hooks/claude-code"
+_HOOK_INPUT: Final = {
+    "session_id": "s-1",
+    "cwd": "/src",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "restart_service",
+    "tool_input": {"service": "checkout"},
+    "tool_use_id": "toolu_1",
+}
+
+
+def _hook(api: ApiCaller, body: Any, **query: str) -> httpx.Response:
+    return api.http.post(_HOOK, json=body, params={"channel": CHANNEL, "wait": "1", **query})
+
+
+def _body_cut_short(bot: Bot, authorization: str, path: str = "/v1/approvals") -> httpx.Response:
     """A POST whose body stops arriving, to the bot served as ``serve`` serves it (a read times out)."""
     stop = threading.Event()
     port = free_port()
@@ -123,7 +140,7 @@ def _body_cut_short(bot: Bot, authorization: str) -> httpx.Response:
     try:
         wait_healthy(port)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.putrequest("POST", "/v1/approvals")
+        connection.putrequest("POST", path)
         for name, value in (("Authorization", authorization), ("Content-Type", "application/json")):
             connection.putheader(name, value)
         connection.putheader("Content-Length", "100")
@@ -133,6 +150,21 @@ def _body_cut_short(bot: Bot, authorization: str) -> httpx.Response:
     finally:
         stop.set()
         server.join(timeout=5)
+
+
+def _hook_answers(bot: Bot, api: ApiCaller, anonymous: ApiCaller) -> list[httpx.Response]:
+    """Every answer of the hook's route but 403 (several workspaces) and 503 (Redis down)."""
+    return [
+        _hook(api, _HOOK_INPUT),  # 200: nobody decided within the wait: withdrawn, denied
+        _hook(api, {**_HOOK_INPUT, "tool_input": {}}),  # 409: the same tool use, another input
+        _hook(api, _HOOK_INPUT, wait="1h"),  # 400
+        _hook(anonymous, _HOOK_INPUT),  # 401
+        _hook(api, {**_HOOK_INPUT, "tool_input": []}),  # 422
+        _raw_post(api, iter([b"{}"]), path=_HOOK),  # 411
+        _raw_post(api, b"x" * (1024 * 1024 + 1), path=_HOOK),  # 413
+        _raw_post(api, b"{}", path=_HOOK, **{"Content-Type": "text/plain"}),  # 415
+        _body_cut_short(bot, api.http.headers["Authorization"], _HOOK),  # 408
+    ]
 
 
 _SHORT_READS: Final = {"request_timeout_s": 0.5}
@@ -176,8 +208,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         check("GET", "/v1/approvals/{id}", api.get(expiring, wait="soon"))  # 400
         check("GET", "/v1/approvals/{id}", api.get("f" * 24))  # 404
         check("POST", "/v1/approvals", _raw_post(api, b"{"))  # 400
-        chunked = iter([b"{}"])  # sent chunked: no Content-Length
-        check("POST", "/v1/approvals", _raw_post(api, chunked))  # 411
+        check("POST", "/v1/approvals", _raw_post(api, iter([b"{}"])))  # 411: sent chunked, no Content-Length
         check("POST", "/v1/approvals", _raw_post(api, b"x" * (1024 * 1024 + 1)))  # 413
         check("POST", "/v1/approvals", _raw_post(api, b"{}", **{"Content-Type": "text/plain"}))  # 415
         check("POST", "/v1/approvals", api.ask(tool=7))  # 422
@@ -190,6 +221,7 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         check("POST", "/v1/approvals/{id}/cancel", api.cancel(cancelled))  # 409
         bot.submit_deny(_approval_of(bot, api, denied), user=APPROVER, reason="not now")
         check("GET", "/v1/approvals/{id}", api.get(denied, wait="5s"))  # denied, with the reason
+        seen.update(_check(document, "POST", _HOOK, answer) for answer in _hook_answers(bot, api, anonymous))
         clock.advance(61)
         bot.drain()
         expired = api.get(expiring)
@@ -212,13 +244,14 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
     assert unreached == set(), f"documented but never answered in these tests: {sorted(unreached)}"
 
 
-_OAUTH_STATUSES = {("POST", "/v1/approvals", "403")}
+_OAUTH_STATUSES = {("POST", "/v1/approvals", "403"), ("POST", _HOOK, "403")}
 """Answered only by an app installed in several workspaces: ``test_workspaces`` gives it and checks it against the
 document (``ApiConformance``)."""
 _OUTAGE_STATUSES = {
     ("POST", "/v1/approvals", "503"),
     ("GET", "/v1/approvals/{id}", "503"),
     ("POST", "/v1/approvals/{id}/cancel", "503"),
+    ("POST", _HOOK, "503"),
 }
 
 
@@ -235,6 +268,7 @@ def test_while_redis_is_down_every_route_answers_the_documented_503(own_redis: R
                 ("POST", "/v1/approvals", api.ask()),
                 ("GET", "/v1/approvals/{id}", api.get(request_id)),
                 ("POST", "/v1/approvals/{id}/cancel", api.cancel(request_id)),
+                ("POST", _HOOK, _hook(api, _HOOK_INPUT)),
             ):
                 assert answer.status_code == 503, answer.text
                 _check(document, method, route, answer)
