@@ -16,6 +16,8 @@ from agent import Agent, tool
 from agent.approval import NO_ANSWER
 from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from agent.tools import ToolContext
+from bot.domain.status import Status
+from bot.flow.access import Origin
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
@@ -23,7 +25,7 @@ from bot.render import blocks
 from state.shapes import Message
 from state.store import SessionStore
 from tests.bot.support.harness import Bot, is_decided, running_bot
-from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER, TEAM
 
 RECEIVED = "test:received"
 """Where the agent's tool keeps the response it received (JSON)."""
@@ -222,6 +224,29 @@ def test_forged_options_and_answers_of_another_kind_are_refused_and_change_nothi
         assert click_option(bot, message, 2, user=REQUESTER).status == 200  # the real one still answers
         bot.drain()
         assert received(redis_client) == "ap-south-1"
+
+
+def test_the_decide_script_refuses_an_answer_of_another_kind_than_the_questions(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=asking({"question": "Which?", "options": REGIONS})) as bot:
+        message = asked(bot)
+        origin = Origin("message", TEAM, TEAM, CHANNEL, message["ts"], message["thread_ts"])
+        attempts: list[dict[str, Any]] = [
+            {"reason": "eu-west-1"},  # words
+            {"reason": None, "filled_in": {"region": "eu-west-1"}},  # a form's object
+            {"reason": None, "choices": (0, 0)},  # one option twice
+            {"reason": None, "choices": (-1,)},
+        ]
+        for given in attempts:
+            outcome = bot.services.decisions.decide(
+                bot.approval_id(), user_id=REQUESTER, kind="answer", source="button", origin=origin, **given
+            )
+            assert outcome.status is Status.WRONG_ACTION, given
+        chosen = bot.services.decisions.decide(
+            bot.approval_id(), user_id=REQUESTER, kind="answer", reason=None, source="button", origin=origin, choices=()
+        )
+        assert chosen.status is Status.INVALID
+        bot.drain()
+        assert received(redis_client) is None
 
 
 def test_two_people_answering_at_once_one_answer_wins_and_the_other_is_told(
