@@ -26,7 +26,8 @@ an expiry both give ``"n"`` / ``False`` (only the record tells them apart)."""
 RESPONSE_SHAPES: tuple[ResponseShape, ...] = ("record", "yes_no", "boolean")
 
 AnswerShape = ResponseShape | Literal["answer"]
-"""A response shape, or ``"answer"``: a question's response is the person's words exactly (``NO_ANSWER`` if none)."""
+"""A response shape, or ``"answer"``: a question's response is its answer as given (``NO_ANSWER`` if none): the
+person's words, the label or labels chosen, or the form's object."""
 
 TRUST_ANSWER = "t"
 """What an approval that also trusts the tool gives in the ``yes_no`` shape (Strands' ``HumanInTheLoop`` trust)."""
@@ -72,8 +73,9 @@ class Decision(BaseModel):
     """The input an approver edited the call to, before approving it; ``None``: the call runs as the agent sent it."""
     edited_by: str | None = None
     """Who edited the call (``updated_input``)."""
-    answer: str | None = None
-    """A question's answer, exactly as the person gave it (``decision`` is ``answer``)."""
+    answer: str | list[str] | dict[str, Any] | None = None
+    """A question's answer (``decision`` is ``answer``): the person's words exactly, the label chosen, the labels
+    chosen (a question that lets several be chosen), or the object its form was filled in with."""
     trusted: bool = False
     """The approver also trusted the tool for the rest of the session (Strands' ``HumanInTheLoop`` trust)."""
 

@@ -5,6 +5,7 @@ that uses them as Strands' docs show carries nothing of Signoff, so the bot answ
 shape its code expects: nothing in the agent or the policy has to ask for it.
 """
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 from agent.approval import ResponseShape
@@ -29,17 +30,45 @@ def expected_shape(interrupt_name: str) -> ResponseShape | None:
 
 QUESTION_KEY: Final = "question"
 """An interrupt whose reason is a dict with this key (a non-blank string) asks a person that question."""
+OPTIONS_KEY: Final = "options"
+"""With ``QUESTION_KEY``: the answers to choose from (labels, or ``{"label", "description"}`` objects)."""
+MULTIPLE_KEY: Final = "multiple"
+"""With ``OPTIONS_KEY``: ``True`` lets the person choose several (the response is then a list of labels)."""
+SCHEMA_KEY: Final = "schema"
+"""With ``QUESTION_KEY``: a JSON Schema object the answer fills in (the response is then an object)."""
 
 
-def question_of(interrupt_name: str, reason: Any) -> str | None:
-    """The question an interrupt asks a person, if it asks for words rather than a decision.
+@dataclass(frozen=True)
+class AskedQuestion:
+    """A question as an interrupt's reason asks it: its text and, as given (the bot checks them), what it offers.
 
-    ``handoff_to_user``'s reason is its question; any other interrupt asks one with ``reason={"question": ...}``.
+    Attributes:
+        text: The question.
+        options: The reason's ``"options"`` (``None``: none given).
+        multiple: The reason's ``"multiple"``.
+        schema: The reason's ``"schema"`` (``None``: none given).
+    """
+
+    text: str
+    options: Any = None
+    multiple: Any = False
+    schema: Any = None
+
+
+def question_of(interrupt_name: str, reason: Any) -> AskedQuestion | None:
+    """The question an interrupt asks a person, if it asks for an answer rather than a decision.
+
+    ``handoff_to_user``'s reason is its question; any other interrupt asks one with ``reason={"question": ...}``,
+    answered in words, or chosen among ``"options"``, or filled in as ``"schema"`` describes.
     """
     if interrupt_name == HANDOFF_INTERRUPT and isinstance(reason, str):
         asked: Any = reason
+        offered: dict[str, Any] = {}
     elif isinstance(reason, dict):
         asked = reason.get(QUESTION_KEY)
+        offered = reason
     else:
         return None
-    return asked if isinstance(asked, str) and asked.strip() else None
+    if not isinstance(asked, str) or not asked.strip():
+        return None
+    return AskedQuestion(asked, offered.get(OPTIONS_KEY), offered.get(MULTIPLE_KEY, False), offered.get(SCHEMA_KEY))

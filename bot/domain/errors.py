@@ -15,6 +15,8 @@ error that callers also know by a built-in kind keeps it as a second base (``Pol
   ``bot.store.token_seal.UnopenableSecret``), a workspace without the app
   (``bot.domain.workspaces.NotInstalled``), an outbox entry whose turn has not come
   (``bot.slack.delivery.NotReady``), the agent's own code failing (``bot.flow.runner.AgentCodeError``),
+  options or a form an agent offers with a question that Slack cannot show
+  (``bot.domain.question_kinds.QuestionError``, also a ``ValueError``),
   and the API refusing the MCP server's call (``bot.mcp.api_client.ApiError``).
 """
 

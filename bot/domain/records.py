@@ -21,6 +21,8 @@ __all__ = [
     "LevelRecord",
     "PolicySummary",
     "Question",
+    "QuestionKind",
+    "QuestionOption",
     "approval_id_for",
     "place_of_session",
     "session_id_for",
@@ -124,13 +126,39 @@ class GuardedCall(BaseModel):
     tool_use_id: str
 
 
+class QuestionOption(BaseModel):
+    """One answer a question offers to choose (``bot.domain.question_kinds`` checks it when the question is asked)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str
+    """What the person picks, and what the agent receives (at most 75 characters: a Slack option's text)."""
+    description: str | None = None
+
+
+QuestionKind = Literal["text", "choice", "form"]
+"""How a question is answered: in words, by choosing among its options, or by filling in its form."""
+
+
 class Question(BaseModel):
-    """What a request asks a person when the agent wants words, not a decision (``agent.vended.question_of``)."""
+    """What a request asks a person when the agent wants an answer, not a decision (``agent.vended.question_of``).
+
+    A question stored before questions had kinds holds its text only: it is answered in words.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str
     """The question, as the agent asked it (stored bounded, shown escaped)."""
+    kind: QuestionKind = "text"
+    options: tuple[QuestionOption, ...] = ()
+    """``choice``: the answers to choose from, in the agent's order (labels distinct)."""
+    multiple: bool = False
+    """``choice``: whether several options may be chosen (the answer is then a list of labels)."""
+    form: dict[str, Any] | None = None
+    """``form``: the JSON Schema (an object's) of the answer."""
+    problem: str | None = None
+    """Why what the agent offered with the question could not be used (it is then answered in words)."""
 
 
 class ApprovalRequest(BaseModel):

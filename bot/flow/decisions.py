@@ -20,7 +20,7 @@ The clock decides too (expiry), without the human checks: ``expire``.
 
 import logging
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import redis
 
@@ -206,6 +206,8 @@ class DecisionService:
         shown: str = "",
         quiet: bool = False,
         trust: bool = False,
+        choices: tuple[int, ...] | None = None,
+        filled_in: dict[str, Any] | None = None,
     ) -> Outcome:
         """Record ``kind`` by ``user_id`` on ``approval_id`` if every check passes: one round trip, the decide script.
 
@@ -228,6 +230,9 @@ class DecisionService:
             quiet: A refusal is not audited (a reply that answers a question only if its writer is asked).
             trust: The approval also trusts the tool for the rest of the session; refused (``wrong_action``) unless the
                 request offers it.
+            choices: An answer that picks these options (indexes, from 0) of a question offering options: the script
+                checks them against the question and records their labels; ``invalid`` if none.
+            filled_in: An answer that fills in a question's form with this object (checked against its schema first).
         """
         if session_id is None:
             session_id = self._approvals.session_of(approval_id)
@@ -235,7 +240,8 @@ class DecisionService:
                 return Outcome(Status.UNKNOWN)
         # A reason made only of invisible characters says nothing: it is no reason (the policy may require one).
         text = None if reason is None or is_blank(reason) else reason.strip()
-        if kind == "answer" and text is None:
+        answer_kind, given = _answer_given(reason, choices, filled_in)
+        if kind == "answer" and ((answer_kind == "text" and text is None) or (choices is not None and not choices)):
             return Outcome(Status.INVALID)  # an empty answer tells the agent nothing: nothing is recorded
         team_id, channel_id = place_of_session(session_id)
         if not channel_id and origin.channel_id:
@@ -258,10 +264,13 @@ class DecisionService:
             with_request=with_request,
             shown=shown,
             trust=trust,
+            answer_kind=answer_kind if kind == "answer" else "text",
+            choices=tuple(sorted(choices or ())),  # the labels recorded follow the question's order
         )
-        if kind == "answer":  # the agent reads the answer exactly as the person gave it
-            decision = Decision(decision=kind, decided_by=user_id, answer=reason, decided_at=self._clock())
-            details = {"approval_id": approval_id, "decision": kind, "answer": reason, "source": source}
+        details: dict[str, Any]
+        if kind == "answer":  # the agent reads the answer exactly as the person gave it (chosen: the script fills it)
+            decision = Decision(decision=kind, decided_by=user_id, answer=given, decided_at=self._clock())
+            details = {"approval_id": approval_id, "decision": kind, "answer": given, "source": source}
         else:
             decision = Decision(decision=kind, decided_by=user_id, reason=text, decided_at=self._clock(), trusted=trust)
             details = {"approval_id": approval_id, "decision": kind, "reason": text, "source": source}
@@ -414,7 +423,7 @@ class DecisionService:
         self,
         attempt: Attempt,
         decision: Decision,
-        details: dict[str, str | None],
+        details: dict[str, Any],
         *,
         source: str | None = None,
         raised_in: str | None = None,
@@ -441,7 +450,7 @@ class DecisionService:
                 logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
             return result
 
-    def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, str | None]) -> DecideResult:
+    def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, Any]) -> DecideResult:
         """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
         # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
         update = Outbox.script_entry(
@@ -460,9 +469,20 @@ class DecisionService:
             return Outcome(result.status, approvers_text=approvers, recorded=result)
         return Outcome(result.status, votes=result.votes, recorded=result)
 
-    def _audit_events(self, session_id: str, actor: str, **details: str | None) -> tuple[ScriptRecord, ...]:
+    def _audit_events(self, session_id: str, actor: str, **details: Any) -> tuple[ScriptRecord, ...]:
         """The audit events of a vote and of a decision (the script writes the one that happens)."""
         return self._audit.script_events(("vote", "decision"), session_id=session_id, actor=actor, **details)
+
+
+def _answer_given(
+    reason: str | None, choices: tuple[int, ...] | None, filled_in: dict[str, Any] | None
+) -> tuple[str, str | dict[str, Any] | None]:
+    """How an answer answers (``text``, ``choice``, ``form``) and what it records before the script fills it in."""
+    if choices is not None:
+        return "choice", None
+    if filled_in is not None:
+        return "form", filled_in
+    return "text", reason
 
 
 def _slack_ts_s(ts: str) -> float | None:

@@ -6,6 +6,7 @@ calls match, and its expiry. The transaction writes them with their schedule, au
 outbox posts, and the round's ``published`` mark; each record through its owner.
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -15,11 +16,12 @@ from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
-from agent.vended import expected_shape, question_of
+from agent.vended import AskedQuestion, expected_shape, question_of
 from bot.domain.clock import Clock, offset_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy import PolicyBook
 from bot.domain.policy_rules import DEFAULT_POLICY_NAME
+from bot.domain.question_kinds import QuestionError, asked_question, question_in_words
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
 from bot.flow.agent_abilities import TrustsTools
@@ -33,6 +35,8 @@ from bot.store.stores import Stores
 from bot.store.threads import ThreadInfo
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA_MAX_CHARS: Final = 8_000
 
@@ -223,7 +227,7 @@ class RoundPublisher:
         single = calls[0] if len(calls) == 1 else None
         policy = self._policy(interrupt, guarded, single=single)
         asked = question_of(interrupt.name, interrupt.reason)
-        question = Question(text=str(bounded_json(asked))) if asked is not None else None
+        question = _question(asked, interrupt) if asked is not None else None
         if question is not None:
             policy = _for_a_question(policy, info.requested_by)
         now = self.clock()
@@ -274,6 +278,15 @@ def _offers_trust(
     if single is None or not policy.trust or policy.tier != "ask" or policy.quorum != 1:
         return False
     return isinstance(agent, TrustsTools) and agent.offers_trust(interrupt, single.tool)
+
+
+def _question(asked: AskedQuestion, interrupt: Interrupt) -> Question:
+    """The question to store; one whose options or form cannot be offered is asked in words, saying why."""
+    try:
+        return asked_question(asked)
+    except QuestionError as problem:
+        logger.warning("interrupt_id=<%s> | the question is asked in words: %s", interrupt.id, problem)
+        return question_in_words(asked, problem)
 
 
 def _for_a_question(policy: PolicySummary, requester: str) -> PolicySummary:

@@ -8,7 +8,7 @@ the reply's ts); with several, the buttons must say which, and a request posted 
 Such a reply is the decision (its text the reason), never discussion: refused, it goes nowhere.
 
 A question is answered by a reply too: when the thread shows exactly one open question (posted before the reply),
-a reply from someone it asks is the answer, exactly as written; anyone else's reply is discussion.
+asked in words, a reply from someone it asks is the answer, exactly as written; anyone else's reply is discussion.
 """
 
 import re
@@ -67,7 +67,8 @@ class ThreadReplies:
         typed = _TYPED_DECISION.match(reply.text)
         if typed is None:
             questions = [approval_id for approval_id in seen if _asks(loaded[approval_id])]
-            if len(questions) == 1:
+            # Only a question asked in words takes words: options and forms are answered with their controls.
+            if len(questions) == 1 and _asks_in_words(loaded[questions[0]]):
                 answered = self._answer(reply, questions[0])
                 if answered is not None:
                     return answered
@@ -118,6 +119,11 @@ class ThreadReplies:
 
 def _asks(approval: Approval | None) -> bool:
     return approval is not None and approval.request.asks
+
+
+def _asks_in_words(approval: Approval | None) -> bool:
+    question = approval.request.question if approval is not None else None
+    return question is not None and question.kind == "text"
 
 
 def _posted_before(approval: Approval | None, written_at: str) -> bool:

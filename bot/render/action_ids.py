@@ -2,6 +2,8 @@
 
 from typing import Final
 
+from bot.domain.question_kinds import MAX_BUTTONS
+
 APPROVE_ACTION: Final = "signoff_approve"
 DENY_ACTION: Final = "signoff_deny"
 DISCUSS_ACTION: Final = "signoff_discuss"
@@ -11,6 +13,13 @@ REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
 ALLOW_SIMILAR_ACTION: Final = "signoff_allow_similar"
 ANSWER_ACTION: Final = "signoff_answer"
+SEND_CHOICE_ACTION: Final = "signoff_send_choice"
+"""Sends the options chosen in a question's select (the message's state says which)."""
+CHOOSE_PREFIX: Final = "signoff_choose_"
+"""A question's option buttons: this, then the option's index (ids of one block are distinct)."""
+CHOOSE_BUTTONS: Final = frozenset(f"{CHOOSE_PREFIX}{index}" for index in range(MAX_BUTTONS))
+CHOICE_SELECT: Final = "signoff_choice_select"
+"""A question's select of options (one, or several); choosing only marks the choice: Send answer sends it."""
 TRUST_ACTION: Final = "signoff_approve_trust"
 REVOKE_TRUST_ACTION: Final = "signoff_revoke_trust"
 BUTTONS: Final = frozenset(
@@ -26,6 +35,8 @@ BUTTONS: Final = frozenset(
         ANSWER_ACTION,
         TRUST_ACTION,
         REVOKE_TRUST_ACTION,
+        SEND_CHOICE_ACTION,
+        *CHOOSE_BUTTONS,
     }
 )
 """Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
@@ -89,6 +100,32 @@ def parse_grant_button_value(value: str) -> tuple[int, str, str | None, str] | N
     if not mark or not seconds.isascii() or not seconds.isdigit() or len(seconds) > 7:
         return None
     return int(seconds), *parse_button(rest)
+
+
+_CHOICE_MARK: Final = "~"
+
+
+def choice_button_value(index: int, approval_id: str, session_id: str) -> str:
+    """What an option's button carries: the option's index, then what ``button_value`` says."""
+    return f"{index}{_CHOICE_MARK}{button_value(approval_id, session_id)}"
+
+
+def parse_choice_button_value(value: str) -> tuple[int, str, str | None] | None:
+    """The option's index, approval id and session id of an option's button (``None`` for a malformed one)."""
+    index, mark, rest = value.partition(_CHOICE_MARK)
+    if not mark or not _is_index(index):
+        return None
+    approval_id, session_id = parse_button_value(rest)
+    return int(index), approval_id, session_id
+
+
+def parse_choice_index(value: str) -> int | None:
+    """The option index a select's option carries as its value (``None``: not one)."""
+    return int(value) if _is_index(value) else None
+
+
+def _is_index(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 3
 
 
 _PLACE_MARK: Final = ":"

@@ -61,7 +61,7 @@ def edit_modal(
         "blocks": [
             blocks.section(intro),
             blocks.context(after, *_warnings(request)),
-            *(_input_block(index, each) for index, each in enumerate(form.fields)),
+            *form_fields(form),
         ],
     }
     return view
@@ -69,6 +69,11 @@ def edit_modal(
 
 def _warnings(request: ApprovalRequest) -> list[str]:
     return [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
+
+
+def form_fields(form: EditForm) -> list[dict[str, Any]]:
+    """The form's fields as input blocks (the edit form's, and a question's form: ``bot.render.questions``)."""
+    return [_input_block(index, each) for index, each in enumerate(form.fields)]
 
 
 def _input_block(index: int, each: FormField) -> dict[str, Any]:

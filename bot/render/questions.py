@@ -6,17 +6,24 @@ message's live controls (``blocks.approval_id_shown``) reads a question's the sa
 
 from typing import Any
 
+from bot.domain.edit_form import EditForm
 from bot.domain.progress import Progress
-from bot.domain.records import ApprovalRequest, Decision
-from bot.render import blocks
+from bot.domain.question_kinds import MAX_BUTTONS, MAX_DESCRIPTION, MAX_LABEL, MAX_OPTIONS
+from bot.domain.records import ApprovalRequest, Decision, Question
+from bot.render import blocks, edits
 from bot.render.action_ids import (
     ANSWER_ACTION,
     ANSWER_BLOCK,
     ANSWER_INPUT,
     ANSWER_MODAL_CALLBACK,
+    CHOICE_SELECT,
+    CHOOSE_PREFIX,
     DISCUSS_ACTION,
+    SEND_CHOICE_ACTION,
     button_value,
+    choice_button_value,
 )
+from bot.render.safe_text import clip_plain
 from bot.render.texts import approval_request, questions
 
 
@@ -36,6 +43,14 @@ def question_message(
     ]
     if blocks.has_hidden_characters(request):
         shown.append(blocks.context(approval_request.HIDDEN_CHARACTERS_WARNING))
+    asked = request.question
+    if asked is not None and asked.problem is not None:
+        shown.append(blocks.context(questions.not_offered(asked.problem)))
+    if decision is None and asked is not None:
+        listed = questions.options_listed(asked) if _as_buttons(asked) else None
+        if listed is not None:
+            shown.append(blocks.section(listed))
+        shown.append(blocks.context(questions.how_to_answer(asked)))
     facts = [questions.who_answers(request.policy), approval_request.requested_at(request.created_at)]
     if decision is None:
         if request.expires_at is not None:
@@ -56,14 +71,54 @@ def question_message(
 
 
 def question_actions(request: ApprovalRequest) -> dict[str, Any]:
-    """The Answer / Discuss buttons of a question."""
+    """The live controls of a question, then Discuss.
+
+    In words: Answer (its form). A form: Fill in. One of at most ``MAX_BUTTONS`` options: a button each (a click
+    answers). One of more, or several: a select, and Send answer (what the select holds is sent).
+    """
     approval_id = blocks.checked_approval_id(request.approval_id)
     value = button_value(approval_id, request.session_id)
-    elements = [
-        blocks.button(ANSWER_ACTION, questions.ANSWER_LABEL, value, "primary"),
-        blocks.button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value),
-    ]
+    asked = request.question
+    elements: list[dict[str, Any]]
+    if asked is None or asked.kind == "text":
+        elements = [blocks.button(ANSWER_ACTION, questions.ANSWER_LABEL, value, "primary")]
+    elif asked.kind == "form":
+        elements = [blocks.button(ANSWER_ACTION, questions.FORM_LABEL, value, "primary")]
+    elif _as_buttons(asked):
+        elements = [
+            blocks.button(
+                f"{CHOOSE_PREFIX}{index}",
+                clip_plain(option.label, MAX_LABEL),
+                choice_button_value(index, approval_id, request.session_id),
+            )
+            for index, option in enumerate(asked.options)
+        ]
+    else:
+        elements = [_select(asked), blocks.button(SEND_CHOICE_ACTION, questions.SEND_CHOICE_LABEL, value, "primary")]
+    elements.append(blocks.button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value))
     return {"type": "actions", "block_id": blocks.actions_block_id(approval_id), "elements": elements}
+
+
+def _as_buttons(question: Question) -> bool:
+    """Whether the question's options are buttons (one choice among a few) rather than a select."""
+    return question.kind == "choice" and not question.multiple and len(question.options) <= MAX_BUTTONS
+
+
+def _select(question: Question) -> dict[str, Any]:
+    """The select of a question's options: one (``static_select``) or several (``multi_static_select``)."""
+    options = []
+    for index, option in enumerate(question.options[:MAX_OPTIONS]):
+        shown: dict[str, Any] = {"text": blocks.plain_text(clip_plain(option.label, MAX_LABEL)), "value": str(index)}
+        if option.description:
+            shown["description"] = blocks.plain_text(clip_plain(option.description, MAX_DESCRIPTION))
+        options.append(shown)
+    placeholder = questions.CHOOSE_SEVERAL_PLACEHOLDER if question.multiple else questions.CHOOSE_ONE_PLACEHOLDER
+    return {
+        "type": "multi_static_select" if question.multiple else "static_select",
+        "action_id": CHOICE_SELECT,
+        "placeholder": blocks.plain_text(placeholder),
+        "options": options,
+    }
 
 
 def answer_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str = "") -> dict[str, Any]:
@@ -98,6 +153,15 @@ def answer_modal(request: ApprovalRequest, *, private_metadata: str, external_id
     }
     if external_id:
         view["external_id"] = external_id
+    return view
+
+
+def answer_form_modal(
+    request: ApprovalRequest, form: EditForm, *, private_metadata: str, external_id: str = ""
+) -> dict[str, Any]:
+    """The form a ``form`` question is answered with (views.open): the edit form's fields, made from its schema."""
+    view = answer_modal(request, private_metadata=private_metadata, external_id=external_id)
+    view["blocks"] = [*view["blocks"][:-1], *edits.form_fields(form)]  # its fields, instead of the one text input
     return view
 
 

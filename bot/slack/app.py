@@ -12,6 +12,7 @@ from bot.services import Services
 from bot.settings import Settings
 from bot.slack import clicks
 from bot.slack.listeners import (
+    choices,
     claims,
     deny,
     discuss,
@@ -36,6 +37,7 @@ _LISTENERS: Final[tuple[Callable[[App, Services], None], ...]] = (
     discuss.register,
     deny.register,
     questions.register,
+    choices.register,
     edits.register,
     thread.register,
     claims.register,

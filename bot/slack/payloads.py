@@ -26,6 +26,7 @@ class Action(TypedDict):
 
     action_id: str
     value: NotRequired[str]
+    block_id: NotRequired[Any]
 
 
 class ClickedMessage(TypedDict):
@@ -46,6 +47,8 @@ class BlockActions(TypedDict):
     team: NotRequired[Any]
     team_id: NotRequired[str | None]
     view: NotRequired[Any]
+    state: NotRequired[Any]
+    """What the message's inputs hold (a click on the App Home: the view's ``state``)."""
     trigger_id: NotRequired[Any]
     response_url: NotRequired[Any]
 

@@ -434,7 +434,9 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "message_ts": True,
     "requested_by": True,
     "input_digest": True,
-    "question": True,  # an answer fits a question only, an approval or a denial an approval only
+    # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
+    # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
+    "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
     "trust_offered": True,
     "policy": {
         "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes

@@ -44,6 +44,8 @@ class Attempt:
         shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
             for a typed reply: then an edited call is not approved).
         trust: The approval also trusts the tool for the rest of the session (only where the request offers it).
+        answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
+        choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
     """
 
     session_id: str
@@ -62,6 +64,8 @@ class Attempt:
     with_request: bool = False
     shown: str = ""
     trust: bool = False
+    answer_kind: str = "text"
+    choices: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,8 @@ def keys_and_args(
         "with_request": attempt.with_request,
         "shown": attempt.shown,
         "trust": attempt.trust,
+        "answer_kind": attempt.answer_kind,
+        "choices": list(attempt.choices),
         "answer_by_ms": answer_by_ms,
     }
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}

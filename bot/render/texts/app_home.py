@@ -52,7 +52,9 @@ def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, cla
 def home_recent_line(request: ApprovalRequest, decision: Decision, arguments: str) -> str:
     """One recent decision on the App Home; ``arguments``: the call's as it ran (an edit's), as inline code."""
     if request.asks:
-        answered = f" {code_inline(decision.answer, MAX_INLINE_ARGUMENTS)}" if decision.answer is not None else ""
+        answered = ""
+        if decision.answer is not None:
+            answered = f" {code_inline(questions.answer_as_text(decision.answer), MAX_INLINE_ARGUMENTS)}"
         return f"{questions.subject(request)}: {questions.answer_status(decision)}{answered}"
     what = code_inline(request.tool) if request.tool else code_inline(request.interrupt_name)
     edited = ""

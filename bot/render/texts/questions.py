@@ -3,9 +3,10 @@
 Functions return Slack mrkdwn unless their name or docstring says plain text.
 """
 
-from typing import Final
+import json
+from typing import Any, Final
 
-from bot.domain.records import ApprovalRequest, Decision, PolicySummary
+from bot.domain.records import ApprovalRequest, Decision, PolicySummary, Question
 from bot.render.safe_text import MAX_DECISION_REASON, clip, code_inline
 from bot.render.texts.approval_request import approvers_text, asker, who_decided
 from bot.render.texts.times import slack_date
@@ -23,6 +24,11 @@ ANSWER_MODAL_SUBMIT: Final = "Send answer"
 ANSWER_MODAL_CLOSE: Final = "Cancel"
 ANSWER_INPUT_LABEL: Final = "Your answer"
 ANSWER_PLACEHOLDER: Final = "The agent reads exactly what you write here."
+FORM_LABEL: Final = "Fill in"
+SEND_CHOICE_LABEL: Final = "Send answer"
+CHOOSE_ONE_PLACEHOLDER: Final = "Choose an answer"
+CHOOSE_SEVERAL_PLACEHOLDER: Final = "Choose one or more"
+_LISTED_MAX: Final = 2_900  # the options listed beside their buttons: one section
 
 
 def question_intro(request: ApprovalRequest) -> str:
@@ -35,6 +41,58 @@ def question_text(request: ApprovalRequest) -> str:
     """The question, as a quote: escaped, hidden characters shown, within a section."""
     text = request.question.text if request.question is not None else ""
     return "\n".join(f"> {line}" for line in clip(text, QUESTION_MAX).split("\n"))
+
+
+def how_to_answer(question: Question) -> str:
+    """How the question is answered (one context line)."""
+    if question.kind == "choice":
+        return "Choose one or more of the options" if question.multiple else "Choose one of the options"
+    if question.kind == "form":
+        return "Answer with the form: *Fill in*"
+    return "Answer with *Answer*, or by replying in this thread"
+
+
+def not_offered(problem: str) -> str:
+    """Why the question is asked in words, though the agent offered options or a form (one context line)."""
+    return f"⚠️ What the agent offered with this question could not be shown ({clip(problem, 300)}): answer in words."
+
+
+def options_listed(question: Question) -> str | None:
+    """The options with their descriptions, beside their buttons (``None``: none has a description)."""
+    if not any(option.description for option in question.options):
+        return None
+    lines = [
+        f"• *{clip(option.label, 100)}*" + (f": {clip(option.description, 100)}" if option.description else "")
+        for option in question.options
+    ]
+    return clip_lines(lines, _LISTED_MAX)
+
+
+def clip_lines(lines: list[str], limit: int) -> str:
+    """Lines (already escaped) joined, as many as fit ``limit`` characters, then how many were left out."""
+    shown: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        if used + len(line) + 1 > limit - 20:
+            shown.append(f"…and {len(lines) - index} more")
+            break
+        shown.append(line)
+        used += len(line) + 1
+    return "\n".join(shown)
+
+
+def answer_as_text(answer: str | list[str] | dict[str, Any]) -> str:
+    """An answer on one line of text (not yet escaped): its words, its labels, or its object as JSON."""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, list):
+        return ", ".join(answer)
+    return json.dumps(answer, ensure_ascii=False, sort_keys=True)
+
+
+def nothing_chosen() -> str:
+    """Ephemeral answer to Send answer with no option chosen."""
+    return "Choose an option first, then send your answer. Nothing was sent."
 
 
 def who_answers(policy: PolicySummary) -> str:
@@ -57,10 +115,20 @@ def answer_status(decision: Decision) -> str:
 
 
 def answer_quote(decision: Decision) -> str | None:
-    """The answer the agent received, as a quote (``None``: not answered)."""
-    if decision.decision != "answer" or decision.answer is None:
+    """The answer the agent received, as a quote (``None``: not answered).
+
+    Words as written; the labels chosen, one a line; a form's object as JSON in a code block.
+    """
+    answer = decision.answer
+    if decision.decision != "answer" or answer is None:
         return None
-    return "\n".join(f"> {line}" for line in clip(decision.answer, ANSWER_MAX + 100).split("\n"))
+    if isinstance(answer, list):
+        return clip_lines([f"> • {clip(label, 100)}" for label in answer], ANSWER_MAX + 100)
+    if isinstance(answer, dict):
+        # Backticks would end the block early: shown as quotes (the agent has the object as given).
+        shown = json.dumps(answer, ensure_ascii=False, indent=2).replace("`", "'")
+        return f"```{clip(shown, ANSWER_MAX + 100)}```"
+    return "\n".join(f"> {line}" for line in clip(answer, ANSWER_MAX + 100).split("\n"))
 
 
 def question_fallback(request: ApprovalRequest, decision: Decision | None = None) -> str:
@@ -93,7 +161,10 @@ def not_asked_of_you(who: str) -> str:
 
 def wrong_action() -> str:
     """Ephemeral answer to an action that does not fit the request (a forged or stale button)."""
-    return "That does not fit this request: a question is answered, an approval is approved or denied. Nothing changed."
+    return (
+        "That does not fit this request: a question is answered as it asks (in words, with one of its options, "
+        "or with its form), an approval is approved or denied. Nothing changed."
+    )
 
 
 def blank_answer() -> str:

@@ -8,16 +8,20 @@ the first answer wins, a second person is told who answered.
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.domain.edit_form import EditForm, read_back
+from bot.domain.question_kinds import answer_form
 from bot.domain.status import Status
 from bot.render import action_ids as ids
-from bot.render import questions
+from bot.render import edits, questions
 from bot.render.texts import answers
 from bot.render.texts import questions as question_texts
 from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
+from bot.slack.listeners.edits import submitted
 from bot.slack.listeners.feedback import Clicker, outcome_text, team_of, tell_clicker
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+from bot.store.approval_record import Approval
 
 
 def register(app: App, services: Services) -> None:
@@ -30,10 +34,17 @@ def register(app: App, services: Services) -> None:
         if approval is None:
             return
         request = approval.request
+        asked = request.question
+        if asked is not None and asked.kind == "choice":  # answered with its options, never in words
+            click.refuse(services.stores.outbox, None, question_texts.wrong_action())
+            return
         binding = click.bind(request.approval_id, purpose="answer")
-        view = questions.answer_modal(
-            request, private_metadata=binding.metadata(), external_id=services.modals.remember(binding)
-        )
+        metadata, external_id = binding.metadata(), services.modals.remember(binding)
+        if asked is not None and asked.kind == "form":
+            form = answer_form(asked)
+            view = questions.answer_form_modal(request, form, private_metadata=metadata, external_id=external_id)
+        else:
+            view = questions.answer_modal(request, private_metadata=metadata, external_id=external_id)
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     def submit_answer(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
@@ -44,14 +55,24 @@ def register(app: App, services: Services) -> None:
         if binding is None:
             ack(**questions.answer_errors(answers.wrong_place_refused()))
             return
-        origin = modal_origin(body, binding)
+        # A form's answer is read back field by field (an error shows under its field), then sent as one object.
+        form = _form_of(decisions.find(binding.approval_id))
+        filled_in = None
+        if form is not None:
+            fields = submitted(view)
+            read = read_back(form, [fields.get(index) for index in range(len(form.fields))])
+            if read.input is None:
+                ack(**edits.edit_errors(read.errors))
+                return
+            filled_in = read.input
         outcome = decisions.decide(
             binding.approval_id,
             user_id=user,
             kind="answer",
             reason=answer,
             source="modal",
-            origin=origin,
+            origin=modal_origin(body, binding),
+            filled_in=filled_in,
             with_request=True,  # the confirmation names the question
         )
         request = outcome.request
@@ -63,10 +84,18 @@ def register(app: App, services: Services) -> None:
             tell_clicker(services.stores.outbox, who, question_texts.answer_sent(request))
             return
         text = outcome_text(outcome)
-        if text:
-            ack(**questions.answer_errors(text))
-        else:
+        if not text:
             ack()
+        elif form is not None:
+            ack(**edits.edit_refused(text))  # a form has no answer input: said under its first field
+        else:
+            ack(**questions.answer_errors(text))
 
     lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=services.stores.outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
+
+
+def _form_of(approval: Approval | None) -> EditForm | None:
+    """The form a question is answered with, when it is a ``form`` question."""
+    asked = approval.request.question if approval is not None else None
+    return answer_form(asked) if asked is not None and asked.kind == "form" else None

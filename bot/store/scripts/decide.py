@@ -19,10 +19,12 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
 #       most twice that), now_ms: the decision's place among the recent ones, with_request: whether a decided
 #       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
-#       whether the approval also trusts the tool for the session, answer_by_ms: 0, or the Redis time (unix ms) after
-#       which the caller no longer waits for the answer), 2 the
+#       whether the approval also trusts the tool for the session, answer_kind: how an answer answers the question
+#       (text, choice, form), choices: the indexes (from 0) of the options a choice answer picks, answer_by_ms: 0, or
+#       the Redis time (unix ms) after which the caller no longer waits for the answer), 2 the
 #       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
-#       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"), then
+#       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"; for a
+#       choice answer, its null "answer" with the labels chosen, as the audit details' too), then
 #       five runs (each its length, then its arguments): the message update (Outbox.script_entry), the audit events
 #       of a vote and of a decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds
 #       the round's version), the request's schedule entry ids.
@@ -38,7 +40,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
 # not_a_member, self_approval, not_an_approver, reason_required, editor_approval, wrong_action: an answer to an
-# approval, an approval or a denial of a question), changed (an approval of an input
+# approval, an approval or a denial of a question, an answer of another kind than the question's or choosing what it
+# does not offer), changed (an approval of an input
 # that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
 # (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
 # (value: the count), no_round, decided (value: the decision). Every answer but replayed, needs and unreadable
@@ -86,6 +89,7 @@ local function text(value) if type(value) == 'string' then return value end retu
 local function list(value) if type(value) == 'table' then return value end return {{}} end
 local message_ts = posted_ts ~= '' and posted_ts or text(terms.message_ts)
 local user = attempt.user
+local chosen = nil  -- a choice answer's labels, as JSON (judged with the checks below)
 if attempt.checks then
   local origin = attempt.origin
   local foreign = origin.team_id ~= terms.team_id or origin.user_team_id ~= terms.team_id
@@ -107,6 +111,26 @@ if attempt.checks then
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
   -- An answer fits a question only; an approval or a denial, an approval only.
   if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  -- An answer answers as its question asks: in words, with options it offers (one, unless it lets several be
+  -- chosen), or with its form. A question stored without a kind is answered in words.
+  if attempt.kind == 'answer' then
+    local asked = type(terms.question.kind) == 'string' and terms.question.kind or 'text'
+    if attempt.answer_kind ~= asked then return answer('{Status.WRONG_ACTION}') end
+    if asked == 'choice' then
+      local options, picked, labels = list(terms.question.options), {{}}, {{}}
+      local count = #attempt.choices
+      if count == 0 or (count > 1 and terms.question.multiple ~= true) then return answer('{Status.WRONG_ACTION}') end
+      for _, index in ipairs(attempt.choices) do
+        local option = type(index) == 'number' and index % 1 == 0 and options[index + 1] or nil
+        if type(option) ~= 'table' or type(option.label) ~= 'string' or picked[index] then
+          return answer('{Status.WRONG_ACTION}')
+        end
+        picked[index] = true
+        labels[#labels + 1] = cjson.encode(option.label)
+      end
+      chosen = terms.question.multiple == true and '[' .. table.concat(labels, ',') .. ']' or labels[1]
+    end
+  end
   -- Trusting the tool for the session comes only with an approval of a request that offers it.
   if attempt.trust and (attempt.kind ~= 'approve' or terms.trust_offered ~= true) then
     return answer('{Status.WRONG_ACTION}')
@@ -204,8 +228,10 @@ local function filled(record, name, empty, value)
   if not at then return record end
   return string.sub(record, 1, at + #name + 2) .. value .. string.sub(record, at + #name + 3 + #empty)
 end
--- The audit's details (JSON with spaces: Audit.script_events) name the input approved, and its editor.
+-- The audit's details (JSON with spaces: Audit.script_events) name the input approved, and its editor; or the
+-- options a choice answer picked.
 local function with_input(details)
+  if chosen then return filled(details, 'answer', ' null', ' ' .. chosen) end
   if attempt.kind ~= 'approve' or current == '' then return details end
   details = filled(details, 'input_digest', ' null', ' ' .. cjson.encode(current))
   if edit[2] then details = filled(details, 'edited_by', ' null', ' ' .. cjson.encode(edit[2])) end
@@ -235,6 +261,7 @@ end
 local decision = ARGV[2]
 if approved_by ~= '[]' then decision = filled(decision, 'approved_by', '[]', approved_by) end
 if #replies > 0 then decision = filled(decision, 'discussion', '[]', '[' .. table.concat(replies, ',') .. ']') end
+if chosen then decision = filled(decision, 'answer', 'null', chosen) end
 if attempt.kind == 'approve' and current ~= '' then
   decision = filled(decision, 'input_digest', 'null', cjson.encode(current))
   if edit[1] then

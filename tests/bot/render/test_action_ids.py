@@ -4,7 +4,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.domain.grants import Grant
-from bot.domain.records import PolicySummary, Question
+from bot.domain.question_kinds import MAX_BUTTONS
+from bot.domain.records import PolicySummary, Question, QuestionOption
 from bot.domain.trusts import Trust
 from bot.render import action_ids as ids
 from bot.render import blocks
@@ -39,6 +40,8 @@ def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
         granted_ms=0, approval_id="a",
     )  # fmt: skip
     question = request(question=Question(text="Which region?"))
+    few = request(question=Question(text="Which?", kind="choice", options=tuple(_options(MAX_BUTTONS))))
+    several = request(question=Question(text="Which?", kind="choice", options=tuple(_options(2)), multiple=True))
     trust = Trust(
         session_id="T1:C1:1.0", tool="deploy", trusted_by="U1", requester="U2", team_id="T1", channel_id="C1",
         thread_ts="1.0", approval_id="a", trusted_at=NOW,
@@ -46,11 +49,26 @@ def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
     shown = (
         _buttons(blocks.approval_message(offering_all))
         + _buttons(question_message(question))
+        + _buttons(question_message(few))
+        + _buttons(question_message(several))
         + _buttons(home_view(queue=[], recent=[], now=NOW, grants=[(grant, 0)], trusts=[trust]))
     )
-    named = {value for name, value in vars(ids).items() if name.endswith("_ACTION")}
+    named = {value for name, value in vars(ids).items() if name.endswith("_ACTION")} | ids.CHOOSE_BUTTONS
     assert {button["action_id"] for button in shown} == named == ids.BUTTONS
     assert all(isinstance(button["value"], str) for button in shown)
+
+
+def _options(count: int) -> list[QuestionOption]:
+    return [QuestionOption(label=f"option {index}") for index in range(count)]
+
+
+def test_an_option_button_names_its_option_and_a_malformed_one_names_none() -> None:
+    value = ids.choice_button_value(4, "a-1", "T1:C1:1.0")
+    assert ids.parse_choice_button_value(value) == (4, "a-1", "T1:C1:1.0")
+    for malformed in ("a-1/T1:C1:1.0", "-1~a-1/T", "1e3~a", "٣~a", "1234~a"):
+        assert ids.parse_choice_button_value(malformed) is None
+    indexes = [ids.parse_choice_index(each) for each in ("0", "99", "x", "", "-1", "1000")]
+    assert indexes == [0, 99, None, None, None, None]
 
 
 def test_a_revoke_button_names_the_grant_it_ends() -> None:

@@ -166,6 +166,10 @@ class Bot:
         values = {ids.ANSWER_BLOCK: {ids.ANSWER_INPUT: {"type": "plain_text_input", "value": answer}}}
         return self._submit(view, ids.ANSWER_MODAL_CALLBACK, user=user, values=values)
 
+    def submit_answer_form(self, view: dict[str, Any], *, user: str, changes: dict[str, Any]) -> PostResult:
+        """Someone submits a question's form ``view``, its fields (by label) holding ``changes``, as ``submit_edit``."""
+        return self._submit(view, ids.ANSWER_MODAL_CALLBACK, user=user, values=edit_form_state(view, changes))
+
     def open_edit(self, approval_id: str, *, user: str) -> dict[str, Any]:
         """Someone clicks Edit on the approval message: the form the bot opened for them."""
         opened = len(self.slack.calls("views.open"))
