@@ -9,7 +9,7 @@ the scopes; a user token is never asked for, so none is stored. The bot token an
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -202,22 +202,10 @@ class Installations(InstallationStore):
         return Resealed(resealed=resealed, current=current, unopenable=unopenable)
 
     def _sealed(self, record: dict[str, Any]) -> dict[str, Any]:
-        if self._seal is None:
-            return record
-        seal = self._seal
-        return {
-            name: seal.seal(value) if name in _SECRETS and isinstance(value, str) else value
-            for name, value in record.items()
-        }
+        return record if self._seal is None else _secrets_through(self._seal.seal, record)
 
     def _opened(self, record: dict[str, Any]) -> dict[str, Any]:
-        if self._seal is None:
-            return record
-        seal = self._seal
-        return {
-            name: seal.open(value) if name in _SECRETS and isinstance(value, str) else value
-            for name, value in record.items()
-        }
+        return record if self._seal is None else _secrets_through(self._seal.open, record)
 
     def _read(self, key: str) -> Installation | None:
         raw = self._redis.get(key)
@@ -233,6 +221,13 @@ class Installations(InstallationStore):
         except (ValueError, TypeError) as error:  # an unreadable record serves nobody: the workspace reinstalls
             logger.error("key=<%s> | installation unreadable, ignored: %s", key, type(error).__name__)
             return None
+
+
+def _secrets_through(change: Callable[[str], str], record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with each secret field's text passed through ``change`` (sealed, or opened)."""
+    return {
+        name: change(value) if name in _SECRETS and isinstance(value, str) else value for name, value in record.items()
+    }
 
 
 def _plain(value: Any) -> Any:
