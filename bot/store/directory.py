@@ -5,7 +5,9 @@ leaves a private channel stops seeing and deciding its requests soon after.
 
 A click never waits for Slack to be up: what Slack last listed is also kept for a day (``KNOWN_SECONDS``). When Slack
 cannot be asked (it refuses, times out, errs, limits the rate), that last list stands in for ``STALE_SECONDS`` (then
-Slack is asked again); only with no list at all does the call fail (the caller refuses the click and says so).
+Slack is asked again); only with no list at all does the call fail (the caller refuses the click and says so). A
+Slack that takes the request and never answers is given ``LOOKUP_TIMEOUT_S``, not the client's 30 s: a click waits
+for the lookup, and Slack gives the click 3 s.
 
 A cached group record that cannot be read (not JSON, not a list of user ids) is dropped and the
 group asked of Slack again: one bad record never refuses every click nor blinds App Home.
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 import redis
+from slack_sdk import WebClient
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.workspaces import SlackClients
@@ -30,6 +33,8 @@ _CHANNEL_CACHE_SECONDS: Final = 60
 KNOWN_SECONDS: Final = 86_400
 STALE_SECONDS: Final = 10
 _MEMBERS_PAGE: Final = 1000
+LOOKUP_TIMEOUT_S: Final = 2
+"""How long one lookup waits for Slack's answer (then the last list stands in, or the click is refused)."""
 
 
 class Directory:
@@ -116,7 +121,7 @@ class Directory:
     def _group_from_slack(self, team_id: str, group_id: str) -> tuple[frozenset[str], int]:
         """A group's members and how long to keep them (ms): Slack's list, else the last one it gave (see above)."""
         known_key = keys.usergroup_known(team_id, group_id)
-        slack = self._clients.for_team(team_id)
+        slack = self._lookup_client(team_id)
         try:
             response = slack.usergroups_users_list(usergroup=group_id)
         except SLACK_CALL_ERRORS as error:
@@ -147,13 +152,18 @@ class Directory:
     def _channel_members_from_slack(self, team_id: str, channel_id: str) -> set[str]:
         users: set[str] = set()
         cursor = ""
-        slack = self._clients.for_team(team_id)
+        slack = self._lookup_client(team_id)
         while True:
             response = slack.conversations_members(channel=channel_id, limit=_MEMBERS_PAGE, cursor=cursor or None)
             users.update(str(user) for user in response.get("members") or [])
             cursor = str((response.get("response_metadata") or {}).get("next_cursor") or "")
             if not cursor:
                 return users
+
+    def _lookup_client(self, team_id: str) -> WebClient:
+        """The workspace's token and API, with ``LOOKUP_TIMEOUT_S`` and no retry of its own (the caller falls back)."""
+        client = self._clients.for_team(team_id)
+        return WebClient(token=client.token, base_url=client.base_url, timeout=LOOKUP_TIMEOUT_S, retry_handlers=[])
 
     def _cached(self, team_id: str, group_id: str, shard: int | None) -> tuple[frozenset[str], int] | None:
         """The cached members and how long they have left (ms).

@@ -15,6 +15,7 @@ import redis
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.store import keys
+from bot.store.directory import LOOKUP_TIMEOUT_S
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import Bot, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, TEAM
@@ -106,3 +107,20 @@ def test_a_click_that_fails_while_slack_is_down_is_told_through_the_outbox_once_
 
     bot.wait_told(APPROVER, answers.click_failed("URLError"))
     assert not bot.slack.calls("views.open")
+
+
+def test_a_click_while_slack_takes_the_lookup_and_never_answers_is_decided_within_slacks_window(
+    gated_bot: Bot,
+) -> None:
+    bot = gated_bot
+    first, second = bot.approval_id(0), bot.approval_id(1)
+    assert bot.click(ids.APPROVE_ACTION, first, user=APPROVER).status == 200  # Slack lists the channel
+    _lapse_fresh_caches(bot, second)
+    bot.slack.slow_next("conversations.members", 30)  # takes the call, answers long after the client gave up
+    click = bot.click_payload(ids.APPROVE_ACTION, second, user=APPROVER)
+
+    started = time.monotonic()
+    assert bot.poster.post_action(click).status == 200
+    assert time.monotonic() - started < LOOKUP_TIMEOUT_S + 0.9  # within Slack's 3 s
+
+    assert _decision(bot, second) == "approve"  # on the members Slack last listed
