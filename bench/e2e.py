@@ -326,6 +326,8 @@ class _Outcome:
     """What the people saw (lists: appended to from many threads)."""
 
     click_to_reply_s: list[float] = field(default_factory=list)
+    finished: list[tuple[str, float, float]] = field(default_factory=list)
+    """(thread ts, when its reply came (perf_counter), click -> reply s) of each session that ended."""
     clicked_again: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -368,6 +370,7 @@ def _one_session(bot: SignedPoster, slack: BenchSlack, outcome: _Outcome, *, rea
         else:
             raise RuntimeError("every click was refused")
         outcome.click_to_reply_s.append(replied_at - clicked)
+        outcome.finished.append((thread_ts, replied_at, replied_at - clicked))
     except Exception as error:
         outcome.failures.append(f"thread {thread_ts}: {type(error).__name__}: {error}")
     finally:

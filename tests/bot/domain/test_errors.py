@@ -17,6 +17,7 @@ BOUNDARIES = {
     ("bot/flow/runner.py", "_run"): "the agent's code may raise anything; only its own bug is kept",
     ("bot/flow/escalation.py", "Escalator.tick"): "one scheduled step's bug must not hold up the batch",
     ("bot/worker.py", "Worker._loop"): "the worker's loops outlive any bug in one step",
+    ("bot/slack/listeners/lazy.py", "lazily.run"): "Bolt only logs a lazy listener's failure: the clicker is told",
     ("bot/worker.py", "Worker._handle_job"): "the agent's code may raise anything; the job is retried",
     ("bot/api/app.py", "api_wsgi_app.application"): "a bug is answered as a 500 in the API's own shape",
     ("bot/slack/clicks.py", "ApproveClicks.serve"): "a click is answered and the clicker told, whatever failed",
