@@ -263,7 +263,9 @@ def soonest_due_s(client: redis.Redis, queues: Sequence[DueQueue], *, rests: Sha
     if not queues:
         return None
     if isinstance(client, RedisCluster):
-        firsts = _each_apart(queues, lambda queue: queue.client.zrange(queue.due_key, 0, 0, withscores=True), rests)
+        firsts = _each_apart(
+            queues, lambda queue: queue.client.zrange(queue.due_key, 0, 0, withscores=True), rests, what="soonest due"
+        )
     else:
         pipeline = client.pipeline(transaction=False)
         for queue in queues:
@@ -290,7 +292,9 @@ def _claim_each(
     if isinstance(client, RedisCluster):
         # A pipeline over every master fails whole when one does, and what the others leased would wait out its
         # lease unseen: each master is asked on its own.
-        return _each_apart(queues, lambda queue: queue._claim_at(now_ms, lease_ms=lease_ms, limit=limit), rests)
+        return _each_apart(
+            queues, lambda queue: queue._claim_at(now_ms, lease_ms=lease_ms, limit=limit), rests, what="a claim"
+        )
 
     def run() -> list[Any]:
         pipeline = client.pipeline(transaction=False)
@@ -313,6 +317,8 @@ def _claim_each(
     return claimed
 
 
-def _each_apart(queues: Sequence[DueQueue], read: Callable[[DueQueue], Any], rests: ShardRests) -> list[Any]:
+def _each_apart(
+    queues: Sequence[DueQueue], read: Callable[[DueQueue], Any], rests: ShardRests, *, what: str
+) -> list[Any]:
     """``read`` of each queue (one per shard, in shard order) on its own (``each_shard``); a missing one's as ``[]``."""
-    return each_shard(len(queues), lambda shard: read(queues[shard]), rests, what="a due queue's read", missing=[])
+    return each_shard(len(queues), lambda shard: read(queues[shard]), rests, what=what, missing=[])
