@@ -33,7 +33,7 @@ from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
-from bot.store.shard_trouble import SHARD_TROUBLE, ShardRests
+from bot.store.shard_trouble import ShardRests, each_shard
 from bot.store.waits import bounded_wait_s
 from state.text import as_text, bytes_of
 
@@ -322,18 +322,19 @@ class Outbox:
         if not self._wakes_apart:
             self._client.blpop([keys.outbox_wake(shard) for shard in keys.shards()], timeout=timeout)
             return
-        # On a cluster each shard's wake list lives on its own master: wait on each in turn, briefly.
+        # On a cluster each shard's wake list lives on its own master: wait on each, all at once, briefly (a master
+        # in trouble holds up its own shard only: ``bot.store.shard_trouble``).
         deadline = time.monotonic() + timeout
         while True:
-            for shard in keys.shards():
-                if not self._rests.resting(shard):
-                    try:
-                        if self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S):
-                            return
-                    except SHARD_TROUBLE as error:
-                        self._rests.rest(shard, error, what="the outbox's wait")
-                if time.monotonic() >= deadline:
-                    return
+            woken = each_shard(
+                len(keys.shards()),
+                lambda shard: self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S),
+                self._rests,
+                what="the outbox's wait",
+                missing=None,
+            )
+            if any(woken) or time.monotonic() >= deadline:
+                return
 
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
