@@ -4,8 +4,9 @@ Readers that visit every shard (the outbox's and the schedule's claims, the job 
 master on its own there, all at once: one master in trouble then costs its own shard only. A shard that has not
 answered within ``ANSWER_WITHIN_S`` (redis-py's cluster client retries a failing master for seconds, until its
 replica takes over) or that failed is skipped for ``RESTING_S``; a late answer is kept and taken by the next read of
-the same kind (a claim's entries are not left to wait out their lease). On one server every shard shares the
-server's fate, and its readers keep their one pipelined round trip.
+the same kind. A read whose reply its client gave up on (then read again) leaves what it took to wait out its lease
+or claim time, as a dead reader's would. On one server every shard shares the server's fate, and its readers keep
+their one pipelined round trip.
 """
 
 import logging
