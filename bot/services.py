@@ -203,7 +203,10 @@ class _CountedRetry(Retry):
                 failures += 1
                 metrics.redis_failed(error)
                 # The failure handler runs first: it drops the connection, whose reply may still arrive.
-                fail(error, failures) if with_failure_count else fail(error)
+                if with_failure_count:
+                    fail(error, failures)
+                else:
+                    fail(error)
                 if is_retryable is not None and not is_retryable(error):
                     raise
                 if failures > self._retries:  # the backoff's pauses alone would pass the budget
