@@ -52,17 +52,6 @@ class _OutageSlack(LoopbackSlack):
         error = "ratelimited" if self.failing == 429 else "service_unavailable"
         return Answer(self.failing, {"ok": False, "error": error}, headers)
 
-    @contextmanager
-    def refusing(self) -> Iterator[None]:
-        """Refuse every connection inside the block, then listen on the same port again."""
-        port = self.port
-        self.close()
-        try:
-            yield
-        finally:
-            self.bind = ("127.0.0.1", port)
-            self.start()
-
 
 def _queue_backlog(outbox: Outbox, *, threads: int, channels: int) -> list[str]:
     """Queue the posts; return their texts."""

@@ -1,7 +1,7 @@
 """Settings from the environment (pydantic-settings), with errors a person can act on."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -211,16 +211,24 @@ def _invalid(error: ValidationError) -> ConfigError:
     return ConfigError("invalid settings:\n  " + "\n  ".join(problems))
 
 
+_Read = TypeVar("_Read", bound=BaseSettings)
+
+
+def _read(model: type[_Read]) -> _Read:
+    """``model`` read from the environment; a malformed variable raises ``ConfigError`` naming it."""
+    try:
+        return model()
+    except ValidationError as error:
+        raise _invalid(error) from error
+
+
 def load_log_settings() -> LogSettings:
     """Read ``LOG_FORMAT`` and ``LOG_LEVEL``.
 
     Raises:
         ConfigError: Naming the variable that is malformed.
     """
-    try:
-        return LogSettings()
-    except ValidationError as error:
-        raise _invalid(error) from error
+    return _read(LogSettings)
 
 
 def load_policy_defaults() -> PolicyDefaults:
@@ -229,10 +237,7 @@ def load_policy_defaults() -> PolicyDefaults:
     Raises:
         ConfigError: Naming the variable that is malformed.
     """
-    try:
-        return PolicyDefaults()
-    except ValidationError as error:
-        raise _invalid(error) from error
+    return _read(PolicyDefaults)
 
 
 def _token_problems(settings: Settings, mode: Mode) -> list[str]:
@@ -271,10 +276,7 @@ def load_settings(mode: Mode) -> Settings:
     Raises:
         ConfigError: One message naming every missing or malformed variable.
     """
-    try:
-        settings = Settings()
-    except ValidationError as error:
-        raise _invalid(error) from error
+    settings = _read(Settings)
     lines = _token_problems(settings, mode)
     oauth_required = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "INSTALLATION_KEYS"]
     required = oauth_required if settings.oauth else ["SLACK_BOT_TOKEN"]

@@ -18,7 +18,8 @@ Its whole public surface (lifecycle, configuration, inspection) over one lock; r
 
 import copy
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self
 
@@ -117,6 +118,20 @@ class LoopbackSlack:
         server.drop_connections()
         if thread is not None:
             thread.join(timeout=5)
+
+    @contextmanager
+    def refusing(self) -> Iterator[None]:
+        """Refuse every connection inside the block (kept-alive ones cut); then listen again on the same port.
+
+        How Slack down looks from a client: the outage tests and ``bench.slack_outage`` use it.
+        """
+        host, port = self.bind[0], self.port
+        self.close()
+        try:
+            yield
+        finally:
+            self.bind = (host, port)
+            self.start()
 
     def __enter__(self) -> Self:
         """Start the fake (``start``)."""

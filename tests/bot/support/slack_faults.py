@@ -78,17 +78,6 @@ class FaultySlack(LoopbackSlack):
             with self.lock:
                 self._always = None
 
-    @contextmanager
-    def refusing(self) -> Iterator[None]:
-        """Refuse every connection (kept-alive ones cut) inside the block; then listen again on the same port."""
-        port = self.port
-        self.close()
-        try:
-            yield
-        finally:
-            self.bind = ("127.0.0.1", port)
-            self.start()
-
     def _queue(self, method: str, fault: _Fault) -> None:
         if fault.times < 1:
             raise ValueError("times must be at least 1")
