@@ -1,6 +1,6 @@
 """The MCP server: ``python -m bot mcp`` over stdio, or ``--http`` (streamable HTTP, at ``/mcp``).
 
-Two tools, both ending in the same Slack approval as any other request (the server is a client of
+Three tools, each ending in the same Slack message as any other request (the server is a client of
 the HTTP API, so the policy, escalation, expiry, quorum and audit are the API's):
 
 - ``request_approval``: ask for a sign-off of a tool call and wait for the decision, with a progress
@@ -8,15 +8,13 @@ the HTTP API, so the policy, escalation, expiry, quorum and audit are the API's)
 - ``permission_prompt``: Claude Code's ``--permission-prompt-tool`` contract. Input ``tool_name``,
   ``input``, ``tool_use_id``; output a JSON text, ``{"behavior": "allow", "updatedInput": ...}`` or
   ``{"behavior": "deny", "message": ...}``. It fails closed: anything but an approval is a deny.
+  Claude Code's ``AskUserQuestion`` is asked as questions instead (``bot.mcp.claude_questions``).
+- ``ask_person``: ask a person a question and wait for the answer (``bot.mcp.ask_person``).
 
-A web process that restarts while a tool waits, or refuses the wait for now (429: it holds its most
-long-polls; asked again after ``Retry-After``), is asked again until the wait's deadline; a deadline
-reached without a decision withdraws the request (nobody approves what nobody waits for any more).
+Every tool waits in ``bot.mcp.long_poll``: across web restarts and 429s, withdrawing at the deadline.
 """
 
-import functools
 import json
-import time
 from collections.abc import Callable
 from typing import Annotated, Any, Final
 
@@ -28,22 +26,25 @@ from pydantic import Field
 
 from agent.approval import input_digest
 from bot.mcp.api_client import ApiError, SignoffApi
+from bot.mcp.ask_person import add_ask_person
+from bot.mcp.claude_questions import ASK_USER_QUESTION, answer_questions
 from bot.mcp.config import McpSettings
-from bot.render.texts import refusals, waiting
+from bot.mcp.long_poll import LongPoll
+from bot.render.texts import asked_person, refusals
 
 SERVER_NAME: Final = "signoff"
 PERMISSION_TOOL: Final = "permission_prompt"
-_POLL_S: Final = 20
-_RETRYABLE: Final = (0, 429, 502, 503, 504)  # unreachable, restarting, or holding its most waits: ask again
 
 
 def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffApi] | None = None) -> MCPServer:
     """The server and its tools; ``api_for`` picks the API client of a call (default: from the settings)."""
     server: MCPServer = MCPServer(
         SERVER_NAME,
-        instructions="Ask people in Slack to sign off a tool call before running it; wait for their decision.",
+        instructions="Ask people in Slack to sign off a tool call before running it, or to answer a question; wait"
+        " for their decision or answer.",
     )
     client_of = api_for or (lambda ctx: _api_of(settings, ctx))
+    add_ask_person(server, settings, client_of)
 
     @server.tool(name="request_approval")
     async def request_approval(
@@ -88,6 +89,12 @@ def build_server(settings: McpSettings, *, api_for: Callable[[Context], SignoffA
     ) -> CallToolResult:
         """Claude Code's permission prompt, decided by people in Slack: allow (with the input) or deny (with why)."""
         arguments = input or {}
+        if tool_name == ASK_USER_QUESTION:
+            try:
+                poll = LongPoll(client_of(ctx), ctx, settings.timeout)
+            except ApiError as error:
+                return _one_text_block({"behavior": "deny", "message": asked_person.could_not_ask(error)})
+            return _one_text_block(await answer_questions(poll, settings, arguments, tool_use_id=tool_use_id))
         body = _body(settings, tool=tool_name, tool_input=arguments, idempotency_key=tool_use_id)
         try:
             request = await _decided(client_of(ctx), body, ctx, timeout_s=settings.timeout)
@@ -127,24 +134,10 @@ def permission_answer(request: dict[str, Any], tool_input: dict[str, Any]) -> di
 
 
 async def _decided(api: SignoffApi, body: dict[str, Any], ctx: Context, *, timeout_s: int) -> dict[str, Any]:
-    """Ask, then wait for the decision (reporting progress), asking again across restarts, until ``timeout_s``."""
+    """Ask for a sign-off, then wait for the decision (``LongPoll``)."""
+    poll = LongPoll(api, ctx, timeout_s)
     request = await anyio.to_thread.run_sync(api.ask, body)
-    started = time.monotonic()
-    while request["status"] == "pending":
-        waited = time.monotonic() - started
-        if waited >= timeout_s:
-            return await anyio.to_thread.run_sync(api.cancel, request["id"])
-        await ctx.report_progress(waited, timeout_s, waiting.progress_note(request))
-        wait_s = max(1, min(_POLL_S, int(timeout_s - waited)))
-        try:
-            wait = functools.partial(api.wait, request["id"], wait_s=wait_s)
-            request = await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
-        except ApiError as error:
-            if error.status not in _RETRYABLE:
-                raise
-            # A 429 says when (Retry-After): the web process is not failing, only full of other waits.
-            await anyio.sleep(error.retry_after_s or 1)
-    return request
+    return await poll.settled(request, kind="approval")
 
 
 def _body(
