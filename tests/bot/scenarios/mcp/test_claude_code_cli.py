@@ -18,11 +18,13 @@ import pytest
 
 from bot.mcp.server import PERMISSION_TOOL, SERVER_NAME
 from bot.render import action_ids as ids
+from bot.render import blocks
+from tests.bot.support.choices import click_option, send_chosen
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import Bot
 from tests.bot.support.mcp_servers import http_server, mcp_environment
 from tests.bot.support.messages_api import MessagesApi, ToolCall, cli_environment, result_text, serving
-from tests.bot.support.people import APPROVER
+from tests.bot.support.people import APPROVER, REQUESTER
 from tests.bot.support.processes import ROOT, bot_environment
 
 CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
@@ -147,3 +149,48 @@ def test_the_cli_runs_the_command_as_an_approver_edited_it(bot: Bot, home: Path)
     bot.drain()
     [message] = bot.approval_messages()
     assert f'+ command: \\"echo edited &gt; {edited}\\"' in json.dumps(message["blocks"])
+
+
+ASKED = {
+    "questions": [
+        {
+            "question": "Which region?",
+            "header": "Region",
+            "options": [{"label": "eu-west-1", "description": "Ireland"}, {"label": "us-east-1", "description": "US"}],
+            "multiSelect": False,
+        },
+        {
+            "question": "Which checks?",
+            "header": "Checks",
+            "options": [
+                {"label": "lint", "description": "ruff"},
+                {"label": 'Say "hi", then go', "description": "a greeting"},
+                {"label": "types", "description": "mypy"},
+            ],
+            "multiSelect": True,
+        },
+    ]
+}
+
+
+@pytest.mark.single_redis
+def test_the_model_reads_the_answers_a_person_gave_in_slack_to_ask_user_question(bot: Bot, home: Path) -> None:
+    def answer(approval_id: str) -> None:
+        message = next(m for m in bot.approval_messages() if blocks.approval_id_shown(m) == approval_id)
+        if "Which region?" in json.dumps(message["blocks"]):
+            assert click_option(bot, message, 1, user=REQUESTER).status == 200
+        else:
+            assert send_chosen(bot, message, ["1", "0"], user=REQUESTER).status == 200
+
+    with serving(ToolCall("AskUserQuestion", ASKED, "toolu_ask")) as api, _mcp_config(bot, "stdio", home) as config:
+        with person_in_slack(bot, answer) as answered:
+            result, _version = _claude(api, config, home, "auto")
+        [told] = api.tool_results()
+    assert len(answered) == 2
+    assert result["result"] == "done", result
+    assert not told.get("is_error"), told
+    # The CLI's own words when every answer is one of the options offered: the labels reached the model as labels.
+    assert result_text(told) == (
+        'Your questions have been answered: "Which region?"="us-east-1", '
+        '"Which checks?"="lint, "Say \\"hi\\", then go"". You can now continue with these answers in mind.'
+    )
