@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import redis
 from mcp import Client
 
@@ -19,6 +20,10 @@ from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import Bot, running_bot
 from tests.bot.support.mcp_servers import mcp_environment, stdio_server
 from tests.bot.support.people import REQUESTER
+
+pytestmark = (
+    pytest.mark.single_redis
+)  # the server is a client of the HTTP API: Redis's shape is the API's tests' concern
 
 REGIONS = ["eu-west-1", "us-east-1", "ap-south-1"]
 FORM = {
@@ -55,12 +60,19 @@ def message_of(bot: Bot, approval_id: str) -> dict[str, Any]:
     return next(m for m in bot.approval_messages() if blocks.approval_id_shown(m) == approval_id)
 
 
-def answering(bot: Bot, *, pick: dict[str, list[int]], form: dict[str, Any] | None = None) -> Any:
-    """The requester answers each question: by label position (``pick``, by question text), or filling in ``form``."""
+def answering(
+    bot: Bot, *, pick: dict[str, list[int]], form: dict[str, Any] | None = None, seen: list[str] | None = None
+) -> Any:
+    """The requester answers each question: by label position (``pick``, by question text), or filling in ``form``.
+
+    ``seen`` keeps each question's message (its blocks as JSON) as it was asked.
+    """
 
     def answer(approval_id: str) -> None:
         message = message_of(bot, approval_id)
         text = json.dumps(message["blocks"])
+        if seen is not None:
+            seen.append(text)
         if any(element["action_id"] == ids.ANSWER_ACTION for element in actions_of(message)):
             view = bot.open_answer(approval_id, user=REQUESTER)
             assert bot.submit_answer_form(view, user=REQUESTER, changes=form or {}).status == 200
@@ -143,7 +155,8 @@ def _permission(bot: Bot, environment: dict[str, str], tool_use_id: str) -> dict
 
 
 def test_ask_user_question_is_asked_as_questions_and_allowed_with_the_answers_the_cli_reads(bot: Bot) -> None:
-    with person_in_slack(bot, answering(bot, pick={"Which region?": [1], "Which checks?": [0, 1]})):
+    asked: list[str] = []
+    with person_in_slack(bot, answering(bot, pick={"Which region?": [1], "Which checks?": [0, 1]}, seen=asked)):
         answer = _permission(bot, mcp_environment(bot), "toolu_questions")
 
     assert answer == {
@@ -153,10 +166,10 @@ def test_ask_user_question_is_asked_as_questions_and_allowed_with_the_answers_th
             "answers": {"Which region?": "us-east-1", "Which checks?": 'lint, "Say \\"hi\\", then go"'},
         },
     }
-    bot.drain()
-    region, checks = bot.approval_messages()
-    assert "Ireland, close to most customers" in json.dumps(region["blocks"])  # its description, cut to Slack's length
-    assert next(element["action_id"] for element in actions_of(checks)) == ids.CHOICE_SELECT  # several may be picked
+    region, checks = sorted(asked, key=lambda blocks_json: "Which checks?" in blocks_json)
+    assert "Ireland, close to most customers" in region  # its description, cut to Slack's length
+    assert ids.CHOICE_SELECT not in region  # one of two options: a button each
+    assert ids.CHOICE_SELECT in checks  # several may be picked
 
 
 def test_ask_user_question_left_unanswered_is_a_deny_the_model_reads(redis_client: redis.Redis, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_request_approval_over_stdio_reports_progress_and_returns_the_decision(b
     async def session() -> Any:
         async with Client(stdio_server(mcp_environment(bot))) as client:
             listed = await client.list_tools()
-            assert {tool.name for tool in listed.tools} == {"request_approval", "permission_prompt"}
+            assert {tool.name for tool in listed.tools} == {"request_approval", "permission_prompt", "ask_person"}
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
                 reported.append((progress, total, message))
