@@ -94,7 +94,9 @@ def test_ask_person_reports_progress_and_returns_the_labels_picked_or_the_form_f
         async with Client(stdio_server(mcp_environment(bot))) as client:
             listed = await client.list_tools()
 
-            async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                assert total is not None
+                assert progress <= total
                 reported.append(message)
 
             picked = await client.call_tool(
