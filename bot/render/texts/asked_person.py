@@ -13,15 +13,14 @@ def answered(question: Mapping[str, Any]) -> str:
 
 
 def not_answered(question: Mapping[str, Any]) -> str:
-    """Why a question has no answer: it expired, was withdrawn, or nobody answered before the wait ran out."""
+    """Why a question has no answer: it expired, or was withdrawn (the wait ran out, or its asker cancelled it)."""
     status = question["status"]
     asked = _quoted(question)
     if status == "expired":
         return f"The question{asked} expired in Slack without an answer. Do not assume one."
-    reason = (question.get("decision") or {}).get("reason")
-    if status == "cancelled" and reason:
-        return f"The question{asked} was withdrawn before anyone answered it: {reason}. Do not assume an answer."
-    return f"Nobody answered the question{asked} in Slack in time; it was withdrawn. Do not assume an answer."
+    reason = str((question.get("decision") or {}).get("reason") or "").rstrip(". ")
+    why = f" ({reason})" if reason else ""
+    return f"The question{asked} was withdrawn before anyone answered it{why}. Do not assume an answer."
 
 
 def could_not_ask(error: object) -> str:

@@ -159,7 +159,7 @@ def _permission(bot: Bot, environment: dict[str, str], tool_use_id: str) -> dict
 def test_ask_user_question_is_asked_as_questions_and_allowed_with_the_answers_the_cli_reads(bot: Bot) -> None:
     asked: list[str] = []
     with person_in_slack(bot, answering(bot, pick={"Which region?": [1], "Which checks?": [0, 1]}, seen=asked)):
-        answer = _permission(bot, mcp_environment(bot), "toolu_questions")
+        answer = _permission(bot, mcp_environment(bot, SIGNOFF_TIMEOUT="30"), "toolu_questions")
 
     assert answer == {
         "behavior": "allow",
@@ -194,7 +194,7 @@ def test_ask_user_question_left_unanswered_is_a_deny_the_model_reads(redis_clien
                 clock.advance(601)  # both expire unanswered: the first one read denies
 
         with person_in_slack(bot, first_expires):
-            answer = _permission(bot, mcp_environment(bot), "toolu_unanswered")
+            answer = _permission(bot, mcp_environment(bot, SIGNOFF_TIMEOUT="30"), "toolu_unanswered")
         assert_documented_requests_only(bot.api)
     assert answer == {
         "behavior": "deny",
