@@ -11,7 +11,7 @@ round trips the bot's Redis client makes from the click's arrival to its respons
 - an Approve click on an approval, against an option's button clicked on a question;
 - a deny form submitted (its reason typed), against a question's form submitted (its fields filled in).
 
-The figures to read are ``ratio question/approval`` (goal: at most 1.00).
+The figures to read are ``ratio question/approval`` (medians; goal: at most 1.00).
 """
 
 import argparse
@@ -192,9 +192,11 @@ def main() -> None:
         counts = _measure(bench, args.clicks)
     print(f"answers bench: Redis round trips on a click's path (arrival to response), {args.clicks} of each kind")
     for kind, values in counts.items():
-        print(f"  {kind:13} mean {statistics.fmean(values):.2f}   min {min(values)}   max {max(values)}")
+        shown = f"median {statistics.median(values):g}   mean {statistics.fmean(values):.2f}"
+        print(f"  {kind:13} {shown}   min {min(values)}   max {max(values)}")
     for question, approval in (("option click", "approve click"), ("answer form", "deny form")):
-        ratio = statistics.fmean(counts[question]) / statistics.fmean(counts[approval])
+        # Medians: a click that happens to refill a cache (a channel's members, every minute) is not the path.
+        ratio = statistics.median(counts[question]) / statistics.median(counts[approval])
         print(f"ratio question/approval ({question} / {approval}): {ratio:.2f} (goal <= 1.00)")
 
 

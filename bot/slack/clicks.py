@@ -1,4 +1,4 @@
-"""Approve clicks ("Approve and trust" too), served at the edge or, when the edge leaves them to Bolt, by Bolt's.
+"""Approve clicks ("Approve and trust" and a question's options too), served at the edge or else by Bolt's listener.
 
 An Approve button carries its approval's session (``bot.render.action_ids.button_value``), so a
 click is one Redis round trip before its answer (two while traces are recorded: its approval's trace is read
@@ -9,6 +9,10 @@ vote or decision (``bot.flow.decisions``). A 200 means it was recorded, or refus
 clicker is told (a refusal also writes its audit record and queues that answer: more round trips, on
 a path that records nothing). A button of an older message (its value names no session) and a click
 over Socket Mode go through Bolt's listener (``register``): acked first, then served the same way.
+
+An option's button of a question names its session too (``action_ids.choice_button_value``): a click on it answers
+the question the same way, at the edge (the person is told their answer was sent); the ones the edge leaves to Bolt
+are ``bot.slack.listeners.choices``'s.
 """
 
 import logging
@@ -26,6 +30,7 @@ from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.services import Services
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
+from bot.slack.listeners.choices import answered_text, is_choice
 from bot.slack.listeners.failures import tell_click_failed
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.payloads import Action, BlockActions
@@ -45,6 +50,8 @@ class ApproveClick:
     """The digest of the input the button showed (``""``: a button that names none)."""
     trust: bool = False
     """"Approve and trust <tool> for this session": the approval also trusts the tool (``bot.domain.trusts``)."""
+    choice: int | None = None
+    """A question's option button: the option it picks (the click answers the question with it)."""
 
 
 def approve_click(body: dict[str, Any]) -> ApproveClick | None:
@@ -56,7 +63,15 @@ def approve_click(body: dict[str, Any]) -> ApproveClick | None:
         return None
     checked = cast(BlockActions, body)  # payload_problem has held it to that shape
     actions = checked["actions"]
-    if len(actions) != 1 or actions[0]["action_id"] not in _APPROVING:
+    if len(actions) != 1:
+        return None
+    if is_choice(actions[0]["action_id"]):
+        parsed = ids.parse_choice_button_value(str(actions[0].get("value", "")))
+        if parsed is None:
+            return None  # the listener tells the clicker
+        index, approval_id, session_id = parsed
+        return ApproveClick(approval_id, session_id, checked, choice=index) if session_id else None
+    if actions[0]["action_id"] not in _APPROVING:
         return None
     click = _click(checked, actions[0])
     return click if click.session_id else None
@@ -111,17 +126,19 @@ class ApproveClicks:
             click.approval_id,
             session_id=click.session_id,
             user_id=clicker(click.body).user,
-            kind="approve",
+            kind="approve" if click.choice is None else "answer",
             reason=None,
             source="button",
             origin=click_origin(click.body),
             replay=replay,
             shown=click.shown,
             trust=click.trust,
+            choices=None if click.choice is None else (click.choice,),
+            with_request=click.choice is not None,  # the confirmation names the question
         )
 
     def _tell(self, click: ApproveClick, outcome: Outcome) -> None:
-        text = outcome_text(outcome)
+        text = (answered_text(outcome) if click.choice is not None else None) or outcome_text(outcome)
         if not text:
             return
         try:

@@ -41,7 +41,7 @@ def register(app: App, services: Services) -> None:
             choices=choices,
             with_request=True,  # the confirmation names the question
         )
-        text = _answered(outcome) or outcome_text(outcome)
+        text = answered_text(outcome) or outcome_text(outcome)
         if text:
             tell_clicker(outbox, who, text)
 
@@ -71,7 +71,13 @@ def register(app: App, services: Services) -> None:
     app.action(ids.CHOICE_SELECT)(marked)
 
 
-def _answered(outcome: Outcome) -> str | None:
+def is_choice(action_id: str) -> bool:
+    """Whether ``action_id`` is an option's button of a question."""
+    return _CHOOSE.fullmatch(action_id) is not None
+
+
+def answered_text(outcome: Outcome) -> str | None:
+    """The answerer's confirmation, when their answer was recorded."""
     request = outcome.request
     return questions.answer_sent(request) if outcome.status is Status.DECIDED and request is not None else None
 

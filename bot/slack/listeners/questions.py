@@ -56,7 +56,8 @@ def register(app: App, services: Services) -> None:
             ack(**questions.answer_errors(answers.wrong_place_refused()))
             return
         # A form's answer is read back field by field (an error shows under its field), then sent as one object.
-        form = _form_of(decisions.find(binding.approval_id))
+        approval = decisions.find(binding.approval_id)
+        form = _form_of(approval)
         filled_in = None
         if form is not None:
             fields = submitted(view)
@@ -67,6 +68,7 @@ def register(app: App, services: Services) -> None:
             filled_in = read.input
         outcome = decisions.decide(
             binding.approval_id,
+            session_id=approval.request.session_id if approval is not None else None,  # found already: not again
             user_id=user,
             kind="answer",
             reason=answer,

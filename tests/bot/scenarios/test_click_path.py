@@ -20,9 +20,10 @@ from bot.store.approval_record import Approval
 from bot.store.directory import Directory
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.api_client import api_caller
+from tests.bot.support.choices import click_option
 from tests.bot.support.harness import SIGNING_SECRET, Bot, message_click, running_bot
 from tests.bot.support.http_server import serve_wsgi
-from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, TEAM
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER, TEAM
 
 SCENARIO_POLICY = Path(__file__).parents[1] / "support" / "policies" / "scenario.yml"
 LEFT = "U0THIRD"  # in the channel (and the on-call group) when the caches were filled, gone since
@@ -233,3 +234,34 @@ def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: B
 
     assert answered.status == 401
     assert _approval(bot, approval_id).decision is None
+
+
+@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
+def test_an_option_click_on_a_question_is_served_at_the_edge_the_script_and_the_answerers_confirmation(
+    bot: Bot,
+) -> None:
+    """As an Approve click: the decide script records the click's signature with the answer (no round trip of its
+    own before it); then the person is told their answer was sent."""
+    with api_caller(bot.services, bot.url) as api:
+        for region in ("Which region?", "Which zone?"):
+            asked = {"question": region, "options": ["eu", "us"], "channel": CHANNEL, "requester": REQUESTER}
+            assert api.ask_question(asked).status_code == 201
+    bot.drain()
+    first, second = bot.approval_messages()
+    assert click_option(bot, first, 0, user=REQUESTER).status == 200  # connections now open
+    directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.stores.redis)
+    shard = _shard(bot, bot.approval_id(1))
+    assert directory.in_channel(TEAM, CHANNEL, REQUESTER, shard=shard)  # the shard's cache is warm
+
+    with commands_sent(bot.services.stores.redis) as commands:
+        assert click_option(bot, second, 1, user=REQUESTER).status == 200
+
+    verbs = [command.split()[0] for command in commands]
+    assert verbs[:2] == ["EVALSHA", "MULTI"], commands  # nothing before the script: the signature is recorded in it
+    assert verbs[2:-1] == ["HSET", "ZADD", "LPUSH", "LTRIM"], commands  # the confirmation: one transaction
+    assert verbs[-1] == "EXEC", commands
+    bot.wait_told(REQUESTER, "Your answer to the question `Which zone?` was sent to `ci-runner`.")
+    assert bot.poster.replay().status == 409  # its signature was recorded by the script
+    decision = _approval(bot, bot.approval_id(1)).decision
+    assert decision is not None
+    assert (decision.decided_by, decision.answer) == (REQUESTER, "us")
