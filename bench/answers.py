@@ -6,7 +6,8 @@ The whole bot in this process, as the sandbox builds it (``bot.sandbox``'s Slack
 HTTP app, a real Redis), its worker driven between clicks only. Requests are made through the HTTP API: approvals
 (``POST /v1/approvals``) and questions (``POST /v1/questions``). Each kind of click is sent N times, signed as
 Slack signs it, each on a request of its own, after one warm-up (caches filled, connections open); counted are the
-round trips the bot's Redis client makes from the click's arrival to its response (a pipeline or a script is one):
+round trips the bot's Redis client makes from the click's arrival to its response (a pipeline or a script is one;
+not what waits until the answer has left):
 
 - an Approve click on an approval, against an option's button clicked on a question;
 - a deny form submitted (its reason typed), against a question's form submitted (its fields filled in).
@@ -20,7 +21,7 @@ import statistics
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -61,6 +62,8 @@ class _Bench:
     trips: RoundTrips
     url: str
     key: str
+    answered: list[int]
+    """The round trips of each request the bot answered, counted when its answer left (not what it did after)."""
 
     def drain(self) -> None:
         """Run the worker's loops until idle (never while a click is counted)."""
@@ -87,9 +90,9 @@ class _Bench:
 
     def click(self, user: str, message: dict[str, Any], action_id: str) -> int:
         """``user`` clicks ``action_id`` on ``message``: the round trips the bot's Redis client made to answer it."""
-        before = self.trips.count
+        served = len(self.answered)
         self.slack.click(user, CHANNEL, message["ts"], action_id)
-        return self.trips.count - before
+        return self._counted(served)
 
     def submit(self, user: str, view: dict[str, Any], text: str) -> int:
         """``user`` submits the modal ``view``, ``text`` in each of its inputs: the round trips made to answer it."""
@@ -98,11 +101,16 @@ class _Bench:
             for block in view.get("blocks") or []
             if block.get("type") == "input"
         }
-        before = self.trips.count
+        served = len(self.answered)
         answered = self.slack.submit(user, str(view["id"]), typed)
         if answered.get("errors"):
             raise RuntimeError(f"the form was refused: {answered['errors']}")
-        return self.trips.count - before
+        return self._counted(served)
+
+    def _counted(self, served: int) -> int:
+        if len(self.answered) != served + 1:
+            raise RuntimeError("one request was to be answered")
+        return self.answered[-1]
 
     def opened(self, user: str, message: dict[str, Any], action_id: str) -> dict[str, Any]:
         """``user`` clicks ``action_id`` on ``message``: the modal the bot opened for them (lazily, after the ack)."""
@@ -125,7 +133,16 @@ def _bot(url: str) -> Iterator[_Bench]:
         settings = sandbox_settings(token="xoxb-bench-answers", signing_secret=SECRET, api_url=slack.url)
         services = Services(settings, redis_client=client)
         services.stores.jobs.ensure_group()
-        server = make_server("127.0.0.1", 0, guarded_wsgi_app(settings, services), handler_class=_Quiet)
+        answered: list[int] = []
+        application = guarded_wsgi_app(settings, services)
+
+        def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            before = trips.count
+            chunks = application(environ, start_response)  # the whole answer: every one of ours is a list
+            answered.append(trips.count - before)
+            return chunks  # what waits for the answer runs once sent (its close), one request at a time
+
+        server = make_server("127.0.0.1", 0, counted, handler_class=_Quiet)  # serves one request at a time
         threading.Thread(target=server.serve_forever, name="bench-bot", daemon=True).start()
         bot_url = f"http://127.0.0.1:{server.server_port}"
         issued = services.stores.api_keys.create("bench-answers")
@@ -133,7 +150,8 @@ def _bot(url: str) -> Iterator[_Bench]:
         try:
             with SignedPoster(bot_url, SECRET) as poster:
                 slack.connect(poster)
-                yield _Bench(slack, services, services.worker(claim_idle_ms=60_000), trips, bot_url, issued.key)
+                worker = services.worker(claim_idle_ms=60_000)
+                yield _Bench(slack, services, worker, trips, bot_url, issued.key, answered)
         finally:
             server.shutdown()
             server.server_close()

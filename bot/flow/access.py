@@ -87,6 +87,7 @@ class ModalBinding:
     """What a modal was opened for: the approval, the person, where they clicked, and to do what.
 
     ``purpose``: ``deny``, ``edit`` or ``grant``; the last two also name the input they were opened on (``digest``).
+    An ``answer`` names the question's session too (``session_id``: its submission reads the question at once).
     """
 
     approval_id: str
@@ -96,6 +97,7 @@ class ModalBinding:
     ts: str | None
     purpose: Purpose = "deny"
     digest: str = ""
+    session_id: str = ""
 
     def metadata(self) -> str:
         """The modal's ``private_metadata`` (well under Slack's 3,000 characters: ids only)."""

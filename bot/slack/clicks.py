@@ -11,8 +11,9 @@ a path that records nothing). A button of an older message (its value names no s
 over Socket Mode go through Bolt's listener (``register``): acked first, then served the same way.
 
 An option's button of a question names its session too (``action_ids.choice_button_value``): a click on it answers
-the question the same way, at the edge (the person is told their answer was sent); the ones the edge leaves to Bolt
-are ``bot.slack.listeners.choices``'s.
+the question the same way, at the edge: one round trip before its answer too, the person told their answer was sent
+once the click is answered (``bot.slack.after_answer``); those the edge leaves to Bolt are
+``bot.slack.listeners.choices``'s.
 """
 
 import logging
@@ -29,6 +30,7 @@ from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
 from bot.services import Services
+from bot.slack.after_answer import after_answer
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
 from bot.slack.listeners.choices import answered_text, is_choice
 from bot.slack.listeners.failures import tell_click_failed
@@ -138,7 +140,13 @@ class ApproveClicks:
         )
 
     def _tell(self, click: ApproveClick, outcome: Outcome) -> None:
-        text = (answered_text(outcome) if click.choice is not None else None) or outcome_text(outcome)
+        answered = answered_text(outcome) if click.choice is not None else None
+        if answered is not None:  # a confirmation, which waits for the click's answer (``after_answer``)
+            after_answer(lambda: self._tell_text(click, answered))
+            return
+        self._tell_text(click, outcome_text(outcome))
+
+    def _tell_text(self, click: ApproveClick, text: str | None) -> None:
         if not text:
             return
         try:

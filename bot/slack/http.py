@@ -27,6 +27,7 @@ from bot.observe.readiness import Readiness
 from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack import outage
+from bot.slack.after_answer import ThenAfterTheAnswer, collected
 from bot.slack.app import build_app
 from bot.slack.clicks import ApproveClicks, approve_click
 from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded, read_request
@@ -82,7 +83,9 @@ def wsgi_app(
         if rejection is not None:
             return _answer(start_response, rejection.status, {"error": rejection.message})
         verified = _Verified(body, content_type, str(timestamp), str(signature), headers, query)
-        return _serve_verified(app, guard, clicks, verified, start_response)
+        with collected() as later:  # what a listener leaves until the answer has left (``after_answer``)
+            answer = _serve_verified(app, guard, clicks, verified, start_response)
+        return ThenAfterTheAnswer(answer, later) if later else answer
 
     if not mounts:
         return application
@@ -121,7 +124,8 @@ def _serve_verified(
     if problem is None and clicks is not None and not isinstance(request, str):
         click = approve_click(request)
         if click is not None:
-            refused = clicks.serve(click, replay=Replay(verified.signature, guard.remember_s(verified.timestamp)))
+            replay = Replay(verified.signature, guard.remember_s(verified.timestamp))
+            refused = clicks.serve(click, replay=replay)
             if isinstance(refused, Unrecorded):
                 return _unrecorded(start_response, refused, verified.body, verified.content_type)
             if refused is not None:

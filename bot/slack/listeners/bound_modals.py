@@ -46,12 +46,19 @@ class ModalClick:
         """Tell the clicker why no modal opens (``fallback`` when the refusal has nothing to say)."""
         tell_clicker(outbox, self.who, outcome_text(refusal) or fallback)
 
-    def bind(self, approval_id: str, *, purpose: Purpose) -> ModalBinding:
-        """What the modal opened for this click is bound to; an Edit or a grant also names the input shown."""
+    def bind(self, approval_id: str, *, purpose: Purpose, session_id: str = "") -> ModalBinding:
+        """What the modal opened for this click is bound to (an Edit's or grant's input shown, an answer's session)."""
         digest = "" if purpose in ("deny", "answer") else self.shown
         origin = self.origin
         return ModalBinding(
-            approval_id, self.who.user, origin.surface, origin.channel_id, origin.ts, purpose=purpose, digest=digest
+            approval_id,
+            self.who.user,
+            origin.surface,
+            origin.channel_id,
+            origin.ts,
+            purpose=purpose,
+            digest=digest,
+            session_id=session_id,
         )
 
 

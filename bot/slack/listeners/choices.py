@@ -15,6 +15,7 @@ from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render.texts import questions
 from bot.services import Services
+from bot.slack.after_answer import after_answer
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.payloads import Action, BlockActions
 
@@ -41,7 +42,11 @@ def register(app: App, services: Services) -> None:
             choices=choices,
             with_request=True,  # the confirmation names the question
         )
-        text = answered_text(outcome) or outcome_text(outcome)
+        answered = answered_text(outcome)
+        if answered is not None:  # a confirmation: it waits until the click is answered
+            after_answer(lambda: tell_clicker(outbox, who, answered))
+            return
+        text = outcome_text(outcome)
         if text:
             tell_clicker(outbox, who, text)
 

@@ -16,6 +16,7 @@ from bot.render import edits, questions
 from bot.render.texts import answers
 from bot.render.texts import questions as question_texts
 from bot.services import Services
+from bot.slack.after_answer import after_answer
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.edits import submitted
 from bot.slack.listeners.feedback import Clicker, outcome_text, team_of, tell_clicker
@@ -38,7 +39,7 @@ def register(app: App, services: Services) -> None:
         if asked is not None and asked.kind == "choice":  # answered with its options, never in words
             click.refuse(services.stores.outbox, None, question_texts.wrong_action())
             return
-        binding = click.bind(request.approval_id, purpose="answer")
+        binding = click.bind(request.approval_id, purpose="answer", session_id=request.session_id)
         metadata, external_id = binding.metadata(), services.modals.remember(binding)
         if asked is not None and asked.kind == "form":
             form = answer_form(asked)
@@ -56,8 +57,7 @@ def register(app: App, services: Services) -> None:
             ack(**questions.answer_errors(answers.wrong_place_refused()))
             return
         # A form's answer is read back field by field (an error shows under its field), then sent as one object.
-        approval = decisions.find(binding.approval_id)
-        form = _form_of(approval)
+        form = _form_of(approval := decisions.find(binding.approval_id, session_id=binding.session_id or None))
         filled_in = None
         if form is not None:
             fields = submitted(view)
@@ -83,7 +83,8 @@ def register(app: App, services: Services) -> None:
             # Where Answer was clicked: the question's thread, or a direct message for a click on App Home.
             channel = binding.channel_id or None
             who = Clicker(user, channel, request.thread_ts if channel else None, team_of(body))
-            tell_clicker(services.stores.outbox, who, question_texts.answer_sent(request))
+            sent = question_texts.answer_sent(request)
+            after_answer(lambda: tell_clicker(services.stores.outbox, who, sent))  # the form closes at once
             return
         text = outcome_text(outcome)
         if not text:
