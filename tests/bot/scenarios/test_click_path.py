@@ -1,6 +1,8 @@
 """A click's path: one verifier at the edge, and an Approve click is one Redis round trip before its answer."""
 
+import io
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -10,18 +12,19 @@ from slack_bolt.middleware.request_verification import RequestVerification
 
 from bench.round_trips import commands_sent
 from bot.domain.workspaces import OneWorkspace
+from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.slack.app import build_app
-from bot.slack.http import wsgi_app
+from bot.slack.http import guarded_wsgi_app, wsgi_app
 from bot.store import keys
 from bot.store.approval_record import Approval
 from bot.store.directory import Directory
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.api_client import api_caller
-from tests.bot.support.choices import click_option
-from tests.bot.support.harness import SIGNING_SECRET, Bot, message_click, running_bot
+from tests.bot.support.choices import actions_of, click_option
+from tests.bot.support.harness import SIGNING_SECRET, Bot, edit_form_state, message_click, running_bot
 from tests.bot.support.http_server import serve_wsgi
 from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, REQUESTER, TEAM
 
@@ -236,32 +239,102 @@ def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: B
     assert _approval(bot, approval_id).decision is None
 
 
-@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
-def test_an_option_click_on_a_question_is_served_at_the_edge_the_script_and_the_answerers_confirmation(
-    bot: Bot,
-) -> None:
-    """As an Approve click: the decide script records the click's signature with the answer (no round trip of its
-    own before it); then the person is told their answer was sent."""
+def _answered_in_process(bot: Bot, payload: dict[str, Any]) -> tuple[str, Iterable[bytes]]:
+    """The production app (the guard, the edge, Bolt) answers the signed ``payload``: its status and its answer,
+    not closed yet (a WSGI server closes it once sent: ``bot.slack.after_answer``'s steps run then)."""
+    body = slack_requests.encode_payload(payload)
+    timestamp = str(int(time.time()))
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/slack/events",
+        "CONTENT_TYPE": "application/x-www-form-urlencoded",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        "HTTP_X_SLACK_REQUEST_TIMESTAMP": timestamp,
+        "HTTP_X_SLACK_SIGNATURE": slack_requests.sign(SIGNING_SECRET, timestamp, body),
+    }
+    statuses: list[str] = []
+    answer = guarded_wsgi_app(bot.services.settings, bot.services)(environ, lambda status, *_: statuses.append(status))
+    return statuses[0], answer
+
+
+def _two_questions(bot: Bot, **asked: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     with api_caller(bot.services, bot.url) as api:
-        for region in ("Which region?", "Which zone?"):
-            asked = {"question": region, "options": ["eu", "us"], "channel": CHANNEL, "requester": REQUESTER}
-            assert api.ask_question(asked).status_code == 201
+        for text in ("Which region?", "Which zone?"):
+            ask = {"question": text, "channel": CHANNEL, "requester": REQUESTER, **asked}
+            assert api.ask_question(ask).status_code == 201
     bot.drain()
     first, second = bot.approval_messages()
-    assert click_option(bot, first, 0, user=REQUESTER).status == 200  # connections now open
     directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.stores.redis)
-    shard = _shard(bot, bot.approval_id(1))
-    assert directory.in_channel(TEAM, CHANNEL, REQUESTER, shard=shard)  # the shard's cache is warm
+    for index in (0, 1):  # the shards' caches warm: the clicks counted fill none
+        assert directory.in_channel(TEAM, CHANNEL, REQUESTER, shard=_shard(bot, bot.approval_id(index)))
+    return first, second
 
-    with commands_sent(bot.services.stores.redis) as commands:
-        assert click_option(bot, second, 1, user=REQUESTER).status == 200
 
-    verbs = [command.split()[0] for command in commands]
-    assert verbs[:2] == ["EVALSHA", "MULTI"], commands  # nothing before the script: the signature is recorded in it
-    assert verbs[2:-1] == ["HSET", "ZADD", "LPUSH", "LTRIM"], commands  # the confirmation: one transaction
-    assert verbs[-1] == "EXEC", commands
+def _verbs(commands: list[str]) -> list[str]:
+    return [command.split()[0] for command in commands]
+
+
+_CONFIRMATION = ["MULTI", "HSET", "ZADD", "LPUSH", "LTRIM", "EXEC"]
+"""The answerer's confirmation queued in the outbox: one transaction."""
+
+
+@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
+def test_an_option_click_is_one_redis_round_trip_before_its_answer_and_the_confirmation_comes_after(bot: Bot) -> None:
+    """As an Approve click, at the edge: the decide script records the click's signature with the answer."""
+    first, second = _two_questions(bot, options=["eu", "us"])
+    assert click_option(bot, first, 0, user=REQUESTER).status == 200  # connections now open
+    option = f"{ids.CHOOSE_PREFIX}1"
+    value = next(element["value"] for element in actions_of(second) if element["action_id"] == option)
+    payload = slack_requests.block_actions(
+        action_id=option, user_id=REQUESTER, channel_id=CHANNEL, message_ts=second["ts"], value=value
+    )
+
+    with commands_sent(bot.services.stores.redis) as before_the_answer:
+        status, answer = _answered_in_process(bot, payload)
+    with commands_sent(bot.services.stores.redis) as after_the_answer:
+        getattr(answer, "close", lambda: None)()
+
+    assert status.startswith("200")
+    assert _verbs(before_the_answer) == ["EVALSHA"], before_the_answer
+    assert _verbs(after_the_answer) == _CONFIRMATION, after_the_answer
     bot.wait_told(REQUESTER, "Your answer to the question `Which zone?` was sent to `ci-runner`.")
-    assert bot.poster.replay().status == 409  # its signature was recorded by the script
+    assert _answered_in_process(bot, payload)[0].startswith("409")  # its signature was recorded by the script
     decision = _approval(bot, bot.approval_id(1)).decision
     assert decision is not None
     assert (decision.decided_by, decision.answer) == (REQUESTER, "us")
+
+
+@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
+def test_an_answer_form_submitted_reads_its_question_without_looking_its_session_up_and_confirms_after(
+    bot: Bot,
+) -> None:
+    form = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+    _two_questions(bot, schema=form)
+    view = bot.open_answer(bot.approval_id(0), user=REQUESTER)
+    assert bot.submit_answer_form(view, user=REQUESTER, changes={"note": "first"}).status == 200  # connections open
+    view = bot.open_answer(bot.approval_id(1), user=REQUESTER)
+    payload = slack_requests.view_submission(
+        callback_id=ids.ANSWER_MODAL_CALLBACK,
+        user_id=REQUESTER,
+        view_id=view["id"],
+        external_id=view.get("external_id", ""),
+        private_metadata=view["private_metadata"],
+        values=edit_form_state(view, {"note": "ship it"}),
+    )
+
+    with commands_sent(bot.services.stores.redis) as before_the_answer:
+        status, answer = _answered_in_process(bot, payload)
+    with commands_sent(bot.services.stores.redis) as after_the_answer:
+        getattr(answer, "close", lambda: None)()
+
+    assert status.startswith("200")
+    # The signature, the modal's binding, the question (one pipeline of reads, its session known from the binding),
+    # the decide script (given that session): as many round trips as a deny form's, where the session is looked up.
+    verbs = _verbs(before_the_answer)
+    assert (verbs[:2], verbs[-1]) == (["SET", "GET"], "EVALSHA"), before_the_answer
+    assert set(verbs[2:-1]) <= {"HGETALL", "LRANGE", "SMEMBERS"}, before_the_answer
+    assert _verbs(after_the_answer) == _CONFIRMATION, after_the_answer
+    decision = _approval(bot, bot.approval_id(1)).decision
+    assert decision is not None
+    assert (decision.decided_by, decision.answer) == (REQUESTER, {"note": "ship it"})
