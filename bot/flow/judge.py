@@ -1,5 +1,9 @@
 """Running the decide script until it judges an attempt: what it says it lacks is supplied, then it runs again.
 
+The script is the one judge of who may do what to a request: of decisions, and (as a check, writing nothing) of all
+that decides nothing: a claim, a form opened, App Home (``bot.flow.decisions``). Python only supplies what Redis
+cannot know.
+
 A run that answers ``needs`` writes nothing. What it lacks is a channel's or a user group's cached members (asked
 of Slack here, into the copy the script reads: the session's shard's; while Slack cannot be asked, the members it
 last listed; with none, the attempt is ``UNAVAILABLE`` whatever Slack failed with), or the request's real place (an
@@ -43,17 +47,24 @@ class ScriptJudge:
         self,
         attempt: Attempt,
         *,
-        decision: Decision,
-        update: ScriptRecord,
-        audit: tuple[ScriptRecord, ...],
+        decision: Decision | None = None,
+        update: ScriptRecord = (),
+        audit: tuple[ScriptRecord, ...] = (),
+        first: DecideResult | None = None,
     ) -> DecideResult:
         """The script's answer to ``attempt``, with the records ``ApprovalStore.decide`` writes if it decides.
+
+        A check (``attempt.check``) takes no records. ``first``: the script's answer already had (a check read with its
+        approval), that run is not sent again.
 
         Raises:
             ApprovalDataError: The stored approval cannot be read.
         """
         for _ in range(_RUNS):
-            result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            if first is None:
+                result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            else:
+                result, first = first, None
             if result.status not in (Status.NEEDS, Status.UNREADABLE):
                 return result
             if attempt.replay is not None:

@@ -28,7 +28,7 @@ class Attempt:
     Attributes:
         session_id: The approval's session (a button carries it: the script's keys follow from it).
         approval_id: The approval.
-        kind: ``approve``, ``deny`` or ``expired``.
+        kind: ``approve``, ``deny``, ``answer`` or ``expired``; for a check, also ``discuss``.
         user: Who decides (``signoff:expiry`` for the clock).
         team_id: The workspace the caller expects the request in (the script says if it is another).
         channel_id: The channel the caller expects the request in (idem).
@@ -46,6 +46,7 @@ class Attempt:
         trust: The approval also trusts the tool for the rest of the session (only where the request offers it).
         answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
         choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
+        check: Only judge it (the script writes nothing and answers ``allowed`` where it would go on to record it).
     """
 
     session_id: str
@@ -66,6 +67,7 @@ class Attempt:
     trust: bool = False
     answer_kind: str = "text"
     choices: tuple[int, ...] = ()
+    check: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,15 @@ class DecideResult:
 def keys_and_args(
     attempt: Attempt,
     *,
-    decision: Decision,
-    update: scripts.ScriptRecord,
-    audit: tuple[scripts.ScriptRecord, ...],
+    decision: Decision | None = None,
+    update: scripts.ScriptRecord = (),
+    audit: tuple[scripts.ScriptRecord, ...] = (),
     answer_by_ms: int = 0,
 ) -> tuple[list[str], list[str]]:
-    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting)."""
+    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting).
+
+    A check (``attempt.check``) takes no records: ``decision`` is ``None``.
+    """
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
     request_keys = [
@@ -173,14 +178,19 @@ def keys_and_args(
         "replay": attempt.replay is not None,
         "replay_ttl_s": attempt.replay_ttl_s,
         "recent_kept": RECENT_KEPT,
-        "now_ms": int(decision.decided_at.timestamp() * 1000),
+        "now_ms": int(decision.decided_at.timestamp() * 1000) if decision is not None else 0,
         "with_request": attempt.with_request,
         "shown": attempt.shown,
         "trust": attempt.trust,
         "answer_kind": attempt.answer_kind,
         "choices": list(attempt.choices),
         "answer_by_ms": answer_by_ms,
+        "check": attempt.check,
     }
+    if decision is None:
+        if not attempt.check:
+            raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
+        return request_keys, [json.dumps(judged)]
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in

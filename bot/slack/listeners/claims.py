@@ -19,8 +19,10 @@ def register(app: App, services: Services) -> None:
     def claim(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
-        approval_id, _session_id = parse_button_value(action["value"])
-        outcome = services.decisions.claim(approval_id, user_id=who.user, origin=click_origin(body))
+        approval_id, session_id = parse_button_value(action["value"])
+        outcome = services.decisions.claim(
+            approval_id, user_id=who.user, origin=click_origin(body), session_id=session_id
+        )
         request = outcome.request
         if outcome.status == "claimed" and request is not None:
             services.stores.outbox.send_later(update_approval(request.session_id, request.approval_id))
