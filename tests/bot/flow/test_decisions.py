@@ -155,16 +155,22 @@ CASES = list(dict.fromkeys([*_WHO, *_WHERE]))
 
 
 @pytest.fixture
-def services(redis_client: redis.Redis) -> Iterator[Services]:
-    """The bot's services over the loopback Slack (no HTTP app, no worker: the judges are called directly)."""
+def slack() -> Iterator[FakeSlack]:
+    """The loopback Slack: who is in which channel and user group."""
     channels = {CHANNEL: IN_CHANNEL, OTHER_CHANNEL: PEOPLE}
     with FakeSlack(usergroups=USERGROUPS, users={user: {} for user in PEOPLE}, channels=channels) as slack:
-        settings = Settings(
-            slack_bot_token=SecretStr(slack.token),
-            slack_signing_secret=SecretStr(SIGNING_SECRET),
-            slack_api_url=slack.url,
-        )
-        yield Services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        yield slack
+
+
+@pytest.fixture
+def services(slack: FakeSlack, redis_client: redis.Redis) -> Services:
+    """The bot's services over the loopback Slack (no HTTP app, no worker: the judge is asked directly)."""
+    settings = Settings(
+        slack_bot_token=SecretStr(slack.token),
+        slack_signing_secret=SecretStr(SIGNING_SECRET),
+        slack_api_url=slack.url,
+    )
+    return Services(settings, redis_client=redis_client, agent_factory=demo_factory)
 
 
 def _open(
@@ -385,3 +391,39 @@ def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_
     assert _checked(services, on, APPROVER, "answer") is Status.DECIDED
     assert _checked(services, on, APPROVER, "decide") is Status.DECIDED
     assert _checked(services, on, STRANGER, "decide") is Status.NOT_A_MEMBER
+
+
+def test_every_path_that_decides_nothing_asks_the_judge(
+    services: Services, slack: FakeSlack, redis_client: redis.Redis
+) -> None:
+    # A rule that decides by itself (tier deny), offering all that a person could otherwise open on it.
+    offers = {"claim_pause_s": 600, "grant_durations": (3600,), "edits": "allowed"}
+    ruled = OPEN.model_copy(update={"tier": "deny", **offers})
+    [(session_id, approval_id, at)] = _open(services, redis_client, 0, ruled, 1)
+    [(_, question_id, _)] = _open(services, redis_client, 1, ruled, 1, question=Question(text="Which region?"))
+    [(_, waiting_id, _)] = _open(services, redis_client, 2, OPEN, 1)  # asks people: App Home lists it
+    origin, shown = ORIGINS["its message"](at), input_digest(TOOL_INPUT)
+
+    # Discuss: who could see it (a tier is no matter); while Slack cannot say who is in the channel (a cold cache),
+    # nobody is told they are not in it.
+    slack.error_next("conversations.members", "internal_error")
+    _approval, refusal = services.decisions.find_checked(approval_id, user_id=MEMBER, action="discuss", origin=origin)
+    assert refusal is not None
+    assert refusal.status is Status.UNAVAILABLE
+
+    # Claim, and opening the deny, answer, edit and "allow similar" forms: each refused as the judge refuses.
+    assert services.decisions.claim(approval_id, user_id=APPROVER, origin=origin).status is Status.NOT_AN_APPROVER
+    for action, on in (("deny", approval_id), ("answer", question_id)):
+        _approval, refusal = services.decisions.find_checked(on, user_id=APPROVER, action=action, origin=origin)
+        assert refusal is not None, action
+        assert refusal.status is Status.NOT_AN_APPROVER, action
+    edit = services.edit_flow.open(approval_id, user_id=APPROVER, origin=origin, shown=shown)
+    assert edit.refusal is not None
+    assert edit.refusal.status is Status.NOT_AN_APPROVER
+    similar = services.grant_flow.open_similar(approval_id, user_id=APPROVER, origin=origin, shown=shown)
+    assert similar.refusal is not None
+    assert similar.refusal.status is Status.NOT_AN_APPROVER
+    # App Home lists only what the person may decide now.
+    home = services.home_queue.contents_for(APPROVER, team_id=TEAM_ID)
+    assert [request.approval_id for request, _progress in home.queue] == [waiting_id]
+    assert redis_client.scard(keys.votes(session_id, approval_id)) == 0
