@@ -96,7 +96,7 @@ class DecisionService:
         approval_id: str,
         *,
         user_id: str,
-        action: Kind | Literal["discuss"],
+        action: Check,
         origin: Origin,
         session_id: str | None = None,
     ) -> tuple[Approval | None, Outcome | None]:

@@ -29,7 +29,7 @@ from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
 
-_RUNS: Final = 4  # a cold channel cache, then cold user-group caches, then the request's real place
+_RUNS: Final = 5  # the request's real place, a cold channel cache, user groups to name, cold ones, then the verdict
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ class ScriptJudge:
                 result, first = first, None
             if result.status not in (Status.NEEDS, Status.UNREADABLE):
                 return result
+            needs = result.needs
+            unnamed = [str(group) for group in needs.get("groups", ()) if str(group) not in attempt.groups]
+            if unnamed and needs.keys() == {"groups"}:
+                # Named, a group's cached members are read by the script itself: Slack is asked only for cold ones.
+                attempt = replace(attempt, groups=(*attempt.groups, *dict.fromkeys(unnamed)))
+                continue
             if attempt.replay is not None:
                 # The script recorded nothing; what follows (Slack, an error) may end without it running again.
                 # Recorded now, a replay of this request is refused whatever happens next.
@@ -78,7 +84,6 @@ class ScriptJudge:
             if result.status is Status.UNREADABLE:
                 self.approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
                 raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
-            needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
                 team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it

@@ -331,6 +331,7 @@ def test_the_judge_answers_every_case_as_the_rules_say_whether_it_checks_or_deci
 
 
 OPEN = PolicySummary(name="open")
+CHECKS: tuple[Check, ...] = ("approve", "deny", "decide")
 
 
 def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_and_discussion(
@@ -343,7 +344,7 @@ def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_
     # A rule that decides by itself (tier allow or deny) is decided by nobody, whoever asks, whatever they ask.
     for index, tier in enumerate(("deny", "allow")):
         on = opened(index, OPEN.model_copy(update={"tier": tier}))
-        for kind in ("approve", "deny", "decide"):
+        for kind in CHECKS:
             assert _checked(services, on, APPROVER, kind) is Status.NOT_AN_APPROVER
         assert _decided(services, on, APPROVER, "approve") is Status.NOT_AN_APPROVER
         assert _checked(services, on, MEMBER, "discuss") is Status.DECIDED  # may see it
@@ -354,7 +355,7 @@ def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_
     assert redis_client.scard(keys.votes(on.session_id, on.approval_id)) == 0
     assert _decided(services, on, APPROVER, "approve") is Status.VOTE
     assert _decided(services, on, BOTH, "approve") is Status.DECIDED
-    for kind in ("approve", "deny", "decide"):
+    for kind in CHECKS:
         assert _checked(services, on, MEMBER, kind) is Status.ALREADY
     for person, may_see in ((MEMBER, Status.DECIDED), (COPIED, Status.DECIDED), (STRANGER, Status.NOT_A_MEMBER)):
         assert _checked(services, on, person, "discuss") is may_see, person
@@ -413,7 +414,8 @@ def test_every_path_that_decides_nothing_asks_the_judge(
 
     # Claim, and opening the deny, answer, edit and "allow similar" forms: each refused as the judge refuses.
     assert services.decisions.claim(approval_id, user_id=APPROVER, origin=origin).status is Status.NOT_AN_APPROVER
-    for action, on in (("deny", approval_id), ("answer", question_id)):
+    forms: tuple[tuple[Check, str], ...] = (("deny", approval_id), ("answer", question_id))
+    for action, on in forms:
         _approval, refusal = services.decisions.find_checked(on, user_id=APPROVER, action=action, origin=origin)
         assert refusal is not None, action
         assert refusal.status is Status.NOT_AN_APPROVER, action
