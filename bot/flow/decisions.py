@@ -33,11 +33,11 @@ from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.judge import ScriptJudge
+from bot.flow.judge import Check, ScriptJudge, check_attempt
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
-from bot.store.approval_record import Approval, ApprovalDataError
+from bot.store.approval_record import Approval
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
@@ -46,9 +46,6 @@ from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
-Check = Literal["approve", "deny", "answer", "decide", "discuss"]
-"""What a check asks: may the person approve, deny or answer; ``decide``: whichever the request takes (an answer to
-a question, else an approval); ``discuss``: could they see it (decided or not)."""
 
 # Refusals audited as ``unauthorized``: the person may not act there (a repeat or a missing reason is not that).
 _AUDITED = frozenset(
@@ -122,35 +119,9 @@ class DecisionService:
         session_id = session or self._approvals.session_of(approval_id)
         if session_id is None:
             return None, None
-        [checked] = self._checked([_check(session_id, approval_id, user_id=user_id, action=action, origin=origin)])
-        return checked
-
-    def _checked(
-        self, checks: list[Attempt], *, readable_only: bool = False
-    ) -> list[tuple[Approval | None, Outcome | None]]:
-        """Each check's approval and why not (``None``: allowed), read and judged in one round trip.
-
-        What the script needs first (a cold cache, the request's real place) costs that check more runs
-        (``bot.flow.judge``). ``readable_only``: an unreadable approval is quarantined and read as ``None``.
-        """
-        checked: list[tuple[Approval | None, Outcome | None]] = []
-        for attempt, (approval, result) in zip(
-            checks, self._approvals.read_and_check(checks, readable_only=readable_only), strict=True
-        ):
-            if approval is None:
-                checked.append((None, None))
-                continue
-            judged = result
-            if result.status in (Status.NEEDS, Status.UNREADABLE):
-                try:
-                    judged = self._judge.judge(attempt, first=result)
-                except ApprovalDataError:
-                    if not readable_only:
-                        raise
-                    checked.append((None, None))
-                    continue
-            checked.append((approval, _refusal(approval, judged.status)))
-        return checked
+        attempt = check_attempt(session_id, approval_id, user_id=user_id, action=action, origin=origin)
+        [found] = self._judge.checked([attempt])
+        return (None, None) if found is None else (found[0], _refusal(*found))
 
     def _audit_refusal(
         self, session_id: str, approval_id: str, refusal: Status, user_id: str, origin: Origin, **details: str
@@ -186,20 +157,19 @@ class DecisionService:
         discuss: Check = "discuss"
         actions = [decide] * len(open_ids) + [discuss] * len(decided_ids)
         checks = [
-            _check(session_id, approval_id, user_id=user_id, action=action, origin=origin)
+            check_attempt(session_id, approval_id, user_id=user_id, action=action, origin=origin)
             for approval_id, session_id, action in zip(ids, self._approvals.sessions_of(ids), actions, strict=True)
             if session_id is not None
         ]
         may_decide: list[Approval] = []
         may_see: list[Approval] = []
-        for attempt, (approval, refusal) in zip(checks, self._checked(checks, readable_only=True), strict=True):
-            if approval is None or refusal is not None or approval.request.team_id != team_id:
+        for attempt, found in zip(checks, self._judge.checked(checks, readable_only=True), strict=True):
+            if found is None or found[1] is not Status.ALLOWED or found[0].request.team_id != team_id:
                 continue
-            if attempt.kind == "discuss":
-                if approval.decision is not None:
-                    may_see.append(approval)
-            elif approval.decision is None:
-                may_decide.append(approval)
+            if attempt.kind == "discuss" and found[0].decision is not None:
+                may_see.append(found[0])
+            elif attempt.kind == "decide" and found[0].decision is None:
+                may_decide.append(found[0])
         return may_decide, may_see
 
     def decide(
@@ -514,23 +484,6 @@ def _slack_ts_s(ts: str) -> float | None:
 
 def _waited_s(request: ApprovalRequest, decision: Decision) -> float:
     return (decision.decided_at - request.created_at).total_seconds()
-
-
-def _check(session_id: str, approval_id: str, *, user_id: str, action: Check, origin: Origin) -> Attempt:
-    """The check-only attempt asking whether ``user_id`` may ``action`` the approval from ``origin`` now."""
-    team_id, channel_id = place_of_session(session_id)
-    if not channel_id and origin.channel_id:  # as ``decide`` guesses it; the script answers with the real place
-        team_id, channel_id = origin.team_id, origin.channel_id
-    return Attempt(
-        session_id=session_id,
-        approval_id=approval_id,
-        kind=action,
-        user=user_id,
-        team_id=team_id,
-        channel_id=channel_id,
-        origin=origin.fields(),
-        check=True,
-    )
 
 
 def _refusal(approval: Approval, status: Status) -> Outcome | None:

@@ -33,7 +33,7 @@ from bot.store.approval_record import (
     copy_value,
     queue_reads,
 )
-from bot.store.decide_call import Attempt, DecideResult, keys_and_args
+from bot.store.decide_call import Attempt, DecideResult, keys_and_args, terms
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
 from bot.store.scripts.decide import DECIDE, TOO_LATE
@@ -482,38 +482,3 @@ class ApprovalStore:
             args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
         return Status(as_text(result))
-
-
-_TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
-    "team_id": True,
-    "channel_id": True,
-    "thread_ts": True,
-    "message_ts": True,
-    "requested_by": True,
-    "input_digest": True,
-    # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
-    # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
-    "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
-    "trust_offered": True,
-    "policy": {
-        "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
-        "approver_users",
-        "approver_groups",
-        "also_approvers",
-        "allow_external",
-        "allow_self_approval",
-        "reason_required_on_deny",
-        "tier",
-        "quorum",
-        "edits",
-    },
-}
-
-
-def terms(request: ApprovalRequest) -> str:
-    """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
-
-    Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
-    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
-    """
-    return request.model_dump_json(include=_TERMS)

@@ -36,7 +36,7 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its kind may
 # also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could see
 # the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
-# The attempt is judged by the request's terms (``bot.store.approvals.terms``: its place, asker and policy), never
+# The attempt is judged by the request's terms (``bot.store.decide_call.terms``: its place, asker and policy), never
 # by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
 # terms were kept apart has none: its request is read in their place.
 # Returns {status, value, request JSON, message ts}: too late (``TOO_LATE``: it ran after answer_by_ms, nothing

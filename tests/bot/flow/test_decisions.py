@@ -36,7 +36,7 @@ from bot.domain.records import (
 )
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.flow.decisions import Check
+from bot.flow.judge import Check
 from bot.flow.outcomes import Kind
 from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.services import Services
