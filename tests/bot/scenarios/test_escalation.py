@@ -106,7 +106,7 @@ def test_a_claim_pauses_the_ladder_and_shows_who_is_looking(redis_client: redis.
     with _bot(redis_client, tmp_path, LADDER) as (bot, clock):
         _ask(bot)
         clock.advance(5 * 60)
-        assert bot.click(ids.CLAIM_ACTION, bot.approval_id(), user=SECOND_APPROVER).status == 200
+        assert bot.click(ids.TAKE_ACTION, bot.approval_id(), user=SECOND_APPROVER).status == 200
         bot.drain()
         assert f"Claimed by <@{SECOND_APPROVER}>" in json.dumps(bot.approval_messages()[0]["blocks"])
         assert "You claimed this request" in bot.ephemeral_texts(SECOND_APPROVER)[0]
@@ -120,7 +120,7 @@ def test_a_claim_pauses_the_ladder_and_shows_who_is_looking(redis_client: redis.
 def test_a_claim_by_someone_who_may_not_decide_is_refused(redis_client: redis.Redis, tmp_path: Path) -> None:
     with _bot(redis_client, tmp_path, LADDER) as (bot, _clock):
         _ask(bot)
-        bot.click(ids.CLAIM_ACTION, bot.approval_id(), user=OUTSIDER)
+        bot.click(ids.TAKE_ACTION, bot.approval_id(), user=OUTSIDER)
         bot.drain()
         assert "Claimed by" not in json.dumps(bot.approval_messages()[0]["blocks"])
         assert "<@U0APPROVER>" in bot.ephemeral_texts(OUTSIDER)[0]
