@@ -301,7 +301,7 @@ def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
     if request.policy.quorum > 1:
         lines.append(approval_request.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
     if progress.claimed_by and progress.claimed_until:
-        lines.append(approval_request.claimed(progress.claimed_by, progress.claimed_until))
+        lines.append(approval_request.taken(progress.claimed_by, progress.claimed_until))
     if progress.level:
         lines.append(approval_request.escalation_level(progress.level))
     return lines

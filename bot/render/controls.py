@@ -1,7 +1,8 @@
 """The buttons of an approval message, one spec each (``Control``): its action id, label, style and when it shows.
 
 ``approval_actions`` renders them in the order of ``CONTROLS``; ``bot.slack.listeners.actions`` answers each one's
-clicks (who may, its flow call, what the clicker is told). A new button is a ``Control`` here and an entry there.
+clicks (who may, its flow call, what the clicker is told). A new button is a ``Control`` here (its id spelled in it;
+the older buttons name theirs in ``bot.render.action_ids``, where the tests find them) and an entry there.
 """
 
 from collections.abc import Callable, Sequence
@@ -103,7 +104,7 @@ TAKE: Final = Control(
 """"I'm on it": pauses the escalation ladder for the policy's pause and shows who took the request."""
 APPROVE_AND_ALLOW: Final = Control(
     action_id=ids.APPROVE_AND_ALLOW_ACTION,
-    label=standing_approvals.approve_and_allow_label(0),
+    label=standing_approvals.APPROVE_AND_ALLOW_LABEL,
     shown=_grantable,
     render=_grant_buttons,
 )

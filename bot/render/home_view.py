@@ -91,7 +91,7 @@ def _queue_entry(waiting: ApprovalRequest, progress: Progress, *, now: datetime)
         entry.append(blocks.arguments_block(request))
     if request is not waiting:
         entry.append(blocks.section(blocks.edited_section(waiting.tool_input, request.tool_input, edited_by=edited_by)))
-    status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+    status = app_home.home_item_status(request, now=now, level=progress.level, taken_by=progress.claimed_by)
     warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
     entry.append(blocks.context(status, *warning))
     entry.append(request_actions(request))

@@ -197,8 +197,8 @@ def deny_reason_label(required: bool) -> str:
     return "Reason" if required else "Reason (optional)"
 
 
-def claimed(user_id: str, until: datetime) -> str:
-    """Who is looking at a request, as its message shows it."""
+def taken(user_id: str, until: datetime) -> str:
+    """Who took a request ("I'm on it"), as its message shows it: in the word people know, "claimed"."""
     return f"👀 Claimed by {mention_user(user_id)} until {slack_date(until)}"
 
 
