@@ -70,7 +70,8 @@ class ApprovalAction:
 
     Attributes:
         control: The button (its ids, label, when it shows: ``bot.render.controls``).
-        asks: The judge's question (the decide script's, or ``DecisionService.find_checked``'s).
+        asks: The judge's question. Its flow call asks it today (the decide script for what decides, ``DecisionService``
+            for the rest); it is written here so that a new button says who may in its one entry.
         serves: Makes, from the services, what serves its clicks once acked (the flow call, what the clicker is told).
         opens: Makes what opens its modal instead (lazily, after the ack).
     """
