@@ -116,7 +116,7 @@ def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
     arguments = safe_text.code_inline(_compact_json(grant.tool_input), safe_text.MAX_INLINE_ARGUMENTS)
     if grant.fields:
-        arguments += " (any other arguments)"
+        arguments += standing_approvals.ANY_OTHER_ARGUMENTS
     text = standing_approvals.grant_line(
         tool=grant.tool,
         arguments=arguments,

@@ -20,6 +20,8 @@ SIMILAR_FIELDS_LABEL: Final = "Same value required for"
 SIMILAR_DURATION_LABEL: Final = "How long"
 NO_FIELD: Final = "Tick at least one field: a standing approval never covers every call of a tool."
 NO_DURATION: Final = "Choose one of the durations offered."
+ANY_OTHER_ARGUMENTS: Final = " (any other arguments)"
+"""After the pinned fields of an "allow similar" grant: the others may be anything."""
 
 
 def approve_and_allow_label(seconds: int) -> str:
