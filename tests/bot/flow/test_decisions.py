@@ -11,7 +11,7 @@ The matrix is two products, so that it stays fast: who may decide (every approve
 reason flag, person and kind) on the approval's own message; and where from (every origin, with and without
 ``allow_external``, every person and kind) under an open and a restricted policy. Then the rules it does not reach
 (tiers, quorum, decided and expired requests, edits, questions, Discuss), and each path that decides nothing
-(Claim, the deny, edit, answer and "allow similar" forms, Discuss, App Home) refusing what the judge refuses.
+(Take, the deny, edit, answer and "allow similar" forms, Discuss, App Home) refusing what the judge refuses.
 """
 
 import itertools
@@ -417,12 +417,13 @@ def test_every_path_that_decides_nothing_asks_the_judge(
     # Discuss: who could see it (a tier is no matter); while Slack cannot say who is in the channel (a cold cache),
     # nobody is told they are not in it.
     slack.error_next("conversations.members", "internal_error")
-    _approval, refusal = services.decisions.find_checked(approval_id, user_id=MEMBER, action="discuss", origin=origin)
+    refusal = services.attending.discuss(approval_id, user_id=MEMBER, origin=origin)
     assert refusal is not None
     assert refusal.status is Status.UNAVAILABLE
 
-    # Claim, and opening the deny, answer, edit and "allow similar" forms: each refused as the judge refuses.
-    assert services.decisions.claim(approval_id, user_id=APPROVER, origin=origin).status is Status.NOT_AN_APPROVER
+    # Take, and opening the deny, answer, edit and "allow similar" forms: each refused as the judge refuses.
+    taken = services.attending.take(approval_id, user_id=APPROVER, origin=origin)
+    assert taken.outcome.status is Status.NOT_AN_APPROVER
     forms: tuple[tuple[Check, str], ...] = (("deny", approval_id), ("answer", question_id))
     for action, on in forms:
         _approval, refusal = services.decisions.find_checked(on, user_id=APPROVER, action=action, origin=origin)
