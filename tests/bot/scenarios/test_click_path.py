@@ -338,3 +338,13 @@ def test_an_answer_form_submitted_reads_its_question_without_looking_its_session
     decision = _approval(bot, bot.approval_id(1)).decision
     assert decision is not None
     assert (decision.decided_by, decision.answer) == (REQUESTER, {"note": "ship it"})
+
+
+def test_a_click_on_a_button_the_bot_no_longer_knows_is_answered_and_records_nothing(bot: Bot) -> None:
+    approval_id, _ = bot.ask()
+    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    payload["actions"][0]["action_id"] = "signoff_snooze_1h"  # a button of a version that had it, or will
+    assert bot.poster.post_action(payload).status == 200
+    bot.drain()
+    assert bot.ephemeral_texts(APPROVER) == [answers.button_unknown()]
+    assert _approval(bot, approval_id).decision is None
