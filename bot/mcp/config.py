@@ -21,7 +21,7 @@ class McpSettings(BaseSettings):
     requester: str | None = None
     """The Slack user the agent acts for (they cannot approve their own requests)."""
     timeout: int = Field(default=3600, ge=1, le=7 * 86_400)
-    """How long a tool waits for a decision (seconds) before it withdraws the request."""
+    """How long a tool waits for a decision or an answer (seconds) before it withdraws the request."""
 
     @field_validator("api_url")
     @classmethod
