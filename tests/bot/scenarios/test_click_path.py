@@ -239,11 +239,14 @@ def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: B
     assert _approval(bot, approval_id).decision is None
 
 
-def _answered_in_process(bot: Bot, payload: dict[str, Any]) -> tuple[str, Iterable[bytes]]:
+def _answered_in_process(bot: Bot, payload: dict[str, Any], *, timestamp: str = "") -> tuple[str, Iterable[bytes]]:
     """The production app (the guard, the edge, Bolt) answers the signed ``payload``: its status and its answer,
-    not closed yet (a WSGI server closes it once sent: ``bot.slack.after_answer``'s steps run then)."""
+    not closed yet (a WSGI server closes it once sent: ``bot.slack.after_answer``'s steps run then).
+
+    Signed at ``timestamp`` (default: now): the same payload at the same timestamp is a replay.
+    """
     body = slack_requests.encode_payload(payload)
-    timestamp = str(int(time.time()))
+    timestamp = timestamp or str(int(time.time()))
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": "/slack/events",
@@ -284,14 +287,16 @@ def test_an_option_click_is_one_redis_round_trip_before_its_answer_and_the_confi
     """As an Approve click, at the edge: the decide script records the click's signature with the answer."""
     first, second = _two_questions(bot, options=["eu", "us"])
     assert click_option(bot, first, 0, user=REQUESTER).status == 200  # connections now open
+    bot.wait_told(REQUESTER, "Your answer to the question `Which region?` was sent to `ci-runner`.")  # all done
     option = f"{ids.CHOOSE_PREFIX}1"
     value = next(element["value"] for element in actions_of(second) if element["action_id"] == option)
     payload = slack_requests.block_actions(
         action_id=option, user_id=REQUESTER, channel_id=CHANNEL, message_ts=second["ts"], value=value
     )
 
+    signed_at = str(int(time.time()))
     with commands_sent(bot.services.stores.redis) as before_the_answer:
-        status, answer = _answered_in_process(bot, payload)
+        status, answer = _answered_in_process(bot, payload, timestamp=signed_at)
     with commands_sent(bot.services.stores.redis) as after_the_answer:
         getattr(answer, "close", lambda: None)()
 
@@ -299,7 +304,8 @@ def test_an_option_click_is_one_redis_round_trip_before_its_answer_and_the_confi
     assert _verbs(before_the_answer) == ["EVALSHA"], before_the_answer
     assert _verbs(after_the_answer) == _CONFIRMATION, after_the_answer
     bot.wait_told(REQUESTER, "Your answer to the question `Which zone?` was sent to `ci-runner`.")
-    assert _answered_in_process(bot, payload)[0].startswith("409")  # its signature was recorded by the script
+    replayed, _ = _answered_in_process(bot, payload, timestamp=signed_at)
+    assert replayed.startswith("409")  # its signature was recorded by the script
     decision = _approval(bot, bot.approval_id(1)).decision
     assert decision is not None
     assert (decision.decided_by, decision.answer) == (REQUESTER, "us")
@@ -313,6 +319,7 @@ def test_an_answer_form_submitted_reads_its_question_without_looking_its_session
     _two_questions(bot, schema=form)
     view = bot.open_answer(bot.approval_id(0), user=REQUESTER)
     assert bot.submit_answer_form(view, user=REQUESTER, changes={"note": "first"}).status == 200  # connections open
+    bot.wait_told(REQUESTER, "Your answer to the question `Which region?` was sent to `ci-runner`.")  # all done
     view = bot.open_answer(bot.approval_id(1), user=REQUESTER)
     payload = slack_requests.view_submission(
         callback_id=ids.ANSWER_MODAL_CALLBACK,
