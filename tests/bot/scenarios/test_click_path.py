@@ -1,6 +1,7 @@
 """A click's path: one verifier at the edge, and an Approve click is one Redis round trip before its answer."""
 
 import io
+import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +16,7 @@ from bot.domain.workspaces import OneWorkspace
 from bot.loopback_slack import slack_requests
 from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
+from bot.render import blocks
 from bot.render.texts import answers
 from bot.slack.app import build_app
 from bot.slack.http import guarded_wsgi_app, wsgi_app
@@ -262,16 +264,25 @@ def _answered_in_process(bot: Bot, payload: dict[str, Any], *, timestamp: str = 
 
 
 def _two_questions(bot: Bot, **asked: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two questions asked through the API, their shards' caches warm: the messages of "Which region?" and of
+    "Which zone?" (posted in either order)."""
     with api_caller(bot.services, bot.url) as api:
         for text in ("Which region?", "Which zone?"):
             ask = {"question": text, "channel": CHANNEL, "requester": REQUESTER, **asked}
             assert api.ask_question(ask).status_code == 201
     bot.drain()
-    first, second = bot.approval_messages()
+    messages = bot.approval_messages()
     directory = Directory(clients=OneWorkspace(bot.services.slack), redis_client=bot.services.stores.redis)
     for index in (0, 1):  # the shards' caches warm: the clicks counted fill none
         assert directory.in_channel(TEAM, CHANNEL, REQUESTER, shard=_shard(bot, bot.approval_id(index)))
-    return first, second
+    region, zone = sorted(messages, key=lambda message: "Which zone?" in json.dumps(message["blocks"]))
+    return region, zone
+
+
+def _id_of(message: dict[str, Any]) -> str:
+    approval_id = blocks.approval_id_shown(message)
+    assert approval_id is not None
+    return approval_id
 
 
 def _verbs(commands: list[str]) -> list[str]:
@@ -306,7 +317,7 @@ def test_an_option_click_is_one_redis_round_trip_before_its_answer_and_the_confi
     bot.wait_told(REQUESTER, "Your answer to the question `Which zone?` was sent to `ci-runner`.")
     replayed, _ = _answered_in_process(bot, payload, timestamp=signed_at)
     assert replayed.startswith("409")  # its signature was recorded by the script
-    decision = _approval(bot, bot.approval_id(1)).decision
+    decision = _approval(bot, _id_of(second)).decision
     assert decision is not None
     assert (decision.decided_by, decision.answer) == (REQUESTER, "us")
 
@@ -316,11 +327,11 @@ def test_an_answer_form_submitted_reads_its_question_without_looking_its_session
     bot: Bot,
 ) -> None:
     form = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
-    _two_questions(bot, schema=form)
-    view = bot.open_answer(bot.approval_id(0), user=REQUESTER)
+    first, second = _two_questions(bot, schema=form)
+    view = bot.open_answer(_id_of(first), user=REQUESTER)
     assert bot.submit_answer_form(view, user=REQUESTER, changes={"note": "first"}).status == 200  # connections open
     bot.wait_told(REQUESTER, "Your answer to the question `Which region?` was sent to `ci-runner`.")  # all done
-    view = bot.open_answer(bot.approval_id(1), user=REQUESTER)
+    view = bot.open_answer(_id_of(second), user=REQUESTER)
     payload = slack_requests.view_submission(
         callback_id=ids.ANSWER_MODAL_CALLBACK,
         user_id=REQUESTER,
@@ -342,7 +353,7 @@ def test_an_answer_form_submitted_reads_its_question_without_looking_its_session
     assert (verbs[:2], verbs[-1]) == (["SET", "GET"], "EVALSHA"), before_the_answer
     assert set(verbs[2:-1]) <= {"HGETALL", "LRANGE", "SMEMBERS"}, before_the_answer
     assert _verbs(after_the_answer) == _CONFIRMATION, after_the_answer
-    decision = _approval(bot, bot.approval_id(1)).decision
+    decision = _approval(bot, _id_of(second)).decision
     assert decision is not None
     assert (decision.decided_by, decision.answer) == (REQUESTER, {"note": "ship it"})
 
