@@ -1,8 +1,10 @@
-"""Approvals asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
+"""Approvals and questions asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
 
 Asking publishes a round of one approval (``bot.flow.publish``), exactly as an agent stopped before
 the same tool call would: the same message, policy, schedule (reminders, escalation, expiry),
-quorum and audit. People decide it in Slack as any other request. The decision script then
+quorum and audit. A question is a round of one interrupt of its ``name`` whose reason asks it, as an
+agent's question (``agent.vended.question_of``): no call waits on it, and the answer is its decision.
+People decide it in Slack as any other request. The decision script then
 queues the round's resume job; for an API session the worker does not resume an agent but
 finishes the request (``ApiOutcomes``): it posts the decision to the client's callback URL,
 signed with the client's secret, and lets the records expire after the retention period.
