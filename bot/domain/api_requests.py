@@ -210,8 +210,8 @@ class QuestionAsk(BaseModel):
         },
     )
 
-    question: UnicodeText = Field(min_length=1, max_length=QUESTION_TEXT_MAX)
-    """The question, shown as written (escaped; hidden characters made visible)."""
+    question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
+    """The question, shown as written (escaped; hidden characters made visible): not blank."""
     options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
     """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
     distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""

@@ -149,6 +149,7 @@ def test_an_idempotency_key_never_asks_twice_and_another_body_under_it_conflicts
 BAD_QUESTIONS = [
     ({"options": ["a"]}, "question"),
     ({**REGION, "question": ""}, "question"),
+    ({**REGION, "question": " \n\t"}, "question"),  # blank: it would ask nothing
     ({**REGION, "question": "x" * 4001}, "question"),
     ({**REGION, "options": []}, "options"),
     ({**REGION, "options": [f"o{index}" for index in range(101)]}, "options"),
