@@ -2,7 +2,8 @@
 
 A person sees only what they may decide (the request's policy allows them and they are in its
 channel, or were sent a copy) and decisions they could already see (their channel's, or ones
-they requested, decided or were sent).
+they requested, decided or were sent): the decide script judges both, as checks from the tab
+(``DecisionService.for_home``).
 
 ``HomeQueue.contents_for`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
 standing approvals) when a person opens the tab and after every change that can alter a queue;
@@ -50,25 +51,14 @@ class HomeQueue(Flow):
         The requests of that workspace they may decide now, and its recent decisions they could see (a person
         in two workspaces sees each one's in its own tab).
         """
-        queue = []
-        for approval_id in self.stores.approvals.open_everywhere():
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is not None or user_id in approval.votes:
-                continue
-            if approval.request.team_id != team_id:
-                continue
-            allowed, _refusal = self.decisions.may_decide(approval, user_id=user_id)
-            if allowed:
-                queue.append((approval.request, approval.progress))
-        recent = []
-        for approval_id in self.stores.approvals.recent_decisions(limit=RECENT_KEPT):
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is None or approval.request.team_id != team_id:
-                continue
-            if self.decisions.may_see(approval, user_id=user_id):
-                recent.append((approval.request, approval.decision))
-                if len(recent) == RECENT_SHOWN:
-                    break
+        decided_ids = self.stores.approvals.recent_decisions(limit=RECENT_KEPT)
+        may_decide, may_see = self.decisions.for_home(
+            user_id, team_id=team_id, open_ids=self.stores.approvals.open_everywhere(), decided_ids=decided_ids
+        )
+        # A vote counted is theirs already: what waits for others is not in their queue.
+        queue = [(approval.request, approval.progress) for approval in may_decide if user_id not in approval.votes]
+        recent = [(approval.request, approval.decision) for approval in may_see if approval.decision is not None]
+        recent = recent[:RECENT_SHOWN]
         grants = self.grants.live_for(user_id, team_id=team_id)
         trusts = self.stores.trusts.of_user(team_id, user_id)
         return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
