@@ -21,8 +21,8 @@ import redis
 
 from bot.domain.clock import ManualClock
 from bot.loopback_slack.slack_requests import PostResult
-from tests.bot.scenarios.test_api import _callback_receiver
 from tests.bot.support.api_client import REGION, ApiCaller, api_caller
+from tests.bot.support.callbacks import callback_receiver
 from tests.bot.support.choices import actions_of, click_option, send_chosen
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
@@ -274,7 +274,7 @@ def test_cancel_withdraws_a_pending_question_and_its_message_keeps_no_controls(b
 def test_the_callback_receives_the_answer_signed_with_the_clients_secret(bot: Bot, api: ApiCaller) -> None:
     client = bot.services.stores.api_keys.get("ci-runner")
     assert client is not None
-    with _callback_receiver() as (url, receiver):
+    with callback_receiver() as (url, receiver):
         asked = _asked(bot, api, callback_url=url)
         click_option(bot, _message(bot, asked["message_ts"]), 0, user=REQUESTER)
         bot.drain()
