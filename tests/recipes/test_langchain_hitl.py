@@ -1,0 +1,149 @@
+"""The LangChain recipe with the real packages and a scripted chat model (no network): ``create_agent`` with
+``HumanInTheLoopMiddleware`` interrupts before a gated tool runs, each call is asked through the HTTP API and
+answered in the loopback Slack, and the agent resumes with the decisions the people made."""
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from pydantic import Field
+
+from bot.render import action_ids as ids
+from bot.render import blocks
+from recipes.langchain_hitl import build_agent, question_argument, run_with_signoff
+from tests.bot.support.deciders import person_in_slack
+from tests.bot.support.harness import Bot
+from tests.bot.support.people import APPROVER, CHANNEL
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Says the scripted messages in turn, takes the tools ``create_agent`` binds, and keeps what it was sent."""
+
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChatModel":
+        return self  # the script already says which tools it calls
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> Iterator[AIMessage]:
+    """One model turn calling ``calls`` (ids call_0, call_1...), then the final answer."""
+    tool_calls = [ToolCall(name=name, args=args, id=f"call_{index}") for index, (name, args) in enumerate(calls)]
+    return iter([AIMessage(content="", tool_calls=tool_calls), AIMessage(content="done")])
+
+
+def _tools(ran: list[tuple[str, int]]) -> list[BaseTool]:
+    @tool
+    def restart_service(service: str, replicas: int = 1) -> str:
+        """Restart a service's replicas."""
+        ran.append((service, replicas))
+        return f"{service}: restarted x{replicas}"
+
+    @tool
+    def ask_user(question: str) -> str:
+        """Ask the user something only they know."""
+        raise AssertionError("a person answers in this tool's place: it never runs")
+
+    return [restart_service, ask_user]
+
+
+def _run(
+    bot: Bot, api_key: str, model: ScriptedChatModel, ran: list[tuple[str, int]], act: Callable[[str], Any]
+) -> Any:
+    agent = build_agent(
+        model,
+        _tools(ran),
+        {
+            "restart_service": True,  # all four decisions: asked as a sign-off
+            "ask_user": {"allowed_decisions": ["respond"], "description": question_argument},
+        },
+    )
+    with person_in_slack(bot, act):
+        return run_with_signoff(
+            agent,
+            {"messages": [{"role": "user", "content": "restart checkout"}]},
+            thread_id="t1",
+            api_url=bot.url,
+            api_key=api_key,
+            channel=CHANNEL,
+        )
+
+
+def _told(model: ScriptedChatModel) -> list[ToolMessage]:
+    """The tool results the model read on its last turn, in the calls' order."""
+    results = [message for message in model.seen[-1] if isinstance(message, ToolMessage)]
+    return sorted(results, key=lambda message: message.tool_call_id)
+
+
+def _shows(bot: Bot, approval_id: str, text: str) -> bool:
+    message = next(m for m in bot.approval_messages() if blocks.approval_id_shown(m) == approval_id)
+    return text in json.dumps(message)
+
+
+def test_an_approved_call_runs_as_the_model_asked(bot: Bot, api_key: str) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(messages=_calls(("restart_service", {"service": "checkout"})))
+    state = _run(
+        bot, api_key, model, ran, lambda approval_id: bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    )
+    assert ran == [("checkout", 1)]
+    [result] = _told(model)
+    assert (result.content, result.status) == ("checkout: restarted x1", "success")
+    assert state["messages"][-1].content == "done"
+    [message] = bot.approval_messages()
+    assert "restart_service" in message["text"]
+
+
+def test_an_edited_call_runs_with_the_arguments_the_person_saved(bot: Bot, api_key: str) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(messages=_calls(("restart_service", {"service": "checkout", "replicas": 5})))
+
+    def edit(approval_id: str) -> None:
+        view = bot.open_edit(approval_id, user=APPROVER)
+        bot.submit_edit(view, user=APPROVER, changes={"service": "payments", "replicas": "2"})
+
+    _run(bot, api_key, model, ran, edit)
+    assert ran == [("payments", 2)]
+    [result] = _told(model)
+    assert isinstance(result.content, str)
+    assert result.content.endswith("payments: restarted x2")
+    assert 'Executed instead: restart_service with arguments {"service": "payments", "replicas": 2}' in result.content
+
+
+def test_a_denied_call_never_runs_and_the_model_reads_the_reason(bot: Bot, api_key: str) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(messages=_calls(("restart_service", {"service": "checkout"})))
+    _run(
+        bot, api_key, model, ran, lambda approval_id: bot.submit_deny(approval_id, user=APPROVER, reason="peak traffic")
+    )
+    assert ran == []
+    [result] = _told(model)
+    assert result.status == "error"
+    assert result.content == "User rejected the tool call for `restart_service` with reason: peak traffic"
+
+
+def test_each_call_of_one_turn_gets_its_own_decision_in_order(bot: Bot, api_key: str) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(
+        messages=_calls(("restart_service", {"service": "checkout"}), ("restart_service", {"service": "payments"}))
+    )
+
+    def decide(approval_id: str) -> None:
+        if _shows(bot, approval_id, "payments"):
+            bot.submit_deny(approval_id, user=APPROVER, reason="payments are frozen")
+        else:
+            bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+
+    _run(bot, api_key, model, ran, decide)
+    assert ran == [("checkout", 1)]
+    assert len(bot.approval_messages()) == 2  # both asked in the one interrupt
+    assert [(result.tool_call_id, result.content) for result in _told(model)] == [
+        ("call_0", "checkout: restarted x1"),
+        ("call_1", "User rejected the tool call for `restart_service` with reason: payments are frozen"),
+    ]
