@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
+from langchain.agents.middleware.human_in_the_loop import ActionRequest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, tool
@@ -13,7 +15,7 @@ from pydantic import Field
 
 from bot.render import action_ids as ids
 from bot.render import blocks
-from recipes.langchain_hitl import build_agent, question_argument, run_with_signoff
+from recipes.langchain_hitl import CannotRefuse, build_agent, decided, question_argument, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, CHANNEL
@@ -147,3 +149,37 @@ def test_each_call_of_one_turn_gets_its_own_decision_in_order(bot: Bot, api_key:
         ("call_0", "checkout: restarted x1"),
         ("call_1", "User rejected the tool call for `restart_service` with reason: payments are frozen"),
     ]
+
+
+_RESTART = ActionRequest(name="restart_service", args={"service": "checkout"})
+
+
+def test_a_request_nobody_decided_is_rejected_as_not_run_never_as_a_person_s_no() -> None:
+    expired = decided({"status": "expired", "decision": None}, _RESTART, ["approve", "reject"])
+    assert expired == {
+        "type": "reject",
+        "message": "Nobody decided in Slack in time: not run. Do not retry automatically.",
+    }
+    withdrawn = decided({"status": "cancelled", "decision": None}, _RESTART, ["approve", "reject"])
+    assert withdrawn["type"] == "reject"
+    assert "withdrawn" in withdrawn.get("message", "")
+
+
+def test_an_edit_of_a_tool_that_takes_none_does_not_run_the_original_call() -> None:
+    request = {"status": "approved", "decision": {"updated_input": {"service": "payments"}, "edited_by": APPROVER}}
+    assert decided(request, _RESTART, ["approve", "reject"]) == {
+        "type": "reject",
+        "message": f"Edited in Slack by {APPROVER}, but this tool takes no edits: not run.",
+    }
+
+
+def test_an_approval_of_a_tool_that_may_only_be_edited_is_an_edit_to_the_same_arguments() -> None:
+    request = {"status": "approved", "decision": {"updated_input": None}}
+    assert decided(request, _RESTART, ["edit", "reject"]) == {"type": "edit", "edited_action": _RESTART}
+
+
+def test_a_no_is_the_tool_s_result_where_it_takes_no_reject_and_an_error_where_it_takes_neither() -> None:
+    denied = {"status": "denied", "decision": {"reason": "not now"}}
+    assert decided(denied, _RESTART, ["approve", "respond"]) == {"type": "respond", "message": "not now"}
+    with pytest.raises(CannotRefuse, match="not now"):
+        decided(denied, _RESTART, ["approve"])
