@@ -37,7 +37,7 @@ def question_message(
     """
     approval_id = blocks.checked_approval_id(request.approval_id)
     shown = [
-        {"type": "header", "text": blocks.plain_text(questions.QUESTION_HEADER)},
+        {"type": "header", "text": blocks.plain_text(clip_plain(questions.question_header(request), 150))},
         blocks.section(questions.question_intro(request)),
         blocks.section(questions.question_text(request)),
     ]
