@@ -10,23 +10,24 @@ Signoff's HTTP API, all at once, and the agent resumed with one decision per cal
 - a tool whose only decisions are ``respond`` (and ``reject``) is asked as a question: the person's words are
   the tool's result, and the tool itself never runs (an "ask the user" tool).
 
-The middleware's ``batched`` mode (its default) is what this recipe answers.
+Both of the middleware's modes are answered: ``batched`` (its default: one interrupt per model turn, resumed with
+``{"decisions": [...]}``) and ``per_call`` (one interrupt per call, each resumed with its decision by interrupt id).
 """
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
-from langchain.agents.middleware.human_in_the_loop import ActionRequest, Decision, DecisionType, ReviewConfig
+from langchain.agents.middleware.human_in_the_loop import ActionRequest, Decision, DecisionType, InterruptMode
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
-from recipes.signoff_client import ask_and_wait
+from recipes.signoff_client import ask_and_wait, ask_question_and_wait
 
 
 class CannotRefuse(RuntimeError):
@@ -34,7 +35,11 @@ class CannotRefuse(RuntimeError):
 
 
 def build_agent(
-    model: BaseChatModel, tools: Sequence[BaseTool], interrupt_on: dict[str, bool | InterruptOnConfig]
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    interrupt_on: dict[str, bool | InterruptOnConfig],
+    *,
+    interrupt_mode: InterruptMode = "batched",
 ) -> Any:
     """An agent whose ``interrupt_on`` tools wait for people; the checkpointer keeps a paused run.
 
@@ -48,7 +53,7 @@ def build_agent(
     return create_agent(
         model,
         tools=list(tools),
-        middleware=[HumanInTheLoopMiddleware(interrupt_on=interrupt_on)],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on=interrupt_on, interrupt_mode=interrupt_mode)],
         checkpointer=InMemorySaver(),
     )
 
@@ -75,40 +80,64 @@ def run_with_signoff(
     (``<thread_id>:<interrupt id>:<index>``): a run retried after a crash asks nothing twice.
     """
     config: Any = {"configurable": {"thread_id": thread_id}}
+    fields = {key: value for key, value in {"channel": channel, "requester": requester}.items() if value is not None}
     output = agent.invoke(agent_input, config, version="v2")
     while output.interrupts:
-        [pending] = output.interrupts  # batched mode: one interrupt per model turn
-        calls = zip(pending.value["action_requests"], pending.value["review_configs"], strict=True)
-        asks: list[Callable[[], Decision]] = [
-            _asker(
-                action,
-                review,
-                api_url=api_url,
-                api_key=api_key,
-                timeout_s=timeout_s,
-                common={
-                    "channel": channel,
-                    "requester": requester,
-                    "idempotency_key": f"{thread_id}:{pending.id}:{index}",
-                },
-            )
-            for index, (action, review) in enumerate(calls)
+        calls = [
+            (pending, action, allowed, {**fields, "idempotency_key": f"{thread_id}:{pending.id}:{index}"})
+            for pending in output.interrupts
+            for index, (action, allowed) in enumerate(reviewed(pending))
         ]
+
+        def ask(call: tuple[Interrupt, ActionRequest, list[DecisionType], dict[str, Any]]) -> Decision:
+            _, action, allowed, common = call
+            return decide(action, allowed, api_url=api_url, api_key=api_key, timeout_s=timeout_s, common=common)
+
         # Asked together, so people see every call of the turn at once; answered in the calls' order.
-        with ThreadPoolExecutor(max_workers=len(asks)) as pool:
-            decisions = list(pool.map(lambda ask: ask(), asks))
-        output = agent.invoke(Command(resume={"decisions": decisions}), config, version="v2")
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            decisions = list(pool.map(ask, calls))
+        resume: dict[str, Any] = {}
+        for (pending, *_), decision in zip(calls, decisions, strict=True):
+            if _per_call(pending):
+                resume[pending.id] = decision
+            else:
+                resume.setdefault(pending.id, {"decisions": []})["decisions"].append(decision)
+        output = agent.invoke(Command(resume=resume), config, version="v2")
     return dict(output.value)
 
 
-def _asker(
-    action: ActionRequest, review: ReviewConfig, *, api_url: str, api_key: str, timeout_s: float, common: dict[str, Any]
-) -> Callable[[], Decision]:
-    """What asks about one call: a sign-off, or (a tool only a person's words can answer) a question."""
-    allowed = review["allowed_decisions"]
-    fields = {key: value for key, value in common.items() if value is not None}
-    ask = {"tool": action["name"], "input": action["args"], "reason": _text(action.get("description", "")), **fields}
-    return lambda: decided(ask_and_wait(api_url, api_key, ask, timeout_s=timeout_s), action, allowed)
+def reviewed(pending: Interrupt) -> list[tuple[ActionRequest, list[DecisionType]]]:
+    """The calls an interrupt of the middleware asks about, each with the decisions it allows, in order."""
+    value = pending.value
+    if _per_call(pending):  # one call; its decisions are the branches of the interrupt's response schema
+        schema = pending.response_schema if isinstance(pending.response_schema, dict) else {}
+        branches = (schema.get("discriminator") or {}).get("mapping") or [schema["properties"]["type"]["const"]]
+        action = ActionRequest(name=value["name"], args=value["args"], description=value["description"])
+        return [(action, list(branches))]
+    reviews = zip(value["action_requests"], value["review_configs"], strict=True)
+    return [(action, review["allowed_decisions"]) for action, review in reviews]
+
+
+def _per_call(pending: Interrupt) -> bool:
+    """Whether the interrupt is the middleware's ``per_call`` mode's (one call, answered with one decision)."""
+    return isinstance(pending.value, dict) and pending.value.get("type") == "tool_approval"
+
+
+def decide(
+    action: ActionRequest,
+    allowed: list[DecisionType],
+    *,
+    api_url: str,
+    api_key: str,
+    timeout_s: float,
+    common: dict[str, Any],
+) -> Decision:
+    """Ask about one call, as a sign-off or (a tool only a person's words answer) a question; its decision."""
+    if "approve" not in allowed and "edit" not in allowed:
+        question = {"question": _text(action.get("description") or action["name"]), "name": action["name"], **common}
+        return answered(ask_question_and_wait(api_url, api_key, question, timeout_s=timeout_s), allowed)
+    ask = {"tool": action["name"], "input": action["args"], "reason": _text(action.get("description", "")), **common}
+    return decided(ask_and_wait(api_url, api_key, ask, timeout_s=timeout_s), action, allowed)
 
 
 def decided(request: dict[str, Any], action: ActionRequest, allowed: list[DecisionType]) -> Decision:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from langchain.agents.middleware.human_in_the_loop import ActionRequest
+from langchain.agents.middleware.human_in_the_loop import ActionRequest, InterruptMode
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, tool
@@ -15,7 +15,7 @@ from pydantic import Field
 
 from bot.render import action_ids as ids
 from bot.render import blocks
-from recipes.langchain_hitl import CannotRefuse, build_agent, decided, question_argument, run_with_signoff
+from recipes.langchain_hitl import CannotRefuse, answered, build_agent, decided, question_argument, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, CHANNEL
@@ -56,7 +56,13 @@ def _tools(ran: list[tuple[str, int]]) -> list[BaseTool]:
 
 
 def _run(
-    bot: Bot, api_key: str, model: ScriptedChatModel, ran: list[tuple[str, int]], act: Callable[[str], Any]
+    bot: Bot,
+    api_key: str,
+    model: ScriptedChatModel,
+    ran: list[tuple[str, int]],
+    act: Callable[[str], Any],
+    *,
+    mode: InterruptMode = "batched",
 ) -> Any:
     agent = build_agent(
         model,
@@ -65,6 +71,7 @@ def _run(
             "restart_service": True,  # all four decisions: asked as a sign-off
             "ask_user": {"allowed_decisions": ["respond"], "description": question_argument},
         },
+        interrupt_mode=mode,
     )
     with person_in_slack(bot, act):
         return run_with_signoff(
@@ -74,6 +81,7 @@ def _run(
             api_url=bot.url,
             api_key=api_key,
             channel=CHANNEL,
+            timeout_s=10,  # a test whose person never answers fails instead of waiting an hour
         )
 
 
@@ -130,24 +138,74 @@ def test_a_denied_call_never_runs_and_the_model_reads_the_reason(bot: Bot, api_k
     assert result.content == "User rejected the tool call for `restart_service` with reason: peak traffic"
 
 
-def test_each_call_of_one_turn_gets_its_own_decision_in_order(bot: Bot, api_key: str) -> None:
+def test_a_question_tool_s_result_is_the_person_s_words_and_it_never_runs(bot: Bot, api_key: str) -> None:
+    model = ScriptedChatModel(messages=_calls(("ask_user", {"question": "Which region, and why?"})))
+    words = "eu-west-1:\n  closest to the customers"
+    _run(bot, api_key, model, [], lambda question_id: bot.submit_answer(question_id, user=APPROVER, answer=words))
+    [result] = _told(model)
+    assert (result.content, result.status) == (words, "success")
+    [message] = bot.approval_messages()
+    assert "Which region, and why?" in message["text"]
+
+
+def test_each_call_of_one_turn_gets_its_own_answer_in_order(bot: Bot, api_key: str) -> None:
     ran: list[tuple[str, int]] = []
     model = ScriptedChatModel(
-        messages=_calls(("restart_service", {"service": "checkout"}), ("restart_service", {"service": "payments"}))
+        messages=_calls(
+            ("restart_service", {"service": "checkout"}),
+            ("ask_user", {"question": "Which region?"}),
+            ("restart_service", {"service": "payments"}),
+        )
     )
 
     def decide(approval_id: str) -> None:
-        if _shows(bot, approval_id, "payments"):
+        if _shows(bot, approval_id, "Which region?"):
+            bot.submit_answer(approval_id, user=APPROVER, answer="us-east-1")
+        elif _shows(bot, approval_id, "payments"):
             bot.submit_deny(approval_id, user=APPROVER, reason="payments are frozen")
         else:
             bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
 
     _run(bot, api_key, model, ran, decide)
     assert ran == [("checkout", 1)]
-    assert len(bot.approval_messages()) == 2  # both asked in the one interrupt
+    assert len(bot.approval_messages()) == 3  # all asked in the one interrupt
     assert [(result.tool_call_id, result.content) for result in _told(model)] == [
         ("call_0", "checkout: restarted x1"),
-        ("call_1", "User rejected the tool call for `restart_service` with reason: payments are frozen"),
+        ("call_1", "us-east-1"),
+        ("call_2", "User rejected the tool call for `restart_service` with reason: payments are frozen"),
+    ]
+
+
+def test_in_per_call_mode_each_call_is_its_own_interrupt_answered_by_its_id(bot: Bot, api_key: str) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(
+        messages=_calls(
+            ("restart_service", {"service": "checkout", "replicas": 5}),
+            ("ask_user", {"question": "Which region?"}),
+            ("restart_service", {"service": "payments"}),
+        )
+    )
+
+    def decide(approval_id: str) -> None:
+        if _shows(bot, approval_id, "Which region?"):
+            bot.submit_answer(approval_id, user=APPROVER, answer="us-east-1")
+        elif _shows(bot, approval_id, "payments"):
+            bot.submit_deny(approval_id, user=APPROVER, reason="payments are frozen")
+        else:
+            view = bot.open_edit(approval_id, user=APPROVER)
+            bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"})
+
+    _run(bot, api_key, model, ran, decide, mode="per_call")
+    assert ran == [("checkout", 2)]  # LangGraph checked the edit against the tool's arguments: replicas an int
+    told = _told(model)
+    assert [(result.tool_call_id, result.status) for result in told] == [
+        ("call_0", "success"),
+        ("call_1", "success"),
+        ("call_2", "error"),
+    ]
+    assert [told[1].content, told[2].content] == [
+        "us-east-1",
+        "User rejected the tool call for `restart_service` with reason: payments are frozen",
     ]
 
 
@@ -183,3 +241,10 @@ def test_a_no_is_the_tool_s_result_where_it_takes_no_reject_and_an_error_where_i
     assert decided(denied, _RESTART, ["approve", "respond"]) == {"type": "respond", "message": "not now"}
     with pytest.raises(CannotRefuse, match="not now"):
         decided(denied, _RESTART, ["approve"])
+
+
+def test_a_question_nobody_answered_is_no_answer_never_an_empty_one() -> None:
+    no_answer = "No answer: nobody answered the question in time. Do not assume an answer; tell the user."
+    expired = {"status": "expired", "answer": None}
+    assert answered(expired, ["respond"]) == {"type": "respond", "message": no_answer}
+    assert answered(expired, ["respond", "reject"]) == {"type": "reject", "message": no_answer}
