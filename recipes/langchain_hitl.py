@@ -78,6 +78,10 @@ def run_with_signoff(
 
     ``thread_id`` is the checkpointer's thread and makes each call's idempotency key
     (``<thread_id>:<interrupt id>:<index>``): a run retried after a crash asks nothing twice.
+
+    Raises:
+        urllib.error.HTTPError: the API refused a request (the error names the field); the run stays paused.
+        CannotRefuse: a person said no to a tool whose decisions cannot say it; the run stays paused.
     """
     config: Any = {"configurable": {"thread_id": thread_id}}
     fields = {key: value for key, value in {"channel": channel, "requester": requester}.items() if value is not None}
