@@ -69,6 +69,7 @@ class Services:
             clock=clock,
             seal=installation_seal(settings),
             decision_replicas=settings.redis_decision_replicas,
+            home_viewer_s=settings.home_viewer_hours * 3600,
         )
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
         self.slack: WebClient = MeteredWebClient(
@@ -104,6 +105,7 @@ class Services:
             home_queue=self.home_queue,
             lease_s=settings.outbox_lease_seconds,
             concurrency=settings.outbox_concurrency,
+            home_refresh_s=settings.home_refresh_seconds,
         )
         # The workspace the bot is installed in: asked once, when the first API request needs it.
         installed_in = functools.cache(lambda: str(self.slack.auth_test()["team_id"]))

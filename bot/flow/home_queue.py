@@ -5,7 +5,7 @@ channel, or were sent a copy) and decisions they could already see (their channe
 they requested, decided or were sent).
 
 ``HomeQueue.contents_for`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
-standing approvals) when a person opens the tab and after every change that can alter a queue;
+standing approvals) when a person opens the tab and after a change that can alter their tab (``viewers_of``);
 ``bot.render.home_view`` lays it out. It also lists what waits in one channel, for ``/approvals``.
 """
 
@@ -19,6 +19,7 @@ from bot.domain.trusts import Trust
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
+from bot.store.approval_record import Approval
 from bot.store.decide_call import RECENT_KEPT
 
 
@@ -72,6 +73,15 @@ class HomeQueue(Flow):
         grants = self.grants.live_for(user_id, team_id=team_id)
         trusts = self.stores.trusts.of_user(team_id, user_id)
         return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
+
+    def viewers_of(self, approval: Approval) -> list[str]:
+        """Who, of those who opened App Home lately in the approval's workspace, may see it there.
+
+        Home's queue shows a request only to who may decide it, its recent decisions only to who may see them
+        (``may_see``, which deciding needs too): a change of ``approval`` alters no one else's tab.
+        """
+        viewers = self.stores.home_viewers.of_team(approval.request.team_id)
+        return [user for user in viewers if self.decisions.may_see(approval, user_id=user)]
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""

@@ -42,6 +42,8 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:outbox:claims              hash    outbox entry id -> times claimed (above 1: an earlier holder died)
     signoff:<t>:outbox:posted:<entry_id>   string  where the entry's message was posted (the copy kept; TTL)
     signoff:<t>:outbox:dead                hash    outbox entry id -> the entry and why it was not delivered (JSON)
+    signoff:<t>:outbox:home-cooling:<team>:<uid>  string  set for ``HOME_REFRESH_SECONDS`` after a person's App Home
+                                                   was published: the next refresh waits until it ends (TTL)
     signoff:<t>:audit                      stream  who did what, when
     signoff:<t>:audit:exported             string  id of the shard's last audit entry exported (trimming keeps the rest)
     signoff:<t>:seen-signature:<signature> string  an Approve click's signature, checked and recorded by the decide
@@ -52,8 +54,9 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
 
 Global (each written alone, never in a script or transaction with another key)::
 
-    signoff:home-viewers:<team>            set     users of a workspace whose App Home shows approvals (refreshed on
-                                                   change)
+    signoff:home-seen:<team>               zset    users of a workspace whose App Home shows approvals, by when they
+                                                   last opened it (ms): refreshed on a change they can see, forgotten
+                                                   after ``HOME_VIEWER_HOURS``
     signoff:trusts-of:<team>:<uid>         zset    <session id>/<tool> of the trusts a person made or that serve
                                                    their requests, by time: App Home's listing (follows the records)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
@@ -321,8 +324,13 @@ def usergroup_known(team_id: str, group_id: str) -> str:
 
 
 def home_viewers(team_id: str) -> str:
-    """The users of ``team_id`` whose App Home shows approvals."""
-    return f"signoff:home-viewers:{team_id}"
+    """The users of ``team_id`` whose App Home shows approvals, by when they last opened it."""
+    return f"signoff:home-seen:{team_id}"
+
+
+def home_cooling(shard: int, team_id: str, user_id: str) -> str:
+    """Set while ``user_id``'s App Home in ``team_id`` was just published: the next waits out its TTL (outbox slot)."""
+    return f"{_shard_prefix(shard)}:outbox:home-cooling:{team_id}:{user_id}"
 
 
 def installation(*, team_id: str | None, enterprise_id: str | None, org_wide: bool) -> str:

@@ -153,6 +153,8 @@ class Outbox:
             now_ms=lambda: int(clock() * 1000),
         )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
+        self._want_home = client.register_script(scripts.WANT_HOME)
+        self._complete_home = client.register_script(scripts.COMPLETE_HOME)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
@@ -182,6 +184,32 @@ class Outbox:
         pipeline = self._client.pipeline(transaction=True)
         self.add(pipeline, entry)
         pipeline.execute()
+
+    def want_home(self, entry: OutboxEntry) -> bool:
+        """Ask for the App Home rebuild ``entry`` (``home_refresh``), merged with one already queued or being built.
+
+        It is due when the person's tab was last published ``cooling_s`` ago (``complete_home``), so a burst of
+        changes costs one rebuild per window. Returns whether it was queued (``False``: merged).
+        """
+        keys_ = [*self.script_keys(entry.shard)[:3], _cooling_key(entry)]
+        args: list[str | int] = [entry.entry_id, entry.to_json(), self.now_ms(), _WAKE_TOKENS_KEPT]
+        return bool(self._want_home(keys=keys_, args=args))
+
+    def complete_home(self, entry: OutboxEntry, *, cooling_s: float) -> bool:
+        """``entry``'s App Home is published: complete it, unless a change came while it was built.
+
+        That change is then shown by the same entry once ``cooling_s`` has passed (no update is lost, and none is
+        published sooner). Returns whether it was completed.
+        """
+        shard = entry.shard
+        keys_ = [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_claims(shard), _cooling_key(entry)]
+        args: list[str | int] = [
+            entry.entry_id,
+            str(entry.payload.get(_CHANGE, "")),
+            self.now_ms(),
+            int(cooling_s * 1000),
+        ]
+        return bool(self._complete_home(keys=keys_, args=args))
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
         """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip.
@@ -338,11 +366,20 @@ class Outbox:
 
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
-    """Re-publish ``user``'s App Home tab in ``team_id``.
+    """Re-publish ``user``'s App Home tab in ``team_id`` (queued with ``Outbox.want_home``).
 
-    One entry per person and workspace: refreshes queued meanwhile merge into it.
+    One entry per person and workspace: refreshes asked for meanwhile merge into it. Its change mark is new each
+    time, so the entry's holder knows when one came while it built the tab.
     """
-    return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
+    payload = {"user": user, _CHANGE: uuid.uuid4().hex}
+    return OutboxEntry(OutboxKind.PUBLISH_HOME, payload, entry_id=f"home:{team_id}:{user}", team_id=team_id)
+
+
+_CHANGE: Final = "change"
+
+
+def _cooling_key(entry: OutboxEntry) -> str:
+    return keys.home_cooling(entry.shard, entry.team_id, str(entry.payload.get("user", "")))
 
 
 REQUEST_CHANNEL: Final = "request_channel"

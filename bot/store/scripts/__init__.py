@@ -99,6 +99,41 @@ redis.call('HDEL', KEYS[4], ARGV[1])
 return ARGV[2]
 """
 
+# KEYS: 1 outbox due, 2 outbox entries, 3 outbox wake, 4 the person's home cooling.
+# ARGV: 1 entry id, 2 entry JSON, 3 now ms, 4 wake tokens kept.
+# Asks for one App Home rebuild: the entry is written anew (its change mark tells its holder that something changed
+# while it was building), and queued only when not queued yet, due when the person's cooling ends. Returns 1 if
+# queued, 0 if it merged into the one already waiting or being built.
+WANT_HOME: Final = """
+local queued = redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if queued then return 0 end
+local due = tonumber(ARGV[3])
+local cooling = redis.call('PTTL', KEYS[4])
+if cooling > 0 then due = due + cooling end
+redis.call('ZADD', KEYS[1], due, ARGV[1])
+if redis.call('LLEN', KEYS[3]) < tonumber(ARGV[4]) then redis.call('LPUSH', KEYS[3], '1') end
+return 1
+"""
+
+# KEYS: 1 outbox due, 2 outbox entries, 3 outbox claims, 4 the person's home cooling.
+# ARGV: 1 entry id, 2 the change mark the published tab was built after, 3 now ms, 4 cooling ms.
+# After an App Home was published: starts the person's cooling, and completes the entry unless a change came while
+# it was built (its mark differs): then the entry stays, due when the cooling ends, so that change is shown too.
+# Returns 1 if completed, 0 if kept for the change.
+COMPLETE_HOME: Final = """
+if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[4]) end
+local stored = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if (not stored) or string.find(stored, ARGV[2], 1, true) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return 1
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[1])
+return 0
+"""
+
 # KEYS: 1 version shown, 2 update lease. ARGV: 1 lease token, 2 version, 3 TTL s.
 # Records the version shown only while the caller still holds the lease. Returns 1 if recorded.
 SHOWN_IF_HELD: Final = """
@@ -321,6 +356,8 @@ EVERY_SCRIPT: Final = (
     FENCED_WRITES,
     CLAIM_DUE,
     COMPLETE_POST,
+    WANT_HOME,
+    COMPLETE_HOME,
     SHOWN_IF_HELD,
     RELEASE_IF_HELD,
     REDELIVER_JOB,

@@ -20,7 +20,7 @@ _SHARDED = re.compile(r"^signoff:\{s\d+\.\d+\}:(.*)$")
 _GLOBAL = (
     "signoff:seen-signature:",
     "signoff:event:",
-    "signoff:home-viewers",
+    "signoff:home-seen",
     "signoff:channel-members:",
     "signoff:layout:",  # the shard count the data is written with: recorded by the first process
 )

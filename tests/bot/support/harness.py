@@ -344,6 +344,7 @@ def running_bot(
             slack_signing_secret=SecretStr(SIGNING_SECRET),
             slack_api_url=slack.url,
             approval_policy=policy_path,
+            home_refresh_seconds=0,  # drain() shows every change at once (tests of the window set it)
         )
         if api_max_waits is not None:
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
