@@ -332,10 +332,12 @@ def running_bot(
     usergroups: dict[str, list[str]] | None = None,
     clock: Any = None,
     api_max_waits: int | None = None,
+    home_refresh_seconds: float = 0,
 ) -> Iterator[Bot]:
     """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``).
 
     ``api_max_waits``: the API's long-polls held at once (``API_MAX_WAITS``; default: the setting's).
+    ``home_refresh_seconds``: ``HOME_REFRESH_SECONDS`` (0 here: ``drain`` shows every change at once).
     """
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(usergroups=usergroups or {}, users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
@@ -344,7 +346,7 @@ def running_bot(
             slack_signing_secret=SecretStr(SIGNING_SECRET),
             slack_api_url=slack.url,
             approval_policy=policy_path,
-            home_refresh_seconds=0,  # drain() shows every change at once (tests of the window set it)
+            home_refresh_seconds=home_refresh_seconds,
         )
         if api_max_waits is not None:
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
