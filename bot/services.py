@@ -29,6 +29,7 @@ from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeQueue
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
+from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
 from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
@@ -89,6 +90,8 @@ class Services:
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
         self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
         self.home_queue = HomeQueue(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.uninstalls = Uninstalls(stores=stores, decisions=decisions, clients=self.clients)
+        """Carries out the uninstalls the listeners recorded (in the worker)."""
         self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
         self.publisher = RoundPublisher(
             stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
@@ -139,6 +142,7 @@ class Services:
             runner=self.runner,
             deliverer=self.deliverer,
             escalator=self.escalator,
+            uninstalls=self.uninstalls,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retry_first_s=settings.job_retry_seconds,
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,

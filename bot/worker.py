@@ -39,6 +39,7 @@ from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, AgentSetupError, SessionRunner
+from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
@@ -71,6 +72,7 @@ class Worker:
     runner: SessionRunner
     deliverer: Deliverer
     escalator: Escalator
+    uninstalls: Uninstalls | None = None
     claim_idle_ms: int = 30_000
     retry_first_s: float = 1.0
     audit_max_entries: int = 1_000_000
@@ -141,17 +143,30 @@ class Worker:
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
-        """Fire due reminders, escalations and expiries (and trim the audit trail now and then).
+        """Fire due reminders, escalations and expiries, carry out owed uninstalls; trim the audit trail now and then.
 
         Sleeps ``idle_s`` when nothing was due.
         """
-        fired = self.escalator.tick()
+        fired = self.escalator.tick() + self.finish_uninstalls()
         if time.monotonic() >= self._next_trim:
             self._next_trim = time.monotonic() + self.trim_every_s
             self.stores.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
         if not fired:
             self._stop.wait(idle_s)
         return fired
+
+    def finish_uninstalls(self) -> int:
+        """Carry out the uninstalls Slack was answered for (``bot.store.owed_uninstalls``); return how many.
+
+        One that fails stays owed: it is taken again when its lease runs out.
+        """
+        if self.uninstalls is None:
+            return 0
+        owed = self.stores.owed_uninstalls.take()
+        for owed_id, uninstall in owed:
+            self.uninstalls.carry_out(uninstall)
+            self.stores.owed_uninstalls.done(owed_id)
+        return len(owed)
 
     def run_forever(self) -> None:
         """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.

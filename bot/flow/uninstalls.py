@@ -3,10 +3,11 @@
 Slack says so with ``app_uninstalled`` or ``tokens_revoked``; with ``team_access_revoked`` when an org admin takes
 some workspaces away from the org-wide installation, which then ends in those as an uninstall would.
 
-Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
-it); nothing of another workspace is read for more than its team, nothing of it is changed. An org-wide install
-served every workspace of its org that a request came from (``Installations.remember_org``) and that has no
-installation of its own: its uninstall ends the pending requests of each of those.
+The listener only records what is owed (``bot.store.owed_uninstalls``) and acks; a worker carries it out
+(``carry_out``), however much waits. Each pending request of that workspace expires, saying why (the agent is resumed
+with it, an API client told it); nothing of another workspace is read for more than its team, nothing of it is changed.
+An org-wide install served every workspace of its org that a request came from (``Installations.remember_org``) and that
+has no installation of its own: its uninstall ends the pending requests of each of those.
 """
 
 import logging
@@ -18,6 +19,7 @@ from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
 from bot.store.approval_record import Approval
+from bot.store.owed_uninstalls import OwedUninstall
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
@@ -33,6 +35,12 @@ class Uninstalls:
     stores: Stores
     decisions: DecisionService
     clients: SlackClients
+
+    def carry_out(self, owed: OwedUninstall) -> int:
+        """End what an uninstall event owes (``uninstalled`` or ``access_revoked``); return how many expired."""
+        if owed.event == "team_access_revoked" and owed.enterprise_id:
+            return self.access_revoked(enterprise_id=owed.enterprise_id, team_ids=owed.team_ids)
+        return self.uninstalled(team_id=owed.team_id, enterprise_id=owed.enterprise_id, org_wide=owed.org_wide)
 
     def uninstalled(self, *, team_id: str, enterprise_id: str | None, org_wide: bool = False) -> int:
         """Forget the installation, expire the pending requests it served; return how many expired.

@@ -40,6 +40,8 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:outbox:entries             hash    outbox entry id -> entry (JSON)
     signoff:<t>:outbox:wake                list    a token per new entry, so the dispatcher wakes at once
     signoff:<t>:outbox:claims              hash    outbox entry id -> times claimed (above 1: an earlier holder died)
+    signoff:<t>:uninstalls:due             zset    uninstalls Slack was answered for and a worker owes, by due time
+    signoff:<t>:uninstalls:owed            hash    owed uninstall id (its event's) -> what to end (JSON; shard 0 only)
     signoff:<t>:outbox:posted:<entry_id>   string  where the entry's message was posted (the copy kept; TTL)
     signoff:<t>:outbox:dead                hash    outbox entry id -> the entry and why it was not delivered (JSON)
     signoff:<t>:outbox:home-cooling:<team>:<uid>  string  set for ``HOME_REFRESH_SECONDS`` after a person's App Home
@@ -208,6 +210,16 @@ def schedule_steps(shard: int) -> str:
 def outbox_due(shard: int) -> str:
     """The shard's outbox entry ids by due time."""
     return f"{_shard_prefix(shard)}:outbox"
+
+
+def uninstalls_due(shard: int) -> str:
+    """The uninstalls a worker owes (acked to Slack, not carried out yet), by when it may take them (shard 0's)."""
+    return f"{_shard_prefix(shard)}:uninstalls:due"
+
+
+def uninstalls_owed(shard: int) -> str:
+    """The uninstalls a worker owes: id -> what to end (JSON)."""
+    return f"{_shard_prefix(shard)}:uninstalls:owed"
 
 
 def outbox_entries(shard: int) -> str:

@@ -22,6 +22,7 @@ from bot.store.installations import Installations
 from bot.store.jobs import JobQueue
 from bot.store.modal_views import ModalViews
 from bot.store.outbox import Outbox
+from bot.store.owed_uninstalls import OwedUninstalls
 from bot.store.schedule import Schedule
 from bot.store.signatures import SeenSignatures
 from bot.store.threads import Threads
@@ -72,6 +73,8 @@ class Stores:
     """Who opened App Home lately (whose tab a change republishes)."""
     modal_views: ModalViews
     """What each modal the bot opened was opened with (a submission is checked against it)."""
+    owed_uninstalls: OwedUninstalls
+    """Uninstalls acked to Slack that a worker still owes."""
 
     @classmethod
     def on(
@@ -113,4 +116,5 @@ class Stores:
             event_deliveries=EventDeliveries(client),
             home_viewers=HomeViewers(client, keep_s=home_viewer_s, clock=seconds),
             modal_views=ModalViews(client),
+            owed_uninstalls=OwedUninstalls(client, clock=seconds),
         )

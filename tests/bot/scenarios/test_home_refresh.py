@@ -29,7 +29,11 @@ def _bot(redis_client: redis.Redis) -> Iterator[tuple[Bot, ManualClock]]:
 
 def _published(bot: Bot, user: str) -> list[str]:
     """Each App Home view published for ``user``, as JSON text."""
-    return [json.dumps(call.args["view"], ensure_ascii=False) for call in bot.slack.calls("views.publish") if call.args["user_id"] == user]
+    return [
+        json.dumps(call.args["view"], ensure_ascii=False)
+        for call in bot.slack.calls("views.publish")
+        if call.args["user_id"] == user
+    ]
 
 
 def test_a_burst_rebuilds_each_viewer_who_may_see_it_once_after_the_window(redis_client: redis.Redis) -> None:

@@ -137,6 +137,7 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     beta = installed.ask(BETA)
     event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
     assert installed.poster.post_event(event).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
 
     approvals = installed.services.stores.approvals
     expired = approvals.find(beta)

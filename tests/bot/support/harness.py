@@ -55,7 +55,7 @@ class Bot:
         """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
         for _ in range(rounds):
             jobs = self.worker.run_jobs_once(block_ms=1)
-            fired = self.worker.escalator.tick()
+            fired = self.worker.escalator.tick() + self.worker.finish_uninstalls()
             delivered = self.worker.deliverer.deliver_due()
             if not jobs and not fired and not delivered:
                 return

@@ -52,7 +52,8 @@ class OAuthBot:
 
     def drain(self) -> None:
         for _ in range(50):
-            if not (self.worker.run_jobs_once(block_ms=1) + self.worker.deliverer.deliver_due()):
+            worked = self.worker.run_jobs_once(block_ms=1) + self.worker.finish_uninstalls()
+            if not (worked + self.worker.deliverer.deliver_due()):
                 return
         raise AssertionError("the worker did not settle")
 
