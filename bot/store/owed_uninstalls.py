@@ -70,10 +70,10 @@ class OwedUninstalls:
         self._queue.add(pipeline, owed_id, owed.to_json(), due_ms=self._queue.now_ms())
         pipeline.execute()
 
-    def take(self, *, limit: int = 10) -> list[tuple[str, OwedUninstall]]:
-        """Up to ``limit`` owed uninstalls, each held ``LEASE_S`` by the caller (an unreadable one is dropped)."""
+    def take(self, *, limit: int = 10, lease_s: float = LEASE_S) -> list[tuple[str, OwedUninstall]]:
+        """Up to ``limit`` owed uninstalls, each held ``lease_s`` by the caller (an unreadable one is dropped)."""
         taken = []
-        for owed_id, text in self._queue.claim(lease_s=LEASE_S, limit=limit):
+        for owed_id, text in self._queue.claim(lease_s=lease_s, limit=limit):
             try:
                 taken.append((owed_id, OwedUninstall.from_json(text)))
             except (ValueError, TypeError):
