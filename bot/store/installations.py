@@ -124,6 +124,11 @@ class Installations(InstallationStore):
         So calls made outside a request (the outbox, the worker) find its token.
         """
         self._redis.set(keys.installation_org(team_id), enterprise_id)
+        self._redis.sadd(keys.installation_org_teams(enterprise_id), team_id)
+
+    def org_teams(self, enterprise_id: str) -> set[str]:
+        """The workspaces noted as served by the org-wide installation of ``enterprise_id`` (a superset: checked)."""
+        return {as_text(team) for team in self._redis.smembers(keys.installation_org_teams(enterprise_id))}
 
     def org_serving(self, team_id: str) -> str | None:
         """The org whose org-wide installation serves ``team_id`` (``remember_org``), or ``None``."""
@@ -144,6 +149,7 @@ class Installations(InstallationStore):
         for team_id in teams:
             if self.org_serving(team_id) == enterprise_id:
                 self._redis.delete(keys.installation_org(team_id))
+            self._redis.srem(keys.installation_org_teams(enterprise_id), team_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Forget the installation serving ``team_id`` (or the org, without a team): its bot token is gone."""
