@@ -23,6 +23,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest
 from bot.store import keys
+from bot.store.approval_record import Approval
 from state.text import as_text
 
 OPEN_FIELD: Final = "indexed"
@@ -77,6 +78,19 @@ def open_members(request: ApprovalRequest) -> list[str]:
     opened_ms = int(request.created_at.timestamp() * 1000)
     prefixes = [workspace(request.team_id), *(approver(request.team_id, user) for user in named_approvers(request))]
     return [member(prefix, opened_ms, request.approval_id) for prefix in prefixes]
+
+
+def decided_members(approval: Approval) -> list[str]:
+    """The recent-by members of a decided approval, as the decide script writes them (the migration's copy)."""
+    request, decision = approval.request, approval.decision
+    if decision is None:
+        return []
+    decided_ms = int(decision.decided_at.timestamp() * 1000)
+    people = dict.fromkeys(
+        person for person in (decision.decided_by, *decision.approved_by, request.requested_by) if person
+    )
+    prefixes = [workspace(request.team_id), *(person(request.team_id, each) for each in people)]
+    return [member(prefix, decided_ms, request.approval_id) for prefix in prefixes]
 
 
 def page(client: redis.Redis, index: IndexOf, prefix: str, *, limit: int, newest_first: bool) -> list[Entry]:

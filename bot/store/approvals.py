@@ -54,6 +54,7 @@ class ApprovalStore:
         self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
+        self._index_open = client.register_script(scripts.INDEX_OPEN)
 
     def open_round(
         self,
@@ -339,6 +340,34 @@ class ApprovalStore:
     def decided_for(self, team_id: str, user_id: str, *, limit: int) -> list[Approval]:
         """The ``limit`` latest decided approvals of a workspace that ``user_id`` decided, voted for or asked for."""
         return self._decided_page(approval_index.person(team_id, user_id), team_id, limit=limit)
+
+    def index_existing(self, shard: int, *, batch: int = 500) -> tuple[int, int]:
+        """List the shard's approvals stored before the indexes were kept: what waits, and the latest decided.
+
+        Idempotent, and safe beside running bots (a waiting approval is listed atomically with its record: never
+        once decided). Returns how many waiting and decided approvals were listed.
+        """
+        waiting = self._merged([keys.open_index(shard)])
+        listed = 0
+        for start in range(0, len(waiting), batch):
+            for approval in self.find_many_readable(waiting[start : start + batch]):
+                if approval is None or approval.decision is not None:
+                    continue
+                request = approval.request
+                members = approval_index.open_members(request)
+                listed += self._index_open(
+                    keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
+                    args=[json.dumps(members), *members],
+                )
+        recent = self._merged([keys.recent_decisions(shard)])
+        decided = 0
+        writes = self._client.pipeline(transaction=False)
+        for approval in self.find_many_readable(recent):
+            if approval is not None and approval.decision is not None:
+                decided += 1
+                writes.zadd(keys.recent_by(shard), dict.fromkeys(approval_index.decided_members(approval), 0))
+        writes.execute()
+        return listed, decided
 
     def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
