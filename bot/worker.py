@@ -44,6 +44,7 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
+from bot.store import index_build
 from bot.store.jobs import Job, JobKind
 from bot.store.stores import Stores
 from bot.store.worker_heartbeats import WorkerHeartbeats
@@ -171,9 +172,11 @@ class Worker:
     def run_forever(self) -> None:
         """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
 
-        Then hand back waiting retries and leave the group.
+        First, once per Redis, the indexes are built from records stored before them (``bot.store.index_build``).
+        Once stopped, hand back waiting retries and leave the group.
         """
         self.stores.jobs.ensure_group()
+        index_build.ensure(self.stores)  # an upgrade lists the records stored before the indexes: once, one read after
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [

@@ -11,6 +11,7 @@ standing approvals) when a person opens the tab and after a change that can alte
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from bot.domain.grants import Grant
 from bot.domain.progress import Progress
@@ -21,6 +22,11 @@ from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
 from bot.store.approval_record import Approval
 from bot.store.decide_call import RECENT_KEPT
+
+OPEN_READ: Final = 100
+"""How many waiting requests App Home reads from each of a person's indexes (the tab shows 15 at most)."""
+PENDING_READ: Final = 50
+"""How many of a channel's waiting requests ``/approvals`` reads (its answer shows what fits in one message)."""
 
 
 @dataclass(frozen=True)
@@ -49,25 +55,40 @@ class HomeQueue(Flow):
         """What the App Home of ``user_id`` in ``team_id`` shows.
 
         The requests of that workspace they may decide now, and its recent decisions they could see (a person
-        in two workspaces sees each one's in its own tab).
+        in two workspaces sees each one's in its own tab). Read from their own indexes and their workspace's, a
+        bounded page each: the rules that name them, the workspace's longest waiting (rules open to a channel or a
+        group), their own decisions and requests, the workspace's latest.
         """
+        approvals = self.stores.approvals
+        waiting = _by_id(
+            [
+                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),
+                *approvals.open_in_workspace(team_id, limit=OPEN_READ),
+            ]
+        )
+        waiting.sort(key=lambda approval: approval.request.created_at)
         queue = []
-        for approval_id in self.stores.approvals.open_everywhere():
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is not None or user_id in approval.votes:
-                continue
-            if approval.request.team_id != team_id:
+        for approval in waiting:
+            if user_id in approval.votes:
                 continue
             allowed, _refusal = self.decisions.may_decide(approval, user_id=user_id)
             if allowed:
                 queue.append((approval.request, approval.progress))
+        decided = [
+            (approval, approval.decision)
+            for approval in _by_id(
+                [
+                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN),
+                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT),
+                ]
+            )
+            if approval.decision is not None
+        ]
+        decided.sort(key=lambda pair: pair[1].decided_at, reverse=True)
         recent = []
-        for approval_id in self.stores.approvals.recent_decisions(limit=RECENT_KEPT):
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is None or approval.decision is None or approval.request.team_id != team_id:
-                continue
+        for approval, decision in decided:
             if self.decisions.may_see(approval, user_id=user_id):
-                recent.append((approval.request, approval.decision))
+                recent.append((approval.request, decision))
                 if len(recent) == RECENT_SHOWN:
                     break
         grants = self.grants.live_for(user_id, team_id=team_id)
@@ -84,10 +105,15 @@ class HomeQueue(Flow):
         return [user for user in viewers if self.decisions.may_see(approval, user_id=user)]
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
-        """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""
-        pending = []
-        for approval_id in self.stores.approvals.open_in_channel(team_id, channel_id):
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is not None and approval.decision is None:
-                pending.append(approval.request)
-        return pending
+        """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""
+        ids = self.stores.approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
+        found = self.stores.approvals.find_many_readable(ids)
+        return [approval.request for approval in found if approval is not None and approval.decision is None]
+
+
+def _by_id(approvals: list[Approval]) -> list[Approval]:
+    """``approvals`` without repeats (one read through two indexes), in their order."""
+    first: dict[str, Approval] = {}
+    for approval in approvals:
+        first.setdefault(approval.request.approval_id, approval)
+    return list(first.values())

@@ -24,7 +24,7 @@ import redis
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
-from bot.store import keys, scripts
+from bot.store import approval_index, keys, scripts
 from bot.store.approval_record import (
     READS,
     Approval,
@@ -54,6 +54,7 @@ class ApprovalStore:
         self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
+        self._index_open = client.register_script(scripts.INDEX_OPEN)
 
     def open_round(
         self,
@@ -107,6 +108,10 @@ class ApprovalStore:
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
             channel_index = keys.channel_open(shard, request.team_id, request.channel_id)
             transaction.zadd(channel_index, {request.approval_id: opened_ms})
+            # Its workspace's and named approvers' entries, and which they are: the decide script removes exactly those.
+            members = approval_index.open_members(request)
+            transaction.zadd(keys.open_by(shard), dict.fromkeys(members, 0))
+            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, json.dumps(members))
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
@@ -163,6 +168,17 @@ class ApprovalStore:
                 self.quarantine(session_id, approval_id, why=str(error))
                 approvals.append(None)
         return approvals
+
+    def find_many_readable(self, approval_ids: Sequence[str]) -> list[Approval | None]:
+        """``find_readable`` of many ids, in their order: two round trips however many."""
+        sharded = [(approval_id, keys.approval_shard(approval_id)) for approval_id in approval_ids]
+        found = self._approvals_of(
+            [approval_index.Entry(approval_id, 0, shard, b"") for approval_id, shard in sharded if shard is not None]
+        )
+        # An id that names no shard (minted before shards) is looked up in each, alone.
+        return [
+            found.pop(0) if shard is not None else self.find_readable(approval_id) for approval_id, shard in sharded
+        ]
 
     def find_readable(self, approval_id: str) -> Approval | None:
         """``find`` for readers that list many approvals: an unreadable one is quarantined and skipped (``None``)."""
@@ -304,9 +320,92 @@ class ApprovalStore:
         """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
         return self._merged([keys.open_index(shard) for shard in keys.shards()])
 
-    def open_in_channel(self, team_id: str, channel_id: str) -> list[str]:
-        """Ids of approvals waiting in one channel, oldest first."""
-        return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()])
+    def open_in_channel(self, team_id: str, channel_id: str, *, limit: int = 0) -> list[str]:
+        """Ids of the ``limit`` (0: all) approvals waiting longest in one channel, oldest first."""
+        return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()], limit=limit)
+
+    def open_in_workspace(self, team_id: str, *, limit: int) -> list[Approval]:
+        """The ``limit`` approvals waiting longest in a workspace, oldest first (bounded, whatever others hold)."""
+        return self._open_page(approval_index.workspace(team_id), team_id, limit=limit)
+
+    def open_for_approver(self, team_id: str, user_id: str, *, limit: int) -> list[Approval]:
+        """The ``limit`` approvals waiting longest whose rule names ``user_id`` among its deciders, oldest first."""
+        found = self._open_page(approval_index.approver(team_id, user_id), team_id, limit=limit)
+        return [approval for approval in found if user_id in approval_index.named_approvers(approval.request)]
+
+    def decided_in_workspace(self, team_id: str, *, limit: int) -> list[Approval]:
+        """The workspace's ``limit`` latest decided approvals, newest first."""
+        return self._decided_page(approval_index.workspace(team_id), team_id, limit=limit)
+
+    def decided_for(self, team_id: str, user_id: str, *, limit: int) -> list[Approval]:
+        """The ``limit`` latest decided approvals of a workspace that ``user_id`` decided, voted for or asked for."""
+        return self._decided_page(approval_index.person(team_id, user_id), team_id, limit=limit)
+
+    def index_existing(self, shard: int, *, batch: int = 500) -> tuple[int, int]:
+        """List the shard's approvals stored before the indexes were kept: what waits, and the latest decided.
+
+        Idempotent, and safe beside running bots (a waiting approval is listed atomically with its record: never
+        once decided). Returns how many waiting and decided approvals were listed.
+        """
+        waiting = self._merged([keys.open_index(shard)])
+        listed = 0
+        for start in range(0, len(waiting), batch):
+            for approval in self.find_many_readable(waiting[start : start + batch]):
+                if approval is None or approval.decision is not None:
+                    continue
+                request = approval.request
+                members = approval_index.open_members(request)
+                listed += self._index_open(
+                    keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
+                    args=[json.dumps(members), *members],
+                )
+        recent = self._merged([keys.recent_decisions(shard)])
+        decided = 0
+        writes = self._client.pipeline(transaction=False)
+        for approval in self.find_many_readable(recent):
+            if approval is not None and approval.decision is not None:
+                decided += 1
+                writes.zadd(keys.recent_by(shard), dict.fromkeys(approval_index.decided_members(approval), 0))
+        writes.execute()
+        return listed, decided
+
+    def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
+        entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
+        found = self._approvals_of(entries)
+        approval_index.remove(  # its record gone, or decided (before the indexes were kept atomically with it)
+            self._client,
+            keys.open_by,
+            [entry for entry, approval in zip(entries, found, strict=True) if approval is None or approval.decision],
+        )
+        return [
+            each for each in found if each is not None and each.decision is None and each.request.team_id == team_id
+        ]
+
+    def _decided_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
+        entries = approval_index.page(self._client, keys.recent_by, prefix, limit=limit, newest_first=True)
+        found = self._approvals_of(entries)
+        approval_index.remove(
+            self._client,
+            keys.recent_by,
+            [entry for entry, approval in zip(entries, found, strict=True) if approval is None],
+        )
+        return [each for each in found if each is not None and each.decision and each.request.team_id == team_id]
+
+    def _approvals_of(self, entries: Sequence[approval_index.Entry]) -> list[Approval | None]:
+        """The approvals ``entries`` name, in order (``None``: gone, or unreadable and quarantined): 2 round trips."""
+        sessions = self._client.pipeline(transaction=False)
+        for entry in entries:
+            sessions.get(keys.approval_session(entry.shard, entry.approval_id))
+        located = [
+            (index, as_text(session_id))
+            for index, session_id in enumerate(sessions.execute() if entries else [])
+            if session_id is not None
+        ]
+        read = self.get_many_readable([(session_id, entries[index].approval_id) for index, session_id in located])
+        found: list[Approval | None] = [None] * len(entries)
+        for (index, _session_id), approval in zip(located, read, strict=True):
+            found[index] = approval
+        return found
 
     def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
         """The members of every shard's ``indexes`` as approval ids, merged by score.

@@ -31,7 +31,15 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
                                                    whose prefix names the shard: ``approval_shard``)
     signoff:<t>:open-approvals             zset    approval ids waiting in the shard, by request time (ms)
     signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
-    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time (App Home)
+    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time
+    signoff:<t>:open-by                    zset    the shard's open approvals per workspace and per named approver, as
+                                                   members ordered by name (score 0): ``w:<team>:<ms>:<aid>``,
+                                                   ``a:<team>:<uid>:<ms>:<aid>`` (``<ms>``: request time, 13 digits;
+                                                   ``bot.store.approval_index``). Read a page per shard and merged
+    signoff:<t>:recent-by                  zset    the shard's latest decisions per workspace and per person (decider,
+                                                   voters, requester): ``w:<team>:<ms>:<aid>``,
+                                                   ``p:<team>:<uid>:<ms>:<aid>`` (decision time); each prefix keeps
+                                                   its newest ``RECENT_KEPT`` to twice that
     signoff:<t>:quarantine                 hash    approval id -> why it cannot be read back (JSON), for operators
     signoff:<t>:schedule, signoff:<t>:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:<t>:jobs                       stream  start and resume jobs (consumer group "workers")
@@ -79,6 +87,10 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:installation:E:<enterprise>    string  JSON), or an Enterprise Grid org's org-wide one (OAuth mode)
     signoff:installation-org:<team>        string  the Enterprise Grid org whose org-wide installation serves a
                                                    workspace (seen on its requests), for calls made outside one
+    signoff:installation-org-teams:<enterprise>  set  the workspaces noted in ``installation-org`` for the org (its
+                                                   uninstall's list: no scan)
+    signoff:layout:indexes                 string  the version of the indexes ``migrate --indexes`` built from the
+                                                   records (the worker builds them at start when it is older)
     signoff:oauth-state:<state>            string  an OAuth ``state`` issued by /slack/install, consumed once (TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
     signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
@@ -100,6 +112,9 @@ revoke are atomic with each other)::
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
                                                    listing's index, written alone (a revoked grant is gone from the
                                                    hash first, the index only follows)
+    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the live grants a person made or that cover their
+                                                   requests, by expiry (ms): App Home's listing, written alone as the
+                                                   one above (pruned as it is read)
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
@@ -114,6 +129,7 @@ from state.store import keys_for, shard_count, shard_tag
 JOBS_GROUP: Final = "workers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SHARD_LAYOUT: Final = "signoff:layout:shards"
+INDEXES_BUILT: Final = "signoff:layout:indexes"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 API_CLIENTS: Final = "signoff:{api-keys}:clients"
 WORKER_HEARTBEATS: Final = "signoff:worker-heartbeats"
@@ -185,6 +201,16 @@ def channel_open(shard: int, team_id: str, channel_id: str) -> str:
 def recent_decisions(shard: int) -> str:
     """The shard's latest decided approval ids."""
     return f"{_shard_prefix(shard)}:recent-decisions"
+
+
+def open_by(shard: int) -> str:
+    """The shard's open approvals per workspace and per named approver (``bot.store.approval_index``)."""
+    return f"{_shard_prefix(shard)}:open-by"
+
+
+def recent_by(shard: int) -> str:
+    """The shard's latest decisions per workspace and per person (``bot.store.approval_index``)."""
+    return f"{_shard_prefix(shard)}:recent-by"
 
 
 def quarantine(shard: int) -> str:
@@ -355,6 +381,11 @@ def installation_org(team_id: str) -> str:
     return f"signoff:installation-org:{team_id}"
 
 
+def installation_org_teams(enterprise_id: str) -> str:
+    """The workspaces noted as served by the org-wide installation of ``enterprise_id``."""
+    return f"signoff:installation-org-teams:{enterprise_id}"
+
+
 def oauth_state(state: str) -> str:
     """An OAuth ``state`` the install page issued, valid until consumed once or expired."""
     return f"signoff:oauth-state:{state}"
@@ -404,6 +435,11 @@ def _lane_tag(channel: str) -> str:
 
 
 GRANTS_LIVE: Final = "signoff:grants:live"
+
+
+def grants_of(team_id: str, user_id: str) -> str:
+    """The live grants a person made or that cover their requests, by expiry (App Home's listing)."""
+    return f"signoff:grants-of:{team_id}:{user_id}"
 
 
 def grants(team_id: str, channel_id: str) -> str:
