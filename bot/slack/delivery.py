@@ -47,8 +47,8 @@ from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
-from bot.render.home_view import home_view
 from bot.render.questions import request_message
+from bot.slack.home_tabs import HomeTabs
 from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.rate_limits import Jitter, SlackPauses
@@ -56,7 +56,7 @@ from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, home_refresh, update_approval
+from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, update_approval
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
@@ -124,8 +124,11 @@ class Deliverer:
         """
         self._clients = clients
         self._stores = stores
-        self._home_queue = home_queue
-        self._home_refresh_s = home_refresh_s
+        self._homes = (
+            HomeTabs(home_queue=home_queue, clients=clients, outbox=stores.outbox, cooling_s=home_refresh_s)
+            if home_queue is not None
+            else None
+        )
         self._updates = updates or MessageUpdates(stores.redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
@@ -134,8 +137,7 @@ class Deliverer:
         self._lanes = LaneLeases(stores.redis, lease_s=lease_s, now_ms=stores.outbox.now_ms)
         self._jitter = Jitter(jitter or random.Random())
         self._pauses = SlackPauses(self._lanes, now_ms=stores.outbox.now_ms)
-        # A sender returns True when it settled the entry itself (else it is completed once the sender returns).
-        self._senders: dict[str, Callable[[OutboxEntry], bool | None]] = {
+        self._senders: dict[str, Callable[[OutboxEntry], bool | None]] = {  # True: it settled the entry itself
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
             OutboxKind.UPDATE_APPROVAL: self._update_approval,
@@ -319,7 +321,8 @@ class Deliverer:
             record=lambda copy: self._stores.approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
-            self._refresh_homes(approval)
+            if self._homes is not None:
+                self._homes.rebuild_for(approval)
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
                 self._stores.outbox.send_later(_update_of(request))
 
@@ -458,7 +461,8 @@ class Deliverer:
                     return
                 self._apply(approval)
                 if self._updates.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
-                    self._refresh_homes(approval)
+                    if self._homes is not None:
+                        self._homes.rebuild_for(approval)
                     return
                 force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
             finally:
@@ -481,22 +485,7 @@ class Deliverer:
             raise
 
     def _publish_home(self, entry: OutboxEntry) -> bool:
-        if self._home_queue is None:
-            return False
-        user, slack = entry.payload["user"], self._clients.for_team(entry.team_id)
-        home = self._home_queue.contents_for(user, team_id=entry.team_id)
-        view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants, trusts=home.trusts)
-        slack.views_publish(user_id=user, view=view)
-        # A change that came while this tab was built is shown by the same entry once the window has passed.
-        self._stores.outbox.complete_home(entry, cooling_s=self._home_refresh_s)
-        return True
-
-    def _refresh_homes(self, approval: Approval) -> None:
-        """Ask for a rebuild of each App Home that can show ``approval`` (one per person and window: merged)."""
-        if self._home_queue is None:
-            return
-        for user in self._home_queue.viewers_of(approval):
-            self._stores.outbox.want_home(home_refresh(user, team_id=approval.request.team_id))
+        return self._homes is not None and self._homes.publish(entry)
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:
         self._clients.for_team(entry.team_id).chat_postEphemeral(**entry.payload)
