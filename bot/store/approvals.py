@@ -360,14 +360,11 @@ class ApprovalStore:
                     args=[json.dumps(members), *members],
                 )
         recent = self._merged([keys.recent_decisions(shard)])
-        decided = 0
         writes = self._client.pipeline(transaction=False)
         for approval in self.find_many_readable(recent):
             if approval is not None and approval.decision is not None:
-                decided += 1
                 writes.zadd(keys.recent_by(shard), dict.fromkeys(approval_index.decided_members(approval), 0))
-        writes.execute()
-        return listed, decided
+        return listed, sum(1 for added in writes.execute() if added)
 
     def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)

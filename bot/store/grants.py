@@ -128,12 +128,12 @@ class GrantStore:
             listing.zrem(keys.grants_of(grant.team_id, person), _own_member(grant))
         listing.execute()
 
-    def list_for(self, grant: Grant) -> None:
-        """List a grant in its people's listings (``python -m bot migrate --indexes``: grants made before them)."""
+    def list_for(self, grant: Grant) -> bool:
+        """List a grant in its people's listings (``migrate --indexes``: grants made before them); whether it is new."""
         listing = self._client.pipeline(transaction=False)
         for person in _people(grant):
             listing.zadd(keys.grants_of(grant.team_id, person), {_own_member(grant): grant.expires_ms})
-        listing.execute()
+        return any(listing.execute())
 
     def list_every_live(self, *, now_ms: int, batch: int = 500) -> int:
         """List every live grant in its people's listings (``migrate --indexes``: grants made before them); how many."""
@@ -149,8 +149,7 @@ class GrantStore:
                 team_id, channel_id, grant_id = as_text(member).split(":", 2)
                 grant = self.get(team_id, channel_id, grant_id)
                 if grant is not None:
-                    self.list_for(grant)
-                    listed += 1
+                    listed += self.list_for(grant)
 
     def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[tuple[Grant, int]]:
         """The ``limit`` live grants of a workspace a person made or that cover their requests, soonest to end first.

@@ -55,10 +55,13 @@ def _open_own(store: ApprovalStore, count: int) -> list[str]:
     return [request.approval_id for request in requests]
 
 
-def _decide(store: ApprovalStore, redis_client: redis.Redis, approval_id: str, *, user: str = "U0APPROVER") -> Status:
+def _decide(
+    store: ApprovalStore, redis_client: redis.Redis, approval_id: str, *, user: str = "U0APPROVER", after_s: int = 0
+) -> Status:
+    decided_at = datetime.now(UTC) + timedelta(seconds=after_s)
     result = store.decide(
         Attempt(SID, approval_id, "approve", user, TEAM, "C0OPS", None),
-        decision=Decision(decision="approve", decided_by=user, decided_at=datetime.now(UTC)),
+        decision=Decision(decision="approve", decided_by=user, decided_at=decided_at),
         update=Outbox.script_entry(update_approval(SID, approval_id), due_ms=0),
         audit=Audit(redis_client).script_events(("vote", "decision")),
     )
@@ -140,6 +143,16 @@ def test_a_person_s_recent_decisions_are_kept_per_person_and_trimmed(redis_clien
         _decide(store, redis_client, approval_id)
     mine = [approval.request.approval_id for approval in store.decided_for(TEAM, "U0REQUESTER", limit=10)]
     assert mine == own[::-1], "300 later decisions of the same workspace by others never push a person's out"
-    assert len(store.decided_in_workspace(TEAM, limit=20)) == 20
-    workspace = [m for m in redis_client.zrange(keys.recent_by(keys.shard_of(SID)), 0, -1) if m.startswith(b"w:")]
-    assert len(workspace) <= 2 * RECENT_KEPT + 300, "the script trims the workspace's list as it writes"
+
+
+def test_the_decide_script_trims_each_list_to_its_newest(redis_client: redis.Redis) -> None:
+    store = ApprovalStore(redis_client)
+    own = _open_own(store, 2 * RECENT_KEPT + 10)
+    for index, approval_id in enumerate(own):
+        assert _decide(store, redis_client, approval_id, after_s=index) is Status.DECIDED
+    members: list[bytes] = redis_client.zrange(keys.recent_by(keys.shard_of(SID)), 0, -1)  # type: ignore[assignment]
+    for prefix in (b"w:T0TEST:", b"p:T0TEST:U0REQUESTER:"):
+        kept = [member for member in members if member.startswith(prefix)]
+        assert RECENT_KEPT <= len(kept) < 2 * RECENT_KEPT
+    newest = [approval.request.approval_id for approval in store.decided_in_workspace(TEAM, limit=RECENT_KEPT)]
+    assert newest == own[::-1][:RECENT_KEPT]

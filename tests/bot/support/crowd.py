@@ -8,6 +8,7 @@ and the per-workspace ones), so a reader that scans everyone's reads them all.
 from datetime import UTC, datetime, timedelta
 
 import redis
+from redis.cluster import RedisCluster
 
 from bot.domain.grants import Grant, call_digest
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary
@@ -88,3 +89,11 @@ def other_grants(client: redis.Redis, count: int, *, expires_at: datetime, team_
         writes.zadd(keys.GRANTS_LIVE, {member: grant.expires_ms})
         writes.zadd(keys.grants_of(team_id, "U0SOMEONE"), {f"{OTHER_CHANNEL}:{grant.grant_id}": grant.expires_ms})
     writes.execute()
+
+
+def commands_processed(client: redis.Redis) -> int:
+    """Commands the server (every master of a cluster) has processed so far, from every client."""
+    if isinstance(client, RedisCluster):
+        per_node = client.info("stats", target_nodes=RedisCluster.PRIMARIES)
+        return sum(int(info["total_commands_processed"]) for info in per_node.values())
+    return int(client.info("stats")["total_commands_processed"])
