@@ -37,6 +37,7 @@ from bot.slack.delivery import Deliverer
 from bot.slack.installed_clients import InstalledClients
 from bot.slack.metered_client import MeteredWebClient
 from bot.store.directory import Directory
+from bot.store.pending_gauges import PendingGauges
 from bot.store.stores import Stores
 from bot.store.token_seal import TokenSeal, key_problem
 from bot.store.worker_heartbeats import WorkerHeartbeats
@@ -123,7 +124,7 @@ class Services:
         self.api_waits = WaitSlots(settings.api_max_waits)
         """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
         self.state_metrics = StateCollector(
-            pending=stores.approvals.open_policies,
+            pending=PendingGauges(stores.redis).tally,
             outbox_depth=stores.outbox.pending,
             outbox_dead=stores.outbox.dead_count,
             clock=lambda: clock().timestamp(),

@@ -8,6 +8,7 @@ id::
 
     w:<team>:<ms>:<aid>          open-by: waiting in the workspace (request time); recent-by: decided (decision time)
     a:<team>:<uid>:<ms>:<aid>    open-by: waiting, the rule names <uid> among its approvers
+    g:<policy>:<ms>:<aid>        open-by: waiting under the rule <policy> (URL-quoted): the pending gauges count them
     p:<team>:<uid>:<ms>:<aid>    recent-by: decided, <uid> decided, voted for or requested it
 
 A page of a workspace's or a person's oldest (or newest) entries is one ``ZRANGE ... BYLEX LIMIT`` per shard, merged:
@@ -18,6 +19,7 @@ and removed then (``Entry``): a reader never trusts the index for more than wher
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import quote
 
 import redis
 
@@ -61,6 +63,15 @@ def person(team_id: str, user_id: str) -> str:
     return f"p:{team_id}:{user_id}:"
 
 
+def policy(name: str) -> str:
+    """The prefix of the open entries of a rule (its name quoted: a ``:`` in it cannot reach another rule's)."""
+    return f"{POLICY_PREFIX}{quote(name, safe='')}:"
+
+
+POLICY_PREFIX: Final = "g:"
+"""What every rule's open entries begin with (``bot.store.pending_gauges`` walks them rule by rule)."""
+
+
 def member(prefix: str, ms: int, approval_id: str) -> str:
     """An entry: ``prefix``, the time as 13 digits (so that names sort by time), the approval id."""
     return f"{prefix}{ms:0{_MS_DIGITS}d}:{approval_id}"
@@ -76,7 +87,11 @@ def named_approvers(request: ApprovalRequest) -> list[str]:
 def open_members(request: ApprovalRequest) -> list[str]:
     """The open-by members of a request waiting for a decision."""
     opened_ms = int(request.created_at.timestamp() * 1000)
-    prefixes = [workspace(request.team_id), *(approver(request.team_id, user) for user in named_approvers(request))]
+    prefixes = [
+        workspace(request.team_id),
+        *(approver(request.team_id, user) for user in named_approvers(request)),
+        policy(request.policy.name),
+    ]
     return [member(prefix, opened_ms, request.approval_id) for prefix in prefixes]
 
 

@@ -134,6 +134,34 @@ redis.call('ZADD', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[1])
 return 0
 """
 
+# KEYS: 1 a shard's open-by index. ARGV: 1 the rules' prefix ('g:'), 2.. the age bounds as 13-digit ms, newest
+#       first (requested at or after ARGV[2]: the youngest bucket; before the last: the oldest bucket).
+# Walks the shard's rules one by one (a bounded read each) and returns, per rule: its quoted name, its oldest
+# request's 13-digit ms, then its count in each age bucket, youngest first. Costs the number of rules, not requests.
+PENDING_BY_POLICY: Final = """
+local out = {}
+local low = '[' .. ARGV[1]
+local high = '(' .. string.sub(ARGV[1], 1, -2) .. string.char(string.byte(ARGV[1], -1) + 1)
+while true do
+  local first = redis.call('ZRANGEBYLEX', KEYS[1], low, high, 'LIMIT', 0, 1)[1]
+  if not first then break end
+  local prefix = string.match(first, '^([^:]*:[^:]*:)')  -- the rule's name is quoted: it holds no ':'
+  if not prefix then break end
+  local name = string.sub(prefix, #ARGV[1] + 1, -2)
+  out[#out + 1] = name
+  out[#out + 1] = string.sub(first, #prefix + 1, #prefix + 13)
+  local upper = '(' .. prefix .. string.char(255)
+  for index = 2, #ARGV do
+    local bound = '[' .. prefix .. ARGV[index]
+    out[#out + 1] = redis.call('ZLEXCOUNT', KEYS[1], bound, upper)
+    upper = '(' .. prefix .. ARGV[index]
+  end
+  out[#out + 1] = redis.call('ZLEXCOUNT', KEYS[1], '[' .. prefix, upper)
+  low = '(' .. prefix .. string.char(255)
+end
+return out
+"""
+
 # KEYS: 1 version shown, 2 update lease. ARGV: 1 lease token, 2 version, 3 TTL s.
 # Records the version shown only while the caller still holds the lease. Returns 1 if recorded.
 SHOWN_IF_HELD: Final = """
@@ -369,6 +397,7 @@ EVERY_SCRIPT: Final = (
     COMPLETE_POST,
     WANT_HOME,
     COMPLETE_HOME,
+    PENDING_BY_POLICY,
     SHOWN_IF_HELD,
     RELEASE_IF_HELD,
     REDELIVER_JOB,
