@@ -1,6 +1,7 @@
 """Scale: what one person's and one workspace's work costs with 50,000 versus 100 open approvals elsewhere.
 
-Run: ``python -m bench.scale [--small 100] [--large 50000] [--rounds 9] [--viewers 5] [--sample 2000]``
+Run: ``python -m bench.scale [--small 100] [--large 50000] [--rounds 9] [--viewers 5] [--sample 2000]
+[--e2e-elsewhere 10000] [--people 40] [--sessions 400]``
 
 Two Redis databases on one real server, one loopback Slack. Each database holds the same own workspace (10 of the
 person's requests waiting, 3 of their standing approvals) and ``--small`` or ``--large`` open approvals of another
@@ -11,6 +12,11 @@ workspace (with a tenth as many grants there), stored in pipelines through the p
 - ``grants``: the person's grant list (``GrantFlow.live_for``);
 - ``uninstall``: the worker carrying out an uninstall of a workspace holding 10 open requests (``carry_out``);
 - ``worker``: one new request delivered (its post, and the App Home of ``--viewers`` people who opened it).
+
+Then ``bench.e2e``'s load (the Procfile's processes, ``--people`` at once, ``--sessions`` each run) with
+``--e2e-elsewhere`` open approvals of another workspace, first with no App Home viewer, then with ``--viewers``
+(each a member of the channel: each may see every request), then none again: sessions/s with viewers against the
+mean of the two runs without (goal >= 0.9).
 
 Each figure is the median time of the large side against the small side measured in the same run (the floor):
 ``ratio`` <= 1.2 means the work does not grow with what others hold. Round trips are counted on the client's
@@ -23,11 +29,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import redis
 from pydantic import SecretStr
 
+from bench import e2e
 from bench.cli import parse_options
+from bench.e2e import BenchSlack
 from bench.round_trips import RoundTrips, counting_client
 from bench.seeding import open_elsewhere
 from bot.domain.clock import ManualClock
@@ -35,6 +44,7 @@ from bot.domain.grants import Grant, call_digest
 from bot.loopback_slack import LoopbackSlack
 from bot.services import Services
 from bot.settings import Settings
+from bot.store.home_viewers import HomeViewers
 from bot.store.outbox import post_approval
 from bot.store.owed_uninstalls import OwedUninstall
 from state import RedisServer
@@ -133,9 +143,58 @@ def _bytes_per_approval(url: str, clock: ManualClock, slack: LoopbackSlack, samp
     return (pending - before) / sample, (decided - before) / sample
 
 
+class _MembersSlack(BenchSlack):
+    """``bench.e2e``'s Slack, whose channel also holds the viewers (each may see every request)."""
+
+    viewers: tuple[str, ...] = ()
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "conversations.members":
+            members = [e2e.REQUESTER, e2e.APPROVER, e2e.BOT_USER, *self.viewers]
+            return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+        return super()._answer(method, args)
+
+
+def _e2e(*, elsewhere: int, viewers: int, people: int, sessions: int) -> None:
+    watching = tuple(f"U0WATCH{index}" for index in range(viewers))
+    slack = _MembersSlack()
+    slack.viewers = watching
+    with RedisServer() as server, slack:
+        client = redis.Redis.from_url(server.url)
+        open_elsewhere(client, elsewhere, created_at=datetime.now(UTC), team_id="T0ELSE", channel_id="C0ELSE")
+        home_viewers = HomeViewers(client)
+        rates: dict[str, list[float]] = {"none": [], "viewers": []}
+        with e2e.procfile(server.url, slack.url, web_workers=2, workers=2, concurrency=8, model_delay_s=0) as bot:
+            e2e.run_people(bot.port, slack, people=people, sessions=people * 2, reaction_s=0.02)  # warm-up
+            for name in ("none", "viewers", "none"):
+                for viewer in watching if name == "viewers" else ():
+                    home_viewers.add(e2e.TEAM, viewer)
+                outcome, elapsed = e2e.run_people(bot.port, slack, people=people, sessions=sessions, reaction_s=0.02)
+                if outcome.failures:
+                    raise RuntimeError(f"{len(outcome.failures)} sessions failed: {outcome.failures[:3]}")
+                rates[name].append(outcome.sessions / elapsed)
+                home_viewers.forget_team(e2e.TEAM)
+        published = slack.calls
+    without, with_viewers = statistics.fmean(rates["none"]), rates["viewers"][0]
+    print(f"e2e: {elsewhere:,} open approvals elsewhere, {people} people at once, {sessions} sessions per run")
+    print(f"  no App Home viewer: {without:.1f} sessions/s ({', '.join(f'{rate:.1f}' for rate in rates['none'])})")
+    print(f"  {viewers} viewers: {with_viewers:.1f} sessions/s ({published:,} Slack calls in all runs)")
+    print(f"  ratio e2e sessions/s viewers/none: {with_viewers / without:.2f}x (goal >= 0.9x)")
+
+
 def main() -> None:
     """Seed both databases, run each step on each alternately, print the medians, round trips and ratios."""
-    args = parse_options(__doc__, small=100, large=50_000, rounds=9, viewers=5, sample=2000)
+    args = parse_options(
+        __doc__,
+        small=100,
+        large=50_000,
+        rounds=9,
+        viewers=5,
+        sample=2000,
+        e2e_elsewhere=10_000,
+        people=40,
+        sessions=400,
+    )
     clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
     viewers = [PERSON, *(f"U0VIEWER{index}" for index in range(args.viewers - 1))]
     channels = {CHANNEL: [REQUESTER, *viewers, "U0BOT"]}
@@ -186,6 +245,7 @@ def main() -> None:
             print(f"  ratio {step} large/small: {large / small:.2f}x (goal <= {_GOAL}x)")
         pending_b, decided_b = _bytes_per_approval(f"{base}/2", clock, slack, args.sample)
         print(f"  bytes per pending approval: {pending_b:,.0f}; per decided approval: {decided_b:,.0f}")
+    _e2e(elsewhere=args.e2e_elsewhere, viewers=args.viewers, people=args.people, sessions=args.sessions)
 
 
 if __name__ == "__main__":
