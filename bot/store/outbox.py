@@ -33,6 +33,7 @@ from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
+from bot.store.pipelined import run_each
 from bot.store.shard_trouble import ShardRests, each_shard
 from bot.store.waits import bounded_wait_s
 from state.text import as_text, bytes_of
@@ -185,15 +186,25 @@ class Outbox:
         self.add(pipeline, entry)
         pipeline.execute()
 
-    def want_home(self, entry: OutboxEntry) -> bool:
-        """Ask for the App Home rebuild ``entry`` (``home_refresh``), merged with one already queued or being built.
+    def want_home(self, *entries: OutboxEntry) -> int:
+        """Ask for the App Home rebuilds ``entries`` (``home_refresh``), each merged with one queued or being built.
 
-        It is due when the person's tab was last published ``cooling_s`` ago (``complete_home``), so a burst of
-        changes costs one rebuild per window. Returns whether it was queued (``False``: merged).
+        Each is due when the person's tab was last published ``cooling_s`` ago (``complete_home``), so a burst of
+        changes costs one rebuild per window. All in one round trip (one per master on a cluster). Returns how many
+        were queued (the others merged).
         """
-        keys_ = [*self.script_keys(entry.shard)[:3], _cooling_key(entry)]
-        args: list[str | int] = [entry.entry_id, entry.to_json(), self.now_ms(), _WAKE_TOKENS_KEPT]
-        return bool(self._want_home(keys=keys_, args=args))
+        calls = [
+            (
+                [*self.script_keys(entry.shard)[:3], _cooling_key(entry)],
+                [entry.entry_id, entry.to_json(), self.now_ms(), _WAKE_TOKENS_KEPT],
+            )
+            for entry in entries
+        ]
+        answers = run_each(self._client, self._want_home, calls) if calls else []
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        return sum(int(answer) for answer in answers)
 
     def complete_home(self, entry: OutboxEntry, *, cooling_s: float) -> bool:
         """``entry``'s App Home is published: complete it, unless a change came while it was built.
