@@ -355,10 +355,11 @@ class ApprovalStore:
                     continue
                 request = approval.request
                 members = approval_index.open_members(request)
-                listed += self._index_open(
+                added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
                     args=[json.dumps(members), *members],
                 )
+                listed += int(added) > 0
         recent = self._merged([keys.recent_decisions(shard)])
         writes = self._client.pipeline(transaction=False)
         for approval in self.find_many_readable(recent):

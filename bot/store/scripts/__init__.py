@@ -317,13 +317,14 @@ return {{'{Status.EDITED}', edit.digest}}
 
 # KEYS: 1 approval, 2 the open-by index of its shard. ARGV: 1 its open-by members (JSON, ``approval_index``), 2.. the
 #       same members. Lists a waiting approval stored before the indexes (``python -m bot migrate --indexes``), unless
-#       it is decided, gone or listed already: atomic with its decision, so a decided one is never listed.
-# Returns 1 if it was listed now.
+#       it is decided or gone: atomic with its decision, so a decided one is never listed. Idempotent.
+# Returns how many of its entries were missing.
 INDEX_OPEN: Final = """
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 or redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 0 end
-if redis.call('HSETNX', KEYS[1], 'indexed', ARGV[1]) == 0 then return 0 end
-for index = 2, #ARGV do redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
-return 1
+redis.call('HSET', KEYS[1], 'indexed', ARGV[1])
+local added = 0
+for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
+return added
 """
 
 EVERY_SCRIPT: Final = (
