@@ -327,6 +327,13 @@ for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[inde
 return added
 """
 
+# KEYS: 1 a workspace's channels with approvals opened in the shard, 2 one channel's open index. ARGV: 1 the channel.
+# Drops the channel from the list once nothing waits in it (atomic with a publish adding to both: never one lost).
+DROP_IDLE_CHANNEL: Final = """
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 EVERY_SCRIPT: Final = (
     DECIDE,
     CLAIM_APPROVAL,
@@ -343,5 +350,6 @@ EVERY_SCRIPT: Final = (
     USE_GRANT,
     EDIT_CALL,
     INDEX_OPEN,
+    DROP_IDLE_CHANNEL,
 )
 """Every script of the package, for the readiness probe: each must be loaded on the server, or loadable."""

@@ -36,7 +36,7 @@ def _as_written_before_shards(client: redis.Redis) -> set[str]:
         if match is None:
             continue
         old = f"signoff:{match.group(1)}"
-        if old in ("signoff:open-by", "signoff:recent-by"):  # indexes the layout before shards never had
+        if old in ("signoff:open-by", "signoff:recent-by") or old.startswith("signoff:team:"):  # indexes it never had
             client.delete(key)
             continue
         kind = _text(client.type(key))
