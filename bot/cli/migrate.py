@@ -38,4 +38,5 @@ def main(argv: list[str]) -> int:
         return 0
     moved = migrate(client)
     print(", ".join(f"{count} {what}" for what, count in moved.items()) or "nothing to move", file=sys.stderr)
+    index_build.build(Stores.on(client))  # the layout before shards had no indexes per workspace or person
     return 0

@@ -176,6 +176,16 @@ class DecisionService:
         status = Status.SELF_APPROVAL if verdict.reason_code == "self_approval" else Status.NOT_AN_APPROVER
         return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
 
+    def in_channel(self, team_id: str, channel_id: str, *, user_id: str) -> bool:
+        """Whether ``user_id`` is in the channel (``False`` when it cannot be told now: App Home lists what it can)."""
+        try:
+            return self._directory.in_channel(team_id, channel_id, user_id)
+        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
+            logger.warning(
+                "team_id=<%s>, channel_id=<%s> | cannot tell who is in the channel: %s", team_id, channel_id, error
+            )
+            return False
+
     def may_see(self, approval: Approval, *, user_id: str) -> bool:
         """Whether ``user_id`` could already see ``approval``: in its channel, or asked, decided or was sent it."""
         return bool(self.who_may_see(approval, [user_id]))

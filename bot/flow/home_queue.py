@@ -56,13 +56,20 @@ class HomeQueue(Flow):
 
         The requests of that workspace they may decide now, and its recent decisions they could see (a person
         in two workspaces sees each one's in its own tab). Read from their own indexes and their workspace's, a
-        bounded page each: the rules that name them, the workspace's longest waiting (rules open to a channel or a
-        group), their own decisions and requests, the workspace's latest.
+        bounded page each: the rules that name them, the channels they are in, the workspace's longest waiting (copies
+        sent to them), their own decisions and requests, the workspace's latest.
         """
         approvals = self.stores.approvals
+        # Whoever may decide is in the request's channel (or was sent a copy: the workspace's page finds those).
+        channels = [
+            channel_id
+            for channel_id in approvals.channels_waiting(team_id)
+            if self.decisions.in_channel(team_id, channel_id, user_id=user_id)
+        ]
         waiting = _by_id(
             [
                 *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),
+                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ),
                 *approvals.open_in_workspace(team_id, limit=OPEN_READ),
             ]
         )

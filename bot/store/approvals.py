@@ -55,6 +55,7 @@ class ApprovalStore:
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
         self._index_open = client.register_script(scripts.INDEX_OPEN)
+        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
 
     def open_round(
         self,
@@ -108,6 +109,7 @@ class ApprovalStore:
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
             channel_index = keys.channel_open(shard, request.team_id, request.channel_id)
             transaction.zadd(channel_index, {request.approval_id: opened_ms})
+            transaction.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
             # Its workspace's and named approvers' entries, and which they are: the decide script removes exactly those.
             members = approval_index.open_members(request)
             transaction.zadd(keys.open_by(shard), dict.fromkeys(members, 0))
@@ -324,6 +326,46 @@ class ApprovalStore:
         """Ids of the ``limit`` (0: all) approvals waiting longest in one channel, oldest first."""
         return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()], limit=limit)
 
+    def channels_waiting(self, team_id: str) -> list[str]:
+        """The channels of a workspace where approvals were opened (and may still wait): one read per shard."""
+        reads = self._client.pipeline(transaction=False)
+        for shard in keys.shards():
+            reads.smembers(keys.open_channels(shard, team_id))
+        return sorted({as_text(channel) for channels in reads.execute() for channel in channels})
+
+    def open_in_channels(self, team_id: str, channel_ids: Sequence[str], *, limit: int) -> list[Approval]:
+        """The ``limit`` approvals waiting longest in any of ``channel_ids``, oldest first (a page of each channel).
+
+        A channel whose index is empty in a shard leaves that shard's list (``channels_waiting``), atomically with
+        the publish that would add to it.
+        """
+        places = [(shard, channel_id) for channel_id in channel_ids for shard in keys.shards()]
+        reads = self._client.pipeline(transaction=False)
+        for shard, channel_id in places:
+            reads.zrange(keys.channel_open(shard, team_id, channel_id), 0, limit - 1, withscores=True)
+        scored: list[tuple[float, bytes, int, str]] = []
+        for (shard, channel_id), members in zip(places, reads.execute() if places else [], strict=True):
+            if not members:
+                self._drop_idle_channel(
+                    keys=[keys.open_channels(shard, team_id), keys.channel_open(shard, team_id, channel_id)],
+                    args=[channel_id],
+                )
+            scored.extend((score, member, shard, channel_id) for member, score in members)
+        scored.sort(key=lambda item: (item[0], item[1]))
+        entries = []
+        for score, member, shard, channel_id in scored[:limit]:
+            try:
+                entries.append((approval_index.Entry(as_text(member), int(score), shard, member), channel_id))
+            except UnicodeDecodeError:
+                continue  # not ours: its channel's own reader (``open_in_channel``) removes it
+        found = self._approvals_of([entry for entry, _channel in entries])
+        for (entry, channel_id), approval in zip(entries, found, strict=True):
+            if approval is None:  # its record is gone
+                self._client.zrem(keys.channel_open(entry.shard, team_id, channel_id), entry.member)
+        return [
+            each for each in found if each is not None and each.decision is None and each.request.team_id == team_id
+        ]
+
     def open_in_workspace(self, team_id: str, *, limit: int) -> list[Approval]:
         """The ``limit`` approvals waiting longest in a workspace, oldest first (bounded, whatever others hold)."""
         return self._open_page(approval_index.workspace(team_id), team_id, limit=limit)
@@ -355,10 +397,12 @@ class ApprovalStore:
                     continue
                 request = approval.request
                 members = approval_index.open_members(request)
-                listed += self._index_open(
+                self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
+                added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
                     args=[json.dumps(members), *members],
                 )
+                listed += int(added) > 0
         recent = self._merged([keys.recent_decisions(shard)])
         writes = self._client.pipeline(transaction=False)
         for approval in self.find_many_readable(recent):

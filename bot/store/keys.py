@@ -31,6 +31,8 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
                                                    whose prefix names the shard: ``approval_shard``)
     signoff:<t>:open-approvals             zset    approval ids waiting in the shard, by request time (ms)
     signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
+    signoff:<t>:team:<team>:open-channels  set     channels of the workspace where an approval of the shard was opened
+                                                   (one whose channel index is empty is dropped as it is read)
     signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time
     signoff:<t>:open-by                    zset    the shard's open approvals per workspace and per named approver, as
                                                    members ordered by name (score 0): ``w:<team>:<ms>:<aid>``,
@@ -201,6 +203,11 @@ def channel_open(shard: int, team_id: str, channel_id: str) -> str:
 def recent_decisions(shard: int) -> str:
     """The shard's latest decided approval ids."""
     return f"{_shard_prefix(shard)}:recent-decisions"
+
+
+def open_channels(shard: int, team_id: str) -> str:
+    """The channels of a workspace where approvals of the shard were opened (App Home reads those it may see)."""
+    return f"{_shard_prefix(shard)}:team:{team_id}:open-channels"
 
 
 def open_by(shard: int) -> str:

@@ -380,13 +380,21 @@ return {{'{Status.EDITED}', edit.digest}}
 
 # KEYS: 1 approval, 2 the open-by index of its shard. ARGV: 1 its open-by members (JSON, ``approval_index``), 2.. the
 #       same members. Lists a waiting approval stored before the indexes (``python -m bot migrate --indexes``), unless
-#       it is decided, gone or listed already: atomic with its decision, so a decided one is never listed.
-# Returns 1 if it was listed now.
+#       it is decided or gone: atomic with its decision, so a decided one is never listed. Idempotent.
+# Returns how many of its entries were missing.
 INDEX_OPEN: Final = """
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 or redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 0 end
-if redis.call('HSETNX', KEYS[1], 'indexed', ARGV[1]) == 0 then return 0 end
-for index = 2, #ARGV do redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
-return 1
+redis.call('HSET', KEYS[1], 'indexed', ARGV[1])
+local added = 0
+for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
+return added
+"""
+
+# KEYS: 1 a workspace's channels with approvals opened in the shard, 2 one channel's open index. ARGV: 1 the channel.
+# Drops the channel from the list once nothing waits in it (atomic with a publish adding to both: never one lost).
+DROP_IDLE_CHANNEL: Final = """
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[1]) end
+return 0
 """
 
 EVERY_SCRIPT: Final = (
@@ -408,5 +416,6 @@ EVERY_SCRIPT: Final = (
     USE_GRANT,
     EDIT_CALL,
     INDEX_OPEN,
+    DROP_IDLE_CHANNEL,
 )
 """Every script of the package, for the readiness probe: each must be loaded on the server, or loadable."""

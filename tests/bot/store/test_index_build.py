@@ -52,7 +52,7 @@ def _records_without_indexes(stores: Stores) -> tuple[str, str]:
     stores.installations.remember_org(TEAM, "E0ORG")
     client = stores.redis
     for shard in keys.shards():
-        client.delete(keys.open_by(shard), keys.recent_by(shard))
+        client.delete(keys.open_by(shard), keys.recent_by(shard), keys.open_channels(shard, TEAM))
     client.hdel(keys.approval(SID, waiting), "indexed")
     client.delete(keys.grants_of(TEAM, LEAD), keys.installation_org_teams("E0ORG"), keys.INDEXES_BUILT)
     return waiting, decided
@@ -77,6 +77,7 @@ def test_the_build_lists_what_was_stored_before_the_indexes_once(redis_client: r
     listed = index_build.build(stores)
     assert listed == {"waiting approvals": 1, "recent decisions": 1, "grants": 1, "org workspaces": 1}
     assert _views(stores) == ([waiting], [waiting], [decided], ["g1"], [TEAM])
+    assert stores.approvals.channels_waiting(TEAM) == ["C0OPS"]
     assert index_build.build(stores) == dict.fromkeys(listed, 0), "a second run finds nothing more to list"
     assert index_build.ensure(stores) is None, "the worker's start: one read once built"
 
