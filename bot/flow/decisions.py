@@ -192,13 +192,7 @@ class DecisionService:
         involved = {request.requested_by, *approval.votes, *approval.copies}
         if decision is not None:
             involved.update({decision.decided_by or "", *decision.approved_by})
-        if user_id in involved:
-            return True
-        try:
-            return self._directory.in_channel(request.team_id, request.channel_id, user_id)
-        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
-            return False
+        return user_id in involved or self.in_channel(request.team_id, request.channel_id, user_id=user_id)
 
     def decide(
         self,
