@@ -181,9 +181,7 @@ class DecisionService:
         try:
             return self._directory.in_channel(team_id, channel_id, user_id)
         except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning(
-                "team_id=<%s>, channel_id=<%s> | cannot tell who is in the channel: %s", team_id, channel_id, error
-            )
+            logger.warning("team_id=<%s>, channel_id=<%s> | cannot tell who is in it: %s", team_id, channel_id, error)
             return False
 
     def may_see(self, approval: Approval, *, user_id: str) -> bool:
