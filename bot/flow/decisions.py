@@ -181,27 +181,16 @@ class DecisionService:
         try:
             return self._directory.in_channel(team_id, channel_id, user_id)
         except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning(
-                "team_id=<%s>, channel_id=<%s> | cannot tell who is in the channel: %s", team_id, channel_id, error
-            )
+            logger.warning("team_id=<%s>, channel_id=<%s> | cannot tell who is in it: %s", team_id, channel_id, error)
             return False
 
     def may_see(self, approval: Approval, *, user_id: str) -> bool:
         """Whether ``user_id`` could already see ``approval``: in its channel, or asked, decided or was sent it."""
-        return bool(self.who_may_see(approval, [user_id]))
-
-    def who_may_see(self, approval: Approval, user_ids: list[str]) -> list[str]:
-        """Those of ``user_ids`` who may see ``approval`` (``may_see``), its channel's members read once for all."""
         request, decision = approval.request, approval.decision
-        deciders = (decision.decided_by or "", *decision.approved_by) if decision is not None else ()
-        involved = {request.requested_by, *approval.votes, *approval.copies, *deciders}
-        others = [user for user in user_ids if user not in involved]
-        try:
-            members = self._directory.in_channel_of(request.team_id, request.channel_id, others) if others else set()
-        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning("approval_id=<%s> | cannot tell who is in its channel: %s", request.approval_id, error)
-            members = set()
-        return [user for user in user_ids if user in involved or user in members]
+        involved = {request.requested_by, *approval.votes, *approval.copies}
+        if decision is not None:
+            involved.update({decision.decided_by or "", *decision.approved_by})
+        return user_id in involved or self.in_channel(request.team_id, request.channel_id, user_id=user_id)
 
     def decide(
         self,

@@ -108,7 +108,8 @@ class HomeQueue(Flow):
         Home's queue shows a request only to who may decide it, its recent decisions only to who may see them
         (``may_see``, which deciding needs too): a change of ``approval`` alters no one else's tab.
         """
-        return self.decisions.who_may_see(approval, self.stores.home_viewers.of_team(approval.request.team_id))
+        viewers = self.stores.home_viewers.of_team(approval.request.team_id)
+        return [user for user in viewers if self.decisions.may_see(approval, user_id=user)]
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""

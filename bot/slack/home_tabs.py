@@ -33,6 +33,6 @@ class HomeTabs:
         return True  # settled here: the deliverer must not complete it again
 
     def rebuild_for(self, approval: Approval) -> None:
-        """Ask for a rebuild of each App Home that can show ``approval`` (two round trips, whoever they are)."""
+        """Ask for a rebuild of each App Home that can show ``approval`` (the asks in one round trip)."""
         team_id = approval.request.team_id
         self.outbox.want_home(*(home_refresh(user, team_id=team_id) for user in self.home_queue.viewers_of(approval)))
