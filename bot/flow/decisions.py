@@ -127,7 +127,7 @@ class DecisionService:
         place = place_refusal(approval, user_id=user_id, origin=origin)
         if place is not None:
             refusal = Outcome(place, approval=approval)
-        elif not self.may_see(approval, user_id=user_id):
+        elif not self.who_may_see(approval, [user_id]):
             refusal = Outcome(Status.NOT_A_MEMBER, approval=approval)
         if refusal is not None:
             request = approval.request
@@ -176,21 +176,21 @@ class DecisionService:
         status = Status.SELF_APPROVAL if verdict.reason_code == "self_approval" else Status.NOT_AN_APPROVER
         return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
 
-    def in_channel(self, team_id: str, channel_id: str, *, user_id: str) -> bool:
-        """Whether ``user_id`` is in the channel (``False`` when it cannot be told now: App Home lists what it can)."""
+    def in_channel(self, team_id: str, channel_id: str, user_ids: list[str]) -> set[str]:
+        """Those of ``user_ids`` in the channel (none when it cannot be told now: App Home lists what it can)."""
         try:
-            return self._directory.in_channel(team_id, channel_id, user_id)
+            return self._directory.in_channel_of(team_id, channel_id, user_ids) if user_ids else set()
         except (*SLACK_CALL_ERRORS, NotInstalled) as error:
             logger.warning("team_id=<%s>, channel_id=<%s> | cannot tell who is in it: %s", team_id, channel_id, error)
-            return False
+            return set()
 
-    def may_see(self, approval: Approval, *, user_id: str) -> bool:
-        """Whether ``user_id`` could already see ``approval``: in its channel, or asked, decided or was sent it."""
+    def who_may_see(self, approval: Approval, user_ids: list[str]) -> list[str]:
+        """Those of ``user_ids`` who could already see ``approval``: in its channel, asked, decided or were sent it."""
         request, decision = approval.request, approval.decision
-        involved = {request.requested_by, *approval.votes, *approval.copies}
-        if decision is not None:
-            involved.update({decision.decided_by or "", *decision.approved_by})
-        return user_id in involved or self.in_channel(request.team_id, request.channel_id, user_id=user_id)
+        deciders = (decision.decided_by or "", *decision.approved_by) if decision is not None else ()
+        involved = {request.requested_by, *approval.votes, *approval.copies, *deciders}
+        members = self.in_channel(request.team_id, request.channel_id, [u for u in user_ids if u not in involved])
+        return [user for user in user_ids if user in involved or user in members]
 
     def decide(
         self,

@@ -64,7 +64,7 @@ class HomeQueue(Flow):
         channels = [
             channel_id
             for channel_id in approvals.channels_waiting(team_id)
-            if self.decisions.in_channel(team_id, channel_id, user_id=user_id)
+            if user_id in self.decisions.in_channel(team_id, channel_id, [user_id])
         ]
         waiting = _by_id(
             [
@@ -94,7 +94,7 @@ class HomeQueue(Flow):
         decided.sort(key=lambda pair: pair[1].decided_at, reverse=True)
         recent = []
         for approval, decision in decided:
-            if self.decisions.may_see(approval, user_id=user_id):
+            if self.decisions.who_may_see(approval, [user_id]):
                 recent.append((approval.request, decision))
                 if len(recent) == RECENT_SHOWN:
                     break
@@ -106,10 +106,9 @@ class HomeQueue(Flow):
         """Who, of those who opened App Home lately in the approval's workspace, may see it there.
 
         Home's queue shows a request only to who may decide it, its recent decisions only to who may see them
-        (``may_see``, which deciding needs too): a change of ``approval`` alters no one else's tab.
+        (``who_may_see``, which deciding needs too): a change of ``approval`` alters no one else's tab.
         """
-        viewers = self.stores.home_viewers.of_team(approval.request.team_id)
-        return [user for user in viewers if self.decisions.may_see(approval, user_id=user)]
+        return self.decisions.who_may_see(approval, self.stores.home_viewers.of_team(approval.request.team_id))
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""
