@@ -22,6 +22,7 @@ from bot.domain.policy_file import load_policy
 from bot.domain.workspaces import OneWorkspace, SlackClients
 from bot.flow.access import Modals
 from bot.flow.api_requests import ApiOutcomes, ApiRequests, AskProblem
+from bot.flow.attending import Attending
 from bot.flow.decisions import DecisionService
 from bot.flow.edits import EditFlow
 from bot.flow.escalation import Escalator
@@ -87,7 +88,10 @@ class Services:
         self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
         self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
-        self.home_queue = HomeQueue(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.attending = Attending(stores=stores, decisions=decisions, clock=clock)
+        self.home_queue = HomeQueue(
+            stores=stores, decisions=decisions, grants=self.grant_flow, directory=directory, clock=clock
+        )
         self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
         self.publisher = RoundPublisher(
             stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock

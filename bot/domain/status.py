@@ -1,7 +1,7 @@
 """What became of an attempt on an approval: one vocabulary from the decide script to the person's answer.
 
 The scripts in ``bot.store.scripts`` return these values, ``bot.flow.decisions`` reports them, and
-``bot.slack.listeners.feedback.outcome_text`` says them to the person (a table, one entry per status).
+``bot.render.texts.outcomes.told`` says them to the person (a table, one entry per status).
 """
 
 from enum import StrEnum
@@ -38,6 +38,8 @@ class Status(StrEnum):
     REASON_REQUIRED = "reason_required"
     UNAVAILABLE = "unavailable"
     """Who may decide could not be resolved (Slack did not answer)."""
+    ALLOWED = "allowed"
+    """A check (the decide script judging only): the person may do it now; nothing was written."""
     CLAIMED = "claimed"
     NO_CLAIMS = "no_claims"
     """The request's policy has no claim pause."""

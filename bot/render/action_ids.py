@@ -7,7 +7,7 @@ from bot.domain.question_kinds import MAX_BUTTONS
 APPROVE_ACTION: Final = "signoff_approve"
 DENY_ACTION: Final = "signoff_deny"
 DISCUSS_ACTION: Final = "signoff_discuss"
-CLAIM_ACTION: Final = "signoff_claim"
+TAKE_ACTION: Final = "signoff_take"
 APPROVE_AND_ALLOW_ACTION: Final = "signoff_approve_and_allow"
 REVOKE_GRANT_ACTION: Final = "signoff_revoke_grant"
 EDIT_ACTION: Final = "signoff_edit"
@@ -22,25 +22,10 @@ CHOICE_SELECT: Final = "signoff_choice_select"
 """A question's select of options (one, or several); choosing only marks the choice: Send answer sends it."""
 TRUST_ACTION: Final = "signoff_approve_trust"
 REVOKE_TRUST_ACTION: Final = "signoff_revoke_trust"
-BUTTONS: Final = frozenset(
-    {
-        APPROVE_ACTION,
-        DENY_ACTION,
-        DISCUSS_ACTION,
-        CLAIM_ACTION,
-        APPROVE_AND_ALLOW_ACTION,
-        REVOKE_GRANT_ACTION,
-        EDIT_ACTION,
-        ALLOW_SIMILAR_ACTION,
-        ANSWER_ACTION,
-        TRUST_ACTION,
-        REVOKE_TRUST_ACTION,
-        SEND_CHOICE_ACTION,
-        *CHOOSE_BUTTONS,
-    }
+OTHER_BUTTONS: Final = frozenset(
+    {REVOKE_GRANT_ACTION, ANSWER_ACTION, REVOKE_TRUST_ACTION, SEND_CHOICE_ACTION, *CHOOSE_BUTTONS}
 )
-"""Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
-click on one without it is refused before any listener runs (``bot.slack.payload_shape``)."""
+"""The buttons of a question and of App Home; an approval message's: ``bot.render.controls.CONTROLS``."""
 
 DENY_MODAL_CALLBACK: Final = "signoff_deny_modal"
 DENY_REASON_BLOCK: Final = "signoff_deny_reason"

@@ -11,28 +11,15 @@ from typing import Any, Final
 
 from agent.approval import refusal_text
 from agent.attempts import is_rerun_interrupt
-from bot.domain.edits import Change, editable, input_changes
-from bot.domain.grants import offers_similar
+from bot.domain.edits import Change, input_changes
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.storable_json import truncation_marker
-from bot.render import safe_text
-from bot.render.action_ids import (
-    ALLOW_SIMILAR_ACTION,
-    APPROVE_ACTION,
-    APPROVE_AND_ALLOW_ACTION,
-    CLAIM_ACTION,
-    DENY_ACTION,
-    DENY_MODAL_CALLBACK,
-    DENY_REASON_BLOCK,
-    DENY_REASON_INPUT,
-    DISCUSS_ACTION,
-    EDIT_ACTION,
-    TRUST_ACTION,
-    button_value,
-    grant_button_value,
-)
-from bot.render.texts import approval_request, standing_approvals, thread_posts
+from bot.render import controls, safe_text
+from bot.render.action_ids import DENY_MODAL_CALLBACK, DENY_REASON_BLOCK, DENY_REASON_INPUT
+from bot.render.block_kit import button, context, plain_text, section
+from bot.render.controls import ACTIONS_BLOCK_PREFIX, actions_block_id, checked_approval_id
+from bot.render.texts import approval_request, thread_posts
 
 __all__ = [
     "ACTIONS_BLOCK_PREFIX",
@@ -44,10 +31,15 @@ __all__ = [
     "agent_reply_messages",
     "approval_id_shown",
     "approval_message",
+    "button",
+    "checked_approval_id",
+    "context",
     "deny_modal",
     "has_hidden_characters",
     "modal_errors",
+    "plain_text",
     "refusal_accounts",
+    "section",
 ]
 
 SECTION_TEXT_MAX: Final = 3000
@@ -58,53 +50,12 @@ MESSAGE_BLOCKS_TEXT_MAX: Final = 12_000
 REPLY_SECTIONS_PER_MESSAGE: Final = 3  # three full sections (9,000 characters) stay well under it
 MAX_REPLY_MESSAGES: Final = 10
 DENY_REASON_MAX: Final = 2000
-MAX_APPROVAL_ID: Final = 200  # fits the block id (255) and the button value (2000)
 MODAL_ERROR_MAX: Final = 300
-ACTIONS_BLOCK_PREFIX: Final = "signoff_actions:"
 DECISION_BLOCK_PREFIX: Final = "signoff_decision:"
-EDIT_LABEL: Final = "Edit"
 _CHANGED_VALUE_MAX: Final = 200  # a changed value, shown on one line
 
 FENCE: Final = "```"
 _CLOSE: Final = "\n" + FENCE
-
-
-# ---------------------------------------------------------------- block constructors
-
-
-def plain_text(text: str) -> dict[str, Any]:
-    """A plain-text object (emoji on)."""
-    return {"type": "plain_text", "text": text, "emoji": True}
-
-
-def section(text: str) -> dict[str, Any]:
-    """A section with mrkdwn text."""
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def context(*lines: str) -> dict[str, Any]:
-    """A context block, one mrkdwn element per line."""
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line} for line in lines]}
-
-
-def button(action_id: str, label: str, value: str, style: str | None = None) -> dict[str, Any]:
-    """A button (``style``: ``primary``, ``danger`` or none)."""
-    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": plain_text(label), "value": value}
-    if style is not None:
-        button["style"] = style
-    return button
-
-
-def checked_approval_id(approval_id: str) -> str:
-    """``approval_id``, if it fits the block ids and button values that carry it (else ``ValueError``)."""
-    if not approval_id or len(approval_id) > MAX_APPROVAL_ID:
-        raise ValueError(f"approval id must be 1..{MAX_APPROVAL_ID} characters, got {len(approval_id)}")
-    return approval_id
-
-
-def actions_block_id(approval_id: str) -> str:
-    """Block id of the approval message's buttons: the prefix and the approval id."""
-    return ACTIONS_BLOCK_PREFIX + checked_approval_id(approval_id)
 
 
 # ---------------------------------------------------------------- text shaping
@@ -271,7 +222,7 @@ def approval_message(
         status = _progress_lines(request, progress or Progress())
         if status:
             blocks.append(context(*status))
-        blocks.append(approval_actions(request))
+        blocks.append(controls.approval_actions(request))
     else:
         blocks.append(context(*facts))
         blocks.append(
@@ -295,36 +246,7 @@ def arguments_block(request: ApprovalRequest) -> dict[str, Any]:
     return context(approval_request.tool_unknown(request.interrupt_name))
 
 
-def approval_actions(request: ApprovalRequest) -> dict[str, Any]:
-    """The Approve / Deny / Discuss (and Claim, when the policy has claims) buttons of a request."""
-    approval_id = checked_approval_id(request.approval_id)
-    value = button_value(approval_id, request.session_id, request.input_digest)
-    elements = [
-        button(APPROVE_ACTION, approval_request.APPROVE_LABEL, value, "primary"),
-        button(DENY_ACTION, approval_request.DENY_LABEL, value, "danger"),
-    ]
-    if request.trust_offered:
-        elements.append(button(TRUST_ACTION, approval_request.trust_label(request.tool), value))
-    if editable(request):
-        elements.append(edit_button(request))
-    elements.append(button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value))
-    if request.policy.claim_pause_s:
-        elements.append(button(CLAIM_ACTION, approval_request.CLAIM_LABEL, value))
-    if request.call_digest is not None:  # a standing approval covers one exact call: never a batch
-        elements += [_grant_button(request, seconds) for seconds in request.policy.grant_durations]
-        if offers_similar(request):
-            value = button_value(approval_id, request.session_id, request.input_digest)
-            elements.append(button(ALLOW_SIMILAR_ACTION, ALLOW_SIMILAR_LABEL, value))
-    return {"type": "actions", "block_id": actions_block_id(approval_id), "elements": elements}
-
-
 # ---------------------------------------------------------------- an approver's edit
-
-
-def edit_button(request: ApprovalRequest) -> dict[str, Any]:
-    """The Edit button: it names the input it edits (a form opened on an input edited since is refused)."""
-    value = button_value(request.approval_id, request.session_id, request.input_digest)
-    return button(EDIT_ACTION, EDIT_LABEL, value)
 
 
 def as_edited(request: ApprovalRequest, edited_input: Any, digest: str | None) -> ApprovalRequest:
@@ -354,8 +276,7 @@ def as_shown(
 def edited_section(original: Any, edited: Any, *, edited_by: str) -> str:
     """Who edited the call and what changed, leaf by leaf (``-`` before, ``+`` after), in a code block."""
     lines = [line for change in input_changes(original, edited) for line in _change_lines(change)]
-    label = f"✏️ *Edited by {safe_text.mention_user(edited_by)}* before approval. What changed:"
-    return code_section(label, "\n".join(lines) or "(nothing)")
+    return code_section(approval_request.edited_by(edited_by), "\n".join(lines) or approval_request.NOTHING_CHANGED)
 
 
 def _change_lines(change: Change) -> list[str]:
@@ -375,28 +296,12 @@ def _one_line(value: Any) -> str:
     return text if len(text) <= _CHANGED_VALUE_MAX else text[: _CHANGED_VALUE_MAX - 1] + "…"
 
 
-ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
-
-
-def _grant_button(request: ApprovalRequest, seconds: int) -> dict[str, Any]:
-    value = grant_button_value(seconds, request.approval_id, request.session_id, request.input_digest)
-    allow = button(APPROVE_AND_ALLOW_ACTION, standing_approvals.approve_and_allow_label(seconds), value)
-    # Slack shows what is granted before it is: the person confirms the scope (the arguments are above).
-    allow["confirm"] = {
-        "title": plain_text(standing_approvals.approve_and_allow_label(seconds)),
-        "text": {"type": "mrkdwn", "text": standing_approvals.approve_and_allow_confirm(request, seconds)},
-        "confirm": plain_text(approval_request.APPROVE_LABEL),
-        "deny": plain_text("Cancel"),
-    }
-    return allow
-
-
 def _progress_lines(request: ApprovalRequest, progress: Progress) -> list[str]:
     lines = []
     if request.policy.quorum > 1:
         lines.append(approval_request.votes_so_far(len(progress.votes), request.policy.quorum, progress.votes))
     if progress.claimed_by and progress.claimed_until:
-        lines.append(approval_request.claimed(progress.claimed_by, progress.claimed_until))
+        lines.append(approval_request.taken(progress.claimed_by, progress.claimed_until))
     if progress.level:
         lines.append(approval_request.escalation_level(progress.level))
     return lines

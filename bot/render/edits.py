@@ -1,7 +1,8 @@
 """The "Edit the call" modal: its fields, made from ``bot.domain.edit_form``, and its errors (pure functions).
 
 Each field is one input block, ``EDIT_FIELD_BLOCK_PREFIX`` and its index, so an error Slack shows under a field
-names the field the person typed in. The Edit button and the edited call in the message: ``bot.render.blocks``.
+names the field the person typed in. The Edit button: ``bot.render.controls``; the edited call in the message:
+``bot.render.blocks``; the texts: ``bot.render.texts.editing``.
 """
 
 from typing import Any, Final
@@ -14,24 +15,11 @@ from bot.render.action_ids import (
     EDIT_FIELD_INPUT,
     EDIT_MODAL_CALLBACK,
 )
-from bot.render.texts import approval_request
+from bot.render.texts import approval_request, editing
 
-MODAL_TITLE: Final = "Edit the call"
-SUBMIT_AND_APPROVE: Final = "Save and approve"
-SUBMIT_ONLY: Final = "Save edit"
-WHOLE_INPUT_LABEL: Final = "Input (JSON)"
 CHECKED: Final = "true"
 """The value of a checkbox field's one option."""
 _LABEL_MAX: Final = 2000  # Slack's input label and hint
-
-CHANGED_TEXT: Final = (
-    "This call was edited after you saw it. The approval message now shows the edited call: read it again, "
-    "then approve it with the message's button."
-)
-EDITOR_APPROVAL_TEXT: Final = "You edited this call, and its rule wants someone else to approve the edited call."
-FORBIDDEN_TEXT: Final = "This call cannot be edited here (its rule forbids edits, or its input does not fit a form)."
-UNCHANGED_TEXT: Final = "Nothing was changed: edit a field, or close the form and approve the call as it is."
-EDITED_TEXT: Final = "Saved. The edited call waits for someone else's approval."
 
 
 def field_block_id(index: int) -> str:
@@ -43,24 +31,17 @@ def edit_modal(
     request: ApprovalRequest, form: EditForm, *, private_metadata: str, external_id: str, approves: bool
 ) -> dict[str, Any]:
     """The edit form (views.open). ``approves``: saving also approves (else someone else must approve it)."""
-    tool = safe_text.code_inline(request.tool or request.interrupt_name)
-    intro = f"Edit {approval_request.asker(request)}'s call to {tool}. The agent runs exactly what you save."
-    after = (
-        "Saving approves the edited call."
-        if approves
-        else "Someone other than you must approve the edited call: saving asks them again."
-    )
     view: dict[str, Any] = {
         "type": "modal",
         "callback_id": EDIT_MODAL_CALLBACK,
         "private_metadata": private_metadata,
         "external_id": external_id,
-        "title": blocks.plain_text(MODAL_TITLE),
-        "submit": blocks.plain_text(SUBMIT_AND_APPROVE if approves else SUBMIT_ONLY),
-        "close": blocks.plain_text("Cancel"),
+        "title": blocks.plain_text(editing.MODAL_TITLE),
+        "submit": blocks.plain_text(editing.SUBMIT_AND_APPROVE if approves else editing.SUBMIT_ONLY),
+        "close": blocks.plain_text(approval_request.CANCEL_LABEL),
         "blocks": [
-            blocks.section(intro),
-            blocks.context(after, *_warnings(request)),
+            blocks.section(editing.intro(request)),
+            blocks.context(editing.after_saving(approves=approves), *_warnings(request)),
             *form_fields(form),
         ],
     }
@@ -77,7 +58,7 @@ def form_fields(form: EditForm) -> list[dict[str, Any]]:
 
 
 def _input_block(index: int, each: FormField) -> dict[str, Any]:
-    label = WHOLE_INPUT_LABEL if each.name == WHOLE_INPUT else each.name
+    label = editing.WHOLE_INPUT_LABEL if each.name == WHOLE_INPUT else each.name
     block: dict[str, Any] = {
         "type": "input",
         "block_id": field_block_id(index),
@@ -93,7 +74,7 @@ def _input_block(index: int, each: FormField) -> dict[str, Any]:
 def _element(each: FormField) -> dict[str, Any]:
     element: dict[str, Any]
     if each.kind == "checkbox":
-        option = {"text": blocks.plain_text(each.name[:75] or "yes"), "value": CHECKED}
+        option = {"text": blocks.plain_text(each.name[:75] or editing.CHECKBOX_YES), "value": CHECKED}
         element = {"type": "checkboxes", "options": [option]}
         if each.initial is True:
             element["initial_options"] = [option]

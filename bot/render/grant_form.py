@@ -10,29 +10,19 @@ from typing import Any, Final
 from bot.domain.records import ApprovalRequest
 from bot.render import blocks, safe_text
 from bot.render.action_ids import GRANT_DURATION_BLOCK, GRANT_FIELDS_BLOCK, GRANT_INPUT, GRANT_MODAL_CALLBACK
-from bot.render.texts import approval_request, times
+from bot.render.texts import approval_request, standing_approvals
 
-TITLE: Final = "Allow similar calls"
-SUBMIT: Final = "Approve and allow"
-NO_FIELD: Final = "Tick at least one field: a standing approval never covers every call of a tool."
-NO_DURATION: Final = "Choose one of the durations offered."
 _OPTION_MAX: Final = 75  # an option's text
 
 
 def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id: str) -> dict[str, Any]:
     """The modal (views.open) for ``request``, whose input is an object (``bot.domain.grants.offers_similar``)."""
-    tool = safe_text.code_inline(request.tool or request.interrupt_name)
-    channel = f"<#{safe_text.escape(request.channel_id[: safe_text.MAX_ID])}>"
-    intro = (
-        f"Approve this call, and for a while let {tool} run in {channel} without asking when the fields you tick "
-        "have the values they have here. The fields you leave unticked may be anything."
-    )
     options = [
         {"text": blocks.plain_text(_field_text(name, value)), "value": name}
         for name, value in dict(request.tool_input).items()
     ]
     durations = [
-        {"text": blocks.plain_text(f"for {times.for_duration(seconds)}"), "value": str(seconds)}
+        {"text": blocks.plain_text(standing_approvals.similar_duration(seconds)), "value": str(seconds)}
         for seconds in request.policy.grant_durations
     ]
     return {
@@ -40,16 +30,16 @@ def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id:
         "callback_id": GRANT_MODAL_CALLBACK,
         "private_metadata": private_metadata,
         "external_id": external_id,
-        "title": blocks.plain_text(TITLE),
-        "submit": blocks.plain_text(SUBMIT),
-        "close": blocks.plain_text("Cancel"),
+        "title": blocks.plain_text(standing_approvals.SIMILAR_TITLE),
+        "submit": blocks.plain_text(standing_approvals.SIMILAR_SUBMIT),
+        "close": blocks.plain_text(approval_request.CANCEL_LABEL),
         "blocks": [
-            blocks.section(intro),
-            blocks.context(_whose(request)),
+            blocks.section(standing_approvals.similar_intro(request)),
+            blocks.context(standing_approvals.similar_whose(request)),
             {
                 "type": "input",
                 "block_id": GRANT_FIELDS_BLOCK,
-                "label": blocks.plain_text("Same value required for"),
+                "label": blocks.plain_text(standing_approvals.SIMILAR_FIELDS_LABEL),
                 "element": {
                     "type": "checkboxes",
                     "action_id": GRANT_INPUT,
@@ -60,7 +50,7 @@ def grant_modal(request: ApprovalRequest, *, private_metadata: str, external_id:
             {
                 "type": "input",
                 "block_id": GRANT_DURATION_BLOCK,
-                "label": blocks.plain_text("How long"),
+                "label": blocks.plain_text(standing_approvals.SIMILAR_DURATION_LABEL),
                 "element": {
                     "type": "static_select",
                     "action_id": GRANT_INPUT,
@@ -78,13 +68,6 @@ def _field_text(name: str, value: Any) -> str:
     except (RecursionError, ValueError, TypeError):
         shown = approval_request.UNDISPLAYABLE
     return safe_text.clip_plain(f"{name} = {shown}", _OPTION_MAX)
-
-
-def _whose(request: ApprovalRequest) -> str:
-    if request.policy.grant_scope == "channel":
-        return "It covers such calls asked by anyone in the channel, never your own. Revoke it on App Home."
-    asker = safe_text.mention_user(request.requested_by) if request.requested_by else "this requester"
-    return f"It covers such calls asked by {asker} only. Revoke it on App Home."
 
 
 def grant_errors(problems: dict[str, str]) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def _queue_entry(waiting: ApprovalRequest, progress: Progress, *, now: datetime)
         entry.append(blocks.arguments_block(request))
     if request is not waiting:
         entry.append(blocks.section(blocks.edited_section(waiting.tool_input, request.tool_input, edited_by=edited_by)))
-    status = app_home.home_item_status(request, now=now, level=progress.level, claimed_by=progress.claimed_by)
+    status = app_home.home_item_status(request, now=now, level=progress.level, taken_by=progress.claimed_by)
     warning = [approval_request.HIDDEN_CHARACTERS_WARNING] if blocks.has_hidden_characters(request) else []
     entry.append(blocks.context(status, *warning))
     entry.append(request_actions(request))
@@ -116,7 +116,7 @@ def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
     """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
     arguments = safe_text.code_inline(_compact_json(grant.tool_input), safe_text.MAX_INLINE_ARGUMENTS)
     if grant.fields:
-        arguments += " (any other arguments)"
+        arguments += standing_approvals.ANY_OTHER_ARGUMENTS
     text = standing_approvals.grant_line(
         tool=grant.tool,
         arguments=arguments,

@@ -10,7 +10,7 @@ from bot.domain.edit_form import EditForm
 from bot.domain.progress import Progress
 from bot.domain.question_kinds import MAX_BUTTONS, MAX_DESCRIPTION, MAX_LABEL, MAX_OPTIONS
 from bot.domain.records import ApprovalRequest, Decision, Question
-from bot.render import blocks, edits
+from bot.render import blocks, controls, edits
 from bot.render.action_ids import (
     ANSWER_ACTION,
     ANSWER_BLOCK,
@@ -181,4 +181,4 @@ def request_message(
 
 def request_actions(request: ApprovalRequest) -> dict[str, Any]:
     """The live buttons of any request (App Home shows them under each entry)."""
-    return question_actions(request) if request.asks else blocks.approval_actions(request)
+    return question_actions(request) if request.asks else controls.approval_actions(request)

@@ -10,12 +10,10 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack import clicks
 from bot.slack.listeners import (
+    actions,
     choices,
-    claims,
     deny,
-    discuss,
     edits,
     failures,
     grants,
@@ -29,21 +27,21 @@ from bot.slack.listeners import (
 from bot.slack.oauth import InstalledAuthorize, oauth_settings
 from bot.store.oauth_states import OAuthStates
 
-# Every listener module of the app, in the order Bolt tries them (the uninstall ones go first, in OAuth mode).
+# Every listener module of the app, in the order Bolt tries them (the uninstall ones go first, in OAuth mode). An
+# approval message's buttons are ``actions``' (one entry each); any other ``signoff_`` button is answered last.
 _LISTENERS: Final[tuple[Callable[[App, Services], None], ...]] = (
     failures.register,
     requests.register,
-    clicks.register,
-    discuss.register,
+    actions.register,
     deny.register,
     questions.register,
     choices.register,
     edits.register,
     thread.register,
-    claims.register,
     grants.register,
     similar_grants.register,
     home.register,
+    actions.register_unknown,
 )
 
 

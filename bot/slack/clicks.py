@@ -8,15 +8,15 @@ replay, checks where the click comes from and the policy stored with the request
 vote or decision (``bot.flow.decisions``). A 200 means it was recorded, or refused for a reason the
 clicker is told (a refusal also writes its audit record and queues that answer: more round trips, on
 a path that records nothing). A button of an older message (its value names no session) and a click
-over Socket Mode go through Bolt's listener (``register``): acked first, then served the same way.
+over Socket Mode go through Bolt's listener (``approving``): acked first, then served the same way.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import redis
-from slack_bolt import Ack, App
 
 from bot.domain.status import Status
 from bot.flow.decisions import DecisionService
@@ -136,13 +136,11 @@ class ApproveClicks:
         tell_click_failed(click.body, error, outbox=self.outbox)
 
 
-def register(app: App, services: Services) -> None:
-    """Add to ``app`` the listener for the Approve clicks the edge leaves to Bolt."""
+def approving(services: Services) -> Callable[[BlockActions, Action], None]:
+    """What serves an Approve click the edge left to Bolt (``bot.slack.listeners.actions`` acks it first)."""
     clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
 
-    def approve(ack: Ack, body: BlockActions, action: Action) -> None:
-        ack()
+    def approve(body: BlockActions, action: Action) -> None:
         clicks.serve_acked(_click(body, action))
 
-    app.action(ids.APPROVE_ACTION)(approve)
-    app.action(ids.TRUST_ACTION)(approve)
+    return approve

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from bot.render import action_ids as ids
+from bot.render import controls
 
 # A Slack message timestamp: Unix seconds (a date datetime can hold) and up to six decimals.
 _SLACK_TS: Final = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,6})?")
@@ -114,7 +114,7 @@ def _actions_problem(actions: Any) -> str | None:
     for index, action in enumerate(actions):
         if not isinstance(action.get("action_id"), str):
             return f"malformed block_actions: actions[{index}].action_id must be a string"
-        if action["action_id"] in ids.BUTTONS and "value" not in action:  # each carries what it acts on
+        if action["action_id"] in controls.BUTTONS and "value" not in action:  # each carries what it acts on
             return f"malformed block_actions: actions[{index}].value is missing"
         if "value" in action and not _is_text(action["value"]):
             return f"malformed block_actions: actions[{index}].value must be a string of valid Unicode"

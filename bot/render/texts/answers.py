@@ -94,14 +94,19 @@ def already_voted() -> str:
     return "You have already approved this request; it needs approvals from other people."
 
 
-def claim_recorded(until: datetime) -> str:
-    """Ephemeral confirmation of a claim."""
+def take_recorded(until: datetime) -> str:
+    """Ephemeral confirmation of a Take ("I'm on it"): the word people read stays "claimed"."""
     return f"You claimed this request: escalation pauses until {slack_date(until)}."
 
 
-def claims_off() -> str:
-    """Claim on a request whose policy has no claims."""
+def takes_off() -> str:
+    """Take on a request whose policy has no claim pause."""
     return "This request's policy has no claims."
+
+
+def button_unknown() -> str:
+    """A click on a button this version of the bot does not know (a message posted by an older or newer one)."""
+    return "This button is no longer known: nothing was recorded. Use the buttons of the request's current message."
 
 
 def several_open() -> str:

@@ -39,13 +39,13 @@ def home_more(hidden: int) -> str:
     return f"…and {hidden} more, oldest first above."
 
 
-def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, claimed_by: str | None) -> str:
-    """Age, escalation level and claim of a request in someone's queue."""
+def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, taken_by: str | None) -> str:
+    """Age, escalation level and who took a request in someone's queue."""
     parts = [f"waiting {age(now - request.created_at)}", f"in <#{request.channel_id}>"]
     if level:
         parts.append(f"escalation level {level}")
-    if claimed_by:
-        parts.append(f"claimed by {mention_user(claimed_by)}")
+    if taken_by:
+        parts.append(f"claimed by {mention_user(taken_by)}")
     return " · ".join(parts)
 
 

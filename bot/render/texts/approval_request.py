@@ -26,14 +26,19 @@ MAX_APPROVER_LISTS = 3  # a batch under several rules: one list per rule
 APPROVE_LABEL: Final = "Approve"
 DENY_LABEL: Final = "Deny"
 DISCUSS_LABEL: Final = "Discuss"
-CLAIM_LABEL: Final = "Claim"
+EDIT_LABEL: Final = "Edit"
+TAKE_LABEL: Final = "Claim"
+"""Take ("I'm on it"): the button keeps the word people know from ticket queues; "claimed by" shows who took it."""
+CANCEL_LABEL: Final = "Cancel"
 DENY_MODAL_TITLE: Final = "Deny request"
 DENY_MODAL_SUBMIT: Final = "Deny"
-DENY_MODAL_CLOSE: Final = "Cancel"
+DENY_MODAL_CLOSE: Final = CANCEL_LABEL
 DENY_REASON_PLACEHOLDER: Final = "Why not? The agent and the requester will read this."
 ARGUMENTS_LABEL: Final = "*Arguments*"
 CALLS_LABEL: Final = "*Tool calls (the whole batch waits for this decision)*"
 REASON_LABEL: Final = "*Reason*"
+NOTHING_CHANGED: Final = "(nothing)"
+"""What an edit that changes no leaf lists as its changes."""
 UNDISPLAYABLE: Final = "(could not be displayed: nested too deeply or not serializable)"
 HIDDEN_CHARACTERS_WARNING: Final = (
     "⚠️ *Contains hidden characters*: invisible, control or text-direction characters are shown as "
@@ -44,6 +49,11 @@ HIDDEN_CHARACTERS_WARNING: Final = (
 def who_decided(user_id: str | None) -> str:
     """A mention of who decided, or "an approver" when the record names nobody."""
     return mention_user(user_id) if user_id else "an approver"
+
+
+def edited_by(user_id: str) -> str:
+    """The label above what an approver's edit changed (mrkdwn)."""
+    return f"✏️ *Edited by {mention_user(user_id)}* before approval. What changed:"
 
 
 def trust_label(tool: str | None) -> str:
@@ -187,8 +197,8 @@ def deny_reason_label(required: bool) -> str:
     return "Reason" if required else "Reason (optional)"
 
 
-def claimed(user_id: str, until: datetime) -> str:
-    """Who is looking at a request, as its message shows it."""
+def taken(user_id: str, until: datetime) -> str:
+    """Who took a request ("I'm on it"), as its message shows it: in the word people know, "claimed"."""
     return f"👀 Claimed by {mention_user(user_id)} until {slack_date(until)}"
 
 

@@ -1,4 +1,7 @@
-"""The texts of standing approvals: the "Approve + allow" button and its confirmation, a grant's line, revoking it."""
+"""The texts of standing approvals.
+
+The "Approve + allow" button and its confirmation, the "allow similar" modal, a grant's line, revoking it.
+"""
 
 from collections.abc import Sequence
 from datetime import datetime
@@ -9,11 +12,44 @@ from bot.render.safe_text import MAX_ID, code_inline, escape, mention_user
 from bot.render.texts.times import for_duration, slack_date
 
 REVOKE_LABEL: Final = "Revoke"
+APPROVE_AND_ALLOW_LABEL: Final = "Approve + allow"
+ALLOW_SIMILAR_LABEL: Final = "Approve + allow similar…"
+SIMILAR_TITLE: Final = "Allow similar calls"
+SIMILAR_SUBMIT: Final = "Approve and allow"
+SIMILAR_FIELDS_LABEL: Final = "Same value required for"
+SIMILAR_DURATION_LABEL: Final = "How long"
+NO_FIELD: Final = "Tick at least one field: a standing approval never covers every call of a tool."
+NO_DURATION: Final = "Choose one of the durations offered."
+ANY_OTHER_ARGUMENTS: Final = " (any other arguments)"
+"""After the pinned fields of an "allow similar" grant: the others may be anything."""
 
 
 def approve_and_allow_label(seconds: int) -> str:
     """The button that approves and makes a standing approval (plain text, at most 75 characters)."""
-    return f"Approve + allow {for_duration(seconds)}"
+    return f"{APPROVE_AND_ALLOW_LABEL} {for_duration(seconds)}"
+
+
+def similar_intro(request: ApprovalRequest) -> str:
+    """What the "allow similar" modal offers (mrkdwn)."""
+    tool = code_inline(request.tool or request.interrupt_name)
+    channel = f"<#{escape(request.channel_id[:MAX_ID])}>"
+    return (
+        f"Approve this call, and for a while let {tool} run in {channel} without asking when the fields you tick "
+        "have the values they have here. The fields you leave unticked may be anything."
+    )
+
+
+def similar_whose(request: ApprovalRequest) -> str:
+    """Whose calls the "allow similar" grant covers (mrkdwn)."""
+    if request.policy.grant_scope == "channel":
+        return "It covers such calls asked by anyone in the channel, never your own. Revoke it on App Home."
+    asker = mention_user(request.requested_by) if request.requested_by else "this requester"
+    return f"It covers such calls asked by {asker} only. Revoke it on App Home."
+
+
+def similar_duration(seconds: int) -> str:
+    """A duration the "allow similar" modal offers (plain text)."""
+    return f"for {for_duration(seconds)}"
 
 
 def approve_and_allow_confirm(request: ApprovalRequest, seconds: int) -> str:

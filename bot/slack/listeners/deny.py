@@ -5,6 +5,8 @@ its ``private_metadata`` says so, and the bot remembered the same under the view
 ``external_id`` before opening it. A submission that does not match is refused and audited.
 """
 
+from collections.abc import Callable
+
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
@@ -14,17 +16,15 @@ from bot.render.texts import answers
 from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text
-from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 
-def register(app: App, services: Services) -> None:
-    """Add the Deny listeners to ``app``."""
-    decisions = services.decisions
+def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+    """What opens the deny modal for a Deny click (``bot.slack.listeners.actions`` runs it lazily)."""
 
     def open_deny_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
-        approval = click.checked(decisions, services.stores.outbox, action="deny")
+        approval = click.checked(services.decisions, services.stores.outbox, action="deny")
         if approval is None:
             return
         request = approval.request
@@ -36,6 +36,13 @@ def register(app: App, services: Services) -> None:
             external_id=services.modals.remember(binding),
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    return open_deny_modal
+
+
+def register(app: App, services: Services) -> None:
+    """Add the deny modal's submission listener to ``app``."""
+    decisions = services.decisions
 
     def submit_deny(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         user = body["user"]["id"]
@@ -55,5 +62,4 @@ def register(app: App, services: Services) -> None:
         else:
             ack()
 
-    lazily(app.action(ids.DENY_ACTION), open_deny_modal, outbox=services.stores.outbox)
     app.view(ids.DENY_MODAL_CALLBACK)(submit_deny)

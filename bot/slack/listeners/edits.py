@@ -4,6 +4,7 @@ The form is bound, as the deny modal is (``bot.flow.access.ModalBinding``), to t
 they clicked, and the input it edits. What it saves and what follows: ``bot.flow.edits``.
 """
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from slack_bolt import Ack, App
@@ -13,18 +14,17 @@ from bot.domain.status import Status
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits
-from bot.render.texts import answers
+from bot.render.texts import answers, editing
 from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text, team_of, tell
-from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
 
-def register(app: App, services: Services) -> None:
-    """Add the Edit listeners to ``app``."""
+def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+    """What opens the edit form for an Edit click (``bot.slack.listeners.actions`` runs it lazily)."""
     flow = services.edit_flow
 
     def open_edit_modal(body: BlockActions, action: Action, client: WebClient) -> None:
@@ -44,6 +44,13 @@ def register(app: App, services: Services) -> None:
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
+    return open_edit_modal
+
+
+def register(app: App, services: Services) -> None:
+    """Add the edit form's submission listener to ``app``."""
+    flow = services.edit_flow
+
     def submit_edit(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
         if binding is None:
@@ -58,7 +65,7 @@ def register(app: App, services: Services) -> None:
             ack(**edits.edit_refused(outcome_text(refusal) or answers.unknown_approval()))
             return
         ack()  # saved: what follows is told beside the message
-        text = outcome_text(saved.approval) if saved.approval is not None else edits.EDITED_TEXT
+        text = outcome_text(saved.approval) if saved.approval is not None else editing.EDITED_TEXT
         if text:
             tell(
                 services.stores.outbox,
@@ -68,7 +75,6 @@ def register(app: App, services: Services) -> None:
                 text=text,
             )
 
-    lazily(app.action(ids.EDIT_ACTION), open_edit_modal, outbox=services.stores.outbox)
     app.view(ids.EDIT_MODAL_CALLBACK)(submit_edit)
 
 

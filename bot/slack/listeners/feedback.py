@@ -3,62 +3,18 @@
 Clicks on the App Home tab come from no channel: there the answer is a direct message.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
-from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.outcomes import Outcome
-from bot.render import edits
-from bot.render.texts import answers, questions
+from bot.render.texts.outcomes import told
 from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, ViewSubmission
 from bot.store.outbox import Outbox, post_ephemeral, post_message
 
 
-def _channel_member_text(outcome: Outcome) -> str | None:
-    return answers.not_a_channel_member(outcome.request.channel_id) if outcome.request is not None else None
-
-
-def _not_an_approver_text(outcome: Outcome) -> str:
-    if outcome.request is not None and outcome.request.asks:
-        return questions.not_asked_of_you(outcome.approvers_text)
-    return answers.not_authorized(outcome.approvers_text)
-
-
-def _vote_text(outcome: Outcome) -> str | None:
-    return answers.vote_recorded(outcome.votes, outcome.request.policy.quorum) if outcome.request is not None else None
-
-
-# What a person is told, per status; a status not listed (decided, claimed) needs no word.
-_TEXTS: Final[dict[Status, Callable[[Outcome], str | None]]] = {
-    Status.ALREADY: lambda outcome: answers.already_decided(outcome.decision) if outcome.decision else None,
-    Status.NOT_AN_APPROVER: _not_an_approver_text,
-    Status.SELF_APPROVAL: lambda _outcome: answers.self_approval_refused(),
-    Status.UNKNOWN: lambda _outcome: answers.unknown_approval(),
-    Status.UNAVAILABLE: lambda _outcome: answers.membership_unknown(),
-    Status.WRONG_WORKSPACE: lambda _outcome: answers.other_workspace_refused(),
-    Status.WRONG_PLACE: lambda _outcome: answers.wrong_place_refused(),
-    Status.NOT_A_MEMBER: _channel_member_text,
-    Status.REASON_REQUIRED: lambda _outcome: answers.reason_required(),
-    Status.VOTE: _vote_text,
-    Status.VOTED: lambda _outcome: answers.already_voted(),
-    Status.NO_CLAIMS: lambda _outcome: answers.claims_off(),
-    Status.CHANGED: lambda _outcome: edits.CHANGED_TEXT,
-    Status.EDITOR_APPROVAL: lambda _outcome: edits.EDITOR_APPROVAL_TEXT,
-    Status.FORBIDDEN: lambda _outcome: edits.FORBIDDEN_TEXT,
-    Status.UNCHANGED: lambda _outcome: edits.UNCHANGED_TEXT,
-    Status.WRONG_ACTION: lambda _outcome: questions.wrong_action(),
-    Status.INVALID: lambda _outcome: questions.blank_answer(),
-}
-
-
 def outcome_text(outcome: Outcome | None) -> str | None:
     """The ephemeral text for a refused or repeated click (``None`` when there is nothing to say, or no outcome)."""
-    if outcome is None:
-        return None
-    text = _TEXTS.get(outcome.status)
-    return text(outcome) if text is not None else None
+    return told(outcome) if outcome is not None else None
 
 
 @dataclass(frozen=True)

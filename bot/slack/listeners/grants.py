@@ -1,6 +1,7 @@
 """Standing approvals: "Approve + allow 1 h" on an approval message, and Revoke on App Home (grants and trusts)."""
 
 import logging
+from collections.abc import Callable
 
 from slack_bolt import Ack, App
 
@@ -16,12 +17,11 @@ from bot.store.outbox import home_refresh
 logger = logging.getLogger(__name__)
 
 
-def register(app: App, services: Services) -> None:
-    """Add the standing-approval listeners to ``app``."""
+def approving_and_allowing(services: Services) -> Callable[[BlockActions, Action], None]:
+    """What serves an "Approve + allow 1 h" click (``bot.slack.listeners.actions`` acks it first)."""
     flow = services.grant_flow
 
-    def approve_and_allow(ack: Ack, body: BlockActions, action: Action) -> None:
-        ack()
+    def approve_and_allow(body: BlockActions, action: Action) -> None:
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
         if parsed is None:
@@ -44,6 +44,13 @@ def register(app: App, services: Services) -> None:
         )
         tell_clicker(services.stores.outbox, who, granted_text(granted))
 
+    return approve_and_allow
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Revoke listeners of App Home (grants and trusts) to ``app``."""
+    flow = services.grant_flow
+
     def revoke(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
@@ -65,7 +72,6 @@ def register(app: App, services: Services) -> None:
         tell(stores.outbox, team_id=who.team, channel=None, user=who.user, text=text)
         stores.outbox.send_later(home_refresh(who.user, team_id=who.team))
 
-    app.action(ids.APPROVE_AND_ALLOW_ACTION)(approve_and_allow)
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
     app.action(ids.REVOKE_TRUST_ACTION)(revoke_trust_click)
 

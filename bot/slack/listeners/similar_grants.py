@@ -6,6 +6,8 @@ The modal is bound, as the deny and edit forms are (``bot.flow.access.ModalBindi
 where they clicked and the input it showed.
 """
 
+from collections.abc import Callable
+
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
@@ -16,12 +18,11 @@ from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import team_of, tell
 from bot.slack.listeners.grants import granted_text
-from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 
 
-def register(app: App, services: Services) -> None:
-    """Add the "allow similar" listeners to ``app``."""
+def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+    """What opens the "allow similar" modal for its click (``bot.slack.listeners.actions`` runs it lazily)."""
     flow = services.grant_flow
 
     def open_similar(body: BlockActions, action: Action, client: WebClient) -> None:
@@ -40,6 +41,13 @@ def register(app: App, services: Services) -> None:
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
+    return open_similar
+
+
+def register(app: App, services: Services) -> None:
+    """Add the "allow similar" modal's submission listener to ``app``."""
+    flow = services.grant_flow
+
     def submit_similar(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
         if binding is None:
@@ -47,10 +55,10 @@ def register(app: App, services: Services) -> None:
             return
         fields, seconds = _picked(view)
         if not fields:
-            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: grant_form.NO_FIELD}))
+            ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: standing_approvals.NO_FIELD}))
             return
         if seconds is None:
-            ack(**grant_form.grant_errors({ids.GRANT_DURATION_BLOCK: grant_form.NO_DURATION}))
+            ack(**grant_form.grant_errors({ids.GRANT_DURATION_BLOCK: standing_approvals.NO_DURATION}))
             return
         granted = flow.approve_and_allow(
             binding.approval_id,
@@ -70,7 +78,6 @@ def register(app: App, services: Services) -> None:
             text=granted_text(granted),
         )
 
-    lazily(app.action(ids.ALLOW_SIMILAR_ACTION), open_similar, outbox=services.stores.outbox)
     app.view(ids.GRANT_MODAL_CALLBACK)(submit_similar)
 
 

@@ -233,3 +233,13 @@ def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: B
 
     assert answered.status == 401
     assert _approval(bot, approval_id).decision is None
+
+
+def test_a_click_on_a_button_the_bot_no_longer_knows_is_answered_and_records_nothing(bot: Bot) -> None:
+    approval_id, _ = bot.ask()
+    payload = bot.click_payload(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+    payload["actions"][0]["action_id"] = "signoff_snooze_1h"  # a button of a version that had it, or will
+    assert bot.poster.post_action(payload).status == 200
+    bot.drain()
+    assert bot.ephemeral_texts(APPROVER) == [answers.button_unknown()]
+    assert _approval(bot, approval_id).decision is None

@@ -20,8 +20,7 @@ from agent.models.scripted import text_turn, tool_turn
 from agent.tools import tool
 from bot.domain.clock import epoch_ms
 from bot.render import action_ids as ids
-from bot.render import edits
-from bot.render.texts import answers, standing_approvals
+from bot.render.texts import answers, editing, standing_approvals
 from bot.store import keys
 from bot.store.approval_record import Approval
 from state.shapes import Message
@@ -76,7 +75,7 @@ def test_an_edited_call_runs_with_the_edited_input_named_by_the_decision_and_the
     assert fields["service"]["element"]["initial_value"] == "checkout"
     assert fields["replicas"]["element"]["type"] == "number_input"  # an integer in the tool's schema
     assert fields["replicas"]["element"]["is_decimal_allowed"] is False
-    assert view["submit"]["text"] == edits.SUBMIT_AND_APPROVE
+    assert view["submit"]["text"] == editing.SUBMIT_AND_APPROVE
 
     assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
     bot.drain()
@@ -157,7 +156,7 @@ def test_an_approve_of_the_input_as_it_was_before_an_edit_approves_nothing(
 
         assert bot.poster.post_action(stale).status == 200
         bot.drain()
-        assert edits.CHANGED_TEXT in bot.ephemeral_texts("U0THIRD")
+        assert editing.CHANGED_TEXT in bot.ephemeral_texts("U0THIRD")
         approval = _approval(bot, session_id, approval_id)
         assert approval.decision is None
         assert "U0THIRD" not in approval.votes
@@ -179,7 +178,7 @@ def test_a_typed_approval_of_an_edited_call_is_refused(redis_client: redis.Redis
         bot.reply("approve: looks right", user=SECOND_APPROVER, thread_ts=thread_ts)
         bot.drain()
 
-        assert edits.CHANGED_TEXT in bot.ephemeral_texts(SECOND_APPROVER)
+        assert editing.CHANGED_TEXT in bot.ephemeral_texts(SECOND_APPROVER)
         approval = _approval(bot, session_id, approval_id)
         assert approval.decision is None
 
@@ -189,10 +188,10 @@ def test_a_rule_can_want_someone_other_than_the_editor_to_approve(redis_client: 
     with running_bot(redis_client, agent_factory=demo_factory, policy_path=policy) as bot:
         approval_id, session_id = bot.ask("scale checkout to 5")
         view = bot.open_edit(approval_id, user=APPROVER)
-        assert view["submit"]["text"] == edits.SUBMIT_ONLY
+        assert view["submit"]["text"] == editing.SUBMIT_ONLY
         assert bot.submit_edit(view, user=APPROVER, changes={"replicas": "2"}).status == 200
         bot.drain()
-        assert edits.EDITED_TEXT in bot.ephemeral_texts(APPROVER)
+        assert editing.EDITED_TEXT in bot.ephemeral_texts(APPROVER)
         message = bot.approval_messages()[-1]
         assert not is_decided(message)
         assert "+ replicas: 2" in _message_text(message)
@@ -200,7 +199,7 @@ def test_a_rule_can_want_someone_other_than_the_editor_to_approve(redis_client: 
 
         bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
         bot.drain()
-        assert edits.EDITOR_APPROVAL_TEXT in bot.ephemeral_texts(APPROVER)
+        assert editing.EDITOR_APPROVAL_TEXT in bot.ephemeral_texts(APPROVER)
         approval = _approval(bot, session_id, approval_id)
         assert approval.decision is None
 
@@ -298,7 +297,7 @@ def test_a_rule_can_forbid_edits(redis_client: redis.Redis, tmp_path: Path) -> N
         payload["actions"][0]["action_id"] = ids.EDIT_ACTION
         assert bot.poster.post_action(payload).status == 200
 
-        bot.wait_told(APPROVER, edits.FORBIDDEN_TEXT)
+        bot.wait_told(APPROVER, editing.FORBIDDEN_TEXT)
         assert len(bot.slack.calls("views.open")) == opened
 
 
@@ -314,7 +313,7 @@ def test_a_form_opened_before_another_edit_saves_nothing(redis_client: redis.Red
 
         assert answer.status == 200
         [problem] = answer.json()["errors"].values()
-        assert problem == edits.CHANGED_TEXT[: len(problem)]
+        assert problem == editing.CHANGED_TEXT[: len(problem)]
         approval = _approval(bot, session_id, approval_id)
         assert approval.edit is not None
         assert approval.decision is None

@@ -106,7 +106,7 @@ def test_a_claim_pauses_the_ladder_and_shows_who_is_looking(redis_client: redis.
     with _bot(redis_client, tmp_path, LADDER) as (bot, clock):
         _ask(bot)
         clock.advance(5 * 60)
-        assert bot.click(ids.CLAIM_ACTION, bot.approval_id(), user=SECOND_APPROVER).status == 200
+        assert bot.click(ids.TAKE_ACTION, bot.approval_id(), user=SECOND_APPROVER).status == 200
         bot.drain()
         assert f"Claimed by <@{SECOND_APPROVER}>" in json.dumps(bot.approval_messages()[0]["blocks"])
         assert "You claimed this request" in bot.ephemeral_texts(SECOND_APPROVER)[0]
@@ -117,10 +117,23 @@ def test_a_claim_pauses_the_ladder_and_shows_who_is_looking(redis_client: redis.
         assert "level 1" in resumed[0]
 
 
+def test_a_click_on_a_claim_button_posted_before_take_was_named_still_takes_the_request(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    with _bot(redis_client, tmp_path, LADDER) as (bot, _clock):
+        _ask(bot)
+        payload = bot.click_payload(ids.TAKE_ACTION, bot.approval_id(), user=SECOND_APPROVER)
+        payload["actions"][0]["action_id"] = "signoff_claim"  # the id such messages still carry in Slack
+        assert bot.poster.post_action(payload).status == 200
+        bot.drain()
+        assert f"Claimed by <@{SECOND_APPROVER}>" in json.dumps(bot.approval_messages()[0]["blocks"])
+        assert "You claimed this request" in bot.ephemeral_texts(SECOND_APPROVER)[0]
+
+
 def test_a_claim_by_someone_who_may_not_decide_is_refused(redis_client: redis.Redis, tmp_path: Path) -> None:
     with _bot(redis_client, tmp_path, LADDER) as (bot, _clock):
         _ask(bot)
-        bot.click(ids.CLAIM_ACTION, bot.approval_id(), user=OUTSIDER)
+        bot.click(ids.TAKE_ACTION, bot.approval_id(), user=OUTSIDER)
         bot.drain()
         assert "Claimed by" not in json.dumps(bot.approval_messages()[0]["blocks"])
         assert "<@U0APPROVER>" in bot.ephemeral_texts(OUTSIDER)[0]

@@ -18,7 +18,6 @@ from bot.domain.clock import ManualClock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.render import grant_form
 from bot.render.texts import standing_approvals
 from bot.store.grants import Call, GrantStore
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
@@ -336,7 +335,10 @@ def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others
         assert [option["text"]["text"] for option in options] == ['service = "checkout"', "replicas = 5"]
 
         refused = _submit_similar(bot, view, fields=[], seconds=3600)
-        assert refused.json() == {"response_action": "errors", "errors": {ids.GRANT_FIELDS_BLOCK: grant_form.NO_FIELD}}
+        assert refused.json() == {
+            "response_action": "errors",
+            "errors": {ids.GRANT_FIELDS_BLOCK: standing_approvals.NO_FIELD},
+        }
         assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == []
 
         assert _submit_similar(bot, view, fields=["service"], seconds=3600).status == 200

@@ -184,7 +184,7 @@ def test_a_failing_listener_answers_the_clicker_instead_of_an_error(bot: Bot) ->
     opened = bot.open_deny(approval_id, user=APPROVER)
     bot.corrupt(approval_id, session_id)
 
-    claim = bot.click(ids.CLAIM_ACTION, approval_id, user=APPROVER)
+    claim = bot.click(ids.TAKE_ACTION, approval_id, user=APPROVER)
     assert claim.status == 200
     [said] = bot.slack.calls("response_url")
     assert "not recorded" in said.args["text"]
