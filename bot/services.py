@@ -92,7 +92,9 @@ class Services:
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
         self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
         self.attending = Attending(stores=stores, decisions=decisions, clock=clock)
-        self.home_queue = HomeQueue(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.home_queue = HomeQueue(
+            stores=stores, decisions=decisions, grants=self.grant_flow, directory=directory, clock=clock
+        )
         self.uninstalls = Uninstalls(stores=stores, decisions=decisions, clients=self.clients)
         """Carries out the uninstalls the listeners recorded (in the worker)."""
         self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)

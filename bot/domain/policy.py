@@ -33,8 +33,8 @@ does not compile or names anything but ``args`` and ``tool``, and a tool (or int
 rule after one that takes all its calls (no ``when``) are errors. Reading a file (and reporting its errors with
 their lines) is ``bot.domain.policy_file.load_policy``; the timed keys are in ``bot.domain.ladder``.
 
-Deciding who may answer is ``bot.domain.authorization.authorize``: pure, given the members of the listed user
-groups (resolving those through Slack is the caller's job). What one rule sets, and how the policies of a batch's
+Deciding who may answer is the decide script's (``bot.store.scripts.decide``, the one judge), by the policy's
+summary stored with the request. What one rule sets, and how the policies of a batch's
 calls combine, is ``bot.domain.policy_rules``.
 """
 

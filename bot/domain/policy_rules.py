@@ -178,12 +178,6 @@ class Policy(PolicySettings):
         """Further approver lists a person must also be in (each non-empty): one per other rule that applies."""
         return self._also_approvers
 
-    @property
-    def usergroups(self) -> tuple[str, ...]:
-        """Every user group whose members matter to ``authorize``."""
-        groups = [*self.approvers.usergroups, *(group for extra in self.also_approvers for group in extra.usergroups)]
-        return tuple(dict.fromkeys(groups))
-
     def summary(self) -> PolicySummary:
         """What an approval message records about this policy."""
         return PolicySummary(

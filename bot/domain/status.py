@@ -38,6 +38,8 @@ class Status(StrEnum):
     REASON_REQUIRED = "reason_required"
     UNAVAILABLE = "unavailable"
     """Who may decide could not be resolved (Slack did not answer)."""
+    ALLOWED = "allowed"
+    """A check (the decide script judging only): the person may do it now; nothing was written."""
     CLAIMED = "claimed"
     NO_CLAIMS = "no_claims"
     """The request's policy has no claim pause."""

@@ -1,11 +1,12 @@
-"""Where a person acted, and whether that place may act on an approval at all (before its policy is asked).
+"""Where a person acted (``Origin``), as the decide script judges it, and the modals bound to a click.
 
 A decision is bound to the approval *and* to where it was shown (invariant 1, "Seen"): a
 click counts only on the approval's own message or on the direct-message copy the bot sent
 that person, a typed reply only in the approval's own thread; a click on the App Home is
 re-checked against the channel. It is also bound to the workspace that asked: a person of
 another workspace (Slack Connect), or a payload naming another team, is refused unless the
-request's policy says ``allow_external: true``.
+request's policy says ``allow_external: true``. The decide script judges all of it, for every
+path (``bot.flow.decisions``): here is only what the payload says.
 
 Deny and edit modals carry where their button was clicked in their ``private_metadata``, and the bot
 remembers the same for the view it opened (``Modals``, kept by ``bot.store.modal_views``): a submission whose
@@ -16,8 +17,6 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Final, Literal
 
-from bot.domain.status import Status
-from bot.store.approval_record import Approval
 from bot.store.stores import Stores
 
 Surface = Literal["message", "home", "reply"]
@@ -61,25 +60,6 @@ class Origin:
     def audit_details(self) -> dict[str, str | None]:
         """The origin as an audit event names it: the surface, the channel and the person's own workspace."""
         return {"surface": self.surface, "channel_id": self.channel_id, "team_id": self.user_team_id}
-
-
-def place_refusal(approval: Approval, *, user_id: str, origin: Origin) -> Status | None:
-    """Why ``origin`` cannot act on ``approval`` whoever the person is, or ``None``."""
-    request = approval.request
-    foreign = origin.team_id != request.team_id or origin.user_team_id != request.team_id
-    if foreign and not request.policy.allow_external:
-        return Status.WRONG_WORKSPACE
-    where = (origin.channel_id, origin.ts)
-    if origin.surface == "message":
-        if request.message_ts is not None:
-            shown = where == (request.channel_id, request.message_ts)
-        else:  # posted, its ts not recorded yet (a click within moments of posting): its thread must match
-            shown = (origin.channel_id, origin.thread_ts) == (request.channel_id, request.thread_ts)
-        if not shown and approval.copies.get(user_id) != where:
-            return Status.WRONG_PLACE
-    elif origin.surface == "reply" and where != (request.channel_id, request.thread_ts):
-        return Status.WRONG_PLACE
-    return None
 
 
 @dataclass(frozen=True)

@@ -27,18 +27,28 @@ class Taken:
 class Attending(Flow):
     """Take and Discuss: who may is the judge's (``DecisionService``), what follows is queued here."""
 
-    def take(self, approval_id: str, *, user_id: str, origin: Origin) -> Taken:
-        """Pause the escalation ladder for the policy's claim pause and show who took the request."""
-        outcome = self.decisions.claim(approval_id, user_id=user_id, origin=origin)
+    def take(self, approval_id: str, *, user_id: str, origin: Origin, session_id: str | None = None) -> Taken:
+        """Pause the escalation ladder for the policy's claim pause and show who took the request.
+
+        ``session_id``: the approval's session, when the button names it (else it is looked up: a round trip more).
+        """
+        outcome = self.decisions.claim(approval_id, user_id=user_id, origin=origin, session_id=session_id)
         request = outcome.request
         if outcome.status is not Status.CLAIMED or request is None:
             return Taken(outcome)
         self.stores.outbox.send_later(update_approval(request.session_id, request.approval_id))
         return Taken(outcome, until=self.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
 
-    def discuss(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome | None:
-        """Prompt the discussion in the request's thread; ``None`` when it was, else the refusal."""
-        approval, refusal = self.decisions.find_checked(approval_id, user_id=user_id, action="discuss", origin=origin)
+    def discuss(
+        self, approval_id: str, *, user_id: str, origin: Origin, session_id: str | None = None
+    ) -> Outcome | None:
+        """Prompt the discussion in the request's thread; ``None`` when it was, else the refusal.
+
+        ``session_id``: as for ``take``.
+        """
+        approval, refusal = self.decisions.find_checked(
+            approval_id, user_id=user_id, action="discuss", origin=origin, session_id=session_id
+        )
         if approval is None or refusal is not None:
             return refusal or Outcome(Status.UNKNOWN)
         request = approval.request

@@ -1,18 +1,20 @@
 """Deciding an approval: the checks a click or a typed reply must pass, then one atomic write.
 
 Checks, in order: the approval exists; the attempt comes from the request's workspace and from
-where the approval was shown (``bot.flow.access``); nobody decided it yet; the person is in the
-request's channel (or was sent a direct-message copy); the person may decide under the policy
-recorded on the request (approvers, user groups, no self-approval); a deny carries a reason
-when the policy requires one. The requester may always deny their own request: that withdraws
+where the approval was shown (``bot.flow.access``); nobody decided it yet; the action fits the
+request (an answer a question; a rule that decides by itself, tier allow or deny, is decided by
+nobody); the person is in the request's channel (or was sent a direct-message copy); the person
+may decide under the policy recorded on the request (approvers, user groups, no self-approval); a
+deny carries a reason when the policy requires one. The requester may always deny their own request: that withdraws
 it (only approving it needs someone else). Only then is the vote or decision written, with the
 message update, the audit record, the schedule's cancellation and (if it closes the round) the
 resume job in the same atomic step. Every refusal is audited and changes nothing.
 
-A decision (``decide``) is judged and written by one script (``bot.store.scripts.decide``): one
-Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again,
-``bot.flow.judge``). The other checks here (``check``, ``may_decide``) serve what is not a decision:
-opening the deny modal, claims, App Home. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
+One script judges them all (``bot.store.scripts.decide``), the one judge: a decision (``decide``) is judged and
+written by it in one Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again,
+``bot.flow.judge``). What decides nothing (a claim, opening the deny, edit, answer or "allow similar" form,
+Discuss, App Home) asks the same script as a check that writes nothing (``find_checked``, ``claim``, ``for_home``),
+read with the approval in the same round trip. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
 
 With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
 The clock decides too (expiry), without the human checks: ``expire``.
@@ -24,17 +26,14 @@ from typing import Any, Literal
 
 import redis
 
-from bot.domain.authorization import authorize
-from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
 from bot.domain.hidden_characters import is_blank
 from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
-from bot.domain.workspaces import NotInstalled
-from bot.flow.access import Origin, place_refusal
-from bot.flow.judge import ScriptJudge
+from bot.flow.access import Origin
+from bot.flow.judge import Check, ScriptJudge, check_attempt
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
@@ -46,6 +45,7 @@ from bot.store.scripts import ScriptRecord
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
+
 
 # Refusals audited as ``unauthorized``: the person may not act there (a repeat or a missing reason is not that).
 _AUDITED = frozenset(
@@ -80,7 +80,6 @@ class DecisionService:
     ) -> None:
         """Keep the collaborators; ``directory`` answers who may decide (user groups, channel members)."""
         self._approvals = stores.approvals
-        self._directory = directory
         self._audit = stores.audit
         self._judge = ScriptJudge(stores.approvals, directory, stores.signatures)
         self._clock = clock
@@ -90,51 +89,39 @@ class DecisionService:
         return self._approvals.find(approval_id)
 
     def find_checked(
-        self, approval_id: str, *, user_id: str, action: Kind | Literal["discuss"], origin: Origin
+        self,
+        approval_id: str,
+        *,
+        user_id: str,
+        action: Check,
+        origin: Origin,
+        session_id: str | None = None,
     ) -> tuple[Approval | None, Outcome | None]:
-        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it.
+        """The approval behind a button (``None``: unknown) and, if found, why ``user_id`` may not ``action`` it now.
 
-        The reason comes from ``check``, or ``may_discuss``, for a click from ``origin``; ``None``: they may.
+        Judged by the decide script without writing anything (a check: ``Attempt.check``), read with the approval in
+        one round trip (one more to find its session, unless ``session_id`` names it); ``discuss``: anyone who could
+        see it. ``None``: they may. A refusal other than a decision standing is audited.
         """
-        approval = self.find(approval_id)
-        if approval is None:
-            return None, None
-        if action == "discuss":
-            return approval, self.may_discuss(approval, user_id=user_id, origin=origin)
-        return approval, self.check(approval, user_id=user_id, kind=action, origin=origin)
-
-    def check(self, approval: Approval, *, user_id: str, kind: Kind, origin: Origin) -> Outcome | None:
-        """``None`` if ``user_id`` may record ``kind`` on ``approval`` from ``origin`` now, else the refusal."""
-        place = place_refusal(approval, user_id=user_id, origin=origin)
-        if place is not None:
-            refusal = Outcome(place, approval=approval)
-        elif approval.decision is not None:
-            return Outcome(Status.ALREADY, approval=approval)
-        elif approval.request.asks != (kind == "answer"):
-            refusal = Outcome(Status.WRONG_ACTION, approval=approval)  # as the decide script judges it
-        else:
-            allowed, denied = self.may_decide(approval, user_id=user_id, kind=kind)
-            if allowed:
-                return None
-            assert denied is not None
-            refusal = denied
-        self._audit_refusal(approval.request.session_id, approval.request.approval_id, refusal.status, user_id, origin)
-        return refusal
-
-    def may_discuss(self, approval: Approval, *, user_id: str, origin: Origin) -> Outcome | None:
-        """``None`` if ``user_id`` may open a discussion from ``origin`` (anyone who could see it), else the refusal."""
-        refusal: Outcome | None = None
-        place = place_refusal(approval, user_id=user_id, origin=origin)
-        if place is not None:
-            refusal = Outcome(place, approval=approval)
-        elif not self.who_may_see(approval, [user_id]):
-            refusal = Outcome(Status.NOT_A_MEMBER, approval=approval)
-        if refusal is not None:
+        approval, refusal = self._check_one(
+            approval_id, user_id=user_id, action=action, origin=origin, session=session_id
+        )
+        if approval is not None and refusal is not None and refusal.status is not Status.ALREADY:
+            details = {"action": "discuss"} if action == "discuss" else {}
             request = approval.request
-            self._audit_refusal(
-                request.session_id, request.approval_id, refusal.status, user_id, origin, action="discuss"
-            )
-        return refusal
+            self._audit_refusal(request.session_id, request.approval_id, refusal.status, user_id, origin, **details)
+        return approval, refusal
+
+    def _check_one(
+        self, approval_id: str, *, user_id: str, action: Check, origin: Origin, session: str | None
+    ) -> tuple[Approval | None, Outcome | None]:
+        """``find_checked`` without its audit."""
+        session_id = session or self._approvals.session_of(approval_id)
+        if session_id is None:
+            return None, None
+        attempt = check_attempt(session_id, approval_id, user_id=user_id, action=action, origin=origin)
+        [found] = self._judge.checked([attempt])
+        return (None, None) if found is None else (found[0], _refusal(*found))
 
     def _audit_refusal(
         self, session_id: str, approval_id: str, refusal: Status, user_id: str, origin: Origin, **details: str
@@ -155,42 +142,35 @@ class DecisionService:
         self._audit.record("unauthorized", actor=user_id, refusal=status, **details)
         return Outcome(status)
 
-    def may_decide(self, approval: Approval, *, user_id: str, kind: Kind = "approve") -> tuple[bool, Outcome | None]:
-        """Whether ``user_id`` may decide: in the request's channel and allowed by its policy (no audit: App Home)."""
-        request = approval.request
-        policy = Policy.from_summary(request.policy)
-        try:
-            if user_id not in approval.copies and not self._directory.in_channel(
-                request.team_id, request.channel_id, user_id
-            ):
-                return False, Outcome(Status.NOT_A_MEMBER, approval=approval)
-            if kind == "deny" and user_id == request.requested_by:
-                return True, None  # withdrawing one's own request
-            members = self._directory.members(request.team_id, policy.usergroups)
-        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning("approval_id=<%s> | cannot resolve who may decide: %s", request.approval_id, error)
-            return False, Outcome(Status.UNAVAILABLE, approval=approval)
-        verdict = authorize(policy, user_id=user_id, requester_id=request.requested_by, group_members=members)
-        if verdict.allowed:
-            return True, None
-        status = Status.SELF_APPROVAL if verdict.reason_code == "self_approval" else Status.NOT_AN_APPROVER
-        return False, Outcome(status, approvers_text=verdict.approvers_text, approval=approval)
+    def for_home(
+        self, user_id: str, *, team_id: str, open_ids: list[str], decided_ids: list[str]
+    ) -> tuple[list[Approval], list[Approval]]:
+        """What ``user_id``'s App Home in ``team_id`` may list, judged as checks from that tab.
 
-    def in_channel(self, team_id: str, channel_id: str, user_ids: list[str]) -> set[str]:
-        """Those of ``user_ids`` in the channel (none when it cannot be told now: App Home lists what it can)."""
-        try:
-            return self._directory.in_channel_of(team_id, channel_id, user_ids) if user_ids else set()
-        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
-            logger.warning("team_id=<%s>, channel_id=<%s> | cannot tell who is in it: %s", team_id, channel_id, error)
-            return set()
-
-    def who_may_see(self, approval: Approval, user_ids: list[str]) -> list[str]:
-        """Those of ``user_ids`` who could already see ``approval``: in its channel, asked, decided or were sent it."""
-        request, decision = approval.request, approval.decision
-        deciders = (decision.decided_by or "", *decision.approved_by) if decision is not None else ()
-        involved = {request.requested_by, *approval.votes, *approval.copies, *deciders}
-        members = self.in_channel(request.team_id, request.channel_id, [u for u in user_ids if u not in involved])
-        return [user for user in user_ids if user in involved or user in members]
+        Of ``open_ids``, the approvals they may decide now; of ``decided_ids``, the decided ones they could see
+        (discuss). In order; approvals of other workspaces, unknown or unreadable ones left out. The approvals are
+        read and judged in one round trip (more only for what the script needs first).
+        """
+        origin = Origin("home", team_id, team_id)
+        ids = [*open_ids, *decided_ids]
+        decide: Check = "decide"
+        discuss: Check = "discuss"
+        actions = [decide] * len(open_ids) + [discuss] * len(decided_ids)
+        checks = [
+            check_attempt(session_id, approval_id, user_id=user_id, action=action, origin=origin)
+            for approval_id, session_id, action in zip(ids, self._approvals.sessions_of(ids), actions, strict=True)
+            if session_id is not None
+        ]
+        may_decide: list[Approval] = []
+        may_see: list[Approval] = []
+        for attempt, found in zip(checks, self._judge.checked(checks, readable_only=True), strict=True):
+            if found is None or found[1] is not Status.ALLOWED or found[0].request.team_id != team_id:
+                continue
+            if attempt.kind == "discuss" and found[0].decision is not None:
+                may_see.append(found[0])
+            elif attempt.kind == "decide" and found[0].decision is None:
+                may_decide.append(found[0])
+        return may_decide, may_see
 
     def decide(
         self,
@@ -401,16 +381,23 @@ class DecisionService:
             metrics.decided(outcome="deny", source="withdrawal", waited_s=_waited_s(request, decision))
         return Outcome(Status.DECIDED if decided else Status.ALREADY, approval=approval, recorded=result)
 
-    def claim(self, approval_id: str, *, user_id: str, origin: Origin) -> Outcome:
-        """Pause the escalation ladder for the policy's claim pause ("I'm looking")."""
-        approval = self.find(approval_id)
+    def claim(self, approval_id: str, *, user_id: str, origin: Origin, session_id: str | None = None) -> Outcome:
+        """Pause the escalation ladder for the policy's claim pause ("I'm looking"), if ``user_id`` may approve it.
+
+        ``session_id``: the approval's session, when the button names it (else it is looked up: one round trip more).
+        """
+        approval, refusal = self._check_one(
+            approval_id, user_id=user_id, action="approve", origin=origin, session=session_id
+        )
         if approval is None:
             return Outcome(Status.UNKNOWN)
         pause = approval.request.policy.claim_pause_s
         if pause is None:
             return Outcome(Status.NO_CLAIMS, approval=approval)
-        refusal = self.check(approval, user_id=user_id, kind="approve", origin=origin)
         if refusal is not None:
+            if refusal.status is not Status.ALREADY:
+                request = approval.request
+                self._audit_refusal(request.session_id, request.approval_id, refusal.status, user_id, origin)
             return refusal
         until = self._clock() + timedelta(seconds=pause)
         result = self._approvals.claim(approval, user=user_id, until=until)
@@ -497,3 +484,13 @@ def _slack_ts_s(ts: str) -> float | None:
 
 def _waited_s(request: ApprovalRequest, decision: Decision) -> float:
     return (decision.decided_at - request.created_at).total_seconds()
+
+
+def _refusal(approval: Approval, status: Status) -> Outcome | None:
+    """What a check's answer means: ``None`` (allowed) or the refusal, naming who may decide where it says no."""
+    if status is Status.ALLOWED:
+        return None
+    if status in (Status.SELF_APPROVAL, Status.NOT_AN_APPROVER):
+        approvers = Policy.from_summary(approval.request.policy).approvers_text()
+        return Outcome(status, approvers_text=approvers, approval=approval)
+    return Outcome(status, approval=approval)

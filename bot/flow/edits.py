@@ -1,7 +1,7 @@
 """Editing a pending call before approving it: who may, the form, saving the edit, then the approval.
 
-Whoever may approve a call may edit it (``DecisionService.check``, as for an Approve), where its rule allows edits
-(``bot.domain.edits.editable``). The form is made from the input waiting now (an earlier edit's, if any) and bound
+Whoever may approve a call may edit it (``DecisionService.find_checked``, as for an Approve), where its rule allows
+edits (``bot.domain.edits.editable``). The form is made from the input waiting now (an earlier edit's, if any) and bound
 to it: a form opened on an input edited since is refused (``changed``), checked again in the script that saves
 (``bot.store.scripts.EDIT_CALL``), with the message update and the audit event. Saving drops the votes counted for
 the other input. Then the editor's approval follows, through the decide script like any Approve and naming the
@@ -54,10 +54,9 @@ class EditFlow(Flow):
 
     def open(self, approval_id: str, *, user_id: str, origin: Origin, shown: str) -> EditOpening:
         """The form an Edit click on a button naming ``shown`` (the digest of the input it showed) opens."""
-        approval = self.decisions.find(approval_id)
+        approval, refusal = self._checked(approval_id, user_id=user_id, origin=origin, started_from=shown)
         if approval is None:
             return EditOpening(refusal=Outcome(Status.UNKNOWN))
-        refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=shown)
         if refusal is not None:
             return EditOpening(approval, refusal=refusal)
         form = edit_form(approval.shown_input, approval.request.input_schema)
@@ -68,10 +67,11 @@ class EditFlow(Flow):
     def save(self, binding: ModalBinding, *, origin: Origin, values: dict[int, str | bool | None]) -> EditSaved:
         """Save what the form ``binding`` names was submitted with (``values`` by field index), then approve it."""
         user_id = binding.user_id
-        approval = self.decisions.find(binding.approval_id)
+        approval, refusal = self._checked(
+            binding.approval_id, user_id=user_id, origin=origin, started_from=binding.digest
+        )
         if approval is None:
             return EditSaved(Status.UNKNOWN)
-        refusal = self._refusal(approval, user_id=user_id, origin=origin, started_from=binding.digest)
         if refusal is not None:
             return EditSaved(refusal.status, approval=refusal)
         request = approval.request
@@ -113,13 +113,15 @@ class EditFlow(Flow):
         )
         return EditSaved(status, approval=outcome)
 
-    def _refusal(self, approval: Approval, *, user_id: str, origin: Origin, started_from: str) -> Outcome | None:
-        """Why ``user_id`` may not edit ``approval`` from ``origin``, starting from the input ``started_from``."""
-        refusal = self.decisions.check(approval, user_id=user_id, kind="approve", origin=origin)
-        if refusal is not None:
-            return refusal
+    def _checked(
+        self, approval_id: str, *, user_id: str, origin: Origin, started_from: str
+    ) -> tuple[Approval | None, Outcome | None]:
+        """The approval (``None``: unknown), and why ``user_id`` may not edit it from ``origin`` from that input."""
+        approval, refusal = self.decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
+        if approval is None or refusal is not None:
+            return approval, refusal
         if not editable(approval.request):
-            return Outcome(Status.FORBIDDEN, approval=approval)
+            return approval, Outcome(Status.FORBIDDEN, approval=approval)
         if started_from != approval.shown_digest:
-            return Outcome(Status.CHANGED, approval=approval)
-        return None
+            return approval, Outcome(Status.CHANGED, approval=approval)
+        return approval, None

@@ -56,8 +56,8 @@ class GrantFlow(Flow):
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin, shown: str = "") -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
 
-        Offered to someone who may approve the call now (``DecisionService.check``), when its rule offers a grant on
-        fields they pick, and never for an edited call (``shown``: the digest of the input the button showed).
+        Offered to someone who may approve the call now (``DecisionService.find_checked``), when its rule offers a grant
+        on fields they pick, and never for an edited call (``shown``: the digest of the input the button showed).
         """
         approval, refusal = self.decisions.find_checked(approval_id, user_id=user_id, action="approve", origin=origin)
         if approval is None or refusal is not None or not offers_similar(approval.request):

@@ -1,5 +1,10 @@
 """Running the decide script until it judges an attempt: what it says it lacks is supplied, then it runs again.
 
+The script is the one judge of who may do what to a request: of decisions, and (as a check, writing nothing) of all
+that decides nothing: a claim, a form opened, Discuss, App Home (``bot.flow.decisions``; ``check_attempt`` makes
+such an attempt, ``ScriptJudge.checked`` reads each with its approval). Python only supplies what Redis cannot know
+(who is in a channel or a user group, from Slack).
+
 A run that answers ``needs`` writes nothing. What it lacks is a channel's or a user group's cached members (asked
 of Slack here, into the copy the script reads: the session's shard's; while Slack cannot be asked, the members it
 last listed; with none, the attempt is ``UNAVAILABLE`` whatever Slack failed with), or the request's real place (an
@@ -9,14 +14,15 @@ so that a replay is refused whatever happens next.
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
-from bot.domain.records import Decision
+from bot.domain.records import Decision, place_of_session
 from bot.domain.status import Status
 from bot.domain.workspaces import NotInstalled
+from bot.flow.access import Origin
 from bot.store import keys
-from bot.store.approval_record import ApprovalDataError
+from bot.store.approval_record import Approval, ApprovalDataError
 from bot.store.approvals import ApprovalStore
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
@@ -25,7 +31,11 @@ from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
 
-_RUNS: Final = 4  # a cold channel cache, then cold user-group caches, then the request's real place
+Check = Literal["approve", "deny", "answer", "decide", "discuss"]
+"""What a check asks: may the person approve, deny or answer; ``decide``: whichever the request takes (an answer to
+a question, else an approval); ``discuss``: could they see it (decided or not)."""
+
+_RUNS: Final = 5  # the request's real place, a cold channel cache, user groups to name, cold ones, then the verdict
 
 
 @dataclass(frozen=True)
@@ -43,19 +53,32 @@ class ScriptJudge:
         self,
         attempt: Attempt,
         *,
-        decision: Decision,
-        update: ScriptRecord,
-        audit: tuple[ScriptRecord, ...],
+        decision: Decision | None = None,
+        update: ScriptRecord = (),
+        audit: tuple[ScriptRecord, ...] = (),
+        first: DecideResult | None = None,
     ) -> DecideResult:
         """The script's answer to ``attempt``, with the records ``ApprovalStore.decide`` writes if it decides.
+
+        A check (``attempt.check``) takes no records. ``first``: the script's answer already had (a check read with its
+        approval), that run is not sent again.
 
         Raises:
             ApprovalDataError: The stored approval cannot be read.
         """
         for _ in range(_RUNS):
-            result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            if first is None:
+                result = self.approvals.decide(attempt, decision=decision, update=update, audit=audit)
+            else:
+                result, first = first, None
             if result.status not in (Status.NEEDS, Status.UNREADABLE):
                 return result
+            needs = result.needs
+            unnamed = [str(group) for group in needs.get("groups", ()) if str(group) not in attempt.groups]
+            if unnamed and needs.keys() == {"groups"}:
+                # Named, a group's cached members are read by the script itself: Slack is asked only for cold ones.
+                attempt = replace(attempt, groups=(*attempt.groups, *dict.fromkeys(unnamed)))
+                continue
             if attempt.replay is not None:
                 # The script recorded nothing; what follows (Slack, an error) may end without it running again.
                 # Recorded now, a replay of this request is refused whatever happens next.
@@ -67,7 +90,6 @@ class ScriptJudge:
             if result.status is Status.UNREADABLE:
                 self.approvals.get(attempt.session_id, attempt.approval_id)  # raises ApprovalDataError, saying why
                 raise ApprovalDataError(f"approval_id=<{attempt.approval_id}> | stored approval is unreadable")
-            needs = result.needs
             try:
                 shard = keys.shard_of(attempt.session_id)  # the caches the script reads are its shard's
                 team_id = str(needs.get("team_id", attempt.team_id))  # the request's workspace, as the script read it
@@ -88,3 +110,39 @@ class ScriptJudge:
                 groups=groups,
             )
         raise RuntimeError(f"approval_id=<{attempt.approval_id}> | the decide script kept asking for more")
+
+    def checked(self, checks: list[Attempt], *, readable_only: bool = False) -> list[tuple[Approval, Status] | None]:
+        """Each check's approval and the script's verdict (``allowed`` or a refusal), read and judged in one round trip.
+
+        ``None``: no such approval. What the script needs first (a cold cache, the request's real place) costs that
+        check more runs. ``readable_only``: an unreadable approval is quarantined and answered ``None``.
+        """
+        checked: list[tuple[Approval, Status] | None] = []
+        for attempt, (approval, result) in zip(
+            checks, self.approvals.read_and_check(checks, readable_only=readable_only), strict=True
+        ):
+            try:
+                judged = self.judge(attempt, first=result) if approval is not None else None
+            except ApprovalDataError:
+                if not readable_only:
+                    raise
+                judged = None
+            checked.append((approval, judged.status) if approval is not None and judged is not None else None)
+        return checked
+
+
+def check_attempt(session_id: str, approval_id: str, *, user_id: str, action: Check, origin: Origin) -> Attempt:
+    """The check-only attempt asking whether ``user_id`` may ``action`` the approval from ``origin`` now."""
+    team_id, channel_id = place_of_session(session_id)
+    if not channel_id and origin.channel_id:  # as ``decide`` guesses it; the script answers with the real place
+        team_id, channel_id = origin.team_id, origin.channel_id
+    return Attempt(
+        session_id=session_id,
+        approval_id=approval_id,
+        kind=action,
+        user=user_id,
+        team_id=team_id,
+        channel_id=channel_id,
+        origin=origin.fields(),
+        check=True,
+    )

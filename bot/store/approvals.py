@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 import redis
 
@@ -34,7 +34,7 @@ from bot.store.approval_record import (
     copy_value,
     queue_reads,
 )
-from bot.store.decide_call import Attempt, DecideResult, keys_and_args
+from bot.store.decide_call import Attempt, DecideResult, keys_and_args, terms
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
 from bot.store.scripts.decide import DECIDE, TOO_LATE
@@ -144,6 +144,23 @@ class ApprovalStore(ApprovalListings):
             reads.get(keys.approval_session(each, approval_id))
         found = [as_text(value) for value in reads.execute() if value is not None]
         return found[0] if found else None
+
+    def sessions_of(self, approval_ids: Sequence[str]) -> list[str | None]:
+        """``session_of`` of many approvals, in their order: one round trip for ids that name their shard."""
+        reads = self._client.pipeline(transaction=False)
+        located = [(approval_id, keys.approval_shard(approval_id)) for approval_id in approval_ids]
+        for approval_id, shard in located:
+            if shard is not None:
+                reads.get(keys.approval_session(shard, approval_id))
+        found = iter(reads.execute() if len(reads) else [])
+        sessions: list[str | None] = []
+        for approval_id, shard in located:
+            if shard is None:
+                sessions.append(self.session_of(approval_id))
+                continue
+            value = next(found)
+            sessions.append(as_text(value) if value is not None else None)
+        return sessions
 
     def find(self, approval_id: str) -> Approval | None:
         """The approval behind an id (a button's value), or ``None``."""
@@ -319,14 +336,15 @@ class ApprovalStore(ApprovalListings):
         self,
         attempt: Attempt,
         *,
-        decision: Decision,
-        update: scripts.ScriptRecord,
-        audit: tuple[scripts.ScriptRecord, ...],
+        decision: Decision | None = None,
+        update: scripts.ScriptRecord = (),
+        audit: tuple[scripts.ScriptRecord, ...] = (),
     ) -> DecideResult:
         """Judge ``attempt`` and count its vote or record its decision, in one atomic step (one round trip).
 
         Args:
-            attempt: Who, what and from where (the script checks the request's place and policy).
+            attempt: Who, what and from where (the script checks the request's place and policy). A check
+                (``attempt.check``) is judged only: nothing is written, and it takes none of the records below.
             decision: The record written if this attempt decides (its approvers and discussion are filled in).
             update: The message update, as ``Outbox.script_entry`` made it.
             audit: The audit events of a vote and of a decision (in that order), as ``Audit.script_events`` made them.
@@ -344,6 +362,45 @@ class ApprovalStore(ApprovalListings):
         if as_text(reply[0]) == TOO_LATE:
             raise redis.TimeoutError("the decision reached Redis after its caller stopped waiting: nothing recorded")
         return DecideResult.from_reply(attempt, reply)
+
+    def read_and_check(
+        self, checks: Sequence[Attempt], *, readable_only: bool = False
+    ) -> list[tuple[Approval | None, DecideResult]]:
+        """Each check's approval, read, and the decide script's judgement of it, all in one round trip.
+
+        ``checks`` are check-only attempts (``Attempt.check``: nothing is written). An answer of ``needs`` is the
+        caller's to supply (``bot.flow.judge``). ``readable_only``: an unreadable approval is quarantined and read as
+        ``None``, as ``get_readable`` does.
+
+        Raises:
+            ApprovalDataError: An approval cannot be read back (unless ``readable_only``).
+        """
+        pipeline = self._client.pipeline(transaction=False)
+        for attempt in checks:
+            if not attempt.check:
+                raise ValueError(f"approval_id=<{attempt.approval_id}> | only a check is read with its approval")
+            queue_reads(pipeline, attempt.session_id, attempt.approval_id)
+            request_keys, args = keys_and_args(attempt)
+            self._decide.queue(pipeline, keys=request_keys, args=args)
+        replies = pipeline.execute(raise_on_error=False)
+        found: list[tuple[Approval | None, DecideResult]] = []
+        for index, attempt in enumerate(checks):
+            *reads, judged = replies[(READS + 1) * index : (READS + 1) * (index + 1)]
+            if isinstance(judged, redis.exceptions.NoScriptError):  # a restarted server: run alone, which loads it
+                request_keys, args = keys_and_args(attempt)
+                judged = self._decide(keys=request_keys, args=args)
+            for reply in (*reads, judged):
+                if isinstance(reply, Exception):
+                    raise reply
+            try:
+                approval = approval_from(attempt.approval_id, *reads)
+            except ApprovalDataError as error:
+                if not readable_only:
+                    raise
+                self.quarantine(attempt.session_id, attempt.approval_id, why=str(error))
+                approval = None
+            found.append((approval, DecideResult.from_reply(attempt, judged)))
+        return found
 
     def decide_in(
         self,
@@ -374,38 +431,3 @@ class ApprovalStore(ApprovalListings):
             args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
         )
         return Status(as_text(result))
-
-
-_TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
-    "team_id": True,
-    "channel_id": True,
-    "thread_ts": True,
-    "message_ts": True,
-    "requested_by": True,
-    "input_digest": True,
-    # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
-    # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
-    "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
-    "trust_offered": True,
-    "policy": {
-        "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
-        "approver_users",
-        "approver_groups",
-        "also_approvers",
-        "allow_external",
-        "allow_self_approval",
-        "reason_required_on_deny",
-        "tier",
-        "quorum",
-        "edits",
-    },
-}
-
-
-def terms(request: ApprovalRequest) -> str:
-    """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
-
-    Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
-    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
-    """
-    return request.model_dump_json(include=_TERMS)

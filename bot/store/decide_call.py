@@ -1,7 +1,8 @@
 """The decide script's call: an attempt on an approval (``Attempt``) as the script's keys and arguments, and its answer.
 
 ``ApprovalStore.decide`` runs the script (``bot.store.scripts.decide``); this module says what the script is given
-(``keys_and_args``) and reads what it returns (``DecideResult``).
+(``keys_and_args``), what of a request it judges by (``terms``, stored with the request) and reads what it returns
+(``DecideResult``).
 """
 
 import json
@@ -28,7 +29,7 @@ class Attempt:
     Attributes:
         session_id: The approval's session (a button carries it: the script's keys follow from it).
         approval_id: The approval.
-        kind: ``approve``, ``deny`` or ``expired``.
+        kind: ``approve``, ``deny``, ``answer`` or ``expired``; for a check, also ``discuss``.
         user: Who decides (``signoff:expiry`` for the clock).
         team_id: The workspace the caller expects the request in (the script says if it is another).
         channel_id: The channel the caller expects the request in (idem).
@@ -46,6 +47,7 @@ class Attempt:
         trust: The approval also trusts the tool for the rest of the session (only where the request offers it).
         answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
         choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
+        check: Only judge it (the script writes nothing and answers ``allowed`` where it would go on to record it).
     """
 
     session_id: str
@@ -66,6 +68,7 @@ class Attempt:
     trust: bool = False
     answer_kind: str = "text"
     choices: tuple[int, ...] = ()
+    check: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,15 +134,18 @@ class DecideResult:
 def keys_and_args(
     attempt: Attempt,
     *,
-    decision: Decision,
-    update: scripts.ScriptRecord,
-    audit: tuple[scripts.ScriptRecord, ...],
+    decision: Decision | None = None,
+    update: scripts.ScriptRecord = (),
+    audit: tuple[scripts.ScriptRecord, ...] = (),
     answer_by_ms: int = 0,
 ) -> tuple[list[str], list[str]]:
-    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting)."""
+    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting).
+
+    A check (``attempt.check``) takes no records: ``decision`` is ``None``.
+    """
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
-    decided_ms = int(decision.decided_at.timestamp() * 1000)
+    decided_ms = int(decision.decided_at.timestamp() * 1000) if decision is not None else 0
     request_keys = [
         keys.approval(session_id, approval_id),
         keys.open_approvals(session_id),
@@ -184,7 +190,12 @@ def keys_and_args(
         "answer_kind": attempt.answer_kind,
         "choices": list(attempt.choices),
         "answer_by_ms": answer_by_ms,
+        "check": attempt.check,
     }
+    if decision is None:
+        if not attempt.check:
+            raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
+        return request_keys, [json.dumps(judged)]
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
@@ -195,3 +206,38 @@ def keys_and_args(
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
     ]
     return request_keys, args
+
+
+_TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
+    "team_id": True,
+    "channel_id": True,
+    "thread_ts": True,
+    "message_ts": True,
+    "requested_by": True,
+    "input_digest": True,
+    # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
+    # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
+    "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
+    "trust_offered": True,
+    "policy": {
+        "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
+        "approver_users",
+        "approver_groups",
+        "also_approvers",
+        "allow_external",
+        "allow_self_approval",
+        "reason_required_on_deny",
+        "tier",
+        "quorum",
+        "edits",
+    },
+}
+
+
+def terms(request: ApprovalRequest) -> str:
+    """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
+
+    Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
+    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
+    """
+    return request.model_dump_json(include=_TERMS)

@@ -123,6 +123,14 @@ class DirectScript:
             metrics.unreplicated_write()
         return reply
 
+    def queue(self, pipeline: redis.client.Pipeline, *, keys: Sequence[str], args: Sequence[Any]) -> None:
+        """Queue the script in ``pipeline``, by its SHA, with the reads it is sent with.
+
+        A server that does not hold the script answers ``NoScriptError`` in that command's place: the caller runs it
+        again through ``__call__``, which loads it.
+        """
+        pipeline.execute_command("EVALSHA", self._pooled.sha, len(keys), *keys, *args)  # type: ignore[no-untyped-call]
+
     def _node_of(self, key: str) -> str:
         if isinstance(self._client, RedisCluster):
             return str(self._client.get_node_from_key(key).name)

@@ -101,22 +101,6 @@ class Directory:
         self._cache_members(key, users, ttl_ms)
         return user_id in users
 
-    def in_channel_of(self, team_id: str, channel_id: str, user_ids: list[str]) -> set[str]:
-        """Those of ``user_ids`` who are members of ``channel_id`` of ``team_id``: one round trip when cached.
-
-        Raises:
-            SLACK_CALL_ERRORS: As ``in_channel``.
-            NotInstalled: As ``in_channel``.
-        """
-        key = keys.channel_members(team_id, channel_id)
-        pipeline = self._redis.pipeline(transaction=False)
-        pipeline.exists(key)
-        pipeline.smismember(key, user_ids)
-        cached, flags = pipeline.execute()
-        if cached:
-            return {user for user, flag in zip(user_ids, flags, strict=True) if flag}
-        return {user for user in user_ids if self.in_channel(team_id, channel_id, user)}  # the first fills the cache
-
     def _shared_channel_members(self, team_id: str, channel_id: str) -> tuple[set[str], int]:
         """The shared copy of a channel's members and how long it has left (empty: none, or about to expire)."""
         pipeline = self._redis.pipeline(transaction=False)

@@ -40,8 +40,8 @@ def _take(services: Services) -> Handler:
 
     def take(body: BlockActions, action: Action) -> None:
         who = clicker(body)
-        approval_id, _session_id = parse_button_value(action["value"])
-        taken = attending.take(approval_id, user_id=who.user, origin=click_origin(body))
+        approval_id, session_id = parse_button_value(action["value"])
+        taken = attending.take(approval_id, user_id=who.user, origin=click_origin(body), session_id=session_id)
         if taken.until is not None:
             text = answers.take_recorded(taken.until)
         else:
@@ -56,8 +56,8 @@ def _discuss(services: Services) -> Handler:
 
     def discuss(body: BlockActions, action: Action) -> None:
         who = clicker(body)
-        approval_id, _session_id = parse_button_value(action["value"])
-        refusal = attending.discuss(approval_id, user_id=who.user, origin=click_origin(body))
+        approval_id, session_id = parse_button_value(action["value"])
+        refusal = attending.discuss(approval_id, user_id=who.user, origin=click_origin(body), session_id=session_id)
         if refusal is not None:
             tell_clicker(outbox, who, outcome_text(refusal) or answers.unknown_approval())
 
@@ -70,8 +70,9 @@ class ApprovalAction:
 
     Attributes:
         control: The button (its ids, label, when it shows: ``bot.render.controls``).
-        asks: The judge's question. Its flow call asks it today (the decide script for what decides, ``DecisionService``
-            for the rest); it is written here so that a new button says who may in its one entry.
+        asks: The judge's question. Its flow call asks it of the one judge, the decide script (deciding, or as a check
+            that writes nothing: ``DecisionService.find_checked``); it is written here so that a new button says who
+            may in its one entry.
         serves: Makes, from the services, what serves its clicks once acked (the flow call, what the clicker is told).
         opens: Makes what opens its modal instead (lazily, after the ack).
     """

@@ -23,7 +23,7 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
 #       whether the approval also trusts the tool for the session, answer_kind: how an answer answers the question
 #       (text, choice, form), choices: the indexes (from 0) of the options a choice answer picks, answer_by_ms: 0, or
-#       the Redis time (unix ms) after which the caller no longer waits for the answer), 2 the
+#       the Redis time (unix ms) after which the caller no longer waits for the answer, check: judge only), 2 the
 #       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
 #       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"; for a
 #       choice answer, its null "answer" with the labels chosen, as the audit details' too), then
@@ -33,7 +33,12 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
 # standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
 # reason when one is required. Without (the clock), only the record's own rules apply.
-# The attempt is judged by the request's terms (``bot.store.approvals.terms``: its place, asker and policy), never
+# A check (``check``; ARGV is the attempt alone) is the one judge of everything that decides nothing (a claim, a
+# form opened, App Home): judged as the same attempt would be, it writes nothing, not even the signature, and
+# answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its kind may
+# also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could see
+# the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
+# The attempt is judged by the request's terms (``bot.store.decide_call.terms``: its place, asker and policy), never
 # by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
 # terms were kept apart has none: its request is read in their place.
 # Returns {status, value, request JSON, message ts}: too late (``TOO_LATE``: it ran after answer_by_ms, nothing
@@ -46,9 +51,9 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # does not offer), changed (an approval of an input
 # that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
 # (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
-# (value: the count), no_round, decided (value: the decision). Every answer but replayed, needs and unreadable
-# records the signature as used. The request JSON is '' for replayed, unreadable and a needs of the place, and for
-# decided unless with_request.
+# (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but replayed, needs
+# and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a needs of the
+# place, a check's answers, and for decided unless with_request.
 TOO_LATE: Final = "too_late"
 """The decide script ran after its caller stopped waiting (a server paused, then resumed): it wrote nothing."""
 
@@ -74,8 +79,8 @@ local terms_json, posted_ts = stored[1] or redis.call('HGET', KEYS[1], 'request'
 local function request_json() return redis.call('HGET', KEYS[1], 'request') or '' end
 local function answer(status, value)
   if attempt.replay then redis.call('SET', replay_key, '1', 'EX', attempt.replay_ttl_s) end
-  local returned = ''
-  if status ~= '{Status.DECIDED}' or attempt.with_request then returned = request_json() end
+  local returned = ''  -- a check's caller read the approval with it
+  if not attempt.check and (status ~= '{Status.DECIDED}' or attempt.with_request) then returned = request_json() end
   return {{status, value or '', returned, posted_ts}}
 end
 if terms_json == '' then return answer('{Status.UNKNOWN}') end
@@ -91,6 +96,10 @@ local function text(value) if type(value) == 'string' then return value end retu
 local function list(value) if type(value) == 'table' then return value end return {{}} end
 local message_ts = posted_ts ~= '' and posted_ts or text(terms.message_ts)
 local user = attempt.user
+-- A check of ``decide``: the decision this request takes (an answer to a question, else an approval), for App Home.
+if attempt.check and attempt.kind == 'decide' then
+  attempt.kind = type(terms.question) == 'table' and 'answer' or 'approve'
+end
 local chosen = nil  -- a choice answer's labels, as JSON (judged with the checks below)
 if attempt.checks then
   local origin = attempt.origin
@@ -110,12 +119,29 @@ if attempt.checks then
       return answer('{Status.WRONG_PLACE}')
     end
   end
+  -- Discussing (or seeing, decided or not) needs only a way to have seen it: its channel, a copy, a part in it.
+  if attempt.kind == 'discuss' then
+    local involved = copy ~= false or user == terms.requested_by or redis.call('SISMEMBER', KEYS[4], user) == 1
+    local read, decided = pcall(cjson.decode, stored[2] or 'null')
+    if not involved and read and type(decided) == 'table' then
+      involved = decided.decided_by == user
+      for _, voter in ipairs(list(decided.approved_by)) do involved = involved or voter == user end
+    end
+    if not involved and redis.call('SISMEMBER', KEYS[16], user) == 0 then
+      if redis.call('EXISTS', KEYS[16]) == 0 then
+        return {{'{Status.NEEDS}', cjson.encode({{members = terms.channel_id}}), '', posted_ts}}
+      end
+      return answer('{Status.NOT_A_MEMBER}')
+    end
+    return answer('{Status.ALLOWED}')  -- whatever the attempt says: a discussion decides nothing
+  end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
   -- An answer fits a question only; an approval or a denial, an approval only.
   if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
   -- An answer answers as its question asks: in words, with options it offers (one, unless it lets several be
-  -- chosen), or with its form. A question stored without a kind is answered in words.
-  if attempt.kind == 'answer' then
+  -- chosen), or with its form. A question stored without a kind is answered in words. (A check opens the way to
+  -- answer: how is the form's to ask.)
+  if attempt.kind == 'answer' and not attempt.check then
     local asked = type(terms.question.kind) == 'string' and terms.question.kind or 'text'
     if attempt.answer_kind ~= asked then return answer('{Status.WRONG_ACTION}') end
     if asked == 'choice' then
@@ -184,10 +210,13 @@ if attempt.checks then
       if not admitted then return answer('{Status.NOT_AN_APPROVER}') end
     end
   end
+  -- A check stops here, having written nothing: the person may act now (a deny's reason is for its form to ask).
+  if attempt.check then return answer('{Status.ALLOWED}') end
   if attempt.kind == 'deny' and not attempt.reason_given and policy.reason_required_on_deny == true then
     return answer('{Status.REASON_REQUIRED}')
   end
 end
+if attempt.check then return answer('{Status.WRONG_ACTION}') end  -- a check is a person's: never the clock's
 -- Slack ts values are compared as decimal strings: doubles lose the last microsecond digits.
 local function ts_not_after(a, b)
   local a_s, a_f = string.match(a, '^(%d+)%.?(%d*)$')

@@ -1,15 +1,17 @@
-"""The two judges of who may decide agree on every case of a matrix, so that they never drift apart silently.
+"""The one judge of who may do what to a request, the decide script, on every rule and asked by every path.
 
-A decision is judged by the decide script (``bot.store.scripts.decide``, through ``DecisionService.decide``);
-what decides nothing (the deny modal, claims, App Home) is judged in Python (``DecisionService.check``, plus the
-rule that a deny needs a reason when the policy says so, which only ``decide`` applies). Each case (policy,
-person, origin, kind) gets a fresh approval, posted and copied by DM; the Python judge is asked, then the case is
-decided for real: the script must give the Python judge's refusal, or ``decided`` where Python allows. Membership
-and user groups come from the loopback Slack through a real ``Directory`` (cold caches, then warm ones).
+Each case of a matrix (policy, person, origin, kind) gets a fresh approval, posted and copied by DM. It is checked
+first, as everything that decides nothing asks (``DecisionService.find_checked``: the script judging only), then
+decided for real (``decide``). Both must give what the rules say (``_the_rules``: docs/policy.md's, as a table of
+answers), the check allowing where the decision is recorded, or where only a deny's reason is missing (its form asks
+for one). Membership and user groups come from the loopback Slack through a real ``Directory`` (cold caches, then
+warm ones).
 
 The matrix is two products, so that it stays fast: who may decide (every approver list, self-approval and
 reason flag, person and kind) on the approval's own message; and where from (every origin, with and without
-``allow_external``, every person and kind) under an open and a restricted policy.
+``allow_external``, every person and kind) under an open and a restricted policy. Then the rules it does not reach
+(tiers, quorum, decided and expired requests, edits, questions, Discuss), and each path that decides nothing
+(Take, the deny, edit, answer and "allow similar" forms, Discuss, App Home) refusing what the judge refuses.
 """
 
 import itertools
@@ -22,19 +24,29 @@ import pytest
 import redis
 from pydantic import SecretStr
 
-from bot.domain.hidden_characters import is_blank
-from bot.domain.records import ApprovalRequest, ApproverSet, PolicySummary, approval_id_for, session_id_for
+from agent.approval import input_digest
+from bot.domain.edits import CallEdit
+from bot.domain.records import (
+    ApprovalRequest,
+    ApproverSet,
+    PolicySummary,
+    Question,
+    approval_id_for,
+    session_id_for,
+)
 from bot.domain.status import Status
 from bot.flow.access import Origin
+from bot.flow.judge import Check
 from bot.flow.outcomes import Kind
 from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.services import Services
 from bot.settings import Settings
 from bot.store import keys
 from bot.store.approvals import ApprovalStore
+from bot.store.outbox import Outbox, update_approval
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET, demo_factory
-from tests.redis_targets import on_both
+from tests.redis_targets import every_key, on_both
 
 pytest_generate_tests = on_both
 
@@ -54,6 +66,8 @@ IN_CHANNEL = (APPROVER, GROUPIE, BOTH, REQUESTER, MEMBER, "U0BOT")
 ONCALL, EMPTY, GONE = "S0ONCALL", "S0EMPTY", "S0GONE"  # GONE: Slack answers no_such_subteam
 USERGROUPS = {ONCALL: [GROUPIE, BOTH, REQUESTER], EMPTY: []}
 COPY_CHANNEL = "D0COPIED"
+TOOL_INPUT = {"service": "api"}
+INPUT_SCHEMA = {"type": "object", "properties": {"service": {"type": "string"}}}
 
 # Who may decide, before the flags: name -> (users, groups, also_approvers).
 APPROVERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[ApproverSet, ...]]] = {
@@ -141,23 +155,36 @@ CASES = list(dict.fromkeys([*_WHO, *_WHERE]))
 
 
 @pytest.fixture
-def services(redis_client: redis.Redis) -> Iterator[Services]:
-    """The bot's services over the loopback Slack (no HTTP app, no worker: the judges are called directly)."""
+def slack() -> Iterator[FakeSlack]:
+    """The loopback Slack: who is in which channel and user group."""
     channels = {CHANNEL: IN_CHANNEL, OTHER_CHANNEL: PEOPLE}
     with FakeSlack(usergroups=USERGROUPS, users={user: {} for user in PEOPLE}, channels=channels) as slack:
-        settings = Settings(
-            slack_bot_token=SecretStr(slack.token),
-            slack_signing_secret=SecretStr(SIGNING_SECRET),
-            slack_api_url=slack.url,
-        )
-        yield Services(settings, redis_client=redis_client, agent_factory=demo_factory)
+        yield slack
+
+
+@pytest.fixture
+def services(slack: FakeSlack, redis_client: redis.Redis) -> Services:
+    """The bot's services over the loopback Slack (no HTTP app, no worker: the judge is asked directly)."""
+    settings = Settings(
+        slack_bot_token=SecretStr(slack.token),
+        slack_signing_secret=SecretStr(SIGNING_SECRET),
+        slack_api_url=slack.url,
+    )
+    return Services(settings, redis_client=redis_client, agent_factory=demo_factory)
 
 
 def _open(
-    services: Services, redis_client: redis.Redis, round_index: int, policy: PolicySummary, count: int
+    services: Services,
+    redis_client: redis.Redis,
+    round_index: int,
+    policy: PolicySummary,
+    count: int,
+    *,
+    question: Question | None = None,
 ) -> list[tuple[str, str, Shown]]:
-    """``count`` fresh pending approvals under ``policy``: one round in a thread of its own (so rounds spread over
-    the shards, cold caches first), each posted and copied to COPIED. Returns (session id, approval id, where)."""
+    """``count`` fresh pending approvals under ``policy`` (or questions): one round in a thread of its own (so rounds
+    spread over the shards, cold caches first), each posted and copied to COPIED. Returns (session id, approval id,
+    where)."""
     thread_ts = f"1700000000.{round_index:06d}"
     session_id = session_id_for(TEAM_ID, CHANNEL, thread_ts)
     requests = []
@@ -174,6 +201,10 @@ def _open(
                 thread_ts=thread_ts,
                 requested_by=REQUESTER,
                 tool="restart_service",
+                tool_input=TOOL_INPUT,
+                input_digest=input_digest(TOOL_INPUT),
+                input_schema=INPUT_SCHEMA,
+                question=question,
                 policy=policy,
                 created_at=datetime.now(UTC),
             )
@@ -194,23 +225,68 @@ def _open(
     return opened
 
 
-def _python_judge(services: Services, session_id: str, approval_id: str, case: Case, origin: Origin) -> Status:
-    """What the checks used where nothing is decided answer, plus ``decide``'s reason rule."""
-    approval = services.stores.approvals.get(session_id, approval_id)
-    assert approval is not None
-    refusal = services.decisions.check(approval, user_id=case.person, kind=case.kind, origin=origin)
-    if refusal is not None:
-        return refusal.status
-    no_reason = case.reason is None or is_blank(case.reason)
-    if case.kind == "deny" and no_reason and approval.request.policy.reason_required_on_deny:
+def _the_rules(case: Case) -> Status:
+    """What the rules answer ``case`` (docs/policy.md), in the order they apply: what the judge must answer."""
+    policy, person = case.policy, case.person
+    if case.origin in ("another workspace", "a guest") and not policy.allow_external:
+        return Status.WRONG_WORKSPACE
+    elsewhere = case.origin in ("another message", "another channel", "another thread")
+    if elsewhere or (case.origin == "the DM copy" and person != COPIED):
+        return Status.WRONG_PLACE
+    if person == STRANGER:  # COPIED is not in the channel either, but was sent a copy
+        return Status.NOT_A_MEMBER
+    if not (case.kind == "deny" and person == REQUESTER):  # else: the asker withdraws their own request
+        lists = [(policy.approver_users, policy.approver_groups)]
+        lists += [(extra.users, extra.usergroups) for extra in policy.also_approvers]
+        if any(GONE in groups for _users, groups in lists):
+            return Status.UNAVAILABLE  # Slack cannot list the group: nobody is admitted by guess
+        if person == REQUESTER and not policy.allow_self_approval:
+            return Status.SELF_APPROVAL
+        for users, groups in lists:
+            listed = person in users or any(person in USERGROUPS.get(group, ()) for group in groups)
+            if (users or groups) and not listed:
+                return Status.NOT_AN_APPROVER
+    if case.kind == "deny" and case.reason is None and policy.reason_required_on_deny:
         return Status.REASON_REQUIRED
     return Status.DECIDED
 
 
-def test_the_decide_script_and_the_python_checks_give_the_same_answer_on_every_case(
+@dataclass(frozen=True)
+class On:
+    """An attempt's approval, and where the attempt comes from."""
+
+    session_id: str
+    approval_id: str
+    origin: Origin
+
+
+def _checked(services: Services, on: On, person: str, action: Check) -> Status:
+    """What a check answers (``decided`` where it allows), having written nothing."""
+    approval, refusal = services.decisions.find_checked(
+        on.approval_id, user_id=person, action=action, origin=on.origin, session_id=on.session_id
+    )
+    assert approval is not None
+    return Status.DECIDED if refusal is None else refusal.status
+
+
+def _decided(services: Services, on: On, person: str, kind: Kind, *, shown: str = "") -> Status:
+    """What deciding for real answers."""
+    return services.decisions.decide(
+        on.approval_id,
+        user_id=person,
+        kind=kind,
+        reason=None,
+        source="button",
+        origin=on.origin,
+        session_id=on.session_id,
+        shown=shown,
+    ).status
+
+
+def test_the_judge_answers_every_case_as_the_rules_say_whether_it_checks_or_decides(
     services: Services, redis_client: redis.Redis
 ) -> None:
-    disagreements = []
+    wrong = []
     answers: Counter[Status] = Counter()
     by_policy: dict[PolicySummary, list[Case]] = {}
     for case in CASES:
@@ -220,7 +296,8 @@ def test_the_decide_script_and_the_python_checks_give_the_same_answer_on_every_c
             cases, _open(services, redis_client, round_index, policy, len(cases)), strict=True
         ):
             origin = ORIGINS[case.origin](at)
-            expected = _python_judge(services, session_id, approval_id, case, origin)
+            expected = _the_rules(case)
+            checked = _checked(services, On(session_id, approval_id, origin), case.person, case.kind)
             outcome = services.decisions.decide(
                 approval_id,
                 user_id=case.person,
@@ -233,11 +310,14 @@ def test_the_decide_script_and_the_python_checks_give_the_same_answer_on_every_c
                 session_id=session_id,
             )
             answers[expected] += 1
+            # A check stops before the reason: the deny form is where it is given.
+            if checked is not (Status.DECIDED if expected is Status.REASON_REQUIRED else expected):
+                wrong.append(f"{case}: the rules say {expected}, the check {checked}")
             if outcome.status is not expected:
-                disagreements.append(f"{case}: python {expected}, script {outcome.status}")
+                wrong.append(f"{case}: the rules say {expected}, the decision {outcome.status}")
 
-    assert disagreements == [], f"{len(disagreements)} of {len(CASES)} cases:\n" + "\n".join(disagreements)
-    # Every refusal is reached by some case (a rule no case reaches could drift unseen), and some cases decide.
+    assert wrong == [], f"{len(wrong)} of {2 * len(CASES)} answers:\n" + "\n".join(wrong)
+    # Every refusal is reached by some case (a rule no case reaches could go wrong unseen), and some cases decide.
     assert set(answers) == {
         Status.DECIDED,
         Status.WRONG_WORKSPACE,
@@ -248,3 +328,114 @@ def test_the_decide_script_and_the_python_checks_give_the_same_answer_on_every_c
         Status.REASON_REQUIRED,
         Status.UNAVAILABLE,
     }, answers
+
+
+OPEN = PolicySummary(name="open")
+CHECKS: tuple[Check, ...] = ("approve", "deny", "decide")
+
+
+def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_and_discussion(
+    services: Services, redis_client: redis.Redis
+) -> None:
+    def opened(index: int, policy: PolicySummary, question: Question | None = None) -> On:
+        [(session_id, approval_id, at)] = _open(services, redis_client, index, policy, 1, question=question)
+        return On(session_id, approval_id, ORIGINS["its message"](at))
+
+    # A rule that decides by itself (tier allow or deny) is decided by nobody, whoever asks, whatever they ask.
+    for index, tier in enumerate(("deny", "allow")):
+        on = opened(index, OPEN.model_copy(update={"tier": tier}))
+        for kind in CHECKS:
+            assert _checked(services, on, APPROVER, kind) is Status.NOT_AN_APPROVER
+        assert _decided(services, on, APPROVER, "approve") is Status.NOT_AN_APPROVER
+        assert _checked(services, on, MEMBER, "discuss") is Status.DECIDED  # may see it
+
+    # A check writes nothing, allowed or not (only ``find_checked`` audits a refusal, apart: none here).
+    on = opened(6, OPEN)
+    _checked(services, on, STRANGER, "approve")  # fills the channel's cache first: Slack's answer is kept
+    before = {key: redis_client.dump(key) for key in every_key(redis_client) if b"audit" not in key}
+    asked: tuple[tuple[str, Check], ...] = ((APPROVER, "approve"), (APPROVER, "deny"), (MEMBER, "discuss"))
+    for person, action in (*asked, (REQUESTER, "decide")):
+        _checked(services, on, person, action)
+    assert {key: redis_client.dump(key) for key in every_key(redis_client) if b"audit" not in key} == before
+
+    # A quorum: a check counts no vote; the second approval decides; then every check says so, and who may see it.
+    on = opened(2, OPEN.model_copy(update={"quorum": 2}))
+    assert _checked(services, on, APPROVER, "approve") is Status.DECIDED
+    assert redis_client.scard(keys.votes(on.session_id, on.approval_id)) == 0
+    assert _decided(services, on, APPROVER, "approve") is Status.VOTE
+    assert _decided(services, on, BOTH, "approve") is Status.DECIDED
+    for kind in CHECKS:
+        assert _checked(services, on, MEMBER, kind) is Status.ALREADY
+    for person, may_see in ((MEMBER, Status.DECIDED), (COPIED, Status.DECIDED), (STRANGER, Status.NOT_A_MEMBER)):
+        assert _checked(services, on, person, "discuss") is may_see, person
+
+    # Expired: nobody decides it any more.
+    on = opened(3, OPEN)
+    approval = services.stores.approvals.get(on.session_id, on.approval_id)
+    assert approval is not None
+    assert services.decisions.expire(approval, outcome="deny").status is Status.DECIDED
+    assert _checked(services, on, APPROVER, "approve") is Status.ALREADY
+
+    # Edits: an editor whose rule wants another approver may still act on it (claim it, edit again), not approve it.
+    on = opened(4, OPEN.model_copy(update={"edits": "other_approver"}))
+    edited = {"service": "web"}
+    edit = CallEdit(input=edited, digest=input_digest(edited), edited_by=APPROVER, edited_at=datetime.now(UTC))
+    [event] = services.stores.audit.script_events(("edit",), session_id=on.session_id, actor=APPROVER)
+    status, _digest = services.stores.edits.edit(
+        on.session_id,
+        on.approval_id,
+        edit=edit,
+        started_from=input_digest(TOOL_INPUT),
+        update=Outbox.script_entry(update_approval(on.session_id, on.approval_id), due_ms=0),
+        audit=event,
+    )
+    assert status is Status.EDITED
+    assert _checked(services, on, APPROVER, "approve") is Status.DECIDED
+    shown = edit.digest
+    assert _decided(services, on, APPROVER, "approve", shown=shown) is (Status.EDITOR_APPROVAL)
+    assert _decided(services, on, BOTH, "approve", shown=shown) is Status.DECIDED
+
+    # A question is answered, never approved or denied; "decide" (App Home) asks whichever it takes.
+    on = opened(5, OPEN, Question(text="Which region?"))
+    assert _checked(services, on, APPROVER, "approve") is Status.WRONG_ACTION
+    assert _checked(services, on, APPROVER, "answer") is Status.DECIDED
+    assert _checked(services, on, APPROVER, "decide") is Status.DECIDED
+    assert _checked(services, on, STRANGER, "decide") is Status.NOT_A_MEMBER
+
+
+def test_every_path_that_decides_nothing_asks_the_judge(
+    services: Services, slack: FakeSlack, redis_client: redis.Redis
+) -> None:
+    # A rule that decides by itself (tier deny), offering all that a person could otherwise open on it.
+    offers = {"claim_pause_s": 600, "grant_durations": (3600,), "edits": "allowed"}
+    ruled = OPEN.model_copy(update={"tier": "deny", **offers})
+    [(session_id, approval_id, at)] = _open(services, redis_client, 0, ruled, 1)
+    [(_, question_id, _)] = _open(services, redis_client, 1, ruled, 1, question=Question(text="Which region?"))
+    [(_, waiting_id, _)] = _open(services, redis_client, 2, OPEN, 1)  # asks people: App Home lists it
+    origin, shown = ORIGINS["its message"](at), input_digest(TOOL_INPUT)
+
+    # Discuss: who could see it (a tier is no matter); while Slack cannot say who is in the channel (a cold cache),
+    # nobody is told they are not in it.
+    slack.error_next("conversations.members", "internal_error")
+    refusal = services.attending.discuss(approval_id, user_id=MEMBER, origin=origin)
+    assert refusal is not None
+    assert refusal.status is Status.UNAVAILABLE
+
+    # Take, and opening the deny, answer, edit and "allow similar" forms: each refused as the judge refuses.
+    taken = services.attending.take(approval_id, user_id=APPROVER, origin=origin)
+    assert taken.outcome.status is Status.NOT_AN_APPROVER
+    forms: tuple[tuple[Check, str], ...] = (("deny", approval_id), ("answer", question_id))
+    for action, on in forms:
+        _approval, refusal = services.decisions.find_checked(on, user_id=APPROVER, action=action, origin=origin)
+        assert refusal is not None, action
+        assert refusal.status is Status.NOT_AN_APPROVER, action
+    edit = services.edit_flow.open(approval_id, user_id=APPROVER, origin=origin, shown=shown)
+    assert edit.refusal is not None
+    assert edit.refusal.status is Status.NOT_AN_APPROVER
+    similar = services.grant_flow.open_similar(approval_id, user_id=APPROVER, origin=origin, shown=shown)
+    assert similar.refusal is not None
+    assert similar.refusal.status is Status.NOT_AN_APPROVER
+    # App Home lists only what the person may decide now.
+    home = services.home_queue.contents_for(APPROVER, team_id=TEAM_ID)
+    assert [request.approval_id for request, _progress in home.queue] == [waiting_id]
+    assert redis_client.scard(keys.votes(session_id, approval_id)) == 0
