@@ -10,7 +10,7 @@ from bot.api import openapi
 from bot.cli.main import COMMANDS
 from bot.domain.api_requests import ChannelRouting
 from bot.observe import metrics as observed
-from bot.observe.state_collector import StateCollector
+from bot.observe.state_collector import PendingTally, StateCollector
 from tests.docs.markdown import cell, code, first_paragraph, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -86,7 +86,8 @@ def metrics() -> str:
         labels = ", ".join(code(label) for label in instrument._labelnames)
         rows.append([code(name), family.type, labels, cell(family.documentation)])
     # One pending approval and an empty outbox: enough for every gauge family and its labels to appear once.
-    collector = StateCollector(pending=lambda: [(0.0, "rule")], outbox_depth=int, outbox_dead=int, clock=float)
+    one = PendingTally(counts={("rule", "lt_5m"): 1}, oldest_s=0.0)
+    collector = StateCollector(pending=lambda _now: one, outbox_depth=int, outbox_dead=int, clock=float)
     for family in collector.collect():
         labels = ", ".join(code(label) for label in family.samples[0].labels)
         rows.append([code(family.name), family.type, labels, cell(family.documentation)])
