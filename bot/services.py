@@ -30,6 +30,7 @@ from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeQueue
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
+from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
 from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
@@ -37,6 +38,7 @@ from bot.slack.delivery import Deliverer
 from bot.slack.installed_clients import InstalledClients
 from bot.slack.metered_client import MeteredWebClient
 from bot.store.directory import Directory
+from bot.store.pending_gauges import PendingGauges
 from bot.store.stores import Stores
 from bot.store.token_seal import TokenSeal, key_problem
 from bot.store.worker_heartbeats import WorkerHeartbeats
@@ -70,6 +72,7 @@ class Services:
             clock=clock,
             seal=installation_seal(settings),
             decision_replicas=settings.redis_decision_replicas,
+            home_viewer_s=settings.home_viewer_hours * 3600,
         )
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
         self.slack: WebClient = MeteredWebClient(
@@ -89,7 +92,11 @@ class Services:
         self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
         self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
         self.attending = Attending(stores=stores, decisions=decisions, clock=clock)
-        self.home_queue = HomeQueue(stores=stores, decisions=decisions, grants=self.grant_flow, clock=clock)
+        self.home_queue = HomeQueue(
+            stores=stores, decisions=decisions, grants=self.grant_flow, directory=directory, clock=clock
+        )
+        self.uninstalls = Uninstalls(stores=stores, decisions=decisions, clients=self.clients)
+        """Carries out the uninstalls the listeners recorded (in the worker)."""
         self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
         self.publisher = RoundPublisher(
             stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
@@ -106,6 +113,7 @@ class Services:
             home_queue=self.home_queue,
             lease_s=settings.outbox_lease_seconds,
             concurrency=settings.outbox_concurrency,
+            home_refresh_s=settings.home_refresh_seconds,
         )
         # The workspace the bot is installed in: asked once, when the first API request needs it.
         installed_in = functools.cache(lambda: str(self.slack.auth_test()["team_id"]))
@@ -120,7 +128,7 @@ class Services:
         self.api_waits = WaitSlots(settings.api_max_waits)
         """The long-polls of the HTTP API this process holds (at most ``API_MAX_WAITS``)."""
         self.state_metrics = StateCollector(
-            pending=stores.approvals.open_policies,
+            pending=PendingGauges(stores.redis).tally,
             outbox_depth=stores.outbox.pending,
             outbox_dead=stores.outbox.dead_count,
             clock=lambda: clock().timestamp(),
@@ -139,6 +147,7 @@ class Services:
             runner=self.runner,
             deliverer=self.deliverer,
             escalator=self.escalator,
+            uninstalls=self.uninstalls,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retry_first_s=settings.job_retry_seconds,
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,

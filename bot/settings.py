@@ -195,6 +195,12 @@ class Settings(LogSettings, PolicyDefaults):
     """How long a dispatcher holds an outbox entry it claimed before another may send it."""
     outbox_concurrency: int = Field(default=8, ge=1, le=64)
     """How many conversations the dispatcher delivers to at once (each in order, over its own kept-alive connection)."""
+    home_refresh_seconds: float = Field(default=2.0, ge=0, le=60)
+    """At most one App Home rebuild per person in this window: changes meanwhile are shown together at its end
+    (0: each change rebuilds at once)."""
+    home_viewer_hours: float = Field(default=24.0, gt=0, le=24 * 90)
+    """How long a person who stopped opening App Home still has their tab rebuilt when a request they can see
+    changes; opening it again starts over."""
 
     @property
     def oauth(self) -> bool:

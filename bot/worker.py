@@ -39,10 +39,12 @@ from bot.domain.records import session_id_for
 from bot.flow.escalation import Escalator
 from bot.flow.job_pool import JobPool
 from bot.flow.runner import AgentCodeError, AgentSetupError, SessionRunner
+from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.delivery import Deliverer
+from bot.store import index_build
 from bot.store.jobs import Job, JobKind
 from bot.store.stores import Stores
 from bot.store.worker_heartbeats import WorkerHeartbeats
@@ -71,6 +73,7 @@ class Worker:
     runner: SessionRunner
     deliverer: Deliverer
     escalator: Escalator
+    uninstalls: Uninstalls | None = None
     claim_idle_ms: int = 30_000
     retry_first_s: float = 1.0
     audit_max_entries: int = 1_000_000
@@ -141,11 +144,11 @@ class Worker:
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
-        """Fire due reminders, escalations and expiries (and trim the audit trail now and then).
+        """Fire due reminders, escalations and expiries, carry out owed uninstalls; trim the audit trail now and then.
 
         Sleeps ``idle_s`` when nothing was due.
         """
-        fired = self.escalator.tick()
+        fired = self.escalator.tick() + self.finish_uninstalls()
         if time.monotonic() >= self._next_trim:
             self._next_trim = time.monotonic() + self.trim_every_s
             self.stores.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
@@ -153,12 +156,27 @@ class Worker:
             self._stop.wait(idle_s)
         return fired
 
+    def finish_uninstalls(self) -> int:
+        """Carry out the uninstalls Slack was answered for (``bot.store.owed_uninstalls``); return how many.
+
+        One that fails stays owed: it is taken again when its lease runs out.
+        """
+        if self.uninstalls is None:
+            return 0
+        owed = self.stores.owed_uninstalls.take()
+        for owed_id, uninstall in owed:
+            self.uninstalls.carry_out(uninstall)
+            self.stores.owed_uninstalls.done(owed_id)
+        return len(owed)
+
     def run_forever(self) -> None:
         """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
 
-        Then hand back waiting retries and leave the group.
+        First, once per Redis, the indexes are built from records stored before them (``bot.store.index_build``).
+        Once stopped, hand back waiting retries and leave the group.
         """
         self.stores.jobs.ensure_group()
+        index_build.ensure(self.stores)  # an upgrade lists the records stored before the indexes: once, one read after
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [

@@ -36,7 +36,8 @@ from bot.domain.api_requests import ApprovalAsk, QuestionAsk, RequestKind
 from bot.domain.claude_hooks import DEFAULT_WAIT_S, ClaudeHookInput, OnTimeout, wait_seconds
 from bot.domain.errors import RefusedRequest
 from bot.domain.slack_ids import CHANNEL_ID_PATTERN
-from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
+from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, AskProblem
+from bot.flow.api_views import ApiRequestView
 from bot.flow.claude_hooks import ClaudeCodeHooks, undecided_output
 from bot.render.texts import claude_hooks as hook_texts
 from bot.store.api_keys import ApiClient, ApiKeys

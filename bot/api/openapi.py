@@ -6,6 +6,7 @@ cannot drift; the response schemas are written here and the tests validate real 
 
 from typing import Any, Final
 
+from bot.api.answer_schemas import APPROVAL, DECISION, ERROR, QUESTION
 from bot.api.hook_document import EXAMPLE_HOOK, HOOK_OUTPUT, hook_parameters
 from bot.domain.api_requests import DEFAULT_QUESTION_NAME, REQUEST_ID_PATTERN, ApprovalAsk, ChannelRouting, QuestionAsk
 from bot.domain.claude_hooks import ClaudeHookInput
@@ -13,168 +14,6 @@ from bot.flow.api_requests import MAX_WAIT_S, SIGNATURE_HEADER, TIMESTAMP_HEADER
 
 WAIT_PATTERN: Final = "^(?:(?:[0-9]|[1-5][0-9]|60)s?|[01]m)$"
 """``wait``: whole seconds from 0 to ``MAX_WAIT_S``, with or without ``s``, or ``0m`` / ``1m``."""
-
-_NULLABLE_STRING: Final = {"type": ["string", "null"]}
-_DECISION: Final = {
-    "type": "object",
-    "description": "Who decided, why, and when; `expired` is never a human denial.",
-    "required": ["decision", "decided_at"],
-    "additionalProperties": False,
-    "properties": {
-        "decision": {"enum": ["approve", "deny", "expired", "answer"]},
-        "decided_by": {**_NULLABLE_STRING, "description": "Slack user id; null for the clock or a withdrawal"},
-        "approved_by": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Slack user ids of every approver counted (the one of a single approval too); "
-            "empty unless approved",
-        },
-        "reason": _NULLABLE_STRING,
-        "discussion": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["user", "text", "at"],
-                "additionalProperties": False,
-                "properties": {"user": {"type": "string"}, "text": {"type": "string"}, "at": {"type": "string"}},
-            },
-        },
-        "decided_at": {"type": "string", "format": "date-time"},
-        "by_rule": {
-            **_NULLABLE_STRING,
-            "description": "the policy rule that decided by itself (tier allow or deny), nobody asked",
-        },
-        "by_grant": {
-            **_NULLABLE_STRING,
-            "description": "the standing approval that covered the call (made by decided_by), nobody asked",
-        },
-        "input_digest": {
-            **_NULLABLE_STRING,
-            "description": "SHA-256 (hex) of the canonical JSON (sorted keys, no spaces) of the input approved: "
-            "run only an input with this digest",
-        },
-        "updated_input": {
-            "type": ["object", "null"],
-            "description": "the input an approver edited the call to before approving it: run this one instead; "
-            "null: run the input as asked",
-        },
-        "edited_by": {**_NULLABLE_STRING, "description": "Slack user id of who edited the call (updated_input)"},
-        "answer": {
-            **_NULLABLE_STRING,
-            "description": "a question's answer, exactly as the person wrote it (decision `answer`); null otherwise",
-        },
-        "trusted": {
-            "type": "boolean",
-            "description": "the approver also trusted the tool for the rest of the agent's session (Strands' "
-            "HumanInTheLoop trust); always false for a request made through this API",
-        },
-    },
-}
-_APPROVAL: Final = {
-    "type": "object",
-    "required": ["id", "kind", "status", "tool", "input", "client", "channel", "created_at", "decision"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "pattern": REQUEST_ID_PATTERN},
-        "kind": {"const": "approval"},
-        "status": {"enum": ["pending", "approved", "denied", "expired", "cancelled"]},
-        "tool": {"type": "string"},
-        "input": {"type": "object"},
-        "reason": _NULLABLE_STRING,
-        "requester": _NULLABLE_STRING,
-        "client": {"type": "string", "description": "the name of the API key that asked"},
-        "channel": {"type": "string"},
-        "thread_ts": _NULLABLE_STRING,
-        "message_ts": {**_NULLABLE_STRING, "description": "the approval message, once posted"},
-        "policy": {**_NULLABLE_STRING, "description": "the policy rule that applies"},
-        "quorum": {"type": ["integer", "null"]},
-        "votes": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": "string", "format": "date-time"},
-        "expires_at": {"type": ["string", "null"], "format": "date-time"},
-        "callback_url": _NULLABLE_STRING,
-        "decision": {"oneOf": [{"$ref": "#/components/schemas/Decision"}, {"type": "null"}]},
-    },
-}
-_ANSWER: Final = {
-    "description": "the answer: the person's words, the label chosen, the labels chosen (`multiple`, in the options' "
-    "order) or the object the form was filled in with; null until answered",
-    "oneOf": [
-        {"type": "string"},
-        {"type": "array", "items": {"type": "string"}},
-        {"type": "object"},
-        {"type": "null"},
-    ],
-}
-_QUESTION: Final = {
-    "type": "object",
-    "required": [
-        "id",
-        "kind",
-        "status",
-        "question",
-        "options",
-        "multiple",
-        "schema",
-        "name",
-        "client",
-        "channel",
-        "created_at",
-        "answer",
-        "answered_by",
-        "answered_at",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "pattern": REQUEST_ID_PATTERN},
-        "kind": {"const": "question"},
-        "status": {
-            "enum": ["pending", "answered", "expired", "cancelled", "refused"],
-            "description": "`expired`: nobody answered in time (never an answer); `cancelled`: withdrawn through the "
-            "API; `refused`: a policy rule of tier `deny` matched its name, nobody was asked",
-        },
-        "question": {"type": "string"},
-        "options": {
-            "type": ["array", "null"],
-            "items": {
-                "type": "object",
-                "required": ["label", "description"],
-                "additionalProperties": False,
-                "properties": {"label": {"type": "string"}, "description": _NULLABLE_STRING},
-            },
-        },
-        "multiple": {"type": "boolean"},
-        "schema": {"type": ["object", "null"], "description": "the form's JSON Schema, as asked"},
-        "name": {"type": "string", "description": "the interrupt name policy rules match"},
-        "requester": _NULLABLE_STRING,
-        "client": {"type": "string", "description": "the name of the API key that asked"},
-        "channel": {"type": "string"},
-        "thread_ts": _NULLABLE_STRING,
-        "message_ts": {**_NULLABLE_STRING, "description": "the question's message, once posted"},
-        "policy": {**_NULLABLE_STRING, "description": "the policy rule that applies"},
-        "created_at": {"type": "string", "format": "date-time"},
-        "expires_at": {"type": ["string", "null"], "format": "date-time"},
-        "callback_url": _NULLABLE_STRING,
-        "answer": _ANSWER,
-        "answered_by": {**_NULLABLE_STRING, "description": "Slack user id of who answered"},
-        "answered_at": {"type": ["string", "null"], "format": "date-time"},
-    },
-}
-_ERROR: Final = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message", "field"],
-            "additionalProperties": False,
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "field": {**_NULLABLE_STRING, "description": "the field (or header, or parameter) at fault"},
-            },
-        }
-    },
-}
 
 
 def _json(ref: str, description: str) -> dict[str, Any]:
@@ -331,11 +170,11 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
             "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
             "schemas": {
                 "ApprovalAsk": _ask_schema(routing),
-                "Approval": _APPROVAL,
+                "Approval": APPROVAL,
                 "QuestionAsk": _question_schema(routing.questions),
-                "Question": _QUESTION,
-                "Decision": _DECISION,
-                "Error": _ERROR,
+                "Question": QUESTION,
+                "Decision": DECISION,
+                "Error": ERROR,
                 "ClaudeHookInput": ClaudeHookInput.model_json_schema(),
                 "ClaudeHookOutput": HOOK_OUTPUT,
             },

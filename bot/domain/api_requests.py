@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from bot.domain.edit_form import MAX_FIELDS
 from bot.domain.patterns import NON_BLANK_PATTERN, VISIBLE_NAME_PATTERN, published, somewhere, whole_match
 from bot.domain.policy_rules import ToolName
 from bot.domain.question_kinds import MAX_DESCRIPTION, MAX_LABEL, MAX_OPTIONS
@@ -209,15 +210,28 @@ class QuestionAsk(BaseModel):
         },
     )
 
-    question: UnicodeText = Field(min_length=1, max_length=QUESTION_TEXT_MAX)
-    """The question, shown as written (escaped; hidden characters made visible)."""
+    question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
+    """The question, shown as written (escaped; hidden characters made visible): not blank."""
     options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
-    """The answers to choose from (labels distinct); without them (and without ``schema``) the answer is words."""
+    """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
+    distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
     multiple: StrictBool = False
     """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
-    form_schema: dict[str, Any] | None = Field(default=None, alias="schema")
-    """A JSON Schema of ``"type": "object"`` (1 to 40 properties, at most 8,000 characters as JSON): the answer is
-    the object its form is filled in with. Not with ``options``."""
+    form_schema: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        json_schema_extra={
+            "required": ["properties"],
+            "properties": {
+                "type": {"const": "object"},
+                "properties": {"type": "object", "minProperties": 1, "maxProperties": MAX_FIELDS},
+            },
+        },
+    )
+    """A JSON Schema of ``"type": "object"`` with 1 to 40 ``properties``, at most 8,000 characters as JSON: the
+    answer is the object its form is filled in with. It is checked as a JSON Schema (against its metaschema) and each
+    property must make a form field (a 422 names where it fails: ``schema.properties.replicas.minimum``). Not with
+    ``options``."""
     name: AskedTool = DEFAULT_QUESTION_NAME
     """The interrupt name policy rules match (``match: {interrupts: [...]}``): visible characters only."""
     requester: UserId | None = None

@@ -1,8 +1,10 @@
-"""Approvals asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
+"""Approvals and questions asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
 
 Asking publishes a round of one approval (``bot.flow.publish``), exactly as an agent stopped before
 the same tool call would: the same message, policy, schedule (reminders, escalation, expiry),
-quorum and audit. People decide it in Slack as any other request. The decision script then
+quorum and audit. A question is a round of one interrupt of its ``name`` whose reason asks it, as an
+agent's question (``agent.vended.question_of``): no call waits on it, and the answer is its decision.
+People decide it in Slack as any other request. The decision script then
 queues the round's resume job; for an API session the worker does not resume an agent but
 finishes the request (``ApiOutcomes``): it posts the decision to the client's callback URL,
 signed with the client's secret, and lets the records expire after the retention period.
@@ -16,13 +18,13 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Final, Literal
+from datetime import timedelta
+from typing import Any, Final
 from uuid import NAMESPACE_OID, uuid5
 
 from slack_sdk.signature import SignatureVerifier
 
-from agent.approval import APPROVAL_INTERRUPT, Decision
+from agent.approval import APPROVAL_INTERRUPT
 from agent.vended import AskedQuestion
 from bot.domain.api_requests import (
     ApiRequestRecord,
@@ -38,11 +40,11 @@ from bot.domain.api_requests import (
 from bot.domain.errors import RefusedRequest
 from bot.domain.policy import PolicyBook
 from bot.domain.question_kinds import QuestionError, asked_question
+from bot.flow.api_views import ApiRequestView
 from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
 from bot.store.api_keys import ApiClient
 from bot.store.api_requests import StoredApiRequest
-from bot.store.approval_record import Approval
 from bot.store.stores import Stores
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
@@ -50,9 +52,6 @@ from state.shapes import ToolUse
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["pending", "approved", "denied", "expired", "cancelled", "answered", "refused"]
-"""An approval is pending, approved, denied, expired or cancelled; a question pending, answered, expired, cancelled,
-or refused (a rule of tier ``deny`` matched it: nobody was asked)."""
 MAX_WAIT_S: Final = 60
 _POLL_S: Final = 0.1
 _CALLBACK_TIMEOUT_S: Final = 10
@@ -74,99 +73,6 @@ class AskProblem(RefusedRequest):
         """Keep the field at fault, the message and the status."""
         super().__init__(message, status=status)
         self.field = field
-
-
-@dataclass(frozen=True)
-class ApiRequestView:
-    """A request made through the API and its approval (``None`` until its round is published)."""
-
-    stored: StoredApiRequest
-    approval: Approval | None
-
-    @property
-    def kind(self) -> RequestKind:
-        """Whether it asks for a decision or for an answer."""
-        return self.stored.record.kind
-
-    @property
-    def status(self) -> Status:
-        """Where the request stands, as the API reports it."""
-        decision = self.approval.decision if self.approval is not None else None
-        if decision is None:
-            return "pending"
-        if decision.decision == "approve":
-            return "approved"
-        if decision.decision == "answer":
-            return "answered"
-        if decision.decision == "expired":
-            return "expired"
-        if self.stored.cancelled:
-            return "cancelled"
-        return "refused" if self.kind == "question" else "denied"
-
-    def to_json(self) -> dict[str, Any]:
-        """The request as the API shows it (and as its callback receives it)."""
-        record, approval = self.stored.record, self.approval
-        request = approval.request if approval is not None else None
-        decision = approval.decision if approval is not None else None
-        if isinstance(record.ask, QuestionAsk):
-            return self._question_json(record.ask)
-        return {
-            "id": record.request_id,
-            "kind": "approval",
-            "status": self.status,
-            "tool": record.ask.tool,
-            "input": record.ask.input,
-            "reason": record.ask.reason,
-            "requester": record.ask.requester,
-            "client": record.client,
-            "channel": record.channel_id,
-            "thread_ts": record.ask.thread_ts,
-            "message_ts": request.message_ts if request is not None else None,
-            "policy": request.policy.name if request is not None else None,
-            "quorum": request.policy.quorum if request is not None else None,
-            "votes": sorted(approval.votes) if approval is not None else [],
-            "created_at": _iso(record.created_at),
-            "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
-            "callback_url": record.ask.callback_url,
-            "decision": _decision_json(decision) if decision is not None else None,
-        }
-
-    def _question_json(self, ask: QuestionAsk) -> dict[str, Any]:
-        record, approval = self.stored.record, self.approval
-        request = approval.request if approval is not None else None
-        decision = approval.decision if approval is not None else None
-        answered = decision if decision is not None and decision.decision == "answer" else None
-        return {
-            "id": record.request_id,
-            "kind": "question",
-            "status": self.status,
-            "question": ask.question,
-            "options": [option.model_dump() for option in ask.options] if ask.options is not None else None,
-            "multiple": ask.multiple,
-            "schema": ask.form_schema,
-            "name": ask.name,
-            "requester": ask.requester,
-            "client": record.client,
-            "channel": record.channel_id,
-            "thread_ts": ask.thread_ts,
-            "message_ts": request.message_ts if request is not None else None,
-            "policy": request.policy.name if request is not None else None,
-            "created_at": _iso(record.created_at),
-            "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
-            "callback_url": ask.callback_url,
-            "answer": answered.answer if answered is not None else None,
-            "answered_by": answered.decided_by if answered is not None else None,
-            "answered_at": _iso(answered.decided_at) if answered is not None else None,
-        }
-
-
-def _decision_json(decision: Decision) -> dict[str, Any]:
-    """The decision as the API shows it: ``approved_by`` names every approver counted, a single approval's too."""
-    shown = decision.model_dump(mode="json")
-    if decision.decision == "approve" and not decision.approved_by and decision.decided_by is not None:
-        shown["approved_by"] = [decision.decided_by]
-    return shown
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -408,7 +314,3 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
     """The headers of a callback: its timestamp and signature."""
     timestamp = str(int(time.time() if now is None else now))
     return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
-
-
-def _iso(at: datetime) -> str:
-    return at.isoformat()

@@ -167,7 +167,7 @@ class GrantFlow(Flow):
         """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
         return [
             (grant, uses)
-            for grant, uses in self.stores.grants.live(now_ms=epoch_ms(self.clock()))
+            for grant, uses in self.stores.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
             if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
 

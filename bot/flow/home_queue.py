@@ -6,21 +6,34 @@ they requested, decided or were sent): the decide script judges both, as checks 
 (``DecisionService.for_home``).
 
 ``HomeQueue.contents_for`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
-standing approvals) when a person opens the tab and after every change that can alter a queue;
+standing approvals) when a person opens the tab and after a change that can alter their tab (``viewers_of``);
 ``bot.render.home_view`` lays it out. It also lists what waits in one channel, for ``/approvals``.
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
+from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.domain.grants import Grant
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.trusts import Trust
+from bot.domain.workspaces import NotInstalled
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
+from bot.store.approval_record import Approval
 from bot.store.decide_call import RECENT_KEPT
+from bot.store.directory import Directory
+
+logger = logging.getLogger(__name__)
+
+OPEN_READ: Final = 100
+"""How many waiting requests App Home reads from each of a person's indexes (the tab shows 15 at most)."""
+PENDING_READ: Final = 50
+"""How many of a channel's waiting requests ``/approvals`` reads (its answer shows what fits in one message)."""
 
 
 @dataclass(frozen=True)
@@ -44,16 +57,47 @@ class HomeQueue(Flow):
     """Chooses, from Redis, what a person's App Home shows them (and what waits in a channel)."""
 
     grants: GrantFlow
+    directory: Directory
 
     def contents_for(self, user_id: str, *, team_id: str) -> HomeContents:
         """What the App Home of ``user_id`` in ``team_id`` shows.
 
         The requests of that workspace they may decide now, and its recent decisions they could see (a person
-        in two workspaces sees each one's in its own tab).
+        in two workspaces sees each one's in its own tab). Read from their own indexes and their workspace's, a
+        bounded page each: the rules that name them, the channels they are in, the workspace's longest waiting (copies
+        sent to them), their own decisions and requests, the workspace's latest.
         """
-        decided_ids = self.stores.approvals.recent_decisions(limit=RECENT_KEPT)
+        approvals = self.stores.approvals
+        # Whoever may decide is in the request's channel (or was sent a copy: the workspace's page finds those).
+        channels = [
+            channel_id for channel_id in approvals.channels_waiting(team_id) if self._in(team_id, channel_id, user_id)
+        ]
+        waiting = _by_id(
+            [
+                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),
+                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ),
+                *approvals.open_in_workspace(team_id, limit=OPEN_READ),
+            ]
+        )
+        waiting.sort(key=lambda approval: approval.request.created_at)
+        decided = [
+            approval
+            for approval in _by_id(
+                [
+                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN),
+                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT),
+                ]
+            )
+            if approval.decision is not None
+        ]
+        decided.sort(
+            key=lambda approval: approval.decision.decided_at if approval.decision else self.clock(), reverse=True
+        )
         may_decide, may_see = self.decisions.for_home(
-            user_id, team_id=team_id, open_ids=self.stores.approvals.open_everywhere(), decided_ids=decided_ids
+            user_id,
+            team_id=team_id,
+            open_ids=[approval.request.approval_id for approval in waiting],
+            decided_ids=[approval.request.approval_id for approval in decided],
         )
         # A vote counted is theirs already: what waits for others is not in their queue.
         queue = [(approval.request, approval.progress) for approval in may_decide if user_id not in approval.votes]
@@ -63,11 +107,42 @@ class HomeQueue(Flow):
         trusts = self.stores.trusts.of_user(team_id, user_id)
         return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
 
+    def viewers_of(self, approval: Approval) -> list[str]:
+        """Who, of those who opened App Home lately in the approval's workspace, may find it on their tab.
+
+        Judged as the tab is (``DecisionService.for_home``: who may decide it while it waits, see it once decided),
+        and who asked for it, voted on it or was sent it (their own act moves it on their tab): a change of
+        ``approval`` alters no one else's tab.
+        """
+        request = approval.request
+        aid = [request.approval_id]
+        open_ids, decided_ids = (aid, []) if approval.decision is None else ([], aid)
+        involved = {request.requested_by, *approval.votes, *approval.copies}
+        return [
+            user
+            for user in self.stores.home_viewers.of_team(request.team_id)
+            if user in involved
+            or any(self.decisions.for_home(user, team_id=request.team_id, open_ids=open_ids, decided_ids=decided_ids))
+        ]
+
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
-        """The requests waiting for a decision in one channel, oldest first (``/approvals`` lists them)."""
-        pending = []
-        for approval_id in self.stores.approvals.open_in_channel(team_id, channel_id):
-            approval = self.stores.approvals.find_readable(approval_id)
-            if approval is not None and approval.decision is None:
-                pending.append(approval.request)
-        return pending
+        """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""
+        ids = self.stores.approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
+        found = self.stores.approvals.find_many_readable(ids)
+        return [approval.request for approval in found if approval is not None and approval.decision is None]
+
+    def _in(self, team_id: str, channel_id: str, user_id: str) -> bool:
+        """Whether ``user_id`` is in the channel (``False`` when it cannot be told now: the tab lists what it can)."""
+        try:
+            return self.directory.in_channel(team_id, channel_id, user_id)
+        except (*SLACK_CALL_ERRORS, NotInstalled) as error:
+            logger.warning("team_id=<%s>, channel_id=<%s> | cannot tell who is in it: %s", team_id, channel_id, error)
+            return False
+
+
+def _by_id(approvals: list[Approval]) -> list[Approval]:
+    """``approvals`` without repeats (one read through two indexes), in their order."""
+    first: dict[str, Approval] = {}
+    for approval in approvals:
+        first.setdefault(approval.request.approval_id, approval)
+    return list(first.values())

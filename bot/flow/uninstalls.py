@@ -3,10 +3,12 @@
 Slack says so with ``app_uninstalled`` or ``tokens_revoked``; with ``team_access_revoked`` when an org admin takes
 some workspaces away from the org-wide installation, which then ends in those as an uninstall would.
 
-Each pending request of that workspace expires, saying why (the agent is resumed with it, an API client told
-it); nothing of another workspace is read for more than its team, nothing of it is changed. An org-wide install
-served every workspace of its org that a request came from (``Installations.remember_org``) and that has no
-installation of its own: its uninstall ends the pending requests of each of those.
+The listener only records what is owed (``bot.store.owed_uninstalls``) and acks; a worker carries it out
+(``carry_out``), however much waits. Each pending request of that workspace expires, saying why (the agent is resumed
+with it, an API client told it); only that workspace's own index is read (``ApprovalStore.open_in_workspace``), a
+page at a time. An org-wide install served every workspace of its org that a request came from
+(``Installations.remember_org``, which notes each in the org's list) and that has no installation of its own: its
+uninstall ends the pending requests of each of those.
 """
 
 import logging
@@ -17,13 +19,14 @@ from typing import Final
 from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
-from bot.store.approval_record import Approval
+from bot.store.owed_uninstalls import OwedUninstall
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
 UNINSTALLED: Final = "uninstalled: the app was removed from this workspace"
 """The reason an expiry gives when the app was uninstalled (what the agent and an API client read)."""
+_PAGE: Final = 100  # requests of one workspace read at once (its own index: others' never are)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,15 +37,21 @@ class Uninstalls:
     decisions: DecisionService
     clients: SlackClients
 
+    def carry_out(self, owed: OwedUninstall) -> int:
+        """End what an uninstall event owes (``uninstalled`` or ``access_revoked``); return how many expired."""
+        if owed.event == "team_access_revoked" and owed.enterprise_id:
+            return self.access_revoked(enterprise_id=owed.enterprise_id, team_ids=owed.team_ids)
+        return self.uninstalled(team_id=owed.team_id, enterprise_id=owed.enterprise_id, org_wide=owed.org_wide)
+
     def uninstalled(self, *, team_id: str, enterprise_id: str | None, org_wide: bool = False) -> int:
         """Forget the installation, expire the pending requests it served; return how many expired.
 
         ``org_wide``: the org-wide installation of ``enterprise_id`` went (``team_id`` is then one of its workspaces,
         or empty); else ``team_id``'s own.
         """
-        pending = self._pending()
         if org_wide and enterprise_id:
-            noted = self._noted_for_org(enterprise_id, {team_id, *(approval.request.team_id for approval in pending)})
+            served = self.stores.installations.org_teams(enterprise_id)
+            noted = self._noted_for_org(enterprise_id, {team_id, *served})
             # Read before the org's installation goes: a workspace with its own installation keeps its requests.
             teams = self._served_by_org(enterprise_id, noted)
             self.stores.installations.delete_org(enterprise_id, teams=noted)
@@ -51,7 +60,7 @@ class Uninstalls:
         else:
             self.stores.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
             teams = {team_id} if team_id else set()
-        return self._end(teams, pending, enterprise_id=enterprise_id, event="uninstalled")
+        return self._end(teams, enterprise_id=enterprise_id, event="uninstalled")
 
     def access_revoked(self, *, enterprise_id: str, team_ids: Iterable[str]) -> int:
         """An org admin took ``team_ids`` from the org-wide installation of ``enterprise_id``; return how many expired.
@@ -67,17 +76,11 @@ class Uninstalls:
         self.stores.installations.forget_org_of(enterprise_id, teams=noted)
         for team in noted:
             self.clients.forget(team)
-        # Only a workspace the org served has requests to end: no scan of what waits otherwise.
-        pending = self._pending() if teams else []
-        return self._end(teams, pending, enterprise_id=enterprise_id, event="team_access_revoked")
+        return self._end(teams, enterprise_id=enterprise_id, event="team_access_revoked")
 
-    def _end(self, teams: set[str], pending: list[Approval], *, enterprise_id: str | None, event: str) -> int:
-        """Expire what waits in ``teams`` among ``pending``, forget their App Home viewers; audit it as ``event``."""
-        expired = 0
-        for approval in pending:
-            if approval.request.team_id in teams:
-                outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
-                expired += outcome.status is Status.DECIDED
+    def _end(self, teams: set[str], *, enterprise_id: str | None, event: str) -> int:
+        """Expire what waits in ``teams``, forget their App Home viewers; audit it as ``event``."""
+        expired = sum(self._expire_in(team) for team in sorted(teams))
         for team in teams:
             self.stores.home_viewers.forget_team(team)
             self.clients.forget(team)
@@ -88,12 +91,24 @@ class Uninstalls:
         )
         return expired
 
-    def _pending(self) -> list[Approval]:
-        """Every approval still waiting (an unreadable one is quarantined and skipped)."""
-        found = (
-            self.stores.approvals.find_readable(approval_id) for approval_id in self.stores.approvals.open_everywhere()
-        )
-        return [approval for approval in found if approval is not None and approval.decision is None]
+    def _expire_in(self, team_id: str) -> int:
+        """Expire every request waiting in ``team_id``, a page of its own index at a time; return how many expired.
+
+        Each page is what still waits (an expired request leaves the index with its decision); one that cannot be
+        expired (its round is over, a decision raced it) is passed over, so every page makes progress.
+        """
+        expired, passed = 0, set[str]()
+        while True:
+            page = self.stores.approvals.open_in_workspace(team_id, limit=_PAGE + len(passed))
+            waiting = [approval for approval in page if approval.request.approval_id not in passed]
+            if not waiting:
+                return expired
+            for approval in waiting:
+                outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
+                if outcome.status is Status.DECIDED:
+                    expired += 1
+                else:
+                    passed.add(approval.request.approval_id)
 
     def _noted_for_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
         """Those of ``teams`` noted as served by the org-wide installation of ``enterprise_id`` (``remember_org``)."""

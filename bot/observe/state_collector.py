@@ -10,8 +10,8 @@ not be read: the other families are then absent rather than wrong).
 
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 import redis
@@ -27,23 +27,34 @@ _SCRAPE_OK: Final = "signoff_state_scrape_ok"
 _SCRAPE_OK_HELP: Final = "1 when the state in Redis could be read; 0 when not, and the other gauges are then absent."
 
 
+@dataclass(frozen=True)
+class PendingTally:
+    """What waits, as a scrape reads it: counts per (policy, age bucket), and the oldest request's time (unix s)."""
+
+    counts: Mapping[tuple[str, str], int]
+    oldest_s: float | None
+
+
 def age_bucket(waited_s: float) -> str:
     """The ``age`` label for an approval that has waited ``waited_s``."""
     return next(label for bound, label in AGE_BUCKETS if waited_s < bound)
 
 
 class StateCollector(Collector):
-    """Reads the pending approvals and the outbox at each scrape (through the stores' own readers)."""
+    """Reads the pending approvals and the outbox at each scrape (through the stores' own readers).
+
+    ``pending`` is kept as records change (``bot.store.pending_gauges``): a scrape costs the same however many wait.
+    """
 
     def __init__(
         self,
         *,
-        pending: Callable[[], Sequence[tuple[float, str]]],
+        pending: Callable[[float], PendingTally],
         outbox_depth: Callable[[], int],
         outbox_dead: Callable[[], int],
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """``pending``: (requested at, unix s; policy name) of each waiting approval."""
+        """``pending``: what waits at a time (unix s)."""
         self._pending = pending
         self._outbox_depth = outbox_depth
         self._outbox_dead = outbox_dead
@@ -52,23 +63,22 @@ class StateCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         """The families above, or only ``signoff_state_scrape_ok 0`` when Redis cannot be read."""
         try:
-            pending = self._pending()
+            now = self._clock()
+            pending = self._pending(now)
             depth, dead = self._outbox_depth(), self._outbox_dead()
         except redis.RedisError as error:  # a scrape must answer: a broken read is a 0 here, and a line in the log
             logger.warning("metrics: cannot read the state in Redis: %s", error)
             yield GaugeMetricFamily(_SCRAPE_OK, _SCRAPE_OK_HELP, value=0)
             return
-        now = self._clock()
-        counts = Counter((policy, age_bucket(now - requested)) for requested, policy in pending)
         family = GaugeMetricFamily(
             "signoff_pending_approvals",
             f"Approvals waiting for a decision, by policy and age ({', '.join(label for _, label in AGE_BUCKETS)}).",
             labels=["policy", "age"],
         )
-        for (policy, age), count in sorted(counts.items()):
+        for (policy, age), count in sorted(pending.counts.items()):
             family.add_metric([policy, age], count)
         yield family
-        oldest = max((now - requested for requested, _policy in pending), default=0.0)
+        oldest = 0.0 if pending.oldest_s is None else max(now - pending.oldest_s, 0.0)
         yield GaugeMetricFamily(
             "signoff_oldest_pending_approval_seconds", "How long the oldest pending approval has waited.", value=oldest
         )

@@ -47,8 +47,8 @@ from bot.domain.records import ApprovalRequest
 from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
-from bot.render.home_view import home_view
 from bot.render.questions import request_message
+from bot.slack.home_tabs import HomeTabs
 from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.rate_limits import Jitter, SlackPauses
@@ -56,7 +56,7 @@ from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, home_refresh, update_approval
+from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, update_approval
 from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
@@ -113,16 +113,22 @@ class Deliverer:
         lease_s: float = 30,
         concurrency: int = 1,
         jitter: random.Random | None = None,
+        home_refresh_s: float = 2.0,
     ):
         """Keep the collaborators; ``clients`` give each workspace's client, ``home_queue`` fills App Home tabs.
 
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
         ``jitter``: draws the random part of each wait (seeded by tests).
+        ``home_refresh_s``: at most one App Home rebuild per person in this window (``HOME_REFRESH_SECONDS``).
         """
         self._clients = clients
         self._stores = stores
-        self._home_queue = home_queue
+        self._homes = (
+            HomeTabs(home_queue=home_queue, clients=clients, outbox=stores.outbox, cooling_s=home_refresh_s)
+            if home_queue is not None
+            else None
+        )
         self._updates = updates or MessageUpdates(stores.redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
@@ -131,7 +137,7 @@ class Deliverer:
         self._lanes = LaneLeases(stores.redis, lease_s=lease_s, now_ms=stores.outbox.now_ms)
         self._jitter = Jitter(jitter or random.Random())
         self._pauses = SlackPauses(self._lanes, now_ms=stores.outbox.now_ms)
-        self._senders: dict[str, Callable[[OutboxEntry], None]] = {
+        self._senders: dict[str, Callable[[OutboxEntry], bool | None]] = {  # True: it settled the entry itself
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
             OutboxKind.UPDATE_APPROVAL: self._update_approval,
@@ -241,7 +247,7 @@ class Deliverer:
             self._park(entry, f"unknown kind {entry.kind!r}")
             return None
         try:
-            sender(entry)
+            settled = sender(entry)
         except NotInstalled as error:  # no token can send it, now or later: nobody there could read it
             logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
             self._stores.outbox.complete(entry)
@@ -262,7 +268,8 @@ class Deliverer:
                 self._park(entry, f"{type(error).__name__}: {error}")
                 return None
             return self._again(entry, delay_s=self._jitter.backoff_s(entry.attempts + 1), reason="failure")
-        self._stores.outbox.complete(entry)
+        if not settled:
+            self._stores.outbox.complete(entry)
         return None
 
     def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str, counted: bool = True) -> PutBack:
@@ -314,7 +321,8 @@ class Deliverer:
             record=lambda copy: self._stores.approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
-            self._refresh_homes(request.team_id)
+            if self._homes is not None:
+                self._homes.rebuild_for(approval)
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
                 self._stores.outbox.send_later(_update_of(request))
 
@@ -453,7 +461,8 @@ class Deliverer:
                     return
                 self._apply(approval)
                 if self._updates.shown_if_leased(session_id, approval_id, token=token, version=approval.version):
-                    self._refresh_homes(approval.request.team_id)
+                    if self._homes is not None:
+                        self._homes.rebuild_for(approval)
                     return
                 force = True  # the lease ran out meanwhile: another delivery may have shown a later state first
             finally:
@@ -475,17 +484,8 @@ class Deliverer:
             self._updates.forget_shown(request.session_id, request.approval_id)
             raise
 
-    def _publish_home(self, entry: OutboxEntry) -> None:
-        if self._home_queue is not None:
-            user, slack = entry.payload["user"], self._clients.for_team(entry.team_id)
-            home = self._home_queue.contents_for(user, team_id=entry.team_id)
-            view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants, trusts=home.trusts)
-            slack.views_publish(user_id=user, view=view)
-
-    def _refresh_homes(self, team_id: str) -> None:
-        """Queue a refresh of every App Home of ``team_id`` that shows approvals (a change may alter each queue)."""
-        for user in self._stores.home_viewers.of_team(team_id):
-            self._stores.outbox.send_later(home_refresh(user, team_id=team_id))
+    def _publish_home(self, entry: OutboxEntry) -> bool:
+        return self._homes is not None and self._homes.publish(entry)
 
     def _post_ephemeral(self, entry: OutboxEntry) -> None:
         self._clients.for_team(entry.team_id).chat_postEphemeral(**entry.payload)

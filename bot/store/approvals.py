@@ -17,14 +17,15 @@ import logging
 import time
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 import redis
 
 from bot.domain.records import ApprovalRequest, Decision, DiscussionEntry
 from bot.domain.status import Status
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
-from bot.store import keys, scripts
+from bot.store import approval_index, keys, scripts
+from bot.store.approval_listings import ApprovalListings
 from bot.store.approval_record import (
     READS,
     Approval,
@@ -44,8 +45,11 @@ logger = logging.getLogger(__name__)
 _QUARANTINE_WHY_MAX: Final = 500
 
 
-class ApprovalStore:
-    """Reads and writes approval rounds. Thread-safe (redis-py pools connections)."""
+class ApprovalStore(ApprovalListings):
+    """Reads and writes approval rounds. Thread-safe (redis-py pools connections).
+
+    Its listings (what waits, what was decided, per workspace, channel and person) are ``ApprovalListings``.
+    """
 
     def __init__(self, client: redis.Redis, *, decision_replicas: int = 0) -> None:
         """Register the scripts; nothing is sent yet. ``decision_replicas``: replicas that must hold a decision."""
@@ -54,6 +58,8 @@ class ApprovalStore:
         self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
+        self._index_open = client.register_script(scripts.INDEX_OPEN)
+        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
 
     def open_round(
         self,
@@ -107,6 +113,11 @@ class ApprovalStore:
             transaction.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
             channel_index = keys.channel_open(shard, request.team_id, request.channel_id)
             transaction.zadd(channel_index, {request.approval_id: opened_ms})
+            transaction.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
+            # Its workspace's and named approvers' entries, and which they are: the decide script removes exactly those.
+            members = approval_index.open_members(request)
+            transaction.zadd(keys.open_by(shard), dict.fromkeys(members, 0))
+            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, json.dumps(members))
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
@@ -316,68 +327,6 @@ class ApprovalStore:
     def open_ids(self, session_id: str) -> set[str]:
         """Approval ids of the session still waiting for a decision."""
         return {as_text(member) for member in self._client.smembers(keys.open_approvals(session_id))}
-
-    def open_everywhere(self) -> list[str]:
-        """Ids of approvals waiting anywhere, oldest first (all of them: callers filter, never truncate)."""
-        return self._merged([keys.open_index(shard) for shard in keys.shards()])
-
-    def open_in_channel(self, team_id: str, channel_id: str) -> list[str]:
-        """Ids of approvals waiting in one channel, oldest first."""
-        return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()])
-
-    def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
-        """The members of every shard's ``indexes`` as approval ids, merged by score.
-
-        ``limit`` per index (0: all); one that is not UTF-8 (never ours) is dropped from its index.
-        """
-        reads = self._client.pipeline(transaction=False)
-        for index in indexes:
-            reads.zrange(index, 0, limit - 1, withscores=True, desc=newest_first)
-        scored = [
-            (score, member, index)
-            for index, members in zip(indexes, reads.execute(), strict=True)
-            for member, score in members
-        ]
-        scored.sort(key=lambda item: (-item[0], item[1]) if newest_first else (item[0], item[1]))
-        approval_ids = []
-        for _score, member, index in scored:
-            try:
-                approval_ids.append(as_text(member))
-            except UnicodeDecodeError:
-                logger.error("index=<%s>, member=<%r> | not an approval id (not UTF-8), removed", index, member)
-                self._client.zrem(index, member)
-        return approval_ids[:limit] if limit else approval_ids
-
-    def open_policies(self, *, limit: int = 10_000) -> list[tuple[float, str]]:
-        """(requested at, unix s; its policy's name) of the ``limit`` oldest approvals waiting anywhere.
-
-        The metrics' view: three round trips, whatever is pending; a policy that cannot be read back is ``unknown``.
-        """
-        reads = self._client.pipeline(transaction=False)
-        for shard in keys.shards():
-            reads.zrange(keys.open_index(shard), 0, limit - 1, withscores=True)
-        scored = sorted((score, as_text(member)) for members in reads.execute() for member, score in members)[:limit]
-        located = [(approval_id, keys.approval_shard(approval_id) or 0) for _score, approval_id in scored]
-        sessions = self._client.pipeline(transaction=False)
-        for approval_id, shard in located:
-            sessions.get(keys.approval_session(shard, approval_id))
-        session_ids = sessions.execute()
-        found = [(index, as_text(session_id)) for index, session_id in enumerate(session_ids) if session_id]
-        terms_reads = self._client.pipeline(transaction=False)
-        for index, session_id in found:
-            terms_reads.hget(keys.approval(session_id, located[index][0]), "terms")
-        stored: dict[int, Any] = dict(zip((index for index, _ in found), terms_reads.execute(), strict=True))
-        policies = []
-        for index, (score, _approval_id) in enumerate(scored):
-            try:
-                policies.append((score / 1000, str(json.loads(stored[index])["policy"]["name"])))
-            except (TypeError, ValueError, KeyError):
-                policies.append((score / 1000, "unknown"))
-        return policies
-
-    def recent_decisions(self, *, limit: int = 10) -> list[str]:
-        """Ids of the latest decided approvals, newest first (each shard's latest, merged by decision time)."""
-        return self._merged([keys.recent_decisions(shard) for shard in keys.shards()], newest_first=True, limit=limit)
 
     def add_discussion(self, session_id: str, approval_id: str, entry: DiscussionEntry) -> None:
         """Keep a thread reply with the approval; it travels with the decision."""

@@ -145,6 +145,7 @@ def keys_and_args(
     """
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
+    decided_ms = int(decision.decided_at.timestamp() * 1000) if decision is not None else 0
     request_keys = [
         keys.approval(session_id, approval_id),
         keys.open_approvals(session_id),
@@ -161,6 +162,8 @@ def keys_and_args(
         keys.recent_decisions(shard),
         keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
         keys.approval_edit(session_id, approval_id),
+        keys.open_by(shard),
+        keys.recent_by(shard),
         *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
     ]
@@ -179,7 +182,8 @@ def keys_and_args(
         "replay": attempt.replay is not None,
         "replay_ttl_s": attempt.replay_ttl_s,
         "recent_kept": RECENT_KEPT,
-        "now_ms": int(decision.decided_at.timestamp() * 1000) if decision is not None else 0,
+        "now_ms": decided_ms,
+        "decided_stamp": f"{decided_ms:013d}",
         "with_request": attempt.with_request,
         "shown": attempt.shown,
         "trust": attempt.trust,

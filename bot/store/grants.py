@@ -2,7 +2,9 @@
 
 A channel's grants live in one slot (``keys.grants``): using one (``USE_GRANT``, one round trip) and revoking it
 are atomic with each other, so a revoke stops the very next call. The listing's index (``keys.GRANTS_LIVE``) is
-written on its own and only follows the grants: a grant is live while its own record is.
+written on its own and only follows the grants: a grant is live while its own record is. So does each person's
+listing (``keys.grants_of``: the grants they made or that cover their requests), which App Home reads: a page of their
+own, whatever others hold.
 """
 
 import json
@@ -59,7 +61,11 @@ class GrantStore:
         kept_ms = grant.expires_ms - int(grant.granted_at.timestamp() * 1000) + _KEPT_AFTER_MS
         # Listed first: a crash between the two writes leaves a listing entry without a grant (pruned), never a
         # live grant nobody can find to revoke.
-        self._client.zadd(keys.GRANTS_LIVE, {_member(grant): grant.expires_ms})
+        listing = self._client.pipeline(transaction=False)
+        listing.zadd(keys.GRANTS_LIVE, {_member(grant): grant.expires_ms})
+        for person in _people(grant):
+            listing.zadd(keys.grants_of(grant.team_id, person), {_own_member(grant): grant.expires_ms})
+        listing.execute()
         transaction = self._client.pipeline(transaction=True)
         transaction.hset(record_key, grant.grant_id, grant.model_dump_json())
         transaction.zadd(calls_key, {grant.grant_id: grant.expires_ms})
@@ -111,8 +117,64 @@ class GrantStore:
         transaction.hdel(record_key, grant_id, f"{grant_id}:uses")  # from here on no call is covered
         transaction.zrem(keys.grant_calls(team_id, channel_id, _index_of(grant)), grant_id)
         deleted, _ = transaction.execute()
-        self._client.zrem(keys.GRANTS_LIVE, _member(grant))
+        self.unlist(grant)
         return grant if deleted else None
+
+    def unlist(self, grant: Grant) -> None:
+        """Take a grant out of the listings (the everyone's and its people's), once its record is gone."""
+        listing = self._client.pipeline(transaction=False)
+        listing.zrem(keys.GRANTS_LIVE, _member(grant))
+        for person in _people(grant):
+            listing.zrem(keys.grants_of(grant.team_id, person), _own_member(grant))
+        listing.execute()
+
+    def list_for(self, grant: Grant) -> bool:
+        """List a grant in its people's listings (``migrate --indexes``: grants made before them); whether it is new."""
+        listing = self._client.pipeline(transaction=False)
+        for person in _people(grant):
+            listing.zadd(keys.grants_of(grant.team_id, person), {_own_member(grant): grant.expires_ms})
+        return any(listing.execute())
+
+    def list_every_live(self, *, now_ms: int, batch: int = 500) -> int:
+        """List every live grant in its people's listings (``migrate --indexes``: grants made before them); how many."""
+        listed, offset = 0, 0
+        while True:
+            page: list[bytes] = self._client.zrangebyscore(  # type: ignore[assignment]
+                keys.GRANTS_LIVE, now_ms, "+inf", start=offset, num=batch
+            )
+            if not page:
+                return listed
+            offset += len(page)
+            for member in page:
+                team_id, channel_id, grant_id = as_text(member).split(":", 2)
+                grant = self.get(team_id, channel_id, grant_id)
+                if grant is not None:
+                    listed += self.list_for(grant)
+
+    def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[tuple[Grant, int]]:
+        """The ``limit`` live grants of a workspace a person made or that cover their requests, soonest to end first.
+
+        Reads their own listing only (stale entries pruned): what others hold never pushes theirs out.
+        """
+        listing = keys.grants_of(team_id, user_id)
+        reads = self._client.pipeline(transaction=False)
+        reads.zremrangebyscore(listing, "-inf", now_ms)
+        reads.zrange(listing, 0, limit - 1)
+        _, listed = reads.execute()
+        places = [(channel_id, grant_id) for channel_id, _, grant_id in (as_text(m).partition(":") for m in listed)]
+        records = self._client.pipeline(transaction=False)
+        for channel_id, grant_id in places:
+            records.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses"])
+        found, stale = [], []
+        for (channel_id, grant_id), (record, uses) in zip(places, records.execute() if places else [], strict=True):
+            grant = _grant_of(record)
+            if grant is None:
+                stale.append(f"{channel_id}:{grant_id}")
+                continue
+            found.append((grant, int(uses or 0)))
+        if stale:
+            self._client.zrem(listing, *stale)
+        return found
 
     def find(self, grant_id: str) -> Grant | None:
         """A live grant by its id alone (operators: ``python -m bot grants revoke``), wherever it is."""
@@ -150,6 +212,15 @@ def _index_of(grant: Grant) -> str:
 
 def _member(grant: Grant) -> str:
     return f"{grant.team_id}:{grant.channel_id}:{grant.grant_id}"
+
+
+def _people(grant: Grant) -> set[str]:
+    """Whose listings show the grant: who made it and the requester it covers (the people who may revoke it)."""
+    return {person for person in (grant.granted_by, grant.requester) if person}
+
+
+def _own_member(grant: Grant) -> str:
+    return f"{grant.channel_id}:{grant.grant_id}"
 
 
 def _grant_of(raw: object) -> Grant | None:

@@ -124,6 +124,21 @@ class Installations(InstallationStore):
         So calls made outside a request (the outbox, the worker) find its token.
         """
         self._redis.set(keys.installation_org(team_id), enterprise_id)
+        self._redis.sadd(keys.installation_org_teams(enterprise_id), team_id)
+
+    def note_org_teams(self) -> int:
+        """Note each workspace an org serves in the org's list (``migrate --indexes``: notes made before it)."""
+        noted = 0
+        for key in list(self._redis.scan_iter(match=keys.installation_org("*"), count=1000)):
+            enterprise_id = self._redis.get(key)
+            if enterprise_id is not None:
+                team_id = as_text(key).removeprefix(keys.installation_org(""))
+                noted += self._redis.sadd(keys.installation_org_teams(as_text(enterprise_id)), team_id)
+        return noted
+
+    def org_teams(self, enterprise_id: str) -> set[str]:
+        """The workspaces noted as served by the org-wide installation of ``enterprise_id`` (a superset: checked)."""
+        return {as_text(team) for team in self._redis.smembers(keys.installation_org_teams(enterprise_id))}
 
     def org_serving(self, team_id: str) -> str | None:
         """The org whose org-wide installation serves ``team_id`` (``remember_org``), or ``None``."""
@@ -144,6 +159,7 @@ class Installations(InstallationStore):
         for team_id in teams:
             if self.org_serving(team_id) == enterprise_id:
                 self._redis.delete(keys.installation_org(team_id))
+            self._redis.srem(keys.installation_org_teams(enterprise_id), team_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         """Forget the installation serving ``team_id`` (or the org, without a team): its bot token is gone."""

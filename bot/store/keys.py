@@ -31,7 +31,17 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
                                                    whose prefix names the shard: ``approval_shard``)
     signoff:<t>:open-approvals             zset    approval ids waiting in the shard, by request time (ms)
     signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
-    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time (App Home)
+    signoff:<t>:team:<team>:open-channels  set     channels of the workspace where an approval of the shard was opened
+                                                   (one whose channel index is empty is dropped as it is read)
+    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time
+    signoff:<t>:open-by                    zset    the shard's open approvals per workspace and per named approver, as
+                                                   members ordered by name (score 0): ``w:<team>:<ms>:<aid>``,
+                                                   ``a:<team>:<uid>:<ms>:<aid>`` (``<ms>``: request time, 13 digits;
+                                                   ``bot.store.approval_index``). Read a page per shard and merged
+    signoff:<t>:recent-by                  zset    the shard's latest decisions per workspace and per person (decider,
+                                                   voters, requester): ``w:<team>:<ms>:<aid>``,
+                                                   ``p:<team>:<uid>:<ms>:<aid>`` (decision time); each prefix keeps
+                                                   its newest ``RECENT_KEPT`` to twice that
     signoff:<t>:quarantine                 hash    approval id -> why it cannot be read back (JSON), for operators
     signoff:<t>:schedule, signoff:<t>:schedule:entries  zset, hash  reminders, escalations, expiries by due time
     signoff:<t>:jobs                       stream  start and resume jobs (consumer group "workers")
@@ -40,8 +50,12 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:outbox:entries             hash    outbox entry id -> entry (JSON)
     signoff:<t>:outbox:wake                list    a token per new entry, so the dispatcher wakes at once
     signoff:<t>:outbox:claims              hash    outbox entry id -> times claimed (above 1: an earlier holder died)
+    signoff:<t>:uninstalls:due             zset    uninstalls Slack was answered for and a worker owes, by due time
+    signoff:<t>:uninstalls:owed            hash    owed uninstall id (its event's) -> what to end (JSON; shard 0 only)
     signoff:<t>:outbox:posted:<entry_id>   string  where the entry's message was posted (the copy kept; TTL)
     signoff:<t>:outbox:dead                hash    outbox entry id -> the entry and why it was not delivered (JSON)
+    signoff:<t>:outbox:home-cooling:<team>:<uid>  string  set for ``HOME_REFRESH_SECONDS`` after a person's App Home
+                                                   was published: the next refresh waits until it ends (TTL)
     signoff:<t>:audit                      stream  who did what, when
     signoff:<t>:audit:exported             string  id of the shard's last audit entry exported (trimming keeps the rest)
     signoff:<t>:seen-signature:<signature> string  an Approve click's signature, checked and recorded by the decide
@@ -52,8 +66,9 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
 
 Global (each written alone, never in a script or transaction with another key)::
 
-    signoff:home-viewers:<team>            set     users of a workspace whose App Home shows approvals (refreshed on
-                                                   change)
+    signoff:home-seen:<team>               zset    users of a workspace whose App Home shows approvals, by when they
+                                                   last opened it (ms): refreshed on a change they can see, forgotten
+                                                   after ``HOME_VIEWER_HOURS``
     signoff:trusts-of:<team>:<uid>         zset    <session id>/<tool> of the trusts a person made or that serve
                                                    their requests, by time: App Home's listing (follows the records)
     signoff:event:<event_id>               string  Events API deliveries already handled (retries)
@@ -74,6 +89,10 @@ Global (each written alone, never in a script or transaction with another key)::
     signoff:installation:E:<enterprise>    string  JSON), or an Enterprise Grid org's org-wide one (OAuth mode)
     signoff:installation-org:<team>        string  the Enterprise Grid org whose org-wide installation serves a
                                                    workspace (seen on its requests), for calls made outside one
+    signoff:installation-org-teams:<enterprise>  set  the workspaces noted in ``installation-org`` for the org (its
+                                                   uninstall's list: no scan)
+    signoff:layout:indexes                 string  the version of the indexes ``migrate --indexes`` built from the
+                                                   records (the worker builds them at start when it is older)
     signoff:oauth-state:<state>            string  an OAuth ``state`` issued by /slack/install, consumed once (TTL)
     signoff:clock:offset_ms                string  how far a sandbox moved its virtual clock ahead (ms)
     signoff:layout:shards                  string  the REDIS_SHARDS the data was written with (another is refused)
@@ -95,6 +114,9 @@ revoke are atomic with each other)::
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
                                                    listing's index, written alone (a revoked grant is gone from the
                                                    hash first, the index only follows)
+    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the live grants a person made or that cover their
+                                                   requests, by expiry (ms): App Home's listing, written alone as the
+                                                   one above (pruned as it is read)
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
@@ -109,6 +131,7 @@ from state.store import keys_for, shard_count, shard_tag
 JOBS_GROUP: Final = "workers"
 CLOCK_OFFSET: Final = "signoff:clock:offset_ms"
 SHARD_LAYOUT: Final = "signoff:layout:shards"
+INDEXES_BUILT: Final = "signoff:layout:indexes"
 SCHEDULE_KINDS: Final = ("remind", "escalate", "expire")
 API_CLIENTS: Final = "signoff:{api-keys}:clients"
 WORKER_HEARTBEATS: Final = "signoff:worker-heartbeats"
@@ -182,6 +205,21 @@ def recent_decisions(shard: int) -> str:
     return f"{_shard_prefix(shard)}:recent-decisions"
 
 
+def open_channels(shard: int, team_id: str) -> str:
+    """The channels of a workspace where approvals of the shard were opened (App Home reads those it may see)."""
+    return f"{_shard_prefix(shard)}:team:{team_id}:open-channels"
+
+
+def open_by(shard: int) -> str:
+    """The shard's open approvals per workspace and per named approver (``bot.store.approval_index``)."""
+    return f"{_shard_prefix(shard)}:open-by"
+
+
+def recent_by(shard: int) -> str:
+    """The shard's latest decisions per workspace and per person (``bot.store.approval_index``)."""
+    return f"{_shard_prefix(shard)}:recent-by"
+
+
 def quarantine(shard: int) -> str:
     """The shard's unreadable approvals and why, for operators."""
     return f"{_shard_prefix(shard)}:quarantine"
@@ -205,6 +243,16 @@ def schedule_steps(shard: int) -> str:
 def outbox_due(shard: int) -> str:
     """The shard's outbox entry ids by due time."""
     return f"{_shard_prefix(shard)}:outbox"
+
+
+def uninstalls_due(shard: int) -> str:
+    """The uninstalls a worker owes (acked to Slack, not carried out yet), by when it may take them (shard 0's)."""
+    return f"{_shard_prefix(shard)}:uninstalls:due"
+
+
+def uninstalls_owed(shard: int) -> str:
+    """The uninstalls a worker owes: id -> what to end (JSON)."""
+    return f"{_shard_prefix(shard)}:uninstalls:owed"
 
 
 def outbox_entries(shard: int) -> str:
@@ -321,8 +369,13 @@ def usergroup_known(team_id: str, group_id: str) -> str:
 
 
 def home_viewers(team_id: str) -> str:
-    """The users of ``team_id`` whose App Home shows approvals."""
-    return f"signoff:home-viewers:{team_id}"
+    """The users of ``team_id`` whose App Home shows approvals, by when they last opened it."""
+    return f"signoff:home-seen:{team_id}"
+
+
+def home_cooling(shard: int, team_id: str, user_id: str) -> str:
+    """Set while ``user_id``'s App Home in ``team_id`` was just published: the next waits out its TTL (outbox slot)."""
+    return f"{_shard_prefix(shard)}:outbox:home-cooling:{team_id}:{user_id}"
 
 
 def installation(*, team_id: str | None, enterprise_id: str | None, org_wide: bool) -> str:
@@ -333,6 +386,11 @@ def installation(*, team_id: str | None, enterprise_id: str | None, org_wide: bo
 def installation_org(team_id: str) -> str:
     """The Enterprise Grid org whose org-wide installation serves ``team_id``."""
     return f"signoff:installation-org:{team_id}"
+
+
+def installation_org_teams(enterprise_id: str) -> str:
+    """The workspaces noted as served by the org-wide installation of ``enterprise_id``."""
+    return f"signoff:installation-org-teams:{enterprise_id}"
 
 
 def oauth_state(state: str) -> str:
@@ -384,6 +442,11 @@ def _lane_tag(channel: str) -> str:
 
 
 GRANTS_LIVE: Final = "signoff:grants:live"
+
+
+def grants_of(team_id: str, user_id: str) -> str:
+    """The live grants a person made or that cover their requests, by expiry (App Home's listing)."""
+    return f"signoff:grants-of:{team_id}:{user_id}"
 
 
 def grants(team_id: str, channel_id: str) -> str:

@@ -33,6 +33,7 @@ from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
+from bot.store.pipelined import run_each
 from bot.store.shard_trouble import ShardRests, each_shard
 from bot.store.waits import bounded_wait_s
 from state.text import as_text, bytes_of
@@ -153,6 +154,8 @@ class Outbox:
             now_ms=lambda: int(clock() * 1000),
         )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
+        self._want_home = client.register_script(scripts.WANT_HOME)
+        self._complete_home = client.register_script(scripts.COMPLETE_HOME)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
@@ -182,6 +185,42 @@ class Outbox:
         pipeline = self._client.pipeline(transaction=True)
         self.add(pipeline, entry)
         pipeline.execute()
+
+    def want_home(self, *entries: OutboxEntry) -> int:
+        """Ask for the App Home rebuilds ``entries`` (``home_refresh``), each merged with one queued or being built.
+
+        Each is due when the person's tab was last published ``cooling_s`` ago (``complete_home``), so a burst of
+        changes costs one rebuild per window. All in one round trip (one per master on a cluster). Returns how many
+        were queued (the others merged).
+        """
+        calls = [
+            (
+                [*self.script_keys(entry.shard)[:3], _cooling_key(entry)],
+                [entry.entry_id, entry.to_json(), self.now_ms(), _WAKE_TOKENS_KEPT],
+            )
+            for entry in entries
+        ]
+        answers = run_each(self._client, self._want_home, calls) if calls else []
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        return sum(int(answer) for answer in answers)
+
+    def complete_home(self, entry: OutboxEntry, *, cooling_s: float) -> bool:
+        """``entry``'s App Home is published: complete it, unless a change came while it was built.
+
+        That change is then shown by the same entry once ``cooling_s`` has passed (no update is lost, and none is
+        published sooner). Returns whether it was completed.
+        """
+        shard = entry.shard
+        keys_ = [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_claims(shard), _cooling_key(entry)]
+        args: list[str | int] = [
+            entry.entry_id,
+            str(entry.payload.get(_CHANGE, "")),
+            self.now_ms(),
+            int(cooling_s * 1000),
+        ]
+        return bool(self._complete_home(keys=keys_, args=args))
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
         """Take up to ``limit`` due entries of each shard for ``lease_s`` seconds, every shard in one round trip.
@@ -338,11 +377,20 @@ class Outbox:
 
 
 def home_refresh(user: str, *, team_id: str) -> OutboxEntry:
-    """Re-publish ``user``'s App Home tab in ``team_id``.
+    """Re-publish ``user``'s App Home tab in ``team_id`` (queued with ``Outbox.want_home``).
 
-    One entry per person and workspace: refreshes queued meanwhile merge into it.
+    One entry per person and workspace: refreshes asked for meanwhile merge into it. Its change mark is new each
+    time, so the entry's holder knows when one came while it built the tab.
     """
-    return OutboxEntry(OutboxKind.PUBLISH_HOME, {"user": user}, entry_id=f"home:{team_id}:{user}", team_id=team_id)
+    payload = {"user": user, _CHANGE: uuid.uuid4().hex}
+    return OutboxEntry(OutboxKind.PUBLISH_HOME, payload, entry_id=f"home:{team_id}:{user}", team_id=team_id)
+
+
+_CHANGE: Final = "change"
+
+
+def _cooling_key(entry: OutboxEntry) -> str:
+    return keys.home_cooling(entry.shard, entry.team_id, str(entry.payload.get("user", "")))
 
 
 REQUEST_CHANNEL: Final = "request_channel"

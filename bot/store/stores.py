@@ -17,11 +17,12 @@ from bot.store.audit import Audit
 from bot.store.edits import EditStore
 from bot.store.event_deliveries import EventDeliveries
 from bot.store.grants import GrantStore
-from bot.store.home_viewers import HomeViewers
+from bot.store.home_viewers import DEFAULT_KEEP_S, HomeViewers
 from bot.store.installations import Installations
 from bot.store.jobs import JobQueue
 from bot.store.modal_views import ModalViews
 from bot.store.outbox import Outbox
+from bot.store.owed_uninstalls import OwedUninstalls
 from bot.store.schedule import Schedule
 from bot.store.signatures import SeenSignatures
 from bot.store.threads import Threads
@@ -72,6 +73,8 @@ class Stores:
     """Who opened App Home lately (whose tab a change republishes)."""
     modal_views: ModalViews
     """What each modal the bot opened was opened with (a submission is checked against it)."""
+    owed_uninstalls: OwedUninstalls
+    """Uninstalls acked to Slack that a worker still owes."""
 
     @classmethod
     def on(
@@ -82,12 +85,13 @@ class Stores:
         clock: Clock = system_clock,
         seal: TokenSeal | None = None,
         decision_replicas: int = 0,
+        home_viewer_s: float = DEFAULT_KEEP_S,
     ) -> Self:
         """Every owner on ``client``.
 
         ``retention_s``: how long an agent's state outlives its last write; ``seal``: what seals the installations'
         tokens (``INSTALLATION_KEYS``); ``decision_replicas``: replicas that must hold a decision
-        (``REDIS_DECISION_REPLICAS``).
+        (``REDIS_DECISION_REPLICAS``); ``home_viewer_s``: how long an App Home viewer is kept (``HOME_VIEWER_HOURS``).
         """
 
         def seconds() -> float:
@@ -110,6 +114,7 @@ class Stores:
             installations=Installations(client, seal=seal),
             signatures=SeenSignatures(client),
             event_deliveries=EventDeliveries(client),
-            home_viewers=HomeViewers(client),
+            home_viewers=HomeViewers(client, keep_s=home_viewer_s, clock=seconds),
             modal_views=ModalViews(client),
+            owed_uninstalls=OwedUninstalls(client, clock=seconds),
         )

@@ -52,13 +52,16 @@ def question_text(request: ApprovalRequest) -> str:
     return "\n".join(f"> {line}" for line in clip(text, QUESTION_MAX).split("\n"))
 
 
-def how_to_answer(question: Question) -> str:
-    """How the question is answered (one context line)."""
+def how_to_answer(question: Question, *, by_reply: bool = True) -> str:
+    """How the question is answered (one context line); ``by_reply``: a reply in its thread answers it too.
+
+    Only an agent's thread takes replies as answers: a question asked through the HTTP API lives in no agent's session.
+    """
     if question.kind == "choice":
         return "Choose one or more of the options" if question.multiple else "Choose one of the options"
     if question.kind == "form":
         return "Answer with the form: *Fill in*"
-    return "Answer with *Answer*, or by replying in this thread"
+    return "Answer with *Answer*, or by replying in this thread" if by_reply else "Answer with *Answer*"
 
 
 def not_offered(problem: str) -> str:

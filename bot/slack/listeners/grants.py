@@ -60,7 +60,7 @@ def register(app: App, services: Services) -> None:
         grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
         text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)
         tell(services.stores.outbox, team_id=who.team, channel=None, user=user, text=text)
-        services.stores.outbox.send_later(home_refresh(user, team_id=who.team))
+        services.stores.outbox.want_home(home_refresh(user, team_id=who.team))
 
     def revoke_trust_click(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
@@ -70,7 +70,7 @@ def register(app: App, services: Services) -> None:
         ended = revoke_trust(stores.trusts, stores.audit, session_id, tool, user_id=who.user, team_id=who.team)
         text = standing_approvals.trust_gone() if ended is None else standing_approvals.trust_revoked(ended.tool)
         tell(stores.outbox, team_id=who.team, channel=None, user=who.user, text=text)
-        stores.outbox.send_later(home_refresh(who.user, team_id=who.team))
+        stores.outbox.want_home(home_refresh(who.user, team_id=who.team))
 
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
     app.action(ids.REVOKE_TRUST_ACTION)(revoke_trust_click)

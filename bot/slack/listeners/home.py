@@ -23,10 +23,10 @@ def register(app: App, services: Services) -> None:
         if event.get("tab", "home") != "home":
             return
         user, team_id = event["user"], str(body.get("team_id") or "")
-        # Remember the viewer: their tab is refreshed whenever a request or decision changes.
+        # Remember the viewer: their tab is refreshed when a request they can see changes.
         # Building the tab reads many approvals: the outbox does it, not the 3-second event.
         services.stores.home_viewers.add(team_id, user)
-        services.stores.outbox.send_later(home_refresh(user, team_id=team_id))
+        services.stores.outbox.want_home(home_refresh(user, team_id=team_id))
 
     def list_pending(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]

@@ -10,24 +10,24 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from bot.flow.uninstalls import Uninstalls
 from bot.services import Services
 from bot.slack.payloads import EventCallback, TeamAccessEvent
+from bot.store.owed_uninstalls import OwedUninstall
 
 
 def register(app: App, services: Services) -> None:
-    """Add the uninstall listeners to ``app``."""
-    uninstalls = Uninstalls(stores=services.stores, decisions=services.decisions, clients=services.clients)
+    """Add the uninstall listeners to ``app``: each records what a worker owes, then acks (``bot.flow.uninstalls``)."""
+    owed = services.stores.owed_uninstalls
 
     def uninstalled(body: EventCallback, context: BoltContext) -> None:
         team_id = str(body.get("team_id") or context.team_id or "")
         enterprise_id = body.get("enterprise_id") or context.enterprise_id
-        if not services.stores.event_deliveries.first(
-            str(body.get("event_id") or f"uninstalled:{team_id}:{enterprise_id}")
-        ):
+        delivery = str(body.get("event_id") or f"uninstalled:{team_id}:{enterprise_id}")
+        if not services.stores.event_deliveries.first(delivery):
             return  # Slack redelivered it
         org_wide = bool(context.is_enterprise_install) or body.get("is_enterprise_install") is True
-        uninstalls.uninstalled(team_id=team_id, enterprise_id=enterprise_id, org_wide=org_wide)
+        # Ending what waits there reads it all: a worker does it, Slack is answered now.
+        owed.owe(delivery, OwedUninstall("uninstalled", team_id, enterprise_id, org_wide=org_wide))
 
     def revoked(body: EventCallback, event: dict[str, Any], context: BoltContext) -> None:
         if not (event.get("tokens") or {}).get("bot"):
@@ -43,7 +43,9 @@ def register(app: App, services: Services) -> None:
         delivery = body.get("event_id") or f"team_access_revoked:{enterprise_id}:{','.join(sorted(team_ids))}"
         if not services.stores.event_deliveries.first(str(delivery)):
             return  # Slack redelivered it
-        uninstalls.access_revoked(enterprise_id=enterprise_id, team_ids=team_ids)
+        owed.owe(
+            str(delivery), OwedUninstall("team_access_revoked", enterprise_id=enterprise_id, team_ids=tuple(team_ids))
+        )
 
     app.event("app_uninstalled")(uninstalled)
     app.event("tokens_revoked")(revoked)

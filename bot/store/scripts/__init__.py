@@ -99,6 +99,69 @@ redis.call('HDEL', KEYS[4], ARGV[1])
 return ARGV[2]
 """
 
+# KEYS: 1 outbox due, 2 outbox entries, 3 outbox wake, 4 the person's home cooling.
+# ARGV: 1 entry id, 2 entry JSON, 3 now ms, 4 wake tokens kept.
+# Asks for one App Home rebuild: the entry is written anew (its change mark tells its holder that something changed
+# while it was building), and queued only when not queued yet, due when the person's cooling ends. Returns 1 if
+# queued, 0 if it merged into the one already waiting or being built.
+WANT_HOME: Final = """
+local queued = redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if queued then return 0 end
+local due = tonumber(ARGV[3])
+local cooling = redis.call('PTTL', KEYS[4])
+if cooling > 0 then due = due + cooling end
+redis.call('ZADD', KEYS[1], due, ARGV[1])
+if redis.call('LLEN', KEYS[3]) < tonumber(ARGV[4]) then redis.call('LPUSH', KEYS[3], '1') end
+return 1
+"""
+
+# KEYS: 1 outbox due, 2 outbox entries, 3 outbox claims, 4 the person's home cooling.
+# ARGV: 1 entry id, 2 the change mark the published tab was built after, 3 now ms, 4 cooling ms.
+# After an App Home was published: starts the person's cooling, and completes the entry unless a change came while
+# it was built (its mark differs): then the entry stays, due when the cooling ends, so that change is shown too.
+# Returns 1 if completed, 0 if kept for the change.
+COMPLETE_HOME: Final = """
+if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[4]) end
+local stored = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if (not stored) or string.find(stored, ARGV[2], 1, true) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return 1
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[1])
+return 0
+"""
+
+# KEYS: 1 a shard's open-by index. ARGV: 1 the rules' prefix ('g:'), 2.. the age bounds as 13-digit ms, newest
+#       first (requested at or after ARGV[2]: the youngest bucket; before the last: the oldest bucket).
+# Walks the shard's rules one by one (a bounded read each) and returns, per rule: its quoted name, its oldest
+# request's 13-digit ms, then its count in each age bucket, youngest first. Costs the number of rules, not requests.
+PENDING_BY_POLICY: Final = """
+local out = {}
+local low = '[' .. ARGV[1]
+local high = '(' .. string.sub(ARGV[1], 1, -2) .. string.char(string.byte(ARGV[1], -1) + 1)
+while true do
+  local first = redis.call('ZRANGEBYLEX', KEYS[1], low, high, 'LIMIT', 0, 1)[1]
+  if not first then break end
+  local prefix = string.match(first, '^([^:]*:[^:]*:)')  -- the rule's name is quoted: it holds no ':'
+  if not prefix then break end
+  local name = string.sub(prefix, #ARGV[1] + 1, -2)
+  out[#out + 1] = name
+  out[#out + 1] = string.sub(first, #prefix + 1, #prefix + 13)
+  local upper = '(' .. prefix .. string.char(255)
+  for index = 2, #ARGV do
+    local bound = '[' .. prefix .. ARGV[index]
+    out[#out + 1] = redis.call('ZLEXCOUNT', KEYS[1], bound, upper)
+    upper = '(' .. prefix .. ARGV[index]
+  end
+  out[#out + 1] = redis.call('ZLEXCOUNT', KEYS[1], '[' .. prefix, upper)
+  low = '(' .. prefix .. string.char(255)
+end
+return out
+"""
+
 # KEYS: 1 version shown, 2 update lease. ARGV: 1 lease token, 2 version, 3 TTL s.
 # Records the version shown only while the caller still holds the lease. Returns 1 if recorded.
 SHOWN_IF_HELD: Final = """
@@ -315,12 +378,34 @@ return {{'{Status.EDITED}', edit.digest}}
 """
 )
 
+# KEYS: 1 approval, 2 the open-by index of its shard. ARGV: 1 its open-by members (JSON, ``approval_index``), 2.. the
+#       same members. Lists a waiting approval stored before the indexes (``python -m bot migrate --indexes``), unless
+#       it is decided or gone: atomic with its decision, so a decided one is never listed. Idempotent.
+# Returns how many of its entries were missing.
+INDEX_OPEN: Final = """
+if redis.call('HEXISTS', KEYS[1], 'request') == 0 or redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'indexed', ARGV[1])
+local added = 0
+for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
+return added
+"""
+
+# KEYS: 1 a workspace's channels with approvals opened in the shard, 2 one channel's open index. ARGV: 1 the channel.
+# Drops the channel from the list once nothing waits in it (atomic with a publish adding to both: never one lost).
+DROP_IDLE_CHANNEL: Final = """
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 EVERY_SCRIPT: Final = (
     DECIDE,
     CLAIM_APPROVAL,
     FENCED_WRITES,
     CLAIM_DUE,
     COMPLETE_POST,
+    WANT_HOME,
+    COMPLETE_HOME,
+    PENDING_BY_POLICY,
     SHOWN_IF_HELD,
     RELEASE_IF_HELD,
     REDELIVER_JOB,
@@ -330,5 +415,7 @@ EVERY_SCRIPT: Final = (
     LEAVE_LANE,
     USE_GRANT,
     EDIT_CALL,
+    INDEX_OPEN,
+    DROP_IDLE_CHANNEL,
 )
 """Every script of the package, for the readiness probe: each must be loaded on the server, or loadable."""

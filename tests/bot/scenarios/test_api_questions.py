@@ -21,8 +21,8 @@ import redis
 
 from bot.domain.clock import ManualClock
 from bot.loopback_slack.slack_requests import PostResult
-from tests.bot.scenarios.test_api import _callback_receiver
 from tests.bot.support.api_client import REGION, ApiCaller, api_caller
+from tests.bot.support.callbacks import callback_receiver
 from tests.bot.support.choices import actions_of, click_option, send_chosen
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
@@ -149,6 +149,7 @@ def test_an_idempotency_key_never_asks_twice_and_another_body_under_it_conflicts
 BAD_QUESTIONS = [
     ({"options": ["a"]}, "question"),
     ({**REGION, "question": ""}, "question"),
+    ({**REGION, "question": " \n\t"}, "question"),  # blank: it would ask nothing
     ({**REGION, "question": "x" * 4001}, "question"),
     ({**REGION, "options": []}, "options"),
     ({**REGION, "options": [f"o{index}" for index in range(101)]}, "options"),
@@ -232,11 +233,16 @@ def test_the_rules_deciders_answer_two_at_once_one_wins_and_the_other_is_told(
         assert len(decisions) == 1
 
 
-def test_an_unanswered_question_expires_as_expired_not_answered(redis_client: redis.Redis, tmp_path: Path) -> None:
+def test_an_unanswered_question_expires_as_expired_and_a_denying_rule_refuses_one(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
     rules = """\
     - name: quick-questions
       match: {interrupts: [question]}
       expiry: {after: 1h, outcome: deny}
+    - name: no-polls
+      match: {interrupts: [poll]}
+      tier: deny
     """
     clock = ManualClock()
     with _policy_bot(redis_client, tmp_path, rules, clock) as bot, api_caller(bot.services, bot.url) as api:
@@ -247,6 +253,9 @@ def test_an_unanswered_question_expires_as_expired_not_answered(redis_client: re
         expired = api.get_question(asked["id"]).json()
         assert (expired["status"], expired["answer"], expired["answered_by"]) == ("expired", None, None)
         assert "Nobody answered in time" in _answered(bot, asked["message_ts"])
+        refused = _asked(bot, api, name="poll")
+        assert (refused["status"], refused["policy"], refused["answer"]) == ("refused", "no-polls", None)
+        assert "Refused by rule `no-polls`" in _answered(bot, refused["message_ts"])
 
 
 def test_cancel_withdraws_a_pending_question_and_its_message_keeps_no_controls(bot: Bot, api: ApiCaller) -> None:
@@ -265,7 +274,7 @@ def test_cancel_withdraws_a_pending_question_and_its_message_keeps_no_controls(b
 def test_the_callback_receives_the_answer_signed_with_the_clients_secret(bot: Bot, api: ApiCaller) -> None:
     client = bot.services.stores.api_keys.get("ci-runner")
     assert client is not None
-    with _callback_receiver() as (url, receiver):
+    with callback_receiver() as (url, receiver):
         asked = _asked(bot, api, callback_url=url)
         click_option(bot, _message(bot, asked["message_ts"]), 0, user=REQUESTER)
         bot.drain()
@@ -286,7 +295,14 @@ def test_the_callback_receives_the_answer_signed_with_the_clients_secret(bot: Bo
     )
 
 
-def test_a_question_for_nobody_is_answered_by_anyone_in_the_channel(bot: Bot, api: ApiCaller) -> None:
-    asked = _asked(bot, api, {"question": "Who is on call?", "channel": CHANNEL})
+def test_a_question_for_nobody_in_a_thread_is_answered_there_by_anyone_in_the_channel(bot: Bot, api: ApiCaller) -> None:
+    thread = "1700000000.000100"
+    asked = _asked(bot, api, {"question": "Who is on call?", "channel": CHANNEL, "thread_ts": thread})
+    assert _message(bot, asked["message_ts"])["thread_ts"] == thread
+    assert "replying in this thread" not in json.dumps(
+        _message(bot, asked["message_ts"])["blocks"]
+    )  # no agent reads it
     assert bot.submit_answer(bot.approval_id(-1), user=OUTSIDER, answer="Dana").status == 200
     assert api.get_question(asked["id"], wait="5s").json()["answer"] == "Dana"
+    bot.drain()
+    assert "Dana" in _answered(bot, asked["message_ts"])  # the answer, on the message in the thread

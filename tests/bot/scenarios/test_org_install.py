@@ -85,6 +85,7 @@ def test_the_org_s_uninstall_ends_what_waits_in_each_of_its_workspaces_only(
 
     uninstall = slack_requests.event_callback(UNINSTALL_EVENTS[event_type], team=installed.request_team(IN_ORG_A))
     assert installed.poster.post_event(uninstall).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
 
     expired = approvals.find(waiting)
     assert expired is not None
@@ -129,6 +130,7 @@ def test_a_workspace_of_the_org_uninstalled_alone_leaves_the_org_s_install(insta
         {"type": "app_uninstalled"}, team=slack_requests.Team(IN_ORG_A, enterprise_id=ORG)
     )
     assert installed.poster.post_event(uninstall).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
     approvals = installed.services.stores.approvals
     assert approvals.find(in_a).decision.reason == UNINSTALLED  # type: ignore[union-attr]
     assert approvals.find(in_b).decision is None  # type: ignore[union-attr]
@@ -150,6 +152,7 @@ def test_the_org_s_uninstall_leaves_a_workspace_served_by_its_own_install(instal
 
     uninstall = slack_requests.event_callback({"type": "app_uninstalled"}, team=installed.request_team(IN_ORG_B))
     assert installed.poster.post_event(uninstall).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
 
     approvals = installed.services.stores.approvals
     assert approvals.find(in_b).decision.reason == UNINSTALLED  # type: ignore[union-attr]
@@ -193,6 +196,7 @@ def test_a_workspace_taken_from_the_org_s_install_ends_what_waits_there_only(
     started = time.monotonic()
     assert installed.poster.post_event(revoked).status == 200
     assert time.monotonic() - started < 3  # within Slack's window
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
 
     expired = approvals.find(in_b)
     assert expired is not None
@@ -257,6 +261,7 @@ def test_a_workspace_given_back_to_the_org_s_install_is_served_again(installed: 
     first = installed.ask(IN_ORG_B)
     revoked = _access_event("team_access_revoked", [IN_ORG_B])
     assert installed.poster.post_event(revoked).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
     approvals = installed.services.stores.approvals
     assert approvals.find(first).decision.reason == UNINSTALLED  # type: ignore[union-attr]
     installed.drain()

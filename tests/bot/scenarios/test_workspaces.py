@@ -5,6 +5,7 @@ that ends only that workspace's requests."""
 import html
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from bot.flow.uninstalls import UNINSTALLED
 from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
+from tests.bot.support.crowd import OTHER_TEAM, commands_processed, other_approvals
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import home_click
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
@@ -137,6 +139,7 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     beta = installed.ask(BETA)
     event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
     assert installed.poster.post_event(event).status == 200
+    installed.worker.finish_uninstalls()  # the worker carries out what the ack recorded
 
     approvals = installed.services.stores.approvals
     expired = approvals.find(beta)
@@ -235,3 +238,51 @@ def test_a_revoke_button_naming_another_workspace_revokes_nothing(installed: OAu
         assert installed.poster.post_action(payload).status == 200
         installed.drain()
         assert (installed.services.stores.grants.get(BETA, CHANNELS[BETA], "g1") is not None) is kept, team
+
+
+def test_an_uninstall_is_acked_within_slack_s_window_whatever_waits_elsewhere(installed: OAuthBot) -> None:
+    beta = installed.ask(BETA)
+    other_approvals(installed.services.stores.redis, 10_000)  # pipelined
+    event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
+
+    started = time.monotonic()
+    assert installed.poster.post_event(event).status == 200
+    acked_ms = (time.monotonic() - started) * 1000
+    print(f"uninstall acked in {acked_ms:.0f} ms with 10,000 open approvals elsewhere")
+    assert acked_ms < 3000  # Slack's window
+    assert installed.services.stores.owed_uninstalls.waiting() == 1  # a worker carries it out (the test below)
+    assert installed.services.stores.approvals.find(beta) is not None
+
+
+def test_an_uninstall_a_worker_dropped_half_way_is_finished_by_another(installed: OAuthBot) -> None:
+    beta = installed.ask(BETA)
+    event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
+    assert installed.poster.post_event(event).status == 200  # acked: the work is owed, nothing of it done
+    owed = installed.services.stores.owed_uninstalls
+    assert [uninstall.team_id for _id, uninstall in owed.take(lease_s=0.2)] == [BETA]  # a worker takes it, dies
+
+    assert installed.worker.finish_uninstalls() == 0  # held by the dead worker until its lease runs out
+    assert installed.services.stores.approvals.find(beta).decision is None  # type: ignore[union-attr]
+    time.sleep(0.25)
+    assert installed.worker.finish_uninstalls() == 1
+    assert installed.services.stores.approvals.find(beta).decision.reason == UNINSTALLED  # type: ignore[union-attr]
+    assert owed.waiting() == 0
+
+
+def test_an_uninstall_reads_and_ends_its_own_workspace_s_requests_only(
+    installed: OAuthBot, redis_client: redis.Redis
+) -> None:
+    beta = [installed.ask(BETA) for _ in range(2)]
+    others = other_approvals(redis_client, 3_000)
+    before = commands_processed(redis_client)
+    event = slack_requests.event_callback({"type": "app_uninstalled"}, team=slack_requests.Team(BETA))
+    assert installed.poster.post_event(event).status == 200
+    installed.drain()
+    spent = commands_processed(redis_client) - before
+
+    approvals = installed.services.stores.approvals
+    assert [approvals.find(approval_id).decision.decision for approval_id in beta] == ["expired"] * 2  # type: ignore[union-attr]
+    assert approvals.open_in_workspace(BETA, limit=10) == []
+    assert len(approvals.open_in_workspace(OTHER_TEAM, limit=5)) == 5, "others' requests stay as they were"
+    assert approvals.find(others[0]).decision is None  # type: ignore[union-attr]
+    assert spent < 1_500, f"the uninstall cost {spent} Redis commands with 3,000 requests waiting elsewhere"

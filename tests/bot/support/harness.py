@@ -55,7 +55,7 @@ class Bot:
         """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
         for _ in range(rounds):
             jobs = self.worker.run_jobs_once(block_ms=1)
-            fired = self.worker.escalator.tick()
+            fired = self.worker.escalator.tick() + self.worker.finish_uninstalls()
             delivered = self.worker.deliverer.deliver_due()
             if not jobs and not fired and not delivered:
                 return
@@ -332,10 +332,12 @@ def running_bot(
     usergroups: dict[str, list[str]] | None = None,
     clock: Any = None,
     api_max_waits: int | None = None,
+    home_refresh_seconds: float = 0,
 ) -> Iterator[Bot]:
     """Start the fake Slack, the Bolt app over HTTP, and a worker (driven by ``drain``).
 
     ``api_max_waits``: the API's long-polls held at once (``API_MAX_WAITS``; default: the setting's).
+    ``home_refresh_seconds``: ``HOME_REFRESH_SECONDS`` (0 here: ``drain`` shows every change at once).
     """
     users: dict[str, dict[str, Any]] = {user: {} for user in PEOPLE}
     with FakeSlack(usergroups=usergroups or {}, users=users, channels={CHANNEL: CHANNEL_MEMBERS}) as slack:
@@ -344,6 +346,7 @@ def running_bot(
             slack_signing_secret=SecretStr(SIGNING_SECRET),
             slack_api_url=slack.url,
             approval_policy=policy_path,
+            home_refresh_seconds=home_refresh_seconds,
         )
         if api_max_waits is not None:
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})

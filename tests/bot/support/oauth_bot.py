@@ -52,7 +52,8 @@ class OAuthBot:
 
     def drain(self) -> None:
         for _ in range(50):
-            if not (self.worker.run_jobs_once(block_ms=1) + self.worker.deliverer.deliver_due()):
+            worked = self.worker.run_jobs_once(block_ms=1) + self.worker.finish_uninstalls()
+            if not (worked + self.worker.deliverer.deliver_due()):
                 return
         raise AssertionError("the worker did not settle")
 
@@ -157,6 +158,7 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
         slack_api_url=slack.url,
         slack_authorize_url=f"{slack.url.removesuffix('api/')}oauth/v2/authorize",
         installation_keys=SecretStr(INSTALLATION_KEY),
+        home_refresh_seconds=0,  # drain() shows every change at once (tests of the window set it)
     )
     assert settings.oauth
     services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
