@@ -13,10 +13,11 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.observe import trace_export
+from bot.observe.exposition import WsgiApp
 from bot.render import action_ids as ids
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.http import WsgiApp, guarded_wsgi_app, wsgi_app
+from bot.slack.http import guarded_wsgi_app, wsgi_app
 from bot.store.direct_script import DirectScript
 
 

@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.chaos [--seconds 60] [--workers 3] [--in-flight 6] [--seed 1]``
 
-Runs what the Procfile runs: the web process (gunicorn over ``bot.slack.http:create_wsgi()``) and
+Runs what the Procfile runs: the web process (gunicorn over ``bot.cli.web:create_wsgi()``) and
 ``--workers`` ``python -m bot worker`` processes, against a real Redis (AOF, fsync always) and the
 sandbox's loopback Slack, with the agent of ``bench/chaos_agent.py`` (gated tools that log every
 real execution). For ``--seconds``, sessions start (``--in-flight`` at once) and people race on
@@ -101,7 +101,7 @@ def _processes(environment: dict[str, str], *, workers: int, port: int, logs: Pa
     """The web process and the workers; yields the worker list (replace an entry to restart one)."""
     web_log = (logs / "web.log").open("ab")
     command = [
-        sys.executable, "-m", "gunicorn", "bot.slack.http:create_wsgi()", "--bind", f"127.0.0.1:{port}",
+        sys.executable, "-m", "gunicorn", "bot.cli.web:create_wsgi()", "--bind", f"127.0.0.1:{port}",
         "--workers", "2", "--threads", "8", "--log-level", "warning",
     ]  # fmt: skip
     web = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=web_log, stderr=web_log)

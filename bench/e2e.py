@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.e2e [--sessions N] [--people U] [--web-workers W] [--workers P] [--concurrency C]``
 
-Ours, in the Procfile layout on loopback: gunicorn serving ``bot.slack.http:create_wsgi()`` (W workers,
+Ours, in the Procfile layout on loopback: gunicorn serving ``bot.cli.web:create_wsgi()`` (W workers,
 8 threads each), P ``python -m bot worker`` processes (``WORKER_CONCURRENCY=C``), one real Redis, and a
 loopback Slack Web API. U people work at once, each running sessions one after another: mention the bot
 ("restart checkout", a signed event over HTTP) -> the approval message is posted in the thread -> click
@@ -252,7 +252,7 @@ def procfile(
     port = free_port()
     environment = _environment(redis_url, slack_url, concurrency=concurrency, model_delay_s=model_delay_s)
     web = [
-        sys.executable, "-m", "gunicorn", "bot.slack.http:create_wsgi()", "--bind", f"127.0.0.1:{port}",
+        sys.executable, "-m", "gunicorn", "bot.cli.web:create_wsgi()", "--bind", f"127.0.0.1:{port}",
         "--workers", str(web_workers), "--threads", "8", "--backlog", "2048", "--log-level", "warning",
     ]  # fmt: skip
     worker = [sys.executable, "-m", "bot", "worker"]

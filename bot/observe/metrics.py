@@ -5,7 +5,7 @@ take values from small, fixed sets (a source, an outcome, a job kind, a Slack me
 name from the operator's file): never an id, a user or a channel. The state kept in Redis (pending approvals,
 the outbox) is read at scrape time by ``bot.observe.state_collector``; everything here counts what this process
 did. Under gunicorn the counts of its workers are added up (``prometheus_client``'s multiprocess mode,
-``PROMETHEUS_MULTIPROC_DIR``: see ``bot.slack.gunicorn_config``).
+``PROMETHEUS_MULTIPROC_DIR``: see ``bot.cli.gunicorn_config``).
 """
 
 import re

@@ -2,13 +2,13 @@
 
 import logging
 from collections.abc import Callable
-from typing import Any, Final, cast
+from functools import partial
+from typing import Any, cast
 
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
-from bot.services import Services
 from bot.settings import Settings
 from bot.slack.listeners import (
     actions,
@@ -25,30 +25,45 @@ from bot.slack.listeners import (
     thread,
 )
 from bot.slack.oauth import InstalledAuthorize, oauth_settings
+from bot.slack.parts import SlackParts
 from bot.store.oauth_states import OAuthStates
 
-# Every listener module of the app, in the order Bolt tries them (the uninstall ones go first, in OAuth mode). An
-# approval message's buttons are ``actions``' (one entry each); any other ``signoff_`` button is answered last.
-_LISTENERS: Final[tuple[Callable[[App, Services], None], ...]] = (
-    failures.register,
-    requests.register,
-    actions.register,
-    deny.register,
-    questions.register,
-    choices.register,
-    edits.register,
-    thread.register,
-    grants.register,
-    similar_grants.register,
-    home.register,
-    actions.register_unknown,
-)
+
+def _listeners(parts: SlackParts) -> tuple[Callable[[App], None], ...]:
+    """Every listener module of the app, each given what it uses, in the order Bolt tries them.
+
+    An approval message's buttons are ``actions``' (one entry each); any other ``signoff_`` button is answered last.
+    """
+    stores, decisions, modals = parts.stores, parts.decisions, parts.modals
+    outbox, deliveries = stores.outbox, stores.event_deliveries
+    return (
+        partial(failures.register, outbox=outbox, event_deliveries=deliveries),
+        partial(requests.register, jobs=stores.jobs, event_deliveries=deliveries, outbox=outbox),
+        partial(actions.register, parts=parts),
+        partial(deny.register, decisions=decisions, modals=modals),
+        partial(questions.register, decisions=decisions, modals=modals, outbox=outbox),
+        partial(choices.register, decisions=decisions, outbox=outbox),
+        partial(edits.register, flow=parts.edit_flow, decisions=decisions, modals=modals, outbox=outbox),
+        partial(
+            thread.register, approvals=stores.approvals, decisions=decisions, event_deliveries=deliveries, outbox=outbox
+        ),
+        partial(grants.register, flow=parts.grant_flow, trusts=stores.trusts, audit=stores.audit, outbox=outbox),
+        partial(similar_grants.register, flow=parts.grant_flow, decisions=decisions, modals=modals, outbox=outbox),
+        partial(
+            home.register,
+            home_viewers=stores.home_viewers,
+            outbox=outbox,
+            home_queue=parts.home_queue,
+            clock=parts.clock,
+        ),
+        partial(actions.register_unknown, outbox=outbox),
+    )
 
 
 def build_app(
-    settings: Settings, services: Services, *, token_verification: bool = True, verified_at_edge: bool = False
+    settings: Settings, parts: SlackParts, *, token_verification: bool = True, verified_at_edge: bool = False
 ) -> App:
-    """The Slack app over ``services``.
+    """The Slack app over ``parts`` (the services: each listener is handed the few it uses).
 
     ``process_before_response=True``: the HTTP response leaves when a listener returns, so
     listeners only ack, write to Redis and queue; Slack calls happen in the worker's outbox or
@@ -64,21 +79,23 @@ def build_app(
     signing_secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
     workspaces: dict[str, Any] = {"token_verification_enabled": token_verification}
     if settings.oauth:
-        states = OAuthStates(services.stores.redis)
+        states = OAuthStates(parts.stores.redis)
         workspaces = {
-            "oauth_settings": oauth_settings(settings, installations=services.stores.installations, states=states),
+            "oauth_settings": oauth_settings(settings, installations=parts.stores.installations, states=states),
             # Bolt's annotation names a function; an ``Authorize`` instance is what it takes as is.
-            "authorize": cast(Callable[..., AuthorizeResult], InstalledAuthorize(services.stores.installations)),
+            "authorize": cast(Callable[..., AuthorizeResult], InstalledAuthorize(parts.stores.installations)),
         }
     app = App(
-        client=services.slack,
+        client=parts.slack,
         signing_secret=signing_secret,
         process_before_response=True,
         request_verification_enabled=not verified_at_edge,
         **workspaces,
     )
-    for register in (installs.register, *_LISTENERS) if settings.oauth else _LISTENERS:
-        register(app, services)
+    if settings.oauth:  # the uninstall listeners go first
+        installs.register(app, owed=parts.stores.owed_uninstalls, event_deliveries=parts.stores.event_deliveries)
+    for register in _listeners(parts):
+        register(app)
     return app
 
 

@@ -29,7 +29,6 @@ from bot.flow.outcomes import Outcome, Replay
 from bot.observe import metrics
 from bot.observe.logs import log_context
 from bot.render import action_ids as ids
-from bot.services import Services
 from bot.slack.after_answer import after_answer
 from bot.slack.guard import REPLAYED, Rejection, unrecorded
 from bot.slack.listeners.choices import answered_text, is_choice
@@ -161,9 +160,9 @@ class ApproveClicks:
         tell_click_failed(click.body, error, outbox=self.outbox)
 
 
-def approving(services: Services) -> Callable[[BlockActions, Action], None]:
+def approving(*, decisions: DecisionService, outbox: Outbox) -> Callable[[BlockActions, Action], None]:
     """What serves an Approve click the edge left to Bolt (``bot.slack.listeners.actions`` acks it first)."""
-    clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
+    clicks = ApproveClicks(decisions=decisions, outbox=outbox)
 
     def approve(body: BlockActions, action: Action) -> None:
         clicks.serve_acked(_click(body, action))

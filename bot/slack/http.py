@@ -1,6 +1,6 @@
 """HTTP mode: the Bolt app as a WSGI application at ``/slack/events``.
 
-Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.slack.http:create_wsgi()'``);
+Production runs it under gunicorn (see the Procfile: ``gunicorn 'bot.cli.web:create_wsgi()'``);
 ``python -m bot serve`` uses a small threaded server, enough for one team and for development.
 """
 
@@ -18,25 +18,21 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
 
-from bot import preflight
 from bot.flow.outcomes import Replay
-from bot.observe import trace_export
-from bot.observe.exposition import METRICS_PATH, metrics_app
+from bot.observe.exposition import METRICS_PATH, WsgiApp, metrics_app
 from bot.observe.probes import READY_PATH, readiness_app
 from bot.observe.readiness import Readiness
-from bot.services import Services, connect_configured_redis
-from bot.settings import ConfigError, Settings, load_settings
+from bot.settings import ConfigError, Settings
 from bot.slack import outage
 from bot.slack.after_answer import ThenAfterTheAnswer, collected
 from bot.slack.app import build_app
 from bot.slack.clicks import ApproveClicks, approve_click
 from bot.slack.guard import MAX_BODY_BYTES, Rejection, RequestGuard, Unrecorded, read_request
+from bot.slack.parts import SlackParts
 from bot.slack.payload_shape import payload_problem
 from bot.store.scripts import EVERY_SCRIPT
 
 logger = logging.getLogger(__name__)
-
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def wsgi_app(
@@ -256,16 +252,16 @@ class _DiscardBodyAfter(list[bytes]):
             return  # the client stalled or left
 
 
-def guarded_wsgi_app(settings: Settings, services: Services, *, token_verification: bool = True) -> WsgiApp:
+def guarded_wsgi_app(settings: Settings, parts: SlackParts, *, token_verification: bool = True) -> WsgiApp:
     """The Slack app behind the request guard, Approve clicks served at the edge (what production serves)."""
-    app = build_app(settings, services, token_verification=token_verification, verified_at_edge=True)
+    app = build_app(settings, parts, token_verification=token_verification, verified_at_edge=True)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-    guard = RequestGuard(signing_secret=secret, redis_client=services.stores.redis)
-    clicks = ApproveClicks(decisions=services.decisions, outbox=services.stores.outbox)
-    one_token = None if settings.oauth else services.slack
-    readiness = Readiness(redis_client=services.stores.redis, slack=one_token, scripts=EVERY_SCRIPT)
-    edges = {**services.http_mounts, **oauth_mounts(app)}
-    probes = {READY_PATH: readiness_app(readiness), METRICS_PATH: metrics_app(services.state_metrics)}
+    guard = RequestGuard(signing_secret=secret, redis_client=parts.stores.redis)
+    clicks = ApproveClicks(decisions=parts.decisions, outbox=parts.stores.outbox)
+    one_token = None if settings.oauth else parts.slack
+    readiness = Readiness(redis_client=parts.stores.redis, slack=one_token, scripts=EVERY_SCRIPT)
+    edges = {**parts.http_mounts, **oauth_mounts(app)}
+    probes = {READY_PATH: readiness_app(readiness), METRICS_PATH: metrics_app(parts.state_metrics)}
     if settings.metrics_port is None:
         return wsgi_app(app, guard=guard, clicks=clicks, mounts={**edges, **probes})
     return probes_apart(wsgi_app(app, guard=guard, clicks=clicks, mounts=edges), probes, port=settings.metrics_port)
@@ -288,31 +284,6 @@ def probes_apart(application: WsgiApp, probes: Mapping[str, WsgiApp], *, port: i
         return probe(environ, start_response)
 
     return application_or_probes
-
-
-def create_wsgi() -> WsgiApp:
-    """Factory for gunicorn: settings from the environment, ``REDIS_URL`` required (the worker runs apart)."""
-    settings = load_settings("http")
-    if settings.traces:
-        trace_export.install("web")
-    return web_app(settings)
-
-
-def web_app(settings: Settings) -> WsgiApp:
-    """What gunicorn's workers serve, built once Redis answers and Slack takes the token.
-
-    Raises:
-        ConfigError: A setting is unusable (``REDIS_URL`` unset or not answering, a token Slack refuses...).
-        PolicyError: The policy file is.
-    """
-    if not settings.redis_url:
-        raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
-    client = connect_configured_redis(settings)
-    preflight.check_redis(client, url=settings.redis_url)
-    preflight.check_shards(client, settings.redis_shards)
-    services = Services(settings, redis_client=client)
-    preflight.check_slack(settings, socket_mode=False)
-    return guarded_wsgi_app(settings, services)
 
 
 # A request must arrive whole within this time: one sent half way and left open must not hold

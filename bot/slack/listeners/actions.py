@@ -13,16 +13,18 @@ from typing import Final, Literal
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.flow.attending import Attending
 from bot.render import controls
 from bot.render.action_ids import parse_button_value
 from bot.render.controls import Control
 from bot.render.texts import answers
-from bot.services import Services
 from bot.slack import clicks
 from bot.slack.listeners import deny, edits, grants, similar_grants
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.listeners.lazy import lazily
+from bot.slack.parts import SlackParts
 from bot.slack.payloads import Action, BlockActions
+from bot.store.outbox import Outbox
 
 Handler = Callable[[BlockActions, Action], None]
 """Serves a click already acked."""
@@ -35,8 +37,7 @@ PREFIX: Final = "signoff_"
 """Every action id of the bot begins so (``bot.render.action_ids``)."""
 
 
-def _take(services: Services) -> Handler:
-    attending, outbox = services.attending, services.stores.outbox
+def _take(*, attending: Attending, outbox: Outbox) -> Handler:
 
     def take(body: BlockActions, action: Action) -> None:
         who = clicker(body)
@@ -51,8 +52,7 @@ def _take(services: Services) -> Handler:
     return take
 
 
-def _discuss(services: Services) -> Handler:
-    attending, outbox = services.attending, services.stores.outbox
+def _discuss(*, attending: Attending, outbox: Outbox) -> Handler:
 
     def discuss(body: BlockActions, action: Action) -> None:
         who = clicker(body)
@@ -73,22 +73,23 @@ class ApprovalAction:
         asks: The judge's question. Its flow call asks it of the one judge, the decide script (deciding, or as a check
             that writes nothing: ``DecisionService.find_checked``); it is written here so that a new button says who
             may in its one entry.
-        serves: Makes, from the services, what serves its clicks once acked (the flow call, what the clicker is told).
+        serves: Makes, from the parts it names, what serves its clicks once acked (the flow call, what the clicker is
+            told).
         opens: Makes what opens its modal instead (lazily, after the ack).
     """
 
     control: Control
     asks: Asks
-    serves: Callable[[Services], Handler] | None = None
-    opens: Callable[[Services], Opener] | None = None
+    serves: Callable[[SlackParts], Handler] | None = None
+    opens: Callable[[SlackParts], Opener] | None = None
 
-    def register(self, app: App, services: Services) -> None:
+    def register(self, app: App, parts: SlackParts) -> None:
         """Add the listener of every id this button's clicks may carry."""
         for action_id in self.control.action_ids:
             if self.opens is not None:
-                lazily(app.action(action_id), self.opens(services), outbox=services.stores.outbox)
+                lazily(app.action(action_id), self.opens(parts), outbox=parts.stores.outbox)
             elif self.serves is not None:
-                app.action(action_id)(_acked(self.serves(services)))
+                app.action(action_id)(_acked(self.serves(parts)))
 
 
 def _acked(handle: Handler) -> Callable[[Ack, BlockActions, Action], None]:
@@ -100,28 +101,53 @@ def _acked(handle: Handler) -> Callable[[Ack, BlockActions, Action], None]:
     return listener
 
 
+def _approving(parts: SlackParts) -> Handler:
+    return clicks.approving(decisions=parts.decisions, outbox=parts.stores.outbox)
+
+
 ACTIONS: Final = (
-    ApprovalAction(control=controls.APPROVE, asks="approve", serves=clicks.approving),
-    ApprovalAction(control=controls.DENY, asks="deny", opens=deny.opening),
-    ApprovalAction(control=controls.TRUST, asks="approve", serves=clicks.approving),
-    ApprovalAction(control=controls.EDIT, asks="approve", opens=edits.opening),
-    ApprovalAction(control=controls.DISCUSS, asks="discuss", serves=_discuss),
-    ApprovalAction(control=controls.TAKE, asks="approve", serves=_take),
-    ApprovalAction(control=controls.APPROVE_AND_ALLOW, asks="approve", serves=grants.approving_and_allowing),
-    ApprovalAction(control=controls.ALLOW_SIMILAR, asks="approve", opens=similar_grants.opening),
+    ApprovalAction(control=controls.APPROVE, asks="approve", serves=_approving),
+    ApprovalAction(
+        control=controls.DENY,
+        asks="deny",
+        opens=lambda p: deny.opening(decisions=p.decisions, outbox=p.stores.outbox, modals=p.modals),
+    ),
+    ApprovalAction(control=controls.TRUST, asks="approve", serves=_approving),
+    ApprovalAction(
+        control=controls.EDIT,
+        asks="approve",
+        opens=lambda p: edits.opening(flow=p.edit_flow, outbox=p.stores.outbox, modals=p.modals),
+    ),
+    ApprovalAction(
+        control=controls.DISCUSS,
+        asks="discuss",
+        serves=lambda p: _discuss(attending=p.attending, outbox=p.stores.outbox),
+    ),
+    ApprovalAction(
+        control=controls.TAKE, asks="approve", serves=lambda p: _take(attending=p.attending, outbox=p.stores.outbox)
+    ),
+    ApprovalAction(
+        control=controls.APPROVE_AND_ALLOW,
+        asks="approve",
+        serves=lambda p: grants.approving_and_allowing(flow=p.grant_flow, outbox=p.stores.outbox),
+    ),
+    ApprovalAction(
+        control=controls.ALLOW_SIMILAR,
+        asks="approve",
+        opens=lambda p: similar_grants.opening(flow=p.grant_flow, outbox=p.stores.outbox, modals=p.modals),
+    ),
 )
 """Every button of an approval message (``controls.CONTROLS``), each with how it is answered."""
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, parts: SlackParts) -> None:
     """Add the listeners of every approval message's button to ``app``."""
     for each in ACTIONS:
-        each.register(app, services)
+        each.register(app, parts)
 
 
-def register_unknown(app: App, services: Services) -> None:
+def register_unknown(app: App, *, outbox: Outbox) -> None:
     """Add the listener that answers a click on a ``signoff_`` button no other listener knows (register it last)."""
-    outbox = services.stores.outbox
 
     def unknown_button(ack: Ack, body: BlockActions) -> None:
         ack()

@@ -11,20 +11,20 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot.domain.status import Status
+from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render.texts import questions
-from bot.services import Services
 from bot.slack.after_answer import after_answer
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.payloads import Action, BlockActions
+from bot.store.outbox import Outbox
 
 _CHOOSE: re.Pattern[str] = re.compile(f"^{re.escape(ids.CHOOSE_PREFIX)}[0-9]+$")
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, decisions: DecisionService, outbox: Outbox) -> None:
     """Add the listeners of a question's options to ``app``."""
-    decisions, outbox = services.decisions, services.stores.outbox
 
     def answer(body: BlockActions, approval_id: str, session_id: str | None, choices: tuple[int, ...]) -> None:
         who = clicker(body)

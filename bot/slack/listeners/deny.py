@@ -10,21 +10,25 @@ from collections.abc import Callable
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.flow.access import Modals
+from bot.flow.decisions import DecisionService
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.render.texts import answers
-from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+from bot.store.outbox import Outbox
 
 
-def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+def opening(
+    *, decisions: DecisionService, outbox: Outbox, modals: Modals
+) -> Callable[[BlockActions, Action, WebClient], None]:
     """What opens the deny modal for a Deny click (``bot.slack.listeners.actions`` runs it lazily)."""
 
     def open_deny_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
-        approval = click.checked(services.decisions, services.stores.outbox, action="deny")
+        approval = click.checked(decisions, outbox, action="deny")
         if approval is None:
             return
         request = approval.request
@@ -33,22 +37,21 @@ def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], N
             request,
             reason_required=request.policy.reason_required_on_deny,
             private_metadata=binding.metadata(),
-            external_id=services.modals.remember(binding),
+            external_id=modals.remember(binding),
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     return open_deny_modal
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, decisions: DecisionService, modals: Modals) -> None:
     """Add the deny modal's submission listener to ``app``."""
-    decisions = services.decisions
 
     def submit_deny(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         user = body["user"]["id"]
         values = view.get("state", {}).get("values", {})
         reason = (values.get(ids.DENY_REASON_BLOCK, {}).get(ids.DENY_REASON_INPUT) or {}).get("value")
-        binding = submitted_binding(services.modals, decisions, body, view, purpose="deny")
+        binding = submitted_binding(modals, decisions, body, view, purpose="deny")
         if binding is None:
             ack(**blocks.modal_errors(answers.wrong_place_refused()))
             return

@@ -11,27 +11,29 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.domain.status import Status
+from bot.flow.access import Modals
+from bot.flow.decisions import DecisionService
+from bot.flow.edits import EditFlow
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits
 from bot.render.texts import answers, editing
-from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text, team_of, tell
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+from bot.store.outbox import Outbox
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 
 
-def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+def opening(*, flow: EditFlow, outbox: Outbox, modals: Modals) -> Callable[[BlockActions, Action, WebClient], None]:
     """What opens the edit form for an Edit click (``bot.slack.listeners.actions`` runs it lazily)."""
-    flow = services.edit_flow
 
     def open_edit_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
         opening = flow.open(click.approval_id, user_id=click.who.user, origin=click.origin, shown=click.shown)
         if opening.approval is None or opening.form is None:
-            click.refuse(services.stores.outbox, opening.refusal, answers.unknown_approval())
+            click.refuse(outbox, opening.refusal, answers.unknown_approval())
             return
         request = opening.approval.request
         binding = click.bind(request.approval_id, purpose="edit")
@@ -39,7 +41,7 @@ def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], N
             request,
             opening.form,
             private_metadata=binding.metadata(),
-            external_id=services.modals.remember(binding),
+            external_id=modals.remember(binding),
             approves=opening.approves,
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
@@ -47,12 +49,11 @@ def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], N
     return open_edit_modal
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, flow: EditFlow, decisions: DecisionService, modals: Modals, outbox: Outbox) -> None:
     """Add the edit form's submission listener to ``app``."""
-    flow = services.edit_flow
 
     def submit_edit(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
-        binding = submitted_binding(services.modals, services.decisions, body, view, purpose="edit")
+        binding = submitted_binding(modals, decisions, body, view, purpose="edit")
         if binding is None:
             ack(**edits.edit_refused(answers.wrong_place_refused()))
             return
@@ -68,7 +69,7 @@ def register(app: App, services: Services) -> None:
         text = outcome_text(saved.approval) if saved.approval is not None else editing.EDITED_TEXT
         if text:
             tell(
-                services.stores.outbox,
+                outbox,
                 team_id=team_of(body),
                 channel=binding.channel_id,
                 user=binding.user_id,

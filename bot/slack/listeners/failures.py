@@ -19,9 +19,9 @@ from slack_sdk.webhook import WebhookClient
 from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.render import blocks
 from bot.render.texts import answers
-from bot.services import Services
 from bot.slack.listeners.feedback import clicker, tell_clicker
 from bot.slack.payloads import BlockActions
+from bot.store.event_deliveries import EventDeliveries
 from bot.store.outbox import Outbox
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def tell_click_failed(body: BlockActions, error: Exception, *, outbox: Outbox) -
         logger.exception("could not tell the clicker that the click failed")
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, outbox: Outbox, event_deliveries: EventDeliveries) -> None:
     """Install the error handler on ``app``."""
 
     def on_error(error: Exception, body: dict[str, Any], response: BoltResponse) -> None:
@@ -64,14 +64,14 @@ def register(app: App, services: Services) -> None:
         if kind == "block_actions":
             response.status = 200
             response.body = ""
-            tell_click_failed(cast(BlockActions, body), error, outbox=services.stores.outbox)
+            tell_click_failed(cast(BlockActions, body), error, outbox=outbox)
         elif kind == "view_submission":
             response.status = 200
             response.body = json.dumps(blocks.modal_errors(answers.click_failed(summary)))
             response.headers["content-type"] = ["application/json;charset=utf-8"]
         elif kind == "event_callback" and body.get("event_id"):
             try:
-                services.stores.event_deliveries.forget(body["event_id"])
+                event_deliveries.forget(body["event_id"])
             except redis.RedisError:
                 logger.exception("event_id=<%s> | could not forget the failed delivery", body["event_id"])
 

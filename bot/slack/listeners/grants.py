@@ -5,28 +5,28 @@ from collections.abc import Callable
 
 from slack_bolt import Ack, App
 
-from bot.flow.grants import Granted
+from bot.flow.grants import Granted, GrantFlow
 from bot.flow.trusts import revoke_trust
 from bot.render import action_ids as ids
 from bot.render.texts import answers, standing_approvals
-from bot.services import Services
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell, tell_clicker
 from bot.slack.payloads import Action, BlockActions
-from bot.store.outbox import home_refresh
+from bot.store.audit import Audit
+from bot.store.outbox import Outbox, home_refresh
+from bot.store.trusts import TrustStore
 
 logger = logging.getLogger(__name__)
 
 
-def approving_and_allowing(services: Services) -> Callable[[BlockActions, Action], None]:
+def approving_and_allowing(*, flow: GrantFlow, outbox: Outbox) -> Callable[[BlockActions, Action], None]:
     """What serves an "Approve + allow 1 h" click (``bot.slack.listeners.actions`` acks it first)."""
-    flow = services.grant_flow
 
     def approve_and_allow(body: BlockActions, action: Action) -> None:
         who = clicker(body)
         parsed = ids.parse_grant_button_value(str(action.get("value", "")))
         if parsed is None:
             tell(
-                services.stores.outbox,
+                outbox,
                 team_id=who.team,
                 channel=who.channel,
                 user=who.user,
@@ -42,14 +42,13 @@ def approving_and_allowing(services: Services) -> Callable[[BlockActions, Action
             origin=click_origin(body),
             shown=shown,
         )
-        tell_clicker(services.stores.outbox, who, granted_text(granted))
+        tell_clicker(outbox, who, granted_text(granted))
 
     return approve_and_allow
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, flow: GrantFlow, trusts: TrustStore, audit: Audit, outbox: Outbox) -> None:
     """Add the Revoke listeners of App Home (grants and trusts) to ``app``."""
-    flow = services.grant_flow
 
     def revoke(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
@@ -59,18 +58,17 @@ def register(app: App, services: Services) -> None:
         # Only a button of the workspace it was clicked in ends anything.
         grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
         text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)
-        tell(services.stores.outbox, team_id=who.team, channel=None, user=user, text=text)
-        services.stores.outbox.want_home(home_refresh(user, team_id=who.team))
+        tell(outbox, team_id=who.team, channel=None, user=user, text=text)
+        outbox.want_home(home_refresh(user, team_id=who.team))
 
     def revoke_trust_click(ack: Ack, body: BlockActions, action: Action) -> None:
         ack()
         who = clicker(body)
         session_id, tool = ids.parse_revoke_trust_button_value(str(action.get("value", "")))
-        stores = services.stores
-        ended = revoke_trust(stores.trusts, stores.audit, session_id, tool, user_id=who.user, team_id=who.team)
+        ended = revoke_trust(trusts, audit, session_id, tool, user_id=who.user, team_id=who.team)
         text = standing_approvals.trust_gone() if ended is None else standing_approvals.trust_revoked(ended.tool)
-        tell(stores.outbox, team_id=who.team, channel=None, user=who.user, text=text)
-        stores.outbox.want_home(home_refresh(who.user, team_id=who.team))
+        tell(outbox, team_id=who.team, channel=None, user=who.user, text=text)
+        outbox.want_home(home_refresh(who.user, team_id=who.team))
 
     app.action(ids.REVOKE_GRANT_ACTION)(revoke)
     app.action(ids.REVOKE_TRUST_ACTION)(revoke_trust_click)

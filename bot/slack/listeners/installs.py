@@ -10,20 +10,19 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from bot.services import Services
 from bot.slack.payloads import EventCallback, TeamAccessEvent
-from bot.store.owed_uninstalls import OwedUninstall
+from bot.store.event_deliveries import EventDeliveries
+from bot.store.owed_uninstalls import OwedUninstall, OwedUninstalls
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, owed: OwedUninstalls, event_deliveries: EventDeliveries) -> None:
     """Add the uninstall listeners to ``app``: each records what a worker owes, then acks (``bot.flow.uninstalls``)."""
-    owed = services.stores.owed_uninstalls
 
     def uninstalled(body: EventCallback, context: BoltContext) -> None:
         team_id = str(body.get("team_id") or context.team_id or "")
         enterprise_id = body.get("enterprise_id") or context.enterprise_id
         delivery = str(body.get("event_id") or f"uninstalled:{team_id}:{enterprise_id}")
-        if not services.stores.event_deliveries.first(delivery):
+        if not event_deliveries.first(delivery):
             return  # Slack redelivered it
         org_wide = bool(context.is_enterprise_install) or body.get("is_enterprise_install") is True
         # Ending what waits there reads it all: a worker does it, Slack is answered now.
@@ -41,7 +40,7 @@ def register(app: App, services: Services) -> None:
             return  # only an org's installation is ever taken from a workspace
         team_ids = event["team_ids"]
         delivery = body.get("event_id") or f"team_access_revoked:{enterprise_id}:{','.join(sorted(team_ids))}"
-        if not services.stores.event_deliveries.first(str(delivery)):
+        if not event_deliveries.first(str(delivery)):
             return  # Slack redelivered it
         owed.owe(
             str(delivery), OwedUninstall("team_access_revoked", enterprise_id=enterprise_id, team_ids=tuple(team_ids))

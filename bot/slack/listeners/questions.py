@@ -11,11 +11,12 @@ from slack_sdk import WebClient
 from bot.domain.edit_form import EditForm, read_back
 from bot.domain.question_kinds import answer_form
 from bot.domain.status import Status
+from bot.flow.access import Modals
+from bot.flow.decisions import DecisionService
 from bot.render import action_ids as ids
 from bot.render import edits, questions
 from bot.render.texts import answers
 from bot.render.texts import questions as question_texts
-from bot.services import Services
 from bot.slack.after_answer import after_answer
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.edits import submitted
@@ -23,24 +24,24 @@ from bot.slack.listeners.feedback import Clicker, outcome_text, team_of, tell_cl
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.store.approval_record import Approval
+from bot.store.outbox import Outbox
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Outbox) -> None:
     """Add the Answer listeners to ``app``."""
-    decisions = services.decisions
 
     def open_answer_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
-        approval = click.checked(decisions, services.stores.outbox, action="answer")
+        approval = click.checked(decisions, outbox, action="answer")
         if approval is None:
             return
         request = approval.request
         asked = request.question
         if asked is not None and asked.kind == "choice":  # answered with its options, never in words
-            click.refuse(services.stores.outbox, None, question_texts.wrong_action())
+            click.refuse(outbox, None, question_texts.wrong_action())
             return
         binding = click.bind(request.approval_id, purpose="answer", session_id=request.session_id)
-        metadata, external_id = binding.metadata(), services.modals.remember(binding)
+        metadata, external_id = binding.metadata(), modals.remember(binding)
         if asked is not None and asked.kind == "form":
             form = answer_form(asked)
             view = questions.answer_form_modal(request, form, private_metadata=metadata, external_id=external_id)
@@ -52,7 +53,7 @@ def register(app: App, services: Services) -> None:
         user = body["user"]["id"]
         values = view.get("state", {}).get("values", {})
         answer = (values.get(ids.ANSWER_BLOCK, {}).get(ids.ANSWER_INPUT) or {}).get("value")
-        binding = submitted_binding(services.modals, decisions, body, view, purpose="answer")
+        binding = submitted_binding(modals, decisions, body, view, purpose="answer")
         if binding is None:
             ack(**questions.answer_errors(answers.wrong_place_refused()))
             return
@@ -84,7 +85,7 @@ def register(app: App, services: Services) -> None:
             channel = binding.channel_id or None
             who = Clicker(user, channel, request.thread_ts if channel else None, team_of(body))
             sent = question_texts.answer_sent(request)
-            after_answer(lambda: tell_clicker(services.stores.outbox, who, sent))  # the form closes at once
+            after_answer(lambda: tell_clicker(outbox, who, sent))  # the form closes at once
             return
         text = outcome_text(outcome)
         if not text:
@@ -94,7 +95,7 @@ def register(app: App, services: Services) -> None:
         else:
             ack(**questions.answer_errors(text))
 
-    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=services.stores.outbox)
+    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
 
 

@@ -13,10 +13,11 @@ from slack_sdk.errors import SlackApiError
 from bot.observe import tracing
 from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
-from bot.services import Services
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import EventCallback, MentionEvent, SlashCommand
-from bot.store.jobs import StartJob
+from bot.store.event_deliveries import EventDeliveries
+from bot.store.jobs import JobQueue, StartJob
+from bot.store.outbox import Outbox
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 
@@ -34,11 +35,11 @@ def _request_span(name: str, job: StartJob) -> AbstractContextManager[Span]:
     return tracing.span(name, kind=SpanKind.SERVER, attributes=attributes)
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, jobs: JobQueue, event_deliveries: EventDeliveries, outbox: Outbox) -> None:
     """Add the request listeners to ``app``."""
 
     def on_mention(body: EventCallback, event: MentionEvent) -> None:
-        if not services.stores.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return
         job = StartJob(
             team_id=body.get("team_id") or event.get("team", ""),
@@ -49,7 +50,7 @@ def register(app: App, services: Services) -> None:
             prompt_id=body.get("event_id") or event["ts"],
         )
         with _request_span("slack app_mention", job):
-            services.stores.jobs.enqueue(job)
+            jobs.enqueue(job)
 
     def start_from_command(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         request = command.get("text", "").strip()
@@ -73,7 +74,7 @@ def register(app: App, services: Services) -> None:
             prompt_id=f"command:{command.get('trigger_id') or anchor['ts']}",
         )
         with _request_span(f"slack {ids.AGENT_COMMAND}", job):
-            services.stores.jobs.enqueue(job)
+            jobs.enqueue(job)
 
     app.event("app_mention")(on_mention)
-    lazily(app.command(ids.AGENT_COMMAND), start_from_command, outbox=services.stores.outbox)
+    lazily(app.command(ids.AGENT_COMMAND), start_from_command, outbox=outbox)

@@ -11,19 +11,21 @@ from collections.abc import Callable
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.flow.access import Modals
+from bot.flow.decisions import DecisionService
+from bot.flow.grants import GrantFlow
 from bot.render import action_ids as ids
 from bot.render import grant_form
 from bot.render.texts import answers, standing_approvals
-from bot.services import Services
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import team_of, tell
 from bot.slack.listeners.grants import granted_text
 from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
+from bot.store.outbox import Outbox
 
 
-def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+def opening(*, flow: GrantFlow, outbox: Outbox, modals: Modals) -> Callable[[BlockActions, Action, WebClient], None]:
     """What opens the "allow similar" modal for its click (``bot.slack.listeners.actions`` runs it lazily)."""
-    flow = services.grant_flow
 
     def open_similar(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
@@ -33,23 +35,22 @@ def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], N
             fallback = (
                 standing_approvals.grant_not_for_edited() if opening.edited else standing_approvals.grant_not_offered()
             )
-            click.refuse(services.stores.outbox, opening.refusal, fallback)
+            click.refuse(outbox, opening.refusal, fallback)
             return
         binding = click.bind(request.approval_id, purpose="grant")
         view = grant_form.grant_modal(
-            request, private_metadata=binding.metadata(), external_id=services.modals.remember(binding)
+            request, private_metadata=binding.metadata(), external_id=modals.remember(binding)
         )
         client.views_open(trigger_id=body["trigger_id"], view=view)
 
     return open_similar
 
 
-def register(app: App, services: Services) -> None:
+def register(app: App, *, flow: GrantFlow, decisions: DecisionService, modals: Modals, outbox: Outbox) -> None:
     """Add the "allow similar" modal's submission listener to ``app``."""
-    flow = services.grant_flow
 
     def submit_similar(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
-        binding = submitted_binding(services.modals, services.decisions, body, view, purpose="grant")
+        binding = submitted_binding(modals, decisions, body, view, purpose="grant")
         if binding is None:
             ack(**grant_form.grant_errors({ids.GRANT_FIELDS_BLOCK: answers.wrong_place_refused()}))
             return
@@ -71,7 +72,7 @@ def register(app: App, services: Services) -> None:
         )
         ack()
         tell(
-            services.stores.outbox,
+            outbox,
             team_id=team_of(body),
             channel=binding.channel_id,
             user=binding.user_id,

@@ -3,22 +3,32 @@
 from slack_bolt import App
 
 from bot.domain.records import session_id_for
+from bot.flow.decisions import DecisionService
 from bot.flow.replies import Reply, ThreadReplies, TypedDecision
 from bot.render.texts import answers, questions
-from bot.services import Services
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
 from bot.slack.payloads import EventCallback, MessageEvent
+from bot.store.approvals import ApprovalStore
+from bot.store.event_deliveries import EventDeliveries
+from bot.store.outbox import Outbox
 
 
-def register(app: App, services: Services) -> None:
+def register(
+    app: App,
+    *,
+    approvals: ApprovalStore,
+    decisions: DecisionService,
+    event_deliveries: EventDeliveries,
+    outbox: Outbox,
+) -> None:
     """Add the thread listener to ``app``."""
-    replies = ThreadReplies(approvals=services.stores.approvals, decisions=services.decisions)
+    replies = ThreadReplies(approvals=approvals, decisions=decisions)
 
     def on_message(body: EventCallback, event: MessageEvent) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("bot_id") or event.get("subtype") or "user" not in event:
             return
-        if not services.stores.event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
+        if not event_deliveries.first(body.get("event_id") or f"{event['channel']}:{event['ts']}"):
             return  # Slack redelivered it: the reply is already with the approvals
         team_id = str(body.get("team_id") or event.get("team", ""))
         user, channel = event["user"], event["channel"]
@@ -33,7 +43,7 @@ def register(app: App, services: Services) -> None:
         )
         answer = _typed_feedback(typed) if typed is not None else None
         if answer:
-            tell(services.stores.outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
+            tell(outbox, team_id=team_id, channel=channel, user=user, text=answer, thread_ts=thread_ts)
 
     app.event("message")(on_message)
 

@@ -24,7 +24,7 @@ BOUNDARIES = {
     ("bot/slack/clicks.py", "ApproveClicks.serve_acked"): "the clicker is told, whatever failed",
     ("bot/slack/delivery.py", "Deliverer.deliver_due"): "a lane's error is kept like a pool future's, then raised",
     ("bot/slack/delivery.py", "Deliverer._deliver"): "an entry's bug or bad data parks it instead of a retry forever",
-    ("bot/slack/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
+    ("bot/cli/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",
     ("agent/strands_bridge/multi_agent.py", "MultiAgentRunnable.__call__"): (

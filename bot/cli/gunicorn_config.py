@@ -1,4 +1,4 @@
-"""gunicorn's settings for the web process (the Procfile: ``gunicorn -c python:bot.slack.gunicorn_config ...``).
+"""gunicorn's settings for the web process (the Procfile: ``gunicorn -c python:bot.cli.gunicorn_config ...``).
 
 Its own log lines (the arbiter's, the workers', the access log) come out in ``LOG_FORMAT`` like the bot's,
 so a JSON log pipeline gets nothing but JSON. A malformed ``LOG_FORMAT`` or ``LOG_LEVEL`` ends gunicorn at
@@ -82,9 +82,9 @@ def _built_in_a_child() -> int:
         return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
     status = 1
     try:
-        from bot.slack import http  # noqa: PLC0415 imported here, in the child: it imports prometheus_client
+        from bot.cli import web  # noqa: PLC0415 imported here, in the child: it imports prometheus_client
 
-        http.web_app(load_settings("http"))
+        web.web_app(load_settings("http"))
         status = 0
     except (ConfigError, PolicyError) as error:
         logger.error("cannot start: %s", error)
