@@ -28,6 +28,7 @@ from bot.flow.edits import EditFlow
 from bot.flow.escalation import Escalator
 from bot.flow.grants import GrantFlow
 from bot.flow.home_queue import HomeQueue
+from bot.flow.job_retries import JobRetries
 from bot.flow.publish import RoundPublisher
 from bot.flow.runner import AgentFactory, SessionRunner
 from bot.flow.uninstalls import Uninstalls
@@ -149,7 +150,7 @@ class Services:
             escalator=self.escalator,
             uninstalls=self.uninstalls,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
-            retry_first_s=settings.job_retry_seconds,
+            retries=JobRetries(first_s=settings.job_retry_seconds),
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,
             audit_max_entries=settings.audit_max_entries,
             audit_keep_unexported=settings.audit_keep_unexported,

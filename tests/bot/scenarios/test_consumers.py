@@ -66,7 +66,7 @@ def test_a_worker_stopped_while_its_retry_waits_hands_the_job_to_another_at_once
 
     with running_bot(redis_client, agent_factory=fails_once) as bot:
         stopping = bot.services.worker(claim_idle_ms=60_000)
-        stopping.retry_first_s = 30  # its own retry would come late
+        stopping.retries.first_s = 30  # its own retry would come late
         bot.mention("logs for checkout")
         assert stopping.run_jobs_once(block_ms=100) == 1
         stopping.leave()

@@ -57,7 +57,7 @@ def test_a_step_failed_by_a_redis_outage_is_retried_by_its_worker_and_the_thread
     factory = _outage_on_first_calls(own_redis, 2, down_s=0.4)
     with running_bot(client, agent_factory=factory) as bot:
         bot.worker.claim_idle_ms = 60_000  # no other worker would take the job over within the test
-        bot.worker.retry_first_s = 0.2
+        bot.worker.retries.first_s = 0.2
         bot.mention("logs for checkout")
 
         took_s = _work_until(bot, lambda: any(_ANSWER in text for text in bot.texts_posted()), timeout_s=10)
@@ -83,7 +83,7 @@ def test_a_retry_that_falls_due_while_redis_is_down_is_kept_for_when_it_is_back(
 
     with running_bot(connect_redis(own_redis.url, retry_s=0.1), agent_factory=fails_once) as bot:
         bot.worker.claim_idle_ms = 60_000  # no claim of the job as stale within the test: only its retry runs it
-        bot.worker.retry_first_s = 0.05
+        bot.worker.retries.first_s = 0.05
         bot.mention("logs for checkout")
         assert bot.worker.run_jobs_once(block_ms=20) == 1  # fails; its retry is due in 50 ms
         time.sleep(0.1)
@@ -158,11 +158,11 @@ def test_a_worker_never_retries_a_job_another_worker_took_over(redis_client: red
 
     with running_bot(redis_client, agent_factory=fails_twice) as bot:
         first = bot.services.worker(claim_idle_ms=60_000)
-        first.retry_first_s = 0.05
+        first.retries.first_s = 0.05
         bot.mention("logs for checkout")
         assert first.run_jobs_once(block_ms=100) == 1  # fails; its own retry is due in 50 ms
         taker = bot.services.worker(claim_idle_ms=0)
-        taker.retry_first_s = 0.05
+        taker.retries.first_s = 0.05
         assert taker.run_jobs_once(block_ms=1) == 1  # takes the job over, fails too
         time.sleep(0.1)
 
