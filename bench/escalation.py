@@ -42,9 +42,21 @@ _CHUNK = 5000
 def _escalator(client: redis.Redis, clock: ManualClock) -> Escalator:
     stores = Stores.on(client, clock=clock)
     decisions = DecisionService(
-        stores=stores, directory=Directory(clients=OneWorkspace(WebClient()), redis_client=client), clock=clock
+        approvals=stores.approvals,
+        audit=stores.audit,
+        signatures=stores.signatures,
+        directory=Directory(clients=OneWorkspace(WebClient()), redis_client=client),
+        clock=clock,
     )
-    return Escalator(stores=stores, decisions=decisions, policies=PolicyBook.default(), clock=clock)
+    return Escalator(
+        approvals=stores.approvals,
+        schedule=stores.schedule,
+        outbox=stores.outbox,
+        audit=stores.audit,
+        decisions=decisions,
+        policies=PolicyBook.default(),
+        clock=clock,
+    )
 
 
 def _populate(client: redis.Redis, clock: ManualClock, *, due: int, pending: int) -> None:

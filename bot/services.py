@@ -87,18 +87,45 @@ class Services:
         """Each workspace's client: the one token's, or (OAuth) its installation's."""
         policies = load_policy(settings.approval_policy) if settings.approval_policy else PolicyBook.default()
         self.policies = policies.with_default_expiry(settings.default_expiry)
-        self.modals = Modals(stores=stores)
+        self.modals = Modals(views=stores.modal_views)
         directory = Directory(clients=self.clients, redis_client=redis_client)
-        self.decisions = decisions = DecisionService(stores=stores, directory=directory, clock=clock)
-        self.grant_flow = GrantFlow(stores=stores, decisions=decisions, clock=clock)
-        self.edit_flow = EditFlow(stores=stores, decisions=decisions, clock=clock)
-        self.attending = Attending(stores=stores, decisions=decisions, clock=clock)
-        self.home_queue = HomeQueue(
-            stores=stores, decisions=decisions, grants=self.grant_flow, directory=directory, clock=clock
+        self.decisions = decisions = DecisionService(
+            approvals=stores.approvals,
+            audit=stores.audit,
+            signatures=stores.signatures,
+            directory=directory,
+            clock=clock,
         )
-        self.uninstalls = Uninstalls(stores=stores, decisions=decisions, clients=self.clients)
+        self.grant_flow = GrantFlow(grants=stores.grants, audit=stores.audit, decisions=decisions, clock=clock)
+        self.edit_flow = EditFlow(edits=stores.edits, audit=stores.audit, decisions=decisions, clock=clock)
+        self.attending = Attending(outbox=stores.outbox, decisions=decisions, clock=clock)
+        self.home_queue = HomeQueue(
+            approvals=stores.approvals,
+            trusts=stores.trusts,
+            home_viewers=stores.home_viewers,
+            decisions=decisions,
+            grants=self.grant_flow,
+            directory=directory,
+            clock=clock,
+        )
+        self.uninstalls = Uninstalls(
+            installations=stores.installations,
+            approvals=stores.approvals,
+            home_viewers=stores.home_viewers,
+            audit=stores.audit,
+            decisions=decisions,
+            clients=self.clients,
+        )
         """Carries out the uninstalls the listeners recorded (in the worker)."""
-        self.escalator = Escalator(stores=stores, decisions=decisions, policies=self.policies, clock=clock)
+        self.escalator = Escalator(
+            approvals=stores.approvals,
+            schedule=stores.schedule,
+            outbox=stores.outbox,
+            audit=stores.audit,
+            decisions=decisions,
+            policies=self.policies,
+            clock=clock,
+        )
         self.publisher = RoundPublisher(
             stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
         )

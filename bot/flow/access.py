@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Final, Literal
 
-from bot.store.stores import Stores
+from bot.store.modal_views import ModalViews
 
 Surface = Literal["message", "home", "reply"]
 Purpose = Literal["deny", "edit", "grant", "answer"]
@@ -86,19 +86,19 @@ class ModalBinding:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Modals:
-    """Remembers what each deny or edit modal was opened for (``stores.modal_views``), and checks each submission."""
+    """Remembers what each deny or edit modal was opened for (``ModalViews``), and checks each submission."""
 
-    stores: Stores
+    views: ModalViews
 
     def remember(self, binding: ModalBinding) -> str:
         """Record ``binding``; return the ``external_id`` to open its view with."""
-        return self.stores.modal_views.remember(binding.metadata())
+        return self.views.remember(binding.metadata())
 
     def matches(self, external_id: str, *, metadata: str, user_id: str, purpose: Purpose) -> ModalBinding | None:
         """The binding of a submitted view if its metadata, submitter and purpose are the ones it was opened with."""
         if not 0 < len(external_id) <= _EXTERNAL_ID_MAX:
             return None
-        opened_with = self.stores.modal_views.opened_with(external_id)
+        opened_with = self.views.opened_with(external_id)
         if opened_with is None or opened_with != metadata:
             return None
         binding = ModalBinding(**json.loads(opened_with))

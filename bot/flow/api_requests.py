@@ -79,6 +79,7 @@ class AskProblem(RefusedRequest):
 class ApiRequests(Flow):
     """What the HTTP API (and so the MCP server) can do with approvals."""
 
+    stores: Stores
     publisher: RoundPublisher
     policies: PolicyBook
     team_id: Callable[[], str]

@@ -12,7 +12,7 @@ from bot.flow.access import Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
 from bot.render.texts import thread_posts
-from bot.store.outbox import post_message, update_approval
+from bot.store.outbox import Outbox, post_message, update_approval
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class Taken:
 class Attending(Flow):
     """Take and Discuss: who may is the judge's (``DecisionService``), what follows is queued here."""
 
+    outbox: Outbox
+
     def take(self, approval_id: str, *, user_id: str, origin: Origin, session_id: str | None = None) -> Taken:
         """Pause the escalation ladder for the policy's claim pause and show who took the request.
 
@@ -36,7 +38,7 @@ class Attending(Flow):
         request = outcome.request
         if outcome.status is not Status.CLAIMED or request is None:
             return Taken(outcome)
-        self.stores.outbox.send_later(update_approval(request.session_id, request.approval_id))
+        self.outbox.send_later(update_approval(request.session_id, request.approval_id))
         return Taken(outcome, until=self.clock() + timedelta(seconds=request.policy.claim_pause_s or 0))
 
     def discuss(
@@ -58,5 +60,5 @@ class Attending(Flow):
             team_id=request.team_id,
             thread_ts=request.thread_ts,
         )
-        self.stores.outbox.send_later(prompt)
+        self.outbox.send_later(prompt)
         return None

@@ -1,20 +1,19 @@
 """Deciding an approval: the checks a click or a typed reply must pass, then one atomic write.
 
-Checks, in order: the approval exists; the attempt comes from the request's workspace and from
-where the approval was shown (``bot.flow.access``); nobody decided it yet; the action fits the
-request (an answer a question; a rule that decides by itself, tier allow or deny, is decided by
-nobody); the person is in the request's channel (or was sent a direct-message copy); the person
-may decide under the policy recorded on the request (approvers, user groups, no self-approval); a
-deny carries a reason when the policy requires one. The requester may always deny their own request: that withdraws
-it (only approving it needs someone else). Only then is the vote or decision written, with the
-message update, the audit record, the schedule's cancellation and (if it closes the round) the
-resume job in the same atomic step. Every refusal is audited and changes nothing.
+Checks, in order: the approval exists; the attempt comes from the request's workspace and from where the approval was
+shown (``bot.flow.access``); nobody decided it yet; the action fits the request (an answer a question; a rule that
+decides by itself, tier allow or deny, is decided by nobody); the person is in the request's channel (or was sent a
+direct-message copy); the person may decide under the policy recorded on the request (approvers, user groups, no
+self-approval); a deny carries a reason when the policy requires one. The requester may always deny their own request:
+that withdraws it (only approving it needs someone else). Only then is the vote or decision written, with the message
+update, the audit record, the schedule's cancellation and (if it closes the round) the resume job in the same atomic
+step. Every refusal is audited and changes nothing.
 
 One script judges them all (``bot.store.scripts.decide``), the one judge: a decision (``decide``) is judged and
 written by it in one Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again,
-``bot.flow.judge``). What decides nothing (a claim, opening the deny, edit, answer or "allow similar" form,
-Discuss, App Home) asks the same script as a check that writes nothing (``find_checked``, ``claim``, ``for_home``),
-read with the approval in the same round trip. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
+``bot.flow.judge``). What decides nothing (a claim, opening the deny, edit, answer or "allow similar" form, Discuss,
+App Home) asks the same script as a check that writes nothing (``find_checked``, ``claim``, ``for_home``), read with
+the approval in the same round trip. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
 
 With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
 The clock decides too (expiry), without the human checks: ``expire``.
@@ -38,11 +37,13 @@ from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
 from bot.store.outbox import Outbox, update_approval
 from bot.store.scripts import ScriptRecord
-from bot.store.stores import Stores
+from bot.store.signatures import SeenSignatures
 
 logger = logging.getLogger(__name__)
 
@@ -74,14 +75,15 @@ class DecisionService:
     def __init__(
         self,
         *,
-        stores: Stores,
+        approvals: ApprovalStore,
+        audit: Audit,
+        signatures: SeenSignatures,
         directory: Directory,
         clock: Clock = system_clock,
     ) -> None:
         """Keep the collaborators; ``directory`` answers who may decide (user groups, channel members)."""
-        self._approvals = stores.approvals
-        self._audit = stores.audit
-        self._judge = ScriptJudge(stores.approvals, directory, stores.signatures)
+        self._approvals, self._audit = approvals, audit
+        self._judge = ScriptJudge(approvals, directory, signatures)
         self._clock = clock
 
     def find(self, approval_id: str, *, session_id: str | None = None) -> Approval | None:

@@ -19,6 +19,8 @@ from bot.flow.access import ModalBinding, Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
 from bot.store.approval_record import Approval
+from bot.store.audit import Audit
+from bot.store.edits import EditStore
 from bot.store.outbox import Outbox, update_approval
 
 
@@ -52,6 +54,9 @@ class EditSaved:
 class EditFlow(Flow):
     """Opens edit forms and saves what they submit."""
 
+    edits: EditStore
+    audit: Audit
+
     def open(self, approval_id: str, *, user_id: str, origin: Origin, shown: str) -> EditOpening:
         """The form an Edit click on a button naming ``shown`` (the digest of the input it showed) opens."""
         approval, refusal = self._checked(approval_id, user_id=user_id, origin=origin, started_from=shown)
@@ -84,7 +89,7 @@ class EditFlow(Flow):
         now = self.clock()
         edit = CallEdit(input=read.input, digest=input_digest(read.input), edited_by=user_id, edited_at=now)
         update = Outbox.script_entry(update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(now))
-        [event] = self.stores.audit.script_events(
+        [event] = self.audit.script_events(
             ("edit",),
             session_id=request.session_id,
             actor=user_id,
@@ -96,7 +101,7 @@ class EditFlow(Flow):
             changes=changes_json(input_changes(request.tool_input, read.input)),
             surface=origin.surface,
         )
-        status, _now_digest = self.stores.edits.edit(
+        status, _now_digest = self.edits.edit(
             request.session_id, request.approval_id, edit=edit, started_from=binding.digest, update=update, audit=event
         )
         if status is not Status.EDITED or request.policy.edits == "other_approver":

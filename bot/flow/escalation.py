@@ -29,8 +29,10 @@ from bot.observe import metrics, tracing
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
-from bot.store.outbox import post_approval_copy, post_message
-from bot.store.schedule import Due, Step
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.outbox import Outbox, post_approval_copy, post_message
+from bot.store.schedule import Due, Schedule, Step
 
 logger = logging.getLogger(__name__)
 
@@ -39,16 +41,18 @@ logger = logging.getLogger(__name__)
 class Escalator(Flow):
     """Fires due reminders, escalation rungs and expiries."""
 
+    approvals: ApprovalStore
+    schedule: Schedule
+    outbox: Outbox
+    audit: Audit
     policies: PolicyBook
 
     def tick(self, *, limit: int = 100) -> int:
         """Fire what is due, in batches; return how many entries were handled."""
-        steps = self.stores.schedule.take(limit=limit)
+        steps = self.schedule.take(limit=limit)
         if not steps:
             return 0
-        approvals = self.stores.approvals.get_many_readable(
-            [(step.due.session_id, step.due.approval_id) for step in steps]
-        )
+        approvals = self.approvals.get_many_readable([(step.due.session_id, step.due.approval_id) for step in steps])
         planned: list[Step] = []
         fired: set[int] = set()
         for step, approval in zip(steps, approvals, strict=True):
@@ -60,7 +64,7 @@ class Escalator(Flow):
                 logger.exception("entry=<%s> | scheduled step failed; it comes back after its lease", step.due.entry_id)
                 continue
             planned.append(step)
-        for step, applied in zip(planned, self.stores.schedule.apply(planned), strict=True):
+        for step, applied in zip(planned, self.schedule.apply(planned), strict=True):
             if not applied:
                 logger.info("entry=<%s> | step not written: decided, paused or taken over meanwhile", step.due.entry_id)
             elif id(step) in fired:
@@ -70,7 +74,7 @@ class Escalator(Flow):
     def plan(self, step: Step, approval: Approval | None) -> None:
         """Put one scheduled step's writes on ``step`` (a decided or vanished request just drops it)."""
         if approval is None or approval.decision is not None:
-            self.stores.schedule.done(step)
+            self.schedule.done(step)
             return
         request = approval.request
         # In the trace of the run that raised the request: its reminder, escalation or expiry posts continue it.
@@ -90,15 +94,13 @@ class Escalator(Flow):
         self._post(step, request, thread_posts.reminder(request, waited=self._waited(request)))
         self._audit(step, "reminder", request)
         every = request.policy.remind_every_s or 0
-        self.stores.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
+        self.schedule.again(step, step.due, at=self.clock() + timedelta(seconds=every))
 
     def _escalate(self, step: Step, approval: Approval) -> None:
         due, request = step.due, approval.request
         now = self.clock()
         if approval.claimed_until_ms is not None and approval.claimed_until_ms > epoch_ms(now):
-            self.stores.schedule.again(
-                step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo)
-            )
+            self.schedule.again(step, due, at=datetime.fromtimestamp(approval.claimed_until_ms / 1000, now.tzinfo))
             return
         levels = request.policy.levels
         level = levels[due.step % len(levels)]
@@ -116,8 +118,8 @@ class Escalator(Flow):
         )
         if on_call_user is not None:
             copy = post_approval_copy(request.session_id, request.approval_id, user=on_call_user)
-            self.stores.outbox.add(step.writes, copy)
-        self.stores.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
+            self.outbox.add(step.writes, copy)
+        self.approvals.set_level(request.session_id, request.approval_id, number, target=step.writes)
         self._audit(
             step,
             "escalation",
@@ -131,9 +133,9 @@ class Escalator(Flow):
         if next_step < len(levels) * (request.policy.repeat + 1):
             after = levels[next_step % len(levels)].after_s
             following = Due(due.session_id, due.approval_id, "escalate", next_step)
-            self.stores.schedule.again(step, following, at=now + timedelta(seconds=after))
+            self.schedule.again(step, following, at=now + timedelta(seconds=after))
         else:
-            self.stores.schedule.done(step)
+            self.schedule.done(step)
 
     def _expire(self, step: Step, approval: Approval) -> None:
         request = approval.request
@@ -141,20 +143,18 @@ class Escalator(Flow):
         if outcome == "keep":
             self._post(step, request, thread_posts.expired_kept())
             self._audit(step, "expiry", request, outcome="keep")
-            self.stores.schedule.done(step)
+            self.schedule.done(step)
             return
         # The decision (its own atomic step, first one wins) deletes the request's entries: the
         # audit record that follows it must not depend on the claim any more.
         result = self.decisions.expire(approval, outcome="approve" if outcome == "approve" else "deny")
         step.writes.drop_fence()
         self._audit(step, "expiry", request, outcome=outcome, result=result.status)
-        self.stores.schedule.done(step)
+        self.schedule.done(step)
 
     def _audit(self, step: Step, event: str, request: ApprovalRequest, **details: Any) -> None:
         """Audit ``event`` about ``request`` in the step's writes."""
-        self.stores.audit.add(
-            step.writes, event, session_id=request.session_id, approval_id=request.approval_id, **details
-        )
+        self.audit.add(step.writes, event, session_id=request.session_id, approval_id=request.approval_id, **details)
 
     def _post(self, step: Step, request: ApprovalRequest, text: str) -> None:
         # A request the API posted outside any thread gets its reminders under its own message, not loose
@@ -163,7 +163,7 @@ class Escalator(Flow):
         post = post_message(
             request.channel_id, text, team_id=request.team_id, thread_ts=thread_ts, session_id=request.session_id
         )
-        self.stores.outbox.add(step.writes, post)
+        self.outbox.add(step.writes, post)
 
     def _waited(self, request: ApprovalRequest) -> timedelta:
         return self.clock() - request.created_at

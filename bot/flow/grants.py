@@ -53,6 +53,9 @@ class SimilarOpening:
 class GrantFlow(Flow):
     """Approve-and-allow (with the "allow similar" modal's opening), and revocation."""
 
+    grants: GrantStore
+    audit: Audit
+
     def open_similar(self, approval_id: str, *, user_id: str, origin: Origin, shown: str = "") -> SimilarOpening:
         """The modal an "Approve + allow similar…" click by ``user_id`` from ``origin`` opens.
 
@@ -110,7 +113,7 @@ class GrantFlow(Flow):
         )
         if outcome.status is not Status.DECIDED:  # refused, or decided already by someone: no grant
             return Granted(outcome)
-        now = self.stores.grants.now(clock_offset_ms=offset_ms(self.clock))  # the clock uses are checked against
+        now = self.grants.now(clock_offset_ms=offset_ms(self.clock))  # the clock uses are checked against
         grant = Grant(
             grant_id=new_grant_id(),
             team_id=request.team_id,
@@ -129,8 +132,8 @@ class GrantFlow(Flow):
             granted_ms=epoch_ms(now),
             approval_id=approval_id,
         )
-        self.stores.grants.create(grant)
-        self.stores.audit.record(
+        self.grants.create(grant)
+        self.audit.record(
             "grant",
             session_id=request.session_id,
             actor=user_id,
@@ -146,14 +149,14 @@ class GrantFlow(Flow):
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
         """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
-        return revoke_grant(self.stores.grants, self.stores.audit, team_id, channel_id, grant_id, actor=actor)
+        return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
         """End a grant ``user_id`` may end from Slack (``may_revoke``).
 
         Returns the grant it was, or ``None`` if gone or not theirs to end.
         """
-        grant = self.stores.grants.get(team_id, channel_id, grant_id)
+        grant = self.grants.get(team_id, channel_id, grant_id)
         if grant is None or not self.may_revoke(grant, user_id):
             return None
         self.revoke(team_id, channel_id, grant_id, actor=user_id)
@@ -167,7 +170,7 @@ class GrantFlow(Flow):
         """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
         return [
             (grant, uses)
-            for grant, uses in self.stores.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
+            for grant, uses in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
             if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
 

@@ -25,8 +25,11 @@ from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
 from bot.store.approval_record import Approval
+from bot.store.approvals import ApprovalStore
 from bot.store.decide_call import RECENT_KEPT
 from bot.store.directory import Directory
+from bot.store.home_viewers import HomeViewers
+from bot.store.trusts import TrustStore
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,9 @@ class HomeContents:
 class HomeQueue(Flow):
     """Chooses, from Redis, what a person's App Home shows them (and what waits in a channel)."""
 
+    approvals: ApprovalStore
+    trusts: TrustStore
+    home_viewers: HomeViewers
     grants: GrantFlow
     directory: Directory
 
@@ -67,7 +73,7 @@ class HomeQueue(Flow):
         bounded page each: the rules that name them, the channels they are in, the workspace's longest waiting (copies
         sent to them), their own decisions and requests, the workspace's latest.
         """
-        approvals = self.stores.approvals
+        approvals = self.approvals
         # Whoever may decide is in the request's channel (or was sent a copy: the workspace's page finds those).
         channels = [
             channel_id for channel_id in approvals.channels_waiting(team_id) if self._in(team_id, channel_id, user_id)
@@ -104,7 +110,7 @@ class HomeQueue(Flow):
         recent = [(approval.request, approval.decision) for approval in may_see if approval.decision is not None]
         recent = recent[:RECENT_SHOWN]
         grants = self.grants.live_for(user_id, team_id=team_id)
-        trusts = self.stores.trusts.of_user(team_id, user_id)
+        trusts = self.trusts.of_user(team_id, user_id)
         return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
 
     def viewers_of(self, approval: Approval) -> list[str]:
@@ -120,15 +126,15 @@ class HomeQueue(Flow):
         involved = {request.requested_by, *approval.votes, *approval.copies}
         return [
             user
-            for user in self.stores.home_viewers.of_team(request.team_id)
+            for user in self.home_viewers.of_team(request.team_id)
             if user in involved
             or any(self.decisions.for_home(user, team_id=request.team_id, open_ids=open_ids, decided_ids=decided_ids))
         ]
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""
-        ids = self.stores.approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
-        found = self.stores.approvals.find_many_readable(ids)
+        ids = self.approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
+        found = self.approvals.find_many_readable(ids)
         return [approval.request for approval in found if approval is not None and approval.decision is None]
 
     def _in(self, team_id: str, channel_id: str, user_id: str) -> bool:

@@ -19,8 +19,11 @@ from typing import Final
 from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.home_viewers import HomeViewers
+from bot.store.installations import Installations
 from bot.store.owed_uninstalls import OwedUninstall
-from bot.store.stores import Stores
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +36,10 @@ _PAGE: Final = 100  # requests of one workspace read at once (its own index: oth
 class Uninstalls:
     """Ends an installation (a workspace's or an org's) and the pending requests it served."""
 
-    stores: Stores
+    installations: Installations
+    approvals: ApprovalStore
+    home_viewers: HomeViewers
+    audit: Audit
     decisions: DecisionService
     clients: SlackClients
 
@@ -50,15 +56,15 @@ class Uninstalls:
         or empty); else ``team_id``'s own.
         """
         if org_wide and enterprise_id:
-            served = self.stores.installations.org_teams(enterprise_id)
+            served = self.installations.org_teams(enterprise_id)
             noted = self._noted_for_org(enterprise_id, {team_id, *served})
             # Read before the org's installation goes: a workspace with its own installation keeps its requests.
             teams = self._served_by_org(enterprise_id, noted)
-            self.stores.installations.delete_org(enterprise_id, teams=noted)
+            self.installations.delete_org(enterprise_id, teams=noted)
             for team in noted:
                 self.clients.forget(team)  # a client kept for one of them may hold the org's token
         else:
-            self.stores.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
+            self.installations.delete_installation(enterprise_id=enterprise_id, team_id=team_id or None)
             teams = {team_id} if team_id else set()
         return self._end(teams, enterprise_id=enterprise_id, event="uninstalled")
 
@@ -73,7 +79,7 @@ class Uninstalls:
             logger.info("enterprise_id=<%s> | team access revoked: none of the workspaces was served", enterprise_id)
             return 0
         teams = self._served_by_org(enterprise_id, noted)
-        self.stores.installations.forget_org_of(enterprise_id, teams=noted)
+        self.installations.forget_org_of(enterprise_id, teams=noted)
         for team in noted:
             self.clients.forget(team)
         return self._end(teams, enterprise_id=enterprise_id, event="team_access_revoked")
@@ -82,10 +88,10 @@ class Uninstalls:
         """Expire what waits in ``teams``, forget their App Home viewers; audit it as ``event``."""
         expired = sum(self._expire_in(team) for team in sorted(teams))
         for team in teams:
-            self.stores.home_viewers.forget_team(team)
+            self.home_viewers.forget_team(team)
             self.clients.forget(team)
         ended = ",".join(sorted(teams))
-        self.stores.audit.record(event, actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired)
+        self.audit.record(event, actor="slack", team=ended, enterprise=enterprise_id or "", expired=expired)
         logger.info(
             "team_id=<%s>, enterprise_id=<%s> | %s: %d pending requests expired", ended, enterprise_id, event, expired
         )
@@ -99,7 +105,7 @@ class Uninstalls:
         """
         expired, passed = 0, set[str]()
         while True:
-            page = self.stores.approvals.open_in_workspace(team_id, limit=_PAGE + len(passed))
+            page = self.approvals.open_in_workspace(team_id, limit=_PAGE + len(passed))
             waiting = [approval for approval in page if approval.request.approval_id not in passed]
             if not waiting:
                 return expired
@@ -112,11 +118,11 @@ class Uninstalls:
 
     def _noted_for_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
         """Those of ``teams`` noted as served by the org-wide installation of ``enterprise_id`` (``remember_org``)."""
-        return {team for team in teams if team and self.stores.installations.org_serving(team) == enterprise_id}
+        return {team for team in teams if team and self.installations.org_serving(team) == enterprise_id}
 
     def _served_by_org(self, enterprise_id: str, teams: set[str]) -> set[str]:
         """Those of ``teams`` that the org-wide installation of ``enterprise_id`` serves, not one of their own."""
-        installations = self.stores.installations
+        installations = self.installations
         return {
             team
             for team in teams
