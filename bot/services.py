@@ -127,10 +127,27 @@ class Services:
             clock=clock,
         )
         self.publisher = RoundPublisher(
-            stores=stores, decisions=decisions, policies=self.policies, retention_s=retention_s, clock=clock
+            redis=stores.redis,
+            sessions=stores.sessions,
+            approvals=stores.approvals,
+            threads=stores.threads,
+            schedule=stores.schedule,
+            outbox=stores.outbox,
+            audit=stores.audit,
+            grants=stores.grants,
+            decisions=decisions,
+            policies=self.policies,
+            retention_s=retention_s,
+            clock=clock,
         )
         self.runner = SessionRunner(
-            stores=stores,
+            sessions=stores.sessions,
+            approvals=stores.approvals,
+            threads=stores.threads,
+            trusts=stores.trusts,
+            jobs=stores.jobs,
+            outbox=stores.outbox,
+            audit=stores.audit,
             agent_factory=agent_factory or load_agent_factory(settings.agent_factory),
             publisher=self.publisher,
             external=ApiOutcomes(stores=stores, retention_s=retention_s),

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final, Protocol
 
+from redis import Redis
+
 from agent import AgentResult
 from agent.approval import RESPONSE_SHAPES, ResponseShape, input_digest
 from agent.attempts import is_rerun_interrupt
@@ -29,12 +31,15 @@ from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
-from bot.store.grants import Call
-from bot.store.outbox import post_approval, posts_in_order
-from bot.store.stores import Stores
-from bot.store.threads import ThreadInfo
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.grants import Call, GrantStore
+from bot.store.outbox import Outbox, post_approval, posts_in_order
+from bot.store.schedule import Schedule
+from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
+from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +69,15 @@ class _WaitingCall:
 class RoundPublisher:
     """Publishes agents' outcomes (and rounds asked through the HTTP API) for any number of workers."""
 
-    stores: Stores
+    redis: Redis
+    """The client a round's one transaction (across the owners below) is opened on."""
+    sessions: SessionStore
+    approvals: ApprovalStore
+    threads: Threads
+    schedule: Schedule
+    outbox: Outbox
+    audit: Audit
+    grants: GrantStore
     decisions: DecisionService
     policies: PolicyBook
     retention_s: int = 30 * 86_400
@@ -80,7 +93,7 @@ class RoundPublisher:
         schedule, audit and message are exactly those of an agent stopped before that call; ``client``
         names who asked. Publishing the same request again opens nothing new.
         """
-        self.stores.threads.remember(session_id, info)
+        self.threads.remember(session_id, info)
         result = AgentResult("interrupt", None, [interrupt])
         self.publish(session_id, info, _WaitingCall(call), result, client=client)
 
@@ -89,7 +102,7 @@ class RoundPublisher:
 
         No call waits on it: the rules of its interrupt's name apply, and its reason is the question.
         """
-        self.stores.threads.remember(session_id, info)
+        self.threads.remember(session_id, info)
         result = AgentResult("interrupt", None, [interrupt])
         self.publish(session_id, info, _WaitingCall(None), result, client=client)
 
@@ -110,12 +123,12 @@ class RoundPublisher:
         round's records are let expire; ``client`` names who asked, for a round asked through the API.
         ``answered``: the decisions the agent was resumed with (a reply repeating a refusal reads as ours).
         """
-        version = self.stores.sessions.version(session_id)
-        transaction = self.stores.redis.pipeline(transaction=True)
+        version = self.sessions.version(session_id)
+        transaction = self.redis.pipeline(transaction=True)
         decided_unasked: list[tuple[str, str]] = []  # (outcome, source) of what a rule or a grant decided here
-        if self.stores.approvals.round_marks(session_id)[0] != version:
+        if self.approvals.round_marks(session_id)[0] != version:
             # The previous round is over (its outcome is what we publish): keep it for the retention period only.
-            self.stores.approvals.expire_round(transaction, session_id, after_s=self.retention_s)
+            self.approvals.expire_round(transaction, session_id, after_s=self.retention_s)
         if result.stop_reason == "interrupt":
             waiting = agent.pending_tool_uses
             requests = [
@@ -124,13 +137,13 @@ class RoundPublisher:
             ]
             # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
             covering = {request.approval_id: self._covering_grant(request) for request in requests}
-            opened = self.stores.approvals.open_round(
+            opened = self.approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
             for request in opened:
                 if request.policy.tier == "ask" and covering[request.approval_id] is None:
-                    self.stores.schedule.plan(transaction, request)  # what decides by itself reminds nobody
-                self.stores.audit.add(
+                    self.schedule.plan(transaction, request)  # what decides by itself reminds nobody
+                self.audit.add(
                     transaction,
                     "request",
                     session_id=session_id,
@@ -145,7 +158,7 @@ class RoundPublisher:
                 entry = post_approval(
                     session_id, request.approval_id, team_id=request.team_id, channel=request.channel_id
                 )
-                self.stores.outbox.add(transaction, entry)
+                self.outbox.add(transaction, entry)
             for request in opened:
                 # After its post (the thread shows the message, then its update): rendered when sent, a request
                 # its rule decided is posted decided, never with live buttons.
@@ -165,11 +178,11 @@ class RoundPublisher:
             where = {"channel": info.channel_id, "thread_ts": info.thread_ts}
             parts = [{**where, **message} for message in blocks.agent_reply_messages(reply, accounts)]
             for entry in posts_in_order(parts, team_id=info.team_id, session_id=session_id):
-                self.stores.outbox.add(transaction, entry)
+                self.outbox.add(transaction, entry)
         # Approvals are waiting: the thread's records must not expire.
         expire_after_s = None if result.stop_reason == "interrupt" else self.retention_s
-        self.stores.approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
-        self.stores.threads.keep(transaction, session_id, expire_after_s=expire_after_s)
+        self.approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
+        self.threads.keep(transaction, session_id, expire_after_s=expire_after_s)
         transaction.execute()
         for outcome, source in decided_unasked:  # counted once written: a failed transaction decided nothing
             metrics.decided(outcome=outcome, source=source, waited_s=0.0)
@@ -191,7 +204,7 @@ class RoundPublisher:
             pattern=pattern_key(request.tool, client=request.client) if request.tool else "",
             fields=field_digests(request.tool or "", request.tool_input, client=request.client),
         )
-        return self.stores.grants.use(asked, approval_id=request.approval_id, clock_offset_ms=offset_ms(self.clock))
+        return self.grants.use(asked, approval_id=request.approval_id, clock_offset_ms=offset_ms(self.clock))
 
     def _policy(self, interrupt: Interrupt, guarded: list[ToolUse], *, single: GuardedCall | None) -> PolicySummary:
         """The rule for what the interrupt guards; a question whether to run a call again is left to people."""

@@ -26,13 +26,16 @@ from bot.flow.publish import RoundPublisher
 from bot.render.texts import thread_posts
 from bot.store import keys
 from bot.store.approval_record import Approval
-from bot.store.jobs import Job, ResumeJob, StartJob
-from bot.store.outbox import post_message
-from bot.store.stores import Stores
-from bot.store.threads import ThreadInfo
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
+from bot.store.jobs import Job, JobQueue, ResumeJob, StartJob
+from bot.store.outbox import Outbox, post_message
+from bot.store.threads import ThreadInfo, Threads
+from bot.store.trusts import TrustStore
 from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import Message
+from state.store import SessionStore
 
 logger = logging.getLogger(__name__)
 
@@ -88,13 +91,20 @@ class SessionRunner:
     def __init__(
         self,
         *,
-        stores: Stores,
+        sessions: SessionStore,
+        approvals: ApprovalStore,
+        threads: Threads,
+        trusts: TrustStore,
+        jobs: JobQueue,
+        outbox: Outbox,
+        audit: Audit,
         agent_factory: AgentFactory,
         publisher: RoundPublisher,
         external: ExternalRounds | None = None,
     ) -> None:
         """Keep the collaborators (``external``: the sessions the HTTP API opened, finished instead of resumed)."""
-        self._stores = stores
+        self._sessions, self._approvals, self._threads, self._trusts = sessions, approvals, threads, trusts
+        self._jobs, self._outbox, self._audit = jobs, outbox, audit
         self._factory = agent_factory
         self._publisher = publisher
         self._external = external
@@ -134,7 +144,7 @@ class SessionRunner:
         seen: list[str] = list(agent.state.get(_PROMPT_IDS) or [])
         if prompt_id in seen:
             # Redelivered (a worker died or the job was retried): finish, never answer twice.
-            if self._stores.approvals.round_marks(session_id)[1] >= self._stores.sessions.version(session_id):
+            if self._approvals.round_marks(session_id)[1] >= self._sessions.version(session_id):
                 return
             if agent.messages and _is_final_answer(agent.messages[-1]):
                 result = AgentResult("end_turn", agent.messages[-1])
@@ -142,7 +152,7 @@ class SessionRunner:
                 result = _run(agent)
         else:
             # Accepted: from now on this person is the thread's requester (self-approval is judged against them).
-            self._stores.threads.remember(session_id, info)
+            self._threads.remember(session_id, info)
             agent.state.set(_PROMPT_IDS, [*seen, prompt_id][-_PROMPT_IDS_KEPT:])
             result = _run(agent, job.text)
         self._publisher.publish(session_id, info, agent, result)
@@ -154,7 +164,7 @@ class SessionRunner:
             AgentSetupError: The factory raised a programming error, or returned something the bot cannot run.
         """
         try:
-            agent = as_runnable(self._factory(session_id=session_id, store=self._stores.sessions))
+            agent = as_runnable(self._factory(session_id=session_id, store=self._sessions))
         except Exception as error:  # boundary: the factory is the operator's code; only its own bug is kept
             cause = _code_error_in(error)
             if cause is None:
@@ -162,7 +172,7 @@ class SessionRunner:
             raise AgentSetupError(cause) from error
         if isinstance(agent, TrustsTools):
             # A trust revoked since the agent last ran ends before it runs again (the agent keeps its own list).
-            agent.keep_trusted(self._stores.trusts.tools(session_id))
+            agent.keep_trusted(self._trusts.tools(session_id))
         return agent
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
@@ -177,7 +187,7 @@ class SessionRunner:
                 AgentResult("interrupt", None, unpublished),
             )
             return
-        round_version, approvals = self._stores.approvals.round_approvals(session_id)
+        round_version, approvals = self._approvals.round_approvals(session_id)
         if approvals and all(approval.decision is not None for approval in approvals):
             # Every approval is decided but the resume never completed (it was given up): try again.
             self._jobs_queue_resume(session_id, round_version)
@@ -185,8 +195,8 @@ class SessionRunner:
         self._post(info, text=thread_posts.session_busy())
 
     def _resume(self, session_id: str, version: int) -> None:
-        round_version, approvals = self._stores.approvals.round_approvals(session_id)
-        if round_version != version or self._stores.approvals.round_marks(session_id)[1] > version:
+        round_version, approvals = self._approvals.round_approvals(session_id)
+        if round_version != version or self._approvals.round_marks(session_id)[1] > version:
             logger.info("session_id=<%s>, version=<%d> | round already resumed, job dropped", session_id, version)
             return
         info = self._thread_info(session_id)
@@ -219,7 +229,7 @@ class SessionRunner:
                     raise
                 # The agent's own code choked on the response: a retry would fail the same way.
                 raise AgentCodeError(cause, [approval.request.response_shape for approval in approvals]) from error
-            self._stores.audit.record("resume", session_id=session_id, version=version, answers=len(responses))
+            self._audit.record("resume", session_id=session_id, version=version, answers=len(responses))
         elif agent.messages and _is_final_answer(agent.messages[-1]):
             result = AgentResult("end_turn", agent.messages[-1])  # finished, but died before posting
         else:
@@ -244,10 +254,10 @@ class SessionRunner:
                 approval_id=request.approval_id,
                 trusted_at=decision.decided_at,
             )
-            self._stores.trusts.record(trust)
+            self._trusts.record(trust)
 
     def _thread_info(self, session_id: str, *, fallback: ThreadInfo | None = None) -> ThreadInfo:
-        info = self._stores.threads.get(session_id) or fallback
+        info = self._threads.get(session_id) or fallback
         if info is None:
             raise KeyError(f"session_id=<{session_id}> | no thread recorded")
         return info
@@ -264,9 +274,9 @@ class SessionRunner:
         waiting = agent.pending_interrupts
         if not waiting:
             return []
-        version = self._stores.sessions.version(session_id)
+        version = self._sessions.version(session_id)
         if approvals is None:
-            _round_version, approvals = self._stores.approvals.round_approvals(session_id)
+            _round_version, approvals = self._approvals.round_approvals(session_id)
         published = {approval.request.approval_id for approval in approvals}
         return [
             interrupt
@@ -275,15 +285,15 @@ class SessionRunner:
         ]
 
     def _jobs_queue_resume(self, session_id: str, version: int) -> None:
-        self._stores.jobs.enqueue(ResumeJob(session_id, version))
-        self._stores.audit.record("resume_requeued", session_id=session_id, version=version)
+        self._jobs.enqueue(ResumeJob(session_id, version))
+        self._audit.record("resume_requeued", session_id=session_id, version=version)
 
     def _post(self, info: ThreadInfo, *, text: str) -> None:
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)  # with the thread's other posts
         post = post_message(
             info.channel_id, text, team_id=info.team_id, thread_ts=info.thread_ts, session_id=session_id
         )
-        self._stores.outbox.send_later(post)
+        self._outbox.send_later(post)
 
 
 def _refusals(approvals: list[Approval]) -> dict[str, str]:
