@@ -135,7 +135,14 @@ def main() -> None:
         stores = Stores.on(client)
 
         def deliverer(web: WebClient, concurrency: int) -> tuple[Deliverer, WebClient]:
-            return Deliverer(clients=OneWorkspace(web), stores=stores, concurrency=concurrency), web
+            deliverer = Deliverer(
+                clients=OneWorkspace(web),
+                outbox=stores.outbox,
+                approvals=stores.approvals,
+                redis=stores.redis,
+                concurrency=concurrency,
+            )
+            return deliverer, web
 
         def kept_alive() -> KeepAliveWebClient:
             return KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=10)

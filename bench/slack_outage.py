@@ -90,7 +90,14 @@ def _dispatching(deliverer: Deliverer, outbox: Outbox) -> Iterator[None]:
 def _deliverer(client: redis.Redis, slack: LoopbackSlack) -> tuple[Deliverer, Outbox]:
     web = MeteredWebClient(token=slack.token, base_url=slack.url, retry_handlers=[ConnectionErrorRetryHandler()])
     stores = Stores.on(client)
-    return Deliverer(clients=OneWorkspace(web), stores=stores, concurrency=CONCURRENCY), stores.outbox
+    deliverer = Deliverer(
+        clients=OneWorkspace(web),
+        outbox=stores.outbox,
+        approvals=stores.approvals,
+        redis=client,
+        concurrency=CONCURRENCY,
+    )
+    return deliverer, stores.outbox
 
 
 def _wait_delivered(slack: LoopbackSlack, texts: list[str], *, limit_s: float) -> float:

@@ -150,11 +150,20 @@ class Services:
             audit=stores.audit,
             agent_factory=agent_factory or load_agent_factory(settings.agent_factory),
             publisher=self.publisher,
-            external=ApiOutcomes(stores=stores, retention_s=retention_s),
+            external=ApiOutcomes(
+                redis=stores.redis,
+                api_requests=stores.api_requests,
+                api_keys=stores.api_keys,
+                approvals=stores.approvals,
+                audit=stores.audit,
+                retention_s=retention_s,
+            ),
         )
         self.deliverer = Deliverer(
             clients=self.clients,
-            stores=stores,
+            outbox=stores.outbox,
+            approvals=stores.approvals,
+            redis=stores.redis,
             home_queue=self.home_queue,
             lease_s=settings.outbox_lease_seconds,
             concurrency=settings.outbox_concurrency,
@@ -163,7 +172,9 @@ class Services:
         # The workspace the bot is installed in: asked once, when the first API request needs it.
         installed_in = functools.cache(lambda: str(self.slack.auth_test()["team_id"]))
         self.api_requests = ApiRequests(
-            stores=stores,
+            api_requests=stores.api_requests,
+            approvals=stores.approvals,
+            audit=stores.audit,
             decisions=decisions,
             publisher=self.publisher,
             policies=self.policies,

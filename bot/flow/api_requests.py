@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import Any, Final
 from uuid import NAMESPACE_OID, uuid5
 
+from redis import Redis
 from slack_sdk.signature import SignatureVerifier
 
 from agent.approval import APPROVAL_INTERRUPT
@@ -43,9 +44,10 @@ from bot.domain.question_kinds import QuestionError, asked_question
 from bot.flow.api_views import ApiRequestView
 from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
-from bot.store.api_keys import ApiClient
-from bot.store.api_requests import StoredApiRequest
-from bot.store.stores import Stores
+from bot.store.api_keys import ApiClient, ApiKeys
+from bot.store.api_requests import ApiRequestStore, StoredApiRequest
+from bot.store.approvals import ApprovalStore
+from bot.store.audit import Audit
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
@@ -79,7 +81,9 @@ class AskProblem(RefusedRequest):
 class ApiRequests(Flow):
     """What the HTTP API (and so the MCP server) can do with approvals."""
 
-    stores: Stores
+    api_requests: ApiRequestStore
+    approvals: ApprovalStore
+    audit: Audit
     publisher: RoundPublisher
     policies: PolicyBook
     team_id: Callable[[], str]
@@ -128,7 +132,7 @@ class ApiRequests(Flow):
             channel_id=channel,
             created_at=self.clock(),
         )
-        existing = self.stores.api_requests.create(record)
+        existing = self.api_requests.create(record)
         if existing is not None:
             if existing.record.ask.fingerprint() != ask.fingerprint():
                 raise AskProblem(
@@ -143,7 +147,7 @@ class ApiRequests(Flow):
             view = self._view(view.stored)
         if existing is None:
             asked = {"tool": ask.tool} if isinstance(ask, ApprovalAsk) else {"question": ask.name}
-            self.stores.audit.record(
+            self.audit.record(
                 "api_request",
                 session_id=record.session_id,
                 actor=f"api:{client.name}",
@@ -175,7 +179,7 @@ class ApiRequests(Flow):
         """The client's request ``request_id`` of that kind, or ``None`` (unknown, another client's or kind)."""
         if not is_request_id(request_id):
             return None
-        stored = self.stores.api_requests.get(session_id_of(request_id))
+        stored = self.api_requests.get(session_id_of(request_id))
         if stored is None or stored.record.client != client.name or stored.record.kind != kind:
             return None
         return self._view(stored)
@@ -202,7 +206,7 @@ class ApiRequests(Flow):
         if view is None or view.approval is None or view.approval.decision is not None:
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
-        self.stores.api_requests.mark_cancelled(view.stored.record.session_id)
+        self.api_requests.mark_cancelled(view.stored.record.session_id)
         reason = reason or f"withdrawn through the API by {client.name}"
         self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
         return self.find(client, request_id, kind=kind)
@@ -235,7 +239,7 @@ class ApiRequests(Flow):
         self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
-        _version, approvals = self.stores.approvals.round_approvals(stored.record.session_id, readable_only=True)
+        _version, approvals = self.approvals.round_approvals(stored.record.session_id, readable_only=True)
         return ApiRequestView(stored, approvals[0] if approvals else None)
 
 
@@ -263,7 +267,12 @@ def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
 class ApiOutcomes:
     """Finishes a decided API request in the worker (the ``resume`` of its round): callback, then retention."""
 
-    stores: Stores
+    redis: Redis
+    """The client the round's retention is written on, in one transaction."""
+    api_requests: ApiRequestStore
+    api_keys: ApiKeys
+    approvals: ApprovalStore
+    audit: Audit
     retention_s: int
     send: Callable[[str, bytes, dict[str, str]], None] = post_json
     """``send(url, body, headers)`` posts a callback (raising on failure)."""
@@ -278,30 +287,30 @@ class ApiOutcomes:
         Raises:
             OSError: The callback could not be delivered (the job is retried).
         """
-        stored = self.stores.api_requests.get(session_id)
-        _round_version, approvals = self.stores.approvals.round_approvals(session_id, readable_only=True)
+        stored = self.api_requests.get(session_id)
+        _round_version, approvals = self.approvals.round_approvals(session_id, readable_only=True)
         if stored is None or not approvals or approvals[0].decision is None:
             logger.warning("session_id=<%s>, version=<%d> | nothing decided to finish", session_id, version)
             return
         view = ApiRequestView(stored, approvals[0])
         url = stored.record.ask.callback_url
         if url is not None and not stored.notified:
-            client = self.stores.api_keys.get(stored.record.client)
+            client = self.api_keys.get(stored.record.client)
             if client is None:
                 logger.warning("session_id=<%s> | client %s revoked: no callback", session_id, stored.record.client)
             else:
                 body = json.dumps(view.to_json(), ensure_ascii=False).encode()
                 self.send(url, body, signed_headers(client.callback_secret, body))
-                self.stores.api_requests.mark_notified(session_id)
-                self.stores.audit.record(
+                self.api_requests.mark_notified(session_id)
+                self.audit.record(
                     "api_callback", session_id=session_id, actor=f"api:{client.name}", status=view.status, url=url
                 )
         # Decided: the records stay readable (late readers, App Home) for the retention period, then go.
-        transaction = self.stores.redis.pipeline(transaction=True)
-        self.stores.approvals.expire_round(transaction, session_id, after_s=self.retention_s, round_record=True)
+        transaction = self.redis.pipeline(transaction=True)
+        self.approvals.expire_round(transaction, session_id, after_s=self.retention_s, round_record=True)
         Threads.keep(transaction, session_id, expire_after_s=self.retention_s)
         transaction.execute()
-        self.stores.api_requests.expire(session_id, after_s=self.retention_s)
+        self.api_requests.expire(session_id, after_s=self.retention_s)
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:

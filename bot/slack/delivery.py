@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
+from redis import Redis
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -54,10 +55,10 @@ from bot.slack.posted_copies import PostedCopy, find_copies, marker
 from bot.slack.rate_limits import Jitter, SlackPauses
 from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
+from bot.store.approvals import ApprovalStore
 from bot.store.lane_leases import LaneLeases
 from bot.store.message_updates import MessageUpdates
-from bot.store.outbox import AFTER, OutboxEntry, OutboxKind, update_approval
-from bot.store.stores import Stores
+from bot.store.outbox import AFTER, Outbox, OutboxEntry, OutboxKind, update_approval
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,9 @@ class Deliverer:
         self,
         *,
         clients: SlackClients,
-        stores: Stores,
+        outbox: Outbox,
+        approvals: ApprovalStore,
+        redis: Redis,
         home_queue: HomeQueue | None = None,
         updates: MessageUpdates | None = None,
         lease_s: float = 30,
@@ -117,26 +120,28 @@ class Deliverer:
     ):
         """Keep the collaborators; ``clients`` give each workspace's client, ``home_queue`` fills App Home tabs.
 
+        ``redis``: the client the message updates and the lanes' leases are kept on.
+
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
         ``jitter``: draws the random part of each wait (seeded by tests).
         ``home_refresh_s``: at most one App Home rebuild per person in this window (``HOME_REFRESH_SECONDS``).
         """
         self._clients = clients
-        self._stores = stores
+        self._outbox, self._approvals = outbox, approvals
         self._homes = (
-            HomeTabs(home_queue=home_queue, clients=clients, outbox=stores.outbox, cooling_s=home_refresh_s)
+            HomeTabs(home_queue=home_queue, clients=clients, outbox=outbox, cooling_s=home_refresh_s)
             if home_queue is not None
             else None
         )
-        self._updates = updates or MessageUpdates(stores.redis)
+        self._updates = updates or MessageUpdates(redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-        self._lanes = LaneLeases(stores.redis, lease_s=lease_s, now_ms=stores.outbox.now_ms)
+        self._lanes = LaneLeases(redis, lease_s=lease_s, now_ms=outbox.now_ms)
         self._jitter = Jitter(jitter or random.Random())
-        self._pauses = SlackPauses(self._lanes, now_ms=stores.outbox.now_ms)
+        self._pauses = SlackPauses(self._lanes, now_ms=outbox.now_ms)
         self._senders: dict[str, Callable[[OutboxEntry], bool | None]] = {  # True: it settled the entry itself
             OutboxKind.POST_APPROVAL: self._post_approval,
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
@@ -148,7 +153,7 @@ class Deliverer:
 
     def deliver_due(self, *, limit: int = 20) -> int:
         """Send what is due now, conversations in parallel; return how many entries were handled."""
-        entries = self._stores.outbox.claim(lease_s=self._lease_s, limit=limit)
+        entries = self._outbox.claim(lease_s=self._lease_s, limit=limit)
         if entries:
             self._pauses.learn(entries)
         batch = lanes(entries)
@@ -162,7 +167,7 @@ class Deliverer:
             if for_pause:  # the channel's lanes wait for one moment (its pause's end, its pace's next slot): spread
                 wait_s = self._jitter.spread(wait_s)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
-                self._stores.outbox.postpone(entry, delay_s=wait_s)
+                self._outbox.postpone(entry, delay_s=wait_s)
         if len(ready) > 1 and self._concurrency > 1:
             futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
             outcomes = [future.exception() or future.result() for future in futures]
@@ -194,7 +199,7 @@ class Deliverer:
         dispatcher; one put back for later (a busy conversation, a retry, a part waiting for the one before it) does
         not: its due time is the limit.
         """
-        soonest = self._stores.outbox.next_due_s()
+        soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
     def close(self) -> None:
@@ -221,7 +226,7 @@ class Deliverer:
             put_back = PutBack(self._jitter.spread(paused_s), failed=False) if paused_s > 0 else self.deliver(entry)
             if put_back is not None:
                 for later in lane[index + (0 if paused_s > 0 else 1) :]:
-                    self._stores.outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
+                    self._outbox.postpone(later, delay_s=put_back.delay_s)  # nothing of it was sent
                 return (entry.entry_id, put_back.delay_s) if put_back.failed else None
         return None
 
@@ -250,12 +255,12 @@ class Deliverer:
             settled = sender(entry)
         except NotInstalled as error:  # no token can send it, now or later: nobody there could read it
             logger.warning("entry=<%s>, kind=<%s> | dropped: %s", entry.entry_id, entry.kind, error)
-            self._stores.outbox.complete(entry)
+            self._outbox.complete(entry)
             metrics.OUTBOX_DROPPED.labels(reason="not_installed").inc()
             tracing.current_failed("dropped: the app is not installed", error)
             return None
         except NotReady as wait:  # not a failed attempt: nothing was sent
-            self._stores.outbox.postpone(entry, delay_s=wait.delay_s)
+            self._outbox.postpone(entry, delay_s=wait.delay_s)
             return PutBack(wait.delay_s, failed=False)
         except SlackApiError as error:
             return self._failed(entry, error)
@@ -269,11 +274,11 @@ class Deliverer:
                 return None
             return self._again(entry, delay_s=self._jitter.backoff_s(entry.attempts + 1), reason="failure")
         if not settled:
-            self._stores.outbox.complete(entry)
+            self._outbox.complete(entry)
         return None
 
     def _again(self, entry: OutboxEntry, *, delay_s: float, reason: str, counted: bool = True) -> PutBack:
-        self._stores.outbox.reschedule(entry, delay_s=delay_s, counted=counted)
+        self._outbox.reschedule(entry, delay_s=delay_s, counted=counted)
         metrics.OUTBOX_RETRIES.labels(reason=reason).inc()
         return PutBack(delay_s, failed=True)
 
@@ -283,7 +288,7 @@ class Deliverer:
         if code in _TOKEN_GONE and entry.team_id:
             self._clients.forget(entry.team_id)  # the next attempt reads the installation anew
         if status == 429:  # not processed: not a failed attempt, only a wait Slack asked for
-            retry_after = retry_after_s(error.response.headers, now_s=self._stores.outbox.now_ms() / 1000)
+            retry_after = retry_after_s(error.response.headers, now_s=self._outbox.now_ms() / 1000)
             method = self._pauses.rate_limited(entry, error, retry_after)
             logger.info("entry=<%s>, method=<%s> | rate limited, waiting %.0fs", entry.entry_id, method, retry_after)
             return self._again(entry, delay_s=retry_after, reason="rate_limited", counted=False)
@@ -297,12 +302,12 @@ class Deliverer:
 
     def _park(self, entry: OutboxEntry, why: str) -> None:
         logger.error("entry=<%s>, kind=<%s> | undeliverable, parked: %s", entry.entry_id, entry.kind, why)
-        self._stores.outbox.park(entry, why=why)
+        self._outbox.park(entry, why=why)
         tracing.current_failed(f"parked: {why}")
         metrics.OUTBOX_PARKED.labels(kind=entry.kind if entry.kind in set(OutboxKind) else "other").inc()
 
     def _post_approval(self, entry: OutboxEntry) -> None:
-        approval = self._stores.approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         if approval is None:
             return
         request = approval.request
@@ -318,16 +323,16 @@ class Deliverer:
             version=approval.version,
             known=known,
             identify=lambda copy: copy.ts,
-            record=lambda copy: self._stores.approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
+            record=lambda copy: self._approvals.message_record(request, ts=copy.ts, entry_id=entry.entry_id),
         )
         if kept is not None:
             if self._homes is not None:
                 self._homes.rebuild_for(approval)
             if kept.version < approval.version:  # a copy an earlier attempt posted before the latest change
-                self._stores.outbox.send_later(_update_of(request))
+                self._outbox.send_later(_update_of(request))
 
     def _post_approval_copy(self, entry: OutboxEntry) -> None:
-        approval = self._stores.approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
         user = entry.payload["user"]
         if approval is None:
             return
@@ -344,22 +349,20 @@ class Deliverer:
             version=approval.version,
             known=known,
             identify=lambda copy: copy_value(copy.channel, copy.ts),
-            record=lambda copy: self._stores.approvals.copy_record(
-                request, user=user, channel=copy.channel, ts=copy.ts
-            ),
+            record=lambda copy: self._approvals.copy_record(request, user=user, channel=copy.channel, ts=copy.ts),
             post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
         )
         if kept is not None:
-            latest = self._stores.approvals.get_readable(request.session_id, request.approval_id)
+            latest = self._approvals.get_readable(request.session_id, request.approval_id)
             if latest is not None and latest.version > kept.version:  # changed while the copy was on its way
                 # The original may show the latest already: forget that, so the update redoes every copy.
                 self._updates.forget_shown(request.session_id, request.approval_id)
-                self._stores.outbox.send_later(_update_of(request))
+                self._outbox.send_later(_update_of(request))
 
     def _post_message(self, entry: OutboxEntry) -> None:
         message = dict(entry.payload)
         after = message.pop(AFTER, None)
-        if after is not None and self._stores.outbox.waits(str(after), shard=entry.shard):  # queued together: one shard
+        if after is not None and self._outbox.waits(str(after), shard=entry.shard):  # queued together: one shard
             raise NotReady  # the part before it is not delivered yet
         channel = str(message.pop("channel"))
         thread_ts = message.pop("thread_ts", None)
@@ -422,7 +425,7 @@ class Deliverer:
         key, fields = record(candidate) if record is not None else (None, [])
         if candidate is known:
             fields = fields[:1]  # recorded already: only check it
-        kept = self._stores.outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
+        kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
         for extra in found:
             if identify(extra) != kept:
                 self._delete(slack, extra)
@@ -452,7 +455,7 @@ class Deliverer:
             if token is None:
                 raise Busy
             try:
-                approval = self._stores.approvals.get_readable(session_id, approval_id)
+                approval = self._approvals.get_readable(session_id, approval_id)
                 if approval is None:
                     return
                 if not approval.request.message_ts:

@@ -9,7 +9,6 @@ no Approve / Deny buttons left on a copy of a decided request.
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +46,9 @@ def _survivor(bot: Bot, *, after_s: float = LEASE_S + 1, timeout: int = 5) -> De
     """Another worker's dispatcher, ``after_s`` later (the dead holder's lease has run out)."""
     return Deliverer(
         clients=OneWorkspace(WebClient(token=bot.slack.token, base_url=bot.slack.url, timeout=timeout)),
-        stores=replace(
-            bot.services.stores, outbox=Outbox(bot.services.stores.redis, clock=lambda: time.time() + after_s)
-        ),
+        outbox=Outbox(bot.services.stores.redis, clock=lambda: time.time() + after_s),
+        approvals=bot.services.stores.approvals,
+        redis=bot.services.stores.redis,
     )
 
 

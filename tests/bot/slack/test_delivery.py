@@ -4,7 +4,6 @@ import itertools
 import random
 import threading
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 import redis
@@ -14,6 +13,7 @@ from bot.slack.delivery import Deliverer
 from bot.slack.lanes import lane_of
 from bot.slack.web_client import KeepAliveWebClient
 from bot.store import keys
+from bot.store.approvals import ApprovalStore
 from bot.store.lane_leases import LaneLeases
 from bot.store.outbox import (
     BACKOFF_CAP_S,
@@ -24,7 +24,6 @@ from bot.store.outbox import (
     post_ephemeral,
     posts_in_order,
 )
-from bot.store.stores import Stores
 from tests.bot.support.fake_slack import FakeSlack
 from tests.redis_targets import on_both
 from tests.seconds_clock import SecondsClock
@@ -43,7 +42,9 @@ def client(slack: FakeSlack) -> KeepAliveWebClient:
 def deliverer(redis_client: redis.Redis, client: KeepAliveWebClient, outbox: Outbox) -> Iterator[Deliverer]:
     deliverer = Deliverer(
         clients=OneWorkspace(client),
-        stores=replace(Stores.on(redis_client), outbox=outbox),
+        outbox=outbox,
+        approvals=ApprovalStore(redis_client),
+        redis=redis_client,
         concurrency=4,
     )
     yield deliverer
@@ -64,7 +65,9 @@ def _another_dispatcher(slack: FakeSlack, outbox: Outbox, redis_client: redis.Re
     """Another worker's dispatcher of the same outbox (one lane at a time)."""
     return Deliverer(
         clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
-        stores=replace(Stores.on(redis_client), outbox=outbox),
+        outbox=outbox,
+        approvals=ApprovalStore(redis_client),
+        redis=redis_client,
     )
 
 
@@ -183,7 +186,9 @@ def test_a_deliverer_killed_after_posting_leaves_no_second_copy(
     dying_outbox = _DiesBeforeCompleting(outbox)
     dying = Deliverer(
         clients=OneWorkspace(KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5)),
-        stores=replace(Stores.on(redis_client), outbox=dying_outbox),  # type: ignore[arg-type]
+        outbox=dying_outbox,  # type: ignore[arg-type]
+        approvals=ApprovalStore(redis_client),
+        redis=redis_client,
     )
     with pytest.raises(_Died):
         dying.deliver(first)
@@ -490,7 +495,9 @@ def test_catch_up_after_an_outage_is_bounded_by_the_backoff_cap(
     client = KeepAliveWebClient(token=slack.token, base_url=slack.url, timeout=5, retry_handlers=[])
     deliverer = Deliverer(
         clients=OneWorkspace(client),
-        stores=replace(Stores.on(redis_client), outbox=outbox),
+        outbox=outbox,
+        approvals=ApprovalStore(redis_client),
+        redis=redis_client,
         concurrency=4,
         jitter=random.Random(7),
     )

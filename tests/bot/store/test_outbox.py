@@ -1,7 +1,5 @@
 """The outbox against a loopback Slack: retries, backoff, Retry-After, parking, leases."""
 
-from dataclasses import replace
-
 import pytest
 import redis
 from slack_sdk import WebClient
@@ -10,8 +8,8 @@ from bench.round_trips import counting_client
 from bot.domain.workspaces import OneWorkspace
 from bot.slack.delivery import Deliverer
 from bot.slack.retry_after import DEFAULT_S
+from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, OutboxEntry, backoff_s, posts_in_order
-from bot.store.stores import Stores
 from tests.bot.support.fake_slack import FakeSlack
 from tests.seconds_clock import SecondsClock
 
@@ -19,7 +17,9 @@ from tests.seconds_clock import SecondsClock
 @pytest.fixture
 def deliverer(redis_client: redis.Redis, slack: FakeSlack, outbox: Outbox) -> Deliverer:
     client = WebClient(token=slack.token, base_url=slack.url, timeout=2)
-    return Deliverer(clients=OneWorkspace(client), stores=replace(Stores.on(redis_client), outbox=outbox))
+    return Deliverer(
+        clients=OneWorkspace(client), outbox=outbox, approvals=ApprovalStore(redis_client), redis=redis_client
+    )
 
 
 def _post(text: str) -> OutboxEntry:
@@ -119,7 +119,9 @@ def test_a_slow_slack_times_out_and_is_retried_not_lost_nor_posted_twice(
 ) -> None:
     impatient = Deliverer(
         clients=OneWorkspace(WebClient(token=slack.token, base_url=slack.url, timeout=1)),
-        stores=replace(Stores.on(redis_client), outbox=outbox),
+        outbox=outbox,
+        approvals=ApprovalStore(redis_client),
+        redis=redis_client,
     )
     slack.slow_next("chat.postMessage", 1.5)
     outbox.send_later(_post("hello"))

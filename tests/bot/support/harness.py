@@ -65,7 +65,9 @@ class Bot:
         """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""
         return Deliverer(
             clients=OneWorkspace(client),
-            stores=self.services.stores,
+            outbox=self.services.stores.outbox,
+            approvals=self.services.stores.approvals,
+            redis=self.services.stores.redis,
         )
 
     def ask(self, text: str = "restart checkout", *, user: str = REQUESTER) -> tuple[str, str]:
