@@ -1,7 +1,7 @@
 """Every record's owner on one Redis client, built together: what the bot's flows read and write through.
 
-A flow service keeps this bundle and names the owner at each use (``self.stores.approvals``), so one
-place builds the storage layer and each owner is built once per process.
+One place builds the storage layer and each owner once per process; the composition root (``bot.services``) hands
+each flow and listener only the owners it uses, so a signature shows what it reads and writes.
 """
 
 from dataclasses import dataclass
