@@ -121,14 +121,12 @@ class Deliverer:
         """Keep the collaborators; ``clients`` give each workspace's client, ``home_queue`` fills App Home tabs.
 
         ``redis``: the client the message updates and the lanes' leases are kept on.
-
         ``lease_s``: how long a claimed entry is ours before another dispatcher may send it.
         ``concurrency``: how many lanes (conversations) are delivered at once.
         ``jitter``: draws the random part of each wait (seeded by tests).
         ``home_refresh_s``: at most one App Home rebuild per person in this window (``HOME_REFRESH_SECONDS``).
         """
-        self._clients = clients
-        self._outbox, self._approvals = outbox, approvals
+        self._clients, self._outbox, self._approvals = clients, outbox, approvals
         self._homes = (
             HomeTabs(home_queue=home_queue, clients=clients, outbox=outbox, cooling_s=home_refresh_s)
             if home_queue is not None
