@@ -1,4 +1,4 @@
-"""Ask Signoff for a sign-off and wait for the decision: the HTTP API in ~50 lines of standard library.
+"""Ask Signoff for a sign-off (or a person for an answer) and wait: the HTTP API in ~70 lines of standard library.
 
 Copy it into your agent's code base: it needs nothing but the API's URL and a key
 (``python -m bot api-key create --name <your agent>``).
@@ -21,14 +21,31 @@ def ask_and_wait(api_url: str, api_key: str, ask: dict[str, Any], *, timeout_s: 
     the same request instead of asking twice. A wait the server refuses (429: it holds its most waits) or that a
     restart cuts is asked again after ``Retry-After``; any other refusal raises ``urllib.error.HTTPError``.
     """
-    request = _call(api_url, api_key, "POST", "/v1/approvals", ask)
+    return _ask_and_wait(api_url, api_key, "/v1/approvals", ask, timeout_s)
+
+
+def ask_question_and_wait(
+    api_url: str, api_key: str, question: dict[str, Any], *, timeout_s: float = 3600
+) -> dict[str, Any]:
+    """Ask a person ``question`` and return it once answered (or expired, or withdrawn).
+
+    ``question`` holds ``question`` (the text), then ``options`` (labels, or ``{"label", "description"}``) with
+    ``multiple``, or ``schema`` (a form), or neither (words); and ``channel``, ``requester``, ``idempotency_key``...
+    The returned question's ``status`` is answered, expired, cancelled or refused; its ``answer`` is the words, the
+    label chosen, the labels chosen (``multiple``) or the form's object. Timeouts and retries as ``ask_and_wait``.
+    """
+    return _ask_and_wait(api_url, api_key, "/v1/questions", question, timeout_s)
+
+
+def _ask_and_wait(api_url: str, api_key: str, path: str, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    request = _call(api_url, api_key, "POST", path, body)
     deadline = time.monotonic() + timeout_s
     while request["status"] == "pending":
         left = int(deadline - time.monotonic())
         if left <= 0:
-            return _call(api_url, api_key, "POST", f"/v1/approvals/{request['id']}/cancel")
+            return _call(api_url, api_key, "POST", f"{path}/{request['id']}/cancel")
         try:
-            request = _call(api_url, api_key, "GET", f"/v1/approvals/{request['id']}?wait={min(left, 30)}s")
+            request = _call(api_url, api_key, "GET", f"{path}/{request['id']}?wait={min(left, 30)}s")
         except urllib.error.HTTPError as error:
             if error.code != 429 and error.code < 500:
                 raise  # refused (a revoked key, an unknown id): asking again cannot help

@@ -7,6 +7,9 @@ the OpenAPI document at ``/v1/openapi.json`` describes exactly these, and a test
     GET  /v1/approvals/{id}[?wait=30s]  read it; with ``wait``, once decided or after that long (at most 60 s);
                                         429 at once when the process holds ``API_MAX_WAITS`` waits already
     POST /v1/approvals/{id}/cancel      withdraw it while pending (409 once decided)
+    POST /v1/questions                  ask a person a question (words, options or a form); then the same two
+    GET  /v1/questions/{id}[?wait=30s]  routes as an approval's (a question's id under /v1/approvals/ is not found,
+    POST /v1/questions/{id}/cancel      and the other way round)
     POST /v1/hooks/claude-code          Claude Code's http hook (PreToolUse, PermissionRequest): asked, held until
                                         decided or ``wait`` passed (then withdrawn), answered as the hook's output
 
@@ -29,11 +32,12 @@ from pydantic import BaseModel, ValidationError
 
 from bot.api import openapi
 from bot.api.wait_slots import WaitSlots
-from bot.domain.api_requests import ApprovalAsk
+from bot.domain.api_requests import ApprovalAsk, QuestionAsk, RequestKind
 from bot.domain.claude_hooks import DEFAULT_WAIT_S, ClaudeHookInput, OnTimeout, wait_seconds
 from bot.domain.errors import RefusedRequest
 from bot.domain.slack_ids import CHANNEL_ID_PATTERN
-from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView, AskProblem
+from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, AskProblem
+from bot.flow.api_views import ApiRequestView
 from bot.flow.claude_hooks import ClaudeCodeHooks, undecided_output
 from bot.render.texts import claude_hooks as hook_texts
 from bot.store.api_keys import ApiClient, ApiKeys
@@ -80,6 +84,9 @@ ROUTES: Final = (
     ("POST", "/v1/approvals"),
     ("GET", "/v1/approvals/{id}"),
     ("POST", "/v1/approvals/{id}/cancel"),
+    ("POST", "/v1/questions"),
+    ("GET", "/v1/questions/{id}"),
+    ("POST", "/v1/questions/{id}/cancel"),
     ("POST", "/v1/hooks/claude-code"),
     ("GET", "/v1/openapi.json"),
 )
@@ -87,6 +94,9 @@ _PATTERNS: Final = {
     "/v1/approvals": re.compile(r"^/v1/approvals$"),
     "/v1/approvals/{id}": re.compile(rf"^/v1/approvals/{_ID}$"),
     "/v1/approvals/{id}/cancel": re.compile(rf"^/v1/approvals/{_ID}/cancel$"),
+    "/v1/questions": re.compile(r"^/v1/questions$"),
+    "/v1/questions/{id}": re.compile(rf"^/v1/questions/{_ID}$"),
+    "/v1/questions/{id}/cancel": re.compile(rf"^/v1/questions/{_ID}/cancel$"),
     "/v1/hooks/claude-code": re.compile(r"^/v1/hooks/claude-code$"),
     "/v1/openapi.json": re.compile(r"^/v1/openapi\.json$"),
 }
@@ -102,6 +112,13 @@ def api_wsgi_app(*, requests: ApiRequests, api_keys: ApiKeys, waits: WaitSlots) 
         ),
         ("POST", "/v1/approvals/{id}/cancel"): lambda _environ, client, request_id: _cancel(
             requests, client, request_id
+        ),
+        ("POST", "/v1/questions"): lambda environ, client, _id: _ask_question(requests, environ, client),
+        ("GET", "/v1/questions/{id}"): lambda environ, client, request_id: _read(
+            requests, waits, environ, client, request_id, kind="question"
+        ),
+        ("POST", "/v1/questions/{id}/cancel"): lambda _environ, client, request_id: _cancel(
+            requests, client, request_id, kind="question"
         ),
         ("POST", "/v1/hooks/claude-code"): lambda environ, client, _id: _hook(hooks, waits, environ, client),
     }
@@ -171,14 +188,34 @@ def _ask(requests: ApiRequests, environ: dict[str, Any], client: ApiClient) -> _
     try:
         view, created = requests.ask(client, ask)
     except AskProblem as problem:
-        code = "conflict" if problem.status == 409 else "invalid"
-        raise _Refused(problem.status, code, f"{problem.field}: {problem}", field=problem.field) from None
+        raise _refused(problem) from None
     location = (("Location", f"{PREFIX}approvals/{view.stored.record.request_id}"),)
     return _Answer(201 if created else 200, view.to_json(), location)
 
 
+def _ask_question(requests: ApiRequests, environ: dict[str, Any], client: ApiClient) -> _Answer:
+    ask = _parsed(QuestionAsk, _json_body(environ))
+    try:
+        view, created = requests.ask_question(client, ask)
+    except AskProblem as problem:
+        raise _refused(problem) from None
+    location = (("Location", f"{PREFIX}questions/{view.stored.record.request_id}"),)
+    return _Answer(201 if created else 200, view.to_json(), location)
+
+
+def _refused(problem: AskProblem) -> _Refused:
+    code = "conflict" if problem.status == 409 else "invalid"
+    return _Refused(problem.status, code, f"{problem.field}: {problem}", field=problem.field)
+
+
 def _read(
-    requests: ApiRequests, waits: WaitSlots, environ: dict[str, Any], client: ApiClient, request_id: str
+    requests: ApiRequests,
+    waits: WaitSlots,
+    environ: dict[str, Any],
+    client: ApiClient,
+    request_id: str,
+    *,
+    kind: RequestKind = "approval",
 ) -> _Answer:
     query = parse_qs(str(environ.get("QUERY_STRING", "")), keep_blank_values=True)
     unknown = sorted(set(query) - {"wait"})
@@ -186,12 +223,12 @@ def _read(
         raise _Refused(400, "invalid", f"{unknown[0]}: unknown query parameter (only 'wait')", field=unknown[0])
     seconds = _wait_seconds(query["wait"]) if "wait" in query else 0
     if seconds == 0:  # a plain read holds no thread: never refused
-        return _Answer(200, _found(requests.find(client, request_id), request_id).to_json())
+        return _Answer(200, _found(requests.find(client, request_id, kind=kind), request_id).to_json())
     with waits.held() as held:
         if held:
-            view = requests.wait(client, request_id, timeout_s=seconds)
+            view = requests.wait(client, request_id, timeout_s=seconds, kind=kind)
         else:
-            view = _found(requests.find(client, request_id), request_id)
+            view = _found(requests.find(client, request_id, kind=kind), request_id)
             if view.status == "pending":  # only a wait that would hold a thread is refused; a decision is given
                 _refuse_wait(waits, client)
     return _Answer(200, _found(view, request_id).to_json())
@@ -214,11 +251,11 @@ def _refuse_wait(waits: WaitSlots, client: ApiClient) -> NoReturn:
     )
 
 
-def _cancel(requests: ApiRequests, client: ApiClient, request_id: str) -> _Answer:
-    before = _found(requests.find(client, request_id), request_id)
+def _cancel(requests: ApiRequests, client: ApiClient, request_id: str, *, kind: RequestKind = "approval") -> _Answer:
+    before = _found(requests.find(client, request_id, kind=kind), request_id)
     if before.status != "pending":
         raise _Refused(409, "already_decided", f"status: the request is {before.status} already", field="status")
-    view = _found(requests.cancel(client, request_id), request_id)
+    view = _found(requests.cancel(client, request_id, kind=kind), request_id)
     if view.status != "cancelled":  # a person decided it first
         raise _Refused(409, "already_decided", f"status: the request is {view.status} already", field="status")
     return _Answer(200, view.to_json())
@@ -239,8 +276,7 @@ def _hook(hooks: ClaudeCodeHooks, waits: WaitSlots, environ: dict[str, Any], cli
         try:
             output = hooks.answer(client, hook, channel=channel, wait_s=wait_s, on_timeout=on_timeout)
         except AskProblem as problem:
-            code = "conflict" if problem.status == 409 else "invalid"
-            raise _Refused(problem.status, code, f"{problem.field}: {problem}", field=problem.field) from None
+            raise _refused(problem) from None
     return _Answer(200, output)
 
 
@@ -308,5 +344,6 @@ def _parsed(model: type[_Model], body: Any) -> _Model:
         return model.model_validate(body)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "body"
+        field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+        field = field or "body"
         raise _Refused(422, "invalid", f"{field}: {first['msg']}", field=field) from None

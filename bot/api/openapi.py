@@ -6,110 +6,14 @@ cannot drift; the response schemas are written here and the tests validate real 
 
 from typing import Any, Final
 
+from bot.api.answer_schemas import APPROVAL, DECISION, ERROR, QUESTION
 from bot.api.hook_document import EXAMPLE_HOOK, HOOK_OUTPUT, hook_parameters
-from bot.domain.api_requests import REQUEST_ID_PATTERN, ApprovalAsk, ChannelRouting
+from bot.domain.api_requests import DEFAULT_QUESTION_NAME, REQUEST_ID_PATTERN, ApprovalAsk, ChannelRouting, QuestionAsk
 from bot.domain.claude_hooks import ClaudeHookInput
 from bot.flow.api_requests import MAX_WAIT_S, SIGNATURE_HEADER, TIMESTAMP_HEADER
 
 WAIT_PATTERN: Final = "^(?:(?:[0-9]|[1-5][0-9]|60)s?|[01]m)$"
 """``wait``: whole seconds from 0 to ``MAX_WAIT_S``, with or without ``s``, or ``0m`` / ``1m``."""
-
-_NULLABLE_STRING: Final = {"type": ["string", "null"]}
-_DECISION: Final = {
-    "type": "object",
-    "description": "Who decided, why, and when; `expired` is never a human denial.",
-    "required": ["decision", "decided_at"],
-    "additionalProperties": False,
-    "properties": {
-        "decision": {"enum": ["approve", "deny", "expired", "answer"]},
-        "decided_by": {**_NULLABLE_STRING, "description": "Slack user id; null for the clock or a withdrawal"},
-        "approved_by": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Slack user ids of every approver counted (the one of a single approval too); "
-            "empty unless approved",
-        },
-        "reason": _NULLABLE_STRING,
-        "discussion": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["user", "text", "at"],
-                "additionalProperties": False,
-                "properties": {"user": {"type": "string"}, "text": {"type": "string"}, "at": {"type": "string"}},
-            },
-        },
-        "decided_at": {"type": "string", "format": "date-time"},
-        "by_rule": {
-            **_NULLABLE_STRING,
-            "description": "the policy rule that decided by itself (tier allow or deny), nobody asked",
-        },
-        "by_grant": {
-            **_NULLABLE_STRING,
-            "description": "the standing approval that covered the call (made by decided_by), nobody asked",
-        },
-        "input_digest": {
-            **_NULLABLE_STRING,
-            "description": "SHA-256 (hex) of the canonical JSON (sorted keys, no spaces) of the input approved: "
-            "run only an input with this digest",
-        },
-        "updated_input": {
-            "type": ["object", "null"],
-            "description": "the input an approver edited the call to before approving it: run this one instead; "
-            "null: run the input as asked",
-        },
-        "edited_by": {**_NULLABLE_STRING, "description": "Slack user id of who edited the call (updated_input)"},
-        "answer": {
-            **_NULLABLE_STRING,
-            "description": "a question's answer, exactly as the person wrote it (decision `answer`); null otherwise",
-        },
-        "trusted": {
-            "type": "boolean",
-            "description": "the approver also trusted the tool for the rest of the agent's session (Strands' "
-            "HumanInTheLoop trust); always false for a request made through this API",
-        },
-    },
-}
-_APPROVAL: Final = {
-    "type": "object",
-    "required": ["id", "status", "tool", "input", "client", "channel", "created_at", "decision"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "pattern": REQUEST_ID_PATTERN},
-        "status": {"enum": ["pending", "approved", "denied", "expired", "cancelled"]},
-        "tool": {"type": "string"},
-        "input": {"type": "object"},
-        "reason": _NULLABLE_STRING,
-        "requester": _NULLABLE_STRING,
-        "client": {"type": "string", "description": "the name of the API key that asked"},
-        "channel": {"type": "string"},
-        "thread_ts": _NULLABLE_STRING,
-        "message_ts": {**_NULLABLE_STRING, "description": "the approval message, once posted"},
-        "policy": {**_NULLABLE_STRING, "description": "the policy rule that applies"},
-        "quorum": {"type": ["integer", "null"]},
-        "votes": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": "string", "format": "date-time"},
-        "expires_at": {"type": ["string", "null"], "format": "date-time"},
-        "callback_url": _NULLABLE_STRING,
-        "decision": {"oneOf": [{"$ref": "#/components/schemas/Decision"}, {"type": "null"}]},
-    },
-}
-_ERROR: Final = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message", "field"],
-            "additionalProperties": False,
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "field": {**_NULLABLE_STRING, "description": "the field (or header, or parameter) at fault"},
-            },
-        }
-    },
-}
 
 
 def _json(ref: str, description: str) -> dict[str, Any]:
@@ -152,8 +56,10 @@ def _headers_of(status: int) -> dict[str, Any]:
     return {"headers": _HEADERS[status]} if status in _HEADERS else {}
 
 
-def _approval(description: str, *, links: dict[str, Any], location: bool = False) -> dict[str, Any]:
-    answer = {**_json("#/components/schemas/Approval", description), "links": links}
+def _approval(
+    description: str, *, links: dict[str, Any], location: bool = False, schema: str = "Approval"
+) -> dict[str, Any]:
+    answer = {**_json(f"#/components/schemas/{schema}", description), "links": links}
     if location:
         answer["headers"] = {
             "Location": {"description": "the request's own path", "required": True, "schema": {"type": "string"}}
@@ -172,6 +78,17 @@ _BY_ID: Final = {"id": "$response.body#/id"}
 _LINKS: Final = {
     "get": {"operationId": "getApproval", "parameters": _BY_ID, "description": "read it, or wait for its decision"},
     "cancel": {"operationId": "cancelApproval", "parameters": _BY_ID, "description": "withdraw it while pending"},
+}
+_EXAMPLE_QUESTION: Final = {
+    "question": "Which region should checkout deploy to?",
+    "options": ["eu-west-1", {"label": "us-east-1", "description": "Virginia"}],
+    "requester": "U012AB3CD",
+    "channel": "C0DEPLOYS",
+    "idempotency_key": "deploy-checkout-1.2.3-region",
+}
+_QUESTION_LINKS: Final = {
+    "get": {"operationId": "getQuestion", "parameters": _BY_ID, "description": "read it, or wait for its answer"},
+    "cancel": {"operationId": "cancelQuestion", "parameters": _BY_ID, "description": "withdraw it while pending"},
 }
 _ID_PARAMETER: Final = {
     "name": "id",
@@ -215,6 +132,24 @@ def _ask_schema(routing: ChannelRouting) -> dict[str, Any]:
     return schema
 
 
+def _question_schema(routing: ChannelRouting | None) -> dict[str, Any]:
+    """``QuestionAsk``'s schema, and when ``channel`` may be left out: only where the policy routes the name."""
+    schema = QuestionAsk.model_json_schema()
+    routing = routing or ChannelRouting(by_default=False, exceptions=())
+    if routing.by_default and not routing.exceptions:
+        return schema
+    names_a_channel = {"required": ["channel"], "properties": {"channel": {"type": "string"}}}
+    listed: dict[str, Any] = {"required": ["name"], "properties": {"name": {"enum": list(routing.exceptions)}}}
+    if DEFAULT_QUESTION_NAME in routing.exceptions:  # a question that names none is named so
+        listed = {"anyOf": [listed, {"not": {"required": ["name"]}}]}
+    if routing.by_default:  # every name is routed but those listed
+        routed: list[dict[str, Any]] = [names_a_channel, {"not": listed}]
+    else:  # only the names listed are routed
+        routed = [names_a_channel, listed] if routing.exceptions else [names_a_channel]
+    schema["allOf"] = [*schema["allOf"], {"anyOf": routed}]
+    return schema
+
+
 def document(routing: ChannelRouting) -> dict[str, Any]:
     """The OpenAPI document (a fresh dict), for a policy that routes requests as ``routing`` says."""
     return {
@@ -223,8 +158,9 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
             "title": "Signoff API",
             "version": "1",
             "description": (
-                "Ask people in Slack to sign off a tool call, under the same policies, escalation, expiry, quorum "
-                f"and audit as an agent's interrupt. Callbacks carry `{TIMESTAMP_HEADER}` and `{SIGNATURE_HEADER}`: "
+                "Ask people in Slack to sign off a tool call, or to answer a question, under the same policies, "
+                "escalation, expiry, quorum and audit as an agent's interrupt. "
+                f"Callbacks carry `{TIMESTAMP_HEADER}` and `{SIGNATURE_HEADER}`: "
                 "`v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>` with the client's callback secret. "
                 "A method a path does not list is answered 405 with `Allow`; a path not listed here, 404. Every "
                 "answer is JSON, errors as `Error`."
@@ -234,9 +170,11 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
             "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
             "schemas": {
                 "ApprovalAsk": _ask_schema(routing),
-                "Approval": _APPROVAL,
-                "Decision": _DECISION,
-                "Error": _ERROR,
+                "Approval": APPROVAL,
+                "QuestionAsk": _question_schema(routing.questions),
+                "Question": QUESTION,
+                "Decision": DECISION,
+                "Error": ERROR,
                 "ClaudeHookInput": ClaudeHookInput.model_json_schema(),
                 "ClaudeHookOutput": HOOK_OUTPUT,
             },
@@ -285,6 +223,57 @@ def document(routing: ChannelRouting) -> dict[str, Any]:
                     "parameters": [_ID_PARAMETER],
                     "responses": {
                         "200": _approval("withdrawn", links={"get": _LINKS["get"]}),
+                        **_errors(401, 404, 409, 500, 503),
+                    },
+                }
+            },
+            "/v1/questions": {
+                "post": {
+                    "operationId": "askQuestion",
+                    "summary": "Ask a person a question (in words, with options, or a form): it is posted in Slack",
+                    "requestBody": {
+                        "required": True,
+                        "description": "at most 1 MiB",
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/QuestionAsk"},
+                                "examples": {"region": {"value": _EXAMPLE_QUESTION}},
+                            }
+                        },
+                    },
+                    "responses": {
+                        "201": _approval("asked", links=_QUESTION_LINKS, location=True, schema="Question"),
+                        "200": _approval(
+                            "asked before with the same idempotency key: that question",
+                            links=_QUESTION_LINKS,
+                            location=True,
+                            schema="Question",
+                        ),
+                        **_errors(400, 401, 403, 408, 409, 411, 413, 415, 422, 500, 503),
+                    },
+                }
+            },
+            "/v1/questions/{id}": {
+                "get": {
+                    "operationId": "getQuestion",
+                    "summary": "Read a question; with `wait`, once answered (expired, withdrawn) or after that long",
+                    "parameters": [_ID_PARAMETER, _WAIT_PARAMETER],
+                    "responses": {
+                        "200": _approval(
+                            "the question", links={"cancel": _QUESTION_LINKS["cancel"]}, schema="Question"
+                        ),
+                        "429": _BUSY,
+                        **_errors(400, 401, 404, 500, 503),
+                    },
+                }
+            },
+            "/v1/questions/{id}/cancel": {
+                "post": {
+                    "operationId": "cancelQuestion",
+                    "summary": "Withdraw a pending question (its message shows it withdrawn)",
+                    "parameters": [_ID_PARAMETER],
+                    "responses": {
+                        "200": _approval("withdrawn", links={"get": _QUESTION_LINKS["get"]}, schema="Question"),
                         **_errors(401, 404, 409, 500, 503),
                     },
                 }

@@ -11,13 +11,24 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    WithJsonSchema,
+)
 from pydantic_core import PydanticCustomError
 
-from bot.domain.patterns import VISIBLE_NAME_PATTERN, published, whole_match
+from bot.domain.edit_form import MAX_FIELDS
+from bot.domain.patterns import NON_BLANK_PATTERN, VISIBLE_NAME_PATTERN, published, somewhere, whole_match
 from bot.domain.policy_rules import ToolName
+from bot.domain.question_kinds import MAX_DESCRIPTION, MAX_LABEL, MAX_OPTIONS
 from bot.domain.slack_ids import ChannelId, MessageTs, UserId
 
 API_SESSION_PREFIX: Final = "api:"
@@ -136,6 +147,127 @@ class ApprovalAsk(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
 
+QUESTION_TEXT_MAX: Final = 4000
+DEFAULT_QUESTION_NAME: Final = "question"
+"""The interrupt name of a question asked through the API that names none (rules match it: ``interrupts``)."""
+_non_blank = somewhere(NON_BLANK_PATTERN, code="blank", message="must hold a visible character")
+NonBlank = Annotated[StrictStr, AfterValidator(_unicode), AfterValidator(_non_blank), published(NON_BLANK_PATTERN)]
+"""Text with something besides whitespace and control characters in it."""
+
+
+class OptionAsk(BaseModel):
+    """One option a question offers: what the person picks and what the client receives (``label``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    label: NonBlank = Field(max_length=MAX_LABEL)
+    """The answer, as shown and as received (distinct among the options; at most 75 characters: Slack's limit)."""
+    description: NonBlank | None = Field(default=None, max_length=MAX_DESCRIPTION)
+    """Shown beside the label (at most 75 characters)."""
+
+
+def _label_as_option(value: Any) -> Any:
+    return {"label": value} if isinstance(value, str) else value
+
+
+_OPTION_SCHEMA: Final = {
+    "anyOf": [
+        {"type": "string", "minLength": 1, "maxLength": MAX_LABEL, "pattern": NON_BLANK_PATTERN},
+        OptionAsk.model_json_schema(),
+    ]
+}
+OptionGiven = Annotated[OptionAsk, BeforeValidator(_label_as_option), WithJsonSchema(_OPTION_SCHEMA)]
+"""An option as a client gives it: its label alone, or ``{"label", "description"}``."""
+
+
+class QuestionAsk(BaseModel):
+    """The body of ``POST /v1/questions``: a question for a person, answered in words, with options, or a form."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        json_schema_extra={
+            "allOf": [
+                {
+                    "description": "options or a form, not both",
+                    "not": {
+                        "required": ["options", "schema"],
+                        "properties": {"options": {"type": "array"}, "schema": {"type": "object"}},
+                    },
+                },
+                {
+                    "description": "`multiple: true` only with options",
+                    "anyOf": [
+                        {"not": {"required": ["multiple"], "properties": {"multiple": {"const": True}}}},
+                        {"required": ["options"], "properties": {"options": {"type": "array"}}},
+                    ],
+                },
+            ]
+        },
+    )
+
+    question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
+    """The question, shown as written (escaped; hidden characters made visible): not blank."""
+    options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
+    """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
+    distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
+    multiple: StrictBool = False
+    """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
+    form_schema: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        json_schema_extra={
+            "required": ["properties"],
+            "properties": {
+                "type": {"const": "object"},
+                "properties": {"type": "object", "minProperties": 1, "maxProperties": MAX_FIELDS},
+            },
+        },
+    )
+    """A JSON Schema of ``"type": "object"`` with 1 to 40 ``properties``, at most 8,000 characters as JSON: the
+    answer is the object its form is filled in with. It is checked as a JSON Schema (against its metaschema) and each
+    property must make a form field (a 422 names where it fails: ``schema.properties.replicas.minimum``). Not with
+    ``options``."""
+    name: AskedTool = DEFAULT_QUESTION_NAME
+    """The interrupt name policy rules match (``match: {interrupts: [...]}``): visible characters only."""
+    requester: UserId | None = None
+    """The Slack user the question is asked for: they answer it, unless the matching rule names its deciders."""
+    channel: ChannelId | None = None
+    """Where to post it; without it, the channel the policy rule matching ``name`` routes to."""
+    thread_ts: MessageTs | None = None
+    """A thread of that channel to post it in."""
+    idempotency_key: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(
+        default=None, min_length=1, max_length=255
+    )
+    """The same key (per API key) never creates a second question; a retry gets the first one."""
+    callback_url: CallbackUrl | None = None
+    """Receives the outcome (POST, JSON), signed with the client's callback secret."""
+
+    def fingerprint(self) -> str:
+        """What the question asks, as a digest: a retry with the same idempotency key must ask the same."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+    def reason(self) -> dict[str, Any]:
+        """The interrupt reason that asks this question (``agent.vended.question_of`` reads it)."""
+        reason: dict[str, Any] = {"question": self.question}
+        if self.options is not None:
+            reason["options"] = [option.model_dump(exclude_none=True) for option in self.options]
+            reason["multiple"] = self.multiple
+        elif "multiple" in self.model_fields_set:
+            reason["multiple"] = self.multiple  # judged, and refused, as an agent's would be
+        if self.form_schema is not None:
+            reason["schema"] = self.form_schema
+        return reason
+
+
+RequestKind = Literal["approval", "question"]
+"""What a request made through the API asks: a decision on a tool call, or a person's answer."""
+
+
 @dataclass(frozen=True)
 class ChannelRouting:
     """For which tools a request that names no channel still has one (the policy's ``channel:``).
@@ -144,10 +276,12 @@ class ChannelRouting:
         by_default: Whether a tool no rule lists is routed.
         exceptions: The tools rules list that are routed when ``by_default`` is false, or not routed when it is
             true (in the policy file's order).
+        questions: The same for questions, by their ``name`` (``None``: no question is routed).
     """
 
     by_default: bool
     exceptions: tuple[str, ...]
+    questions: "ChannelRouting | None" = None
 
     def routes(self, tool: str) -> bool:
         """Whether a request for ``tool`` may leave out ``channel``."""
@@ -160,7 +294,7 @@ class ApiRequestRecord(BaseModel):
     Attributes:
         request_id: Its id in the API's paths (the session is ``api:<request_id>``).
         client: The name of the API key that asked (audited, shown on the message).
-        ask: What it asked.
+        ask: What it asked: an approval, or a question.
         team_id: The workspace it was posted in.
         channel_id: Where it was posted (the ask's channel, or the policy's route).
         created_at: When it was asked.
@@ -170,7 +304,7 @@ class ApiRequestRecord(BaseModel):
 
     request_id: str
     client: str
-    ask: ApprovalAsk
+    ask: ApprovalAsk | QuestionAsk
     team_id: str
     channel_id: str
     created_at: datetime
@@ -180,12 +314,21 @@ class ApiRequestRecord(BaseModel):
         """The session holding its approval round."""
         return session_id_of(self.request_id)
 
+    @property
+    def kind(self) -> RequestKind:
+        """Whether it asks for a decision or for an answer."""
+        return "question" if isinstance(self.ask, QuestionAsk) else "approval"
 
-def request_id_for(client: str, idempotency_key: str | None) -> str:
-    """A fresh random id, or, with an idempotency key, the one id that client and key always name."""
+
+def request_id_for(client: str, idempotency_key: str | None, kind: RequestKind = "approval") -> str:
+    """A fresh random id, or, with an idempotency key, the one id that client, key and kind always name.
+
+    A question's key names another id than the same key of an approval: the two never meet.
+    """
     if idempotency_key is None:
         return secrets.token_hex(12)
-    return hashlib.sha256(f"{client}\n{idempotency_key}".encode()).hexdigest()[:24]
+    scope = "" if kind == "approval" else f"{kind}\n"
+    return hashlib.sha256(f"{scope}{client}\n{idempotency_key}".encode()).hexdigest()[:24]
 
 
 def is_request_id(value: str) -> bool:

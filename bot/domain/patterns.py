@@ -32,6 +32,10 @@ policy file may name (an agent's own tool may hold an invisible character; a rul
 VISIBLE_NAME_PATTERN: Final = f"^[^{_SPACES_AND_CONTROLS}{_INVISIBLE}]+$"
 """A name of visible characters only: nor zero-width or text-direction character (what the HTTP API accepts)."""
 
+NON_BLANK_PATTERN: Final = f"[^{_SPACES_AND_CONTROLS}]"
+"""Text holding at least one character that is neither whitespace nor a control: searched for, not anchored
+(``somewhere``), as JSON Schema reads a ``pattern``."""
+
 
 def whole_match(pattern: str, *, code: str, message: str) -> Callable[[str], str]:
     """A validator: the value when it matches ``pattern`` whole, else an error (``message``, with ``{value}``).
@@ -43,6 +47,18 @@ def whole_match(pattern: str, *, code: str, message: str) -> Callable[[str], str
     def check(value: str) -> str:
         if compiled.fullmatch(value) is None:
             raise PydanticCustomError(code, message, {"value": repr(value[:100])})
+        return value
+
+    return check
+
+
+def somewhere(pattern: str, *, code: str, message: str) -> Callable[[str], str]:
+    """A validator: the value when ``pattern`` is found in it (``re.search``), else an error (``message``)."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if compiled.search(value) is None:
+            raise PydanticCustomError(code, message)
         return value
 
     return check

@@ -1,8 +1,10 @@
-"""Approvals asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
+"""Approvals and questions asked through the HTTP API: ask, read, wait for, withdraw; and tell the client the outcome.
 
 Asking publishes a round of one approval (``bot.flow.publish``), exactly as an agent stopped before
 the same tool call would: the same message, policy, schedule (reminders, escalation, expiry),
-quorum and audit. People decide it in Slack as any other request. The decision script then
+quorum and audit. A question is a round of one interrupt of its ``name`` whose reason asks it, as an
+agent's question (``agent.vended.question_of``): no call waits on it, and the answer is its decision.
+People decide it in Slack as any other request. The decision script then
 queues the round's resume job; for an API session the worker does not resume an agent but
 finishes the request (``ApiOutcomes``): it posts the decision to the client's callback URL,
 signed with the client's secret, and lets the records expire after the retention period.
@@ -16,17 +18,20 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Final, Literal
+from datetime import timedelta
+from typing import Any, Final
 from uuid import NAMESPACE_OID, uuid5
 
 from slack_sdk.signature import SignatureVerifier
 
-from agent.approval import APPROVAL_INTERRUPT, Decision
+from agent.approval import APPROVAL_INTERRUPT
+from agent.vended import AskedQuestion
 from bot.domain.api_requests import (
     ApiRequestRecord,
     ApprovalAsk,
     ChannelRouting,
+    QuestionAsk,
+    RequestKind,
     is_api_session,
     is_request_id,
     request_id_for,
@@ -34,11 +39,12 @@ from bot.domain.api_requests import (
 )
 from bot.domain.errors import RefusedRequest
 from bot.domain.policy import PolicyBook
+from bot.domain.question_kinds import QuestionError, asked_question
+from bot.flow.api_views import ApiRequestView
 from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
 from bot.store.api_keys import ApiClient
 from bot.store.api_requests import StoredApiRequest
-from bot.store.approval_record import Approval
 from bot.store.stores import Stores
 from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
@@ -46,7 +52,6 @@ from state.shapes import ToolUse
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["pending", "approved", "denied", "expired", "cancelled"]
 MAX_WAIT_S: Final = 60
 _POLL_S: Final = 0.1
 _CALLBACK_TIMEOUT_S: Final = 10
@@ -70,59 +75,6 @@ class AskProblem(RefusedRequest):
         self.field = field
 
 
-@dataclass(frozen=True)
-class ApiRequestView:
-    """A request made through the API and its approval (``None`` until its round is published)."""
-
-    stored: StoredApiRequest
-    approval: Approval | None
-
-    @property
-    def status(self) -> Status:
-        """Where the request stands, as the API reports it."""
-        decision = self.approval.decision if self.approval is not None else None
-        if decision is None:
-            return "pending"
-        if decision.decision == "approve":
-            return "approved"
-        if decision.decision == "expired":
-            return "expired"
-        return "cancelled" if self.stored.cancelled else "denied"
-
-    def to_json(self) -> dict[str, Any]:
-        """The request as the API shows it (and as its callback receives it)."""
-        record, approval = self.stored.record, self.approval
-        request = approval.request if approval is not None else None
-        decision = approval.decision if approval is not None else None
-        return {
-            "id": record.request_id,
-            "status": self.status,
-            "tool": record.ask.tool,
-            "input": record.ask.input,
-            "reason": record.ask.reason,
-            "requester": record.ask.requester,
-            "client": record.client,
-            "channel": record.channel_id,
-            "thread_ts": record.ask.thread_ts,
-            "message_ts": request.message_ts if request is not None else None,
-            "policy": request.policy.name if request is not None else None,
-            "quorum": request.policy.quorum if request is not None else None,
-            "votes": sorted(approval.votes) if approval is not None else [],
-            "created_at": _iso(record.created_at),
-            "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
-            "callback_url": record.ask.callback_url,
-            "decision": _decision_json(decision) if decision is not None else None,
-        }
-
-
-def _decision_json(decision: Decision) -> dict[str, Any]:
-    """The decision as the API shows it: ``approved_by`` names every approver counted, a single approval's too."""
-    shown = decision.model_dump(mode="json")
-    if decision.decision == "approve" and not decision.approved_by and decision.decided_by is not None:
-        shown["approved_by"] = [decision.decided_by]
-    return shown
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiRequests(Flow):
     """What the HTTP API (and so the MCP server) can do with approvals."""
@@ -142,8 +94,33 @@ class ApiRequests(Flow):
         channel = ask.channel or self._routed_channel(ask.tool)
         if channel is None:
             raise AskProblem("channel", f"required: no policy rule routes the tool {ask.tool!r} to a channel")
+        return self._open(client, ask, channel)
+
+    def ask_question(self, client: ApiClient, ask: QuestionAsk) -> tuple[ApiRequestView, bool]:
+        """Open the question (or find the one its idempotency key opened); return it and whether it is new.
+
+        Its options or form are checked as an agent's are (``bot.domain.question_kinds``), before anything is kept.
+
+        Raises:
+            AskProblem: Options or a form that cannot be offered, no channel named or routed, or the idempotency key
+                was used for another request.
+        """
+        if ask.options is not None and ask.form_schema is not None:
+            raise AskProblem("schema", "not with options: a question offers options or a form, not both")
+        try:
+            asked_question(AskedQuestion(ask.question, **_offered(ask)))
+        except QuestionError as problem:
+            field, _, message = str(problem).partition(": ")
+            raise AskProblem(field, message) from None
+        channel = ask.channel or self.policies.channel_for(None, ask.name)
+        if channel is None:
+            raise AskProblem("channel", f"required: no policy rule routes the question {ask.name!r} to a channel")
+        return self._open(client, ask, channel)
+
+    def _open(self, client: ApiClient, ask: ApprovalAsk | QuestionAsk, channel: str) -> tuple[ApiRequestView, bool]:
+        kind: RequestKind = "question" if isinstance(ask, QuestionAsk) else "approval"
         record = ApiRequestRecord(
-            request_id=request_id_for(client.name, ask.idempotency_key),
+            request_id=request_id_for(client.name, ask.idempotency_key, kind),
             client=client.name,
             ask=ask,
             team_id=client.team_id or self.team_id(),
@@ -164,13 +141,14 @@ class ApiRequests(Flow):
             self._publish(record)
             view = self._view(view.stored)
         if existing is None:
+            asked = {"tool": ask.tool} if isinstance(ask, ApprovalAsk) else {"question": ask.name}
             self.stores.audit.record(
                 "api_request",
                 session_id=record.session_id,
                 actor=f"api:{client.name}",
                 request_id=record.request_id,
-                tool=ask.tool,
                 channel=record.channel_id,
+                **asked,
             )
         return view, existing is None
 
@@ -179,46 +157,72 @@ class ApiRequests(Flow):
         by_default = self._routed_channel(None) is not None
         listed = dict.fromkeys(tool for rule in self.policies.rules for tool in rule.match.tools)
         exceptions = tuple(tool for tool in listed if (self._routed_channel(tool) is not None) != by_default)
+        return ChannelRouting(by_default=by_default, exceptions=exceptions, questions=self._question_routing())
+
+    def _question_routing(self) -> ChannelRouting:
+        """For which question names the policy names a channel (``channel_for`` with no tool)."""
+        by_default = self.policies.channel_for(None, "") is not None  # a name no rule lists
+        named = dict.fromkeys(name for rule in self.policies.rules for name in rule.match.interrupts)
+        exceptions = tuple(name for name in named if (self.policies.channel_for(None, name) is not None) != by_default)
         return ChannelRouting(by_default=by_default, exceptions=exceptions)
 
     def _routed_channel(self, tool: str | None) -> str | None:
         """Where the policy posts a request for ``tool`` that names no channel (``None``: a tool no rule lists)."""
         return self.policies.channel_for(tool, APPROVAL_INTERRUPT)
 
-    def find(self, client: ApiClient, request_id: str) -> ApiRequestView | None:
-        """The client's request ``request_id``, or ``None`` (unknown, or another client's)."""
+    def find(self, client: ApiClient, request_id: str, *, kind: RequestKind = "approval") -> ApiRequestView | None:
+        """The client's request ``request_id`` of that kind, or ``None`` (unknown, another client's or kind)."""
         if not is_request_id(request_id):
             return None
         stored = self.stores.api_requests.get(session_id_of(request_id))
-        if stored is None or stored.record.client != client.name:
+        if stored is None or stored.record.client != client.name or stored.record.kind != kind:
             return None
         return self._view(stored)
 
-    def wait(self, client: ApiClient, request_id: str, *, timeout_s: float) -> ApiRequestView | None:
+    def wait(
+        self, client: ApiClient, request_id: str, *, timeout_s: float, kind: RequestKind = "approval"
+    ) -> ApiRequestView | None:
         """``find``, once the request is decided or ``timeout_s`` passed (at most ``MAX_WAIT_S``)."""
         deadline = time.monotonic() + min(timeout_s, MAX_WAIT_S)
-        view = self.find(client, request_id)
+        view = self.find(client, request_id, kind=kind)
         while view is not None and view.status == "pending" and time.monotonic() < deadline:
             time.sleep(_POLL_S)
-            view = self.find(client, request_id)
+            view = self.find(client, request_id, kind=kind)
         return view
 
-    def cancel(self, client: ApiClient, request_id: str, *, reason: str | None = None) -> ApiRequestView | None:
+    def cancel(
+        self, client: ApiClient, request_id: str, *, reason: str | None = None, kind: RequestKind = "approval"
+    ) -> ApiRequestView | None:
         """Withdraw a pending request (a decision that stands is kept); ``None`` if there is no such request.
 
         ``reason`` is shown on its message (default: withdrawn through the API by the client).
         """
-        view = self.find(client, request_id)
+        view = self.find(client, request_id, kind=kind)
         if view is None or view.approval is None or view.approval.decision is not None:
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
         self.stores.api_requests.mark_cancelled(view.stored.record.session_id)
         reason = reason or f"withdrawn through the API by {client.name}"
         self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
-        return self.find(client, request_id)
+        return self.find(client, request_id, kind=kind)
 
     def _publish(self, record: ApiRequestRecord) -> None:
         ask = record.ask
+        info = ThreadInfo(
+            team_id=record.team_id,
+            channel_id=record.channel_id,
+            thread_ts=ask.thread_ts or "",
+            requested_by=ask.requester or "",
+        )
+        if isinstance(ask, QuestionAsk):
+            # No call waits on a question: its interrupt's id names none, so only the rules of its name apply.
+            interrupt = Interrupt(
+                id=f"v1:api-question:{record.request_id}:{uuid5(NAMESPACE_OID, ask.name)}",
+                name=ask.name,
+                reason=ask.reason(),
+            )
+            self.publisher.publish_question(record.session_id, info, interrupt, client=record.client)
+            return
         tool_use_id = f"api-{record.request_id}"
         call: ToolUse = {"toolUseId": tool_use_id, "name": ask.tool, "input": ask.input}
         # The reason is the requester's words alone: the message names the tool and the client itself.
@@ -227,17 +231,17 @@ class ApiRequests(Flow):
             name=APPROVAL_INTERRUPT,
             reason=ask.reason,
         )
-        info = ThreadInfo(
-            team_id=record.team_id,
-            channel_id=record.channel_id,
-            thread_ts=ask.thread_ts or "",
-            requested_by=ask.requester or "",
-        )
         self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
         _version, approvals = self.stores.approvals.round_approvals(stored.record.session_id, readable_only=True)
         return ApiRequestView(stored, approvals[0] if approvals else None)
+
+
+def _offered(ask: QuestionAsk) -> dict[str, Any]:
+    """What the question offers, as an agent's reason gives it (``AskedQuestion``'s fields but its text)."""
+    reason = ask.reason()
+    return {name: reason[name] for name in ("options", "multiple", "schema") if name in reason}
 
 
 def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:
@@ -310,7 +314,3 @@ def signed_headers(secret: str, body: bytes, *, now: float | None = None) -> dic
     """The headers of a callback: its timestamp and signature."""
     timestamp = str(int(time.time() if now is None else now))
     return {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
-
-
-def _iso(at: datetime) -> str:
-    return at.isoformat()

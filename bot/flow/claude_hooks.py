@@ -19,7 +19,8 @@ from typing import Any, Final
 from agent.approval import approved_input
 from bot.domain.api_requests import ApprovalAsk
 from bot.domain.claude_hooks import ClaudeHookInput, HookEvent, OnTimeout
-from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, ApiRequestView
+from bot.flow.api_requests import MAX_WAIT_S, ApiRequests
+from bot.flow.api_views import ApiRequestView
 from bot.render.texts import claude_hooks as texts
 from bot.render.texts import refusals
 from bot.store.api_keys import ApiClient

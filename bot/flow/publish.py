@@ -51,13 +51,13 @@ class PendingCalls(Protocol):
 
 @dataclass(frozen=True)
 class _WaitingCall:
-    """The one call a request asked through the API waits on, as ``publish`` reads it from an agent."""
+    """The one call a request asked through the API waits on (none for a question), as ``publish`` reads it."""
 
-    call: ToolUse
+    call: ToolUse | None
 
     @property
     def pending_tool_uses(self) -> list[ToolUse]:
-        return [self.call]
+        return [self.call] if self.call is not None else []
 
 
 @dataclass(kw_only=True)  # not frozen: the crash tests stop a worker inside ``publish``
@@ -83,6 +83,15 @@ class RoundPublisher:
         self.stores.threads.remember(session_id, info)
         result = AgentResult("interrupt", None, [interrupt])
         self.publish(session_id, info, _WaitingCall(call), result, client=client)
+
+    def publish_question(self, session_id: str, info: ThreadInfo, interrupt: Interrupt, *, client: str) -> None:
+        """Publish a round of one question asked from outside an agent (the HTTP API), as an agent's question is.
+
+        No call waits on it: the rules of its interrupt's name apply, and its reason is the question.
+        """
+        self.stores.threads.remember(session_id, info)
+        result = AgentResult("interrupt", None, [interrupt])
+        self.publish(session_id, info, _WaitingCall(None), result, client=client)
 
     def publish(
         self,

@@ -8,13 +8,14 @@ import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
 from bot.domain.errors import SignoffError
 
 _TIMEOUT_MARGIN_S: Final = 15
 _MAX_RETRY_AFTER_S: Final = 60.0
+_PATHS: Final = {"approval": "/v1/approvals", "question": "/v1/questions"}
 
 
 class ApiError(SignoffError):
@@ -43,18 +44,25 @@ class SignoffApi:
         """``POST /v1/approvals``: the request (new, or the one its idempotency key names)."""
         return self._call("POST", "/v1/approvals", body)
 
-    def wait(self, request_id: str, *, wait_s: int) -> dict[str, Any]:
-        """``GET /v1/approvals/{id}?wait=...``: the request once decided, or after ``wait_s``."""
-        return self._call("GET", f"/v1/approvals/{quote(request_id, safe='')}?wait={wait_s}s", timeout_s=wait_s)
+    def ask_question(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/questions``: the question (new, or the one its idempotency key names)."""
+        return self._call("POST", "/v1/questions", body)
 
-    def cancel(self, request_id: str) -> dict[str, Any]:
-        """``POST /v1/approvals/{id}/cancel``: withdraw it; a request decided meanwhile is returned as decided."""
+    def wait(
+        self, request_id: str, *, wait_s: int, kind: Literal["approval", "question"] = "approval"
+    ) -> dict[str, Any]:
+        """``GET /v1/{approvals|questions}/{id}?wait=...``: the request once decided (answered), or after ``wait_s``."""
+        path = f"{_PATHS[kind]}/{quote(request_id, safe='')}?wait={wait_s}s"
+        return self._call("GET", path, timeout_s=wait_s)
+
+    def cancel(self, request_id: str, *, kind: Literal["approval", "question"] = "approval") -> dict[str, Any]:
+        """``POST /v1/{approvals|questions}/{id}/cancel``: withdraw it; one decided meanwhile is returned as it is."""
         try:
-            return self._call("POST", f"/v1/approvals/{quote(request_id, safe='')}/cancel")
+            return self._call("POST", f"{_PATHS[kind]}/{quote(request_id, safe='')}/cancel")
         except ApiError as error:
             if error.status != 409:
                 raise
-        return self.wait(request_id, wait_s=0)
+        return self.wait(request_id, wait_s=0, kind=kind)
 
     def _call(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: int = 0

@@ -37,7 +37,7 @@ def question_message(
     """
     approval_id = blocks.checked_approval_id(request.approval_id)
     shown = [
-        {"type": "header", "text": blocks.plain_text(questions.QUESTION_HEADER)},
+        {"type": "header", "text": blocks.plain_text(clip_plain(questions.question_header(request), 150))},
         blocks.section(questions.question_intro(request)),
         blocks.section(questions.question_text(request)),
     ]
@@ -50,7 +50,7 @@ def question_message(
         listed = questions.options_listed(asked) if _as_buttons(asked) else None
         if listed is not None:
             shown.append(blocks.section(listed))
-        shown.append(blocks.context(questions.how_to_answer(asked)))
+        shown.append(blocks.context(questions.how_to_answer(asked, by_reply=request.client is None)))
     facts = [questions.who_answers(request.policy), approval_request.requested_at(request.created_at)]
     if decision is None:
         if request.expires_at is not None:

@@ -21,7 +21,7 @@ _BENCH_RUN = re.compile(r"python -m (bench\.\w+)( \[[^\n`]*\])?")
 
 def http_api() -> str:
     """The operations of the OpenAPI document the web process serves (with the answers each documents), and the
-    fields of an ask."""
+    fields of an ask and of a question."""
     # Which tools may leave out ``channel`` depends on the running policy; nothing shown here does.
     document = openapi.document(ChannelRouting(by_default=True, exceptions=()))
     rows = []
@@ -30,18 +30,15 @@ def http_api() -> str:
             key = "none" if operation.get("security") == [] else "`Authorization: Bearer <key>`"
             answers = ", ".join(sorted(operation["responses"]))
             rows.append([code(f"{method.upper()} {path}"), cell(operation["summary"]), key, answers])
-    ask = document["components"]["schemas"]["ApprovalAsk"]
-    fields = [
-        [code(name), "yes" if name in ask.get("required", ()) else "no", cell(_described_property(schema))]
-        for name, schema in ask["properties"].items()
-    ]
-    return "\n\n".join(
-        [
-            table(["operation", "what", "API key", "answers"], rows),
-            f"{cell(ask['description'])} Its fields:",
-            table(["field", "required", "what"], fields),
+    parts = [table(["operation", "what", "API key", "answers"], rows)]
+    for body in ("ApprovalAsk", "QuestionAsk"):
+        ask = document["components"]["schemas"][body]
+        fields = [
+            [code(name), "yes" if name in ask.get("required", ()) else "no", cell(_described_property(schema))]
+            for name, schema in ask["properties"].items()
         ]
-    )
+        parts += [f"{cell(ask['description'])} Its fields:", table(["field", "required", "what"], fields)]
+    return "\n\n".join(parts)
 
 
 def _described_property(schema: dict[str, Any]) -> str:

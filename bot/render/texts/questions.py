@@ -31,8 +31,17 @@ CHOOSE_SEVERAL_PLACEHOLDER: Final = "Choose one or more"
 _LISTED_MAX: Final = 2_900  # the options listed beside their buttons: one section
 
 
+def question_header(request: ApprovalRequest) -> str:
+    """The message's header (plain text): from the agent, or from the API client that asked."""
+    if request.client is None:
+        return QUESTION_HEADER
+    return f"Question from {request.client} (API)"
+
+
 def question_intro(request: ApprovalRequest) -> str:
-    """Who the agent works for, before the question itself."""
+    """Who the agent works for (or which API client asks, for whom), before the question itself."""
+    if request.client is not None:
+        return f"{asker(request)} asks:"
     tool = f" (through {code_inline(request.tool)})" if request.tool else ""
     return f"The agent working on {asker(request)}'s request asks{tool}:"
 
@@ -43,13 +52,16 @@ def question_text(request: ApprovalRequest) -> str:
     return "\n".join(f"> {line}" for line in clip(text, QUESTION_MAX).split("\n"))
 
 
-def how_to_answer(question: Question) -> str:
-    """How the question is answered (one context line)."""
+def how_to_answer(question: Question, *, by_reply: bool = True) -> str:
+    """How the question is answered (one context line); ``by_reply``: a reply in its thread answers it too.
+
+    Only an agent's thread takes replies as answers: a question asked through the HTTP API lives in no agent's session.
+    """
     if question.kind == "choice":
         return "Choose one or more of the options" if question.multiple else "Choose one of the options"
     if question.kind == "form":
         return "Answer with the form: *Fill in*"
-    return "Answer with *Answer*, or by replying in this thread"
+    return "Answer with *Answer*, or by replying in this thread" if by_reply else "Answer with *Answer*"
 
 
 def not_offered(problem: str) -> str:
@@ -134,12 +146,15 @@ def answer_quote(decision: Decision) -> str | None:
 def question_fallback(request: ApprovalRequest, decision: Decision | None = None) -> str:
     """Notification text of the question's message (shown where blocks are not)."""
     asked = request.question.text if request.question is not None else ""
-    text = f"Question from the agent for {asker(request)}: {clip(asked, 300)}"
+    who = f"the agent for {asker(request)}" if request.client is None else asker(request)
+    text = f"Question from {who}: {clip(asked, 300)}"
     return text if decision is None else f"{text} · {answer_status(decision)}"
 
 
 def answer_modal_intro(request: ApprovalRequest) -> str:
     """The answer form's first line (mrkdwn), then the question."""
+    if request.client is not None:
+        return f"{question_intro(request)}\n{question_text(request)}"
     return f"The agent working on {asker(request)}'s request asks:\n{question_text(request)}"
 
 
@@ -151,7 +166,8 @@ def subject(request: ApprovalRequest) -> str:
 
 def answer_sent(request: ApprovalRequest) -> str:
     """Ephemeral confirmation: the person's answer (by form or typed reply) went to the agent."""
-    return f"Your answer to {subject(request)} was sent to the agent."
+    to = "the agent" if request.client is None else code_inline(request.client)
+    return f"Your answer to {subject(request)} was sent to {to}."
 
 
 def not_asked_of_you(who: str) -> str:

@@ -9,9 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from bot.render.texts import answers, approval_request
 from bot.store import keys
 from bot.store.api_requests import ApiRequestStore
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
+from tests.bot.support.callbacks import callback_receiver
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER
 
@@ -326,43 +325,10 @@ def test_an_expiry_is_reported_as_expired(redis_client: redis.Redis, tmp_path: P
         assert answer["decision"]["decided_by"] is None
 
 
-class _Receiver(BaseHTTPRequestHandler):
-    received: list[tuple[dict[str, str], bytes]]
-    arrived: threading.Event
-    fail_first: list[bool]
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        if self.fail_first and self.fail_first.pop():
-            self.send_response(503)
-            self.end_headers()
-            return
-        self.received.append((dict(self.headers.items()), body))
-        self.arrived.set()
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-@contextmanager
-def _callback_receiver(*, fail_first: bool = False) -> Iterator[tuple[str, type[_Receiver]]]:
-    handler = type("Receiver", (_Receiver,), {"received": [], "arrived": threading.Event(), "fail_first": [fail_first]})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/signoff", handler
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_the_callback_receives_the_decision_signed_with_the_clients_secret(bot: Bot, api: ApiCaller) -> None:
     secret = bot.services.stores.api_keys.get("ci-runner")
     assert secret is not None
-    with _callback_receiver(fail_first=True) as (url, receiver):
+    with callback_receiver(fail_first=True) as (url, receiver):
         asked = _asked(bot, api, callback_url=url)
         bot.submit_deny(bot.approval_id(-1), user=APPROVER, reason="wrong version")
         bot.drain()  # the worker finishes the request: the first delivery fails (503), the retry lands
@@ -454,7 +420,7 @@ def test_an_api_request_is_reminded_and_escalated_under_its_message_until_decide
 
 
 def test_every_audit_line_of_an_api_request_names_the_key_that_asked(bot: Bot, api: ApiCaller) -> None:
-    with _callback_receiver() as (url, receiver):
+    with callback_receiver() as (url, receiver):
         approved = _asked(bot, api, callback_url=url)
         bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=APPROVER)
         withdrawn = _asked(bot, api)

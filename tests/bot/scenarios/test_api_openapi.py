@@ -221,7 +221,9 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
         check("POST", "/v1/approvals/{id}/cancel", api.cancel(cancelled))  # 409
         bot.submit_deny(_approval_of(bot, api, denied), user=APPROVER, reason="not now")
         check("GET", "/v1/approvals/{id}", api.get(denied, wait="5s"))  # denied, with the reason
-        seen.update(_check(document, "POST", _HOOK, answer) for answer in _hook_answers(bot, api, anonymous))
+        seen |= _question_answers(document, bot, api, anonymous) | {
+            _check(document, "POST", _HOOK, answer) for answer in _hook_answers(bot, api, anonymous)
+        }
         clock.advance(61)
         bot.drain()
         expired = api.get(expiring)
@@ -244,13 +246,54 @@ def test_every_documented_answer_but_a_server_error_is_given_and_matches(
     assert unreached == set(), f"documented but never answered in these tests: {sorted(unreached)}"
 
 
-_OAUTH_STATUSES = {("POST", "/v1/approvals", "403"), ("POST", _HOOK, "403")}
+def _question_answers(
+    document: dict[str, Any], bot: Bot, api: ApiCaller, anonymous: ApiCaller
+) -> set[tuple[str, str, str]]:
+    """Every answer of the question routes but 403 (several workspaces) and 503 (Redis down)."""
+    asks, reads, cancels = "/v1/questions", "/v1/questions/{id}", "/v1/questions/{id}/cancel"
+    answered = [
+        (asks, anonymous.ask_question()),  # 401
+        (asks, api.ask_question(idempotency_key="q")),  # 201
+        (asks, api.ask_question(idempotency_key="q")),  # 200
+        (asks, api.ask_question(idempotency_key="q", question="Another?")),  # 409
+        (asks, api.ask_question(options=["a", "a"])),  # 422
+        (asks, _raw_post(api, b"{", path=asks)),  # 400
+        (asks, _raw_post(api, iter([b"{}"]), path=asks)),  # 411
+        (asks, _raw_post(api, b"x" * (1024 * 1024 + 1), path=asks)),  # 413
+        (asks, _raw_post(api, b"{}", path=asks, **{"Content-Type": "text/plain"})),  # 415
+        (asks, _body_cut_short(bot, api.http.headers["Authorization"], asks)),  # 408
+    ]
+    question = answered[1][1].json()["id"]
+    bot.drain()
+    with ThreadPoolExecutor(1) as pool:
+        holding = pool.submit(api.get_question, question, wait="2s")  # the one long-poll this process holds
+        until_waits_held(bot.services, 1)
+        answered.append((reads, api.get_question(question, wait="1s")))  # 429, with Retry-After
+        answered.append((reads, holding.result(timeout=10)))  # 200, still pending
+    answered += [
+        (reads, api.get_question(question, wait="soon")),  # 400
+        (reads, anonymous.get_question(question)),  # 401
+        (reads, api.get_question("f" * 24)),  # 404
+        (cancels, anonymous.cancel_question(question)),  # 401
+        (cancels, api.cancel_question("f" * 24)),  # 404
+        (cancels, api.cancel_question(question)),  # 200
+        (cancels, api.cancel_question(question)),  # 409
+        (reads, api.get_question(question)),  # cancelled
+    ]
+    method = {asks: "POST", reads: "GET", cancels: "POST"}
+    return {_check(document, method[route], route, answer) for route, answer in answered}
+
+
+_OAUTH_STATUSES = {("POST", "/v1/approvals", "403"), ("POST", "/v1/questions", "403"), ("POST", _HOOK, "403")}
 """Answered only by an app installed in several workspaces: ``test_workspaces`` gives it and checks it against the
 document (``ApiConformance``)."""
 _OUTAGE_STATUSES = {
     ("POST", "/v1/approvals", "503"),
     ("GET", "/v1/approvals/{id}", "503"),
     ("POST", "/v1/approvals/{id}/cancel", "503"),
+    ("POST", "/v1/questions", "503"),
+    ("GET", "/v1/questions/{id}", "503"),
+    ("POST", "/v1/questions/{id}/cancel", "503"),
     ("POST", _HOOK, "503"),
 }
 
@@ -268,6 +311,9 @@ def test_while_redis_is_down_every_route_answers_the_documented_503(own_redis: R
                 ("POST", "/v1/approvals", api.ask()),
                 ("GET", "/v1/approvals/{id}", api.get(request_id)),
                 ("POST", "/v1/approvals/{id}/cancel", api.cancel(request_id)),
+                ("POST", "/v1/questions", api.ask_question()),
+                ("GET", "/v1/questions/{id}", api.get_question(request_id)),
+                ("POST", "/v1/questions/{id}/cancel", api.cancel_question(request_id)),
                 ("POST", _HOOK, _hook(api, _HOOK_INPUT)),
             ):
                 assert answer.status_code == 503, answer.text

@@ -173,10 +173,11 @@ def test_an_uninstall_mid_request_expires_that_workspace_s_requests_only(install
     assert installed.approval_ids(BETA) == [beta]
 
 
-def _ask_over_api(bot: OAuthBot, key: str, channel: str) -> tuple[int, dict[str, Any]]:
-    body = json.dumps({"tool": "deploy", "input": {"service": "checkout"}, "channel": channel}).encode()
+def _ask_over_api(bot: OAuthBot, key: str, channel: str, *, question: bool = False) -> tuple[int, dict[str, Any]]:
+    asked = {"question": "Which region?"} if question else {"tool": "deploy", "input": {"service": "checkout"}}
+    body = json.dumps({**asked, "channel": channel}).encode()
     request = urllib.request.Request(
-        bot.url.rstrip("/") + "/v1/approvals",
+        bot.url.rstrip("/") + ("/v1/questions" if question else "/v1/approvals"),
         data=body,
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
         method="POST",
@@ -199,6 +200,7 @@ def test_an_api_key_asks_in_the_workspace_it_names(installed: OAuthBot) -> None:
     assert status == 403, answer
     assert answer["error"]["field"] == "Authorization"
     assert "--team" in answer["error"]["message"]
+    assert _ask_over_api(installed, unbound.key, CHANNELS[BETA], question=True)[0] == 403
     assert installed.approval_ids(BETA) == []
 
     status, answer = _ask_over_api(installed, bound.key, CHANNELS[BETA])

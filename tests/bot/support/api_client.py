@@ -12,6 +12,13 @@ from tests.bot.support.people import CHANNEL, REQUESTER
 
 DEPLOY = {"tool": "restart_service", "input": {"service": "checkout"}, "channel": CHANNEL, "requester": REQUESTER}
 """A request the default policy lets anyone but the requester approve."""
+REGION = {
+    "question": "Which region?",
+    "options": ["eu-west-1", "us-east-1"],
+    "channel": CHANNEL,
+    "requester": REQUESTER,
+}
+"""A question of options the default policy lets the requester answer."""
 
 
 class ApiCaller:
@@ -34,6 +41,19 @@ class ApiCaller:
     def cancel(self, request_id: str) -> httpx.Response:
         """``POST /v1/approvals/{id}/cancel``."""
         return self.http.post(f"/v1/approvals/{request_id}/cancel")
+
+    def ask_question(self, body: dict[str, Any] | None = None, **fields: Any) -> httpx.Response:
+        """``POST /v1/questions`` with ``body`` (default: ``REGION``) updated by ``fields``."""
+        return self.http.post("/v1/questions", json={**(REGION if body is None else body), **fields})
+
+    def get_question(self, request_id: str, *, wait: str | None = None) -> httpx.Response:
+        """``GET /v1/questions/{id}``, long-polling with ``wait``."""
+        params = {"wait": wait} if wait is not None else {}
+        return self.http.get(f"/v1/questions/{request_id}", params=params)
+
+    def cancel_question(self, request_id: str) -> httpx.Response:
+        """``POST /v1/questions/{id}/cancel``."""
+        return self.http.post(f"/v1/questions/{request_id}/cancel")
 
     def close(self) -> None:
         """Close the connection pool."""

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 import redis
@@ -36,8 +37,11 @@ def busy_bot(redis_client: redis.Redis) -> Iterator[Bot]:
 
 
 @contextmanager
-def approving_after_a_refusal(bot: Bot, caplog: pytest.LogCaptureFixture, client: str) -> Iterator[None]:
-    """A person approves every request in Slack, but only once a wait of ``client`` was refused (429).
+def approving_after_a_refusal(
+    bot: Bot, caplog: pytest.LogCaptureFixture, client: str, *, act: Callable[[str], Any] | None = None
+) -> Iterator[None]:
+    """A person approves every request in Slack (or does ``act`` on it), but only once a wait of ``client`` was
+    refused (429).
 
     No decision before that refusal: else the client's wait would find its request decided and never be refused.
     """
@@ -48,7 +52,10 @@ def approving_after_a_refusal(bot: Bot, caplog: pytest.LogCaptureFixture, client
         if not refused.is_set():
             _wait_for(lambda: f"long-poll of {client} refused" in caplog.text)
             refused.set()
-        bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
+        if act is not None:
+            act(approval_id)
+        else:
+            bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
 
     with person_in_slack(bot, approve):
         yield

@@ -4,12 +4,17 @@ A valid ``wait`` holds the call up to 60 s (a long-poll) or 590 s (a Claude Code
 by design; drawn at random it would spend the test's whole budget asleep. A valid wait over a second is
 shortened to one, and a hook call without one gets one: the wait is still taken and answered, and every
 invalid value the fuzzer draws is sent as drawn.
+
+A question's form (``schema``) must itself be a JSON Schema the form generator can make fields of, and its options'
+labels must be distinct: neither is a JSON Schema of the body can state (the document says so in words). A question
+drawn as valid gets a form that is one and its labels made distinct; one drawn as invalid is sent as drawn.
 """
 
 import re
 from typing import Any
 
 import schemathesis
+from schemathesis.generation import GenerationMode
 
 from bot.api.openapi import WAIT_PATTERN
 from bot.domain.claude_hooks import WAIT_PATTERN as HOOK_WAIT_PATTERN
@@ -18,6 +23,8 @@ _VALID_WAIT = re.compile(WAIT_PATTERN)
 _VALID_HOOK_WAIT = re.compile(HOOK_WAIT_PATTERN)
 _AT_MOST_A_SECOND = ("0", "0s", "0m", "1", "1s")
 _HOOK_PATH = "/v1/hooks/claude-code"
+_QUESTIONS_PATH = "/v1/questions"
+_A_FORM = {"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 1}}}
 
 
 @schemathesis.hook
@@ -31,3 +38,20 @@ def map_query(ctx: Any, query: dict[str, Any] | None) -> dict[str, Any] | None:
     if query and isinstance(wait, str) and valid.fullmatch(wait) and wait not in _AT_MOST_A_SECOND:
         return {**query, "wait": "1"}
     return query
+
+
+@schemathesis.hook
+def before_call(ctx: Any, case: Any, kwargs: dict[str, Any]) -> None:
+    """A question drawn as valid: a form that is one, and distinct labels (what the document states in words)."""
+    body = case.body
+    if case.path != _QUESTIONS_PATH or case.meta is None or not isinstance(body, dict):
+        return
+    if case.meta.generation.mode is not GenerationMode.POSITIVE:
+        return
+    if isinstance(body.get("schema"), dict):
+        body["schema"] = _A_FORM
+    options = body.get("options")
+    if isinstance(options, list):
+        labels = [option if isinstance(option, str) else option.get("label") for option in options]
+        if len(set(map(str, labels))) != len(labels):
+            body["options"] = [f"option {index}" for index in range(len(options))]
