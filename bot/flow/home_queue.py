@@ -75,9 +75,11 @@ class HomeQueue(Flow):
         """
         approvals = self.approvals
         # Whoever may decide is in the request's channel (or was sent a copy: the workspace's page finds those).
-        channels = [
-            channel_id for channel_id in approvals.channels_waiting(team_id) if self._in(team_id, channel_id, user_id)
-        ]
+        channels = {
+            channel_id: shards
+            for channel_id, shards in approvals.channels_waiting(team_id).items()
+            if self._in(team_id, channel_id, user_id)
+        }
         waiting = _by_id(
             [
                 *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),

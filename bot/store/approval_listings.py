@@ -7,7 +7,7 @@ skipped and removed as it is read.
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import redis
@@ -54,20 +54,27 @@ class ApprovalListings:
         """Ids of the ``limit`` (0: all) approvals waiting longest in one channel, oldest first."""
         return self._merged([keys.channel_open(shard, team_id, channel_id) for shard in keys.shards()], limit=limit)
 
-    def channels_waiting(self, team_id: str) -> list[str]:
-        """The channels of a workspace where approvals were opened (and may still wait): one read per shard."""
+    def channels_waiting(self, team_id: str) -> dict[str, list[int]]:
+        """The channels of a workspace where approvals were opened (and may still wait), each with its shards.
+
+        One read per shard: what ``open_in_channels`` reads a page of.
+        """
         reads = self._client.pipeline(transaction=False)
         for shard in keys.shards():
             reads.smembers(keys.open_channels(shard, team_id))
-        return sorted({as_text(channel) for channels in reads.execute() for channel in channels})
+        waiting: dict[str, list[int]] = {}
+        for shard, channels in zip(keys.shards(), reads.execute(), strict=True):
+            for channel in channels:
+                waiting.setdefault(as_text(channel), []).append(shard)
+        return dict(sorted(waiting.items()))
 
-    def open_in_channels(self, team_id: str, channel_ids: Sequence[str], *, limit: int) -> list[Approval]:
-        """The ``limit`` approvals waiting longest in any of ``channel_ids``, oldest first (a page of each channel).
+    def open_in_channels(self, team_id: str, channels: Mapping[str, Sequence[int]], *, limit: int) -> list[Approval]:
+        """The ``limit`` approvals waiting longest in ``channels`` (``channels_waiting``'s), oldest first.
 
-        A channel whose index is empty in a shard leaves that shard's list (``channels_waiting``), atomically with
-        the publish that would add to it.
+        A page of each channel in each shard that lists it. A channel whose index is found empty in a shard leaves
+        that shard's list, atomically with the publish that would add to it.
         """
-        places = [(shard, channel_id) for channel_id in channel_ids for shard in keys.shards()]
+        places = [(shard, channel_id) for channel_id, shards in channels.items() for shard in shards]
         reads = self._client.pipeline(transaction=False)
         for shard, channel_id in places:
             reads.zrange(keys.channel_open(shard, team_id, channel_id), 0, limit - 1, withscores=True)
@@ -141,10 +148,19 @@ class ApprovalListings:
     def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
         found = self._approvals_of(entries)
-        approval_index.remove(  # its record gone, or decided (before the indexes were kept atomically with it)
+        approval_index.remove(  # decided before the indexes were kept atomically with it
             self._client,
             keys.open_by,
-            [entry for entry, approval in zip(entries, found, strict=True) if approval is None or approval.decision],
+            [
+                entry
+                for entry, approval in zip(entries, found, strict=True)
+                if approval is not None and approval.decision
+            ],
+        )
+        approval_index.remove_all_of(  # its record gone: its other members too (approvers', the gauges')
+            self._client,
+            keys.open_by,
+            [entry for entry, approval in zip(entries, found, strict=True) if approval is None],
         )
         return [
             each for each in found if each is not None and each.decision is None and each.request.team_id == team_id

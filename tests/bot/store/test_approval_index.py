@@ -112,8 +112,13 @@ def test_entries_come_with_the_publish_and_go_with_the_decision_in_the_same_step
     transaction.execute()
     assert _reads(store) == ([approval_id], [approval_id], [], [])
 
+    channels = store.channels_waiting(TEAM)
+    assert [a.request.approval_id for a in store.open_in_channels(TEAM, channels, limit=5)] == [approval_id]
+
     assert _decide(store, redis_client, approval_id, user="U0APPROVER") is Status.DECIDED
     assert _reads(store) == ([], [], [approval_id], [approval_id])
+    assert store.open_in_channels(TEAM, channels, limit=5) == []
+    assert store.channels_waiting(TEAM) == {}, "a channel where nothing waits leaves the list once read empty"
     assert store.decided_for(TEAM, LEAD, limit=5) == [], "a named approver who did not decide has no entry"
     assert redis_client.hget(keys.approval(SID, approval_id), "indexed") is None, "its open entries' list goes"
 

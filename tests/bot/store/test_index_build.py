@@ -77,7 +77,7 @@ def test_the_build_lists_what_was_stored_before_the_indexes_once(redis_client: r
     listed = index_build.build(stores)
     assert listed == {"waiting approvals": 1, "recent decisions": 1, "grants": 1, "org workspaces": 1}
     assert _views(stores) == ([waiting], [waiting], [decided], ["g1"], [TEAM])
-    assert stores.approvals.channels_waiting(TEAM) == ["C0OPS"]
+    assert stores.approvals.channels_waiting(TEAM) == {"C0OPS": [keys.shard_of(SID)]}
     assert index_build.build(stores) == dict.fromkeys(listed, 0), "a second run finds nothing more to list"
     assert index_build.ensure(stores) is None, "the worker's start: one read once built"
 
