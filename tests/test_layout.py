@@ -79,7 +79,7 @@ _LAYERS: dict[str, set[str]] = {
 # listeners are handed the parts they use: ``bot.slack.parts``), so the two packages form no cycle.
 _SHARED = {
     "slack": {"settings", "preflight"},
-    "api": {"settings", "services", "preflight"},
+    "api": {"settings", "preflight"},  # the services build it: it never imports them back
     "mcp": {"settings", "services", "preflight"},
     "flow": {"settings"},
 }
