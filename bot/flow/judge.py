@@ -130,6 +130,20 @@ class ScriptJudge:
             checked.append((approval, judged.status) if approval is not None and judged is not None else None)
         return checked
 
+    def verdicts(self, checks: list[Attempt]) -> list[Status | None]:
+        """The script's verdict on each check of approvals already read (``allowed`` or a refusal), in one round trip.
+
+        ``None``: no such approval, or it cannot be read. What the script needs first costs that check more runs.
+        """
+        verdicts: list[Status | None] = []
+        for attempt, result in zip(checks, self.approvals.check_many(checks), strict=True):
+            try:
+                status = self.judge(attempt, first=result).status
+            except ApprovalDataError:
+                status = None
+            verdicts.append(None if status in (None, Status.UNKNOWN) else status)
+        return verdicts
+
 
 def check_attempt(session_id: str, approval_id: str, *, user_id: str, action: Check, origin: Origin) -> Attempt:
     """The check-only attempt asking whether ``user_id`` may ``action`` the approval from ``origin`` now."""

@@ -60,6 +60,7 @@ class ApprovalStore(ApprovalListings):
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
         self._index_open = client.register_script(scripts.INDEX_OPEN)
         self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
+        self._quarantine = client.register_script(scripts.QUARANTINE)
 
     def open_round(
         self,
@@ -209,8 +210,9 @@ class ApprovalStore(ApprovalListings):
             return None
 
     def quarantine(self, session_id: str, approval_id: str, *, why: str) -> None:
-        """Take an unreadable approval out of the open index and record why, for operators (``python -m bot pending``).
+        """Take an unreadable approval out of what waits and record why, for operators (``python -m bot pending``).
 
+        Out of the open index and of its open-by entries (App Home's pages and the pending gauges no longer count it).
         The record itself stays in place, untouched, for inspection.
         """
         logger.error(
@@ -222,10 +224,15 @@ class ApprovalStore(ApprovalListings):
             "at_ms": int(time.time() * 1000),
         }
         shard = keys.shard_of(session_id)
-        pipeline = self._client.pipeline(transaction=True)
-        pipeline.zrem(keys.open_index(shard), approval_id)
-        pipeline.hset(keys.quarantine(shard), approval_id, json.dumps(note))
-        pipeline.execute()
+        self._quarantine(
+            keys=[
+                keys.approval(session_id, approval_id),
+                keys.open_index(shard),
+                keys.open_by(shard),
+                keys.quarantine(shard),
+            ],
+            args=[approval_id, json.dumps(note)],
+        )
 
     def quarantined(self) -> dict[str, dict[str, str]]:
         """Quarantined approvals: id -> ``{"session_id", "why", "at_ms"}``."""
@@ -401,6 +408,30 @@ class ApprovalStore(ApprovalListings):
                 approval = None
             found.append((approval, DecideResult.from_reply(attempt, judged)))
         return found
+
+    def check_many(self, checks: Sequence[Attempt]) -> list[DecideResult]:
+        """The decide script's judgement of each check (``Attempt.check``: nothing written), all in one round trip.
+
+        For a caller that read the approvals already (App Home's candidates, the viewers of a change): nothing is read
+        again. An answer of ``needs`` is the caller's to supply (``bot.flow.judge``).
+        """
+        pipeline = self._client.pipeline(transaction=False)
+        for attempt in checks:
+            if not attempt.check:
+                raise ValueError(f"approval_id=<{attempt.approval_id}> | only a check is judged in a batch")
+            request_keys, args = keys_and_args(attempt)
+            self._decide.queue(pipeline, keys=request_keys, args=args)
+        replies = pipeline.execute(raise_on_error=False) if checks else []
+        judged: list[DecideResult] = []
+        for attempt, queued in zip(checks, replies, strict=True):
+            reply = queued
+            if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted server: run alone, which loads it
+                request_keys, args = keys_and_args(attempt)
+                reply = self._decide(keys=request_keys, args=args)
+            if isinstance(reply, Exception):
+                raise reply
+            judged.append(DecideResult.from_reply(attempt, reply))
+        return judged
 
     def decide_in(
         self,

@@ -390,6 +390,23 @@ for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[inde
 return added
 """
 
+# KEYS: 1 approval, 2 the open index of its shard, 3 the open-by index of its shard, 4 the shard's quarantine notes.
+#       ARGV: 1 the approval id, 2 the note (JSON). Takes an unreadable approval out of what waits: the open index and
+#       its open-by entries (the ones its 'indexed' field lists: the workspace's, its approvers', its rule's, which the
+#       pending gauges count), and records why. The record itself is left untouched, for inspection.
+QUARANTINE: Final = """
+redis.call('ZREM', KEYS[2], ARGV[1])
+local indexed = redis.call('HGET', KEYS[1], 'indexed')
+local read, members = pcall(cjson.decode, indexed or '[]')
+if read and type(members) == 'table' then
+  for _, member in ipairs(members) do
+    if type(member) == 'string' then redis.call('ZREM', KEYS[3], member) end
+  end
+end
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+return 0
+"""
+
 # KEYS: 1 a workspace's channels with approvals opened in the shard, 2 one channel's open index. ARGV: 1 the channel.
 # Drops the channel from the list once nothing waits in it (atomic with a publish adding to both: never one lost).
 DROP_IDLE_CHANNEL: Final = """
@@ -406,6 +423,7 @@ EVERY_SCRIPT: Final = (
     WANT_HOME,
     COMPLETE_HOME,
     PENDING_BY_POLICY,
+    QUARANTINE,
     SHOWN_IF_HELD,
     RELEASE_IF_HELD,
     REDELIVER_JOB,
