@@ -33,6 +33,7 @@ from bot.store.approval_record import (
     approval_from,
     copy_value,
     queue_reads,
+    stored_request,
 )
 from bot.store.decide_call import Attempt, DecideResult, keys_and_args, terms
 from bot.store.direct_script import DirectScript
@@ -105,7 +106,7 @@ class ApprovalStore(ApprovalListings):
         for request in fresh:
             # HSETNX: even a publisher racing this one cannot replace a stored request (or its terms).
             approval_key = keys.approval(session_id, request.approval_id)
-            transaction.hsetnx(approval_key, "request", request.model_dump_json())
+            transaction.hsetnx(approval_key, "request", stored_request(request))
             transaction.hsetnx(approval_key, "terms", terms(request))
             if traceparent:  # the trace its decision continues (bot.observe.tracing)
                 transaction.hsetnx(approval_key, TRACE_FIELD, traceparent)

@@ -14,6 +14,7 @@ from typing import Any, Final
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.store import keys, scripts
+from bot.store.approval_record import request_from
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from state.text import as_text
@@ -109,7 +110,7 @@ class DecideResult:
         """The stored request (with its message's ts), if any."""
         if not self.request_json:
             return None
-        request = ApprovalRequest.model_validate_json(self.request_json)
+        request = request_from(self.request_json)
         return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
 
     @cached_property
@@ -238,6 +239,7 @@ def terms(request: ApprovalRequest) -> str:
     """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
 
     Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
-    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
+    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents. A field
+    that holds its default is left out (the scripts read a missing one as its default: false, empty, ``ask``, 1).
     """
-    return request.model_dump_json(include=_TERMS)
+    return request.model_dump_json(include=_TERMS, exclude_defaults=True)
