@@ -13,7 +13,13 @@ from tests.redis_targets import on_both
 
 pytest_generate_tests = on_both
 
-_INPUT = {"service": "checkout", "force": None, "count": 1, "flags": [True, None, {}], "note": "caf\u00e9 \u202e"}
+_INPUT: dict[str, Any] = {
+    "service": "checkout",
+    "force": None,
+    "count": 1,
+    "flags": [True, None, {}],
+    "note": "caf\u00e9 \u202e",
+}
 _SCHEMA = {"type": "object", "properties": {"service": {"type": "string"}}}
 
 
