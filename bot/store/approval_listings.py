@@ -138,12 +138,16 @@ class ApprovalListings:
                     args=[json.dumps(members), *members],
                 )
                 listed += int(added) > 0
+        # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):
+        # listed, then their list goes (nothing writes it any more).
         recent = self._merged([keys.recent_decisions(shard)])
         writes = self._client.pipeline(transaction=False)
         for approval in self.find_many_readable(recent):
             if approval is not None and approval.decision is not None:
                 writes.zadd(keys.recent_by(shard), dict.fromkeys(approval_index.decided_members(approval), 0))
-        return listed, sum(1 for added in writes.execute() if added)
+        writes.delete(keys.recent_decisions(shard))
+        *added, _deleted = writes.execute()
+        return listed, sum(1 for each in added if each)
 
     def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
@@ -232,7 +236,3 @@ class ApprovalListings:
             except (TypeError, ValueError, KeyError):
                 policies.append((score / 1000, "unknown"))
         return policies
-
-    def recent_decisions(self, *, limit: int = 10) -> list[str]:
-        """Ids of the latest decided approvals, newest first (each shard's latest, merged by decision time)."""
-        return self._merged([keys.recent_decisions(shard) for shard in keys.shards()], newest_first=True, limit=limit)
