@@ -24,6 +24,7 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
+from bot.store.approval_listings import Seen
 from bot.store.approval_record import Approval
 from bot.store.decide_call import RECENT_KEPT
 from bot.store.directory import Directory
@@ -74,11 +75,12 @@ class HomeQueue(Flow):
             for channel_id, shards in approvals.channels_waiting(team_id).items()
             if self._in(team_id, channel_id, user_id)
         }
+        seen: Seen = {}  # an approval two pages list is read once
         waiting = _by_id(
             [
-                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),
-                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ),
-                *approvals.open_in_workspace(team_id, limit=OPEN_READ),
+                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ, seen=seen),
+                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ, seen=seen),
+                *approvals.open_in_workspace(team_id, limit=OPEN_READ, seen=seen),
             ]
         )
         waiting.sort(key=lambda approval: approval.request.created_at)
@@ -86,8 +88,8 @@ class HomeQueue(Flow):
             approval
             for approval in _by_id(
                 [
-                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN),
-                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT),
+                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN, seen=seen),
+                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT, seen=seen),
                 ]
             )
             if approval.decision is not None
