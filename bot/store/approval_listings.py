@@ -141,7 +141,7 @@ class ApprovalListings:
                 self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
                 added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
-                    args=[json.dumps(members), *members],
+                    args=[approval_index.open_record(request), *members],
                 )
                 listed += int(added) > 0
         # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):

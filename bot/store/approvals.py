@@ -119,7 +119,7 @@ class ApprovalStore(ApprovalListings):
             # Its workspace's and named approvers' entries, and which they are: the decide script removes exactly those.
             members = approval_index.open_members(request)
             transaction.zadd(keys.open_by(shard), dict.fromkeys(members, 0))
-            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, json.dumps(members))
+            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, approval_index.open_record(request))
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:

@@ -6,6 +6,7 @@
 from typing import Final
 
 from bot.domain.status import Status
+from bot.store.scripts.open_entries import OPEN_ENTRIES
 from bot.store.scripts.other_owners import OTHER_OWNERS
 
 # KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 discussion, 6 jobs, 7 outbox due, 8 outbox entries,
@@ -59,6 +60,7 @@ TOO_LATE: Final = "too_late"
 
 DECIDE: Final = (
     OTHER_OWNERS
+    + OPEN_ENTRIES
     + f"""
 local attempt = cjson.decode(ARGV[1])
 local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(3))
@@ -310,8 +312,8 @@ redis.call('ZREM', KEYS[14], attempt.approval_id)
 -- decision is listed for the workspace and for each person it concerns, each list trimmed to its newest.
 local indexed = redis.call('HGET', KEYS[1], 'indexed')
 if indexed then
-  local read_index, members = pcall(cjson.decode, indexed)
-  if read_index and type(members) == 'table' and #members > 0 then redis.call('ZREM', KEYS[17], unpack(members)) end
+  local members = open_entries(indexed, attempt.approval_id)
+  if #members > 0 then redis.call('ZREM', KEYS[17], unpack(members)) end
   redis.call('HDEL', KEYS[1], 'indexed')
 end
 local function list_recent(prefix)
