@@ -201,10 +201,23 @@ def keys_and_args(
         decision = decision.model_copy(update=filled_in)
     args = [
         json.dumps(judged),
-        decision.model_dump_json(),
+        _decision_record(decision),
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
     ]
     return request_keys, args
+
+
+_FILLED_IN: Final = frozenset({"approved_by", "discussion", "input_digest", "updated_input", "edited_by", "answer"})
+"""The decision record's fields the decide script fills in where they stand: always written, even empty."""
+
+
+def _decision_record(decision: Decision) -> str:
+    """The decision as the script records it (JSON): no field at its default, but the ones it fills in.
+
+    Read back, a field left out takes its default again.
+    """
+    kept = decision.model_dump(exclude_defaults=True).keys() | _FILLED_IN
+    return decision.model_dump_json(exclude=set(type(decision).model_fields) - kept)
 
 
 _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
