@@ -371,17 +371,14 @@ class ApprovalStore(ApprovalListings):
             raise redis.TimeoutError("the decision reached Redis after its caller stopped waiting: nothing recorded")
         return DecideResult.from_reply(attempt, reply)
 
-    def read_and_check(
-        self, checks: Sequence[Attempt], *, readable_only: bool = False
-    ) -> list[tuple[Approval | None, DecideResult]]:
+    def read_and_check(self, checks: Sequence[Attempt]) -> list[tuple[Approval | None, DecideResult]]:
         """Each check's approval, read, and the decide script's judgement of it, all in one round trip.
 
         ``checks`` are check-only attempts (``Attempt.check``: nothing is written). An answer of ``needs`` is the
-        caller's to supply (``bot.flow.judge``). ``readable_only``: an unreadable approval is quarantined and read as
-        ``None``, as ``get_readable`` does.
+        caller's to supply (``bot.flow.judge``).
 
         Raises:
-            ApprovalDataError: An approval cannot be read back (unless ``readable_only``).
+            ApprovalDataError: An approval cannot be read back.
         """
         pipeline = self._client.pipeline(transaction=False)
         for attempt in checks:
@@ -400,14 +397,7 @@ class ApprovalStore(ApprovalListings):
             for reply in (*reads, judged):
                 if isinstance(reply, Exception):
                     raise reply
-            try:
-                approval = approval_from(attempt.approval_id, *reads)
-            except ApprovalDataError as error:
-                if not readable_only:
-                    raise
-                self.quarantine(attempt.session_id, attempt.approval_id, why=str(error))
-                approval = None
-            found.append((approval, DecideResult.from_reply(attempt, judged)))
+            found.append((approval_from(attempt.approval_id, *reads), DecideResult.from_reply(attempt, judged)))
         return found
 
     def check_many(self, checks: Sequence[Attempt]) -> list[DecideResult]:
