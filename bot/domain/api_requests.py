@@ -141,6 +141,10 @@ class ApprovalAsk(BaseModel):
     """The same key (per API key) never creates a second request; a retry gets the first one."""
     callback_url: CallbackUrl | None = None
     """Receives the decision (POST, JSON), signed with the client's callback secret."""
+    respond: StrictBool = False
+    """Whether a person may also answer in words instead of approving or denying (LangChain's ``respond``): the
+    message offers "Answer instead", and the words end the request with status ``answered`` and the text in
+    ``answer`` (the tool does not run; its result is the person's words)."""
 
     def fingerprint(self) -> str:
         """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""

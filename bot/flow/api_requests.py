@@ -231,7 +231,9 @@ class ApiRequests(Flow):
             name=APPROVAL_INTERRUPT,
             reason=ask.reason,
         )
-        self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
+        self.publisher.publish_request(
+            record.session_id, info, interrupt, call, client=record.client, answer_offered=ask.respond
+        )
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
         _version, approvals = self.stores.approvals.round_approvals(stored.record.session_id, readable_only=True)

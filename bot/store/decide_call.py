@@ -219,6 +219,7 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
     "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
     "trust_offered": True,
+    "answer_offered": True,
     "policy": {
         "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
         "approver_users",

@@ -152,7 +152,11 @@ def question_fallback(request: ApprovalRequest, decision: Decision | None = None
 
 
 def answer_modal_intro(request: ApprovalRequest) -> str:
-    """The answer form's first line (mrkdwn), then the question."""
+    """The answer form's first line (mrkdwn), then the question (or, for an approval, what answering does)."""
+    if request.question is None:
+        what = code_inline(request.tool or request.interrupt_name)
+        to = code_inline(request.client) if request.client is not None else "the agent"
+        return f"Answer {asker(request)}'s request {what} in words instead of deciding it: {to} receives your words"
     if request.client is not None:
         return f"{question_intro(request)}\n{question_text(request)}"
     return f"The agent working on {asker(request)}'s request asks:\n{question_text(request)}"
@@ -160,8 +164,9 @@ def answer_modal_intro(request: ApprovalRequest) -> str:
 
 def subject(request: ApprovalRequest) -> str:
     """The question, named in one line (reminders, escalations, answers to a person)."""
-    asked = request.question.text if request.question is not None else ""
-    return f"the question {code_inline(asked.replace(chr(10), ' '), 120)}"
+    if request.question is None:  # an approval answered in words instead
+        return f"the request {code_inline(request.tool or request.interrupt_name)}"
+    return f"the question {code_inline(request.question.text.replace(chr(10), ' '), 120)}"
 
 
 def answer_sent(request: ApprovalRequest) -> str:

@@ -19,7 +19,7 @@ from bot.render.controls import Control
 from bot.render.texts import answers
 from bot.services import Services
 from bot.slack import clicks
-from bot.slack.listeners import deny, edits, grants, similar_grants
+from bot.slack.listeners import deny, edits, grants, questions, similar_grants
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.listeners.lazy import lazily
 from bot.slack.payloads import Action, BlockActions
@@ -28,8 +28,8 @@ Handler = Callable[[BlockActions, Action], None]
 """Serves a click already acked."""
 Opener = Callable[[BlockActions, Action, WebClient], None]
 """Opens a modal for a click (run lazily, after the ack: ``views.open`` may outlast Slack's 3 seconds)."""
-Asks = Literal["approve", "deny", "discuss"]
-"""What the click asks the judge of the person: may they approve, deny, or discuss this request from there."""
+Asks = Literal["approve", "deny", "answer", "discuss"]
+"""What the click asks the judge of the person: may they approve, deny, answer or discuss this request from there."""
 
 PREFIX: Final = "signoff_"
 """Every action id of the bot begins so (``bot.render.action_ids``)."""
@@ -105,6 +105,7 @@ ACTIONS: Final = (
     ApprovalAction(control=controls.DENY, asks="deny", opens=deny.opening),
     ApprovalAction(control=controls.TRUST, asks="approve", serves=clicks.approving),
     ApprovalAction(control=controls.EDIT, asks="approve", opens=edits.opening),
+    ApprovalAction(control=controls.ANSWER_INSTEAD, asks="answer", opens=questions.opening),
     ApprovalAction(control=controls.DISCUSS, asks="discuss", serves=_discuss),
     ApprovalAction(control=controls.TAKE, asks="approve", serves=_take),
     ApprovalAction(control=controls.APPROVE_AND_ALLOW, asks="approve", serves=grants.approving_and_allowing),

@@ -1,9 +1,11 @@
-"""Answer on a question's message or the App Home: the form it opens, and that form's submission.
+"""Answer on a question's message or the App Home, or an approval's "Answer instead": the form, and its submission.
 
 The form is bound to the question and to where Answer was clicked, as the deny form is
 (``bot.slack.listeners.bound_modals``). The answer is recorded by the decide script like any decision:
 the first answer wins, a second person is told who answered.
 """
+
+from collections.abc import Callable
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
@@ -25,8 +27,8 @@ from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmissi
 from bot.store.approval_record import Approval
 
 
-def register(app: App, services: Services) -> None:
-    """Add the Answer listeners to ``app``."""
+def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], None]:
+    """What opens the answer form for an Answer click, or an approval's "Answer instead" (run lazily)."""
     decisions = services.decisions
 
     def open_answer_modal(body: BlockActions, action: Action, client: WebClient) -> None:
@@ -47,6 +49,13 @@ def register(app: App, services: Services) -> None:
         else:
             view = questions.answer_modal(request, private_metadata=metadata, external_id=external_id)
         client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    return open_answer_modal
+
+
+def register(app: App, services: Services) -> None:
+    """Add the Answer listeners to ``app``."""
+    decisions = services.decisions
 
     def submit_answer(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         user = body["user"]["id"]
@@ -94,7 +103,7 @@ def register(app: App, services: Services) -> None:
         else:
             ack(**questions.answer_errors(text))
 
-    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=services.stores.outbox)
+    lazily(app.action(ids.ANSWER_ACTION), opening(services), outbox=services.stores.outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
 
 

@@ -136,12 +136,16 @@ if attempt.checks then
     return answer('{Status.ALLOWED}')  -- whatever the attempt says: a discussion decides nothing
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
-  -- An answer fits a question only; an approval or a denial, an approval only.
-  if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  -- An answer fits a question, or in words an approval that offers one (``answer_offered``); an approval or a
+  -- denial, an approval only.
+  local asks = type(terms.question) == 'table'
+  local in_words = not asks and attempt.kind == 'answer' and terms.answer_offered == true
+  if not in_words and asks ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  if in_words and not attempt.check and attempt.answer_kind ~= 'text' then return answer('{Status.WRONG_ACTION}') end
   -- An answer answers as its question asks: in words, with options it offers (one, unless it lets several be
   -- chosen), or with its form. A question stored without a kind is answered in words. (A check opens the way to
   -- answer: how is the form's to ask.)
-  if attempt.kind == 'answer' and not attempt.check then
+  if asks and attempt.kind == 'answer' and not attempt.check then
     local asked = type(terms.question.kind) == 'string' and terms.question.kind or 'text'
     if attempt.answer_kind ~= asked then return answer('{Status.WRONG_ACTION}') end
     if asked == 'choice' then

@@ -1,0 +1,111 @@
+"""An approval asked with ``respond: true`` may be answered in words instead of decided ("Answer instead").
+
+Before, ``respond`` was refused (422: an unknown field), the message offered no way to answer in words, and the
+decide script refused any answer to an approval (``wrong_action``).
+"""
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bot.render import action_ids as ids
+from bot.render import controls
+from bot.render.texts import approval_request
+from tests.bot.support.api_client import ApiCaller, api_caller
+from tests.bot.support.harness import Bot, is_decided
+from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER
+
+WORDS = "Use the staging cluster <!channel>\u200b instead"
+
+
+@pytest.fixture
+def api(bot: Bot) -> Iterator[ApiCaller]:
+    with api_caller(bot.services, bot.url) as caller:
+        yield caller
+
+
+def _asked(bot: Bot, api: ApiCaller, **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    response = api.ask(**fields)
+    assert response.status_code == 201, response.text
+    bot.drain()
+    asked = api.get(response.json()["id"]).json()
+    message = next(each for each in bot.approval_messages() if each["ts"] == asked["message_ts"])
+    return asked, message
+
+
+def _labels(message: dict[str, Any]) -> list[str]:
+    return [
+        element["text"]["text"]
+        for block in message["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+    ]
+
+
+def _told(bot: Bot, user: str, part: str) -> None:
+    deadline = time.monotonic() + 10
+    while not any(part in text for text in bot.ephemeral_texts(user)):
+        assert time.monotonic() < deadline, bot.ephemeral_texts(user)
+        time.sleep(0.02)
+        bot.drain()
+
+
+def _open_answer_instead(bot: Bot, approval_id: str, *, user: str) -> dict[str, Any]:
+    opened = len(bot.slack.calls("views.open"))
+    assert bot.click(controls.ANSWER_INSTEAD.action_id, approval_id, user=user).status == 200
+    return dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+
+
+def test_an_approval_asked_with_respond_is_answered_in_words_and_the_client_reads_answered(
+    bot: Bot, api: ApiCaller
+) -> None:
+    asked, message = _asked(bot, api, respond=True)
+    assert asked["respond"] is True
+    assert approval_request.ANSWER_INSTEAD_LABEL in _labels(message)
+    assert approval_request.APPROVE_LABEL in _labels(message)
+    approval_id = bot.approval_id(-1)
+
+    # Who may answer is who may decide: the requester may not approve their own request, nor answer it.
+    assert bot.click(controls.ANSWER_INSTEAD.action_id, approval_id, user=REQUESTER).status == 200
+    _told(bot, REQUESTER, "you can't approve it yourself")
+
+    view = _open_answer_instead(bot, approval_id, user=APPROVER)
+    assert view["callback_id"] == ids.ANSWER_MODAL_CALLBACK
+    assert "in words instead of deciding it" in json.dumps(view)
+    other_view = _open_answer_instead(bot, approval_id, user=SECOND_APPROVER)  # opened too, submitted too late
+    assert bot.submit_answer(approval_id, user=APPROVER, answer=WORDS, view=view).status == 200
+
+    answered = api.get(asked["id"], wait="5s").json()
+    assert (answered["status"], answered["answer"]) == ("answered", WORDS)
+    assert (answered["decision"]["decision"], answered["decision"]["decided_by"]) == ("answer", APPROVER)
+    bot.drain()
+    shown = next(each for each in bot.approval_messages() if each["ts"] == asked["message_ts"])
+    assert is_decided(shown)
+    assert not _labels(shown)  # no live controls left
+    text = json.dumps(shown["blocks"], ensure_ascii=False)
+    assert f"Answered by <@{APPROVER}>" in text
+    assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # escaped: the answer pings nobody
+
+    # One answer wins: a later answer, or an approval, is told it is decided already; nothing changes.
+    late = bot.submit_answer(approval_id, user=SECOND_APPROVER, answer="no, prod", view=other_view)
+    assert f"Already answered by <@{APPROVER}>" in late.body
+    assert bot.click(ids.APPROVE_ACTION, approval_id, user=SECOND_APPROVER).status == 200
+    assert api.get(asked["id"]).json()["answer"] == WORDS
+    decisions = [entry for entry in bot.services.stores.audit.entries() if entry.event == "decision"]
+    assert [each.details["answer"] for each in decisions] == [WORDS]
+
+
+def test_without_respond_no_answer_is_offered_and_a_forged_one_records_nothing(bot: Bot, api: ApiCaller) -> None:
+    asked, message = _asked(bot, api)
+    assert asked["respond"] is False
+    assert approval_request.ANSWER_INSTEAD_LABEL not in _labels(message)
+    approval_id = bot.approval_id(-1)
+    assert bot.click(controls.ANSWER_INSTEAD.action_id, approval_id, user=APPROVER).status == 200
+    _told(bot, APPROVER, "That does not fit this request")
+    view = {"callback_id": ids.ANSWER_MODAL_CALLBACK, "private_metadata": "", "id": "V1", "blocks": []}
+    bot.submit_answer(approval_id, user=APPROVER, answer="words", view=view)
+    assert api.get(asked["id"]).json()["status"] == "pending"
+    assert CHANNEL == asked["channel"]
