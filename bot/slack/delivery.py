@@ -48,6 +48,7 @@ from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
 from bot.render.questions import request_message
+from bot.render.texts import thread_posts
 from bot.slack.home_tabs import HomeTabs
 from bot.slack.lanes import lanes
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
@@ -142,6 +143,7 @@ class Deliverer:
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
             OutboxKind.UPDATE_APPROVAL: self._update_approval,
             OutboxKind.POST_MESSAGE: self._post_message,
+            OutboxKind.POST_ANSWER: self._post_answer,
             OutboxKind.POST_EPHEMERAL: self._post_ephemeral,
             OutboxKind.PUBLISH_HOME: self._publish_home,
         }
@@ -369,6 +371,29 @@ class Deliverer:
             channel=channel,
             thread_ts=str(thread_ts) if thread_ts else None,
             message=message,
+            version=0,
+            known=None,
+            identify=lambda copy: copy.ts,
+        )
+
+    def _post_answer(self, entry: OutboxEntry) -> None:
+        """Post a request's answer in its thread (the message's own, for a request posted outside any thread).
+
+        Raises:
+            NotReady: The request's message is not posted yet.
+        """
+        approval = self._stores.approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        if approval is None or approval.decision is None or approval.decision.decision != "answer":
+            return  # gone (expired and let go): nothing to say
+        request = approval.request
+        if not request.message_ts:
+            raise NotReady
+        self._post_once(
+            entry,
+            slack=self._clients.for_team(request.team_id),
+            channel=request.channel_id,
+            thread_ts=request.thread_ts or request.message_ts,
+            message={"text": thread_posts.answer_given(request, approval.decision)},
             version=0,
             known=None,
             identify=lambda copy: copy.ts,
