@@ -135,6 +135,7 @@ QUESTION: Final = {
             "API; `refused`: a policy rule of tier `deny` matched its name, nobody was asked",
         },
         "question": {"type": "string"},
+        "other": {"type": "boolean", "description": "with options: the person may answer in words instead"},
         "options": {
             "type": ["array", "null"],
             "items": {

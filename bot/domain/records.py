@@ -155,6 +155,8 @@ class Question(BaseModel):
     """``choice``: the answers to choose from, in the agent's order (labels distinct)."""
     multiple: bool = False
     """``choice``: whether several options may be chosen (the answer is then a list of labels)."""
+    other: bool = False
+    """``choice``: whether the person may answer in words instead ("Other…"; the answer is then the words)."""
     form: dict[str, Any] | None = None
     """``form``: the JSON Schema (an object's) of the answer."""
     problem: str | None = None

@@ -243,7 +243,7 @@ class ApiRequests(Flow):
 def _offered(ask: QuestionAsk) -> dict[str, Any]:
     """What the question offers, as an agent's reason gives it (``AskedQuestion``'s fields but its text)."""
     reason = ask.reason()
-    return {name: reason[name] for name in ("options", "multiple", "schema") if name in reason}
+    return {name: reason[name] for name in ("options", "multiple", "schema", "other") if name in reason}
 
 
 def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:

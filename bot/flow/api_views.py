@@ -88,6 +88,7 @@ class ApiRequestView:
             "question": ask.question,
             "options": [option.model_dump() for option in ask.options] if ask.options is not None else None,
             "multiple": ask.multiple,
+            "other": ask.other,
             "schema": ask.form_schema,
             "name": ask.name,
             "requester": ask.requester,

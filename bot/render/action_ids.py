@@ -21,6 +21,7 @@ CHOOSE_BUTTONS: Final = frozenset(f"{CHOOSE_PREFIX}{index}" for index in range(M
 CHOICE_SELECT: Final = "signoff_choice_select"
 """A question's select of options (one, or several); choosing only marks the choice: Send answer sends it."""
 TRUST_ACTION: Final = "signoff_approve_trust"
+ANSWER_INSTEAD_ACTION: Final = "signoff_answer_instead"
 REVOKE_TRUST_ACTION: Final = "signoff_revoke_trust"
 OTHER_BUTTONS: Final = frozenset(
     {REVOKE_GRANT_ACTION, ANSWER_ACTION, REVOKE_TRUST_ACTION, SEND_CHOICE_ACTION, *CHOOSE_BUTTONS}

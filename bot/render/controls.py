@@ -95,7 +95,7 @@ TRUST: Final = Control(
 EDIT: Final = Control(action_id=ids.EDIT_ACTION, label=approval_request.EDIT_LABEL, shown=editable)
 """Its value names the input it edits: a form opened on an input edited since is refused."""
 ANSWER_INSTEAD: Final = Control(
-    action_id="signoff_answer_instead",
+    action_id=ids.ANSWER_INSTEAD_ACTION,
     label=approval_request.ANSWER_INSTEAD_LABEL,
     shown=lambda request: request.answer_offered,
 )

@@ -25,6 +25,8 @@ ANSWER_MODAL_CLOSE: Final = "Cancel"
 ANSWER_INPUT_LABEL: Final = "Your answer"
 ANSWER_PLACEHOLDER: Final = "The agent reads exactly what you write here."
 FORM_LABEL: Final = "Fill in"
+OTHER_LABEL: Final = "Other…"
+"""Beside a question's options, when it lets the person answer in words instead."""
 SEND_CHOICE_LABEL: Final = "Send answer"
 CHOOSE_ONE_PLACEHOLDER: Final = "Choose an answer"
 CHOOSE_SEVERAL_PLACEHOLDER: Final = "Choose one or more"
@@ -58,7 +60,8 @@ def how_to_answer(question: Question, *, by_reply: bool = True) -> str:
     Only an agent's thread takes replies as answers: a question asked through the HTTP API lives in no agent's session.
     """
     if question.kind == "choice":
-        return "Choose one or more of the options" if question.multiple else "Choose one of the options"
+        chosen = "Choose one or more of the options" if question.multiple else "Choose one of the options"
+        return f"{chosen}, or *{OTHER_LABEL}* to answer in your own words" if question.other else chosen
     if question.kind == "form":
         return "Answer with the form: *Fill in*"
     return "Answer with *Answer*, or by replying in this thread" if by_reply else "Answer with *Answer*"

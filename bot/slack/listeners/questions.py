@@ -38,7 +38,7 @@ def opening(services: Services) -> Callable[[BlockActions, Action, WebClient], N
             return
         request = approval.request
         asked = request.question
-        if asked is not None and asked.kind == "choice":  # answered with its options, never in words
+        if asked is not None and asked.kind == "choice" and not asked.other:  # with its options only, never in words
             click.refuse(services.stores.outbox, None, question_texts.wrong_action())
             return
         binding = click.bind(request.approval_id, purpose="answer", session_id=request.session_id)

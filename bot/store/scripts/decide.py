@@ -147,8 +147,10 @@ if attempt.checks then
   -- answer: how is the form's to ask.)
   if asks and attempt.kind == 'answer' and not attempt.check then
     local asked = type(terms.question.kind) == 'string' and terms.question.kind or 'text'
-    if attempt.answer_kind ~= asked then return answer('{Status.WRONG_ACTION}') end
-    if asked == 'choice' then
+    -- Words answer a question of options too when it lets the person answer otherwise ("Other...").
+    local other = asked == 'choice' and attempt.answer_kind == 'text' and terms.question.other == true
+    if attempt.answer_kind ~= asked and not other then return answer('{Status.WRONG_ACTION}') end
+    if asked == 'choice' and not other then
       local options, picked, labels = list(terms.question.options), {{}}, {{}}
       local count = #attempt.choices
       if count == 0 or (count > 1 and terms.question.multiple ~= true) then return answer('{Status.WRONG_ACTION}') end

@@ -1,7 +1,8 @@
-"""An approval asked with ``respond: true`` may be answered in words instead of decided ("Answer instead").
+"""Answers in words where a choice was asked: an approval asked with ``respond: true`` ("Answer instead"), and a
+question of options asked with ``other: true`` ("Other…").
 
-Before, ``respond`` was refused (422: an unknown field), the message offered no way to answer in words, and the
-decide script refused any answer to an approval (``wrong_action``).
+Before, ``respond`` and ``other`` were refused (422: unknown fields), no message offered a way to answer in words,
+and the decide script refused any answer to an approval, and words for a question of options (``wrong_action``).
 """
 
 import json
@@ -13,10 +14,10 @@ import pytest
 
 from bot.render import action_ids as ids
 from bot.render import controls
-from bot.render.texts import approval_request
+from bot.render.texts import approval_request, questions
 from tests.bot.support.api_client import ApiCaller, api_caller
 from tests.bot.support.harness import Bot, is_decided
-from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER, SECOND_APPROVER
+from tests.bot.support.people import APPROVER, REQUESTER, SECOND_APPROVER
 
 WORDS = "Use the staging cluster <!channel>\u200b instead"
 
@@ -87,7 +88,8 @@ def test_an_approval_asked_with_respond_is_answered_in_words_and_the_client_read
     assert not _labels(shown)  # no live controls left
     text = json.dumps(shown["blocks"], ensure_ascii=False)
     assert f"Answered by <@{APPROVER}>" in text
-    assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # escaped: the answer pings nobody
+    assert "&lt;!channel&gt;" in text  # escaped: the answer pings nobody
+    assert "<!channel>" not in text
 
     # One answer wins: a later answer, or an approval, is told it is decided already; nothing changes.
     late = bot.submit_answer(approval_id, user=SECOND_APPROVER, answer="no, prod", view=other_view)
@@ -108,4 +110,27 @@ def test_without_respond_no_answer_is_offered_and_a_forged_one_records_nothing(b
     view = {"callback_id": ids.ANSWER_MODAL_CALLBACK, "private_metadata": "", "id": "V1", "blocks": []}
     bot.submit_answer(approval_id, user=APPROVER, answer="words", view=view)
     assert api.get(asked["id"]).json()["status"] == "pending"
-    assert CHANNEL == asked["channel"]
+
+
+def test_a_question_of_options_with_other_takes_words_that_are_none_of_its_labels(bot: Bot, api: ApiCaller) -> None:
+    refused = api.ask_question(question="Which region?", other=True, options=None)
+    assert refused.status_code == 422
+    assert "other" in refused.text
+    response = api.ask_question(other=True)  # REGION: eu-west-1 or us-east-1, asked of the requester
+    assert response.status_code == 201, response.text
+    assert response.json()["other"] is True
+    bot.drain()
+    message = bot.approval_messages()[-1]
+    assert _labels(message)[:3] == ["eu-west-1", "us-east-1", questions.OTHER_LABEL]
+    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)  # Other… opens the words form
+    words = "ap-south-1, if it can"
+    assert bot.submit_answer(bot.approval_id(-1), user=REQUESTER, answer=words, view=view).status == 200
+    answered = api.get_question(response.json()["id"], wait="5s").json()
+    assert (answered["status"], answered["answer"]) == ("answered", words)
+    # Without ``other``, words never answer a question of options (the form is not even opened).
+    plain = api.ask_question().json()
+    bot.drain()
+    assert questions.OTHER_LABEL not in _labels(bot.approval_messages()[-1])
+    assert bot.click(ids.ANSWER_ACTION, bot.approval_id(-1), user=REQUESTER).status == 200
+    _told(bot, REQUESTER, "That does not fit this request")
+    assert api.get_question(plain["id"]).json()["status"] == "pending"
