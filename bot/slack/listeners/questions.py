@@ -104,6 +104,7 @@ def register(app: App, services: Services) -> None:
             ack(**questions.answer_errors(text))
 
     lazily(app.action(ids.ANSWER_ACTION), opening(services), outbox=services.stores.outbox)
+    lazily(app.action(ids.ANSWER_OTHER_ACTION), opening(services), outbox=services.stores.outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
 
 

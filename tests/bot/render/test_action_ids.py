@@ -43,7 +43,9 @@ def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
     )  # fmt: skip
     question = request(question=Question(text="Which region?"))
     few = request(question=Question(text="Which?", kind="choice", options=tuple(_options(MAX_BUTTONS))))
-    several = request(question=Question(text="Which?", kind="choice", options=tuple(_options(2)), multiple=True))
+    several = request(
+        question=Question(text="Which?", kind="choice", options=tuple(_options(2)), multiple=True, other=True)
+    )
     trust = Trust(
         session_id="T1:C1:1.0", tool="deploy", trusted_by="U1", requester="U2", team_id="T1", channel_id="C1",
         thread_ts="1.0", approval_id="a", trusted_at=NOW,

@@ -54,10 +54,14 @@ def _told(bot: Bot, user: str, part: str) -> None:
         bot.drain()
 
 
-def _open_answer_instead(bot: Bot, approval_id: str, *, user: str) -> dict[str, Any]:
+def _open(bot: Bot, action_id: str, approval_id: str, *, user: str) -> dict[str, Any]:
     opened = len(bot.slack.calls("views.open"))
-    assert bot.click(controls.ANSWER_INSTEAD.action_id, approval_id, user=user).status == 200
+    assert bot.click(action_id, approval_id, user=user).status == 200
     return dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+
+
+def _open_answer_instead(bot: Bot, approval_id: str, *, user: str) -> dict[str, Any]:
+    return _open(bot, controls.ANSWER_INSTEAD.action_id, approval_id, user=user)
 
 
 def test_an_approval_asked_with_respond_is_answered_in_words_and_the_client_reads_answered(
@@ -122,7 +126,7 @@ def test_a_question_of_options_with_other_takes_words_that_are_none_of_its_label
     bot.drain()
     message = bot.approval_messages()[-1]
     assert _labels(message)[:3] == ["eu-west-1", "us-east-1", questions.OTHER_LABEL]
-    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)  # Other… opens the words form
+    view = _open(bot, ids.ANSWER_OTHER_ACTION, bot.approval_id(-1), user=REQUESTER)  # Other…: the words form
     words = "ap-south-1, if it can"
     assert bot.submit_answer(bot.approval_id(-1), user=REQUESTER, answer=words, view=view).status == 200
     answered = api.get_question(response.json()["id"], wait="5s").json()

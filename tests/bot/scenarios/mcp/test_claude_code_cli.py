@@ -196,6 +196,12 @@ def test_the_model_reads_the_answers_a_person_gave_in_slack_to_ask_user_question
     )
 
 
+def _open_other(bot: Bot, approval_id: str) -> dict[str, Any]:
+    opened = len(bot.slack.calls("views.open"))
+    assert bot.click(ids.ANSWER_OTHER_ACTION, approval_id, user=REQUESTER).status == 200
+    return dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+
+
 @pytest.mark.single_redis
 def test_a_person_may_answer_ask_user_question_in_their_own_words_and_the_model_reads_them(
     bot: Bot, home: Path
@@ -203,7 +209,7 @@ def test_a_person_may_answer_ask_user_question_in_their_own_words_and_the_model_
     words = 'ap-south-1, "closest" to the new customers'
 
     def answer(approval_id: str) -> None:
-        view = bot.open_answer(approval_id, user=REQUESTER)  # Other…, beside the options: the words form
+        view = _open_other(bot, approval_id)  # Other…, beside the options: the words form
         assert bot.submit_answer(approval_id, user=REQUESTER, answer=words, view=view).status == 200
 
     asked = {"questions": [ASKED["questions"][0]]}

@@ -100,7 +100,7 @@ def test_an_approved_bash_call_runs_and_a_denied_one_does_not_and_the_model_is_t
 def _managed_snippet(bot: Bot, *, wait: int) -> str:
     """docs/mcp.md's managed settings, as written there, pointed at the test's bot and its channel."""
     snippets = re.findall(r"```json\n(.*?)```", (ROOT / "docs" / "mcp.md").read_text(), re.DOTALL)
-    [managed] = [snippet for snippet in snippets if "allowManagedHooksOnly" in snippet]
+    [managed] = [str(snippet) for snippet in snippets if "allowManagedHooksOnly" in snippet]
     return (
         managed.replace("https://signoff.example.com", bot.url.rstrip("/"))
         .replace("C0DEPLOYS", CHANNEL)
