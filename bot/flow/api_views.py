@@ -14,8 +14,7 @@ from bot.store.approval_record import Approval
 
 Status = Literal["pending", "approved", "denied", "expired", "cancelled", "answered", "refused"]
 """An approval is pending, approved, denied, expired, cancelled, or answered (in words, when it offers it); a
-question pending, answered, expired, cancelled,
-or refused (a rule of tier ``deny`` matched it: nobody was asked)."""
+question pending, answered, expired, cancelled, or refused (a rule of tier ``deny`` matched it: nobody was asked)."""
 
 
 @dataclass(frozen=True)

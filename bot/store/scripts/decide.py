@@ -47,13 +47,13 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
 # not_a_member, self_approval, not_an_approver, reason_required, editor_approval, wrong_action: an answer to an
-# approval, an approval or a denial of a question, an answer of another kind than the question's or choosing what it
-# does not offer), changed (an approval of an input
-# that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
-# (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
-# (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but replayed, needs
-# and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a needs of the
-# place, a check's answers, and for decided unless with_request.
+# approval that offers none (or not in words), an approval or a denial of a question, an answer of another kind than
+# the question's (words for options are one only with ``other``) or choosing what it does not offer), changed (an
+# approval of an input that is no longer the one waiting: edited since it was shown, or never shown, as for a typed
+# reply), already (value: the decision), unseen (a typed reply written before the approval message was posted),
+# voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but
+# replayed, needs and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a
+# needs of the place, a check's answers, and for decided unless with_request.
 TOO_LATE: Final = "too_late"
 """The decide script ran after its caller stopped waiting (a server paused, then resumed): it wrote nothing."""
 
