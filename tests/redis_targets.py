@@ -25,6 +25,14 @@ def every_key(client: redis.Redis) -> list[bytes]:
     return cast(list[bytes], client.keys("*"))
 
 
+def contents(client: redis.Redis, key: bytes) -> object:
+    """What ``key`` holds, comparable across reads: a set's members sorted (``DUMP`` of a hash-table set follows its
+    table's order, which a lookup's incremental rehash may change on Redis 7.0 without changing the set)."""
+    if client.type(key) in (b"set", "set"):
+        return sorted(cast(set[bytes], client.smembers(key)))
+    return client.dump(key)
+
+
 def client_for(url: str) -> redis.Redis:
     """A client of ``url``: a ``RedisCluster`` when it names a cluster node (for tests run in another process)."""
     probe = redis.Redis.from_url(url)

@@ -140,6 +140,24 @@ def remove(client: redis.Redis, index: IndexOf, entries: Iterable[Entry]) -> Non
     writes.execute()
 
 
+def remove_all_of(client: redis.Redis, index: IndexOf, entries: Iterable[Entry]) -> None:
+    """Remove every member naming each entry's approval from its shard's index, not only the one read.
+
+    For an approval whose record is gone while it waited (never through the product: a waiting record has no TTL;
+    a lost write or a hand's ``DEL``): its other members (its approvers', the gauges' ``g:`` one) would otherwise
+    stay listed and counted. A scan of that shard's index, paid once per such approval.
+    """
+    for entry in entries:
+        pattern = "*:" + _glob_escaped(entry.approval_id)
+        members = list(client.zscan_iter(index(entry.shard), match=pattern, count=1000))
+        if members:
+            client.zrem(index(entry.shard), *(member for member, _score in members))
+
+
+def _glob_escaped(text: str) -> str:
+    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
+
+
 def _entry(shard: int, raw: bytes, prefix_bytes: int) -> Entry | None:
     # A member not in our form (another prefix that this one begins, foreign data) is skipped, never trusted.
     rest = raw[prefix_bytes:]

@@ -148,10 +148,19 @@ class ApprovalListings:
     def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
         found = self._approvals_of(entries)
-        approval_index.remove(  # its record gone, or decided (before the indexes were kept atomically with it)
+        approval_index.remove(  # decided before the indexes were kept atomically with it
             self._client,
             keys.open_by,
-            [entry for entry, approval in zip(entries, found, strict=True) if approval is None or approval.decision],
+            [
+                entry
+                for entry, approval in zip(entries, found, strict=True)
+                if approval is not None and approval.decision
+            ],
+        )
+        approval_index.remove_all_of(  # its record gone: its other members too (approvers', the gauges')
+            self._client,
+            keys.open_by,
+            [entry for entry, approval in zip(entries, found, strict=True) if approval is None],
         )
         return [
             each for each in found if each is not None and each.decision is None and each.request.team_id == team_id

@@ -46,7 +46,7 @@ from bot.store.approvals import ApprovalStore
 from bot.store.outbox import Outbox, update_approval
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET, demo_factory
-from tests.redis_targets import every_key, on_both
+from tests.redis_targets import contents, every_key, on_both
 
 pytest_generate_tests = on_both
 
@@ -352,11 +352,11 @@ def test_the_judge_on_tiers_quorum_decided_and_expired_requests_edits_questions_
     # A check writes nothing, allowed or not (only ``find_checked`` audits a refusal, apart: none here).
     on = opened(6, OPEN)
     _checked(services, on, STRANGER, "approve")  # fills the channel's cache first: Slack's answer is kept
-    before = {key: redis_client.dump(key) for key in every_key(redis_client) if b"audit" not in key}
+    before = {key: contents(redis_client, key) for key in every_key(redis_client) if b"audit" not in key}
     asked: tuple[tuple[str, Check], ...] = ((APPROVER, "approve"), (APPROVER, "deny"), (MEMBER, "discuss"))
     for person, action in (*asked, (REQUESTER, "decide")):
         _checked(services, on, person, action)
-    assert {key: redis_client.dump(key) for key in every_key(redis_client) if b"audit" not in key} == before
+    assert {key: contents(redis_client, key) for key in every_key(redis_client) if b"audit" not in key} == before
 
     # A quorum: a check counts no vote; the second approval decides; then every check says so, and who may see it.
     on = opened(2, OPEN.model_copy(update={"quorum": 2}))
