@@ -13,7 +13,7 @@ resume job in the same atomic step. Every refusal is audited and changes nothing
 One script judges them all (``bot.store.scripts.decide``), the one judge: a decision (``decide``) is judged and
 written by it in one Redis round trip, unless a cache it reads is cold (then Slack is asked and the script runs again,
 ``bot.flow.judge``). What decides nothing (a claim, opening the deny, edit, answer or "allow similar" form,
-Discuss, App Home) asks the same script as a check that writes nothing (``find_checked``, ``claim``, ``for_home``),
+Discuss, App Home) asks the same script as a check that writes nothing (``find_checked``, ``claim``, ``home``),
 read with the approval in the same round trip. What an attempt comes to is an ``Outcome`` (``bot.flow.outcomes``).
 
 With a quorum of N, approvals are votes until N distinct people approved; one deny ends it.
@@ -33,6 +33,7 @@ from bot.domain.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision, place_of_session
 from bot.domain.status import Status
 from bot.flow.access import Origin
+from bot.flow.home_checks import HomeChecks
 from bot.flow.judge import Check, ScriptJudge, check_attempt
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
@@ -83,6 +84,8 @@ class DecisionService:
         self._audit = stores.audit
         self._judge = ScriptJudge(stores.approvals, directory, stores.signatures)
         self._clock = clock
+        self.home = HomeChecks(self._judge)
+        """What App Home tabs may show (``bot.flow.home_checks``)."""
 
     def find(self, approval_id: str, *, session_id: str | None = None) -> Approval | None:
         """The approval behind a button, or ``None``; in ``session_id`` when the caller knows it (one look-up less)."""
@@ -143,36 +146,6 @@ class DecisionService:
         """Audit a refusal that names no approval the bot can trust (e.g. a deny form it did not open)."""
         self._audit.record("unauthorized", actor=user_id, refusal=status, **details)
         return Outcome(status)
-
-    def for_home(
-        self, user_id: str, *, team_id: str, open_ids: list[str], decided_ids: list[str]
-    ) -> tuple[list[Approval], list[Approval]]:
-        """What ``user_id``'s App Home in ``team_id`` may list, judged as checks from that tab.
-
-        Of ``open_ids``, the approvals they may decide now; of ``decided_ids``, the decided ones they could see
-        (discuss). In order; approvals of other workspaces, unknown or unreadable ones left out. The approvals are
-        read and judged in one round trip (more only for what the script needs first).
-        """
-        origin = Origin("home", team_id, team_id)
-        ids = [*open_ids, *decided_ids]
-        decide: Check = "decide"
-        discuss: Check = "discuss"
-        actions = [decide] * len(open_ids) + [discuss] * len(decided_ids)
-        checks = [
-            check_attempt(session_id, approval_id, user_id=user_id, action=action, origin=origin)
-            for approval_id, session_id, action in zip(ids, self._approvals.sessions_of(ids), actions, strict=True)
-            if session_id is not None
-        ]
-        may_decide: list[Approval] = []
-        may_see: list[Approval] = []
-        for attempt, found in zip(checks, self._judge.checked(checks, readable_only=True), strict=True):
-            if found is None or found[1] is not Status.ALLOWED or found[0].request.team_id != team_id:
-                continue
-            if attempt.kind == "discuss" and found[0].decision is not None:
-                may_see.append(found[0])
-            elif attempt.kind == "decide" and found[0].decision is None:
-                may_decide.append(found[0])
-        return may_decide, may_see
 
     def decide(
         self,

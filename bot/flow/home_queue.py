@@ -3,7 +3,7 @@
 A person sees only what they may decide (the request's policy allows them and they are in its
 channel, or were sent a copy) and decisions they could already see (their channel's, or ones
 they requested, decided or were sent): the decide script judges both, as checks from the tab
-(``DecisionService.for_home``).
+(``bot.flow.home_checks``).
 
 ``HomeQueue.contents_for`` gathers it (open approvals, who may decide them, the latest decisions, the viewer's
 standing approvals) when a person opens the tab and after a change that can alter their tab (``viewers_of``);
@@ -24,6 +24,7 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
+from bot.store.approval_listings import Seen
 from bot.store.approval_record import Approval
 from bot.store.decide_call import RECENT_KEPT
 from bot.store.directory import Directory
@@ -74,11 +75,12 @@ class HomeQueue(Flow):
             for channel_id, shards in approvals.channels_waiting(team_id).items()
             if self._in(team_id, channel_id, user_id)
         }
+        seen: Seen = {}  # an approval two pages list is read once
         waiting = _by_id(
             [
-                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ),
-                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ),
-                *approvals.open_in_workspace(team_id, limit=OPEN_READ),
+                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ, seen=seen),
+                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ, seen=seen),
+                *approvals.open_in_workspace(team_id, limit=OPEN_READ, seen=seen),
             ]
         )
         waiting.sort(key=lambda approval: approval.request.created_at)
@@ -86,8 +88,8 @@ class HomeQueue(Flow):
             approval
             for approval in _by_id(
                 [
-                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN),
-                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT),
+                    *approvals.decided_for(team_id, user_id, limit=RECENT_SHOWN, seen=seen),
+                    *approvals.decided_in_workspace(team_id, limit=RECENT_KEPT, seen=seen),
                 ]
             )
             if approval.decision is not None
@@ -95,12 +97,7 @@ class HomeQueue(Flow):
         decided.sort(
             key=lambda approval: approval.decision.decided_at if approval.decision else self.clock(), reverse=True
         )
-        may_decide, may_see = self.decisions.for_home(
-            user_id,
-            team_id=team_id,
-            open_ids=[approval.request.approval_id for approval in waiting],
-            decided_ids=[approval.request.approval_id for approval in decided],
-        )
+        may_decide, may_see = self.decisions.home.for_home(user_id, team_id=team_id, waiting=waiting, decided=decided)
         # A vote counted is theirs already: what waits for others is not in their queue.
         queue = [(approval.request, approval.progress) for approval in may_decide if user_id not in approval.votes]
         recent = [(approval.request, approval.decision) for approval in may_see if approval.decision is not None]
@@ -112,20 +109,15 @@ class HomeQueue(Flow):
     def viewers_of(self, approval: Approval) -> list[str]:
         """Who, of those who opened App Home lately in the approval's workspace, may find it on their tab.
 
-        Judged as the tab is (``DecisionService.for_home``: who may decide it while it waits, see it once decided),
-        and who asked for it, voted on it or was sent it (their own act moves it on their tab): a change of
-        ``approval`` alters no one else's tab.
+        Judged as the tab is (``HomeChecks.who_may_find``, one round trip for them all: who may decide it while it
+        waits, see it once decided), and who asked for it, voted on it or was sent it (their own act moves it on
+        their tab): a change of ``approval`` alters no one else's tab.
         """
         request = approval.request
-        aid = [request.approval_id]
-        open_ids, decided_ids = (aid, []) if approval.decision is None else ([], aid)
         involved = {request.requested_by, *approval.votes, *approval.copies}
-        return [
-            user
-            for user in self.stores.home_viewers.of_team(request.team_id)
-            if user in involved
-            or any(self.decisions.for_home(user, team_id=request.team_id, open_ids=open_ids, decided_ids=decided_ids))
-        ]
+        viewers = self.stores.home_viewers.of_team(request.team_id)
+        judged = self.decisions.home.who_may_find(approval, [user for user in viewers if user not in involved])
+        return [user for user in viewers if user in involved or user in judged]
 
     def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
         """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""

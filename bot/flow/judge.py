@@ -2,8 +2,8 @@
 
 The script is the one judge of who may do what to a request: of decisions, and (as a check, writing nothing) of all
 that decides nothing: a claim, a form opened, Discuss, App Home (``bot.flow.decisions``; ``check_attempt`` makes
-such an attempt, ``ScriptJudge.checked`` reads each with its approval). Python only supplies what Redis cannot know
-(who is in a channel or a user group, from Slack).
+such an attempt, ``ScriptJudge.checked`` reads each with its approval, ``ScriptJudge.verdicts`` judges approvals read
+already). Python only supplies what Redis cannot know (who is in a channel or a user group, from Slack).
 
 A run that answers ``needs`` writes nothing. What it lacks is a channel's or a user group's cached members (asked
 of Slack here, into the copy the script reads: the session's shard's; while Slack cannot be asked, the members it
@@ -111,24 +111,34 @@ class ScriptJudge:
             )
         raise RuntimeError(f"approval_id=<{attempt.approval_id}> | the decide script kept asking for more")
 
-    def checked(self, checks: list[Attempt], *, readable_only: bool = False) -> list[tuple[Approval, Status] | None]:
+    def checked(self, checks: list[Attempt]) -> list[tuple[Approval, Status] | None]:
         """Each check's approval and the script's verdict (``allowed`` or a refusal), read and judged in one round trip.
 
         ``None``: no such approval. What the script needs first (a cold cache, the request's real place) costs that
-        check more runs. ``readable_only``: an unreadable approval is quarantined and answered ``None``.
+        check more runs.
+
+        Raises:
+            ApprovalDataError: An approval cannot be read back.
         """
         checked: list[tuple[Approval, Status] | None] = []
-        for attempt, (approval, result) in zip(
-            checks, self.approvals.read_and_check(checks, readable_only=readable_only), strict=True
-        ):
-            try:
-                judged = self.judge(attempt, first=result) if approval is not None else None
-            except ApprovalDataError:
-                if not readable_only:
-                    raise
-                judged = None
+        for attempt, (approval, result) in zip(checks, self.approvals.read_and_check(checks), strict=True):
+            judged = self.judge(attempt, first=result) if approval is not None else None
             checked.append((approval, judged.status) if approval is not None and judged is not None else None)
         return checked
+
+    def verdicts(self, checks: list[Attempt]) -> list[Status | None]:
+        """The script's verdict on each check of approvals already read (``allowed`` or a refusal), in one round trip.
+
+        ``None``: no such approval, or it cannot be read. What the script needs first costs that check more runs.
+        """
+        verdicts: list[Status | None] = []
+        for attempt, result in zip(checks, self.approvals.check_many(checks), strict=True):
+            try:
+                status = self.judge(attempt, first=result).status
+            except ApprovalDataError:
+                status = None
+            verdicts.append(None if status in (None, Status.UNKNOWN) else status)
+        return verdicts
 
 
 def check_attempt(session_id: str, approval_id: str, *, user_id: str, action: Check, origin: Origin) -> Attempt:

@@ -16,6 +16,7 @@ it costs the same whatever other workspaces and people hold. An entry whose reco
 and removed then (``Entry``): a reader never trusts the index for more than where to look.
 """
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -29,7 +30,8 @@ from bot.store.approval_record import Approval
 from state.text import as_text
 
 OPEN_FIELD: Final = "indexed"
-"""The approval's field that lists its open-by members (JSON), so that the decide script removes exactly those."""
+"""The approval's field that names its open-by members (``open_record``), so that the decide script removes exactly
+those."""
 
 _MS_DIGITS: Final = 13
 _AFTER: Final = b"\xff"  # sorts after every character a member's time or id holds
@@ -87,12 +89,25 @@ def named_approvers(request: ApprovalRequest) -> list[str]:
 def open_members(request: ApprovalRequest) -> list[str]:
     """The open-by members of a request waiting for a decision."""
     opened_ms = int(request.created_at.timestamp() * 1000)
-    prefixes = [
+    return [member(prefix, opened_ms, request.approval_id) for prefix in _open_prefixes(request)]
+
+
+def open_record(request: ApprovalRequest) -> str:
+    """Its ``OPEN_FIELD`` (JSON): its open-by members' time (13 digits), then their prefixes.
+
+    Each member is a prefix, the time and the approval id (the scripts' ``open_entries`` rebuilds them): the id and the
+    time once, not once per member.
+    """
+    opened_ms = int(request.created_at.timestamp() * 1000)
+    return json.dumps([f"{opened_ms:0{_MS_DIGITS}d}", *_open_prefixes(request)], separators=(",", ":"))
+
+
+def _open_prefixes(request: ApprovalRequest) -> list[str]:
+    return [
         workspace(request.team_id),
         *(approver(request.team_id, user) for user in named_approvers(request)),
         policy(request.policy.name),
     ]
-    return [member(prefix, opened_ms, request.approval_id) for prefix in prefixes]
 
 
 def decided_members(approval: Approval) -> list[str]:

@@ -19,6 +19,10 @@ from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
+Seen = dict[str, Approval | None]
+"""Approvals read already, by id (``None``: gone or unreadable): a reader of several pages passes one to each, and
+an approval two pages list is read once."""
+
 
 class ApprovalListings:
     """The listings of ``ApprovalStore``, which supplies ``_client``, its scripts and its two readers below."""
@@ -68,7 +72,9 @@ class ApprovalListings:
                 waiting.setdefault(as_text(channel), []).append(shard)
         return dict(sorted(waiting.items()))
 
-    def open_in_channels(self, team_id: str, channels: Mapping[str, Sequence[int]], *, limit: int) -> list[Approval]:
+    def open_in_channels(
+        self, team_id: str, channels: Mapping[str, Sequence[int]], *, limit: int, seen: Seen | None = None
+    ) -> list[Approval]:
         """The ``limit`` approvals waiting longest in ``channels`` (``channels_waiting``'s), oldest first.
 
         A page of each channel in each shard that lists it. A channel whose index is found empty in a shard leaves
@@ -93,7 +99,7 @@ class ApprovalListings:
                 entries.append((approval_index.Entry(as_text(member), int(score), shard, member), channel_id))
             except UnicodeDecodeError:
                 continue  # not ours: its channel's own reader (``open_in_channel``) removes it
-        found = self._approvals_of([entry for entry, _channel in entries])
+        found = self._approvals_of([entry for entry, _channel in entries], seen)
         for (entry, channel_id), approval in zip(entries, found, strict=True):
             if approval is None:  # its record is gone
                 self._client.zrem(keys.channel_open(entry.shard, team_id, channel_id), entry.member)
@@ -101,22 +107,22 @@ class ApprovalListings:
             each for each in found if each is not None and each.decision is None and each.request.team_id == team_id
         ]
 
-    def open_in_workspace(self, team_id: str, *, limit: int) -> list[Approval]:
+    def open_in_workspace(self, team_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
         """The ``limit`` approvals waiting longest in a workspace, oldest first (bounded, whatever others hold)."""
-        return self._open_page(approval_index.workspace(team_id), team_id, limit=limit)
+        return self._open_page(approval_index.workspace(team_id), team_id, limit=limit, seen=seen)
 
-    def open_for_approver(self, team_id: str, user_id: str, *, limit: int) -> list[Approval]:
+    def open_for_approver(self, team_id: str, user_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
         """The ``limit`` approvals waiting longest whose rule names ``user_id`` among its deciders, oldest first."""
-        found = self._open_page(approval_index.approver(team_id, user_id), team_id, limit=limit)
+        found = self._open_page(approval_index.approver(team_id, user_id), team_id, limit=limit, seen=seen)
         return [approval for approval in found if user_id in approval_index.named_approvers(approval.request)]
 
-    def decided_in_workspace(self, team_id: str, *, limit: int) -> list[Approval]:
+    def decided_in_workspace(self, team_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
         """The workspace's ``limit`` latest decided approvals, newest first."""
-        return self._decided_page(approval_index.workspace(team_id), team_id, limit=limit)
+        return self._decided_page(approval_index.workspace(team_id), team_id, limit=limit, seen=seen)
 
-    def decided_for(self, team_id: str, user_id: str, *, limit: int) -> list[Approval]:
+    def decided_for(self, team_id: str, user_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
         """The ``limit`` latest decided approvals of a workspace that ``user_id`` decided, voted for or asked for."""
-        return self._decided_page(approval_index.person(team_id, user_id), team_id, limit=limit)
+        return self._decided_page(approval_index.person(team_id, user_id), team_id, limit=limit, seen=seen)
 
     def index_existing(self, shard: int, *, batch: int = 500) -> tuple[int, int]:
         """List the shard's approvals stored before the indexes were kept: what waits, and the latest decided.
@@ -135,19 +141,23 @@ class ApprovalListings:
                 self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
                 added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
-                    args=[json.dumps(members), *members],
+                    args=[approval_index.open_record(request), *members],
                 )
                 listed += int(added) > 0
+        # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):
+        # listed, then their list goes (nothing writes it any more).
         recent = self._merged([keys.recent_decisions(shard)])
         writes = self._client.pipeline(transaction=False)
         for approval in self.find_many_readable(recent):
             if approval is not None and approval.decision is not None:
                 writes.zadd(keys.recent_by(shard), dict.fromkeys(approval_index.decided_members(approval), 0))
-        return listed, sum(1 for added in writes.execute() if added)
+        writes.delete(keys.recent_decisions(shard))
+        *added, _deleted = writes.execute()
+        return listed, sum(1 for each in added if each)
 
-    def _open_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
+    def _open_page(self, prefix: str, team_id: str, *, limit: int, seen: Seen | None) -> list[Approval]:
         entries = approval_index.page(self._client, keys.open_by, prefix, limit=limit, newest_first=False)
-        found = self._approvals_of(entries)
+        found = self._approvals_of(entries, seen)
         approval_index.remove(  # decided before the indexes were kept atomically with it
             self._client,
             keys.open_by,
@@ -166,9 +176,9 @@ class ApprovalListings:
             each for each in found if each is not None and each.decision is None and each.request.team_id == team_id
         ]
 
-    def _decided_page(self, prefix: str, team_id: str, *, limit: int) -> list[Approval]:
+    def _decided_page(self, prefix: str, team_id: str, *, limit: int, seen: Seen | None) -> list[Approval]:
         entries = approval_index.page(self._client, keys.recent_by, prefix, limit=limit, newest_first=True)
-        found = self._approvals_of(entries)
+        found = self._approvals_of(entries, seen)
         approval_index.remove(
             self._client,
             keys.recent_by,
@@ -176,21 +186,29 @@ class ApprovalListings:
         )
         return [each for each in found if each is not None and each.decision and each.request.team_id == team_id]
 
-    def _approvals_of(self, entries: Sequence[approval_index.Entry]) -> list[Approval | None]:
-        """The approvals ``entries`` name, in order (``None``: gone, or unreadable and quarantined): 2 round trips."""
+    def _approvals_of(self, entries: Sequence[approval_index.Entry], seen: Seen | None = None) -> list[Approval | None]:
+        """The approvals ``entries`` name, in order (``None``: gone, or unreadable and quarantined): 2 round trips.
+
+        Each is read once: not again if ``seen`` holds it (what is read is added to it).
+        """
+        seen = {} if seen is None else seen
+        unread = list({entry.approval_id: entry for entry in entries if entry.approval_id not in seen}.values())
         sessions = self._client.pipeline(transaction=False)
-        for entry in entries:
+        for entry in unread:
             sessions.get(keys.approval_session(entry.shard, entry.approval_id))
         located = [
-            (index, as_text(session_id))
-            for index, session_id in enumerate(sessions.execute() if entries else [])
+            (entry, as_text(session_id))
+            for entry, session_id in zip(unread, sessions.execute() if unread else [], strict=True)
             if session_id is not None
         ]
-        read = self.get_many_readable([(session_id, entries[index].approval_id) for index, session_id in located])
-        found: list[Approval | None] = [None] * len(entries)
-        for (index, _session_id), approval in zip(located, read, strict=True):
-            found[index] = approval
-        return found
+        read = (
+            self.get_many_readable([(session_id, entry.approval_id) for entry, session_id in located])
+            if located
+            else []
+        )
+        seen.update(dict.fromkeys((entry.approval_id for entry in unread), None))
+        seen.update((entry.approval_id, approval) for (entry, _session_id), approval in zip(located, read, strict=True))
+        return [seen[entry.approval_id] for entry in entries]
 
     def _merged(self, indexes: list[str], *, newest_first: bool = False, limit: int = 0) -> list[str]:
         """The members of every shard's ``indexes`` as approval ids, merged by score.
@@ -241,7 +259,3 @@ class ApprovalListings:
             except (TypeError, ValueError, KeyError):
                 policies.append((score / 1000, "unknown"))
         return policies
-
-    def recent_decisions(self, *, limit: int = 10) -> list[str]:
-        """Ids of the latest decided approvals, newest first (each shard's latest, merged by decision time)."""
-        return self._merged([keys.recent_decisions(shard) for shard in keys.shards()], newest_first=True, limit=limit)

@@ -33,6 +33,7 @@ from bot.store.approval_record import (
     approval_from,
     copy_value,
     queue_reads,
+    stored_request,
 )
 from bot.store.decide_call import Attempt, DecideResult, keys_and_args, terms
 from bot.store.direct_script import DirectScript
@@ -60,6 +61,7 @@ class ApprovalStore(ApprovalListings):
         self._claim = client.register_script(scripts.CLAIM_APPROVAL)
         self._index_open = client.register_script(scripts.INDEX_OPEN)
         self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
+        self._quarantine = client.register_script(scripts.QUARANTINE)
 
     def open_round(
         self,
@@ -104,7 +106,7 @@ class ApprovalStore(ApprovalListings):
         for request in fresh:
             # HSETNX: even a publisher racing this one cannot replace a stored request (or its terms).
             approval_key = keys.approval(session_id, request.approval_id)
-            transaction.hsetnx(approval_key, "request", request.model_dump_json())
+            transaction.hsetnx(approval_key, "request", stored_request(request))
             transaction.hsetnx(approval_key, "terms", terms(request))
             if traceparent:  # the trace its decision continues (bot.observe.tracing)
                 transaction.hsetnx(approval_key, TRACE_FIELD, traceparent)
@@ -117,7 +119,7 @@ class ApprovalStore(ApprovalListings):
             # Its workspace's and named approvers' entries, and which they are: the decide script removes exactly those.
             members = approval_index.open_members(request)
             transaction.zadd(keys.open_by(shard), dict.fromkeys(members, 0))
-            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, json.dumps(members))
+            transaction.hsetnx(approval_key, approval_index.OPEN_FIELD, approval_index.open_record(request))
         if fresh:
             transaction.sadd(keys.open_approvals(session_id), *[request.approval_id for request in fresh])
         if own:
@@ -209,8 +211,9 @@ class ApprovalStore(ApprovalListings):
             return None
 
     def quarantine(self, session_id: str, approval_id: str, *, why: str) -> None:
-        """Take an unreadable approval out of the open index and record why, for operators (``python -m bot pending``).
+        """Take an unreadable approval out of what waits and record why, for operators (``python -m bot pending``).
 
+        Out of the open index and of its open-by entries (App Home's pages and the pending gauges no longer count it).
         The record itself stays in place, untouched, for inspection.
         """
         logger.error(
@@ -222,10 +225,15 @@ class ApprovalStore(ApprovalListings):
             "at_ms": int(time.time() * 1000),
         }
         shard = keys.shard_of(session_id)
-        pipeline = self._client.pipeline(transaction=True)
-        pipeline.zrem(keys.open_index(shard), approval_id)
-        pipeline.hset(keys.quarantine(shard), approval_id, json.dumps(note))
-        pipeline.execute()
+        self._quarantine(
+            keys=[
+                keys.approval(session_id, approval_id),
+                keys.open_index(shard),
+                keys.open_by(shard),
+                keys.quarantine(shard),
+            ],
+            args=[approval_id, json.dumps(note)],
+        )
 
     def quarantined(self) -> dict[str, dict[str, str]]:
         """Quarantined approvals: id -> ``{"session_id", "why", "at_ms"}``."""
@@ -363,17 +371,14 @@ class ApprovalStore(ApprovalListings):
             raise redis.TimeoutError("the decision reached Redis after its caller stopped waiting: nothing recorded")
         return DecideResult.from_reply(attempt, reply)
 
-    def read_and_check(
-        self, checks: Sequence[Attempt], *, readable_only: bool = False
-    ) -> list[tuple[Approval | None, DecideResult]]:
+    def read_and_check(self, checks: Sequence[Attempt]) -> list[tuple[Approval | None, DecideResult]]:
         """Each check's approval, read, and the decide script's judgement of it, all in one round trip.
 
         ``checks`` are check-only attempts (``Attempt.check``: nothing is written). An answer of ``needs`` is the
-        caller's to supply (``bot.flow.judge``). ``readable_only``: an unreadable approval is quarantined and read as
-        ``None``, as ``get_readable`` does.
+        caller's to supply (``bot.flow.judge``).
 
         Raises:
-            ApprovalDataError: An approval cannot be read back (unless ``readable_only``).
+            ApprovalDataError: An approval cannot be read back.
         """
         pipeline = self._client.pipeline(transaction=False)
         for attempt in checks:
@@ -392,15 +397,32 @@ class ApprovalStore(ApprovalListings):
             for reply in (*reads, judged):
                 if isinstance(reply, Exception):
                     raise reply
-            try:
-                approval = approval_from(attempt.approval_id, *reads)
-            except ApprovalDataError as error:
-                if not readable_only:
-                    raise
-                self.quarantine(attempt.session_id, attempt.approval_id, why=str(error))
-                approval = None
-            found.append((approval, DecideResult.from_reply(attempt, judged)))
+            found.append((approval_from(attempt.approval_id, *reads), DecideResult.from_reply(attempt, judged)))
         return found
+
+    def check_many(self, checks: Sequence[Attempt]) -> list[DecideResult]:
+        """The decide script's judgement of each check (``Attempt.check``: nothing written), all in one round trip.
+
+        For a caller that read the approvals already (App Home's candidates, the viewers of a change): nothing is read
+        again. An answer of ``needs`` is the caller's to supply (``bot.flow.judge``).
+        """
+        pipeline = self._client.pipeline(transaction=False)
+        for attempt in checks:
+            if not attempt.check:
+                raise ValueError(f"approval_id=<{attempt.approval_id}> | only a check is judged in a batch")
+            request_keys, args = keys_and_args(attempt)
+            self._decide.queue(pipeline, keys=request_keys, args=args)
+        replies = pipeline.execute(raise_on_error=False) if checks else []
+        judged: list[DecideResult] = []
+        for attempt, queued in zip(checks, replies, strict=True):
+            reply = queued
+            if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted server: run alone, which loads it
+                request_keys, args = keys_and_args(attempt)
+                reply = self._decide(keys=request_keys, args=args)
+            if isinstance(reply, Exception):
+                raise reply
+            judged.append(DecideResult.from_reply(attempt, reply))
+        return judged
 
     def decide_in(
         self,

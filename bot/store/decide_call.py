@@ -14,6 +14,7 @@ from typing import Any, Final
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.store import keys, scripts
+from bot.store.approval_record import request_from
 from bot.store.jobs import JobQueue
 from bot.store.outbox import Outbox
 from state.text import as_text
@@ -109,7 +110,7 @@ class DecideResult:
         """The stored request (with its message's ts), if any."""
         if not self.request_json:
             return None
-        request = ApprovalRequest.model_validate_json(self.request_json)
+        request = request_from(self.request_json)
         return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
 
     @cached_property
@@ -159,7 +160,6 @@ def keys_and_args(
         keys.schedule_steps(shard),
         keys.open_index(shard),
         keys.channel_open(shard, attempt.team_id, attempt.channel_id),
-        keys.recent_decisions(shard),
         keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
         keys.approval_edit(session_id, approval_id),
         keys.open_by(shard),
@@ -182,7 +182,6 @@ def keys_and_args(
         "replay": attempt.replay is not None,
         "replay_ttl_s": attempt.replay_ttl_s,
         "recent_kept": RECENT_KEPT,
-        "now_ms": decided_ms,
         "decided_stamp": f"{decided_ms:013d}",
         "with_request": attempt.with_request,
         "shown": attempt.shown,
@@ -202,10 +201,23 @@ def keys_and_args(
         decision = decision.model_copy(update=filled_in)
     args = [
         json.dumps(judged),
-        decision.model_dump_json(),
+        _decision_record(decision),
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
     ]
     return request_keys, args
+
+
+_FILLED_IN: Final = frozenset({"approved_by", "discussion", "input_digest", "updated_input", "edited_by", "answer"})
+"""The decision record's fields the decide script fills in where they stand: always written, even empty."""
+
+
+def _decision_record(decision: Decision) -> str:
+    """The decision as the script records it (JSON): no field at its default, but the ones it fills in.
+
+    Read back, a field left out takes its default again.
+    """
+    kept = decision.model_dump(exclude_defaults=True).keys() | _FILLED_IN
+    return decision.model_dump_json(exclude=set(type(decision).model_fields) - kept)
 
 
 _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
@@ -239,6 +251,7 @@ def terms(request: ApprovalRequest) -> str:
     """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
 
     Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
-    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents.
+    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents. A field
+    that holds its default is left out (the scripts read a missing one as its default: false, empty, ``ask``, 1).
     """
-    return request.model_dump_json(include=_TERMS)
+    return request.model_dump_json(include=_TERMS, exclude_defaults=True)

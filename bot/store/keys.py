@@ -33,7 +33,8 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:channel:<team>:<cid>:open  zset    approval ids waiting in one channel, by request time (ms)
     signoff:<t>:team:<team>:open-channels  set     channels of the workspace where an approval of the shard was opened
                                                    (one whose channel index is empty is dropped as it is read)
-    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time
+    signoff:<t>:recent-decisions           zset    latest decided approval ids, by decision time: written by versions
+                                                   before ``recent-by``, read once by the index build, then deleted
     signoff:<t>:open-by                    zset    the shard's open approvals per workspace and per named approver, as
                                                    members ordered by name (score 0): ``w:<team>:<ms>:<aid>``,
                                                    ``a:<team>:<uid>:<ms>:<aid>`` (``<ms>``: request time, 13 digits;
@@ -201,7 +202,7 @@ def channel_open(shard: int, team_id: str, channel_id: str) -> str:
 
 
 def recent_decisions(shard: int) -> str:
-    """The shard's latest decided approval ids."""
+    """The shard's latest decided approval ids, as versions before ``recent_by`` kept them (the index build's)."""
     return f"{_shard_prefix(shard)}:recent-decisions"
 
 

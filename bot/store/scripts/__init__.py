@@ -18,6 +18,7 @@ from typing import Final, TypeAlias
 
 from bot.domain.status import Status
 from bot.store.scripts.decide import DECIDE
+from bot.store.scripts.open_entries import OPEN_ENTRIES
 from bot.store.scripts.other_owners import OTHER_OWNERS
 
 ScriptRecord: TypeAlias = tuple[str, ...]
@@ -378,9 +379,10 @@ return {{'{Status.EDITED}', edit.digest}}
 """
 )
 
-# KEYS: 1 approval, 2 the open-by index of its shard. ARGV: 1 its open-by members (JSON, ``approval_index``), 2.. the
-#       same members. Lists a waiting approval stored before the indexes (``python -m bot migrate --indexes``), unless
-#       it is decided or gone: atomic with its decision, so a decided one is never listed. Idempotent.
+# KEYS: 1 approval, 2 the open-by index of its shard. ARGV: 1 its 'indexed' field (``approval_index.open_record``),
+#       2.. its open-by members. Lists a waiting approval stored before the indexes (``python -m bot migrate
+#       --indexes``), unless it is decided or gone: atomic with its decision, so a decided one is never listed.
+#       Idempotent.
 # Returns how many of its entries were missing.
 INDEX_OPEN: Final = """
 if redis.call('HEXISTS', KEYS[1], 'request') == 0 or redis.call('HEXISTS', KEYS[1], 'decision') == 1 then return 0 end
@@ -389,6 +391,22 @@ local added = 0
 for index = 2, #ARGV do added = added + redis.call('ZADD', KEYS[2], 0, ARGV[index]) end
 return added
 """
+
+# KEYS: 1 approval, 2 the open index of its shard, 3 the open-by index of its shard, 4 the shard's quarantine notes.
+#       ARGV: 1 the approval id, 2 the note (JSON). Takes an unreadable approval out of what waits: the open index and
+#       its open-by entries (the ones its 'indexed' field lists: the workspace's, its approvers', its rule's, which the
+#       pending gauges count), and records why. The record itself is left untouched, for inspection.
+QUARANTINE: Final = (
+    OPEN_ENTRIES
+    + """
+redis.call('ZREM', KEYS[2], ARGV[1])
+for _, member in ipairs(open_entries(redis.call('HGET', KEYS[1], 'indexed'), ARGV[1])) do
+  redis.call('ZREM', KEYS[3], member)
+end
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+return 0
+"""
+)
 
 # KEYS: 1 a workspace's channels with approvals opened in the shard, 2 one channel's open index. ARGV: 1 the channel.
 # Drops the channel from the list once nothing waits in it (atomic with a publish adding to both: never one lost).
@@ -406,6 +424,7 @@ EVERY_SCRIPT: Final = (
     WANT_HOME,
     COMPLETE_HOME,
     PENDING_BY_POLICY,
+    QUARANTINE,
     SHOWN_IF_HELD,
     RELEASE_IF_HELD,
     REDELIVER_JOB,

@@ -6,20 +6,21 @@
 from typing import Final
 
 from bot.domain.status import Status
+from bot.store.scripts.open_entries import OPEN_ENTRIES
 from bot.store.scripts.other_owners import OTHER_OWNERS
 
 # KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 discussion, 6 jobs, 7 outbox due, 8 outbox entries,
 #       9 outbox wake, 10 audit, 11 schedule due, 12 schedule entries, 13 open index, 14 the channel's open index,
-#       15 recent decisions, 16 the channel's cached members, 17 the approval's edit, 18 the open-by index, 19 the
-#       recent-by index (``bot.store.approval_index``), 20.. the cached members of the user groups the attempt names,
+#       15 the channel's cached members, 16 the approval's edit, 17 the open-by index, 18 the recent-by index
+#       (``bot.store.approval_index``), 19.. the cached members of the user groups the attempt names,
 #       then (if the attempt carries a request signature) the signature's replay record. The shard structures and
 #       caches are the session's shard's (one slot); the channel (and its team) is the one the caller expects the
 #       request in: the script checks it.
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 #       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups,
 #       replay, replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at
-#       most twice that; per shard, and per workspace and person in recent-by), decided_stamp: now_ms as 13 digits,
-#       now_ms: the decision's place among the recent ones, with_request: whether a decided
+#       most twice that; per workspace and person in recent-by), decided_stamp: the decision's time (ms) as 13
+#       digits, its place among the recent ones, with_request: whether a decided
 #       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
 #       whether the approval also trusts the tool for the session, answer_kind: how an answer answers the question
 #       (text, choice, form), choices: the indexes (from 0) of the options a choice answer picks, answer_by_ms: 0, or
@@ -59,10 +60,11 @@ TOO_LATE: Final = "too_late"
 
 DECIDE: Final = (
     OTHER_OWNERS
+    + OPEN_ENTRIES
     + f"""
 local attempt = cjson.decode(ARGV[1])
 local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(3))
-local groups_from = 20
+local groups_from = 19
 if attempt.answer_by_ms > 0 then
   local now = redis.call('TIME')
   if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > attempt.answer_by_ms then
@@ -127,8 +129,8 @@ if attempt.checks then
       involved = decided.decided_by == user
       for _, voter in ipairs(list(decided.approved_by)) do involved = involved or voter == user end
     end
-    if not involved and redis.call('SISMEMBER', KEYS[16], user) == 0 then
-      if redis.call('EXISTS', KEYS[16]) == 0 then
+    if not involved and redis.call('SISMEMBER', KEYS[15], user) == 0 then
+      if redis.call('EXISTS', KEYS[15]) == 0 then
         return {{'{Status.NEEDS}', cjson.encode({{members = terms.channel_id}}), '', posted_ts}}
       end
       return answer('{Status.NOT_A_MEMBER}')
@@ -171,8 +173,8 @@ if attempt.checks then
   end
   -- A rule that decides by itself (tier allow or deny) is never decided by a person, whatever went before.
   if type(policy.tier) == 'string' and policy.tier ~= 'ask' then return answer('{Status.NOT_AN_APPROVER}') end
-  if not copy and redis.call('SISMEMBER', KEYS[16], user) == 0 then
-    if redis.call('EXISTS', KEYS[16]) == 0 then  -- not cached (or expired): the caller fills the cache first
+  if not copy and redis.call('SISMEMBER', KEYS[15], user) == 0 then
+    if redis.call('EXISTS', KEYS[15]) == 0 then  -- not cached (or expired): the caller fills the cache first
       return {{'{Status.NEEDS}', cjson.encode({{members = terms.channel_id}}), request_json(), posted_ts}}
     end
     return answer('{Status.NOT_A_MEMBER}')
@@ -238,7 +240,7 @@ end
 if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
 -- An approval names the input it was shown (a button carries its digest): edited since, it approves nothing. The
 -- clock (no checks, nothing shown) approves the input as it is. An editor may be barred from approving their edit.
-local edit = redis.call('HMGET', KEYS[17], 'digest', 'by', 'input')
+local edit = redis.call('HMGET', KEYS[16], 'digest', 'by', 'input')
 local current = edit[1] or text(terms.input_digest)
 if attempt.kind == 'approve' then
   if (attempt.checks or attempt.shown ~= '') and (edit[1] or attempt.shown ~= '') and attempt.shown ~= current then
@@ -312,24 +314,20 @@ redis.call('ZREM', KEYS[11], unpack(ARGV, schedule_run[1], schedule_run[2]))  --
 redis.call('HDEL', KEYS[12], unpack(ARGV, schedule_run[1], schedule_run[2]))
 redis.call('ZREM', KEYS[13], attempt.approval_id)
 redis.call('ZREM', KEYS[14], attempt.approval_id)
-redis.call('ZADD', KEYS[15], attempt.now_ms, attempt.approval_id)
-if redis.call('ZCARD', KEYS[15]) >= 2 * attempt.recent_kept then  -- trimmed once per recent_kept decisions
-  redis.call('ZREMRANGEBYRANK', KEYS[15], 0, -attempt.recent_kept - 1)
-end
 -- The workspace's and the named approvers' open entries go (the ones written with it: its 'indexed' field); the
 -- decision is listed for the workspace and for each person it concerns, each list trimmed to its newest.
 local indexed = redis.call('HGET', KEYS[1], 'indexed')
 if indexed then
-  local read_index, members = pcall(cjson.decode, indexed)
-  if read_index and type(members) == 'table' and #members > 0 then redis.call('ZREM', KEYS[18], unpack(members)) end
+  local members = open_entries(indexed, attempt.approval_id)
+  if #members > 0 then redis.call('ZREM', KEYS[17], unpack(members)) end
   redis.call('HDEL', KEYS[1], 'indexed')
 end
 local function list_recent(prefix)
-  redis.call('ZADD', KEYS[19], 0, prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id)
+  redis.call('ZADD', KEYS[18], 0, prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id)
   local low, high = '[' .. prefix, '(' .. prefix .. '\255'
-  if redis.call('ZLEXCOUNT', KEYS[19], low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
-    local cut = redis.call('ZRANGE', KEYS[19], high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
-    if cut[1] then redis.call('ZREMRANGEBYLEX', KEYS[19], low, '[' .. cut[1]) end
+  if redis.call('ZLEXCOUNT', KEYS[18], low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
+    local cut = redis.call('ZRANGE', KEYS[18], high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
+    if cut[1] then redis.call('ZREMRANGEBYLEX', KEYS[18], low, '[' .. cut[1]) end
   end
 end
 local team = text(terms.team_id)

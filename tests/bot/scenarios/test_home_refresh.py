@@ -7,14 +7,19 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, cast
 
+import pytest
 import redis
+from redis.cluster import RedisCluster
 
+from bench.round_trips import RoundTrips, commands_sent
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.render.texts import app_home
+from bot.store import keys
 from tests.bot.support.harness import Bot, running_bot
-from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
+from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER, TEAM
 
 WINDOW_S = 2.0
 
@@ -86,3 +91,54 @@ def test_a_viewer_who_stopped_opening_home_is_rebuilt_no_more(redis_client: redi
         clock.advance(WINDOW_S)
         bot.drain()
         assert len(_published(bot, APPROVER)) == 2  # a day without opening it: forgotten
+
+
+def _counting(redis_url: str, redis_target: str) -> tuple[redis.Redis, RoundTrips]:
+    """A client of the target whose writes to the server are counted (a pipeline: one per node it reaches)."""
+    trips = RoundTrips()
+
+    class _Counting(redis.Connection):
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            trips.count += 1
+            super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
+
+    if redis_target == "cluster":
+        return cast(redis.Redis, RedisCluster.from_url(redis_url, connection_class=_Counting)), trips
+    return redis.Redis(connection_pool=redis.ConnectionPool.from_url(redis_url, connection_class=_Counting)), trips
+
+
+def test_the_viewers_of_a_change_are_chosen_in_one_round_trip_for_them_all(
+    redis_client: redis.Redis, redis_url: str, redis_target: str
+) -> None:
+    client, trips = _counting(redis_url, redis_target)
+    with running_bot(client) as bot:
+        bot.slack.set_channel_members(CHANNEL, [REQUESTER, APPROVER, SECOND_APPROVER, "U0THIRD", "U0LEAD", "U0BOT"])
+        approval_id, session_id = bot.ask()
+        approval = bot.services.stores.approvals.get(session_id, approval_id)
+        assert approval is not None
+        home_queue, viewers = bot.services.home_queue, bot.services.stores.home_viewers
+
+        def chosen() -> tuple[list[str], int]:
+            before = trips.count
+            return sorted(home_queue.viewers_of(approval)), trips.count - before
+
+        viewers.add(TEAM, APPROVER)
+        assert chosen()[0] == [APPROVER]  # the channel's members are cached now
+        one = chosen()[1]
+        for person in (SECOND_APPROVER, OUTSIDER, "U0THIRD", "U0LEAD"):
+            viewers.add(TEAM, person)
+        many, cost = chosen()
+        assert many == sorted([APPROVER, SECOND_APPROVER, "U0THIRD", "U0LEAD"])  # not OUTSIDER: not in the channel
+        assert cost == one
+
+
+@pytest.mark.single_redis  # counted with MONITOR, which watches one server (a cluster has one per master)
+def test_a_tab_reads_each_request_it_lists_once(redis_client: redis.Redis) -> None:
+    with _bot(redis_client) as (bot, _clock):
+        asked = [bot.ask(f"restart checkout {index}") for index in range(3)]
+        bot.services.home_queue.contents_for(APPROVER, team_id=TEAM)  # the channel's members are cached now
+        with commands_sent(redis_client) as commands:
+            home = bot.services.home_queue.contents_for(APPROVER, team_id=TEAM)
+        assert sorted(request.approval_id for request, _progress in home.queue) == sorted(aid for aid, _ in asked)
+        for approval_id, session_id in asked:  # listed by the channel's page and by the workspace's
+            assert commands.count(f"HGETALL {keys.approval(session_id, approval_id)}") == 1

@@ -4,6 +4,7 @@ Others' thousands cost a workspace's and a person's reads nothing (round trips c
 their own out, and an entry whose record is gone is skipped and removed.
 """
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -13,7 +14,7 @@ from redis.cluster import RedisCluster
 from bench.round_trips import RoundTrips
 from bot.domain.records import Decision, PolicySummary
 from bot.domain.status import Status
-from bot.store import keys
+from bot.store import approval_index, keys
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.decide_call import RECENT_KEPT, Attempt
@@ -161,3 +162,21 @@ def test_the_decide_script_trims_each_list_to_its_newest(redis_client: redis.Red
         assert RECENT_KEPT <= len(kept) < 2 * RECENT_KEPT
     newest = [approval.request.approval_id for approval in store.decided_in_workspace(TEAM, limit=RECENT_KEPT)]
     assert newest == own[::-1][:RECENT_KEPT]
+
+
+def test_an_approval_names_its_open_entries_in_few_bytes_and_one_listed_whole_before_still_goes(
+    redis_client: redis.Redis,
+) -> None:
+    store = ApprovalStore(redis_client)
+    compact, whole = _open_own(store, 2)
+    listed: list[bytes] = redis_client.zrange(keys.open_by(keys.shard_of(SID)), 0, -1)  # type: ignore[assignment]
+    members = [member.decode() for member in listed if whole.encode() in member]
+    assert len(members) == 3  # the workspace's, its named approver's, its rule's
+    recorded = redis_client.hget(keys.approval(SID, compact), approval_index.OPEN_FIELD)
+    assert recorded is not None
+    assert len(recorded) < 0.6 * len(json.dumps(members))  # the time and the id once
+    redis_client.hset(keys.approval(SID, whole), approval_index.OPEN_FIELD, json.dumps(members))  # as written before
+
+    for approval_id in (compact, whole):
+        assert _decide(store, redis_client, approval_id) is Status.DECIDED
+    assert redis_client.zrange(keys.open_by(keys.shard_of(SID)), 0, -1) == []

@@ -54,6 +54,7 @@ def _records_without_indexes(stores: Stores) -> tuple[str, str]:
     for shard in keys.shards():
         client.delete(keys.open_by(shard), keys.recent_by(shard), keys.open_channels(shard, TEAM))
     client.hdel(keys.approval(SID, waiting), "indexed")
+    client.zadd(keys.recent_decisions(keys.shard_of(SID)), {decided: 1})  # the previous versions' list of decisions
     client.delete(keys.grants_of(TEAM, LEAD), keys.installation_org_teams("E0ORG"), keys.INDEXES_BUILT)
     return waiting, decided
 
@@ -78,6 +79,7 @@ def test_the_build_lists_what_was_stored_before_the_indexes_once(redis_client: r
     assert listed == {"waiting approvals": 1, "recent decisions": 1, "grants": 1, "org workspaces": 1}
     assert _views(stores) == ([waiting], [waiting], [decided], ["g1"], [TEAM])
     assert stores.approvals.channels_waiting(TEAM) == {"C0OPS": [keys.shard_of(SID)]}
+    assert not redis_client.exists(keys.recent_decisions(keys.shard_of(SID))), "the old list goes once listed"
     assert index_build.build(stores) == dict.fromkeys(listed, 0), "a second run finds nothing more to list"
     assert index_build.ensure(stores) is None, "the worker's start: one read once built"
 

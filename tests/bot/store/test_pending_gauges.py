@@ -6,6 +6,7 @@ import redis
 
 from bot.observe.state_collector import AGE_BUCKETS, age_bucket
 from bot.render import action_ids as ids
+from bot.store import keys
 from bot.store.pending_gauges import PendingGauges
 from tests.bot.support.crowd import commands_processed, other_approvals
 from tests.bot.support.harness import Bot, running_bot
@@ -61,3 +62,18 @@ def test_a_scrape_costs_the_same_with_thousands_waiting(redis_client: redis.Redi
     waiting += 3_000
     assert scrape_cost() == few
     assert gauges.tally(2_000_000_000).counts.keys() == {("default", AGE_BUCKETS[-1][1])}
+
+
+def test_a_quarantined_approval_is_no_longer_counted(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client) as bot:
+        kept, broken = (bot.ask(f"restart checkout {index}")[0] for index in range(2))
+        assert _exact(bot) == 2
+        approvals = bot.services.stores.approvals
+        session_id = approvals.session_of(broken)
+        assert session_id is not None
+        redis_client.hset(keys.approval(session_id, broken), "request", "{not json")
+
+        assert approvals.find_readable(broken) is None  # a reader met it: quarantined
+        assert broken in approvals.quarantined()
+        assert _exact(bot) == 1
+        assert approvals.find_readable(kept) is not None

@@ -10,7 +10,7 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
-from bot.store import keys, scripts
+from bot.store import approval_index, keys, scripts
 from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.decide_call import RECENT_KEPT, Attempt, DecideResult
@@ -77,10 +77,14 @@ def test_recent_decisions_keep_the_newest_and_are_trimmed_in_batches(redis_clien
         redis_client, count, decided_at=lambda index: datetime(2026, 12, 1, tzinfo=UTC) + timedelta(seconds=index)
     )
 
-    recent = redis_client.zrange(keys.recent_decisions(keys.shard_of(SID)), 0, -1)
+    workspace = approval_index.workspace(_request(0).team_id).encode()
+    members: list[bytes] = redis_client.zrange(keys.recent_by(keys.shard_of(SID)), 0, -1)  # type: ignore[assignment]
+    recent = [member for member in members if member.startswith(workspace)]
     assert RECENT_KEPT <= len(recent) < 2 * RECENT_KEPT
     newest = [_request(index).approval_id for index in range(count)][-RECENT_KEPT:]
-    assert ApprovalStore(redis_client).recent_decisions(limit=RECENT_KEPT) == newest[::-1]
+    decided = ApprovalStore(redis_client).decided_in_workspace(_request(0).team_id, limit=RECENT_KEPT)
+    assert [approval.request.approval_id for approval in decided] == newest[::-1]
+    assert not redis_client.exists(keys.recent_decisions(keys.shard_of(SID))), "no shard-wide list besides"
 
 
 def test_the_resume_job_a_decision_queues_is_the_job_queue_s_own_record(redis_client: redis.Redis) -> None:

@@ -53,7 +53,6 @@ def other_approvals(
         else:
             decision = Decision(decision="approve", decided_by="U0SOMEONE", decided_at=decided_at)
             writes.hset(approval_key, "decision", decision.model_dump_json())
-            writes.zadd(keys.recent_decisions(shard), {request.approval_id: int(decided_at.timestamp() * 1000)})
             members = approval_index.decided_members(Approval(request=request, decision=decision))
             writes.zadd(keys.recent_by(shard), dict.fromkeys(members, 0))
         ids.append(request.approval_id)
