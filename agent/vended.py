@@ -34,6 +34,8 @@ OPTIONS_KEY: Final = "options"
 """With ``QUESTION_KEY``: the answers to choose from (labels, or ``{"label", "description"}`` objects)."""
 MULTIPLE_KEY: Final = "multiple"
 """With ``OPTIONS_KEY``: ``True`` lets the person choose several (the response is then a list of labels)."""
+OTHER_KEY: Final = "other"
+"""With ``OPTIONS_KEY``: ``True`` lets the person answer in words instead (the response is then the words)."""
 SCHEMA_KEY: Final = "schema"
 """With ``QUESTION_KEY``: a JSON Schema object the answer fills in (the response is then an object)."""
 
@@ -47,12 +49,14 @@ class AskedQuestion:
         options: The reason's ``"options"`` (``None``: none given).
         multiple: The reason's ``"multiple"``.
         schema: The reason's ``"schema"`` (``None``: none given).
+        other: The reason's ``"other"``.
     """
 
     text: str
     options: Any = None
     multiple: Any = False
     schema: Any = None
+    other: Any = False
 
 
 def question_of(interrupt_name: str, reason: Any) -> AskedQuestion | None:
@@ -71,4 +75,10 @@ def question_of(interrupt_name: str, reason: Any) -> AskedQuestion | None:
         return None
     if not isinstance(asked, str) or not asked.strip():
         return None
-    return AskedQuestion(asked, offered.get(OPTIONS_KEY), offered.get(MULTIPLE_KEY, False), offered.get(SCHEMA_KEY))
+    return AskedQuestion(
+        asked,
+        offered.get(OPTIONS_KEY),
+        offered.get(MULTIPLE_KEY, False),
+        offered.get(SCHEMA_KEY),
+        offered.get(OTHER_KEY, False),
+    )

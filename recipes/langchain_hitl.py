@@ -6,7 +6,9 @@ checkpointer stops after each model turn that calls a gated tool, with one inter
 Signoff's HTTP API, all at once, and the agent resumed with one decision per call, in the calls' order:
 
 - a tool that may be approved or edited is asked as a sign-off: **Approve** approves it, **Edit** (then save)
-  runs it with the edited arguments, **Deny** rejects it with the person's reason, which the model reads;
+  runs it with the edited arguments, **Deny** rejects it with the person's reason, which the model reads; when it
+  may also be answered (``respond``), it is asked with ``respond: true`` and **Answer instead** makes the person's
+  words the tool's result (the tool does not run);
 - a tool whose only decisions are ``respond`` (and ``reject``) is asked as a question: the person's words are
   the tool's result, and the tool itself never runs (an "ask the user" tool).
 
@@ -141,6 +143,8 @@ def decide(
         question = {"question": _text(action.get("description") or action["name"]), "name": action["name"], **common}
         return answered(ask_question_and_wait(api_url, api_key, question, timeout_s=timeout_s), allowed)
     ask = {"tool": action["name"], "input": action["args"], "reason": _text(action.get("description", "")), **common}
+    if "respond" in allowed:  # the message offers "Answer instead": the words are the tool's result
+        ask["respond"] = True
     return decided(ask_and_wait(api_url, api_key, ask, timeout_s=timeout_s), action, allowed)
 
 
@@ -157,6 +161,8 @@ def decided(request: dict[str, Any], action: ActionRequest, allowed: list[Decisi
                 "edited_action": {"name": action["name"], "args": action["args"] if edited is None else edited},
             }
         return _no(f"Edited in Slack by {decision.get('edited_by')}, but this tool takes no edits: not run.", allowed)
+    if request["status"] == "answered":  # asked with ``respond``: the person's words, in the tool's place
+        return {"type": "respond", "message": str(request["answer"])}
     if request["status"] == "denied":
         return _no(decision.get("reason") or "Denied in Slack, no reason given.", allowed)
     if request["status"] == "expired":

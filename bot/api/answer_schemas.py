@@ -71,7 +71,10 @@ APPROVAL: Final = {
     "properties": {
         "id": {"type": "string", "pattern": REQUEST_ID_PATTERN},
         "kind": {"const": "approval"},
-        "status": {"enum": ["pending", "approved", "denied", "expired", "cancelled"]},
+        "status": {
+            "enum": ["pending", "approved", "denied", "expired", "cancelled", "answered"],
+            "description": "`answered`: a person answered in words instead of deciding (asked with `respond`)",
+        },
         "tool": {"type": "string"},
         "input": {"type": "object"},
         "reason": _NULLABLE_STRING,
@@ -87,6 +90,11 @@ APPROVAL: Final = {
         "expires_at": {"type": ["string", "null"], "format": "date-time"},
         "callback_url": _NULLABLE_STRING,
         "decision": {"oneOf": [{"$ref": "#/components/schemas/Decision"}, {"type": "null"}]},
+        "respond": {"type": "boolean", "description": "whether a person may answer in words instead of deciding"},
+        "answer": {
+            **_NULLABLE_STRING,
+            "description": "the person's words, when they answered instead of deciding (status `answered`); else null",
+        },
     },
 }
 _ANSWER: Final = {
@@ -127,6 +135,7 @@ QUESTION: Final = {
             "API; `refused`: a policy rule of tier `deny` matched its name, nobody was asked",
         },
         "question": {"type": "string"},
+        "other": {"type": "boolean", "description": "with options: the person may answer in words instead"},
         "options": {
             "type": ["array", "null"],
             "items": {

@@ -141,6 +141,10 @@ class ApprovalAsk(BaseModel):
     """The same key (per API key) never creates a second request; a retry gets the first one."""
     callback_url: CallbackUrl | None = None
     """Receives the decision (POST, JSON), signed with the client's callback secret."""
+    respond: StrictBool = False
+    """Whether a person may also answer in words instead of approving or denying (LangChain's ``respond``): the
+    message offers "Answer instead", and the words end the request with status ``answered`` and the text in
+    ``answer`` (the tool does not run; its result is the person's words)."""
 
     def fingerprint(self) -> str:
         """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
@@ -206,6 +210,13 @@ class QuestionAsk(BaseModel):
                         {"required": ["options"], "properties": {"options": {"type": "array"}}},
                     ],
                 },
+                {
+                    "description": "`other: true` only with options",
+                    "anyOf": [
+                        {"not": {"required": ["other"], "properties": {"other": {"const": True}}}},
+                        {"required": ["options"], "properties": {"options": {"type": "array"}}},
+                    ],
+                },
             ]
         },
     )
@@ -217,6 +228,9 @@ class QuestionAsk(BaseModel):
     distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
     multiple: StrictBool = False
     """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
+    other: StrictBool = False
+    """With ``options``: the person may answer in their own words instead ("Other…"); the answer is then the words,
+    a string that may be none of the labels (as Claude Code's ``AskUserQuestion`` lets a person type one)."""
     form_schema: dict[str, Any] | None = Field(
         default=None,
         alias="schema",
@@ -257,8 +271,11 @@ class QuestionAsk(BaseModel):
         if self.options is not None:
             reason["options"] = [option.model_dump(exclude_none=True) for option in self.options]
             reason["multiple"] = self.multiple
-        elif "multiple" in self.model_fields_set:
-            reason["multiple"] = self.multiple  # judged, and refused, as an agent's would be
+            reason["other"] = self.other
+        else:
+            for name in ("multiple", "other"):  # judged, and refused, as an agent's would be
+                if name in self.model_fields_set:
+                    reason[name] = getattr(self, name)
         if self.form_schema is not None:
             reason["schema"] = self.form_schema
         return reason

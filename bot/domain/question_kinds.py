@@ -45,10 +45,15 @@ def asked_question(asked: AskedQuestion) -> Question:
         raise QuestionError("options, schema: a question offers options or a form, not both")
     if asked.multiple is not False and asked.options is None:
         raise QuestionError("multiple: only a question with options lets several be chosen")
+    if asked.other is not False and asked.options is None:
+        raise QuestionError("other: only a question with options offers an answer in words besides them")
     if asked.options is not None:
         if not isinstance(asked.multiple, bool):
             raise QuestionError("multiple: must be true or false")
-        return Question(text=text, kind="choice", options=_options(asked.options), multiple=asked.multiple)
+        if not isinstance(asked.other, bool):
+            raise QuestionError("other: must be true or false")
+        options = _options(asked.options)
+        return Question(text=text, kind="choice", options=options, multiple=asked.multiple, other=asked.other)
     if asked.schema is not None:
         form_schema = _schema(asked.schema)
         return Question(text=text, kind="form", form=form_schema)

@@ -155,6 +155,8 @@ class Question(BaseModel):
     """``choice``: the answers to choose from, in the agent's order (labels distinct)."""
     multiple: bool = False
     """``choice``: whether several options may be chosen (the answer is then a list of labels)."""
+    other: bool = False
+    """``choice``: whether the person may answer in words instead ("Other…"; the answer is then the words)."""
     form: dict[str, Any] | None = None
     """``form``: the JSON Schema (an object's) of the answer."""
     problem: str | None = None
@@ -194,6 +196,8 @@ class ApprovalRequest(BaseModel):
         question: What the agent asks, when it asks a question (answered in words) rather than for a decision.
         trust_offered: Whether an approver may also trust the tool for the rest of the session (the agent lets a
             person trust it, and the rule does not forbid it).
+        answer_offered: Whether an approver may also answer the approval in words instead of deciding it (asked
+            through the API with ``respond``): the answer ends it as a question's does (``answer``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -222,6 +226,7 @@ class ApprovalRequest(BaseModel):
     input_schema: dict[str, Any] | None = None
     question: Question | None = None
     trust_offered: bool = False
+    answer_offered: bool = False
 
     @property
     def asks(self) -> bool:

@@ -236,7 +236,9 @@ class ApiRequests(Flow):
             name=APPROVAL_INTERRUPT,
             reason=ask.reason,
         )
-        self.publisher.publish_request(record.session_id, info, interrupt, call, client=record.client)
+        self.publisher.publish_request(
+            record.session_id, info, interrupt, call, client=record.client, answer_offered=ask.respond
+        )
 
     def _view(self, stored: StoredApiRequest) -> ApiRequestView:
         _version, approvals = self.approvals.round_approvals(stored.record.session_id, readable_only=True)
@@ -246,7 +248,7 @@ class ApiRequests(Flow):
 def _offered(ask: QuestionAsk) -> dict[str, Any]:
     """What the question offers, as an agent's reason gives it (``AskedQuestion``'s fields but its text)."""
     reason = ask.reason()
-    return {name: reason[name] for name in ("options", "multiple", "schema") if name in reason}
+    return {name: reason[name] for name in ("options", "multiple", "schema", "other") if name in reason}
 
 
 def post_json(url: str, body: bytes, headers: dict[str, str]) -> None:

@@ -13,8 +13,8 @@ from bot.store.api_requests import StoredApiRequest
 from bot.store.approval_record import Approval
 
 Status = Literal["pending", "approved", "denied", "expired", "cancelled", "answered", "refused"]
-"""An approval is pending, approved, denied, expired or cancelled; a question pending, answered, expired, cancelled,
-or refused (a rule of tier ``deny`` matched it: nobody was asked)."""
+"""An approval is pending, approved, denied, expired, cancelled, or answered (in words, when it offers it); a
+question pending, answered, expired, cancelled, or refused (a rule of tier ``deny`` matched it: nobody was asked)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class ApiRequestView:
             "expires_at": _iso(request.expires_at) if request is not None and request.expires_at else None,
             "callback_url": record.ask.callback_url,
             "decision": _decision_json(decision) if decision is not None else None,
+            "respond": record.ask.respond,
+            "answer": decision.answer if decision is not None and decision.decision == "answer" else None,
         }
 
     def _question_json(self, ask: QuestionAsk) -> dict[str, Any]:
@@ -85,6 +87,7 @@ class ApiRequestView:
             "question": ask.question,
             "options": [option.model_dump() for option in ask.options] if ask.options is not None else None,
             "multiple": ask.multiple,
+            "other": ask.other,
             "schema": ask.form_schema,
             "name": ask.name,
             "requester": ask.requester,

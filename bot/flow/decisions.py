@@ -42,7 +42,7 @@ from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.decide_call import Attempt, DecideResult
 from bot.store.directory import Directory
-from bot.store.outbox import Outbox, update_approval
+from bot.store.outbox import Outbox, post_answer, update_approval
 from bot.store.scripts import ScriptRecord
 from bot.store.signatures import SeenSignatures
 
@@ -419,9 +419,10 @@ class DecisionService:
     def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, Any]) -> DecideResult:
         """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
         # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
-        update = Outbox.script_entry(
-            update_approval(attempt.session_id, attempt.approval_id), due_ms=epoch_ms(self._clock())
-        )
+        due_ms = epoch_ms(self._clock())
+        update = Outbox.script_entry(update_approval(attempt.session_id, attempt.approval_id), due_ms=due_ms)
+        if attempt.kind == "answer":  # the answer is also posted in the thread: queued once, with the answer
+            update += Outbox.script_entry(post_answer(attempt.session_id, attempt.approval_id), due_ms=due_ms)
         audit = self._audit_events(attempt.session_id, attempt.user, **details)
         return self._judge.judge(attempt, decision=decision, update=update, audit=audit)
 

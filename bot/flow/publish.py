@@ -59,6 +59,8 @@ class _WaitingCall:
     """The one call a request asked through the API waits on (none for a question), as ``publish`` reads it."""
 
     call: ToolUse | None
+    answer_offered: bool = False
+    """The approver may answer in words instead (an approval asked with ``respond``)."""
 
     @property
     def pending_tool_uses(self) -> list[ToolUse]:
@@ -85,17 +87,25 @@ class RoundPublisher:
     clock: Clock = system_clock
 
     def publish_request(
-        self, session_id: str, info: ThreadInfo, interrupt: Interrupt, call: ToolUse, *, client: str
+        self,
+        session_id: str,
+        info: ThreadInfo,
+        interrupt: Interrupt,
+        call: ToolUse,
+        *,
+        client: str,
+        answer_offered: bool = False,
     ) -> None:
         """Publish a round of one approval asked from outside an agent (the HTTP API), as an agent's round is.
 
         The interrupt guards ``call`` (its id names the call's toolUseId), so the request, its policy,
         schedule, audit and message are exactly those of an agent stopped before that call; ``client``
-        names who asked. Publishing the same request again opens nothing new.
+        names who asked. Publishing the same request again opens nothing new. ``answer_offered``: the approver may
+        answer in words instead of deciding (the client's tool takes the words as its result).
         """
         self.threads.remember(session_id, info)
         result = AgentResult("interrupt", None, [interrupt])
-        self.publish(session_id, info, _WaitingCall(call), result, client=client)
+        self.publish(session_id, info, _WaitingCall(call, answer_offered), result, client=client)
 
     def publish_question(self, session_id: str, info: ThreadInfo, interrupt: Interrupt, *, client: str) -> None:
         """Publish a round of one question asked from outside an agent (the HTTP API), as an agent's question is.
@@ -287,6 +297,7 @@ class RoundPublisher:
             input_schema=_input_schema(interrupt.reason) if exact_input is not None else None,
             question=question,
             trust_offered=_offers_trust(agent, interrupt, single, policy) if question is None else False,
+            answer_offered=question is None and isinstance(agent, _WaitingCall) and agent.answer_offered,
         )
 
 

@@ -34,6 +34,9 @@ def add_ask_person(server: MCPServer, settings: McpSettings, client_of: Callable
             Field(description='answers to pick from: labels, or {"label", "description"} (not with schema)'),
         ] = None,
         multiple: Annotated[bool, Field(description="with options: several may be picked")] = False,
+        other: Annotated[
+            bool, Field(description="with options: the person may answer in their own words instead (Other…)")
+        ] = False,
         schema: Annotated[
             dict[str, Any] | None,
             Field(description='a form to fill in: a JSON Schema with "type": "object" (not with options)'),
@@ -56,6 +59,7 @@ def add_ask_person(server: MCPServer, settings: McpSettings, client_of: Callable
             question=question,
             options=options,
             multiple=multiple,
+            other=other,
             schema=schema,
             name=name,
             channel=channel,
@@ -90,6 +94,7 @@ def question_body(
     question: str,
     options: list[Any] | None = None,
     multiple: bool = False,
+    other: bool = False,
     schema: dict[str, Any] | None = None,
     name: str | None = None,
     channel: str | None = None,
@@ -100,6 +105,8 @@ def question_body(
     body: dict[str, Any] = {"question": question}
     if multiple:
         body["multiple"] = True
+    if other:
+        body["other"] = True
     for field, value in (
         ("options", options),
         ("schema", schema),

@@ -7,7 +7,9 @@ once every one is answered the tool allows the call with the input plus ``answer
 is what the CLI's own dialog would have added: it then tells the model the person's choices. A multi-select answer
 is one string, the labels joined with ", " and each label holding ", " or a quote written as a JSON string: the
 CLI's own spelling, which it reads back as those labels. A question left unanswered (expired, withdrawn, or the wait
-ran out) denies the call, saying so, and withdraws the others.
+ran out) denies the call, saying so, and withdraws the others. Each question of options offers "Other…" too, as the
+CLI's dialog does: the person's words are the answer, and the CLI tells the model "The user answered: ..." (not
+"Your questions have been answered"), asking it to read them carefully.
 """
 
 import contextlib
@@ -68,6 +70,7 @@ def _bodies(settings: McpSettings, tool_input: dict[str, Any], *, tool_use_id: s
                 question=str(question.get("question", "")),
                 options=options or None,
                 multiple=question.get("multiSelect") is True and bool(options),
+                other=bool(options),  # the CLI's own dialog lets the person type an answer instead (Other)
                 name=ASK_USER_QUESTION,
                 idempotency_key=f"{tool_use_id}:{index}" if tool_use_id else None,
             )

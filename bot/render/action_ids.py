@@ -21,9 +21,12 @@ CHOOSE_BUTTONS: Final = frozenset(f"{CHOOSE_PREFIX}{index}" for index in range(M
 CHOICE_SELECT: Final = "signoff_choice_select"
 """A question's select of options (one, or several); choosing only marks the choice: Send answer sends it."""
 TRUST_ACTION: Final = "signoff_approve_trust"
+ANSWER_INSTEAD_ACTION: Final = "signoff_answer_instead"
+ANSWER_OTHER_ACTION: Final = "signoff_answer_other"
+"""Other… beside a question's options (``other``): opens the words form, as Answer does."""
 REVOKE_TRUST_ACTION: Final = "signoff_revoke_trust"
 OTHER_BUTTONS: Final = frozenset(
-    {REVOKE_GRANT_ACTION, ANSWER_ACTION, REVOKE_TRUST_ACTION, SEND_CHOICE_ACTION, *CHOOSE_BUTTONS}
+    {REVOKE_GRANT_ACTION, ANSWER_ACTION, ANSWER_OTHER_ACTION, REVOKE_TRUST_ACTION, SEND_CHOICE_ACTION, *CHOOSE_BUTTONS}
 )
 """The buttons of a question and of App Home; an approval message's: ``bot.render.controls.CONTROLS``."""
 

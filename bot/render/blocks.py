@@ -19,7 +19,7 @@ from bot.render import controls, safe_text
 from bot.render.action_ids import DENY_MODAL_CALLBACK, DENY_REASON_BLOCK, DENY_REASON_INPUT
 from bot.render.block_kit import button, context, plain_text, section
 from bot.render.controls import ACTIONS_BLOCK_PREFIX, actions_block_id, checked_approval_id
-from bot.render.texts import approval_request, thread_posts
+from bot.render.texts import approval_request, questions, thread_posts
 
 __all__ = [
     "ACTIONS_BLOCK_PREFIX",
@@ -228,6 +228,9 @@ def approval_message(
         blocks.append(
             {**section(approval_request.decision_status(decision)), "block_id": decision_block_id(approval_id)}
         )
+        quote = questions.answer_quote(decision)  # answered in words instead of decided
+        if quote is not None:
+            blocks.append(section(quote))
         blocks.append(context(approval_request.discussion_count(len(decision.discussion))))
     return {"text": approval_request.approval_fallback(request, decision), "blocks": blocks}
 

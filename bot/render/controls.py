@@ -94,6 +94,12 @@ TRUST: Final = Control(
 )
 EDIT: Final = Control(action_id=ids.EDIT_ACTION, label=approval_request.EDIT_LABEL, shown=editable)
 """Its value names the input it edits: a form opened on an input edited since is refused."""
+ANSWER_INSTEAD: Final = Control(
+    action_id=ids.ANSWER_INSTEAD_ACTION,
+    label=approval_request.ANSWER_INSTEAD_LABEL,
+    shown=lambda request: request.answer_offered,
+)
+"""Opens a one-field form: the person's words end the request instead of a decision (``answer_offered``)."""
 DISCUSS: Final = Control(action_id=ids.DISCUSS_ACTION, label=approval_request.DISCUSS_LABEL)
 TAKE: Final = Control(
     action_id=ids.TAKE_ACTION,
@@ -115,7 +121,7 @@ ALLOW_SIMILAR: Final = Control(
     shown=lambda request: _grantable(request) and offers_similar(request),
 )
 
-CONTROLS: Final = (APPROVE, DENY, TRUST, EDIT, DISCUSS, TAKE, APPROVE_AND_ALLOW, ALLOW_SIMILAR)
+CONTROLS: Final = (APPROVE, DENY, TRUST, EDIT, ANSWER_INSTEAD, DISCUSS, TAKE, APPROVE_AND_ALLOW, ALLOW_SIMILAR)
 """Every button of an approval message, in the order it shows them."""
 ACTION_IDS: Final = frozenset(action_id for control in CONTROLS for action_id in control.action_ids)
 """Every id an approval message's click may carry, older ones too."""

@@ -16,6 +16,7 @@ from bot.render.action_ids import (
     ANSWER_BLOCK,
     ANSWER_INPUT,
     ANSWER_MODAL_CALLBACK,
+    ANSWER_OTHER_ACTION,
     CHOICE_SELECT,
     CHOOSE_PREFIX,
     DISCUSS_ACTION,
@@ -74,7 +75,8 @@ def question_actions(request: ApprovalRequest) -> dict[str, Any]:
     """The live controls of a question, then Discuss.
 
     In words: Answer (its form). A form: Fill in. One of at most ``MAX_BUTTONS`` options: a button each (a click
-    answers). One of more, or several: a select, and Send answer (what the select holds is sent).
+    answers). One of more, or several: a select, and Send answer (what the select holds is sent). Options that let
+    the person answer otherwise: Other… too (the words form).
     """
     approval_id = blocks.checked_approval_id(request.approval_id)
     value = button_value(approval_id, request.session_id)
@@ -95,6 +97,8 @@ def question_actions(request: ApprovalRequest) -> dict[str, Any]:
         ]
     else:
         elements = [_select(asked), blocks.button(SEND_CHOICE_ACTION, questions.SEND_CHOICE_LABEL, value, "primary")]
+    if asked is not None and asked.kind == "choice" and asked.other:  # its form takes words, as Answer's does
+        elements.append(blocks.button(ANSWER_OTHER_ACTION, questions.OTHER_LABEL, value))
     elements.append(blocks.button(DISCUSS_ACTION, approval_request.DISCUSS_LABEL, value))
     return {"type": "actions", "block_id": blocks.actions_block_id(approval_id), "elements": elements}
 

@@ -39,7 +39,6 @@ from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
 from redis import Redis
-from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
@@ -49,9 +48,11 @@ from bot.domain.workspaces import NotInstalled, SlackClients
 from bot.flow.home_queue import HomeQueue
 from bot.observe import metrics, tracing
 from bot.render.questions import request_message
+from bot.render.texts import thread_posts
 from bot.slack.home_tabs import HomeTabs
 from bot.slack.lanes import lanes
-from bot.slack.posted_copies import PostedCopy, find_copies, marker
+from bot.slack.post_once import post_once
+from bot.slack.posted_copies import PostedCopy, marker
 from bot.slack.rate_limits import Jitter, SlackPauses
 from bot.slack.retry_after import retry_after_s
 from bot.store.approval_record import Approval, copy_value
@@ -145,6 +146,7 @@ class Deliverer:
             OutboxKind.POST_APPROVAL_COPY: self._post_approval_copy,
             OutboxKind.UPDATE_APPROVAL: self._update_approval,
             OutboxKind.POST_MESSAGE: self._post_message,
+            OutboxKind.POST_ANSWER: self._post_answer,
             OutboxKind.POST_EPHEMERAL: self._post_ephemeral,
             OutboxKind.PUBLISH_HOME: self._publish_home,
         }
@@ -312,7 +314,8 @@ class Deliverer:
         if request.message_ts and not entry.may_have_been_sent:
             return  # posted and recorded by an earlier attempt
         known = PostedCopy(request.channel_id, request.message_ts, 0) if request.message_ts else None
-        kept = self._post_once(
+        kept = post_once(
+            self._outbox,
             entry,
             slack=self._clients.for_team(request.team_id),
             channel=request.channel_id,
@@ -338,7 +341,8 @@ class Deliverer:
         if known is not None and not entry.may_have_been_sent:
             return
         request = approval.request
-        kept = self._post_once(
+        kept = post_once(
+            self._outbox,
             entry,
             slack=self._clients.for_team(request.team_id),
             channel=user,
@@ -364,7 +368,8 @@ class Deliverer:
             raise NotReady  # the part before it is not delivered yet
         channel = str(message.pop("channel"))
         thread_ts = message.pop("thread_ts", None)
-        self._post_once(
+        post_once(
+            self._outbox,
             entry,
             slack=self._clients.for_team(entry.team_id),
             channel=channel,
@@ -375,68 +380,29 @@ class Deliverer:
             identify=lambda copy: copy.ts,
         )
 
-    def _post_once(
-        self,
-        entry: OutboxEntry,
-        *,
-        slack: WebClient,
-        channel: str,
-        thread_ts: str | None,
-        message: dict[str, Any],
-        version: int,
-        known: PostedCopy | None,
-        identify: Callable[[PostedCopy], str],
-        record: Callable[[PostedCopy], tuple[str, list[tuple[str, str]]]] | None = None,
-        post: bool = True,
-    ) -> PostedCopy | None:
-        """Post ``message`` for ``entry`` unless an earlier attempt did; complete the entry with the copy kept.
+    def _post_answer(self, entry: OutboxEntry) -> None:
+        """Post a request's answer in its thread (the message's own, for a request posted outside any thread).
 
-        Args:
-            entry: The entry to deliver.
-            slack: The client of the workspace it is posted in.
-            channel: Where to post (a user id: the DM with them).
-            thread_ts: The thread to post in, if any.
-            message: ``text`` / ``blocks`` of the post.
-            version: The approval version ``message`` shows (0 for other messages).
-            known: The copy already recorded, if any.
-            identify: What identifies a copy in the records (``complete_post``'s ``copy``).
-            record: The caller's record of a copy, for ``complete_post`` (its first field is the check).
-            post: Whether to post when no copy exists (else only find and keep one).
-
-        Returns:
-            The copy kept if this call posted or adopted it, else ``None``. Copies of this entry
-            other than the one kept are deleted.
+        Raises:
+            NotReady: The request's message is not posted yet.
         """
-        found = (
-            find_copies(slack, channel=channel, thread_ts=thread_ts, entry_id=entry.entry_id)
-            if entry.may_have_been_sent
-            else []
+        approval = self._approvals.get_readable(entry.payload["session_id"], entry.payload["approval_id"])
+        if approval is None or approval.decision is None or approval.decision.decision != "answer":
+            return  # gone (expired and let go): nothing to say
+        request = approval.request
+        if not request.message_ts:
+            raise NotReady
+        post_once(
+            self._outbox,
+            entry,
+            slack=self._clients.for_team(request.team_id),
+            channel=request.channel_id,
+            thread_ts=request.thread_ts or request.message_ts,
+            message={"text": thread_posts.answer_given(request, approval.decision)},
+            version=0,
+            known=None,
+            identify=lambda copy: copy.ts,
         )
-        if known is None and not found and post:
-            response = slack.chat_postMessage(
-                channel=channel, thread_ts=thread_ts, metadata=marker(entry.entry_id, version=version), **message
-            )
-            found = [PostedCopy(str(response["channel"]), str(response["ts"]), version)]
-        candidate = known or (found[0] if found else None)
-        if candidate is None:
-            return None  # nothing posted, nothing to post: ``deliver`` completes the entry
-        key, fields = record(candidate) if record is not None else (None, [])
-        if candidate is known:
-            fields = fields[:1]  # recorded already: only check it
-        kept = self._outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
-        for extra in found:
-            if identify(extra) != kept:
-                self._delete(slack, extra)
-        return candidate if candidate is not known and identify(candidate) == kept else None
-
-    def _delete(self, slack: WebClient, copy: PostedCopy) -> None:
-        """Remove a copy nobody tracks (so its buttons cannot be clicked)."""
-        try:
-            slack.chat_delete(channel=copy.channel, ts=copy.ts)
-        except SlackApiError as error:
-            if error.response.get("error") != "message_not_found":
-                raise
-        logger.info("channel=<%s>, ts=<%s> | extra copy deleted", copy.channel, copy.ts)
 
     def _update_approval(self, entry: OutboxEntry) -> None:
         self._show_latest(entry.payload["session_id"], entry.payload["approval_id"], force=False)

@@ -25,6 +25,7 @@ _METHOD_OF: Final[dict[str, str]] = {
     OutboxKind.POST_APPROVAL: POSTING,
     OutboxKind.POST_APPROVAL_COPY: POSTING,
     OutboxKind.POST_MESSAGE: POSTING,
+    OutboxKind.POST_ANSWER: POSTING,
     OutboxKind.UPDATE_APPROVAL: "chat.update",
     OutboxKind.POST_EPHEMERAL: "chat.postEphemeral",
     OutboxKind.PUBLISH_HOME: "views.publish",

@@ -229,8 +229,9 @@ _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic
     "input_digest": True,
     # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
     # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
-    "question": {"kind": True, "multiple": True, "options": {"__all__": {"label"}}},
+    "question": {"kind": True, "multiple": True, "other": True, "options": {"__all__": {"label"}}},
     "trust_offered": True,
+    "answer_offered": True,
     "policy": {
         "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
         "approver_users",

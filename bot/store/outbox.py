@@ -55,6 +55,7 @@ class OutboxKind(StrEnum):
     POST_APPROVAL = "post_approval"
     POST_APPROVAL_COPY = "post_approval_copy"
     UPDATE_APPROVAL = "update_approval"
+    POST_ANSWER = "post_answer"
     POST_MESSAGE = "post_message"
     POST_EPHEMERAL = "post_ephemeral"
     PUBLISH_HOME = "publish_home"
@@ -417,6 +418,13 @@ def update_approval(session_id: str, approval_id: str) -> OutboxEntry:
     payload = {"session_id": session_id, "approval_id": approval_id}
     shard = keys.shard_of(session_id)
     return OutboxEntry(OutboxKind.UPDATE_APPROVAL, payload, shard=shard, team_id=_team(session_id))
+
+
+def post_answer(session_id: str, approval_id: str) -> OutboxEntry:
+    """Post the answer a request was given in its thread, once (queued by the decide script with the answer)."""
+    payload = {"session_id": session_id, "approval_id": approval_id}
+    shard = keys.shard_of(session_id)
+    return OutboxEntry(OutboxKind.POST_ANSWER, payload, shard=shard, team_id=_team(session_id))
 
 
 def post_message(

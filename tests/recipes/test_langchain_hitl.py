@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import Field
 
 from bot.render import action_ids as ids
-from bot.render import blocks
+from bot.render import blocks, controls
 from recipes.langchain_hitl import CannotRefuse, answered, build_agent, decided, question_argument, run_with_signoff
 from tests.bot.support.deciders import person_in_slack
 from tests.bot.support.harness import Bot
@@ -136,6 +136,25 @@ def test_a_denied_call_never_runs_and_the_model_reads_the_reason(bot: Bot, api_k
     [result] = _told(model)
     assert result.status == "error"
     assert result.content == "User rejected the tool call for `restart_service` with reason: peak traffic"
+
+
+def test_a_tool_taking_all_four_decisions_may_be_answered_in_words_from_slack_and_never_runs(
+    bot: Bot, api_key: str
+) -> None:
+    ran: list[tuple[str, int]] = []
+    model = ScriptedChatModel(messages=_calls(("restart_service", {"service": "checkout"})))
+    words = "Not now: payments is mid-deploy, try again at 15:00"
+
+    def answer_instead(approval_id: str) -> None:
+        opened = len(bot.slack.calls("views.open"))
+        assert bot.click(controls.ANSWER_INSTEAD.action_id, approval_id, user=APPROVER).status == 200
+        view = bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"]
+        bot.submit_answer(approval_id, user=APPROVER, answer=words, view=view)
+
+    _run(bot, api_key, model, ran, answer_instead)
+    assert ran == []
+    [result] = _told(model)
+    assert (result.content, result.status) == (words, "success")
 
 
 def test_a_question_tool_s_result_is_the_person_s_words_and_it_never_runs(bot: Bot, api_key: str) -> None:

@@ -25,6 +25,8 @@ ANSWER_MODAL_CLOSE: Final = "Cancel"
 ANSWER_INPUT_LABEL: Final = "Your answer"
 ANSWER_PLACEHOLDER: Final = "The agent reads exactly what you write here."
 FORM_LABEL: Final = "Fill in"
+OTHER_LABEL: Final = "Other…"
+"""Beside a question's options, when it lets the person answer in words instead."""
 SEND_CHOICE_LABEL: Final = "Send answer"
 CHOOSE_ONE_PLACEHOLDER: Final = "Choose an answer"
 CHOOSE_SEVERAL_PLACEHOLDER: Final = "Choose one or more"
@@ -58,7 +60,8 @@ def how_to_answer(question: Question, *, by_reply: bool = True) -> str:
     Only an agent's thread takes replies as answers: a question asked through the HTTP API lives in no agent's session.
     """
     if question.kind == "choice":
-        return "Choose one or more of the options" if question.multiple else "Choose one of the options"
+        chosen = "Choose one or more of the options" if question.multiple else "Choose one of the options"
+        return f"{chosen}, or *{OTHER_LABEL}* to answer in your own words" if question.other else chosen
     if question.kind == "form":
         return "Answer with the form: *Fill in*"
     return "Answer with *Answer*, or by replying in this thread" if by_reply else "Answer with *Answer*"
@@ -152,7 +155,11 @@ def question_fallback(request: ApprovalRequest, decision: Decision | None = None
 
 
 def answer_modal_intro(request: ApprovalRequest) -> str:
-    """The answer form's first line (mrkdwn), then the question."""
+    """The answer form's first line (mrkdwn), then the question (or, for an approval, what answering does)."""
+    if request.question is None:
+        what = code_inline(request.tool or request.interrupt_name)
+        to = code_inline(request.client) if request.client is not None else "the agent"
+        return f"Answer {asker(request)}'s request {what} in words instead of deciding it: {to} receives your words"
     if request.client is not None:
         return f"{question_intro(request)}\n{question_text(request)}"
     return f"The agent working on {asker(request)}'s request asks:\n{question_text(request)}"
@@ -160,8 +167,9 @@ def answer_modal_intro(request: ApprovalRequest) -> str:
 
 def subject(request: ApprovalRequest) -> str:
     """The question, named in one line (reminders, escalations, answers to a person)."""
-    asked = request.question.text if request.question is not None else ""
-    return f"the question {code_inline(asked.replace(chr(10), ' '), 120)}"
+    if request.question is None:  # an approval answered in words instead
+        return f"the request {code_inline(request.tool or request.interrupt_name)}"
+    return f"the question {code_inline(request.question.text.replace(chr(10), ' '), 120)}"
 
 
 def answer_sent(request: ApprovalRequest) -> str:

@@ -43,6 +43,13 @@ def refusal_account(decision: Decision) -> str:
     return f"Not run: {who_decided(decision.decided_by)} denied it{reason}"
 
 
+def answer_given(request: ApprovalRequest, decision: Decision) -> str:
+    """The thread's record of an answer: who answered what, quoted (escaped, hidden characters shown, clipped)."""
+    to = "the agent" if request.client is None else code_inline(request.client)
+    quote = questions.answer_quote(decision) or ""
+    return f"💬 {who_decided(decision.decided_by)} answered {questions.subject(request)}; sent to {to}:\n{quote}"
+
+
 def agent_reply(text: str, accounts: Mapping[str, str] | None = None) -> str:
     """The agent's answer as mrkdwn: revealed and escaped (a model cannot ping a channel), never empty.
 

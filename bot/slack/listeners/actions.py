@@ -19,7 +19,7 @@ from bot.render.action_ids import parse_button_value
 from bot.render.controls import Control
 from bot.render.texts import answers
 from bot.slack import clicks
-from bot.slack.listeners import deny, edits, grants, similar_grants
+from bot.slack.listeners import deny, edits, grants, questions, similar_grants
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.listeners.lazy import lazily
 from bot.slack.parts import SlackParts
@@ -30,8 +30,8 @@ Handler = Callable[[BlockActions, Action], None]
 """Serves a click already acked."""
 Opener = Callable[[BlockActions, Action, WebClient], None]
 """Opens a modal for a click (run lazily, after the ack: ``views.open`` may outlast Slack's 3 seconds)."""
-Asks = Literal["approve", "deny", "discuss"]
-"""What the click asks the judge of the person: may they approve, deny, or discuss this request from there."""
+Asks = Literal["approve", "deny", "answer", "discuss"]
+"""What the click asks the judge of the person: may they approve, deny, answer or discuss this request from there."""
 
 PREFIX: Final = "signoff_"
 """Every action id of the bot begins so (``bot.render.action_ids``)."""
@@ -117,6 +117,11 @@ ACTIONS: Final = (
         control=controls.EDIT,
         asks="approve",
         opens=lambda p: edits.opening(flow=p.edit_flow, outbox=p.stores.outbox, modals=p.modals),
+    ),
+    ApprovalAction(
+        control=controls.ANSWER_INSTEAD,
+        asks="answer",
+        opens=lambda p: questions.opening(decisions=p.decisions, modals=p.modals, outbox=p.stores.outbox),
     ),
     ApprovalAction(
         control=controls.DISCUSS,

@@ -1,9 +1,11 @@
-"""Answer on a question's message or the App Home: the form it opens, and that form's submission.
+"""Answer on a question's message or the App Home, or an approval's "Answer instead": the form, and its submission.
 
 The form is bound to the question and to where Answer was clicked, as the deny form is
 (``bot.slack.listeners.bound_modals``). The answer is recorded by the decide script like any decision:
 the first answer wins, a second person is told who answered.
 """
+
+from collections.abc import Callable
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
@@ -27,8 +29,10 @@ from bot.store.approval_record import Approval
 from bot.store.outbox import Outbox
 
 
-def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Outbox) -> None:
-    """Add the Answer listeners to ``app``."""
+def opening(
+    *, decisions: DecisionService, modals: Modals, outbox: Outbox
+) -> Callable[[BlockActions, Action, WebClient], None]:
+    """What opens the answer form for an Answer click, or an approval's "Answer instead" (run lazily)."""
 
     def open_answer_modal(body: BlockActions, action: Action, client: WebClient) -> None:
         click = ModalClick.read(body, action)
@@ -37,7 +41,7 @@ def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Ou
             return
         request = approval.request
         asked = request.question
-        if asked is not None and asked.kind == "choice":  # answered with its options, never in words
+        if asked is not None and asked.kind == "choice" and not asked.other:  # with its options only, never in words
             click.refuse(outbox, None, question_texts.wrong_action())
             return
         binding = click.bind(request.approval_id, purpose="answer", session_id=request.session_id)
@@ -48,6 +52,12 @@ def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Ou
         else:
             view = questions.answer_modal(request, private_metadata=metadata, external_id=external_id)
         client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    return open_answer_modal
+
+
+def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Outbox) -> None:
+    """Add the Answer listeners to ``app``."""
 
     def submit_answer(ack: Ack, body: ViewSubmission, view: SubmittedView) -> None:
         user = body["user"]["id"]
@@ -95,7 +105,9 @@ def register(app: App, *, decisions: DecisionService, modals: Modals, outbox: Ou
         else:
             ack(**questions.answer_errors(text))
 
-    lazily(app.action(ids.ANSWER_ACTION), open_answer_modal, outbox=outbox)
+    open_answer = opening(decisions=decisions, modals=modals, outbox=outbox)
+    lazily(app.action(ids.ANSWER_ACTION), open_answer, outbox=outbox)
+    lazily(app.action(ids.ANSWER_OTHER_ACTION), open_answer, outbox=outbox)
     app.view(ids.ANSWER_MODAL_CALLBACK)(submit_answer)
 
 

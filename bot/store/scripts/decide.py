@@ -48,13 +48,13 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # needs (value: JSON of what the caller must supply first: team_id and channel_id, members, groups; nothing
 # written), unreadable (the stored approval cannot be read), unknown, a refusal (wrong_workspace, wrong_place,
 # not_a_member, self_approval, not_an_approver, reason_required, editor_approval, wrong_action: an answer to an
-# approval, an approval or a denial of a question, an answer of another kind than the question's or choosing what it
-# does not offer), changed (an approval of an input
-# that is no longer the one waiting: edited since it was shown, or never shown, as for a typed reply), already
-# (value: the decision), unseen (a typed reply written before the approval message was posted), voted, vote
-# (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but replayed, needs
-# and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a needs of the
-# place, a check's answers, and for decided unless with_request.
+# approval that offers none (or not in words), an approval or a denial of a question, an answer of another kind than
+# the question's (words for options are one only with ``other``) or choosing what it does not offer), changed (an
+# approval of an input that is no longer the one waiting: edited since it was shown, or never shown, as for a typed
+# reply), already (value: the decision), unseen (a typed reply written before the approval message was posted),
+# voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but
+# replayed, needs and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a
+# needs of the place, a check's answers, and for decided unless with_request.
 TOO_LATE: Final = "too_late"
 """The decide script ran after its caller stopped waiting (a server paused, then resumed): it wrote nothing."""
 
@@ -138,15 +138,21 @@ if attempt.checks then
     return answer('{Status.ALLOWED}')  -- whatever the attempt says: a discussion decides nothing
   end
   if stored[2] then return answer('{Status.ALREADY}', stored[2]) end
-  -- An answer fits a question only; an approval or a denial, an approval only.
-  if (type(terms.question) == 'table') ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  -- An answer fits a question, or in words an approval that offers one (``answer_offered``); an approval or a
+  -- denial, an approval only.
+  local asks = type(terms.question) == 'table'
+  local in_words = not asks and attempt.kind == 'answer' and terms.answer_offered == true
+  if not in_words and asks ~= (attempt.kind == 'answer') then return answer('{Status.WRONG_ACTION}') end
+  if in_words and not attempt.check and attempt.answer_kind ~= 'text' then return answer('{Status.WRONG_ACTION}') end
   -- An answer answers as its question asks: in words, with options it offers (one, unless it lets several be
   -- chosen), or with its form. A question stored without a kind is answered in words. (A check opens the way to
   -- answer: how is the form's to ask.)
-  if attempt.kind == 'answer' and not attempt.check then
+  if asks and attempt.kind == 'answer' and not attempt.check then
     local asked = type(terms.question.kind) == 'string' and terms.question.kind or 'text'
-    if attempt.answer_kind ~= asked then return answer('{Status.WRONG_ACTION}') end
-    if asked == 'choice' then
+    -- Words answer a question of options too when it lets the person answer otherwise ("Other...").
+    local other = asked == 'choice' and attempt.answer_kind == 'text' and terms.question.other == true
+    if attempt.answer_kind ~= asked and not other then return answer('{Status.WRONG_ACTION}') end
+    if asked == 'choice' and not other then
       local options, picked, labels = list(terms.question.options), {{}}, {{}}
       local count = #attempt.choices
       if count == 0 or (count > 1 and terms.question.multiple ~= true) then return answer('{Status.WRONG_ACTION}') end

@@ -27,12 +27,14 @@ def _buttons(node: Any) -> list[dict[str, Any]]:
 
 
 def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
-    # A request offering every button (claims, an edit, grants and "allow similar"), a question, a standing approval.
+    # A request offering every button (claims, an edit, grants, "allow similar", an answer instead), a question, a
+    # standing approval.
     offering_all = request(
         policy=PolicySummary(name="p", claim_pause_s=600, grant_durations=(3600,)),
         call_digest="c" * 32,
         input_digest="i" * 32,
         trust_offered=True,
+        answer_offered=True,
     )
     grant = Grant(
         grant_id="g1", team_id="T1", channel_id="C1", rule="p", tool="deploy", tool_input={"n": 1}, digest="d",
@@ -41,7 +43,9 @@ def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
     )  # fmt: skip
     question = request(question=Question(text="Which region?"))
     few = request(question=Question(text="Which?", kind="choice", options=tuple(_options(MAX_BUTTONS))))
-    several = request(question=Question(text="Which?", kind="choice", options=tuple(_options(2)), multiple=True))
+    several = request(
+        question=Question(text="Which?", kind="choice", options=tuple(_options(2)), multiple=True, other=True)
+    )
     trust = Trust(
         session_id="T1:C1:1.0", tool="deploy", trusted_by="U1", requester="U2", team_id="T1", channel_id="C1",
         thread_ts="1.0", approval_id="a", trusted_at=NOW,

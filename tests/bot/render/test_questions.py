@@ -103,7 +103,7 @@ def test_a_question_stored_before_kinds_reads_and_shows_as_one_in_words() -> Non
     stored = (
         asking(Question(text="Which?"))
         .model_dump_json()
-        .replace(',"kind":"text","options":[],"multiple":false,"form":null,"problem":null', "")
+        .replace(',"kind":"text","options":[],"multiple":false,"other":false,"form":null,"problem":null', "")
     )
     assert '"question":{"text":"Which?"}' in stored
     old = ApprovalRequest.model_validate_json(stored)

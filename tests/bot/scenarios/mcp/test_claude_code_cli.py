@@ -194,3 +194,35 @@ def test_the_model_reads_the_answers_a_person_gave_in_slack_to_ask_user_question
         'Your questions have been answered: "Which region?"="us-east-1", '
         '"Which checks?"="lint, "Say \\"hi\\", then go"". You can now continue with these answers in mind.'
     )
+
+
+def _open_other(bot: Bot, approval_id: str) -> dict[str, Any]:
+    opened = len(bot.slack.calls("views.open"))
+    assert bot.click(ids.ANSWER_OTHER_ACTION, approval_id, user=REQUESTER).status == 200
+    return dict(bot.slack.wait_for("views.open", count=opened + 1)[-1].response["view"])
+
+
+@pytest.mark.single_redis
+def test_a_person_may_answer_ask_user_question_in_their_own_words_and_the_model_reads_them(
+    bot: Bot, home: Path
+) -> None:
+    words = 'ap-south-1, "closest" to the new customers'
+
+    def answer(approval_id: str) -> None:
+        view = _open_other(bot, approval_id)  # Other…, beside the options: the words form
+        assert bot.submit_answer(approval_id, user=REQUESTER, answer=words, view=view).status == 200
+
+    asked = {"questions": [ASKED["questions"][0]]}
+    with serving(ToolCall("AskUserQuestion", asked, "toolu_other")) as api, _mcp_config(bot, "stdio", home) as config:
+        with person_in_slack(bot, answer) as answered:
+            result, _version = _claude(api, config, home, "auto")
+        [told] = api.tool_results()
+    assert len(answered) == 1
+    assert result["result"] == "done", result
+    assert not told.get("is_error"), told
+    # The CLI's own words for an answer that is none of the labels (what its dialog's "Other" gives): the model is
+    # told what the person wrote, and to read it carefully.
+    assert result_text(told) == (
+        f'The user answered: "Which region?"="{words}". Read the answers carefully \u2014 they may request '
+        "clarification, changes, or that you not proceed \u2014 and follow what they actually say."
+    )
