@@ -410,18 +410,23 @@ class DecisionService:
             log_context(session_id=attempt.session_id, approval_id=attempt.approval_id),
             tracing.span(f"decide {attempt.kind}", parent=raised_in, attributes=attributes) as span,
         ):
-            result = self._decide_script(attempt, decision, details)
+            result = self._decide_script(attempt, decision, details, in_thread_already=source == "reply")
             span.set_attribute("signoff.decision.status", result.status.value)
             if result.status is Status.DECIDED:
                 logger.info("approval_id=<%s> | decided: %s (%s)", attempt.approval_id, decision.decision, source)
             return result
 
-    def _decide_script(self, attempt: Attempt, decision: Decision, details: dict[str, Any]) -> DecideResult:
-        """Run the decide script, supplying what it says it needs first (a cold cache, the request's place)."""
+    def _decide_script(
+        self, attempt: Attempt, decision: Decision, details: dict[str, Any], *, in_thread_already: bool
+    ) -> DecideResult:
+        """Run the decide script, supplying what it says it needs first (a cold cache, the request's place).
+
+        ``in_thread_already``: the answer is a typed reply, so the thread shows it already (no second post).
+        """
         # Built once: a run that answers ``needs`` writes nothing, so the next run may queue the same records.
         due_ms = epoch_ms(self._clock())
         update = Outbox.script_entry(update_approval(attempt.session_id, attempt.approval_id), due_ms=due_ms)
-        if attempt.kind == "answer":  # the answer is also posted in the thread: queued once, with the answer
+        if attempt.kind == "answer" and not in_thread_already:  # posted in the thread: queued once, with the answer
             update += Outbox.script_entry(post_answer(attempt.session_id, attempt.approval_id), due_ms=due_ms)
         audit = self._audit_events(attempt.session_id, attempt.user, **details)
         return self._judge.judge(attempt, decision=decision, update=update, audit=audit)

@@ -306,3 +306,15 @@ def test_app_home_lists_a_question_of_options_with_its_buttons(redis_client: red
         ]
         assert f"{ids.CHOOSE_PREFIX}0" in buttons
         assert blocks.approval_id_shown(bot.approval_messages()[0]) == bot.approval_id()
+
+
+def test_a_question_answered_by_a_typed_reply_is_not_posted_again_in_its_thread(redis_client: redis.Redis) -> None:
+    with running_bot(redis_client, agent_factory=asking({"question": "Anything to add?"})) as bot:
+        message = asked(bot)
+        bot.reply("ship it after lunch", user=REQUESTER, thread_ts=message["thread_ts"])
+        bot.drain()
+        bot.drain()
+        assert received(redis_client) == "ship it after lunch"
+        posted = [str(each.get("text", "")) for each in bot.slack.messages(CHANNEL, message["thread_ts"])]
+        assert len(posted) > 1, "the bot's thread holds the question and its answered notice"
+        assert not any("ship it after lunch" in text for text in posted), "the person's reply shows it already"
