@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+import pydantic_core
 import redis
 from pydantic import ValidationError
 
@@ -180,7 +181,7 @@ def request_from(raw: str) -> ApprovalRequest:
     """
     if f'"{_SAME}"' not in raw:
         return ApprovalRequest.model_validate_json(raw)
-    stored = json.loads(raw)
+    stored = pydantic_core.from_json(raw)  # the parser ``model_validate_json`` uses: nesting bounded the same way
     same = stored.pop(_SAME, []) if isinstance(stored, dict) else None
     if not isinstance(same, list):
         raise ValueError(f"{_SAME}=<{same!r}> | not a list of the copies left out")
