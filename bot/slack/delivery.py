@@ -352,6 +352,7 @@ class Deliverer:
                 request, user=user, channel=copy.channel, ts=copy.ts
             ),
             post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
+            listing=self._stores.approvals.copy_listing(request, user=user),  # on their App Home while it waits
         )
         if kept is not None:
             latest = self._stores.approvals.get_readable(request.session_id, request.approval_id)

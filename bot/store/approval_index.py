@@ -9,6 +9,7 @@ id::
     w:<team>:<ms>:<aid>          open-by: waiting in the workspace (request time); recent-by: decided (decision time)
     a:<team>:<uid>:<ms>:<aid>    open-by: waiting, the rule names <uid> among its approvers
     g:<policy>:<ms>:<aid>        open-by: waiting under the rule <policy> (URL-quoted): the pending gauges count them
+    c:<team>:<uid>:<ms>:<aid>    open-by: waiting, <uid> was sent a direct-message copy (escalation, on-call, DM)
     p:<team>:<uid>:<ms>:<aid>    recent-by: decided, <uid> decided, voted for or requested it
 
 A page of a workspace's or a person's oldest (or newest) entries is one ``ZRANGE ... BYLEX LIMIT`` per shard, merged:
@@ -58,6 +59,15 @@ def workspace(team_id: str) -> str:
 def approver(team_id: str, user_id: str) -> str:
     """The prefix of the open entries whose rule names ``user_id`` among its approvers."""
     return f"a:{team_id}:{user_id}:"
+
+
+def copy(team_id: str, user_id: str) -> str:
+    """The prefix of the open entries of requests sent to ``user_id`` as a direct-message copy.
+
+    Written with the copy's record (``bot.store.scripts.COMPLETE_POST``), added to the approval's ``OPEN_FIELD``: the
+    decide script removes it with the others.
+    """
+    return f"c:{team_id}:{user_id}:"
 
 
 def person(team_id: str, user_id: str) -> str:

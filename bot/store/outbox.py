@@ -67,6 +67,17 @@ def _ordered_id() -> str:
     return f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
 
 
+@dataclass(frozen=True, slots=True)
+class CopyListing:
+    """Where a posted copy is listed for its person, with its record (``Outbox.complete_post``'s ``listing``)."""
+
+    index: str
+    """The sorted set, in the record's slot."""
+    prefix: str
+    """The entry's prefix: the approval's open time and id follow it."""
+    approval_id: str
+
+
 @dataclass
 class OutboxEntry:
     """One Slack call to make.
@@ -284,6 +295,7 @@ class Outbox:
         copy: str,
         record_key: str | None = None,
         record: Sequence[tuple[str, str]] = (),
+        listing: CopyListing | None = None,
     ) -> str:
         """Complete a posted entry and record which copy of its message is kept, in one step.
 
@@ -294,6 +306,8 @@ class Outbox:
                 same step (only if the hash still exists).
             record: Field, value pairs for ``record_key``; the first must hold ``copy`` (it is
                 checked: a different value already there means another copy is kept).
+            listing: Where ``record_key`` (an approval) lists the copy for its person, in the same step (none once
+                decided).
 
         Returns:
             The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
@@ -307,8 +321,11 @@ class Outbox:
             keys.outbox_claims(shard),
         ]
         args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
+        args.extend([listing.prefix, listing.approval_id] if listing is not None else ["", ""])
         if record_key is not None:
             keys_.append(record_key)
+            if listing is not None:
+                keys_.append(listing.index)
             args.extend(item for pair in record for item in pair)
         return as_text(self._complete_post(keys=keys_, args=args))
 
