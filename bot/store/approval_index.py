@@ -96,27 +96,29 @@ def named_approvers(request: ApprovalRequest) -> list[str]:
     return list(dict.fromkeys(user for user in named if user))
 
 
-def open_members(request: ApprovalRequest) -> list[str]:
-    """The open-by members of a request waiting for a decision."""
+def open_members(request: ApprovalRequest, *, copied_to: Iterable[str] = ()) -> list[str]:
+    """The open-by members of a request waiting for a decision (``copied_to``: who was sent a copy already)."""
     opened_ms = int(request.created_at.timestamp() * 1000)
-    return [member(prefix, opened_ms, request.approval_id) for prefix in _open_prefixes(request)]
+    return [member(prefix, opened_ms, request.approval_id) for prefix in _open_prefixes(request, copied_to)]
 
 
-def open_record(request: ApprovalRequest) -> str:
+def open_record(request: ApprovalRequest, *, copied_to: Iterable[str] = ()) -> str:
     """Its ``OPEN_FIELD`` (JSON): its open-by members' time (13 digits), then their prefixes.
 
     Each member is a prefix, the time and the approval id (the scripts' ``open_entries`` rebuilds them): the id and the
     time once, not once per member.
     """
     opened_ms = int(request.created_at.timestamp() * 1000)
-    return json.dumps([f"{opened_ms:0{_MS_DIGITS}d}", *_open_prefixes(request)], separators=(",", ":"))
+    prefixes = _open_prefixes(request, copied_to)
+    return json.dumps([f"{opened_ms:0{_MS_DIGITS}d}", *prefixes], separators=(",", ":"))
 
 
-def _open_prefixes(request: ApprovalRequest) -> list[str]:
+def _open_prefixes(request: ApprovalRequest, copied_to: Iterable[str] = ()) -> list[str]:
     return [
         workspace(request.team_id),
         *(approver(request.team_id, user) for user in named_approvers(request)),
         policy(request.policy.name),
+        *(copy(request.team_id, user) for user in copied_to),
     ]
 
 

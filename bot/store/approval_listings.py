@@ -149,11 +149,12 @@ class ApprovalListings:
                 if approval is None or approval.decision is not None:
                     continue
                 request = approval.request
-                members = approval_index.open_members(request)
+                copied_to = sorted(approval.copies)  # its copies' people, as a copy posted now is listed
+                members = approval_index.open_members(request, copied_to=copied_to)
                 self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
                 added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
-                    args=[approval_index.open_record(request), *members],
+                    args=[approval_index.open_record(request, copied_to=copied_to), *members],
                 )
                 listed += int(added) > 0
         # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):
