@@ -32,6 +32,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
+from bot.store.approval_index import CopyListing
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from bot.store.pipelined import run_each
 from bot.store.shard_trouble import ShardRests, each_shard
@@ -65,17 +66,6 @@ def _ordered_id() -> str:
     # Entries due at the same millisecond are claimed in id order (ZRANGEBYSCORE breaks ties by
     # member): a time-ordered id keeps them first in, first out.
     return f"{time.time_ns():020d}-{uuid.uuid4().hex[:12]}"
-
-
-@dataclass(frozen=True, slots=True)
-class CopyListing:
-    """Where a posted copy is listed for its person, with its record (``Outbox.complete_post``'s ``listing``)."""
-
-    index: str
-    """The sorted set, in the record's slot."""
-    prefix: str
-    """The entry's prefix: the approval's open time and id follow it."""
-    approval_id: str
 
 
 @dataclass
