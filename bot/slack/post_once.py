@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
-from bot.store.approval_index import CopyListing
+from bot.store.copy_listing import CopyListing
 from bot.store.outbox import Outbox, OutboxEntry
 
 logger = logging.getLogger(__name__)

@@ -51,17 +51,6 @@ class Entry:
     member: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class CopyListing:
-    """Where a posted copy is listed for its person, with its record (``Outbox.complete_post``'s ``listing``)."""
-
-    index: str
-    """The sorted set, in the record's slot."""
-    prefix: str
-    """The entry's prefix: the approval's open time and id follow it."""
-    approval_id: str
-
-
 def workspace(team_id: str) -> str:
     """The prefix of a workspace's entries (open-by and recent-by)."""
     return f"w:{team_id}:"

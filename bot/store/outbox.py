@@ -32,7 +32,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
-from bot.store.approval_index import CopyListing
+from bot.store.copy_listing import CopyListing
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from bot.store.pipelined import run_each
 from bot.store.shard_trouble import ShardRests, each_shard
