@@ -71,11 +71,11 @@ class HomeQueue(Flow):
 
         The requests of that workspace they may decide now, and its recent decisions they could see (a person
         in two workspaces sees each one's in its own tab). Read from their own indexes and their workspace's, a
-        bounded page each: the rules that name them, the channels they are in, the workspace's longest waiting (copies
-        sent to them), their own decisions and requests, the workspace's latest.
+        bounded page each: the rules that name them, the copies sent to them, the channels they are in, the
+        workspace's longest waiting, their own decisions and requests, the workspace's latest.
         """
         approvals = self.approvals
-        # Whoever may decide is in the request's channel (or was sent a copy: the workspace's page finds those).
+        # Whoever may decide is named by its rule, was sent a copy, or is in the request's channel.
         channels = {
             channel_id: shards
             for channel_id, shards in approvals.channels_waiting(team_id).items()
@@ -85,6 +85,7 @@ class HomeQueue(Flow):
         waiting = _by_id(
             [
                 *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ, seen=seen),
+                *approvals.open_copied_to(team_id, user_id, limit=OPEN_READ, seen=seen),
                 *approvals.open_in_channels(team_id, channels, limit=OPEN_READ, seen=seen),
                 *approvals.open_in_workspace(team_id, limit=OPEN_READ, seen=seen),
             ]
@@ -125,11 +126,15 @@ class HomeQueue(Flow):
         judged = self.decisions.home.who_may_find(approval, [user for user in viewers if user not in involved])
         return [user for user in viewers if user in involved or user in judged]
 
-    def pending_in(self, team_id: str, channel_id: str) -> list[ApprovalRequest]:
-        """The requests waiting longest in one channel (``PENDING_READ`` at most), oldest first (``/approvals``)."""
-        ids = self.approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
-        found = self.approvals.find_many_readable(ids)
-        return [approval.request for approval in found if approval is not None and approval.decision is None]
+    def pending_in(self, team_id: str, channel_id: str) -> tuple[list[ApprovalRequest], int]:
+        """What waits in one channel, for ``/approvals``: the ``PENDING_READ`` oldest, and how many wait in all."""
+        approvals = self.approvals
+        ids = approvals.open_in_channel(team_id, channel_id, limit=PENDING_READ)
+        found = approvals.find_many_readable(ids)
+        requests = [approval.request for approval in found if approval is not None and approval.decision is None]
+        # Fewer than a page read: that is all of them (the count may still hold a stale entry the read dropped).
+        waiting = approvals.waiting_in_channel(team_id, channel_id) if len(ids) >= PENDING_READ else len(requests)
+        return requests, max(waiting, len(requests))
 
     def _in(self, team_id: str, channel_id: str, user_id: str) -> bool:
         """Whether ``user_id`` is in the channel (``False`` when it cannot be told now: the tab lists what it can)."""

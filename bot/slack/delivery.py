@@ -353,6 +353,7 @@ class Deliverer:
             identify=lambda copy: copy_value(copy.channel, copy.ts),
             record=lambda copy: self._approvals.copy_record(request, user=user, channel=copy.channel, ts=copy.ts),
             post=approval.decision is None,  # decided meanwhile: no copy is needed, but one posted must be found
+            listing=self._approvals.copy_listing(request, user=user),  # on their App Home while it waits
         )
         if kept is not None:
             latest = self._approvals.get_readable(request.session_id, request.approval_id)

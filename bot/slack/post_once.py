@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.slack.posted_copies import PostedCopy, find_copies, marker
+from bot.store.copy_listing import CopyListing
 from bot.store.outbox import Outbox, OutboxEntry
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ def post_once(
     identify: Callable[[PostedCopy], str],
     record: Callable[[PostedCopy], tuple[str, list[tuple[str, str]]]] | None = None,
     post: bool = True,
+    listing: CopyListing | None = None,
 ) -> PostedCopy | None:
     """Post ``message`` for ``entry`` unless an earlier attempt did; complete the entry with the copy kept.
 
@@ -46,6 +48,7 @@ def post_once(
         identify: What identifies a copy in the records (``complete_post``'s ``copy``).
         record: The caller's record of a copy, for ``complete_post`` (its first field is the check).
         post: Whether to post when no copy exists (else only find and keep one).
+        listing: Where the record lists the copy for its person (``complete_post``'s).
 
     Returns:
         The copy kept if this call posted or adopted it, else ``None``. Copies of this entry
@@ -67,7 +70,7 @@ def post_once(
     key, fields = record(candidate) if record is not None else (None, [])
     if candidate is known:
         fields = fields[:1]  # recorded already: only check it
-    kept = outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields)
+    kept = outbox.complete_post(entry, copy=identify(candidate), record_key=key, record=fields, listing=listing)
     for extra in found:
         if identify(extra) != kept:
             _delete(slack, extra)

@@ -9,6 +9,7 @@ id::
     w:<team>:<ms>:<aid>          open-by: waiting in the workspace (request time); recent-by: decided (decision time)
     a:<team>:<uid>:<ms>:<aid>    open-by: waiting, the rule names <uid> among its approvers
     g:<policy>:<ms>:<aid>        open-by: waiting under the rule <policy> (URL-quoted): the pending gauges count them
+    c:<team>:<uid>:<ms>:<aid>    open-by: waiting, <uid> was sent a direct-message copy (escalation, on-call, DM)
     p:<team>:<uid>:<ms>:<aid>    recent-by: decided, <uid> decided, voted for or requested it
 
 A page of a workspace's or a person's oldest (or newest) entries is one ``ZRANGE ... BYLEX LIMIT`` per shard, merged:
@@ -60,6 +61,15 @@ def approver(team_id: str, user_id: str) -> str:
     return f"a:{team_id}:{user_id}:"
 
 
+def copy(team_id: str, user_id: str) -> str:
+    """The prefix of the open entries of requests sent to ``user_id`` as a direct-message copy.
+
+    Written with the copy's record (``bot.store.scripts.COMPLETE_POST``), added to the approval's ``OPEN_FIELD``: the
+    decide script removes it with the others.
+    """
+    return f"c:{team_id}:{user_id}:"
+
+
 def person(team_id: str, user_id: str) -> str:
     """The prefix of the decisions ``user_id`` made, voted for or asked for (recent-by)."""
     return f"p:{team_id}:{user_id}:"
@@ -86,27 +96,29 @@ def named_approvers(request: ApprovalRequest) -> list[str]:
     return list(dict.fromkeys(user for user in named if user))
 
 
-def open_members(request: ApprovalRequest) -> list[str]:
-    """The open-by members of a request waiting for a decision."""
+def open_members(request: ApprovalRequest, *, copied_to: Iterable[str] = ()) -> list[str]:
+    """The open-by members of a request waiting for a decision (``copied_to``: who was sent a copy already)."""
     opened_ms = int(request.created_at.timestamp() * 1000)
-    return [member(prefix, opened_ms, request.approval_id) for prefix in _open_prefixes(request)]
+    return [member(prefix, opened_ms, request.approval_id) for prefix in _open_prefixes(request, copied_to)]
 
 
-def open_record(request: ApprovalRequest) -> str:
+def open_record(request: ApprovalRequest, *, copied_to: Iterable[str] = ()) -> str:
     """Its ``OPEN_FIELD`` (JSON): its open-by members' time (13 digits), then their prefixes.
 
     Each member is a prefix, the time and the approval id (the scripts' ``open_entries`` rebuilds them): the id and the
     time once, not once per member.
     """
     opened_ms = int(request.created_at.timestamp() * 1000)
-    return json.dumps([f"{opened_ms:0{_MS_DIGITS}d}", *_open_prefixes(request)], separators=(",", ":"))
+    prefixes = _open_prefixes(request, copied_to)
+    return json.dumps([f"{opened_ms:0{_MS_DIGITS}d}", *prefixes], separators=(",", ":"))
 
 
-def _open_prefixes(request: ApprovalRequest) -> list[str]:
+def _open_prefixes(request: ApprovalRequest, copied_to: Iterable[str] = ()) -> list[str]:
     return [
         workspace(request.team_id),
         *(approver(request.team_id, user) for user in named_approvers(request)),
         policy(request.policy.name),
+        *(copy(request.team_id, user) for user in copied_to),
     ]
 
 

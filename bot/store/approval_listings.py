@@ -116,6 +116,18 @@ class ApprovalListings:
         found = self._open_page(approval_index.approver(team_id, user_id), team_id, limit=limit, seen=seen)
         return [approval for approval in found if user_id in approval_index.named_approvers(approval.request)]
 
+    def open_copied_to(self, team_id: str, user_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
+        """The ``limit`` approvals waiting longest that ``user_id`` was sent a direct-message copy of, oldest first."""
+        found = self._open_page(approval_index.copy(team_id, user_id), team_id, limit=limit, seen=seen)
+        return [approval for approval in found if user_id in approval.copies]
+
+    def waiting_in_channel(self, team_id: str, channel_id: str) -> int:
+        """How many approvals wait in one channel: one ``ZCARD`` per shard, whatever the count."""
+        reads = self._client.pipeline(transaction=False)
+        for shard in keys.shards():
+            reads.zcard(keys.channel_open(shard, team_id, channel_id))
+        return sum(int(count) for count in reads.execute())
+
     def decided_in_workspace(self, team_id: str, *, limit: int, seen: Seen | None = None) -> list[Approval]:
         """The workspace's ``limit`` latest decided approvals, newest first."""
         return self._decided_page(approval_index.workspace(team_id), team_id, limit=limit, seen=seen)
@@ -137,11 +149,12 @@ class ApprovalListings:
                 if approval is None or approval.decision is not None:
                     continue
                 request = approval.request
-                members = approval_index.open_members(request)
+                copied_to = sorted(approval.copies)  # its copies' people, as a copy posted now is listed
+                members = approval_index.open_members(request, copied_to=copied_to)
                 self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
                 added = self._index_open(
                     keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
-                    args=[approval_index.open_record(request), *members],
+                    args=[approval_index.open_record(request, copied_to=copied_to), *members],
                 )
                 listed += int(added) > 0
         # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):

@@ -35,6 +35,7 @@ from bot.store.approval_record import (
     queue_reads,
     stored_request,
 )
+from bot.store.copy_listing import CopyListing
 from bot.store.decide_call import Attempt, DecideResult, keys_and_args, terms
 from bot.store.direct_script import DirectScript
 from bot.store.due import FencedWrites
@@ -327,6 +328,15 @@ class ApprovalStore(ApprovalListings):
     def copy_record(request: ApprovalRequest, *, user: str, channel: str, ts: str) -> tuple[str, list[tuple[str, str]]]:
         """A direct-message copy of the approval message (updated with the original), for ``complete_post``."""
         return keys.approval(request.session_id, request.approval_id), [(f"copy:{user}", copy_value(channel, ts))]
+
+    @staticmethod
+    def copy_listing(request: ApprovalRequest, *, user: str) -> CopyListing:
+        """Where ``copy_record`` lists the copy for ``user`` while the approval waits (their App Home reads it)."""
+        return CopyListing(
+            keys.open_by(keys.shard_of(request.session_id)),
+            approval_index.copy(request.team_id, user),
+            request.approval_id,
+        )
 
     def set_level(self, session_id: str, approval_id: str, level: int, *, target: FencedWrites | None = None) -> None:
         """Record how far up the escalation ladder the request went (through ``target``: with the caller's writes)."""

@@ -32,6 +32,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import place_of_session
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
+from bot.store.copy_listing import CopyListing
 from bot.store.due import DueQueue, FencedWrites, claim_counted_each, soonest_due_s
 from bot.store.pipelined import run_each
 from bot.store.shard_trouble import ShardRests, each_shard
@@ -284,6 +285,7 @@ class Outbox:
         copy: str,
         record_key: str | None = None,
         record: Sequence[tuple[str, str]] = (),
+        listing: CopyListing | None = None,
     ) -> str:
         """Complete a posted entry and record which copy of its message is kept, in one step.
 
@@ -294,6 +296,8 @@ class Outbox:
                 same step (only if the hash still exists).
             record: Field, value pairs for ``record_key``; the first must hold ``copy`` (it is
                 checked: a different value already there means another copy is kept).
+            listing: Where ``record_key`` (an approval) lists the copy for its person, in the same step (none once
+                decided).
 
         Returns:
             The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
@@ -307,8 +311,11 @@ class Outbox:
             keys.outbox_claims(shard),
         ]
         args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
+        args.extend([listing.prefix, listing.approval_id] if listing is not None else ["", ""])
         if record_key is not None:
             keys_.append(record_key)
+            if listing is not None:
+                keys_.append(listing.index)
             args.extend(item for pair in record for item in pair)
         return as_text(self._complete_post(keys=keys_, args=args))
 

@@ -63,9 +63,10 @@ def home_recent_line(request: ApprovalRequest, decision: Decision, arguments: st
     return f"{what} {arguments}{edited}: {decision_status(decision)}"
 
 
-def pending_header(count: int) -> str:
-    """Heading of the ``/approvals`` answer."""
-    return f"*{count} request{'s' if count != 1 else ''} waiting for a decision in this channel:*"
+def pending_header(count: int, *, listed: int | None = None) -> str:
+    """Heading of the ``/approvals`` answer: ``count`` waiting, of which the ``listed`` oldest are read (all: None)."""
+    showing = f" (showing the {listed} oldest)" if listed is not None and listed < count else ""
+    return f"*{count} request{'s' if count != 1 else ''} waiting for a decision in this channel{showing}:*"
 
 
 def pending_line(request: ApprovalRequest, *, now: datetime, link: str | None) -> str:
@@ -86,15 +87,19 @@ def nothing_pending() -> str:
 MAX_PENDING_TEXT: Final = 30_000  # well within the 40,000 characters Slack takes as a message's text
 
 
-def pending_list(lines: list[str]) -> str:
-    """The ``/approvals`` answer: the header and the ``pending_line``s that fit, then how many more wait."""
+def pending_list(lines: list[str], *, waiting: int | None = None) -> str:
+    """The ``/approvals`` answer: the header and the ``pending_line``s that fit, then how many more wait.
+
+    ``waiting``: how many wait in all, when ``lines`` lists only the oldest of them (None: all).
+    """
     if not lines:
         return nothing_pending()
-    shown = [pending_header(len(lines))]
+    waiting = max(waiting or 0, len(lines))
+    shown = [pending_header(waiting, listed=len(lines))]
     used = len(shown[0])
     for index, line in enumerate(lines):
         if used + 1 + len(line) > MAX_PENDING_TEXT:
-            shown.append(home_more(len(lines) - index))
+            shown.append(home_more(waiting - index))
             break
         shown.append(line)
         used += 1 + len(line)

@@ -33,10 +33,11 @@ def register(app: App, *, home_viewers: HomeViewers, outbox: Outbox, home_queue:
     def list_pending(command: SlashCommand, client: WebClient, respond: Respond) -> None:
         channel = command["channel_id"]
         lines = []
-        for request in home_queue.pending_in(str(command.get("team_id") or ""), channel):
+        requests, waiting = home_queue.pending_in(str(command.get("team_id") or ""), channel)
+        for request in requests:
             link = _permalink(client, channel=channel, ts=request.message_ts) if request.message_ts else None
             lines.append(app_home.pending_line(request, now=clock(), link=link))
-        respond(text=app_home.pending_list(lines), response_type="ephemeral")
+        respond(text=app_home.pending_list(lines, waiting=waiting), response_type="ephemeral")
 
     app.event("app_home_opened")(home_opened)
     lazily(app.command(ids.APPROVALS_COMMAND), list_pending, outbox=outbox)

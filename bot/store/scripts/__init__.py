@@ -82,17 +82,36 @@ end
 return out
 """
 
-# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash].
-# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4.. field, value pairs for KEYS[5]; the
-#       first field is the caller's own record of the copy.
+# KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash,
+#       [6 its shard's open-by index]].
+# ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4 the open-by prefix to list the copy under
+#       ('' none), 5 the approval id, 6.. field, value pairs for KEYS[5]; the first field is the caller's own record
+#       of the copy.
 # Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
+# The listing (a direct-message copy of a waiting approval, on its person's App Home): an entry ARGV[4], the
+# approval's open time and id, added to KEYS[6] and to the approval's 'indexed' field (so the decide script removes
+# it with the others); none once decided, or for an approval listed before 'indexed' was kept.
 COMPLETE_POST: Final = """
 local kept = redis.call('GET', KEYS[1])
-if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[4]) end
+if (not kept) and KEYS[5] then kept = redis.call('HGET', KEYS[5], ARGV[6]) end
 if kept and kept ~= ARGV[2] then return kept end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
-  for index = 4, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+  for index = 6, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[index], ARGV[index + 1]) end
+  if KEYS[6] and ARGV[4] ~= '' then
+    local state = redis.call('HMGET', KEYS[5], 'decision', 'indexed')
+    local read, listed = pcall(cjson.decode, state[2] or '')
+    if (not state[1]) and read and type(listed) == 'table' and type(listed[1]) == 'string'
+        and string.match(listed[1], '^%d+$') then
+      local present = false
+      for index = 2, #listed do present = present or listed[index] == ARGV[4] end
+      if not present then
+        listed[#listed + 1] = ARGV[4]
+        redis.call('HSET', KEYS[5], 'indexed', cjson.encode(listed))
+        redis.call('ZADD', KEYS[6], 0, ARGV[4] .. listed[1] .. ':' .. ARGV[5])
+      end
+    end
+  end
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])

@@ -20,14 +20,19 @@ OTHER_CHANNEL = "C0ELSEWHERE"
 
 
 def other_approvals(
-    client: redis.Redis, count: int, *, decided_at: datetime | None = None, team_id: str = OTHER_TEAM
+    client: redis.Redis,
+    count: int,
+    *,
+    decided_at: datetime | None = None,
+    team_id: str = OTHER_TEAM,
+    channel_id: str = OTHER_CHANNEL,
 ) -> list[str]:
-    """``count`` approvals of another workspace, open (or decided at ``decided_at``), spread over every shard."""
+    """``count`` approvals of another workspace (or channel), open (or decided at ``decided_at``), over every shard."""
     created = datetime(2026, 11, 1, tzinfo=UTC)  # older than any test's own: they come first in a scan
     writes = client.pipeline(transaction=False)
     ids = []
     for index in range(count):
-        session_id = f"{team_id}:{OTHER_CHANNEL}:1700000000.{index:06d}"
+        session_id = f"{team_id}:{channel_id}:1700000000.{index:06d}"
         shard = keys.shard_of(session_id)
         request = ApprovalRequest(
             approval_id=keys.approval_id(session_id, f"crowd{index:06d}"),
@@ -35,7 +40,7 @@ def other_approvals(
             interrupt_id=f"v1:before_tool_call:tooluse_{index}:x",
             interrupt_name="approval",
             team_id=team_id,
-            channel_id=OTHER_CHANNEL,
+            channel_id=channel_id,
             thread_ts=f"1700000000.{index:06d}",
             requested_by="U0SOMEONE",
             tool="restart_service",
@@ -48,7 +53,7 @@ def other_approvals(
         if decided_at is None:
             opened_ms = int(request.created_at.timestamp() * 1000)
             writes.zadd(keys.open_index(shard), {request.approval_id: opened_ms})
-            writes.zadd(keys.channel_open(shard, team_id, OTHER_CHANNEL), {request.approval_id: opened_ms})
+            writes.zadd(keys.channel_open(shard, team_id, channel_id), {request.approval_id: opened_ms})
             writes.zadd(keys.open_by(shard), dict.fromkeys(approval_index.open_members(request), 0))
         else:
             decision = Decision(decision="approve", decided_by="U0SOMEONE", decided_at=decided_at)
