@@ -17,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Final, Literal
 
+from bot.domain.records import place_of_session
 from bot.store.modal_views import ModalViews
 
 Surface = Literal["message", "home", "reply"]
@@ -56,6 +57,18 @@ class Origin:
             "ts": self.ts or "",
             "thread_ts": self.thread_ts or "",
         }
+
+    def place_of(self, session_id: str) -> tuple[str, str]:
+        """The workspace and channel an attempt on ``session_id`` names: the session's own, else this origin's.
+
+        A session id that names no place (a request made through the API) is expected where the attempt comes
+        from, as it is when nothing is amiss. The decide script checks the request's own place either way; only a
+        wrong guess costs a round trip more (it answers with the place).
+        """
+        team_id, channel_id = place_of_session(session_id)
+        if not channel_id and self.channel_id:
+            return self.team_id, self.channel_id
+        return team_id, channel_id
 
     def audit_details(self) -> dict[str, str | None]:
         """The origin as an audit event names it: the surface, the channel and the person's own workspace."""

@@ -29,7 +29,7 @@ from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
 from bot.domain.hidden_characters import is_blank
 from bot.domain.policy_rules import Policy
-from bot.domain.records import ApprovalRequest, Decision, place_of_session
+from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.home_checks import HomeChecks
@@ -202,12 +202,7 @@ class DecisionService:
         answer_kind, given = _answer_given(reason, choices, filled_in)
         if kind == "answer" and ((answer_kind == "text" and text is None) or (choices is not None and not choices)):
             return Outcome(Status.INVALID)  # an empty answer tells the agent nothing: nothing is recorded
-        team_id, channel_id = place_of_session(session_id)
-        if not channel_id and origin.channel_id:
-            # A session id that names no place (a request made through the API): expected where the attempt comes
-            # from, as it is when nothing is amiss. The script checks the request's own place either way; only a
-            # wrong guess costs a round trip more (it answers with the place).
-            team_id, channel_id = origin.team_id, origin.channel_id
+        team_id, channel_id = origin.place_of(session_id)
         attempt = Attempt(
             session_id=session_id,
             approval_id=approval_id,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
-from bot.domain.records import Decision, place_of_session
+from bot.domain.records import Decision
 from bot.domain.status import Status
 from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin
@@ -143,9 +143,7 @@ class ScriptJudge:
 
 def check_attempt(session_id: str, approval_id: str, *, user_id: str, action: Check, origin: Origin) -> Attempt:
     """The check-only attempt asking whether ``user_id`` may ``action`` the approval from ``origin`` now."""
-    team_id, channel_id = place_of_session(session_id)
-    if not channel_id and origin.channel_id:  # as ``decide`` guesses it; the script answers with the real place
-        team_id, channel_id = origin.team_id, origin.channel_id
+    team_id, channel_id = origin.place_of(session_id)
     return Attempt(
         session_id=session_id,
         approval_id=approval_id,
