@@ -57,12 +57,12 @@ class ApprovalStore(ApprovalListings):
         """Register the scripts; nothing is sent yet. ``decision_replicas``: replicas that must hold a decision."""
         self._client = client
         # A click waits for it: no pool on its path.
-        self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
+        self._decide = DirectScript(client, DECIDE.text, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
-        self._claim = client.register_script(scripts.CLAIM_APPROVAL)
-        self._index_open = client.register_script(scripts.INDEX_OPEN)
-        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
-        self._quarantine = client.register_script(scripts.QUARANTINE)
+        self._claim = client.register_script(scripts.CLAIM_APPROVAL.text)
+        self._index_open = client.register_script(scripts.INDEX_OPEN.text)
+        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL.text)
+        self._quarantine = client.register_script(scripts.QUARANTINE.text)
 
     def open_round(
         self,
@@ -450,7 +450,7 @@ class ApprovalStore(ApprovalListings):
         """
         request_keys, args = keys_and_args(attempt, decision=decision, update=update, audit=audit)
         # As a raw command: ClusterPipeline.eval takes no keys (it finds the slot from the command's own keys).
-        pipeline.execute_command("EVAL", DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
+        pipeline.execute_command("EVAL", DECIDE.text, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""

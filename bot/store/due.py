@@ -129,8 +129,8 @@ class DueQueue:
 
     def __post_init__(self) -> None:
         """Register the claim and fenced-writes scripts."""
-        self._claim = self.client.register_script(scripts.CLAIM_DUE)
-        self._fenced = self.client.register_script(scripts.FENCED_WRITES)
+        self._claim = self.client.register_script(scripts.CLAIM_DUE.text)
+        self._fenced = self.client.register_script(scripts.FENCED_WRITES.text)
 
     @classmethod
     def per_shard(
@@ -305,7 +305,7 @@ def _claim_each(
 
     replies = run()
     if any(isinstance(reply, NoScriptError) for reply in replies):  # first use, a restart, a failover
-        client.script_load(scripts.CLAIM_DUE)
+        client.script_load(scripts.CLAIM_DUE.text)
         replies = run()
     claimed = []
     for reply in replies:

@@ -22,7 +22,7 @@ class EditStore:
 
     def __init__(self, client: redis.Redis) -> None:
         """Register the script; nothing is sent yet."""
-        self._edit = client.register_script(scripts.EDIT_CALL)
+        self._edit = client.register_script(scripts.EDIT_CALL.text)
 
     def edit(
         self,

@@ -51,7 +51,7 @@ class GrantStore:
     def __init__(self, client: redis.Redis) -> None:
         """Register the script; nothing is sent yet."""
         self._client = client
-        self._use = client.register_script(scripts.USE_GRANT)
+        self._use = client.register_script(scripts.USE_GRANT.text)
 
     def create(self, grant: Grant) -> None:
         """Keep ``grant`` (one transaction in its channel's slot), then list it."""

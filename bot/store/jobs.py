@@ -170,9 +170,9 @@ class JobQueue:
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
         self._next_blocking = 0
-        self._redeliver = client.register_script(scripts.REDELIVER_JOB)
-        self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
-        self._leave = client.register_script(scripts.LEAVE_GROUP)
+        self._redeliver = client.register_script(scripts.REDELIVER_JOB.text)
+        self._prune = client.register_script(scripts.PRUNE_CONSUMERS.text)
+        self._leave = client.register_script(scripts.LEAVE_GROUP.text)
 
     def ensure_group(self) -> None:
         """Create every shard's stream and consumer group if they do not exist yet."""

@@ -155,9 +155,9 @@ class Outbox:
             claims_key=keys.outbox_claims,
             now_ms=lambda: int(clock() * 1000),
         )
-        self._complete_post = client.register_script(scripts.COMPLETE_POST)
-        self._want_home = client.register_script(scripts.WANT_HOME)
-        self._complete_home = client.register_script(scripts.COMPLETE_HOME)
+        self._complete_post = client.register_script(scripts.COMPLETE_POST.text)
+        self._want_home = client.register_script(scripts.WANT_HOME.text)
+        self._complete_home = client.register_script(scripts.COMPLETE_HOME.text)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
