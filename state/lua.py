@@ -84,7 +84,7 @@ class LuaScript:
 
     @cached_property
     def prelude(self) -> str:
-        """The locals that name the KEYS, the ARGV and what else the body uses (where the extra ones start, constants)."""
+        """The locals naming the KEYS, the ARGV and what else the body uses (where the extra ones start, constants)."""
         lines = [f"local {name} = KEYS[{index}]" for index, name in enumerate(self.keys, 1)]
         lines += [f"local {name} = ARGV[{index}]" for index, name in enumerate(self.args, 1)]
         table: list[tuple[str, str | int]] = [*self.constants]
@@ -103,16 +103,17 @@ class LuaScript:
 
     def key_list(self, *more: str, **named: str) -> list[str]:
         """The call's KEYS: each named one (by its name in ``keys``), then ``more``."""
-        return _in_order("keys", self.keys, named, more, self.more_keys, self.name)
+        return _in_order("keys", self.keys, named, more, takes_more=self.more_keys, script=self.name)
 
     def arg_list(self, *more: _Arg, **named: _Arg) -> list[_Arg]:
         """The call's ARGV: each named one (by its name in ``args``), then ``more``."""
-        return _in_order("args", self.args, named, more, self.more_args, self.name)
+        return _in_order("args", self.args, named, more, takes_more=self.more_args, script=self.name)
 
 
 def _in_order(
-    what: str, names: tuple[str, ...], named: Mapping[str, _T], more: tuple[_T, ...], takes_more: bool, script: str
+    what: str, names: tuple[str, ...], named: Mapping[str, _T], more: tuple[_T, ...], *, takes_more: bool, script: str
 ) -> list[_T]:
+    """``named`` in the order of ``names``, then ``more`` (refused unless ``takes_more``)."""
     if named.keys() != set(names):
         missing, unknown = sorted(set(names) - named.keys()), sorted(named.keys() - set(names))
         raise TypeError(f"script=<{script}>, missing=<{missing}>, unknown=<{unknown}> | {what} not as the spec names")

@@ -34,8 +34,8 @@ import redis
 from redis.commands.core import Script
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
-from state.lua import LuaScript
 from state.errors import ConflictError, SessionException, UnstorableValueError
+from state.lua import LuaScript
 from state.shapes import Message
 from state.text import as_text
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages

@@ -3,10 +3,10 @@
 Extra arguments go to pytest (``python -m tests -k store``). Every check runs even when an
 earlier one fails, so one run shows everything that is wrong.
 
-On a fresh Debian machine the sandbox's browser tests need Chromium, which no Python package
-ships, and an emoji font for their screenshots; the Lua lint needs ``luacheck``: run as root with ``apt-get`` at hand, this installs
-the missing ``DEBIAN_PACKAGES`` first (those ``.ci/run`` installs; ``tests/test_ci.py`` keeps the two
-alike). Elsewhere the browser tests fail with a message saying what to install.
+On a fresh Debian machine the sandbox's browser tests need Chromium, which no Python package ships, and an emoji
+font for their screenshots; the Lua lint needs ``luacheck``: run as root with ``apt-get`` at hand, this installs the
+missing ``DEBIAN_PACKAGES`` first (those ``.ci/run`` installs; ``tests/test_ci.py`` keeps the two alike). Elsewhere
+the browser tests and the Lua lint fail with a message saying what to install.
 """
 
 import os

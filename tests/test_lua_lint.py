@@ -48,7 +48,9 @@ def test_luacheck_finds_nothing_in_the_scripts() -> None:
 
 def test_luacheck_finds_an_undeclared_name_and_an_unused_key() -> None:
     [decide] = [script for script in lua_lint.every_script() if script.name == "decide"]
-    planted = decide.text.replace("local attempt = cjson.decode(attempt_json)", "local attempt = cjson.decode(attmept_json)")
+    planted = decide.text.replace(
+        "local attempt = cjson.decode(attempt_json)", "local attempt = cjson.decode(attmept_json)"
+    )
 
     verdict = lua_lint.lint([("planted", planted)])
 

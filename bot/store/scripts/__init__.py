@@ -27,7 +27,7 @@ ScriptRecord: TypeAlias = tuple[str, ...]
 
 
 def runs(*records: Sequence[str]) -> list[str]:
-    """``records`` as a script reads them (``runs_from`` in ``owners/runs.lua``): each its length, then its arguments."""
+    """``records`` as a script reads them (``owners/runs.lua``'s ``runs_from``): each its length, then its arguments."""
     return [item for record in records for item in (str(len(record)), *record)]
 
 
@@ -56,14 +56,10 @@ COMPLETE_HOME: Final = script(
     keys=("due_key", "entries_key", "claims_key", "cooling_key"),
     args=("entry_id", "mark", "now_ms", "cooling_ms"),
 )
-PENDING_BY_POLICY: Final = script(
-    "pending_by_policy", keys=("open_by_key",), args=("rules_prefix",), more_args=True
-)
+PENDING_BY_POLICY: Final = script("pending_by_policy", keys=("open_by_key",), args=("rules_prefix",), more_args=True)
 SHOWN_IF_HELD: Final = script("shown_if_held", keys=("shown_key", "lease_key"), args=("token", "version", "ttl_s"))
 RELEASE_IF_HELD: Final = script("release_if_held", keys=("lease_key",), args=("token",))
-REDELIVER_JOB: Final = script(
-    "redeliver_job", keys=("stream_key",), args=("group", "consumer", "job_id", "mode")
-)
+REDELIVER_JOB: Final = script("redeliver_job", keys=("stream_key",), args=("group", "consumer", "job_id", "mode"))
 PRUNE_CONSUMERS: Final = script("prune_consumers", keys=("stream_key",), args=("group", "idle_ms", "keep"))
 LEAVE_GROUP: Final = script("leave_group", keys=("stream_key",), args=("group", "leaving"))
 TAKE_LANE: Final = script(
@@ -100,9 +96,7 @@ QUARANTINE: Final = script(
     args=("approval_id", "note"),
     owners=("approval_index",),
 )
-DROP_IDLE_CHANNEL: Final = script(
-    "drop_idle_channel", keys=("channels_key", "channel_open_key"), args=("channel_id",)
-)
+DROP_IDLE_CHANNEL: Final = script("drop_idle_channel", keys=("channels_key", "channel_open_key"), args=("channel_id",))
 
 EVERY_SPEC: Final = (
     DECIDE,

@@ -143,4 +143,4 @@ def test_every_script_lists_each_lua_script_of_the_package() -> None:
     files = {path.stem for path in (ROOT / "bot" / "store" / "scripts").glob("*.lua")}
 
     assert {script.name for script in scripts.EVERY_SPEC} == files
-    assert scripts.EVERY_SCRIPT == tuple(script.text for script in scripts.EVERY_SPEC)
+    assert tuple(script.text for script in scripts.EVERY_SPEC) == scripts.EVERY_SCRIPT
