@@ -1,4 +1,4 @@
--- KEYS: 1 approval, 2 schedule due. ARGV: 1 user, 2 until ms, 3 the request's escalation entry id.
+-- KEYS: approval_key, due_key (the schedule's). ARGV: user, until_ms, entry_id (the request's escalation entry).
 -- Records the claim and pushes the next escalation back to the end of the pause.
 -- Returns 'claimed', 'already' (decided) or 'unknown'.
 if redis.call('HEXISTS', approval_key, 'request') == 0 then return STATUS_UNKNOWN end

@@ -1,4 +1,4 @@
--- KEYS: 1 due zset, 2 entries hash, [3 claims hash]. ARGV: 1 now ms, 2 lease ms, 3 limit.
+-- KEYS: due_key (zset), entries_key (hash), [the claims hash]. ARGV: now_ms, lease_ms, limit.
 -- Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
 -- a flat list id1, entry1, claims1, id2, entry2, claims2, ... (claims 0 without a claims hash).
 local claims_key = KEYS[KEYS_MORE]  -- none: claims are not counted

@@ -1,5 +1,5 @@
--- KEYS: 1 outbox due, 2 outbox entries, 3 outbox claims, 4 the person's home cooling.
--- ARGV: 1 entry id, 2 the change mark the published tab was built after, 3 now ms, 4 cooling ms.
+-- KEYS: the outbox's due_key, entries_key, claims_key; cooling_key: the person's home cooling.
+-- ARGV: entry_id, mark: the change mark the published tab was built after, now_ms, cooling_ms.
 -- After an App Home was published: starts the person's cooling, and completes the entry unless a change came while
 -- it was built (its mark differs): then the entry stays, due when the cooling ends, so that change is shown too.
 -- Returns 1 if completed, 0 if kept for the change.

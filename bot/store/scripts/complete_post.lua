@@ -1,11 +1,11 @@
--- KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash,
---       [6 its shard's open-by index]].
--- ARGV: 1 entry id, 2 the copy (what identifies it), 3 record TTL s, 4 the open-by prefix to list the copy under
---       ('' none), 5 the approval id, 6.. field, value pairs for KEYS[5]; the first field is the caller's own record
---       of the copy.
--- Returns the copy kept: ARGV[2], or another one recorded first (the caller's copy is then one too many).
--- The listing (a direct-message copy of a waiting approval, on its person's App Home): an entry ARGV[4], the
--- approval's open time and id, added to KEYS[6] and to the approval's 'indexed' field (so the decide script removes
+-- KEYS: posted_key: the entry's posted record, the outbox's due_key, entries_key, claims_key, [caller_key: the
+--       caller's hash, [open_by_key: its shard's open-by index]].
+-- ARGV: entry_id, copy (what identifies it), ttl_s (the record's), open_by_prefix: the open-by prefix to list the
+--       copy under ('' none), approval_id, then from ARGV_MORE field, value pairs for caller_key; the first field is
+--       the caller's own record of the copy.
+-- Returns the copy kept: copy, or another one recorded first (the caller's copy is then one too many).
+-- The listing (a direct-message copy of a waiting approval, on its person's App Home): an entry open_by_prefix, the
+-- approval's open time and id, added to open_by_key and to the approval's 'indexed' field (so the decide script removes
 -- it with the others); none once decided, or for an approval listed before 'indexed' was kept.
 local kept = redis.call('GET', posted_key)
 if (not kept) and caller_key then kept = redis.call('HGET', caller_key, ARGV[ARGV_MORE]) end

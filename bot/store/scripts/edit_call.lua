@@ -1,7 +1,8 @@
--- KEYS: 1 approval, 2 its edit, 3 its votes, 4 the round's open set, 5 outbox due, 6 outbox entries, 7 outbox wake,
---       8 audit (the session's shard: one slot).
--- ARGV: 1 the edit (JSON: approval_id, editor, from: the digest of the input the editor started from, digest: of the
---       edited input, at: its time, ISO), 2 the edited input (JSON, stored as it is), then two runs: the message
+-- KEYS: approval_key, edit_key (its edit), votes_key (its votes), open_set_key (the round's), the outbox's
+--       outbox_due_key, outbox_entries_key, outbox_wake_key, audit_key (the session's shard: one slot).
+-- ARGV: edit_json (approval_id, editor, from: the digest of the input the editor started from, digest: of the
+--       edited input, at: its time, ISO), input: the edited input (JSON, stored as it is), then from ARGV_MORE two
+--       runs: the message
 --       update (Outbox.script_entry), the audit event (Audit.script_events).
 -- Records an edit of a pending call: refused if the approval is unknown, decided, no longer open, its rule forbids
 -- edits (``policy.edits`` in its terms), or its input changed since the editor opened the form (another edit). The

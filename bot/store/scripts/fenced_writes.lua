@@ -1,6 +1,6 @@
--- KEYS: 1 the due zset holding the fence, 2.. the keys the writes touch.
--- ARGV: 1 entry id ('' = no fence), 2 the claim's lease end (ms), then per write: key index, argument
---       count, command, arguments.
+-- KEYS: fence_key: the due zset holding the fence, then the keys the writes touch.
+-- ARGV: entry_id ('' = no fence), lease_end_ms: the claim's lease end, then from ARGV_MORE per write: key index (in
+--       KEYS), argument count, command, arguments.
 -- Applies the writes only while the claim still holds the entry: its due time is still the lease end
 -- this claim set. A decision deleted it, or the lease ran out and another holder claimed it (a later
 -- lease end), or someone pushed it back: then nothing is written. Returns 1 if the writes applied.

@@ -1,4 +1,4 @@
--- KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer.
+-- KEYS: stream_key (the jobs'). ARGV: group, leaving: the consumer.
 -- Deletes the consumer if it holds no job (else its jobs wait for another worker to claim them).
 -- Returns 1 if it is gone (or never was), 0 if it still holds jobs.
 for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', stream_key, group)) do

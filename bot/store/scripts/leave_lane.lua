@@ -1,4 +1,4 @@
--- KEYS: 1 the lane. ARGV: 1 this delivery's token, 2 the entry put back ('' = none), 3 now ms, 4 hold ms.
+-- KEYS: lane_key. ARGV: token: this delivery's, put_back: the entry put back ('' = none), now_ms, hold_ms.
 -- Frees the lane, or holds it for the entry put back; only while this delivery still has it.
 local holder = redis.call('GET', lane_key)
 local kind, who = string.match(holder or '', '^(%a+):(.*):%d+$')

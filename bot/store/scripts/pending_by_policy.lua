@@ -1,5 +1,5 @@
--- KEYS: 1 a shard's open-by index. ARGV: 1 the rules' prefix ('g:'), 2.. the age bounds as 13-digit ms, newest
---       first (requested at or after ARGV[2]: the youngest bucket; before the last: the oldest bucket).
+-- KEYS: open_by_key: a shard's open-by index. ARGV: rules_prefix ('g:'), then from ARGV_MORE the age bounds as 13-digit
+--       ms, newest first (requested at or after the first: the youngest bucket; before the last: the oldest bucket).
 -- Walks the shard's rules one by one (a bounded read each) and returns, per rule: its quoted name, its oldest
 -- request's 13-digit ms, then its count in each age bucket, youngest first. Costs the number of rules, not requests.
 local out = {}

@@ -1,5 +1,5 @@
--- KEYS: 1 jobs stream. ARGV: 1 group, 2 idle ms, 3 consumer to keep.
--- Deletes every other consumer with nothing pending and idle longer than ARGV[2]; returns how
+-- KEYS: stream_key (the jobs'). ARGV: group, idle_ms, keep: the consumer to keep.
+-- Deletes every other consumer with nothing pending and idle longer than idle_ms; returns how
 -- many. One script, so no job can be delivered to a consumer between the check and the delete
 -- (deleting a consumer drops its pending entries).
 local removed = 0

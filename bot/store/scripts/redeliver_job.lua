@@ -1,4 +1,4 @@
--- KEYS: 1 jobs stream. ARGV: 1 group, 2 consumer, 3 job id, 4 "count" or "keep".
+-- KEYS: stream_key (the jobs'). ARGV: group, consumer, job_id, mode: "count" or "keep".
 -- Claims the job again for the consumer only if it still holds it (another worker may have taken
 -- it over); "count" counts a delivery, "keep" does not. Returns {fields, deliveries}, or false.
 local pending = redis.call('XPENDING', stream_key, group, job_id, job_id, 1)

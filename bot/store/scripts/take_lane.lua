@@ -1,7 +1,7 @@
 -- The lane's value: 'take:<token>:<until ms>' (a delivery has it) or 'hold:<entry id>:<until ms>'.
 -- The channel's pause: '<until ms>' (Slack's Retry-After), then '<until ms>:<next ms>' once lanes start again.
--- KEYS: 1 the lane, 2 its channel's pause. ARGV: 1 this delivery's token, 2 now ms, 3 lease ms, 4 the first entry
--- it would send, 5 the pace ms (how far apart lanes of a channel start after a pause).
+-- KEYS: lane_key, pause_key (its channel's). ARGV: token (this delivery's), now_ms, lease_ms, first_entry: the
+-- first entry it would send, pace_ms: how far apart lanes of a channel start after a pause.
 -- Returns -1 when the lane is taken for this delivery, 0 while another delivery is sending to it (for under a
 -- second), -2 - how many ms to wait while its channel is paused or starting again after a pause, else how many ms to
 -- wait (held for an entry put back, a delivery slow or dead).

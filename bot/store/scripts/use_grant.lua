@@ -1,13 +1,13 @@
--- KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms), 3 the grants on
---       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it),
---       4 which grant the approval the call is asked in counted a use of.
--- ARGV: 1 how far the bot's clock is from Redis' TIME (ms: 0 but in a sandbox or a test), 2 the call's rule, 3 its
---       requester ('' = none), 4 '1' when the rule allows self-approval, 5 the digest of who may decide under the
---       rule now (``GrantTerms``), 6 the rule's longest duration now (ms), 7 the call's field digests (JSON object:
---       ``field_digests``).
--- Now is Redis' TIME (plus ARGV 1): one clock for every process that grants, uses and lists grants.
+-- KEYS: grants_key: the channel's grants (hash), exact_key: the grants covering the exact call (zset, by expiry
+--       ms), fields_key: the grants on picked fields of the call's tool for its asker (zset, by expiry ms; exact_key
+--       again when none may cover it), counted_key: which grant the approval the call is asked in counted a use of.
+-- ARGV: clock_offset_ms: how far the bot's clock is from Redis' TIME (0 but in a sandbox or a test), rule: the
+--       call's, requester ('' = none), self_allowed: '1' when the rule allows self-approval, terms: the digest of
+--       who may decide under the rule now (``GrantTerms``), longest_ms: the rule's longest duration now,
+--       field_digests: the call's (JSON object: ``field_digests``).
+-- Now is Redis' TIME (plus clock_offset_ms): one clock for every process that grants, uses and lists grants.
 -- Returns the first live grant that covers the call (its JSON), its use counted once per approval (a publish tried
--- again counts nothing more: KEYS[4] names the grant counted, for a day); or false: one on the exact call,
+-- again counts nothing more: counted_key names the grant counted, for a day); or false: one on the exact call,
 -- else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
 -- (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
 -- deleted the grant, no call is covered by it.

@@ -1,5 +1,5 @@
--- KEYS: 1 outbox due, 2 outbox entries, 3 outbox wake, 4 the person's home cooling.
--- ARGV: 1 entry id, 2 entry JSON, 3 now ms, 4 wake tokens kept.
+-- KEYS: the outbox's due_key, entries_key, wake_key; cooling_key: the person's home cooling.
+-- ARGV: entry_id, entry (JSON), now_ms, wake_kept: the wake tokens kept.
 -- Asks for one App Home rebuild: the entry is written anew (its change mark tells its holder that something changed
 -- while it was building), and queued only when not queued yet, due when the person's cooling ends. Returns 1 if
 -- queued, 0 if it merged into the one already waiting or being built.
