@@ -4,6 +4,7 @@ A script's body names its KEYS and ARGV (the spec lists them in order), the ``St
 the few other constants below; the functions other owners supply are in ``owners/<owner>.lua``.
 """
 
+from functools import partial
 from typing import Final
 
 from bot.domain.status import Status
@@ -23,23 +24,5 @@ CONSTANTS: Final[tuple[tuple[str, str | int], ...]] = (
 """What a script of the bot may name besides its KEYS and ARGV (the prelude defines the ones it uses)."""
 
 
-def script(
-    name: str,
-    *,
-    keys: tuple[str, ...],
-    args: tuple[str, ...],
-    more_keys: bool = False,
-    more_args: bool = False,
-    owners: tuple[str, ...] = (),
-) -> LuaScript:
-    """The script ``<name>.lua`` of this package, its KEYS and ARGV named in order (``state.lua.LuaScript``)."""
-    return LuaScript(
-        __package__ or "bot.store.scripts",
-        name,
-        keys=keys,
-        args=args,
-        more_keys=more_keys,
-        more_args=more_args,
-        constants=CONSTANTS,
-        owners=owners,
-    )
+script: Final = partial(LuaScript, "bot.store.scripts", constants=CONSTANTS)
+"""The script ``<name>.lua`` of this package, its KEYS and ARGV named in order (``state.lua.LuaScript``)."""
