@@ -455,11 +455,16 @@ class ApprovalStore(ApprovalListings):
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
         request = approval.request
+        claim = scripts.CLAIM_APPROVAL
         result = self._claim(
-            keys=[
-                keys.approval(request.session_id, request.approval_id),
-                keys.schedule_due(keys.shard_of(request.session_id)),
-            ],
-            args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
+            keys=claim.key_list(
+                approval_key=keys.approval(request.session_id, request.approval_id),
+                due_key=keys.schedule_due(keys.shard_of(request.session_id)),
+            ),
+            args=claim.arg_list(
+                user=user,
+                until_ms=int(until.timestamp() * 1000),
+                entry_id=keys.schedule_entry(request.approval_id, "escalate"),
+            ),
         )
         return Status(as_text(result))
