@@ -1,5 +1,6 @@
 """The Lua scripts: all in ``bot.store.scripts``, writing other owners' records exactly as those owners do."""
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -144,3 +145,19 @@ def test_every_script_lists_each_lua_script_of_the_package() -> None:
 
     assert {script.name for script in scripts.EVERY_SPEC} == files
     assert tuple(script.text for script in scripts.EVERY_SPEC) == scripts.EVERY_SCRIPT
+
+
+_WRITES = {"HSET", "HDEL", "HINCRBY", "DEL", "SET", "ZADD", "ZREM", "SADD", "SREM", "LPUSH", "XADD"}
+_OTHER_OWNERS_KEYS = {  # a script's KEYS that hold another owner's records: it writes them through that owner's Lua
+    "edit_call": ("approval_key", "votes_key", "outbox_", "audit_key"),
+    "claim_approval": ("due_key",),
+    "decide": ("jobs_key", "outbox_", "audit_key", "schedule_"),
+}
+
+
+def test_a_script_writes_another_owner_s_records_only_through_that_owner_s_lua() -> None:
+    for name, foreign in _OTHER_OWNERS_KEYS.items():
+        body = (ROOT / "bot" / "store" / "scripts" / f"{name}.lua").read_text()
+        writes = re.findall(r"redis\.call\('(\w+)', (\w+)", body)
+
+        assert [key for command, key in writes if command in _WRITES and key.startswith(foreign)] == [], name
