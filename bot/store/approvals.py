@@ -227,13 +227,13 @@ class ApprovalStore(ApprovalListings):
         }
         shard = keys.shard_of(session_id)
         self._quarantine(
-            keys=[
-                keys.approval(session_id, approval_id),
-                keys.open_index(shard),
-                keys.open_by(shard),
-                keys.quarantine(shard),
-            ],
-            args=[approval_id, json.dumps(note)],
+            keys=scripts.QUARANTINE.key_list(
+                approval_key=keys.approval(session_id, approval_id),
+                open_key=keys.open_index(shard),
+                open_by_key=keys.open_by(shard),
+                notes_key=keys.quarantine(shard),
+            ),
+            args=scripts.QUARANTINE.arg_list(approval_id=approval_id, note=json.dumps(note)),
         )
 
     def quarantined(self) -> dict[str, dict[str, str]]:

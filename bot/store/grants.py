@@ -80,21 +80,21 @@ class GrantStore:
         One round trip; now is Redis' time plus ``clock_offset_ms`` (``bot.domain.clock.offset_ms``).
         """
         found = self._use(
-            keys=[
-                keys.grants(call.team_id, call.channel_id),
-                keys.grant_calls(call.team_id, call.channel_id, call.digest),
-                keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
-                keys.grant_used_by(call.team_id, call.channel_id, approval_id),
-            ],
-            args=[
-                clock_offset_ms,
-                call.rule,
-                call.requester or "",
-                "1" if call.self_approval else "0",
-                call.terms,
-                call.longest_ms,
-                json.dumps(call.fields or {}) if call.pattern else "{}",
-            ],
+            keys=scripts.USE_GRANT.key_list(
+                grants_key=keys.grants(call.team_id, call.channel_id),
+                exact_key=keys.grant_calls(call.team_id, call.channel_id, call.digest),
+                fields_key=keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
+                counted_key=keys.grant_used_by(call.team_id, call.channel_id, approval_id),
+            ),
+            args=scripts.USE_GRANT.arg_list(
+                clock_offset_ms=clock_offset_ms,
+                rule=call.rule,
+                requester=call.requester or "",
+                self_allowed="1" if call.self_approval else "0",
+                terms=call.terms,
+                longest_ms=call.longest_ms,
+                field_digests=json.dumps(call.fields or {}) if call.pattern else "{}",
+            ),
         )
         return _grant_of(found)
 
