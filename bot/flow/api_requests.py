@@ -39,16 +39,16 @@ from bot.domain.api_requests import (
     session_id_of,
 )
 from bot.domain.errors import RefusedRequest
-from bot.domain.policy import PolicyBook
+from bot.domain.policy.policy import PolicyBook
 from bot.domain.question_kinds import QuestionError, asked_question
 from bot.flow.api_views import ApiRequestView
 from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
-from bot.store.api_keys import ApiClient, ApiKeys
-from bot.store.api_requests import ApiRequestStore, StoredApiRequest
-from bot.store.approvals import ApprovalStore
+from bot.store.access.api_keys import ApiClient, ApiKeys
+from bot.store.approvals.api_requests import ApiRequestStore, StoredApiRequest
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.threads import ThreadInfo, Threads
 from bot.store.audit import Audit
-from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from bot.flow.uninstalls import UNINSTALLED
-from bot.loopback_slack import slack_requests
+from loopback_slack import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot
