@@ -37,6 +37,7 @@ from bot.flow.judge import Check, ScriptJudge, check_attempt
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
+from bot.render.texts import decision_reasons
 from bot.store.approvals.approval_record import Approval
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.approvals.decide_call import Attempt, DecideResult
@@ -251,7 +252,7 @@ class DecisionService:
             decision = Decision(decision="expired", reason=why, decided_at=self._clock())
         else:
             decision = Decision(
-                decision="approve", reason="approved automatically on expiry (low-risk)", decided_at=self._clock()
+                decision="approve", reason=decision_reasons.APPROVED_ON_EXPIRY, decided_at=self._clock()
             )
         request = approval.request
         attempt = Attempt(

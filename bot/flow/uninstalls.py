@@ -19,6 +19,7 @@ from typing import Final
 from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
+from bot.render.texts import decision_reasons
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.queues.owed_uninstalls import OwedUninstall
@@ -27,8 +28,6 @@ from bot.store.workspaces.installations import Installations
 
 logger = logging.getLogger(__name__)
 
-UNINSTALLED: Final = "uninstalled: the app was removed from this workspace"
-"""The reason an expiry gives when the app was uninstalled (what the agent and an API client read)."""
 _PAGE: Final = 100  # requests of one workspace read at once (its own index: others' never are)
 
 
@@ -110,7 +109,9 @@ class Uninstalls:
             if not waiting:
                 return expired
             for approval in waiting:
-                outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
+                outcome = self.decisions.expire(
+                    approval, outcome="deny", why=decision_reasons.UNINSTALLED, source="uninstall"
+                )
                 if outcome.status is Status.DECIDED:
                     expired += 1
                 else:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot.flow.uninstalls import UNINSTALLED
+from bot.render.texts.decision_reasons import UNINSTALLED
 from loopback_slack import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET

@@ -18,8 +18,8 @@ import pytest
 import redis
 
 from bot.domain.grants import Grant
-from bot.flow.uninstalls import UNINSTALLED
 from bot.render import action_ids as ids
+from bot.render.texts.decision_reasons import UNINSTALLED
 from bot.slack.edge.oauth import INSTALL_PATH, REDIRECT_PATH
 from loopback_slack import slack_requests
 from tests.bot.support.crowd import OTHER_TEAM, commands_processed, other_approvals
