@@ -2,10 +2,10 @@
 -- KEYS (named in ``bot.store.scripts.decide.DECIDE``): the approval, the round's open set, the round, the votes, the
 --       discussion, the jobs, the outbox's due, entries and wake, the audit, the schedule's due and steps, the open
 --       index, the channel's open index, the channel's cached members, the approval's edit, the open-by and recent-by
---       indexes (``bot.store.approval_index``); then, from KEYS_MORE, the cached members of the user groups the attempt
---       names, then (if the attempt carries a request signature) the signature's replay record. The shard structures
---       and caches are the session's shard's (one slot); the channel (and its team) is the one the caller expects the
---       request in: the script checks it.
+--       indexes (``bot.store.approvals.approval_index``); then, from KEYS_MORE, the cached members of the user groups
+--       the attempt names, then (if the attempt carries a request signature) the signature's replay record. The shard
+--       structures and caches are the session's shard's (one slot); the channel (and its team) is the one the caller
+--       expects the request in: the script checks it.
 -- ARGV: attempt_json (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 --       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups, replay,
 --       replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at most twice that;
@@ -28,9 +28,9 @@
 -- answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its kind may
 -- also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could see
 -- the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
--- The attempt is judged by the request's terms (``bot.store.decide_call.terms``: its place, asker and policy), never
--- by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
--- terms were kept apart has none: its request is read in their place.
+-- The attempt is judged by the request's terms (``bot.store.approvals.decide_call.terms``: its place, asker and
+-- policy), never by the whole request: a click costs the same whatever the tool's input weighs. An approval stored
+-- before the terms were kept apart has none: its request is read in their place.
 -- Returns {status, value, request JSON, message ts}: too late (``TOO_LATE``: it ran after answer_by_ms, nothing
 -- written, not even the signature: its caller already told the person nothing was recorded), replayed (nothing
 -- changed: the signature was used before),

@@ -1,4 +1,4 @@
--- The approval indexes' reads in other owners' scripts (``bot.store.approval_index``).
+-- The approval indexes' reads in other owners' scripts (``bot.store.approvals.approval_index``).
 
 -- open_entries(indexed, approval_id): the open-by members an approval's ``indexed`` field names ({} if none or
 -- unreadable). The field (``approval_index.open_record``) holds the entries' time, then their prefixes: each entry

@@ -1,4 +1,4 @@
--- The approval's writes in other owners' scripts (``bot.store.approvals``).
+-- The approval's writes in other owners' scripts (``bot.store.approvals.approvals``).
 
 -- set_version(approval_key, version): the approval's version, after a change its message is to show (the update
 -- queued with it shows this version or a later one).

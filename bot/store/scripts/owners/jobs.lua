@@ -1,4 +1,4 @@
--- The job queue's writes in other owners' scripts (``bot.store.jobs``).
+-- The job queue's writes in other owners' scripts (``bot.store.queues.jobs``).
 
 -- queue_job(stream_key, run, ...): adds the job of the run of ``JobQueue.script_resume``, the values ``...``
 -- appended to its fields.

@@ -1,4 +1,4 @@
--- The outbox's writes in other owners' scripts (``bot.store.outbox``).
+-- The outbox's writes in other owners' scripts (``bot.store.queues.outbox``).
 
 -- queue_outbox(due_key, entries_key, wake_key, run): queues the run of one or more ``Outbox.script_entry`` (all of
 -- one shard, one after the other) on that shard's outbox (``Outbox.script_keys``).

@@ -1,4 +1,4 @@
--- The schedule's writes in other owners' scripts (``bot.store.schedule``).
+-- The schedule's writes in other owners' scripts (``bot.store.queues.schedule``).
 
 -- push_back(due_key, entry_id, until_ms): the step ``entry_id``, if still scheduled, comes no sooner than
 -- ``until_ms``.
