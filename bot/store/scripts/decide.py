@@ -1,6 +1,7 @@
 """The decide script's spec (``decide.lua``): one click (or typed reply, or the clock) judged and recorded in one step.
 
-``bot.store.approvals.decide_call`` turns an attempt into its keys and arguments (by the names below), and reads its answer.
+``bot.store.approvals.decide_call`` turns an attempt into its keys and arguments (by the names below), and reads
+its answer.
 """
 
 from typing import Final
