@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
 import redis
@@ -24,7 +24,9 @@ logger = logging.getLogger(__name__)
 RESTING_S: Final = 2.0
 """How long a shard whose master failed to answer is skipped."""
 ANSWER_WITHIN_S: Final = 1.0
-"""How long the other shards' answers wait for a shard's (a healthy master answers in a millisecond or so)."""
+"""How long a read waits for the first shard's answer (a healthy master answers in a millisecond or so)."""
+LAGGARD_S: Final = 0.1
+"""Once one shard answered, how much longer the read waits for the others' answers (a late one is kept)."""
 _THREADS_PER_SHARD: Final = 3
 """Room for reads still waiting on a troubled master while the next ones go out."""
 SHARD_TROUBLE: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError)
@@ -91,7 +93,9 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
                 asked[shard] = late  # answered since: its result is this read's
         elif not rests.resting(shard):
             asked[shard] = rests.submit(count, read, shard)
-    wait(asked.values(), timeout=ANSWER_WITHIN_S)
+    started = time.monotonic()
+    _wait_for_answers(list(asked.values()))
+    silent = time.monotonic() - started >= ANSWER_WITHIN_S  # not a laggard: no answer for a whole second
     results: list[Any] = []
     troubles: list[BaseException] = []
     for shard in range(count):
@@ -100,8 +104,12 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
             results.append(missing)
             continue
         if not future.done():
-            rests.keep_late(what, shard, future)
+            rests.keep_late(what, shard, future)  # not asked again until it answers
             trouble: BaseException | None = redis.TimeoutError(f"no answer within {ANSWER_WITHIN_S} s")
+            if not silent:
+                troubles.append(trouble)
+                results.append(missing)
+                continue
         else:
             trouble = future.exception()
             if trouble is not None and not isinstance(trouble, SHARD_TROUBLE):
@@ -115,3 +123,19 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
     if troubles and len(troubles) == len(asked):
         raise troubles[0]
     return results
+
+
+def _wait_for_answers(asked: "list[Future[Any]]") -> None:
+    """Until every shard answered, or ``ANSWER_WITHIN_S`` passed, or ``LAGGARD_S`` passed since the first answer.
+
+    A shard in trouble then holds the healthy ones' answers back a moment, not a second.
+    """
+    deadline = time.monotonic() + ANSWER_WITHIN_S
+    waiting = set(asked)
+    while waiting:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        answered, waiting = wait(waiting, timeout=left, return_when=FIRST_COMPLETED)
+        if answered and len(waiting) < len(asked):
+            deadline = min(deadline, time.monotonic() + LAGGARD_S)
