@@ -26,8 +26,9 @@ class BotRedisCluster(RedisCluster):
         """The slot of the command ``args`` (redis-py's answer for all but a stream read)."""
         streams = stream_keys(args)
         if streams is None:
-            return super().determine_slot(*args)  # type: ignore[no-any-return]
-        slots = {self.keyslot(stream) for stream in streams}
+            slot = super().determine_slot(*args)
+            return None if slot is None else int(slot)
+        slots = {int(self.keyslot(stream)) for stream in streams}  # type: ignore[no-untyped-call]
         if len(slots) != 1:
             raise RedisClusterException(f"{args[0]} - all keys must map to the same key slot")
         return slots.pop()

@@ -102,24 +102,20 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
         future = asked.get(shard)
         if future is None:
             results.append(missing)
-            continue
-        if not future.done():
+        elif not future.done():
             rests.keep_late(what, shard, future)  # not asked again until it answers
-            trouble: BaseException | None = redis.TimeoutError(f"no answer within {ANSWER_WITHIN_S} s")
-            if not silent:
-                troubles.append(trouble)
-                results.append(missing)
-                continue
+            if silent:
+                trouble = redis.TimeoutError(f"no answer within {ANSWER_WITHIN_S} s")
+                rests.rest(shard, trouble, what=what)
+            else:  # a laggard: not left alone
+                trouble = redis.TimeoutError(f"no answer within {LAGGARD_S} s of the others'")
+            troubles.append(trouble)
+            results.append(missing)
         else:
-            trouble = future.exception()
-            if trouble is not None and not isinstance(trouble, SHARD_TROUBLE):
-                raise trouble
-        if trouble is None:
-            results.append(future.result())
-            continue
-        rests.rest(shard, trouble, what=what)
-        troubles.append(trouble)
-        results.append(missing)
+            result, failed = _answer(future, shard, rests, what=what, missing=missing)
+            results.append(result)
+            if failed is not None:
+                troubles.append(failed)
     if troubles and len(troubles) == len(asked):
         raise troubles[0]
     return results
@@ -139,3 +135,38 @@ def _wait_for_answers(asked: "list[Future[Any]]") -> None:
         answered, waiting = wait(waiting, timeout=left, return_when=FIRST_COMPLETED)
         if answered and len(waiting) < len(asked):
             deadline = min(deadline, time.monotonic() + LAGGARD_S)
+
+
+def one_shard(
+    count: int, shard: int, read: Callable[[int], Any], rests: ShardRests, *, what: str, missing: Any, within_s: float
+) -> Any:
+    """``read(shard)`` of one of ``count`` shards (a blocking read), waiting up to ``within_s`` for it.
+
+    ``missing`` when the shard rests, when it has not answered an earlier read of ``what`` yet (that answer, once
+    there, is the next read's), when this one is late (kept likewise) or failed; an error that is not a master's
+    trouble is raised as it is. Never a second's wait for a shard in trouble, and nothing raised for it.
+    """
+    late = rests.late(what, shard)
+    if late is not None:
+        return _answer(late, shard, rests, what=what, missing=missing)[0] if late.done() else missing
+    if rests.resting(shard):
+        return missing
+    future = rests.submit(count, read, shard)
+    wait([future], timeout=within_s)
+    if not future.done():
+        rests.keep_late(what, shard, future)
+        return missing
+    return _answer(future, shard, rests, what=what, missing=missing)[0]
+
+
+def _answer(
+    future: "Future[Any]", shard: int, rests: ShardRests, *, what: str, missing: Any
+) -> tuple[Any, BaseException | None]:
+    """The answer of a finished read, or ``missing`` and the master's trouble (the shard then rests)."""
+    trouble = future.exception()
+    if trouble is None:
+        return future.result(), None
+    if not isinstance(trouble, SHARD_TROUBLE):
+        raise trouble
+    rests.rest(shard, trouble, what=what)
+    return missing, trouble

@@ -34,10 +34,11 @@ def test_the_streams_of_a_read_are_found_in_its_arguments() -> None:
 
 def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster: RedisClusterServers) -> None:
     client = connect_redis(cluster.url, retry_s=0.0)
-    client.flushall(target_nodes="primaries")  # type: ignore[call-arg]
+    client.flushall(target_nodes="primaries")
     jobs = JobQueue(client)
     jobs.ensure_group()
-    sessions = {keys.shard_of(f"T0TEAM:C0OPS:1700{index}.000100"): f"T0TEAM:C0OPS:1700{index}.000100" for index in range(40)}
+    threads = [f"T0TEAM:C0OPS:1700{index}.000100" for index in range(40)]
+    sessions = {keys.shard_of(session_id): session_id for session_id in threads}
     for shard in keys.shards():
         jobs.enqueue(ResumeJob(sessions[shard], 1))
     default_port = int(client.get_default_node().port)  # type: ignore[attr-defined]
