@@ -12,8 +12,11 @@ the worker quarantines it at once instead of retrying it.
 
 A job goes on its session's shard (``bot.store.keys``): the decide script queues a resume in the same
 atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
-stream; on a cluster, whose streams live on different masters, one pipeline reads them all and an idle
-read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
+stream; on a cluster, whose streams live on different masters, each master is read on its own
+(``bot.store.shard_trouble``) and an idle read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
+A read whose reply was lost (the client gave up, the server ran it later) has made its jobs this
+consumer's: the shard's next read takes them from this consumer's own history instead of leaving them
+to the claim time.
 """
 
 import dataclasses

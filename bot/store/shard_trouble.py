@@ -1,12 +1,15 @@
 """On a Redis Cluster, a shard whose master is in trouble (dead, paused, failing over) is left alone for a moment.
 
 Readers that visit every shard (the outbox's and the schedule's claims, the job streams, the idle waits) ask each
-master on its own there, all at once: one master in trouble then costs its own shard only. A shard that has not
-answered within ``ANSWER_WITHIN_S`` (redis-py's cluster client retries a failing master for seconds, until its
-replica takes over) or that failed is skipped for ``RESTING_S``; a late answer is kept and taken by the next read of
-the same kind. A read whose reply its client gave up on (then read again) leaves what it took to wait out its lease
-or claim time, as a dead reader's would. On one server every shard shares the server's fate, and its readers keep
-their one pipelined round trip.
+master on its own thread there, all at once: one master in trouble then costs its own shard only. Once one shard
+answered, the others get ``LAGGARD_S`` more; a shard still silent then is not asked again until that read ends, and
+its answer, if it comes, is kept for the next read of the same kind. A shard that failed, or that left the whole
+read without an answer for ``ANSWER_WITHIN_S`` (redis-py's cluster client retries a failing master for seconds, until
+its replica takes over), is skipped for ``RESTING_S``. A blocking read on one shard (``one_shard``) waits for its own
+answer only as long as it asked the server to wait, plus ``LAGGARD_S``. A read whose reply its client gave up on has
+handed its entries over all the same: the job streams read their own history after it (``bot.store.jobs``); the
+outbox's and the schedule's entries wait out their lease, as a dead reader's would. On one server every shard shares
+the server's fate, and its readers keep their one pipelined round trip.
 """
 
 import logging
