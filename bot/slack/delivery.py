@@ -198,6 +198,10 @@ class Deliverer:
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
+    def settle(self) -> bool:
+        """Wait until the conversations an earlier batch left running are delivered; whether there were any."""
+        return self._runs.settle()
+
     def close(self) -> None:
         """Stop the lane threads (after the lanes running)."""
         self._runs.close()

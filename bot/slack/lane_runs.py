@@ -1,9 +1,11 @@
 """The threads a dispatcher delivers lanes on: a lane stuck on its Redis master holds back its conversation only.
 
-A batch's lanes run at once, and the dispatcher waits for them to leave their lanes in one round trip, but no longer
-than ``LANE_WAIT_S``: a lane whose master stopped answering (paused, failing over) takes the client's retries, seconds,
-and the next batch (other conversations, on healthy masters) would wait behind it. A lane still running then finishes
-on its own and leaves its lane itself; the next batch starts as soon as a thread is free.
+A batch's lanes run at once, and the dispatcher waits for them to leave their lanes in one round trip; but once one
+lane ended, the others get ``LANE_WAIT_S`` more. A lane whose master stopped answering (paused, failing over) takes
+the client's retries, seconds, and the next batch (other conversations, on healthy masters) would wait behind it. A
+lane still running then finishes on its own and leaves its lane itself, holding its thread meanwhile; the next batch
+starts at once (its lanes take the threads left). A batch of one lane is waited for, as the lanes left running are by
+``settle``.
 """
 
 import functools
@@ -13,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final, TypeVar
 
 LANE_WAIT_S: Final = 0.2
-"""How long a batch waits for its lanes before the slow ones finish on their own (a Slack call takes ~0.1 s)."""
+"""Once one lane of a batch ended, how long the batch waits for the others (a Slack call takes ~0.1 s)."""
 
 T = TypeVar("T")
 
@@ -31,15 +33,15 @@ class LaneRuns:
     def run(
         self, lanes: Sequence[Callable[[], T]], *, finish_late: Callable[[int, "Future[T]"], None]
     ) -> dict[int, T | BaseException]:
-        """Run every lane at once; return the outcome (or error) of each that ended within ``LANE_WAIT_S``, by index.
+        """Run every lane at once; return the outcome (or error) of each that ended in time, by index.
 
-        The others are left running: ``finish_late(index, future)`` is called from the lane's thread when it ends.
-        First waits for a free thread when lanes of earlier batches hold them all.
+        Once one lane ended, the others get ``LANE_WAIT_S`` more; those still running then are left to end on their
+        own: ``finish_late(index, future)`` is called from the lane's thread when it does.
         """
         pool = self._threads()
-        self._wait_for_room()
         futures = [pool.submit(lane) for lane in lanes]
-        wait(futures, timeout=LANE_WAIT_S)
+        _, running = wait(futures, return_when=FIRST_COMPLETED)
+        wait(running, timeout=LANE_WAIT_S)
         ended: dict[int, T | BaseException] = {}
         for index, future in enumerate(futures):
             if future.done():
@@ -50,6 +52,13 @@ class LaneRuns:
                 self._running_late.add(future)
             future.add_done_callback(functools.partial(self._ended_late, index, finish_late))
         return ended
+
+    def settle(self) -> bool:
+        """Wait until the lanes left running by earlier batches have ended; whether there were any."""
+        with self._lock:
+            late = set(self._running_late)
+        wait(late)
+        return bool(late)
 
     def close(self) -> None:
         """Stop the threads once the lanes running end."""
@@ -63,12 +72,6 @@ class LaneRuns:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self._size, thread_name_prefix="outbox-lane")
             return self._pool
-
-    def _wait_for_room(self) -> None:
-        with self._lock:
-            late = set(self._running_late)
-        if len(late) >= self._size:
-            wait(late, return_when=FIRST_COMPLETED)
 
     def _ended_late(self, index: int, finish_late: Callable[[int, "Future[T]"], None], done: "Future[T]") -> None:
         with self._lock:
