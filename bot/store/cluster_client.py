@@ -3,7 +3,7 @@
 redis-py finds the keys of a command whose keys move (``XREADGROUP``, ``XREAD``: they follow ``STREAMS``) by asking
 its default node, one master, with ``COMMAND GETKEYS`` before each such command. With that master paused or dead,
 every shard's stream reads waited the client's timeout and failed: a worker then left every shard alone a moment
-(``bot.store.shard_trouble``), and the healthy shards' jobs waited seconds. The keys are read from the arguments
+(``bot.store.queues.shard_trouble``), and the healthy shards' jobs waited seconds. The keys are read from the arguments
 here instead: no extra round trip, and a master's trouble stays its own shard's.
 """
 

@@ -10,7 +10,7 @@ import redis
 from bot.services import connect_redis
 from bot.store import keys
 from bot.store.cluster_client import stream_keys
-from bot.store.jobs import JobQueue, ResumeJob
+from bot.store.queues.jobs import JobQueue, ResumeJob
 from state.redis_cluster import RedisClusterServers
 
 
