@@ -24,9 +24,8 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
                                                    record (JSON), cancelled, notified (callback delivered)
     signoff:<s>:trusts                     hash    tool -> who trusted it for the rest of the session (JSON)
-    signoff:<s>:grant-revoked:<aid>:<gid>  string  a revoke's fence: that grant no longer decides that approval (the
-                                                   decide script refuses it); written by ``GrantStore.revoke``, TTL
-                                                   a day
+    signoff:<s>:grant-revoked:<aid>:<gid>  string  a revoke's fence: the decide script refuses that grant's decision
+                                                   of that approval (``GrantStore.revoke`` writes it; TTL a day)
 
 Per shard (``<t>`` is ``{<shard tag>}``)::
 
@@ -115,9 +114,8 @@ revoke are atomic with each other)::
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
     signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
                                                    counts it once; TTL a day)
-    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> (all score 0, read by lex
-                                                   range): uses whose decision may not be written yet; a revoke
-                                                   fences each (TTL a day, refreshed by each use)
+    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> (by lex): uses whose decision
+                                                   may not be written yet, each fenced by a revoke (TTL a day)
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
                                                    listing's index, written alone (a revoked grant is gone from the
                                                    hash first, the index only follows)
