@@ -12,6 +12,7 @@ import redis
 from bot.domain.clock import ManualClock
 from bot.domain.grants import Grant
 from bot.render import action_ids as ids
+from bot.store import grants as grant_records
 from bot.store import keys
 from tests.agent.support import WorkerDied
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
@@ -174,3 +175,35 @@ def test_a_worker_killed_after_the_decision_before_the_use_leaves_the_in_flight_
     bot.drain()
     assert _runs(bot) == runs + 1
     assert not is_decided(_ask(bot))
+
+
+def test_a_revoke_that_died_half_way_finishes_when_tried_again(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its first step done by hand (the grant deleted, its uses in flight not fenced): tried again, it fences them."""
+    grant = _granted(bot)
+    runs = _runs(bot)
+    store = bot.services.publisher.grants
+    use = store.use
+
+    def use_then_half_revoke(*args: Any, **kwargs: Any) -> Any:
+        found = use(*args, **kwargs)
+        bot.services.stores.redis.hdel(keys.grants(TEAM, CHANNEL), grant.grant_id, f"{grant.grant_id}:uses")
+        assert _revoke(bot, grant) is None  # tried again: the grant is gone already
+        return found
+
+    monkeypatch.setattr(store, "use", use_then_half_revoke)
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert not is_decided(asked)
+    assert _runs(bot) == runs
+
+
+def test_a_use_too_old_to_decide_leaves_the_call_to_people(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step stalled past the bound after the use (here: a bound already past) writes no decision by the grant."""
+    grant = _granted(bot)
+    runs = _runs(bot)
+    monkeypatch.setattr(grant_records, "DECIDES_WITHIN_MS", -1)
+    asked = _ask(bot)
+    assert not is_decided(asked)
+    assert _runs(bot) == runs
+    refused = [entry for entry in bot.services.stores.audit.entries() if entry.event == "grant_use_refused"]
+    assert [(entry.details["grant"], entry.details["why"]) for entry in refused] == [(grant.grant_id, "too_late")]
