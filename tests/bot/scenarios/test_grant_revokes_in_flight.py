@@ -12,8 +12,8 @@ import redis
 from bot.domain.clock import ManualClock
 from bot.domain.grants import Grant
 from bot.render import action_ids as ids
-from bot.store import grants as grant_records
 from bot.store import keys
+from bot.store.access import grants as grant_records
 from tests.agent.support import WorkerDied
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
