@@ -2,7 +2,7 @@
 decision by the grant was not written yet is asked of people and never runs; one decided before it runs. Each race
 is placed by hand: the revoke runs inside the step it races (a seam around the real store or publisher)."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,20 @@ def _revoke(bot: Bot, grant: Grant) -> Grant | None:
     return bot.services.grant_flow.revoke_as(grant.team_id, grant.channel_id, grant.grant_id, user_id=APPROVER)
 
 
+def _after_each_use(bot: Bot, monkeypatch: pytest.MonkeyPatch, then: Callable[[], object]) -> None:
+    """Run ``then`` right after each real use of a grant by the publisher, before the call's decision is written."""
+    store = bot.services.publisher.grants
+    use = store.use
+
+    def use_then(*args: Any, **kwargs: Any) -> Any:
+        found = use(*args, **kwargs)
+        assert found is not None, "the grant covers the call"
+        then()
+        return found
+
+    monkeypatch.setattr(store, "use", use_then)
+
+
 def _in_flight(bot: Bot) -> int:
     return int(bot.services.stores.redis.zcard(keys.grant_in_flight(TEAM, CHANNEL)))
 
@@ -70,17 +84,10 @@ def test_a_revoke_between_the_grants_use_and_its_decision_stops_the_call_and_ask
 ) -> None:
     grant = _granted(bot)
     runs = _runs(bot)
-    store = bot.services.publisher.grants
-    use = store.use
-
-    def use_then_revoke(*args: Any, **kwargs: Any) -> Any:
-        found = use(*args, **kwargs)
-        assert found is not None, "the grant covers the call"
-        assert _revoke(bot, grant) is not None  # acknowledged before the publish writes the call's decision
-        return found
-
-    monkeypatch.setattr(store, "use", use_then_revoke)
+    revoked: list[Grant | None] = []
+    _after_each_use(bot, monkeypatch, lambda: revoked.append(_revoke(bot, grant)))
     asked = _ask(bot)
+    assert revoked == [grant]  # acknowledged before the publish wrote the call's decision
     monkeypatch.undo()
     assert not is_decided(asked), "the revoke came before the decision: people are asked"
     assert _runs(bot) == runs, "the tool never runs on a revoked grant's word"
@@ -126,14 +133,11 @@ def test_a_worker_killed_after_the_use_before_the_decision(
     """The step is taken over: covered once (one use counted), or asked if the grant was revoked meanwhile."""
     grant = _granted(bot)
     runs = _runs(bot)
-    store = bot.services.publisher.grants
-    use = store.use
 
-    def use_then_die(*args: Any, **kwargs: Any) -> Any:
-        use(*args, **kwargs)
+    def die() -> None:
         raise WorkerDied
 
-    monkeypatch.setattr(store, "use", use_then_die)
+    _after_each_use(bot, monkeypatch, die)
     bot.mention("restart checkout")
     with pytest.raises(WorkerDied):
         bot.drain()
@@ -181,17 +185,15 @@ def test_a_revoke_that_died_half_way_finishes_when_tried_again(bot: Bot, monkeyp
     """Its first step done by hand (the grant deleted, its uses in flight not fenced): tried again, it fences them."""
     grant = _granted(bot)
     runs = _runs(bot)
-    store = bot.services.publisher.grants
-    use = store.use
+    tried_again: list[Grant | None] = []
 
-    def use_then_half_revoke(*args: Any, **kwargs: Any) -> Any:
-        found = use(*args, **kwargs)
+    def half_revoke_then_again() -> None:
         bot.services.stores.redis.hdel(keys.grants(TEAM, CHANNEL), grant.grant_id, f"{grant.grant_id}:uses")
-        assert _revoke(bot, grant) is None  # tried again: the grant is gone already
-        return found
+        tried_again.append(_revoke(bot, grant))
 
-    monkeypatch.setattr(store, "use", use_then_half_revoke)
+    _after_each_use(bot, monkeypatch, half_revoke_then_again)
     asked = _ask(bot)
+    assert tried_again == [None]  # the grant was gone already
     monkeypatch.undo()
     assert not is_decided(asked)
     assert _runs(bot) == runs
