@@ -209,3 +209,44 @@ def test_a_use_too_old_to_decide_leaves_the_call_to_people(bot: Bot, monkeypatch
     assert _runs(bot) == runs
     refused = [entry for entry in bot.services.stores.audit.entries() if entry.event == "grant_use_refused"]
     assert [(entry.details["grant"], entry.details["why"]) for entry in refused] == [(grant.grant_id, "too_late")]
+
+
+def _publish_round_trips(bot: Bot, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+    """Round trips of the publish that opens the round a mention of ``text`` asks for."""
+    publisher, send = bot.services.publisher, redis.Connection.send_packed_command
+    publish = publisher.publish
+    counted: list[int] = []
+    trips = [0]
+
+    def counting(self: redis.Connection, *args: Any, **kwargs: Any) -> None:
+        trips[0] += 1
+        send(self, *args, **kwargs)
+
+    def measured(*args: Any, **kwargs: Any) -> None:
+        if counted:
+            return publish(*args, **kwargs)
+        with monkeypatch.context() as patched:
+            patched.setattr(redis.Connection, "send_packed_command", counting)
+            publish(*args, **kwargs)
+        counted.append(trips[0])
+        return None
+
+    with monkeypatch.context() as patched:
+        patched.setattr(publisher, "publish", measured)
+        bot.mention(text)
+        bot.drain()
+    return counted[0]
+
+
+@pytest.mark.single_redis  # counts round trips to one server
+def test_a_call_a_grant_covers_costs_its_publish_one_round_trip_more_than_one_asked(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both look for a grant; the covered one's use then leaves the in-flight list (its decision is in the same
+    transaction as the round either way)."""
+    _granted(bot)
+    covered = _publish_round_trips(bot, monkeypatch, "restart checkout")
+    asked = _publish_round_trips(bot, monkeypatch, "restart search")  # the same rule, another input: no grant
+    assert is_decided(bot.approval_messages()[-2])
+    assert not is_decided(bot.approval_messages()[-1])
+    assert covered == asked + 1
