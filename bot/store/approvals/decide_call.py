@@ -50,6 +50,7 @@ class Attempt:
         answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
         choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
         check: Only judge it (the script writes nothing and answers ``allowed`` where it would go on to record it).
+        grant: The standing approval that decides it (``""``: none); refused once a revoke fenced its use.
     """
 
     session_id: str
@@ -71,6 +72,7 @@ class Attempt:
     answer_kind: str = "text"
     choices: tuple[int, ...] = ()
     check: bool = False
+    grant: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ def keys_and_args(
     request_keys = DECIDE.key_list(
         *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
+        *([keys.grant_revoked(session_id, approval_id, attempt.grant)] if attempt.grant else []),
         approval_key=keys.approval(session_id, approval_id),
         open_set_key=keys.open_approvals(session_id),
         round_key=keys.round_(session_id),
@@ -194,6 +197,7 @@ def keys_and_args(
         "choices": list(attempt.choices),
         "answer_by_ms": answer_by_ms,
         "check": attempt.check,
+        "grant": attempt.grant,
     }
     if decision is None:
         if not attempt.check:

@@ -70,8 +70,8 @@ TAKE_LANE: Final = script(
 LEAVE_LANE: Final = script("leave_lane", keys=("lane_key",), args=("token", "put_back", "now_ms", "hold_ms"))
 USE_GRANT: Final = script(
     "use_grant",
-    keys=("grants_key", "exact_key", "fields_key", "counted_key"),
-    args=("clock_offset_ms", "rule", "requester", "self_allowed", "terms", "longest_ms", "field_digests"),
+    keys=("grants_key", "exact_key", "fields_key", "counted_key", "in_flight_key"),
+    args=("clock_offset_ms", "rule", "requester", "self_allowed", "terms", "longest_ms", "field_digests", "use_member"),
 )
 EDIT_CALL: Final = script(
     "edit_call",

@@ -3,9 +3,10 @@
 --       discussion, the jobs, the outbox's due, entries and wake, the audit, the schedule's due and steps, the open
 --       index, the channel's open index, the channel's cached members, the approval's edit, the open-by and recent-by
 --       indexes (``bot.store.approvals.approval_index``); then, from KEYS_MORE, the cached members of the user groups
---       the attempt names, then (if the attempt carries a request signature) the signature's replay record. The shard
---       structures and caches are the session's shard's (one slot); the channel (and its team) is the one the caller
---       expects the request in: the script checks it.
+--       the attempt names, then (if the attempt carries a request signature) the signature's replay record, then (if a
+--       standing approval decides it) its revoke's fence (``keys.grant_revoked``). The shard structures and caches
+--       are the session's shard's (one slot); the channel (and its team) is the one the caller expects the request
+--       in: the script checks it.
 -- ARGV: attempt_json (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
 --       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups, replay,
 --       replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at most twice that;
@@ -14,7 +15,8 @@
 --       the person was shown, '' if none, trust: whether the approval also trusts the tool for the session,
 --       answer_kind: how an answer answers the question (text, choice, form), choices: the indexes (from 0) of the
 --       options a choice answer picks, answer_by_ms: 0, or the Redis time (unix ms) after which the caller no longer
---       waits for the answer, check: judge only), decision_record: the decision record with empty "approved_by" and
+--       waits for the answer, check: judge only, grant: the standing approval that decides it, '' for none),
+--       decision_record: the decision record with empty "approved_by" and
 --       "discussion" and null "input_digest", "updated_input" and "edited_by" (the script fills them in, and the audit
 --       details' null "input_digest" and "edited_by"; for a choice answer, its null "answer" with the labels chosen, as
 --       the audit details' too), then from ARGV_MORE five runs (each its length, then its arguments): the message
@@ -41,7 +43,8 @@
 -- the question's (words for options are one only with ``other``) or choosing what it does not offer), changed (an
 -- approval of an input that is no longer the one waiting: edited since it was shown, or never shown, as for a typed
 -- reply), already (value: the decision), unseen (a typed reply written before the approval message was posted),
--- voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but
+-- voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check), revoked (a standing
+-- approval's decision, its use fenced by a revoke: nothing written; the request waits for people). Every answer but
 -- replayed, needs and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a
 -- needs of the place, a check's answers, and for decided unless with_request.
 local attempt = cjson.decode(attempt_json)
@@ -54,6 +57,7 @@ if attempt.answer_by_ms > 0 then
   end
 end
 local replay_key = KEYS[groups_from + #attempt.groups]
+local fence_key = KEYS[groups_from + #attempt.groups + (attempt.replay and 1 or 0)]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {STATUS_REPLAYED, '', '', ''} end
 -- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
 local stored = redis.call('HMGET', approval_key, 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
@@ -231,6 +235,11 @@ if attempt.kind == 'approve' then
   if attempt.checks and edit[2] == user and policy.edits == 'other_approver' then
     return answer(STATUS_EDITOR_APPROVAL)
   end
+end
+-- A standing approval decides only while no revoke has fenced its use: a revoke fences every use in flight before
+-- it returns, so once it has, this grant decides nothing here.
+if type(attempt.grant) == 'string' and attempt.grant ~= '' and redis.call('EXISTS', fence_key) == 1 then
+  return answer(STATUS_REVOKED)
 end
 -- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
 if redis.call('SISMEMBER', open_set_key, attempt.approval_id) == 0 then return answer(STATUS_UNKNOWN) end

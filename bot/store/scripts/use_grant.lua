@@ -1,15 +1,18 @@
 -- KEYS: grants_key: the channel's grants (hash), exact_key: the grants covering the exact call (zset, by expiry
 --       ms), fields_key: the grants on picked fields of the call's tool for its asker (zset, by expiry ms; exact_key
---       again when none may cover it), counted_key: which grant the approval the call is asked in counted a use of.
+--       again when none may cover it), counted_key: which grant the approval the call is asked in counted a use of,
+--       in_flight_key: the channel's uses in flight (zset).
 -- ARGV: clock_offset_ms: how far the bot's clock is from Redis' TIME (0 but in a sandbox or a test), rule: the
 --       call's, requester ('' = none), self_allowed: '1' when the rule allows self-approval, terms: the digest of
 --       who may decide under the rule now (``GrantTerms``), longest_ms: the rule's longest duration now,
---       field_digests: the call's (JSON object: ``field_digests``).
+--       field_digests: the call's (JSON object: ``field_digests``), use_member: '<session id>:<approval id>' (the use's
+--       member in in_flight_key, after '<grant id>:').
 -- Now is Redis' TIME (plus clock_offset_ms): one clock for every process that grants, uses and lists grants.
--- Returns the first live grant that covers the call (its JSON), its use counted once per approval (a publish tried
--- again counts nothing more: counted_key names the grant counted, for a day); or false: one on the exact call,
--- else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
--- (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
+-- Returns {the first live grant that covers the call (its JSON), Redis' TIME (ms, without clock_offset_ms)}, its use
+-- counted once per approval (a publish tried again counts nothing more: counted_key names the grant counted, for a
+-- day) and listed in flight until the decision is written (a revoke fences every use listed); or false: one on the
+-- exact call, else one whose every picked field the call has with the same value. Expired ids and ids whose grant is
+-- gone (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
 -- deleted the grant, no call is covered by it.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(clock_offset_ms)
@@ -44,7 +47,9 @@ for index, index_key in ipairs({exact_key, fields_key}) do  -- 1: the exact call
             redis.call('SET', counted_key, id, 'EX', 86400)
             redis.call('HINCRBY', grants_key, id .. ':uses', 1)
           end
-          return text
+          redis.call('ZADD', in_flight_key, 0, id .. ':' .. use_member)
+          redis.call('EXPIRE', in_flight_key, 86400)
+          return {text, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)}
         end
       end
     end
