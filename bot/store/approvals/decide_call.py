@@ -150,7 +150,6 @@ def keys_and_args(
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
     decided_ms = int(decision.decided_at.timestamp() * 1000) if decision is not None else 0
-    outbox_due, outbox_entries, outbox_wake = Outbox.script_keys(shard)
     request_keys = DECIDE.key_list(
         *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
@@ -161,9 +160,7 @@ def keys_and_args(
         votes_key=keys.votes(session_id, approval_id),
         discussion_key=keys.discussion(session_id, approval_id),
         jobs_key=keys.jobs(shard),
-        outbox_due_key=outbox_due,
-        outbox_entries_key=outbox_entries,
-        outbox_wake_key=outbox_wake,
+        **Outbox.script_named_keys(shard),
         audit_key=keys.audit(shard),
         schedule_due_key=keys.schedule_due(shard),
         schedule_steps_key=keys.schedule_steps(shard),

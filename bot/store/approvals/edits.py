@@ -48,16 +48,13 @@ class EditStore:
             "digest": edit.digest,
             "at": edit.edited_at.isoformat(),
         }
-        outbox_due, outbox_entries, outbox_wake = Outbox.script_keys(shard)
         status, digest = self._edit(
             keys=scripts.EDIT_CALL.key_list(
                 approval_key=keys.approval(session_id, approval_id),
                 edit_key=keys.approval_edit(session_id, approval_id),
                 votes_key=keys.votes(session_id, approval_id),
                 open_set_key=keys.open_approvals(session_id),
-                outbox_due_key=outbox_due,
-                outbox_entries_key=outbox_entries,
-                outbox_wake_key=outbox_wake,
+                **Outbox.script_named_keys(shard),
                 audit_key=keys.audit(shard),
             ),
             args=scripts.EDIT_CALL.arg_list(

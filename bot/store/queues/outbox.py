@@ -182,6 +182,13 @@ class Outbox:
         """The keys a script's ``queue_outbox`` takes for an entry of ``shard``, in its order (due, entries, wake)."""
         return [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_wake(shard)]
 
+    @staticmethod
+    def script_named_keys(shard: int) -> dict[str, str]:
+        """``script_keys`` by the names a script's spec gives them (``outbox_due_key``, ``outbox_entries_key``, ...)."""
+        return dict(
+            zip(("outbox_due_key", "outbox_entries_key", "outbox_wake_key"), Outbox.script_keys(shard), strict=True)
+        )
+
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""
         pipeline = self._client.pipeline(transaction=True)
