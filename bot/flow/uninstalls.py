@@ -23,7 +23,7 @@ from bot.store.approvals import ApprovalStore
 from bot.store.audit import Audit
 from bot.store.home_viewers import HomeViewers
 from bot.store.installations import Installations
-from bot.store.owed_uninstalls import OwedUninstall
+from bot.store.owed_uninstalls import OwedUninstall, OwedUninstalls
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,18 @@ class Uninstalls:
     audit: Audit
     decisions: DecisionService
     clients: SlackClients
+    owed: OwedUninstalls
+
+    def carry_out_owed(self) -> int:
+        """Carry out the uninstalls Slack was answered for (``bot.store.owed_uninstalls``); return how many.
+
+        One that fails stays owed: it is taken again when its lease runs out.
+        """
+        taken = self.owed.take()
+        for owed_id, owed in taken:
+            self.carry_out(owed)
+            self.owed.done(owed_id)
+        return len(taken)
 
     def carry_out(self, owed: OwedUninstall) -> int:
         """End what an uninstall event owes (``uninstalled`` or ``access_revoked``); return how many expired."""

@@ -202,6 +202,10 @@ class Deliverer:
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
+    def wait_for_work(self, longest_s: float) -> None:
+        """Wait for a new entry, for at most ``idle_wait_s(longest_s)`` (a dispatcher with nothing due)."""
+        self._outbox.wait_for_work(self.idle_wait_s(longest_s))
+
     def close(self) -> None:
         """Stop the lane threads (after the batch in progress)."""
         with self._pool_lock:
