@@ -18,8 +18,8 @@ Its job loop reads as phases (``start_jobs``, then ``_handle_job`` on the pool's
    ``quarantined`` and acknowledged.
 4. Housekeeping, beside the job loop: the outbox is delivered by a second thread that wakes as soon as an entry is
    queued; a third fires due reminders, escalations and expiries, carries out owed uninstalls and trims the audit
-   trail now and then; a fourth records the worker's heartbeat (``bot.store.worker_heartbeats``) while each of the
-   other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``. A worker
+   trail now and then; a fourth records the worker's heartbeat (``bot.store.queues.worker_heartbeats``) while each of
+   the other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``. A worker
    stopped cleanly hands its waiting retries to the others and leaves the group.
 """
 
@@ -44,10 +44,10 @@ from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
-from bot.slack.delivery import Deliverer
+from bot.slack.outbound.delivery import Deliverer
 from bot.store.audit import Audit
-from bot.store.jobs import Job, JobKind, JobQueue
-from bot.store.worker_heartbeats import WorkerHeartbeats
+from bot.store.queues.jobs import Job, JobKind, JobQueue
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
@@ -66,8 +66,8 @@ class Worker:
     Attributes:
         jobs: The queue it reads, acknowledges and hands back jobs on.
         audit: Where a job given up or quarantined is recorded; trimmed now and then.
-        build_indexes: Run once before the loops (``bot.store.index_build.ensure``: an upgrade lists the records
-            stored before the indexes, once per Redis, one read after).
+        build_indexes: Run once before the loops (``bot.store.approvals.index_build.ensure``: an upgrade lists
+            the records stored before the indexes, once per Redis, one read after).
         claim_idle_ms: How long a job may stay unacknowledged before another worker takes it.
         retries: This worker's own failed jobs and when each is retried (``retries.first_s``: the first wait).
         concurrency: How many jobs run at once (threads); never two of one session.
@@ -99,7 +99,8 @@ class Worker:
     def run_forever(self) -> None:
         """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
 
-        First, once per Redis, the indexes are built from records stored before them (``bot.store.index_build``).
+        First, once per Redis, the indexes are built from records stored before them
+        (``bot.store.approvals.index_build``).
         Once stopped, hand back waiting retries and leave the group.
         """
         self.jobs.ensure_group()
