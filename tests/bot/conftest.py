@@ -2,10 +2,10 @@
 hand-moved ``clock``."""
 
 from collections.abc import Iterator
-from typing import cast
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 from bot.store.cluster_client import BotRedisCluster
 from bot.store.queues.outbox import Outbox
@@ -14,15 +14,9 @@ from tests.seconds_clock import SecondsClock
 
 
 @pytest.fixture
-def redis_client(redis_url: str, redis_target: str) -> Iterator[redis.Redis]:
-    """The shared fixture's client, but the bot's own cluster client (``BotRedisCluster``) on a cluster."""
-    if redis_target == "cluster":
-        client = cast(redis.Redis, BotRedisCluster.from_url(redis_url))
-    else:
-        client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    yield client
-    client.close()
+def cluster_client_class() -> type[RedisCluster]:
+    """``redis_client`` on a cluster is the bot's own cluster client."""
+    return BotRedisCluster
 
 
 @pytest.fixture

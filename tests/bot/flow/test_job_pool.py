@@ -3,28 +3,13 @@ never run twice nor left to jam its session (its second copy's end used to raise
 
 import threading
 import time
-from collections.abc import Callable
 
 from bot.flow.job_pool import JobPool
 from bot.store.queues.jobs import Job
 
 
-def _pool(handle: Callable[[Job], None]) -> JobPool:
-    return JobPool(
-        size=4,
-        handle=handle,
-        session_of=lambda job: job.fields["session_id"],
-        touch=lambda _: None,
-        beat_every_s=60,
-        idle_s=0.5,
-    )
-
-
-def _resume(job_id: str, version: int) -> Job:
-    return Job(job_id, {"kind": "resume", "session_id": "S", "version": str(version)})
-
-
-def test_the_same_job_submitted_twice_while_it_runs_runs_once_and_its_session_goes_on() -> None:
+def _pool() -> tuple[JobPool, list[str], threading.Event]:
+    """A pool whose jobs run until the event is set; the ids of the jobs it ran, in order."""
     release = threading.Event()
     ran: list[str] = []
 
@@ -32,7 +17,23 @@ def test_the_same_job_submitted_twice_while_it_runs_runs_once_and_its_session_go
         ran.append(job.job_id)
         release.wait(5)
 
-    pool = _pool(handle)
+    pool = JobPool(
+        size=4,
+        handle=handle,
+        session_of=lambda job: job.fields["session_id"],
+        touch=lambda _: None,
+        beat_every_s=60,
+        idle_s=0.5,
+    )
+    return pool, ran, release
+
+
+def _resume(job_id: str, version: int) -> Job:
+    return Job(job_id, {"kind": "resume", "session_id": "S", "version": str(version)})
+
+
+def test_the_same_job_submitted_twice_while_it_runs_runs_once_and_its_session_goes_on() -> None:
+    pool, ran, release = _pool()
     job = _resume("0/1-0", 1)
     pool.submit(job)
     pool.submit(job)  # a late claim's copy of the same job, while it runs
@@ -46,14 +47,7 @@ def test_the_same_job_submitted_twice_while_it_runs_runs_once_and_its_session_go
 
 
 def test_the_same_job_submitted_twice_while_it_waits_for_its_session_runs_once() -> None:
-    release = threading.Event()
-    ran: list[str] = []
-
-    def handle(job: Job) -> None:
-        ran.append(job.job_id)
-        release.wait(5)
-
-    pool = _pool(handle)
+    pool, ran, release = _pool()
     pool.submit(_resume("0/1-0", 1))
     waiting = _resume("0/2-0", 2)
     pool.submit(waiting)  # queued behind its session's running job
