@@ -228,16 +228,21 @@ def test_a_job_taken_over_by_another_consumer_of_the_same_queue_is_handed_to_it_
 ) -> None:
     """Workers may share one ``JobQueue`` (the test harness's): what one holds is its own, not the other's; and a job
     taken over from a consumer (``redeliver`` finds it gone) is no longer held by it."""
-    client = connect_redis(own_redis.url, retry_s=2.0)
+    client = connect_redis(own_redis.url, retry_s=0.0)  # no retry: a read whose reply is lost raises
     jobs = JobQueue(client)
     jobs.ensure_group()
+
+    def lose_a_read(consumer: str) -> None:
+        jobs.enqueue(ResumeJob(_session_on(0), 99))
+        with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+            jobs.read(consumer, block_ms=1)
+
     jobs.enqueue(ResumeJob(_session_on(0), 1))
     [job] = jobs.read("worker-1", block_ms=1)
     client.xclaim(keys.jobs(0), keys.JOBS_GROUP, "worker-2", 0, [job.entry_id])  # a claim whose reply was lost
     assert jobs.redeliver(job, "worker-1") is None  # taken over
-    _lose_a_read(jobs, "worker-2")
-    handed = {found.fields["version"] for found in jobs.read("worker-2", block_ms=1, count=10)}
-    assert handed == {"1", "99"}
+    lose_a_read("worker-2")
+    assert {found.fields["version"] for found in jobs.read("worker-2", block_ms=1, count=10)} == {"1", "99"}
     client.xclaim(keys.jobs(0), keys.JOBS_GROUP, "worker-1", 0, [job.entry_id])  # and back: worker-1's again
-    _lose_a_read(jobs, "worker-1")
+    lose_a_read("worker-1")
     assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
