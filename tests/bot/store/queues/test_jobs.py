@@ -246,3 +246,21 @@ def test_a_job_taken_over_by_another_consumer_of_the_same_queue_is_handed_to_it_
     client.xclaim(keys.jobs(0), keys.JOBS_GROUP, "worker-1", 0, [job.entry_id])  # and back: worker-1's again
     lose_a_read("worker-1")
     assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
+
+
+def test_on_a_cluster_a_reply_lost_and_retried_at_once_is_handed_over_at_the_next_read(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0)  # the cluster client retries each failed attempt itself
+    client.flushall(target_nodes="primaries")
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    _lose_a_read(jobs, "worker-1")
+    found: list[str] = []
+
+    def read_some() -> bool:  # the retried read may answer late (after the other shards): its answer is the next's
+        found.extend(job.fields["version"] for job in jobs.read("worker-1", block_ms=1))
+        return bool(found)
+
+    wait_until(read_some, "the lost job is read", timeout_s=1.0)
+    assert found == ["99"]
