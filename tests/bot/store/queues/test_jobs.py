@@ -264,3 +264,26 @@ def test_on_a_cluster_a_reply_lost_and_retried_at_once_is_handed_over_at_the_nex
 
     wait_until(read_some, "the lost job is read", timeout_s=1.0)
     assert found == ["99"]
+
+
+def test_a_job_whose_ack_failed_is_no_longer_held_and_a_lost_read_hands_it_over_again(
+    own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It is still this consumer's, pending: it used to stay held for good (and never come back here)."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [job] = jobs.read("worker-1", block_ms=1)
+
+    def cut_off(*_args: Any, **_kwargs: Any) -> Any:
+        raise redis.ConnectionError("Connection refused")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(redis.client.Pipeline, "execute", cut_off)
+        with pytest.raises(redis.ConnectionError):
+            jobs.ack(job)
+    jobs.enqueue(ResumeJob(_session_on(0), 99))
+    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        jobs.read("worker-1", block_ms=1)
+    assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
