@@ -38,9 +38,9 @@ from bench.fixtures import synthetic_request
 from bench.round_trips import commands_sent
 from bench.serving import free_port, send_json, stop, wait_healthy
 from bot.domain.records import ApprovalRequest, PolicySummary
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approvals import ApprovalStore
+from loopback_slack import slack_requests
 from state import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent

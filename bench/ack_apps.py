@@ -17,7 +17,7 @@ from bot.observe.exposition import WsgiApp
 from bot.render import action_ids as ids
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.http import guarded_wsgi_app, wsgi_app
+from bot.slack.edge.http import guarded_wsgi_app, wsgi_app
 from bot.store.direct_script import DirectScript
 
 

@@ -30,15 +30,15 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 import redis
 
 from bench.round_trips import RoundTrips, counting_client
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL
 from bot.sandbox.run import sandbox_settings
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import Services
-from bot.slack.http import guarded_wsgi_app
+from bot.slack.edge.http import guarded_wsgi_app
 from bot.worker import Worker
+from loopback_slack.slack_requests import SignedPoster
 from state import RedisServer
 
 SECRET: Final = "bench-answers-signing-secret"

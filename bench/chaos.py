@@ -36,13 +36,13 @@ import redis
 
 from bench.chaos_people import SHAPES, People, Session, is_final_answer
 from bench.serving import free_port, stop, wait_healthy
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL
 from bot.sandbox.workspace import SandboxSlack
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approvals import ApprovalStore
 from bot.store.audit import Audit
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
+from loopback_slack.slack_requests import SignedPoster
 from state.redis_server import find_server_binary
 
 ROOT: Final = Path(__file__).resolve().parent.parent

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from bench.chaos_agent import FINAL_PREFIX
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import PageError, SandboxSlack
+from loopback_slack import slack_requests
 
 REQUESTER: Final = "USBXREQ"
 APPROVERS: Final = ("USBXAPPR", "USBXSECOND", "UCHAOS3", "UCHAOS4")

@@ -49,11 +49,11 @@ import redis
 
 from bench.cli import parse_options
 from bench.serving import free_port, send_json, stop, wait_healthy
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render.texts import answers
-from bot.slack.web_client import KeepAliveWebClient
+from bot.slack.outbound.web_client import KeepAliveWebClient
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from state import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +82,7 @@ class _Thread:
 class BenchSlack:
     """The Web API methods the bot calls, answered from memory; posts are handed to whoever waits on the thread.
 
-    Leaner than ``bot.loopback_slack.LoopbackSlack`` (no workspace state, no copies of each call): the floor and
+    Leaner than ``loopback_slack.LoopbackSlack`` (no workspace state, no copies of each call): the floor and
     the bot must not pay for a stand-in's bookkeeping.
 
     While ``recording``, every call (method and arguments) is kept, for the floor to make again.

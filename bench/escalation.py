@@ -23,16 +23,16 @@ from bench.cli import parse_options
 from bench.fixtures import synthetic_request
 from bench.round_trips import RoundTrips, counting_client
 from bot.domain.clock import ManualClock, epoch_ms
-from bot.domain.policy import PolicyBook
+from bot.domain.policy.policy import PolicyBook
 from bot.domain.records import PolicySummary
 from bot.domain.workspaces import OneWorkspace
 from bot.flow.decisions import DecisionService
 from bot.flow.escalation import Escalator
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
-from bot.store.directory import Directory
-from bot.store.schedule import Schedule
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.queues.schedule import Schedule
 from bot.store.stores import Stores
+from bot.store.workspaces.directory import Directory
 from state import RedisServer
 
 EVERY_S = 900

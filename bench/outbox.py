@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.outbox [--entries 600] [--channels 30] [--latency-ms 5] [--concurrency 8] [--rounds 3]``
 
-One real Redis and the loopback Slack Web API (``bot.loopback_slack``, in a process of its own so
+One real Redis and the loopback Slack Web API (``loopback_slack``, in a process of its own so
 that it does not compete with the delivering threads for this one's interpreter lock), which answers
 each ``chat.postMessage`` after ``--latency-ms`` (Slack's own answer time is tens of milliseconds).
 Each run queues ``--entries`` posts spread over ``--channels`` channels, then delivers them
@@ -30,11 +30,11 @@ from slack_sdk import WebClient
 
 from bench.cli import parse_options
 from bot.domain.workspaces import OneWorkspace
-from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
-from bot.slack.delivery import Deliverer
-from bot.slack.web_client import KeepAliveWebClient
-from bot.store.outbox import Outbox, OutboxEntry
+from bot.slack.outbound.delivery import Deliverer
+from bot.slack.outbound.web_client import KeepAliveWebClient
+from bot.store.queues.outbox import Outbox, OutboxEntry
 from bot.store.stores import Stores
+from loopback_slack import Answer, JsonDict, LoopbackSlack
 from state import RedisServer
 
 

@@ -20,7 +20,7 @@ from bot.domain.records import session_id_for
 from bot.services import Services
 from bot.settings import Settings
 from bot.store import keys
-from bot.store.threads import ThreadInfo
+from bot.store.approvals.threads import ThreadInfo
 from state import RedisServer
 
 POLICY = "rules:\n  - {name: restarts, match: {tools: [restart_service]}, approvers: {users: [U0LEAD]}}\n"

@@ -41,12 +41,12 @@ from bench.round_trips import RoundTrips, counting_client
 from bench.seeding import open_elsewhere
 from bot.domain.clock import ManualClock
 from bot.domain.grants import Grant, call_digest
-from bot.loopback_slack import LoopbackSlack
 from bot.services import Services
 from bot.settings import Settings
-from bot.store.home_viewers import HomeViewers
-from bot.store.outbox import post_approval
-from bot.store.owed_uninstalls import OwedUninstall
+from bot.store.queues.outbox import post_approval
+from bot.store.queues.owed_uninstalls import OwedUninstall
+from bot.store.workspaces.home_viewers import HomeViewers
+from loopback_slack import LoopbackSlack
 from state import RedisServer
 
 TEAM, CHANNEL = "T0TEST", "C0OPS"  # the loopback Slack's workspace

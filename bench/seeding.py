@@ -7,7 +7,7 @@ from redis.cluster import RedisCluster
 
 from bench.fixtures import synthetic_request
 from bot.domain.records import ApprovalRequest, PolicySummary
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approvals import ApprovalStore
 
 _CHUNK = 1000
 

@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.slack_outage [--threads 40] [--channels 10] [--errors-s 5] [--limited-s 10] [--refused-s 60]``
 
-One real Redis and the loopback Slack Web API (``bot.loopback_slack``, in this process), delivered by the worker's
+One real Redis and the loopback Slack Web API (``loopback_slack``, in this process), delivered by the worker's
 own loop (``Deliverer.deliver_due`` with the bot's client and ``OUTBOX_CONCURRENCY`` 8). The backlog: one approval
 post in each of ``--threads`` threads of one busy channel, one in a quiet channel, and one in each of ``--channels``
 other channels. Slack then answers 503 for ``--errors-s``, 429 with ``Retry-After: 5`` for ``--limited-s``, and
@@ -28,11 +28,11 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 
 from bench.cli import parse_options
 from bot.domain.workspaces import OneWorkspace
-from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
-from bot.slack.delivery import Deliverer
-from bot.slack.metered_client import MeteredWebClient
-from bot.store.outbox import BACKOFF_CAP_S, Outbox, OutboxEntry
+from bot.slack.outbound.delivery import Deliverer
+from bot.slack.outbound.metered_client import MeteredWebClient
+from bot.store.queues.outbox import BACKOFF_CAP_S, Outbox, OutboxEntry
 from bot.store.stores import Stores
+from loopback_slack import Answer, JsonDict, LoopbackSlack
 from state import RedisServer
 
 BUSY, QUIET = "C0BUSY", "C0QUIET"

@@ -26,7 +26,7 @@ from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests
 from bot.domain.records import session_id_for
 from bot.services import Services
 from bot.settings import Settings
-from bot.store.threads import ThreadInfo
+from bot.store.approvals.threads import ThreadInfo
 from state import RedisServer
 
 POLICIES = {

@@ -17,8 +17,8 @@ from bot.api.app import PREFIX as API_PREFIX
 from bot.api.app import api_wsgi_app
 from bot.api.wait_slots import WaitSlots
 from bot.domain.clock import Clock, system_clock
-from bot.domain.policy import PolicyBook
-from bot.domain.policy_file import load_policy
+from bot.domain.policy.policy import PolicyBook
+from bot.domain.policy.policy_file import load_policy
 from bot.domain.workspaces import OneWorkspace, SlackClients
 from bot.flow.access import Modals
 from bot.flow.api_requests import ApiOutcomes, ApiRequests, AskProblem
@@ -35,14 +35,14 @@ from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics
 from bot.observe.state_collector import StateCollector
 from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
-from bot.slack.delivery import Deliverer
-from bot.slack.installed_clients import InstalledClients
-from bot.slack.metered_client import MeteredWebClient
-from bot.store.directory import Directory
-from bot.store.pending_gauges import PendingGauges
+from bot.slack.outbound.delivery import Deliverer
+from bot.slack.outbound.installed_clients import InstalledClients
+from bot.slack.outbound.metered_client import MeteredWebClient
+from bot.store.approvals.pending_gauges import PendingGauges
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from bot.store.stores import Stores
-from bot.store.token_seal import TokenSeal, key_problem
-from bot.store.worker_heartbeats import WorkerHeartbeats
+from bot.store.workspaces.directory import Directory
+from bot.store.workspaces.token_seal import TokenSeal, key_problem
 from bot.worker import Worker
 from state.store import use_shards
 

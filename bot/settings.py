@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.domain.durations import Seconds
 from bot.domain.errors import SetupError
 from bot.observe.logs import LogFormat, LogLevel
-from bot.store.token_seal import key_problem
+from bot.store.workspaces.token_seal import key_problem
 from state.store import DEFAULT_SHARDS, MAX_SHARDS
 
 Mode = Literal["http", "socket", "worker"]

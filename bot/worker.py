@@ -18,8 +18,8 @@ Its job loop reads as phases (``start_jobs``, then ``_handle_job`` on the pool's
    ``quarantined`` and acknowledged.
 4. Housekeeping, beside the job loop: the outbox is delivered by a second thread that wakes as soon as an entry is
    queued; a third fires due reminders, escalations and expiries, carries out owed uninstalls and trims the audit
-   trail now and then; a fourth records the worker's heartbeat (``bot.store.worker_heartbeats``) while each of the
-   other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``. A worker
+   trail now and then; a fourth records the worker's heartbeat (``bot.store.queues.worker_heartbeats``) while each of
+   the other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``. A worker
    stopped cleanly hands its waiting retries to the others and leaves the group.
 """
 
@@ -44,11 +44,11 @@ from bot.flow.uninstalls import Uninstalls
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
-from bot.slack.delivery import Deliverer
-from bot.store import index_build
-from bot.store.jobs import Job, JobKind
+from bot.slack.outbound.delivery import Deliverer
+from bot.store.approvals import index_build
+from bot.store.queues.jobs import Job, JobKind
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from bot.store.stores import Stores
-from bot.store.worker_heartbeats import WorkerHeartbeats
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,8 @@ class Worker:
     def run_forever(self) -> None:
         """Every loop (jobs, outbox, schedule, and the heartbeat when set), until ``stop()``.
 
-        First, once per Redis, the indexes are built from records stored before them (``bot.store.index_build``).
+        First, once per Redis, the indexes are built from records stored before them
+        (``bot.store.approvals.index_build``).
         Once stopped, hand back waiting retries and leave the group.
         """
         self.stores.jobs.ensure_group()
@@ -296,7 +297,7 @@ class Worker:
         return fired
 
     def finish_uninstalls(self) -> int:
-        """Carry out the uninstalls Slack was answered for (``bot.store.owed_uninstalls``); return how many.
+        """Carry out the uninstalls Slack was answered for (``bot.store.queues.owed_uninstalls``); return how many.
 
         One that fails stays owed: it is taken again when its lease runs out.
         """

@@ -1,4 +1,5 @@
-"""The package layout: dependencies point one way (bot -> agent -> state), and every package ships types."""
+"""The package layout: dependencies point one way (bot -> agent -> state), loopback_slack stands alone, and every
+package ships types."""
 
 import ast
 import json
@@ -37,6 +38,9 @@ def import_everything(package: str) -> tuple[list[str], set[str]]:
     [
         ("state", {"strands", "agent", "bot", "slack_bolt", "slack_sdk"}),
         ("agent", {"bot", "slack_bolt", "slack_sdk"}),
+        # Slack itself on a loopback port (the sandbox, the tests and the benches use it): it knows Slack, not the bot.
+        # It signs the requests it sends with ``slack_sdk``'s signer, as Slack would sign them; Bolt is the bot's side.
+        ("loopback_slack", {"bot", "agent", "state", "strands", "slack_bolt"}),
     ],
 )
 def test_importing_a_package_loads_nothing_above_it(package: str, forbidden: set[str]) -> None:
@@ -52,7 +56,7 @@ def test_importing_a_package_loads_nothing_above_it(package: str, forbidden: set
     assert loaded & forbidden == set(), f"importing {imported} loaded {sorted(loaded & forbidden)}"
 
 
-@pytest.mark.parametrize("package", ["state", "agent", "bot"])
+@pytest.mark.parametrize("package", ["state", "agent", "bot", "loopback_slack"])
 def test_every_package_ships_py_typed(package: str) -> None:
     assert (ROOT / package / "py.typed").is_file()
 
@@ -72,8 +76,6 @@ _LAYERS: dict[str, set[str]] = {
     # Inbound edges beside Slack: the HTTP API under /v1/, and the MCP server (a client of that API).
     "api": {"flow", "store", "render", "domain", "observe"},
     "mcp": {"flow", "store", "render", "domain", "observe"},
-    # Slack itself, on a loopback port: it knows Slack, not the bot (the sandbox, the tests and the benches use it).
-    "loopback_slack": set(),
 }
 # Top-level modules a layer may still read: plain settings. ``slack`` never imports the services that build it (its
 # listeners are handed the parts they use: ``bot.slack.parts``), so the two packages form no cycle.
@@ -119,6 +121,23 @@ def test_bot_layers_import_only_the_layers_below(layer: str) -> None:
     assert wrong == {}, f"bot/{layer} may import only {sorted(allowed)}"
 
 
+# Inside ``slack`` two sides meet only in the listeners and the app: ``edge`` receives Slack's requests, ``outbound``
+# calls Slack (through the outbox). Neither imports the other.
+_APART = (("slack/edge", "bot.slack.outbound"), ("slack/outbound", "bot.slack.edge"))
+
+
+@pytest.mark.parametrize(("folder", "forbidden"), _APART)
+def test_slack_edge_and_outbound_stay_apart(folder: str, forbidden: str) -> None:
+    modules = sorted((ROOT / "bot" / folder).rglob("*.py"))
+    assert modules, f"bot/{folder} has no modules"
+    wrong = {
+        str(path.relative_to(ROOT)): names
+        for path in modules
+        if (names := sorted(n for n in _imported_modules(path) if n == forbidden or n.startswith(f"{forbidden}.")))
+    }
+    assert wrong == {}
+
+
 def test_bot_has_no_flat_modules_beyond_its_composition() -> None:
     flat = {path.stem for path in (ROOT / "bot").glob("*.py")}
     assert flat == {"__init__", "__main__", "settings", "services", "worker", "preflight"}
@@ -155,14 +174,14 @@ def _imported_modules(path: Path) -> set[str]:
 def test_the_product_never_imports_the_tests() -> None:
     wrong = {
         str(path.relative_to(ROOT)): sorted(name for name in _imported_modules(path) if name.split(".")[0] == "tests")
-        for package in ("state", "agent", "bot")
+        for package in ("state", "agent", "bot", "loopback_slack")
         for path in sorted((ROOT / package).rglob("*.py"))
     }
     assert {path: names for path, names in wrong.items() if names} == {}
 
 
 # The loopback Slack's interface: what its package and its ``slack_requests`` export (``__all__``); the rest is its own.
-_LOOPBACK_INTERFACE = ("bot.loopback_slack", "bot.loopback_slack.slack_requests")
+_LOOPBACK_INTERFACE = ("loopback_slack", "loopback_slack.slack_requests")
 
 
 def _exported(package: str) -> set[str]:
@@ -175,11 +194,11 @@ def _exported(package: str) -> set[str]:
 
 
 def test_the_loopback_slack_is_used_through_its_interface() -> None:
-    inside = ROOT / "bot" / "loopback_slack"
+    inside = ROOT / "loopback_slack"
     interface = set().union(*map(_exported, _LOOPBACK_INTERFACE))
     wrong = {
         str(path.relative_to(ROOT)): sorted(
-            name for name in _imported_modules(path) if name.startswith("bot.loopback_slack.") and name not in interface
+            name for name in _imported_modules(path) if name.startswith("loopback_slack.") and name not in interface
         )
         for folder in ("bot", "tests", "bench", "recipes")
         for path in sorted((ROOT / folder).rglob("*.py"))
@@ -198,6 +217,7 @@ _NOT_MIRRORED: dict[str, set[str]] = {
     "state": set(),
     "agent": {"scenarios"},
     "bot": {"scenarios", "support"},
+    "loopback_slack": set(),
 }
 
 
@@ -228,7 +248,7 @@ def test_no_product_module_is_over_500_lines() -> None:
     # A module that long holds more than one idea: split it where its docstring would need an "and".
     long = {
         str(path.relative_to(ROOT)): lines
-        for package in ("state", "agent", "bot")
+        for package in ("state", "agent", "bot", "loopback_slack")
         for path in sorted((ROOT / package).rglob("*.py"))
         if (lines := len(path.read_text().splitlines())) > _MAX_MODULE_LINES
     }

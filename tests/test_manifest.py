@@ -6,7 +6,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from bot.render import action_ids as ids
-from bot.slack.oauth import BOT_SCOPES
+from bot.slack.edge.oauth import BOT_SCOPES
 
 ROOT = Path(__file__).resolve().parent.parent
 

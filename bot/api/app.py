@@ -1,6 +1,6 @@
 """The HTTP API under ``/v1/``: any agent, in any language, asks for a sign-off and gets the decision back.
 
-Served by the web process next to ``/slack/events`` (``bot.slack.http`` mounts it). Routes (``ROUTES``;
+Served by the web process next to ``/slack/events`` (``bot.slack.edge.http`` mounts it). Routes (``ROUTES``;
 the OpenAPI document at ``/v1/openapi.json`` describes exactly these, and a test holds them equal):
 
     POST /v1/approvals                  ask (201; 200 when the idempotency key names an earlier request)
@@ -40,7 +40,7 @@ from bot.flow.api_requests import MAX_WAIT_S, ApiRequests, AskProblem
 from bot.flow.api_views import ApiRequestView
 from bot.flow.claude_hooks import ClaudeCodeHooks, undecided_output
 from bot.render.texts import claude_hooks as hook_texts
-from bot.store.api_keys import ApiClient, ApiKeys
+from bot.store.access.api_keys import ApiClient, ApiKeys
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from bot.cli.exits import fail
 from bot.domain.api_requests import client_name_problem
 from bot.domain.slack_ids import team_id_problem
 from bot.settings import Settings
-from bot.store.api_keys import ApiKeys
+from bot.store.access.api_keys import ApiKeys
 
 
 def main(argv: list[str]) -> int:

@@ -14,8 +14,8 @@ from bot import preflight
 from bot.cli.exits import fail
 from bot.flow.grants import revoke_grant
 from bot.settings import Settings
+from bot.store.access.grants import GrantStore
 from bot.store.audit import Audit
-from bot.store.grants import GrantStore
 
 
 def main(argv: list[str]) -> int:

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.domain.policy_file import PolicyError
+from bot.domain.policy.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.settings import ConfigError, load_log_settings, load_settings
 

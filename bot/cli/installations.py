@@ -11,8 +11,8 @@ from bot import preflight
 from bot.cli.exits import fail
 from bot.services import installation_seal
 from bot.settings import Settings
-from bot.store.installations import Installations
-from bot.store.token_seal import new_key
+from bot.store.workspaces.installations import Installations
+from bot.store.workspaces.token_seal import new_key
 
 
 def main(argv: list[str]) -> int:

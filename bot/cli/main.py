@@ -40,7 +40,7 @@ from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
 from bot.cli.exits import fail
-from bot.domain.policy_file import PolicyError
+from bot.domain.policy.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
 from bot.render.texts import sandbox_cli
@@ -48,9 +48,9 @@ from bot.sandbox import run as sandbox
 from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Mode, Settings, load_log_settings, load_settings
 from bot.slack.app import build_app
-from bot.slack.http import close, guarded_wsgi_app, listen, serve
-from bot.slack.oauth import INSTALL_PATH
-from bot.slack.socket_mode import CheckedSocketModeHandler
+from bot.slack.edge.http import close, guarded_wsgi_app, listen, serve
+from bot.slack.edge.oauth import INSTALL_PATH
+from bot.slack.edge.socket_mode import CheckedSocketModeHandler
 from state import RedisServer, RedisServerError
 
 logger = logging.getLogger("bot")

@@ -1,7 +1,7 @@
 """``python -m bot migrate``: move data written before shards (one server, global queues) to the sharded layout.
 
 ``--indexes``: build the per-workspace and per-person indexes from the records stored before them instead
-(``bot.store.index_build``; idempotent, safe with the bot running; the worker also does it once at start).
+(``bot.store.approvals.index_build``; idempotent, safe with the bot running; the worker also does it once at start).
 
 What moves, and how: ``bot.store.shard_migration``.
 """
@@ -11,7 +11,7 @@ import sys
 
 from bot import preflight
 from bot.settings import Settings
-from bot.store import index_build
+from bot.store.approvals import index_build
 from bot.store.shard_migration import migrate
 from bot.store.stores import Stores
 

@@ -20,9 +20,9 @@ from bot import preflight
 from bot.cli.exits import fail
 from bot.render import safe_text
 from bot.settings import Settings
-from bot.store.approval_record import ApprovalDataError
-from bot.store.approvals import ApprovalStore
-from bot.store.jobs import JobQueue, ResumeJob
+from bot.store.approvals.approval_record import ApprovalDataError
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.queues.jobs import JobQueue, ResumeJob
 from state.store import SessionStore
 
 

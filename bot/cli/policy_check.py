@@ -13,9 +13,9 @@ from pathlib import Path
 
 from agent.approval import APPROVAL_INTERRUPT
 from bot.cli.exits import fail
-from bot.domain.policy import PolicyBook, Weighed
-from bot.domain.policy_file import PolicyError, load_policy
-from bot.domain.policy_rules import DEFAULT_POLICY_NAME, Policy
+from bot.domain.policy.policy import PolicyBook, Weighed
+from bot.domain.policy.policy_file import PolicyError, load_policy
+from bot.domain.policy.policy_rules import DEFAULT_POLICY_NAME, Policy
 from bot.render.texts.times import for_duration
 from bot.settings import ConfigError, load_policy_defaults
 

@@ -5,7 +5,7 @@ from bot.observe import trace_export
 from bot.observe.exposition import WsgiApp
 from bot.services import Services, connect_configured_redis
 from bot.settings import ConfigError, Settings, load_settings
-from bot.slack.http import guarded_wsgi_app
+from bot.slack.edge.http import guarded_wsgi_app
 
 
 def create_wsgi() -> WsgiApp:

@@ -11,7 +11,7 @@ import socket
 from bot import preflight
 from bot.cli.exits import fail
 from bot.settings import Settings
-from bot.store.worker_heartbeats import WorkerHeartbeats
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 
 
 def main(argv: list[str]) -> int:

@@ -27,7 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from bot.domain.edit_form import MAX_FIELDS
 from bot.domain.patterns import NON_BLANK_PATTERN, VISIBLE_NAME_PATTERN, published, somewhere, whole_match
-from bot.domain.policy_rules import ToolName
+from bot.domain.policy.policy_rules import ToolName
 from bot.domain.question_kinds import MAX_DESCRIPTION, MAX_LABEL, MAX_OPTIONS
 from bot.domain.slack_ids import ChannelId, MessageTs, UserId
 

@@ -2,7 +2,7 @@
 
 Strands' ``HumanInTheLoop(enable_trust=True)`` accepts ``"t"``: the call runs and the tool goes into the agent's
 own state (``agent.state["hitl:trusted_tools"]``), so the agent never asks about it again in that session. Signoff
-keeps its own record of each trust (``bot.store.trusts``): App Home lists it as a standing approval of that
+keeps its own record of each trust (``bot.store.access.trusts``): App Home lists it as a standing approval of that
 session, and revoking it removes the record; before the session's agent next runs, the worker removes from the
 agent's state every trusted tool Signoff holds no record of (``bot.flow.agent_abilities.TrustsTools``).
 """

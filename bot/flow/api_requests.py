@@ -39,16 +39,17 @@ from bot.domain.api_requests import (
     session_id_of,
 )
 from bot.domain.errors import RefusedRequest
-from bot.domain.policy import PolicyBook
+from bot.domain.policy.policy import PolicyBook
 from bot.domain.question_kinds import QuestionError, asked_question
 from bot.flow.api_views import ApiRequestView
 from bot.flow.base import Flow
 from bot.flow.publish import RoundPublisher
-from bot.store.api_keys import ApiClient, ApiKeys
-from bot.store.api_requests import ApiRequestStore, StoredApiRequest
-from bot.store.approvals import ApprovalStore
+from bot.render.texts import decision_reasons
+from bot.store.access.api_keys import ApiClient, ApiKeys
+from bot.store.approvals.api_requests import ApiRequestStore, StoredApiRequest
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.threads import ThreadInfo, Threads
 from bot.store.audit import Audit
-from bot.store.threads import ThreadInfo, Threads
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 
@@ -207,7 +208,7 @@ class ApiRequests(Flow):
             return view
         # Marked first: a withdrawal that lands is never reported as a denial, even to a reader in between.
         self.api_requests.mark_cancelled(view.stored.record.session_id)
-        reason = reason or f"withdrawn through the API by {client.name}"
+        reason = reason or decision_reasons.withdrawn_through_api(client.name)
         self.decisions.withdraw(view.approval, actor=f"api:{client.name}", reason=reason)
         return self.find(client, request_id, kind=kind)
 

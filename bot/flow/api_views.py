@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from agent.approval import Decision
 from bot.domain.api_requests import QuestionAsk, RequestKind
-from bot.store.api_requests import StoredApiRequest
-from bot.store.approval_record import Approval
+from bot.store.approvals.api_requests import StoredApiRequest
+from bot.store.approvals.approval_record import Approval
 
 Status = Literal["pending", "approved", "denied", "expired", "cancelled", "answered", "refused"]
 """An approval is pending, approved, denied, expired, cancelled, or answered (in words, when it offers it); a

@@ -12,7 +12,7 @@ from bot.flow.access import Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
 from bot.render.texts import thread_posts
-from bot.store.outbox import Outbox, post_message, update_approval
+from bot.store.queues.outbox import Outbox, post_message, update_approval
 
 
 @dataclass(frozen=True)

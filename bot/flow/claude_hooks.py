@@ -23,7 +23,7 @@ from bot.flow.api_requests import MAX_WAIT_S, ApiRequests
 from bot.flow.api_views import ApiRequestView
 from bot.render.texts import claude_hooks as texts
 from bot.render.texts import refusals
-from bot.store.api_keys import ApiClient
+from bot.store.access.api_keys import ApiClient
 
 _UNDECIDED: Final = ("pending", "cancelled")
 """Statuses nobody decided: the wait ended (or an earlier wait ended and withdrew the request)."""

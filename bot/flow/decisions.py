@@ -28,7 +28,7 @@ import redis
 from bot.domain.clock import Clock, epoch_ms, system_clock
 from bot.domain.grants import Grant
 from bot.domain.hidden_characters import is_blank
-from bot.domain.policy_rules import Policy
+from bot.domain.policy.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
 from bot.flow.access import Origin
@@ -37,14 +37,15 @@ from bot.flow.judge import Check, ScriptJudge, check_attempt
 from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
-from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
+from bot.render.texts import decision_reasons
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.decide_call import Attempt, DecideResult
 from bot.store.audit import Audit
-from bot.store.decide_call import Attempt, DecideResult
-from bot.store.directory import Directory
-from bot.store.outbox import Outbox, post_answer, update_approval
+from bot.store.queues.outbox import Outbox, post_answer, update_approval
 from bot.store.scripts import ScriptRecord
 from bot.store.signatures import SeenSignatures
+from bot.store.workspaces.directory import Directory
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +252,7 @@ class DecisionService:
             decision = Decision(decision="expired", reason=why, decided_at=self._clock())
         else:
             decision = Decision(
-                decision="approve", reason="approved automatically on expiry (low-risk)", decided_at=self._clock()
+                decision="approve", reason=decision_reasons.APPROVED_ON_EXPIRY, decided_at=self._clock()
             )
         request = approval.request
         attempt = Attempt(

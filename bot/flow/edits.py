@@ -18,10 +18,10 @@ from bot.domain.status import Status
 from bot.flow.access import ModalBinding, Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
-from bot.store.approval_record import Approval
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.edits import EditStore
 from bot.store.audit import Audit
-from bot.store.edits import EditStore
-from bot.store.outbox import Outbox, update_approval
+from bot.store.queues.outbox import Outbox, update_approval
 
 
 @dataclass(frozen=True)

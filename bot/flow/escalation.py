@@ -2,7 +2,7 @@
 
 When a round opens, each request's schedule is planned in the same transaction: a reminder, the
 ladder's first rung and the expiry, each an entry keyed ``<approval id>:<kind>`` in a Redis
-sorted set of due times (``bot.store.due``). Any number of workers tick; each due entry is taken by
+sorted set of due times (``bot.store.queues.due``). Any number of workers tick; each due entry is taken by
 exactly one; a tick reads only what is due. A decision deletes the three entries in its own
 atomic step, so nothing fires after it. A claim pushes the next rung back by the claim's pause.
 
@@ -21,18 +21,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.domain.clock import epoch_ms
-from bot.domain.oncall import on_call
-from bot.domain.policy import PolicyBook
+from bot.domain.policy.oncall import on_call
+from bot.domain.policy.policy import PolicyBook
 from bot.domain.records import ApprovalRequest
 from bot.flow.base import Flow
 from bot.observe import metrics, tracing
 from bot.render.texts import thread_posts
 from bot.store import keys
-from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.approvals import ApprovalStore
 from bot.store.audit import Audit
-from bot.store.outbox import Outbox, post_approval_copy, post_message
-from bot.store.schedule import Due, Schedule, Step
+from bot.store.queues.outbox import Outbox, post_approval_copy, post_message
+from bot.store.queues.schedule import Due, Schedule, Step
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
+from bot.store.access.grants import GrantStore
 from bot.store.audit import Audit
-from bot.store.grants import GrantStore
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.judge import Check, ScriptJudge, check_attempt
-from bot.store.approval_record import Approval
-from bot.store.decide_call import Attempt
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.decide_call import Attempt
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from bot.domain.workspaces import NotInstalled
 from bot.flow.base import Flow
 from bot.flow.grants import GrantFlow
 from bot.render.home_view import RECENT_SHOWN
-from bot.store.approval_listings import Seen
-from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
-from bot.store.decide_call import RECENT_KEPT
-from bot.store.directory import Directory
-from bot.store.home_viewers import HomeViewers
-from bot.store.trusts import TrustStore
+from bot.store.access.trusts import TrustStore
+from bot.store.approvals.approval_listings import Seen
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.decide_call import RECENT_KEPT
+from bot.store.workspaces.directory import Directory
+from bot.store.workspaces.home_viewers import HomeViewers
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Final
 
 import redis
 
-from bot.store.jobs import Job
+from bot.store.queues.jobs import Job
 
 logger = logging.getLogger(__name__)
 

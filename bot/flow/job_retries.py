@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from bot.store.jobs import Job
+from bot.store.queues.jobs import Job
 
 logger = logging.getLogger(__name__)
 

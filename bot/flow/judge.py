@@ -22,12 +22,12 @@ from bot.domain.status import Status
 from bot.domain.workspaces import NotInstalled
 from bot.flow.access import Origin
 from bot.store import keys
-from bot.store.approval_record import Approval, ApprovalDataError
-from bot.store.approvals import ApprovalStore
-from bot.store.decide_call import Attempt, DecideResult
-from bot.store.directory import Directory
+from bot.store.approvals.approval_record import Approval, ApprovalDataError
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.decide_call import Attempt, DecideResult
 from bot.store.scripts import ScriptRecord
 from bot.store.signatures import SeenSignatures
+from bot.store.workspaces.directory import Directory
 
 logger = logging.getLogger(__name__)
 

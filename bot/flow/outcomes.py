@@ -5,8 +5,8 @@ from typing import Literal
 
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
-from bot.store.approval_record import Approval
-from bot.store.decide_call import DecideResult
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.decide_call import DecideResult
 
 Kind = Literal["approve", "deny", "answer"]
 """What a person decides: an approval is approved or denied, a question answered."""

@@ -21,8 +21,8 @@ from agent.guarded import guarded_calls
 from agent.vended import AskedQuestion, expected_shape, question_of
 from bot.domain.clock import Clock, offset_ms, system_clock
 from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
-from bot.domain.policy import PolicyBook
-from bot.domain.policy_rules import DEFAULT_POLICY_NAME
+from bot.domain.policy.policy import PolicyBook
+from bot.domain.policy.policy_rules import DEFAULT_POLICY_NAME
 from bot.domain.question_kinds import QuestionError, asked_question, question_in_words
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
 from bot.domain.storable_json import bounded_json
@@ -31,12 +31,12 @@ from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
+from bot.store.access.grants import Call, GrantStore
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.threads import ThreadInfo, Threads
 from bot.store.audit import Audit
-from bot.store.grants import Call, GrantStore
-from bot.store.outbox import Outbox, post_approval, posts_in_order
-from bot.store.schedule import Schedule
-from bot.store.threads import ThreadInfo, Threads
+from bot.store.queues.outbox import Outbox, post_approval, posts_in_order
+from bot.store.queues.schedule import Schedule
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 from state.store import SessionStore

@@ -22,8 +22,8 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Kind, Outcome
-from bot.store.approval_record import Approval, ApprovalDataError
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approval_record import Approval, ApprovalDataError
+from bot.store.approvals.approvals import ApprovalStore
 
 _TYPED_DECISION: Final = re.compile(r"^\s*(approve|deny)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 

@@ -25,13 +25,13 @@ from bot.flow.agent_adapters import Runnable, as_runnable
 from bot.flow.publish import RoundPublisher
 from bot.render.texts import thread_posts
 from bot.store import keys
-from bot.store.approval_record import Approval
-from bot.store.approvals import ApprovalStore
+from bot.store.access.trusts import TrustStore
+from bot.store.approvals.approval_record import Approval
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.threads import ThreadInfo, Threads
 from bot.store.audit import Audit
-from bot.store.jobs import Job, JobQueue, ResumeJob, StartJob
-from bot.store.outbox import Outbox, post_message
-from bot.store.threads import ThreadInfo, Threads
-from bot.store.trusts import TrustStore
+from bot.store.queues.jobs import Job, JobQueue, ResumeJob, StartJob
+from bot.store.queues.outbox import Outbox, post_message
 from state.errors import UnstorableValueError
 from state.interrupt import Interrupt
 from state.shapes import Message

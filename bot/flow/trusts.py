@@ -1,8 +1,8 @@
 """Ending a trust from Slack (``bot.domain.trusts``): who may, and the audit record that says who did."""
 
 from bot.domain.trusts import Trust
+from bot.store.access.trusts import TrustStore
 from bot.store.audit import Audit
-from bot.store.trusts import TrustStore
 
 
 def revoke_trust(

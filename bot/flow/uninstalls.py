@@ -3,7 +3,7 @@
 Slack says so with ``app_uninstalled`` or ``tokens_revoked``; with ``team_access_revoked`` when an org admin takes
 some workspaces away from the org-wide installation, which then ends in those as an uninstall would.
 
-The listener only records what is owed (``bot.store.owed_uninstalls``) and acks; a worker carries it out
+The listener only records what is owed (``bot.store.queues.owed_uninstalls``) and acks; a worker carries it out
 (``carry_out``), however much waits. Each pending request of that workspace expires, saying why (the agent is resumed
 with it, an API client told it); only that workspace's own index is read (``ApprovalStore.open_in_workspace``), a
 page at a time. An org-wide install served every workspace of its org that a request came from
@@ -19,16 +19,15 @@ from typing import Final
 from bot.domain.status import Status
 from bot.domain.workspaces import SlackClients
 from bot.flow.decisions import DecisionService
-from bot.store.approvals import ApprovalStore
+from bot.render.texts import decision_reasons
+from bot.store.approvals.approvals import ApprovalStore
 from bot.store.audit import Audit
-from bot.store.home_viewers import HomeViewers
-from bot.store.installations import Installations
-from bot.store.owed_uninstalls import OwedUninstall
+from bot.store.queues.owed_uninstalls import OwedUninstall
+from bot.store.workspaces.home_viewers import HomeViewers
+from bot.store.workspaces.installations import Installations
 
 logger = logging.getLogger(__name__)
 
-UNINSTALLED: Final = "uninstalled: the app was removed from this workspace"
-"""The reason an expiry gives when the app was uninstalled (what the agent and an API client read)."""
 _PAGE: Final = 100  # requests of one workspace read at once (its own index: others' never are)
 
 
@@ -110,7 +109,9 @@ class Uninstalls:
             if not waiting:
                 return expired
             for approval in waiting:
-                outcome = self.decisions.expire(approval, outcome="deny", why=UNINSTALLED, source="uninstall")
+                outcome = self.decisions.expire(
+                    approval, outcome="deny", why=decision_reasons.UNINSTALLED, source="uninstall"
+                )
                 if outcome.status is Status.DECIDED:
                     expired += 1
                 else:

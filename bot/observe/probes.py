@@ -2,7 +2,7 @@
 
 A check that passed degraded (Slack out of reach) answers 200 with status ``degraded``, naming it.
 
-``/healthz`` (the process answers at all) stays in ``bot.slack.http``: it must never depend on Redis or Slack.
+``/healthz`` (the process answers at all) stays in ``bot.slack.edge.http``: it must never depend on Redis or Slack.
 """
 
 import json

@@ -43,7 +43,8 @@ def age_bucket(waited_s: float) -> str:
 class StateCollector(Collector):
     """Reads the pending approvals and the outbox at each scrape (through the stores' own readers).
 
-    ``pending`` is kept as records change (``bot.store.pending_gauges``): a scrape costs the same however many wait.
+    ``pending`` is kept as records change (``bot.store.approvals.pending_gauges``): a scrape costs the same however
+    many wait.
     """
 
     def __init__(

@@ -127,7 +127,7 @@ ACTION_IDS: Final = frozenset(action_id for control in CONTROLS for action_id in
 """Every id an approval message's click may carry, older ones too."""
 BUTTONS: Final = ACTION_IDS | ids.OTHER_BUTTONS
 """Every button the bot renders. Each carries what it acts on as its value (an approval, a standing approval): a
-click on one without it is refused before any listener runs (``bot.slack.payload_shape``)."""
+click on one without it is refused before any listener runs (``bot.slack.edge.payload_shape``)."""
 
 
 def checked_approval_id(approval_id: str) -> str:

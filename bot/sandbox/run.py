@@ -24,16 +24,16 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from pydantic import SecretStr, ValidationError
 
 from bot import preflight
-from bot.loopback_slack import Reply, Respond
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import DEFAULT_RETRY_S, Services, connect_configured_redis, connect_redis
 from bot.settings import ConfigError, Settings
-from bot.slack.http import guarded_wsgi_app
-from bot.store.api_keys import new_key
+from bot.slack.edge.http import guarded_wsgi_app
+from bot.store.access.api_keys import new_key
 from bot.store.offset_clock import OffsetClock
+from loopback_slack import Reply, Respond
+from loopback_slack.slack_requests import SignedPoster
 from state import RedisServer
 
 logger = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ class _QuietWhenStopping(logging.Filter):
         self._stop = stop
 
     def filter(self, record: logging.LogRecord) -> bool:
-        noisy = record.name.startswith(("bot.worker", "bot.slack.delivery", "slack_sdk", "slack_bolt"))
+        noisy = record.name.startswith(("bot.worker", "bot.slack.outbound.delivery", "slack_sdk", "slack_bolt"))
         return not (noisy and self._stop.is_set())
 
 

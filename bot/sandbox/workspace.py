@@ -2,12 +2,12 @@
 
 One HTTP server on one port serves three things:
 
-- ``/api/<method>`` and response URLs: the Web API (``bot.loopback_slack.LoopbackSlack``), what the bot's client calls;
+- ``/api/<method>`` and response URLs: the Web API (``loopback_slack.LoopbackSlack``), what the bot's client calls;
 - ``/`` and ``/static/*``: the page;
 - ``/sandbox/*``: what the page does as a person (post a message, click a button, submit or close a modal, move the
   clock) and what it reads (``/sandbox/state``, long-polled on the stand-in's ``version``).
 
-A person's actions become the requests Slack would send the bot (``bot.loopback_slack.slack_requests``), signed with
+A person's actions become the requests Slack would send the bot (``loopback_slack.slack_requests``), signed with
 the sandbox's signing secret; the bot's answers (``response_action: errors`` for a modal) come back to the page.
 """
 
@@ -23,7 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 
 from bot.domain.errors import RefusedRequest
-from bot.loopback_slack import (
+from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
+from bot.store.offset_clock import OffsetClock
+from loopback_slack import (
     JsonDict,
     LoopbackSlack,
     Method,
@@ -33,9 +35,7 @@ from bot.loopback_slack import (
     slack_requests,
     submitted_state,
 )
-from bot.loopback_slack.slack_requests import PostResult, SignedPoster
-from bot.sandbox.people import CHANNEL, CHANNEL_NAME, PEOPLE
-from bot.store.offset_clock import OffsetClock
+from loopback_slack.slack_requests import PostResult, SignedPoster
 
 STATIC_DIR: Final = Path(__file__).with_name("static")
 _STATIC_FILES: Final = frozenset({"index.html", "app.js", "app.css"})

@@ -10,6 +10,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 
 from bot.settings import Settings
+from bot.slack.edge.oauth import InstalledAuthorize, oauth_settings
 from bot.slack.listeners import (
     actions,
     choices,
@@ -24,9 +25,8 @@ from bot.slack.listeners import (
     similar_grants,
     thread,
 )
-from bot.slack.oauth import InstalledAuthorize, oauth_settings
 from bot.slack.parts import SlackParts
-from bot.store.oauth_states import OAuthStates
+from bot.store.workspaces.oauth_states import OAuthStates
 
 
 def _listeners(parts: SlackParts) -> tuple[Callable[[App], None], ...]:
@@ -68,11 +68,11 @@ def build_app(
     ``process_before_response=True``: the HTTP response leaves when a listener returns, so
     listeners only ack, write to Redis and queue; Slack calls happen in the worker's outbox or
     in lazy listeners after the response. ``verified_at_edge``: the request guard verifies every
-    request before Bolt sees it (``bot.slack.http.guarded_wsgi_app``), so Bolt does not verify again;
+    request before Bolt sees it (``bot.slack.edge.http.guarded_wsgi_app``), so Bolt does not verify again;
     otherwise Bolt verifies signatures itself.
 
     In OAuth mode (``Settings.oauth``) the app serves every workspace it is installed in: Bolt's install flow
-    (``bot.slack.oauth``) keeps installations in Redis, each request runs with its workspace's token, and an
+    (``bot.slack.edge.oauth``) keeps installations in Redis, each request runs with its workspace's token, and an
     uninstall ends that workspace's pending requests.
     """
     _quiet_same_token_warning()

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, TextIO
 import redis
 
 from bot.store import keys
-from bot.store.due import FencedWrites
+from bot.store.queues.due import FencedWrites
 from bot.store.scripts import ScriptRecord
 from state.text import as_text, shown
 

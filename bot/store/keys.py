@@ -38,7 +38,7 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:open-by                    zset    the shard's open approvals per workspace and per named approver, as
                                                    members ordered by name (score 0): ``w:<team>:<ms>:<aid>``,
                                                    ``a:<team>:<uid>:<ms>:<aid>`` (``<ms>``: request time, 13 digits;
-                                                   ``bot.store.approval_index``). Read a page per shard and merged
+                                                   ``approvals.approval_index``). Read a page per shard and merged
     signoff:<t>:recent-by                  zset    the shard's latest decisions per workspace and per person (decider,
                                                    voters, requester): ``w:<team>:<ms>:<aid>``,
                                                    ``p:<team>:<uid>:<ms>:<aid>`` (decision time); each prefix keeps
@@ -212,12 +212,12 @@ def open_channels(shard: int, team_id: str) -> str:
 
 
 def open_by(shard: int) -> str:
-    """The shard's open approvals per workspace and per named approver (``bot.store.approval_index``)."""
+    """The shard's open approvals per workspace and per named approver (``bot.store.approvals.approval_index``)."""
     return f"{_shard_prefix(shard)}:open-by"
 
 
 def recent_by(shard: int) -> str:
-    """The shard's latest decisions per workspace and per person (``bot.store.approval_index``)."""
+    """The shard's latest decisions per workspace and per person (``bot.store.approvals.approval_index``)."""
     return f"{_shard_prefix(shard)}:recent-by"
 
 
@@ -332,7 +332,7 @@ def votes(session_id: str, approval_id: str) -> str:
 
 
 def approval_edit(session_id: str, approval_id: str) -> str:
-    """The input an approver edited one pending call to (``bot.store.edits``)."""
+    """The input an approver edited one pending call to (``bot.store.approvals.edits``)."""
     return f"{_session_prefix(session_id)}:edit:{approval_id}"
 
 
@@ -466,7 +466,7 @@ def grant_used_by(team_id: str, channel_id: str, approval_id: str) -> str:
 
 
 def trusts(session_id: str) -> str:
-    """The tools trusted for the rest of a session (``bot.store.trusts``)."""
+    """The tools trusted for the rest of a session (``bot.store.access.trusts``)."""
     return f"{_session_prefix(session_id)}:trusts"
 
 

@@ -10,24 +10,24 @@ from typing import Self
 from redis import Redis
 
 from bot.domain.clock import Clock, system_clock
-from bot.store.api_keys import ApiKeys
-from bot.store.api_requests import ApiRequestStore
-from bot.store.approvals import ApprovalStore
+from bot.store.access.api_keys import ApiKeys
+from bot.store.access.grants import GrantStore
+from bot.store.access.trusts import TrustStore
+from bot.store.approvals.api_requests import ApiRequestStore
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.edits import EditStore
+from bot.store.approvals.threads import Threads
 from bot.store.audit import Audit
-from bot.store.edits import EditStore
 from bot.store.event_deliveries import EventDeliveries
-from bot.store.grants import GrantStore
-from bot.store.home_viewers import DEFAULT_KEEP_S, HomeViewers
-from bot.store.installations import Installations
-from bot.store.jobs import JobQueue
 from bot.store.modal_views import ModalViews
-from bot.store.outbox import Outbox
-from bot.store.owed_uninstalls import OwedUninstalls
-from bot.store.schedule import Schedule
+from bot.store.queues.jobs import JobQueue
+from bot.store.queues.outbox import Outbox
+from bot.store.queues.owed_uninstalls import OwedUninstalls
+from bot.store.queues.schedule import Schedule
 from bot.store.signatures import SeenSignatures
-from bot.store.threads import Threads
-from bot.store.token_seal import TokenSeal
-from bot.store.trusts import TrustStore
+from bot.store.workspaces.home_viewers import DEFAULT_KEEP_S, HomeViewers
+from bot.store.workspaces.installations import Installations
+from bot.store.workspaces.token_seal import TokenSeal
 from state.store import SessionStore
 
 _THIRTY_DAYS_S = 30 * 86_400

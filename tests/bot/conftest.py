@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 from tests.bot.support.fake_slack import FakeSlack
 from tests.seconds_clock import SecondsClock
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bot.domain import grants, ladder, oncall, policy
-from bot.domain.policy_rules import Approvers, Match, Rule
+from bot.domain import grants
+from bot.domain.policy import ladder, oncall, policy
+from bot.domain.policy.policy_rules import Approvers, Match, Rule
 from bot.mcp.config import McpSettings
 from bot.settings import Settings, how_to_get
 from tests.docs import tables
@@ -85,11 +86,11 @@ SECTIONS: dict[str, Section] = {
     "commands": Section(("bot/cli/main.py",), tables.commands),
     "policy-keys": Section(
         (
-            "bot/domain/policy.py",
-            "bot/domain/policy_rules.py",
-            "bot/domain/ladder.py",
+            "bot/domain/policy/policy.py",
+            "bot/domain/policy/policy_rules.py",
+            "bot/domain/policy/ladder.py",
             "bot/domain/grants.py",
-            "bot/domain/oncall.py",
+            "bot/domain/policy/oncall.py",
         ),
         _policy_keys,
     ),

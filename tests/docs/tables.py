@@ -14,7 +14,7 @@ from bot.observe.state_collector import PendingTally, StateCollector
 from tests.docs.markdown import cell, code, first_paragraph, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PACKAGES = ("state", "agent", "bot", "bench", "recipes")
+PACKAGES = ("state", "agent", "bot", "loopback_slack", "bench", "recipes")
 """The folders whose modules ``docs/modules.md`` lists."""
 _BENCH_RUN = re.compile(r"python -m (bench\.\w+)( \[[^\n`]*\])?")
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.loopback_slack.slack_requests import SignedPoster
+from loopback_slack.slack_requests import SignedPoster
 
 JsonDict = dict[str, Any]
 

@@ -9,7 +9,7 @@ import pytest
 from bot.render import action_ids as ids
 from bot.sandbox.people import CHANNEL
 from bot.sandbox.run import running_sandbox
-from bot.store.api_keys import new_key
+from bot.store.access.api_keys import new_key
 from tests.sandbox.client import APPROVER, PageClient, buttons
 
 KEY = new_key()

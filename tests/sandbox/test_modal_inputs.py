@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.loopback_slack import submitted_state
 from bot.sandbox.people import CHANNEL
 from bot.sandbox.workspace import PageError, SandboxSlack
+from loopback_slack import submitted_state
 from tests.sandbox.bot_stand_in import BotStandIn
 from tests.sandbox.browser import Steps
 from tests.sandbox.client import APPROVER

@@ -10,11 +10,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
 
-from bot.loopback_slack import slack_requests
 from bot.render import blocks
 from bot.sandbox.people import CHANNEL, PEOPLE
 from bot.sandbox.workspace import SandboxSlack
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support.approval_requests import an_approval_request
 from tests.sandbox.client import APPROVER, REQUESTER
 

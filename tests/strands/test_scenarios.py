@@ -14,7 +14,7 @@ import redis
 
 from agent.approval import refusal_text
 from bot.render import action_ids as ids
-from bot.store.jobs import ResumeJob
+from bot.store.queues.jobs import ResumeJob
 from state.interrupt import _InterruptState
 from tests.bot.support.harness import Bot, is_decided, running_bot, start_thread, thread_session
 from tests.bot.support.people import APPROVER

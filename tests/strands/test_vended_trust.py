@@ -11,8 +11,8 @@ from typing import Any
 import redis
 
 from agent.strands_bridge import DEFAULT_AGENT_ID, RedisSessionRepository
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot, home_click, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER
 from tests.redis_targets import on_both

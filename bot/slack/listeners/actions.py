@@ -18,13 +18,13 @@ from bot.render import controls
 from bot.render.action_ids import parse_button_value
 from bot.render.controls import Control
 from bot.render.texts import answers
-from bot.slack import clicks
+from bot.slack.edge import clicks
+from bot.slack.edge.payloads import Action, BlockActions
 from bot.slack.listeners import deny, edits, grants, questions, similar_grants
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
 from bot.slack.listeners.lazy import lazily
 from bot.slack.parts import SlackParts
-from bot.slack.payloads import Action, BlockActions
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 Handler = Callable[[BlockActions, Action], None]
 """Serves a click already acked."""

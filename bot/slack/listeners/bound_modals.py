@@ -11,10 +11,10 @@ from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Kind, Outcome
 from bot.render import action_ids as ids
 from bot.render.texts import answers
+from bot.slack.edge.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.slack.listeners.feedback import Clicker, click_origin, clicker, outcome_text, tell_clicker
-from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
-from bot.store.approval_record import Approval
-from bot.store.outbox import Outbox
+from bot.store.approvals.approval_record import Approval
+from bot.store.queues.outbox import Outbox
 
 
 @dataclass(frozen=True)

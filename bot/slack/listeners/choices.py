@@ -15,10 +15,10 @@ from bot.flow.decisions import DecisionService
 from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render.texts import questions
-from bot.slack.after_answer import after_answer
+from bot.slack.edge.after_answer import after_answer
+from bot.slack.edge.payloads import Action, BlockActions
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell_clicker
-from bot.slack.payloads import Action, BlockActions
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 _CHOOSE: re.Pattern[str] = re.compile(f"^{re.escape(ids.CHOOSE_PREFIX)}[0-9]+$")
 

@@ -15,10 +15,10 @@ from bot.flow.decisions import DecisionService
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.render.texts import answers
+from bot.slack.edge.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text
-from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 
 def opening(

@@ -18,10 +18,10 @@ from bot.flow.outcomes import Outcome
 from bot.render import action_ids as ids
 from bot.render import edits
 from bot.render.texts import answers, editing
+from bot.slack.edge.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import outcome_text, team_of, tell
-from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 _MAX_FIELD_INDEX_DIGITS: Final = 3
 

@@ -19,10 +19,10 @@ from slack_sdk.webhook import WebhookClient
 from bot.domain.call_errors import SLACK_CALL_ERRORS
 from bot.render import blocks
 from bot.render.texts import answers
+from bot.slack.edge.payloads import BlockActions
 from bot.slack.listeners.feedback import clicker, tell_clicker
-from bot.slack.payloads import BlockActions
 from bot.store.event_deliveries import EventDeliveries
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from bot.flow.access import Origin
 from bot.flow.outcomes import Outcome
 from bot.render.texts.outcomes import told
-from bot.slack.payloads import BlockActions, EventCallback, MessageEvent, ViewSubmission
-from bot.store.outbox import Outbox, post_ephemeral, post_message
+from bot.slack.edge.payloads import BlockActions, EventCallback, MessageEvent, ViewSubmission
+from bot.store.queues.outbox import Outbox, post_ephemeral, post_message
 
 
 def outcome_text(outcome: Outcome | None) -> str | None:

@@ -9,11 +9,11 @@ from bot.flow.grants import Granted, GrantFlow
 from bot.flow.trusts import revoke_trust
 from bot.render import action_ids as ids
 from bot.render.texts import answers, standing_approvals
+from bot.slack.edge.payloads import Action, BlockActions
 from bot.slack.listeners.feedback import click_origin, clicker, outcome_text, tell, tell_clicker
-from bot.slack.payloads import Action, BlockActions
+from bot.store.access.trusts import TrustStore
 from bot.store.audit import Audit
-from bot.store.outbox import Outbox, home_refresh
-from bot.store.trusts import TrustStore
+from bot.store.queues.outbox import Outbox, home_refresh
 
 logger = logging.getLogger(__name__)
 

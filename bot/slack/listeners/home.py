@@ -10,10 +10,10 @@ from bot.domain.clock import Clock
 from bot.flow.home_queue import HomeQueue
 from bot.render import action_ids as ids
 from bot.render.texts import app_home
+from bot.slack.edge.payloads import EventCallback, HomeOpenedEvent, SlashCommand
 from bot.slack.listeners.lazy import lazily
-from bot.slack.payloads import EventCallback, HomeOpenedEvent, SlashCommand
-from bot.store.home_viewers import HomeViewers
-from bot.store.outbox import Outbox, home_refresh
+from bot.store.queues.outbox import Outbox, home_refresh
+from bot.store.workspaces.home_viewers import HomeViewers
 
 logger = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from bot.slack.payloads import EventCallback, TeamAccessEvent
+from bot.slack.edge.payloads import EventCallback, TeamAccessEvent
 from bot.store.event_deliveries import EventDeliveries
-from bot.store.owed_uninstalls import OwedUninstall, OwedUninstalls
+from bot.store.queues.owed_uninstalls import OwedUninstall, OwedUninstalls
 
 
 def register(app: App, *, owed: OwedUninstalls, event_deliveries: EventDeliveries) -> None:

@@ -12,9 +12,9 @@ from slack_bolt import Ack, BoltRequest
 from slack_bolt.kwargs_injection.utils import build_required_kwargs
 from slack_bolt.util.utils import get_arg_names_of_callable
 
+from bot.slack.edge.payloads import BlockActions
 from bot.slack.listeners.failures import tell_click_failed
-from bot.slack.payloads import BlockActions
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 
 def ack_at_once(ack: Ack) -> None:

@@ -19,14 +19,14 @@ from bot.render import action_ids as ids
 from bot.render import edits, questions
 from bot.render.texts import answers
 from bot.render.texts import questions as question_texts
-from bot.slack.after_answer import after_answer
+from bot.slack.edge.after_answer import after_answer
+from bot.slack.edge.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.edits import submitted
 from bot.slack.listeners.feedback import Clicker, outcome_text, team_of, tell_clicker
 from bot.slack.listeners.lazy import lazily
-from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
-from bot.store.approval_record import Approval
-from bot.store.outbox import Outbox
+from bot.store.approvals.approval_record import Approval
+from bot.store.queues.outbox import Outbox
 
 
 def opening(

@@ -13,11 +13,11 @@ from slack_sdk.errors import SlackApiError
 from bot.observe import tracing
 from bot.render import action_ids as ids
 from bot.render.texts import thread_posts
+from bot.slack.edge.payloads import EventCallback, MentionEvent, SlashCommand
 from bot.slack.listeners.lazy import lazily
-from bot.slack.payloads import EventCallback, MentionEvent, SlashCommand
 from bot.store.event_deliveries import EventDeliveries
-from bot.store.jobs import JobQueue, StartJob
-from bot.store.outbox import Outbox
+from bot.store.queues.jobs import JobQueue, StartJob
+from bot.store.queues.outbox import Outbox
 
 _MENTION: Final = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 

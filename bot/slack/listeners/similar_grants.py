@@ -17,11 +17,11 @@ from bot.flow.grants import GrantFlow
 from bot.render import action_ids as ids
 from bot.render import grant_form
 from bot.render.texts import answers, standing_approvals
+from bot.slack.edge.payloads import Action, BlockActions, SubmittedView, ViewSubmission
 from bot.slack.listeners.bound_modals import ModalClick, modal_origin, submitted_binding
 from bot.slack.listeners.feedback import team_of, tell
 from bot.slack.listeners.grants import granted_text
-from bot.slack.payloads import Action, BlockActions, SubmittedView, ViewSubmission
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 
 def opening(*, flow: GrantFlow, outbox: Outbox, modals: Modals) -> Callable[[BlockActions, Action, WebClient], None]:

@@ -6,11 +6,11 @@ from bot.domain.records import session_id_for
 from bot.flow.decisions import DecisionService
 from bot.flow.replies import Reply, ThreadReplies, TypedDecision
 from bot.render.texts import answers, questions
+from bot.slack.edge.payloads import EventCallback, MessageEvent
 from bot.slack.listeners.feedback import outcome_text, reply_origin, tell
-from bot.slack.payloads import EventCallback, MessageEvent
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approvals import ApprovalStore
 from bot.store.event_deliveries import EventDeliveries
-from bot.store.outbox import Outbox
+from bot.store.queues.outbox import Outbox
 
 
 def register(

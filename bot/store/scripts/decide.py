@@ -1,6 +1,6 @@
 """The decide script: one click (or typed reply, or the clock) judged and recorded in one atomic step.
 
-``bot.store.decide_call`` turns an attempt into its keys and arguments, and reads its answer.
+``bot.store.approvals.decide_call`` turns an attempt into its keys and arguments, and reads its answer.
 """
 
 from typing import Final
@@ -12,7 +12,7 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # KEYS: 1 approval, 2 the round's open set, 3 round, 4 votes, 5 discussion, 6 jobs, 7 outbox due, 8 outbox entries,
 #       9 outbox wake, 10 audit, 11 schedule due, 12 schedule entries, 13 open index, 14 the channel's open index,
 #       15 the channel's cached members, 16 the approval's edit, 17 the open-by index, 18 the recent-by index
-#       (``bot.store.approval_index``), 19.. the cached members of the user groups the attempt names,
+#       (``bot.store.approvals.approval_index``), 19.. the cached members of the user groups the attempt names,
 #       then (if the attempt carries a request signature) the signature's replay record. The shard structures and
 #       caches are the session's shard's (one slot); the channel (and its team) is the one the caller expects the
 #       request in: the script checks it.
@@ -39,8 +39,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its kind may
 # also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could see
 # the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
-# The attempt is judged by the request's terms (``bot.store.decide_call.terms``: its place, asker and policy), never
-# by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
+# The attempt is judged by the request's terms (``bot.store.approvals.decide_call.terms``: its place, asker and policy),
+# never by the whole request: a click costs the same whatever the tool's input weighs. An approval stored before the
 # terms were kept apart has none: its request is read in their place.
 # Returns {status, value, request JSON, message ts}: too late (``TOO_LATE``: it ran after answer_by_ms, nothing
 # written, not even the signature: its caller already told the person nothing was recorded), replayed (nothing

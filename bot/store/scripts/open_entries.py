@@ -1,7 +1,7 @@
 """The Lua function that names an approval's open-by entries from its ``indexed`` field (``OPEN_ENTRIES``).
 
-The field (``bot.store.approval_index.open_record``) holds the entries' time, then their prefixes: each entry is a
-prefix, the time and the approval id. A field written by an earlier version lists the entries whole: read as it is.
+The field (``bot.store.approvals.approval_index.open_record``) holds the entries' time, then their prefixes: each entry
+is a prefix, the time and the approval id. A field written by an earlier version lists the entries whole: read as it is.
 """
 
 from typing import Final

@@ -4,8 +4,8 @@ import redis
 from slack_sdk.oauth.installation_store import Installation
 
 from bot.store import keys
-from bot.store.installations import Installations
-from bot.store.token_seal import TokenSeal, key_problem
+from bot.store.workspaces.installations import Installations
+from bot.store.workspaces.token_seal import TokenSeal, key_problem
 from tests.bot.support.processes import run_bot
 
 

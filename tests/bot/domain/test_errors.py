@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.bot.support.processes import ROOT, run_python
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot.
-_NOT_THE_BOTS = {"bot.loopback_slack.calls.SlackError"}
+_NOT_THE_BOTS = {"loopback_slack.calls.SlackError"}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {
@@ -20,10 +20,16 @@ BOUNDARIES = {
     ("bot/slack/listeners/lazy.py", "lazily.run"): "Bolt only logs a lazy listener's failure: the clicker is told",
     ("bot/worker.py", "Worker._handle_job"): "the agent's code may raise anything; the job is retried",
     ("bot/api/app.py", "api_wsgi_app.application"): "a bug is answered as a 500 in the API's own shape",
-    ("bot/slack/clicks.py", "ApproveClicks.serve"): "a click is answered and the clicker told, whatever failed",
-    ("bot/slack/clicks.py", "ApproveClicks.serve_acked"): "the clicker is told, whatever failed",
-    ("bot/slack/delivery.py", "Deliverer.deliver_due"): "a lane's error is kept like a pool future's, then raised",
-    ("bot/slack/delivery.py", "Deliverer._deliver"): "an entry's bug or bad data parks it instead of a retry forever",
+    ("bot/slack/edge/clicks.py", "ApproveClicks.serve"): "a click is answered and the clicker told, whatever failed",
+    ("bot/slack/edge/clicks.py", "ApproveClicks.serve_acked"): "the clicker is told, whatever failed",
+    (
+        "bot/slack/outbound/delivery.py",
+        "Deliverer.deliver_due",
+    ): "a lane's error is kept like a pool future's, then raised",
+    (
+        "bot/slack/outbound/delivery.py",
+        "Deliverer._deliver",
+    ): "an entry's bug or bad data parks it instead of a retry forever",
     ("bot/cli/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",
@@ -83,7 +89,7 @@ def _catch_alls(path: Path) -> list[tuple[str, int]]:
 def test_catch_alls_stand_only_at_the_named_boundaries() -> None:
     seen: set[tuple[str, str]] = set()
     unnamed: list[str] = []
-    for package in ("bot", "agent", "state"):
+    for package in ("bot", "loopback_slack", "agent", "state"):
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
             for function, line in _catch_alls(path):

@@ -38,12 +38,12 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.judge import Check
 from bot.flow.outcomes import Kind
-from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.services import Services
 from bot.settings import Settings
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
-from bot.store.outbox import Outbox, update_approval
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.queues.outbox import Outbox, update_approval
+from loopback_slack.slack_requests import TEAM_ID
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET, demo_factory
 from tests.redis_targets import contents, every_key, on_both

@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from bot.flow.job_retries import JobRetries, Retry
-from bot.store.jobs import Job
+from bot.store.queues.jobs import Job
 
 
 def _job(number: int) -> Job:

@@ -13,9 +13,9 @@ from bot.observe import trace_export, tracing
 from bot.observe.logs import JsonFormatter
 from bot.settings import ConfigError, load_log_settings
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
-from bot.store.jobs import Job, JobKind, ResumeJob, StartJob
-from bot.store.outbox import OutboxEntry, post_message
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.queues.jobs import Job, JobKind, ResumeJob, StartJob
+from bot.store.queues.outbox import OutboxEntry, post_message
 from tests.bot.support.approval_requests import an_approval_request
 
 TRACE_ID = 0x4BF92F3577B34DA6A3CE929D0E0E4736

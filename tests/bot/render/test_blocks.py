@@ -18,7 +18,6 @@ from bot.domain.records import (
     PolicySummary,
     approval_id_for,
 )
-from bot.loopback_slack import message_limit_error
 from bot.render import blocks
 from bot.render.action_ids import (
     APPROVE_ACTION,
@@ -30,6 +29,7 @@ from bot.render.action_ids import (
     parse_button_value,
 )
 from bot.render.texts import answers, approval_request, thread_posts, times
+from loopback_slack import message_limit_error
 
 AT = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
 AT_TOKEN = "<!date^1796014800^{date_short_pretty} {time}|2026-11-30 05:00 UTC>"

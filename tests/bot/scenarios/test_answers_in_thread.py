@@ -13,8 +13,8 @@ from slack_sdk import WebClient
 
 from bot.domain.workspaces import OneWorkspace
 from bot.render import controls
-from bot.slack.delivery import Deliverer
-from bot.store.outbox import Outbox
+from bot.slack.outbound.delivery import Deliverer
+from bot.store.queues.outbox import Outbox
 from tests.bot.support.api_client import ApiCaller, api_caller
 from tests.bot.support.choices import click_option, send_chosen
 from tests.bot.support.harness import Bot

@@ -20,11 +20,11 @@ import redis
 from bot.api import openapi
 from bot.domain.api_requests import ApiRequestRecord, ApprovalAsk, ChannelRouting, request_id_for
 from bot.domain.clock import ManualClock
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render.texts import answers, approval_request
 from bot.store import keys
-from bot.store.api_requests import ApiRequestStore
+from bot.store.approvals.api_requests import ApiRequestStore
+from loopback_slack import slack_requests
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller
 from tests.bot.support.callbacks import callback_receiver
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot

@@ -19,7 +19,7 @@ from bot.domain.api_requests import ChannelRouting
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import connect_redis
-from bot.slack.http import guarded_wsgi_app, serve
+from bot.slack.edge.http import guarded_wsgi_app, serve
 from state import RedisServer
 from tests.bot.support.api_client import DEPLOY, ApiCaller, api_caller, until_waits_held
 from tests.bot.support.harness import Bot, demo_factory, running_bot

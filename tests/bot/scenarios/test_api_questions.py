@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from bot.domain.clock import ManualClock
-from bot.loopback_slack.slack_requests import PostResult
+from loopback_slack.slack_requests import PostResult
 from tests.bot.support.api_client import REGION, ApiCaller, api_caller
 from tests.bot.support.callbacks import callback_receiver
 from tests.bot.support.choices import actions_of, click_option, send_chosen

@@ -15,10 +15,10 @@ import pytest
 import redis
 
 from bot.domain.records import ApprovalRequest, PolicySummary
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
 from bot.store.audit import AuditEntry
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot, demo_factory, home_click, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, SECOND_APPROVER
 
@@ -269,7 +269,7 @@ def test_a_rule_may_let_people_of_other_workspaces_decide(redis_client: redis.Re
 
 
 def test_allow_external_must_be_a_boolean(tmp_path: Path) -> None:
-    from bot.domain.policy_file import PolicyError, load_policy
+    from bot.domain.policy.policy_file import PolicyError, load_policy
 
     policy = tmp_path / "policy.yml"
     policy.write_text("default:\n  allow_external: sometimes\n")

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support import shards
 from tests.bot.support.harness import Bot, is_decided
 from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER

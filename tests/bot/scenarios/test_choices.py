@@ -18,9 +18,9 @@ from agent.models.scripted import ScriptedModel, text_turn, tool_turn
 from agent.tools import ToolContext
 from bot.domain.status import Status
 from bot.flow.access import Origin
-from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
 from bot.render import blocks
+from loopback_slack.slack_requests import PostResult
 from state.shapes import Message
 from state.store import SessionStore
 from tests.bot.support.choices import actions_of, click_option, send_chosen

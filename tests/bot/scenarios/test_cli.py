@@ -13,10 +13,10 @@ import redis
 
 from bench.serving import free_port, stop, wait_healthy
 from bot.cli.main import COMMANDS
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.store import keys
 from bot.store.audit import Audit, read_export
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET, demo_factory, running_bot

@@ -13,16 +13,16 @@ from slack_bolt.middleware.request_verification import RequestVerification
 
 from bench.round_trips import commands_sent
 from bot.domain.workspaces import OneWorkspace
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.render.texts import answers
 from bot.slack.app import build_app
-from bot.slack.http import guarded_wsgi_app, wsgi_app
+from bot.slack.edge.http import guarded_wsgi_app, wsgi_app
 from bot.store import keys
-from bot.store.approval_record import Approval
-from bot.store.directory import Directory
+from bot.store.approvals.approval_record import Approval
+from bot.store.workspaces.directory import Directory
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.api_client import api_caller
 from tests.bot.support.choices import actions_of, click_option
@@ -243,7 +243,7 @@ def test_the_app_served_without_the_guard_still_refuses_an_unsigned_click(bot: B
 
 def _answered_in_process(bot: Bot, payload: dict[str, Any], *, timestamp: str = "") -> tuple[str, Iterable[bytes]]:
     """The production app (the guard, the edge, Bolt) answers the signed ``payload``: its status and its answer,
-    not closed yet (a WSGI server closes it once sent: ``bot.slack.after_answer``'s steps run then).
+    not closed yet (a WSGI server closes it once sent: ``bot.slack.edge.after_answer``'s steps run then).
 
     Signed at ``timestamp`` (default: now): the same payload at the same timestamp is a replay.
     """

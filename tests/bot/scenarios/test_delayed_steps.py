@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from bot.render.texts import thread_posts
 from bot.services import Services, connect_redis
 from bot.settings import Settings
-from bot.store.outbox import OutboxEntry
+from bot.store.queues.outbox import OutboxEntry
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import Bot, demo_factory, running_bot

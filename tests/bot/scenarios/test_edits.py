@@ -22,7 +22,7 @@ from bot.domain.clock import epoch_ms
 from bot.render import action_ids as ids
 from bot.render.texts import answers, editing, standing_approvals
 from bot.store import keys
-from bot.store.approval_record import Approval
+from bot.store.approvals.approval_record import Approval
 from state.shapes import Message
 from tests.bot.render.test_blocks import all_texts
 from tests.bot.support.grant_clicks import approve_and_allow

@@ -14,8 +14,8 @@ from pathlib import Path
 import redis
 
 from bot.domain.clock import ManualClock
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot, demo_factory, home_click, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, SECOND_APPROVER
 

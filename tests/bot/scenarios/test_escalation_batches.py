@@ -12,7 +12,7 @@ from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
 from bot.services import Services
 from bot.store import keys
-from bot.store.schedule import Step
+from bot.store.queues.schedule import Step
 from tests.bot.support.harness import Bot, demo_factory, running_bot
 from tests.bot.support.people import APPROVER
 from tests.bot.support.policy_files import write

@@ -16,10 +16,10 @@ import redis
 
 from bot.domain.clock import ManualClock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render.texts import standing_approvals
-from bot.store.grants import Call, GrantStore
+from bot.store.access.grants import Call, GrantStore
+from loopback_slack import slack_requests
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, OUTSIDER, REQUESTER, TEAM

@@ -15,7 +15,8 @@ import redis
 
 from bot.domain.clock import ManualClock
 from bot.render import action_ids as ids
-from bot.store import approval_index, keys
+from bot.store import keys
+from bot.store.approvals import approval_index
 from tests.bot.support.crowd import OTHER_CHANNEL, other_approvals
 from tests.bot.support.harness import Bot, demo_factory, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER, TEAM

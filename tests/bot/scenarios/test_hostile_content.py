@@ -9,9 +9,9 @@ from typing import Any
 import redis
 
 from bot.domain.clock import ManualClock
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support import shards
 from tests.bot.support.agents import nested, one_gated_call
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot

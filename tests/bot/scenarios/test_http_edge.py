@@ -10,11 +10,11 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.services import connect_redis
-from bot.slack.http import serve
+from bot.slack.edge.http import serve
 from bot.store import keys
+from loopback_slack import slack_requests
 from state import RedisServer
 from tests.bot.support import shards
 from tests.bot.support.harness import SIGNING_SECRET, Bot, demo_factory, running_bot

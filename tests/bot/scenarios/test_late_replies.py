@@ -5,10 +5,10 @@ from functools import partial
 import redis
 
 from bot.flow.access import Origin
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import TEAM_ID
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import TEAM_ID
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import Bot, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, SECOND_APPROVER

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from bot.flow.uninstalls import UNINSTALLED
-from bot.loopback_slack import slack_requests
+from bot.render.texts.decision_reasons import UNINSTALLED
+from loopback_slack import slack_requests
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET
 from tests.bot.support.oauth_bot import OAuthBot, oauth_bot

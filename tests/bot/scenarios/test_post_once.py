@@ -21,8 +21,8 @@ from bot.domain.workspaces import OneWorkspace
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import connect_redis
-from bot.slack.delivery import Deliverer
-from bot.store.outbox import Outbox
+from bot.slack.outbound.delivery import Deliverer
+from bot.store.queues.outbox import Outbox
 from state import RedisServer
 from tests.bot.support.doomed_worker import kill, worker_process
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot

@@ -11,9 +11,9 @@ import redis
 
 from agent import Agent, ScriptedModel
 from agent.models.scripted import text_turn
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support.agents import HOLD_KEY, STARTED_KEY, completions, counting_agent, two_gates_agent
 from tests.bot.support.crashes import Crash, crash_once, redeliver
 from tests.bot.support.harness import Bot, demo_factory, running_bot

@@ -4,9 +4,9 @@ import json
 
 import redis
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.services import connect_redis
+from loopback_slack import slack_requests
 from state import RedisServer
 from tests.bot.support import shards
 from tests.bot.support.harness import demo_factory, running_bot

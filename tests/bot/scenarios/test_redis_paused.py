@@ -13,8 +13,8 @@ import redis
 from bot.render import action_ids as ids
 from bot.services import DEFAULT_RETRY_S, DEFAULT_TIMEOUT_S, connect_redis
 from bot.store import keys
-from bot.store.directory import Directory
-from bot.store.worker_heartbeats import WorkerHeartbeats
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
+from bot.store.workspaces.directory import Directory
 from state import RedisServer
 from tests.bot.support.doomed_worker import wait_until, worker_process
 from tests.bot.support.harness import Bot, demo_factory, running_bot

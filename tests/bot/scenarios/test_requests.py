@@ -7,9 +7,9 @@ from typing import Any
 import redis
 
 from agent import Agent, ModelError, ScriptedModel
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.worker import MAX_DELIVERIES
+from loopback_slack import slack_requests
 from state.shapes import Message
 from tests.bot.support import shards
 from tests.bot.support.harness import Bot, running_bot, thread_session

@@ -7,10 +7,10 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision, approval_id_for
 from bot.store import keys
-from bot.store.approvals import ApprovalStore
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.decide_call import Attempt
 from bot.store.audit import Audit
-from bot.store.decide_call import Attempt
-from bot.store.outbox import Outbox, update_approval
+from bot.store.queues.outbox import Outbox, update_approval
 from tests.bot.support import shards
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.approval_requests import SID, an_approval_request

@@ -9,8 +9,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.clock import ManualClock
-from bot.loopback_slack import message_limit_error
 from bot.render.texts import app_home
+from loopback_slack import message_limit_error
 from tests.bot.support.agents import answering_agent
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import running_bot

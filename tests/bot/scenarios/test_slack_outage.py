@@ -15,7 +15,7 @@ import redis
 from bot.render import action_ids as ids
 from bot.render.texts import answers
 from bot.store import keys
-from bot.store.directory import LOOKUP_TIMEOUT_S
+from bot.store.workspaces.directory import LOOKUP_TIMEOUT_S
 from tests.bot.support.agents import two_gates_agent
 from tests.bot.support.harness import Bot, running_bot
 from tests.bot.support.people import APPROVER, CHANNEL, TEAM

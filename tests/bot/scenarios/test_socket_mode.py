@@ -21,14 +21,14 @@ import pytest
 import redis
 from pydantic import SecretStr
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services
 from bot.settings import Settings
 from bot.slack.app import build_app
-from bot.slack.socket_mode import CheckedSocketModeHandler
+from bot.slack.edge.socket_mode import CheckedSocketModeHandler
 from bot.worker import Worker
+from loopback_slack import slack_requests
 from tests.bot.support.fake_slack import Call, FakeSlack
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
 from tests.bot.support.harness import demo_factory, is_decided, message_click

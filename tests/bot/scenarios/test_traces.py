@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bench.serving import free_port, wait_healthy
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET
 from tests.bot.support.otlp_collector import ReceivedSpan, otlp_collector

@@ -18,8 +18,8 @@ import redis
 from agent import Agent, ScriptedModel
 from agent.models.base import ModelTurn
 from agent.models.scripted import text_turn
-from bot.loopback_slack import slack_requests
 from bot.store import keys
+from loopback_slack import slack_requests
 from state.shapes import Message
 from tests.bot.support.agents import BUILDS_KEY, HOLD_BUILD_KEY, held_agent
 from tests.bot.support.doomed_worker import kill, wait_until, worker_process

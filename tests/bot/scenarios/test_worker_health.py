@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from bot.observe.worker_http import worker_wsgi_app
-from bot.store.worker_heartbeats import WorkerHeartbeats
+from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import Bot
 from tests.bot.support.http_server import serve_wsgi

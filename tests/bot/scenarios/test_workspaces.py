@@ -18,10 +18,10 @@ import pytest
 import redis
 
 from bot.domain.grants import Grant
-from bot.flow.uninstalls import UNINSTALLED
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
-from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
+from bot.render.texts.decision_reasons import UNINSTALLED
+from bot.slack.edge.oauth import INSTALL_PATH, REDIRECT_PATH
+from loopback_slack import slack_requests
 from tests.bot.support.crowd import OTHER_TEAM, commands_processed, other_approvals
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import home_click

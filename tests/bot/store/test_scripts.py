@@ -10,12 +10,13 @@ import redis
 
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.status import Status
-from bot.store import approval_index, keys, scripts
-from bot.store.approvals import ApprovalStore
+from bot.store import keys, scripts
+from bot.store.approvals import approval_index
+from bot.store.approvals.approvals import ApprovalStore
+from bot.store.approvals.decide_call import RECENT_KEPT, Attempt, DecideResult
 from bot.store.audit import Audit
-from bot.store.decide_call import RECENT_KEPT, Attempt, DecideResult
-from bot.store.jobs import JobQueue, ResumeJob
-from bot.store.outbox import Outbox, update_approval
+from bot.store.queues.jobs import JobQueue, ResumeJob
+from bot.store.queues.outbox import Outbox, update_approval
 from tests.bot.support.approval_requests import SID, an_approval_request
 
 ROOT = Path(__file__).resolve().parents[3]

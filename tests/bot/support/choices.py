@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import PostResult
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import CHANNEL
 

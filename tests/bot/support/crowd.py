@@ -12,8 +12,9 @@ from redis.cluster import RedisCluster
 
 from bot.domain.grants import Grant, call_digest
 from bot.domain.records import ApprovalRequest, Decision, PolicySummary
-from bot.store import approval_index, keys
-from bot.store.approval_record import Approval
+from bot.store import keys
+from bot.store.approvals import approval_index
+from bot.store.approvals.approval_record import Approval
 
 OTHER_TEAM = "T0OTHERS"
 OTHER_CHANNEL = "C0ELSEWHERE"

@@ -79,7 +79,7 @@ def kill_a_worker_once_it_sets(
     was queued (the agent sets ``key`` inside a tool the test holds open, so the tool is still running then).
 
     A dispatcher killed while sending keeps that conversation's lane until its lease runs out (30 s, as
-    ``tests/bot/slack/test_delivery.py`` shows): a race these tests are not about, which made them flaky.
+    ``tests/bot/slack/outbound/test_delivery.py`` shows): a race these tests are not about, which made them flaky.
     """
     with worker_process(bot, redis_url, capture_stderr=True, AGENT_FACTORY=agent_factory) as doomed:
         wait_for_key(client, key, doomed)

@@ -1,4 +1,4 @@
-"""The tests' fake Slack: ``bot.loopback_slack.LoopbackSlack`` (the sandbox's stand-in) plus what only the tests use.
+"""The tests' fake Slack: ``loopback_slack.LoopbackSlack`` (the sandbox's stand-in) plus what only the tests use.
 
 The Web API lives in the product (the sandbox serves it to the bot); this module adds, through the loopback's
 extension points: a Socket Mode server (``socket_mode_url``: ``apps.connections.open`` answers with a ``ws://`` URL on
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.loopback_slack import Call, ts_key
+from loopback_slack import Call, ts_key
 from tests.bot.support.fake_socket_mode import FakeSocketModeServer
 from tests.bot.support.slack_faults import FaultySlack
 
@@ -18,7 +18,7 @@ __all__ = ["Call", "FakeSlack", "ts_key"]
 
 
 class FakeSlack(FaultySlack):
-    """``bot.loopback_slack.LoopbackSlack`` with failures, ``wait_for`` and Socket Mode (``socket_mode``)."""
+    """``loopback_slack.LoopbackSlack`` with failures, ``wait_for`` and Socket Mode (``socket_mode``)."""
 
     _socket_mode: FakeSocketModeServer | None = None
 

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, CHANNEL
 

@@ -20,16 +20,16 @@ from agent.demo import build_operations_agent
 from bot.api import openapi
 from bot.domain.records import session_id_for
 from bot.domain.workspaces import OneWorkspace
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import PostResult, SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.delivery import Deliverer
-from bot.slack.http import guarded_wsgi_app
+from bot.slack.edge.http import guarded_wsgi_app
+from bot.slack.outbound.delivery import Deliverer
 from bot.store import keys
 from bot.worker import Worker
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import PostResult, SignedPoster
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi

@@ -18,14 +18,14 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 from pydantic import SecretStr
 
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
 from bot.render import blocks
 from bot.services import Services
 from bot.settings import Settings
-from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
+from bot.slack.edge.oauth import INSTALL_PATH, REDIRECT_PATH
 from bot.worker import Worker
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET, demo_factory, served_bot
 from tests.bot.support.people import APPROVER, REQUESTER

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
-from bot.domain.policy_file import PolicyError, load_policy
+from bot.domain.policy.policy_file import PolicyError, load_policy
 
 POLICIES = Path(__file__).resolve().parent / "policies"
 

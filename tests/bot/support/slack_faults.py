@@ -2,7 +2,7 @@
 every call failing for a while (``answering``), or no answer at all (``refusing``: connections refused, as while
 Slack is unreachable).
 
-``FaultySlack`` is ``bot.loopback_slack.LoopbackSlack`` whose ``around_method`` (the loopback's extension point around
+``FaultySlack`` is ``loopback_slack.LoopbackSlack`` whose ``around_method`` (the loopback's extension point around
 every method's answer) answers from the faults queued per method first. Each fault answers the next ``times`` calls of
 its method, in the order they were queued.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from bot.loopback_slack import Answer, JsonDict, LoopbackSlack
+from loopback_slack import Answer, JsonDict, LoopbackSlack
 
 __all__ = ["FaultySlack"]
 

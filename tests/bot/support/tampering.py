@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple, TypedDict, Unpack
 
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import PostResult, SignedPoster
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import PostResult, SignedPoster
 
 __all__ = ["STALE_SECONDS", "PostOptions", "SentRequest", "TamperingPoster"]
 

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import SignedPoster
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import SIGNING_SECRET
 from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER

@@ -4,9 +4,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.domain.records import Decision
-from bot.loopback_slack import slack_requests
-from bot.loopback_slack.slack_requests import PostResult
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
+from loopback_slack.slack_requests import PostResult
 from tests.bot.support.harness import Bot, deny_submission
 from tests.bot.support.people import APPROVER, CHANNEL
 

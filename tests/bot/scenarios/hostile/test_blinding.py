@@ -4,9 +4,9 @@ from typing import Any
 
 import redis
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support import shards
 from tests.bot.support.agents import one_gated_call
 from tests.bot.support.harness import running_bot

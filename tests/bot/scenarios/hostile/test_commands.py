@@ -1,7 +1,7 @@
 """Red team: a slash command that cannot be carried out tells the person why."""
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import REQUESTER
 

@@ -2,9 +2,9 @@
 
 import redis
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
 from bot.store import keys
+from loopback_slack import slack_requests
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, TEAM
 

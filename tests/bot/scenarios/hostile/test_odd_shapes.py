@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from bot.loopback_slack import slack_requests
 from bot.render import action_ids as ids
+from loopback_slack import slack_requests
 from tests.bot.scenarios.hostile.shapes import click_with, decision_of, deny_with, reply_in_a_new_thread
 from tests.bot.support.harness import Bot
 from tests.bot.support.people import APPROVER, CHANNEL, REQUESTER

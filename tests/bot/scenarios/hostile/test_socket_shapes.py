@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot.loopback_slack import slack_requests
+from loopback_slack import slack_requests
 from tests.bot.scenarios.test_socket_mode import socket_bot
 from tests.bot.support.people import CHANNEL, REQUESTER
 

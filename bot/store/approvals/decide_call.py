@@ -1,0 +1,257 @@
+"""The decide script's call: an attempt on an approval (``Attempt``) as the script's keys and arguments, and its answer.
+
+``ApprovalStore.decide`` runs the script (``bot.store.scripts.decide``); this module says what the script is given
+(``keys_and_args``), what of a request it judges by (``terms``, stored with the request) and reads what it returns
+(``DecideResult``).
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Final
+
+from bot.domain.records import ApprovalRequest, Decision
+from bot.domain.status import Status
+from bot.store import keys, scripts
+from bot.store.approvals.approval_record import request_from
+from bot.store.queues.jobs import JobQueue
+from bot.store.queues.outbox import Outbox
+from state.text import as_text
+
+RECENT_KEPT: Final = 50
+"""How many recent decisions each shard keeps at least (the script trims them in batches, at most twice that)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt to decide an approval, as the decide script judges it (``bot.store.scripts.decide``).
+
+    Attributes:
+        session_id: The approval's session (a button carries it: the script's keys follow from it).
+        approval_id: The approval.
+        kind: ``approve``, ``deny``, ``answer`` or ``expired``; for a check, also ``discuss``.
+        user: Who decides (``signoff:expiry`` for the clock).
+        team_id: The workspace the caller expects the request in (the script says if it is another).
+        channel_id: The channel the caller expects the request in (idem).
+        origin: Where the attempt comes from (``surface``, ``team_id``, ``user_team_id``, ``channel_id``, ``ts``,
+            ``thread_ts``; ``""`` for none); ``None``: the clock, judged by no person's rights.
+        reason_given: Whether a deny carries a reason (a policy may require one).
+        written_at: The ts of the typed reply that decides ("" otherwise).
+        quorum: Approvals needed (0: the policy's).
+        groups: User groups whose cached members the script may read.
+        replay: The request's signature, when the attempt is a signed request to refuse if replayed.
+        replay_ttl_s: How long the signature is remembered.
+        with_request: Whether a recorded decision is answered with its request (any other answer is).
+        shown: The digest of the input the person approves as shown to them (a button carries it; ``""``: none, as
+            for a typed reply: then an edited call is not approved).
+        trust: The approval also trusts the tool for the rest of the session (only where the request offers it).
+        answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
+        choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
+        check: Only judge it (the script writes nothing and answers ``allowed`` where it would go on to record it).
+    """
+
+    session_id: str
+    approval_id: str
+    kind: str
+    user: str
+    team_id: str
+    channel_id: str
+    origin: dict[str, str] | None
+    reason_given: bool = False
+    written_at: str = ""
+    quorum: int = 0
+    groups: tuple[str, ...] = ()
+    replay: str | None = None
+    replay_ttl_s: int = 0
+    with_request: bool = False
+    shown: str = ""
+    trust: bool = False
+    answer_kind: str = "text"
+    choices: tuple[int, ...] = ()
+    check: bool = False
+
+
+@dataclass(frozen=True)
+class DecideResult:
+    """What the decide script answered (``bot.store.scripts.decide``); its records are read on demand.
+
+    Attributes:
+        status: What happened (``bot.domain.status.Status``).
+        session_id: The approval's session.
+        approval_id: The approval.
+        value: The decision (``already``, ``decided``), the vote count (``vote``) or what is needed (``needs``).
+        request_json: The stored request, when there is one (for ``decided``, only if the attempt asked for it).
+        message_ts: Where its message was posted, when recorded.
+    """
+
+    status: Status
+    session_id: str = ""
+    approval_id: str = ""
+    value: str = ""
+    request_json: str = ""
+    message_ts: str = ""
+
+    @classmethod
+    def from_reply(cls, attempt: Attempt, reply: Sequence[bytes | str]) -> "DecideResult":
+        """The script's answer to ``attempt``, from its reply: status, value, request JSON, message ts."""
+        status, value, request_json, message_ts = reply
+        return cls(
+            Status(as_text(status)),
+            attempt.session_id,
+            attempt.approval_id,
+            as_text(value),
+            as_text(request_json),
+            as_text(message_ts),
+        )
+
+    @cached_property
+    def request(self) -> ApprovalRequest | None:
+        """The stored request (with its message's ts), if any."""
+        if not self.request_json:
+            return None
+        request = request_from(self.request_json)
+        return request.model_copy(update={"message_ts": self.message_ts}) if self.message_ts else request
+
+    @cached_property
+    def decision(self) -> Decision | None:
+        """The decision that stands (``already``, ``decided``)."""
+        if self.status in (Status.ALREADY, Status.DECIDED) and self.value:
+            return Decision.model_validate_json(self.value)
+        return None
+
+    @property
+    def votes(self) -> int:
+        """Approvals counted so far (``vote``)."""
+        return int(self.value) if self.status is Status.VOTE else 0
+
+    @property
+    def needs(self) -> dict[str, Any]:
+        """What the script needs first (``needs``): ``team_id`` and ``channel_id``, ``members``, ``groups``."""
+        needs = json.loads(self.value) if self.status is Status.NEEDS else {}
+        return needs if isinstance(needs, dict) else {}
+
+
+def keys_and_args(
+    attempt: Attempt,
+    *,
+    decision: Decision | None = None,
+    update: scripts.ScriptRecord = (),
+    audit: tuple[scripts.ScriptRecord, ...] = (),
+    answer_by_ms: int = 0,
+) -> tuple[list[str], list[str]]:
+    """The decide script's keys and arguments for ``attempt`` (``answer_by_ms``: when its caller stops waiting).
+
+    A check (``attempt.check``) takes no records: ``decision`` is ``None``.
+    """
+    session_id, approval_id = attempt.session_id, attempt.approval_id
+    shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
+    decided_ms = int(decision.decided_at.timestamp() * 1000) if decision is not None else 0
+    request_keys = [
+        keys.approval(session_id, approval_id),
+        keys.open_approvals(session_id),
+        keys.round_(session_id),
+        keys.votes(session_id, approval_id),
+        keys.discussion(session_id, approval_id),
+        keys.jobs(shard),
+        *Outbox.script_keys(shard),
+        keys.audit(shard),
+        keys.schedule_due(shard),
+        keys.schedule_steps(shard),
+        keys.open_index(shard),
+        keys.channel_open(shard, attempt.team_id, attempt.channel_id),
+        keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
+        keys.approval_edit(session_id, approval_id),
+        keys.open_by(shard),
+        keys.recent_by(shard),
+        *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
+        *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
+    ]
+    judged = {
+        "approval_id": approval_id,
+        "kind": attempt.kind,
+        "user": attempt.user,
+        "team_id": attempt.team_id,
+        "channel_id": attempt.channel_id,
+        "checks": attempt.origin is not None,
+        "origin": attempt.origin or {"surface": ""},
+        "reason_given": attempt.reason_given,
+        "written_at": attempt.written_at,
+        "quorum": attempt.quorum,
+        "groups": list(attempt.groups),
+        "replay": attempt.replay is not None,
+        "replay_ttl_s": attempt.replay_ttl_s,
+        "recent_kept": RECENT_KEPT,
+        "decided_stamp": f"{decided_ms:013d}",
+        "with_request": attempt.with_request,
+        "shown": attempt.shown,
+        "trust": attempt.trust,
+        "answer_kind": attempt.answer_kind,
+        "choices": list(attempt.choices),
+        "answer_by_ms": answer_by_ms,
+        "check": attempt.check,
+    }
+    if decision is None:
+        if not attempt.check:
+            raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
+        return request_keys, [json.dumps(judged)]
+    filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
+    filled_in["edited_by"] = None
+    if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
+        decision = decision.model_copy(update=filled_in)
+    args = [
+        json.dumps(judged),
+        _decision_record(decision),
+        *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
+    ]
+    return request_keys, args
+
+
+_FILLED_IN: Final = frozenset({"approved_by", "discussion", "input_digest", "updated_input", "edited_by", "answer"})
+"""The decision record's fields the decide script fills in where they stand: always written, even empty."""
+
+
+def _decision_record(decision: Decision) -> str:
+    """The decision as the script records it (JSON): no field at its default, but the ones it fills in.
+
+    Read back, a field left out takes its default again.
+    """
+    kept = decision.model_dump(exclude_defaults=True).keys() | _FILLED_IN
+    return decision.model_dump_json(exclude=set(type(decision).model_fields) - kept)
+
+
+_TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)
+    "team_id": True,
+    "channel_id": True,
+    "thread_ts": True,
+    "message_ts": True,
+    "requested_by": True,
+    "input_digest": True,
+    # An answer fits a question only (and its kind: words, options it offers, a form), an approval or a denial an
+    # approval only. Not its text or schema: a click is judged by labels at most (a few kilobytes for 100 options).
+    "question": {"kind": True, "multiple": True, "other": True, "options": {"__all__": {"label"}}},
+    "trust_offered": True,
+    "answer_offered": True,
+    "policy": {
+        "name",  # not judged by: read by the metrics (pending approvals by policy), a few bytes
+        "approver_users",
+        "approver_groups",
+        "also_approvers",
+        "allow_external",
+        "allow_self_approval",
+        "reason_required_on_deny",
+        "tier",
+        "quorum",
+        "edits",
+    },
+}
+
+
+def terms(request: ApprovalRequest) -> str:
+    """What the decide script judges an attempt by, kept apart from the request (JSON, the request's own names).
+
+    Its place, its asker and the rules of its policy: a few hundred bytes, where the request holds the tool's
+    whole input. A click decodes these, so it costs the same for a one-line command as for a file's contents. A field
+    that holds its default is left out (the scripts read a missing one as its default: false, empty, ``ask``, 1).
+    """
+    return request.model_dump_json(include=_TERMS, exclude_defaults=True)

@@ -1,0 +1,357 @@
+"""Agent jobs on a Redis Stream with one consumer group: at-least-once, claimable when a worker dies.
+
+Two kinds, each a typed record queued only through ``JobQueue``: ``StartJob`` (a person asked
+something in a thread) and ``ResumeJob`` (every approval of a round has a decision; the decide
+script queues it in the decision's atomic step, with the fields ``JobQueue.script_resume`` gives
+it). A job stays pending
+until acknowledged; a worker that dies leaves it to be claimed by another (XAUTOCLAIM).
+A worker retries its own failed job itself (``redeliver``), and consumers that are gone (idle,
+nothing pending) are removed from the group, so the group lists only live workers.
+A job that can never run (not UTF-8, an unknown kind, a field missing) says so (``Job.problem``):
+the worker quarantines it at once instead of retrying it.
+
+A job goes on its session's shard (``bot.store.keys``): the decide script queues a resume in the same
+atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
+stream; on a cluster, whose streams live on different masters, one pipeline reads them all and an idle
+read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
+"""
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+import redis
+from redis.cluster import RedisCluster
+
+from bot.domain.records import session_id_for
+from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
+from bot.store import keys, scripts
+from bot.store.queues.shard_trouble import ShardRests, each_shard
+from bot.store.waits import BLOCKING_WAIT_MAX_S
+from state.text import as_text, shown
+
+CLUSTER_WAIT_MS: Final = 20
+"""On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
+_MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
+_TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
+
+
+class JobKind(StrEnum):
+    """What a job asks the worker to do."""
+
+    START = "start"
+    RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class StartJob:
+    """A person asked the agent something in a thread (a mention, or ``/agent``)."""
+
+    team_id: str
+    channel_id: str
+    thread_ts: str
+    user_id: str
+    text: str
+    prompt_id: str
+    """Remembered in the agent's state, so a redelivered start continues instead of asking again."""
+
+    kind = JobKind.START
+
+    @property
+    def session_id(self) -> str:
+        """The session of the job's thread (its shard holds the job)."""
+        return session_id_for(self.team_id, self.channel_id, self.thread_ts)
+
+    def fields(self) -> dict[str, str]:
+        """The stream entry's fields (with the trace of the request, when one is recorded)."""
+        return {"kind": self.kind, **asdict(self), **_trace_field()}
+
+
+@dataclass(frozen=True)
+class ResumeJob:
+    """Every approval of the session's round (``version``) has a decision: resume the agent with them."""
+
+    session_id: str
+    version: int
+
+    kind = JobKind.RESUME
+
+    def fields(self) -> dict[str, str]:
+        """The stream entry's fields (with the trace of the decision, when one is recorded)."""
+        return {"kind": self.kind, "session_id": self.session_id, "version": str(self.version), **_trace_field()}
+
+
+def _trace_field() -> dict[str, str]:
+    """The current span's ``traceparent``, so that the worker's span for the job continues the trace."""
+    traceparent = current_traceparent()
+    return {TRACE_FIELD: traceparent} if traceparent else {}
+
+
+JobRecord = StartJob | ResumeJob
+_FIELDS_NEEDED: Final = {
+    JobKind.START: tuple(field.name for field in dataclasses.fields(StartJob)),
+    JobKind.RESUME: tuple(field.name for field in dataclasses.fields(ResumeJob)),
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One delivery of a job.
+
+    Attributes:
+        job_id: ``<shard>/<stream entry id>``: unique across shards.
+        fields: The job's fields (``kind``, ``session_id``, ...).
+        deliveries: How many times it was delivered (1 on the first).
+        unreadable: Why the stored fields could not be read as they are ("" when they could).
+    """
+
+    job_id: str
+    fields: dict[str, str]
+    deliveries: int = 1
+    unreadable: str = ""
+
+    @property
+    def shard(self) -> int:
+        """The shard whose stream holds the job."""
+        return int(self.job_id.partition("/")[0])
+
+    @property
+    def entry_id(self) -> str:
+        """The job's id in its shard's stream."""
+        return self.job_id.partition("/")[2]
+
+    @property
+    def kind(self) -> str:
+        """``start`` or ``resume`` (``JobKind``), or what an unreadable job says."""
+        return self.fields.get("kind", "")
+
+    @property
+    def traceparent(self) -> str:
+        """The trace the job continues ("" for none, or a malformed one)."""
+        return valid_traceparent(self.fields.get(TRACE_FIELD))
+
+    def record(self) -> JobRecord:
+        """The job as its typed record (call ``problem`` first: this raises ``KeyError``/``ValueError`` otherwise)."""
+        if self.kind == JobKind.RESUME:
+            return ResumeJob(self.fields["session_id"], int(self.fields["version"]))
+        if self.kind == JobKind.START:
+            return StartJob(**{name: self.fields[name] for name in _FIELDS_NEEDED[JobKind.START]})
+        raise ValueError(f"job_id=<{self.job_id}> | unknown kind {self.kind!r}")
+
+    def problem(self) -> str | None:
+        """Why the job can never run (every delivery would fail the same way), or ``None``."""
+        if self.unreadable:
+            return self.unreadable
+        needed = _FIELDS_NEEDED.get(self.kind)  # type: ignore[call-overload]
+        if needed is None:
+            return f"unknown kind {self.kind!r}"
+        missing = [name for name in needed if name not in self.fields]
+        if missing:
+            return f"missing {', '.join(missing)}"
+        if self.kind == JobKind.RESUME:
+            if not self.fields["version"].isdigit():
+                return f"version {self.fields['version']!r} is not a number"
+            try:
+                keys.round_(self.fields["session_id"])
+            except ValueError as error:
+                return str(error)
+        return None
+
+
+class JobQueue:
+    """Queue, read, claim and acknowledge jobs."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        """Remember the client; call ``ensure_group`` once before reading."""
+        self._client = client
+        self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
+        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
+        self._next_blocking = 0
+        self._redeliver = client.register_script(scripts.REDELIVER_JOB)
+        self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
+        self._leave = client.register_script(scripts.LEAVE_GROUP)
+
+    def ensure_group(self) -> None:
+        """Create every shard's stream and consumer group if they do not exist yet."""
+        for shard in keys.shards():
+            try:
+                self._client.xgroup_create(keys.jobs(shard), keys.JOBS_GROUP, id="0", mkstream=True)
+            except redis.ResponseError as error:
+                if "BUSYGROUP" not in str(error):
+                    raise
+
+    def enqueue(self, job: JobRecord, *, pipeline: redis.client.Pipeline | None = None) -> None:
+        """Queue a job on its session's shard (inside the caller's transaction, if given)."""
+        target = pipeline if pipeline is not None else self._client
+        stream = keys.jobs(keys.shard_of(job.session_id))
+        target.xadd(stream, job.fields(), maxlen=_MAX_JOBS, approximate=True)  # type: ignore[arg-type]
+
+    @staticmethod
+    def script_resume(session_id: str) -> scripts.ScriptRecord:
+        """The resume job for a script to queue (``bot.store.scripts``).
+
+        The stream's bound and the job's fields but its version, which only the script knows (the round's) and appends.
+        """
+        fields = ResumeJob(session_id, 0).fields()
+        del fields["version"]
+        return (str(_MAX_JOBS), *(item for pair in fields.items() for item in pair), "version")
+
+    def read(self, consumer: str, *, block_ms: int = 1000, count: int = 1) -> list[Job]:
+        """New jobs for ``consumer`` from any shard: up to ``count`` per shard.
+
+        Blocks up to ``block_ms`` (at most ``BLOCKING_WAIT_MAX_S``) on one server; on a cluster up to
+        ``CLUSTER_WAIT_MS`` (then the caller reads again).
+        """
+        block_ms = min(block_ms, int(BLOCKING_WAIT_MAX_S * 1000))
+        if not self._streams_apart:
+            streams = {keys.jobs(shard): ">" for shard in keys.shards()}
+            return self._read(consumer, streams, count=count, block_ms=block_ms)
+        # Each master on its own: a pipeline fails whole when one does, and the jobs the others handed over would
+        # wait, this consumer's, until another worker claimed them as stale.
+        jobs = [
+            job
+            for response in self._each_shard(
+                lambda shard: self._client.xreadgroup(keys.JOBS_GROUP, consumer, {keys.jobs(shard): ">"}, count=count),
+                what="the job stream's read",
+            )
+            for job in _jobs_of(response)
+        ]
+        if jobs:
+            return jobs
+        # Nothing anywhere: wait on one shard, a different one each time, briefly, so a job on another
+        # shard waits little (the caller reads again at once).
+        shard = self._next_blocking = (self._next_blocking + 1) % len(keys.shards())
+        if self._rests.resting(shard):
+            return []
+        return self._read(consumer, {keys.jobs(shard): ">"}, count=count, block_ms=min(block_ms, CLUSTER_WAIT_MS))
+
+    def _each_shard(self, read: Callable[[int], Any], *, what: str) -> list[Any]:
+        """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``None``."""
+        return each_shard(len(keys.shards()), read, self._rests, what=what, missing=None)
+
+    def _read(self, consumer: str, streams: dict[str, str], *, count: int, block_ms: int | None) -> list[Job]:
+        response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
+        return _jobs_of(response)  # up to count per stream: every job read is now this consumer's to handle
+
+    def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
+        """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
+
+        Up to ``count`` per shard.
+        """
+
+        def look(shard: int) -> Any:
+            return self._client.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+
+        if self._streams_apart:
+            responses = self._each_shard(look, what="the job stream's claim")
+        else:
+            looks = self._client.pipeline(transaction=False)  # one round trip
+            for shard in keys.shards():
+                looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+            responses = looks.execute()
+        jobs = []
+        for shard, response in zip(keys.shards(), responses, strict=True):
+            for entry_id, fields in response[1] if response else ():
+                if fields is None:  # deleted while pending
+                    continue
+                deliveries = self._deliveries(shard, as_text(entry_id))
+                jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
+        return jobs  # up to count per shard: every job claimed is now this consumer's to handle
+
+    def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
+        """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
+
+        ``count=False`` does not count a delivery (the step never reached the agent: Redis was down).
+        """
+        reply: Any = self._redeliver(
+            keys=[keys.jobs(job.shard)],
+            args=[keys.JOBS_GROUP, consumer, job.entry_id, "count" if count else "keep"],
+        )
+        if not reply:
+            return None
+        flat, deliveries = reply
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return _job(job.shard, job.entry_id, fields, deliveries=int(deliveries))
+
+    def hand_back(self, job: Job, consumer: str, *, idle_ms: int) -> None:
+        """Make ``job`` look abandoned at once, so that the next worker claims it without waiting."""
+        stream = keys.jobs(job.shard)
+        self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
+
+    def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
+        """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
+        removed = [
+            int(self._prune(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, idle_ms, keep])) for shard in keys.shards()
+        ]
+        return max(removed)  # a worker is a consumer of every shard's group: count it once
+
+    def leave(self, consumer: str) -> bool:
+        """Remove ``consumer`` from every group unless it still holds jobs; return whether it is gone."""
+        left = [bool(self._leave(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, consumer])) for shard in keys.shards()]
+        return all(left)
+
+    def consumers(self) -> list[str]:
+        """Names of the consumers of any shard's group."""
+        names: dict[str, None] = {}
+        for shard in keys.shards():
+            for info in self._client.xinfo_consumers(keys.jobs(shard), keys.JOBS_GROUP):
+                names[as_text(info["name"])] = None
+        return list(names)
+
+    def first_notice(self, job: Job) -> bool:
+        """Whether the job's thread has not been told yet that it is delayed (and mark it told)."""
+        return bool(self._client.set(keys.job_told(job.shard, job.entry_id), "1", nx=True, ex=_TOLD_SECONDS))
+
+    def touch(self, jobs: Sequence[Job], consumer: str) -> None:
+        """Reset the jobs' idle time, one command per shard (running jobs must not look abandoned to other workers)."""
+        by_shard: dict[int, list[Any]] = {}
+        for job in jobs:
+            by_shard.setdefault(job.shard, []).append(job.entry_id)
+        for shard, entry_ids in by_shard.items():
+            self._client.xclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, 0, entry_ids, justid=True)
+
+    def ack(self, job: Job) -> None:
+        """The job is done: acknowledge and delete it."""
+        stream = keys.jobs(job.shard)
+        pipeline = self._client.pipeline(transaction=True)
+        pipeline.xack(stream, keys.JOBS_GROUP, job.entry_id)
+        pipeline.xdel(stream, job.entry_id)
+        pipeline.execute()
+
+    def pending_count(self) -> int:
+        """Jobs delivered but not acknowledged, on every shard."""
+        return sum(int(self._client.xpending(keys.jobs(shard), keys.JOBS_GROUP)["pending"]) for shard in keys.shards())
+
+    def _deliveries(self, shard: int, entry_id: str) -> int:
+        details = self._client.xpending_range(keys.jobs(shard), keys.JOBS_GROUP, entry_id, entry_id, 1)
+        return int(details[0]["times_delivered"]) if details else 1
+
+
+def _jobs_of(response: Any) -> list[Job]:
+    """The jobs of an XREADGROUP reply (any number of streams)."""
+    jobs: list[Job] = []
+    for stream, entries in response or []:
+        shard = _shard_of_stream(as_text(stream))
+        jobs.extend(_job(shard, entry_id, fields) for entry_id, fields in entries)
+    return jobs
+
+
+def _shard_of_stream(stream: str) -> int:
+    return next(shard for shard in keys.shards() if keys.jobs(shard) == stream)
+
+
+def _job(shard: int, entry_id: bytes | str, fields: dict[Any, Any], *, deliveries: int = 1) -> Job:
+    job_id = f"{shard}/{as_text(entry_id)}"
+    try:
+        return Job(job_id, {as_text(key): as_text(value) for key, value in fields.items()}, deliveries)
+    except UnicodeDecodeError as error:
+        readable = {shown(key): shown(value) for key, value in fields.items()}
+        return Job(job_id, readable, deliveries, unreadable=f"fields are not UTF-8: {error}")
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds (job timestamps)."""
+    return int(time.time() * 1000)

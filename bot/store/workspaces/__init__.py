@@ -1,0 +1,1 @@
+"""The workspaces the app is installed in, in Redis: installations and their sealed tokens, OAuth states, members."""

@@ -1,0 +1,85 @@
+"""On a Redis Cluster, one master in trouble costs its own shard only: the outbox's claims and the job streams'
+reads keep what the other masters handed over (a pipeline over every master used to fail whole, and the other
+shards' entries then waited out their lease), and the troubled shard is left alone a moment."""
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from bot.services import connect_redis
+from bot.store import keys
+from bot.store.queues.jobs import JobQueue, ResumeJob
+from bot.store.queues.outbox import Outbox, OutboxEntry
+from bot.store.queues.shard_trouble import RESTING_S
+from state.redis_cluster import RedisClusterServers
+
+_PAUSE_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[RedisClusterServers]:
+    with RedisClusterServers(masters=3) as servers:
+        yield servers
+
+
+def _client(cluster: RedisClusterServers) -> redis.Redis:
+    client = connect_redis(cluster.url, retry_s=0.5)
+    client.flushall(target_nodes="primaries")
+    return client
+
+
+def _pause_writes(client: redis.Redis, key: str) -> redis.Redis:
+    """The master holding ``key`` stops running writes (and scripts): it answers the cluster, not us."""
+    master: redis.Redis = client.get_node_from_key(key).redis_connection  # type: ignore[attr-defined]
+    master.client_pause(_PAUSE_MS, all=False)
+    return master
+
+
+def test_the_outbox_claims_what_the_healthy_masters_hold_while_one_master_answers_nothing(
+    cluster: RedisClusterServers,
+) -> None:
+    client = _client(cluster)
+    outbox = Outbox(client)
+    for shard in keys.shards():
+        outbox.send_later(OutboxEntry("post_message", {"channel": "C0OPS", "text": f"shard {shard}"}, shard=shard))
+    troubled = _pause_writes(client, keys.outbox_due(0))
+    try:
+        claimed = outbox.claim(lease_s=30)
+        assert sorted(entry.shard for entry in claimed) == [shard for shard in keys.shards() if shard != 0]
+        started = time.monotonic()
+        assert outbox.claim(lease_s=30) == []  # the troubled shard rests: not asked again at once
+        assert time.monotonic() - started < 0.5
+    finally:
+        troubled.client_unpause()
+    time.sleep(RESTING_S)
+    [late] = outbox.claim(lease_s=30)
+    assert late.shard == 0
+
+
+def test_the_job_streams_hand_over_the_healthy_shards_jobs_while_one_master_answers_nothing(
+    cluster: RedisClusterServers,
+) -> None:
+    client = _client(cluster)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    sessions = {
+        keys.shard_of(f"T0TEAM:C0OPS:17000000{index}.000100"): f"T0TEAM:C0OPS:17000000{index}.000100"
+        for index in range(40)
+    }
+    for shard in keys.shards():
+        jobs.enqueue(ResumeJob(sessions[shard], 1))
+    troubled = _pause_writes(client, keys.jobs(0))
+    try:
+        read = jobs.read("worker-1", block_ms=1, count=5)
+        assert sorted(job.shard for job in read) == [shard for shard in keys.shards() if shard != 0]
+        for job in read:
+            jobs.ack(job)  # handled
+    finally:
+        troubled.client_unpause()
+    time.sleep(RESTING_S)
+    # The read the paused master ran once it could is handed over now; or, when its client had given up on that
+    # reply (and read again, finding nothing new), its job waits as this worker's, claimed as stale: never lost.
+    back = jobs.read("worker-1", block_ms=1, count=5) or jobs.claim_stale("worker-1", min_idle_ms=0)
+    assert [job.shard for job in back] == [0]
