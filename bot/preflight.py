@@ -19,7 +19,10 @@ from bot.settings import ConfigError, Settings, how_to_get, redis_url_problem
 from bot.store.layout import recorded_shards
 from state.store import use_shards
 
+logger = logging.getLogger(__name__)
+
 _TIMEOUT_S: Final = 10
+_FULL_COVERAGE: Final = "cluster-require-full-coverage"
 
 
 def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
@@ -74,6 +77,36 @@ def check_shards(client: redis.Redis, shards: int) -> None:
             f"{shards}: no session, queue or index would be found. Set REDIS_SHARDS={recorded} in every process "
             "(changing it on existing data is not supported)."
         )
+
+
+def full_coverage_warning(client: redis.Redis) -> str | None:
+    """What to tell the operator when one master's failover would stop every shard of the cluster, else ``None``.
+
+    With Redis' default ``cluster-require-full-coverage yes`` every master refuses every command from the moment a
+    master is marked failed until its replica is promoted (docs/redis.md). Not an error: the bot works, it only
+    loses the healthy shards' service for that moment. A server that refuses ``CONFIG`` (a managed service) is
+    not asked again.
+    """
+    if not isinstance(client, redis.RedisCluster):
+        return None
+    try:
+        answers = client.config_get(_FULL_COVERAGE, target_nodes=redis.RedisCluster.PRIMARIES)
+    except redis.RedisError:
+        return None
+    requiring = sorted(node for node, answer in answers.items() if answer.get(_FULL_COVERAGE) == "yes")
+    if not requiring:
+        return None
+    return (
+        f"{_FULL_COVERAGE} is yes on {', '.join(requiring)}: while one master fails over, every shard refuses "
+        f"every command. Set {_FULL_COVERAGE} no on every node (docs/redis.md#redis-cluster)."
+    )
+
+
+def warn_on_full_coverage(client: redis.Redis) -> None:
+    """Log ``full_coverage_warning`` once at start, when there is one."""
+    warning = full_coverage_warning(client)
+    if warning is not None:
+        logger.warning(warning)
 
 
 def check_slack(settings: Settings, *, socket_mode: bool) -> None:

@@ -8,7 +8,6 @@ from typing import Any, cast
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.cluster import RedisCluster
 from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
@@ -38,7 +37,9 @@ from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
 from bot.slack.outbound.delivery import Deliverer
 from bot.slack.outbound.installed_clients import InstalledClients
 from bot.slack.outbound.metered_client import MeteredWebClient
+from bot.store.approvals import index_build
 from bot.store.approvals.pending_gauges import PendingGauges
+from bot.store.cluster_client import BotRedisCluster
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from bot.store.stores import Stores
 from bot.store.workspaces.directory import Directory
@@ -115,6 +116,7 @@ class Services:
             audit=stores.audit,
             decisions=decisions,
             clients=self.clients,
+            owed=stores.owed_uninstalls,
         )
         """Carries out the uninstalls the listeners recorded (in the worker)."""
         self.escalator = Escalator(
@@ -199,10 +201,12 @@ class Services:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
         settings = self.settings
         return Worker(
-            stores=self.stores,
+            jobs=self.stores.jobs,
+            audit=self.stores.audit,
             runner=self.runner,
             deliverer=self.deliverer,
             escalator=self.escalator,
+            build_indexes=functools.partial(index_build.ensure, self.stores),
             uninstalls=self.uninstalls,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retries=JobRetries(first_s=settings.job_retry_seconds),
@@ -299,13 +303,13 @@ def connect_redis(
 
     Returns:
         redis-py's ``RedisCluster`` for a cluster (it speaks every command the bot sends, routing
-        each to the node that holds its slot), else a ``Redis``.
+        each to the node that holds its slot; ``bot.store.cluster_client``), else a ``Redis``.
     """
     timeouts = {"socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
     retry = redis_retry(retry_s, timeout_s=timeout_s)
     if cluster == "yes" or (cluster == "auto" and _is_cluster(url, timeout_s=timeout_s)):
         # Every script and transaction of the bot touches one slot (see state.store and bot.store.keys).
-        return cast(redis.Redis, RedisCluster.from_url(url, retry=retry, **timeouts))
+        return cast(redis.Redis, BotRedisCluster.from_url(url, retry=retry, **timeouts))
     return redis.Redis.from_url(url, retry=retry, **timeouts)
 
 

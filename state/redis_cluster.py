@@ -60,6 +60,7 @@ class RedisClusterServers:
         options = (
             "--cluster-enabled", "yes",
             "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+            "--cluster-require-full-coverage", "no",  # a master's failover leaves the others serving (docs/redis.md)
             "--appendonly", "no",  # a cluster here lives for one run: no fsync on the way
             "--repl-diskless-sync-delay", "0",  # a replica syncs at once (by default the master waits 5 s)
         )  # fmt: skip

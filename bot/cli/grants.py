@@ -30,12 +30,10 @@ def main(argv: list[str]) -> int:
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     grants = GrantStore(client)
     if args.command == "revoke":
-        grant = grants.find(args.grant_id)
+        place = grants.place_of(args.grant_id)  # listed until revoked in full: a revoke tried again finishes it
         ended = None
-        if grant is not None:
-            ended = revoke_grant(
-                grants, Audit(client), grant.team_id, grant.channel_id, grant.grant_id, actor="operator:cli"
-            )
+        if place is not None:
+            ended = revoke_grant(grants, Audit(client), *place, args.grant_id, actor="operator:cli")
         if ended is None:
             listing = "python -m bot grants lists them"
             return fail(f"no live standing approval {args.grant_id!r} ({listing})", status=1)

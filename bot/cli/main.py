@@ -203,6 +203,7 @@ def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
         client = connect_configured_redis(settings)
         preflight.check_redis(client, url=settings.redis_url)
         preflight.check_shards(client, settings.redis_shards)
+        preflight.warn_on_full_coverage(client)
         yield client, False
         return
     with RedisServer() as server:

@@ -28,6 +28,7 @@ def web_app(settings: Settings) -> WsgiApp:
     client = connect_configured_redis(settings)
     preflight.check_redis(client, url=settings.redis_url)
     preflight.check_shards(client, settings.redis_shards)
+    preflight.warn_on_full_coverage(client)
     services = Services(settings, redis_client=client)
     preflight.check_slack(settings, socket_mode=False)
     return guarded_wsgi_app(settings, services)

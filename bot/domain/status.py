@@ -57,3 +57,5 @@ class Status(StrEnum):
     """The action does not fit the request: an answer to an approval, an approval or a denial of a question."""
     FORBIDDEN = "forbidden"
     """The call's rule forbids edits (or its input cannot be edited)."""
+    REVOKED = "revoked"
+    """The standing approval that would decide it was revoked before its decision was written: nothing written."""

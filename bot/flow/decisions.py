@@ -26,7 +26,6 @@ from typing import Any, Literal
 import redis
 
 from bot.domain.clock import Clock, epoch_ms, system_clock
-from bot.domain.grants import Grant
 from bot.domain.hidden_characters import is_blank
 from bot.domain.policy.policy_rules import Policy
 from bot.domain.records import ApprovalRequest, Decision
@@ -38,6 +37,7 @@ from bot.flow.outcomes import Kind, Outcome, Replay
 from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import decision_reasons
+from bot.store.access.grants import GrantUse
 from bot.store.approvals.approval_record import Approval
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.approvals.decide_call import Attempt, DecideResult
@@ -286,17 +286,19 @@ class DecisionService:
         details = {"reason": reason, "source": "policy", "rule": policy.name}
         self._decided_in(pipeline, request, decision, actor=f"{RULE_ACTOR_PREFIX}{policy.name}", details=details)
 
-    def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, grant: Grant) -> None:
+    def by_grant_in(self, pipeline: redis.client.Pipeline, request: ApprovalRequest, use: GrantUse) -> None:
         """Queue in ``pipeline`` the approval of a request a standing approval covers (``GrantStore.use`` found it).
 
         It is decided by the person who made the grant, and audited with source ``grant``, in the transaction that opens
-        it.
+        it; unless a revoke fenced the use first, or the use is too old (``GrantUse.decides_until_ms``): then the
+        script answers ``revoked`` (or ``too_late``), writes nothing, and the request waits for people.
         """
+        grant = use.grant
         decision = Decision(
             decision="approve", decided_by=grant.granted_by, decided_at=self._clock(), by_grant=grant.grant_id
         )
         details = {"reason": None, "source": "grant", "grant": grant.grant_id, "rule": grant.rule}
-        self._decided_in(pipeline, request, decision, actor=grant.granted_by, details=details)
+        self._decided_in(pipeline, request, decision, actor=grant.granted_by, details=details, use=use)
 
     def _decided_in(
         self,
@@ -306,6 +308,7 @@ class DecisionService:
         *,
         actor: str,
         details: dict[str, str | None],
+        use: GrantUse | None = None,
     ) -> None:
         kind: Kind = "approve" if decision.decision == "approve" else "deny"
         attempt = Attempt(
@@ -317,13 +320,15 @@ class DecisionService:
             channel_id=request.channel_id,
             origin=None,  # no person acts now: what decides was settled before (a rule, a grant)
             quorum=1,
+            grant=use.grant.grant_id if use is not None else "",
         )
         update = Outbox.script_entry(
             update_approval(request.session_id, request.approval_id), due_ms=epoch_ms(self._clock())
         )
         details |= _filled_in_by_script(decision)
         audit = self._audit_events(request.session_id, actor, approval_id=request.approval_id, decision=kind, **details)
-        self._approvals.decide_in(pipeline, attempt, decision=decision, update=update, audit=audit)
+        by_ms = use.decides_until_ms if use is not None else 0
+        self._approvals.decide_in(pipeline, attempt, decision=decision, update=update, audit=audit, answer_by_ms=by_ms)
 
     def withdraw(self, approval: Approval, *, actor: str, reason: str) -> Outcome:
         """The asker takes a pending request back (the HTTP API's cancel): a deny with ``reason``, decided by nobody.

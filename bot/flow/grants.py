@@ -5,7 +5,7 @@
 A grant is made only by a person whose approval the decide script recorded (every check of a click applies:
 place, policy, self-approval, replay), for a duration the request's own stored rule offers, covering exactly
 the call they approved (``bot.domain.grants``). Using one is ``RoundPublisher``'s (a covered call is decided
-in the transaction that opens it).
+in the transaction that opens it, unless a revoke fenced the use first: then people decide it).
 """
 
 from dataclasses import dataclass
@@ -148,7 +148,7 @@ class GrantFlow(Flow):
         return Granted(outcome, grant, request)
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
-        """End a grant now (the very next call it covered is asked); the grant it was, or ``None`` if gone."""
+        """End a grant now: every call it has not decided yet is asked (``GrantStore.revoke``); the grant, or None."""
         return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
@@ -157,7 +157,10 @@ class GrantFlow(Flow):
         Returns the grant it was, or ``None`` if gone or not theirs to end.
         """
         grant = self.grants.get(team_id, channel_id, grant_id)
-        if grant is None or not self.may_revoke(grant, user_id):
+        if grant is None:
+            self.grants.revoke(team_id, channel_id, grant_id)  # gone: a revoke that died half way fences what it left
+            return None
+        if not self.may_revoke(grant, user_id):
             return None
         self.revoke(team_id, channel_id, grant_id, actor=user_id)
         return grant

@@ -20,26 +20,29 @@ from agent.attempts import is_rerun_interrupt
 from agent.guarded import guarded_calls
 from agent.vended import AskedQuestion, expected_shape, question_of
 from bot.domain.clock import Clock, offset_ms, system_clock
-from bot.domain.grants import Grant, call_digest, deciders_digest, field_digests, pattern_key
+from bot.domain.grants import call_digest, deciders_digest, field_digests, pattern_key
 from bot.domain.policy.policy import PolicyBook
 from bot.domain.policy.policy_rules import DEFAULT_POLICY_NAME
 from bot.domain.question_kinds import QuestionError, asked_question, question_in_words
 from bot.domain.records import ApprovalRequest, Decision, GuardedCall, PolicySummary, Question, approval_id_for
+from bot.domain.status import Status
 from bot.domain.storable_json import bounded_json
 from bot.flow.agent_abilities import TrustsTools
 from bot.flow.decisions import DecisionService
 from bot.observe import metrics
 from bot.render import blocks
 from bot.store import keys
-from bot.store.access.grants import Call, GrantStore
+from bot.store.access.grants import Call, GrantStore, GrantUse
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.approvals.threads import ThreadInfo, Threads
 from bot.store.audit import Audit
 from bot.store.queues.outbox import Outbox, post_approval, posts_in_order
 from bot.store.queues.schedule import Schedule
+from bot.store.scripts.decide import TOO_LATE
 from state.interrupt import Interrupt
 from state.shapes import ToolUse
 from state.store import SessionStore
+from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +139,7 @@ class RoundPublisher:
         version = self.sessions.version(session_id)
         transaction = self.redis.pipeline(transaction=True)
         decided_unasked: list[tuple[str, str]] = []  # (outcome, source) of what a rule or a grant decided here
+        by_grant: list[tuple[int, ApprovalRequest, GrantUse]] = []  # the decide script's place, for its answer
         if self.approvals.round_marks(session_id)[0] != version:
             # The previous round is over (its outcome is what we publish): keep it for the retention period only.
             self.approvals.expire_round(transaction, session_id, after_s=self.retention_s)
@@ -151,8 +155,10 @@ class RoundPublisher:
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
             for request in opened:
-                if request.policy.tier == "ask" and covering[request.approval_id] is None:
-                    self.schedule.plan(transaction, request)  # what decides by itself reminds nobody
+                if request.policy.tier == "ask":
+                    # A grant's decision may be refused (revoked meanwhile): then people decide. Its decision, when
+                    # written, takes the schedule away again in this very transaction.
+                    self.schedule.plan(transaction, request)
                 self.audit.add(
                     transaction,
                     "request",
@@ -172,13 +178,17 @@ class RoundPublisher:
             for request in opened:
                 # After its post (the thread shows the message, then its update): rendered when sent, a request
                 # its rule decided is posted decided, never with live buttons.
-                grant = covering[request.approval_id]
+                use = covering[request.approval_id]
                 if request.policy.tier != "ask":
                     self.decisions.by_rule_in(transaction, request)
                     decided_unasked.append(("approve" if request.policy.tier == "allow" else "deny", "policy"))
-                elif grant is not None:
-                    self.decisions.by_grant_in(transaction, request, grant)
-                    decided_unasked.append(("approve", "grant"))
+                elif use is not None:
+                    by_grant.append((len(transaction), request, use))  # where its answer comes back
+                    self.decisions.by_grant_in(transaction, request, use)
+            # Published before (the same round again): its grant's decision was written, or refused, back then.
+            fresh = {request.approval_id for request in opened}
+            again = [request for request in requests if request.approval_id not in fresh]
+            by_grant += [(-1, request, use) for request in again if (use := covering[request.approval_id]) is not None]
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -193,11 +203,37 @@ class RoundPublisher:
         expire_after_s = None if result.stop_reason == "interrupt" else self.retention_s
         self.approvals.mark_published(transaction, session_id, version, expire_after_s=expire_after_s)
         self.threads.keep(transaction, session_id, expire_after_s=expire_after_s)
-        transaction.execute()
+        answers = transaction.execute()
+        decided_unasked += self._settle_grants(by_grant, answers)
         for outcome, source in decided_unasked:  # counted once written: a failed transaction decided nothing
             metrics.decided(outcome=outcome, source=source, waited_s=0.0)
 
-    def _covering_grant(self, request: ApprovalRequest) -> Grant | None:
+    def _settle_grants(
+        self, by_grant: list[tuple[int, ApprovalRequest, GrantUse]], answers: list[Any]
+    ) -> list[tuple[str, str]]:
+        """What the grants' decisions came to (place -1: none was tried now): each use leaves the in-flight list.
+
+        One refused is audited; the request it was asked in waits for people.
+        """
+        decided = []
+        for place, request, use in by_grant:
+            status = as_text(answers[place][0]) if place >= 0 else ""
+            if status == Status.DECIDED:
+                decided.append(("approve", "grant"))
+            elif status in (Status.REVOKED, TOO_LATE):
+                # Revoked after the use (or the use is too old to decide): the request waits for people.
+                logger.info("approval_id=<%s>, grant=<%s> | %s: asked", request.approval_id, use.grant.grant_id, status)
+                self.audit.record(
+                    "grant_use_refused",
+                    session_id=request.session_id,
+                    approval_id=request.approval_id,
+                    grant=use.grant.grant_id,
+                    why=status,
+                )
+            self.grants.decided(use, session_id=request.session_id, approval_id=request.approval_id)
+        return decided
+
+    def _covering_grant(self, request: ApprovalRequest) -> GrantUse | None:
         """The standing approval that covers the request's one call, if its rule offers them and one does."""
         policy = request.policy
         if request.call_digest is None or not policy.grant_durations or policy.tier != "ask":
@@ -214,7 +250,9 @@ class RoundPublisher:
             pattern=pattern_key(request.tool, client=request.client) if request.tool else "",
             fields=field_digests(request.tool or "", request.tool_input, client=request.client),
         )
-        return self.grants.use(asked, approval_id=request.approval_id, clock_offset_ms=offset_ms(self.clock))
+        return self.grants.use(
+            asked, session_id=request.session_id, approval_id=request.approval_id, clock_offset_ms=offset_ms(self.clock)
+        )
 
     def _policy(self, interrupt: Interrupt, guarded: list[ToolUse], *, single: GuardedCall | None) -> PolicySummary:
         """The rule for what the interrupt guards; a question whether to run a call again is left to people."""

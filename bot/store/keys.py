@@ -24,6 +24,8 @@ Per session (``<s>`` is ``{<shard tag>}:{<session id>}``)::
     signoff:<s>:api                        hash    a request made through the HTTP API (``api:<id>`` sessions):
                                                    record (JSON), cancelled, notified (callback delivered)
     signoff:<s>:trusts                     hash    tool -> who trusted it for the rest of the session (JSON)
+    signoff:<s>:grant-revoked:<aid>:<gid>  string  a revoke's fence: the decide script refuses that grant's decision
+                                                   of that approval (``GrantStore.revoke`` writes it; TTL a day)
 
 Per shard (``<t>`` is ``{<shard tag>}``)::
 
@@ -112,6 +114,8 @@ revoke are atomic with each other)::
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
     signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
                                                    counts it once; TTL a day)
+    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> (by lex): uses whose decision
+                                                   may not be written yet, each fenced by a revoke (TTL a day)
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
                                                    listing's index, written alone (a revoked grant is gone from the
                                                    hash first, the index only follows)
@@ -463,6 +467,16 @@ def grant_calls(team_id: str, channel_id: str, digest: str) -> str:
 def grant_used_by(team_id: str, channel_id: str, approval_id: str) -> str:
     """Which grant an approval's call counted a use of (``USE_GRANT``: a publish tried again counts none)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:used-by:{approval_id}"
+
+
+def grant_in_flight(team_id: str, channel_id: str) -> str:
+    """The channel's grant uses whose decision may not be written yet (``USE_GRANT`` adds, a publish removes)."""
+    return f"signoff:{{grants:{team_id}:{channel_id}}}:in-flight"
+
+
+def grant_revoked(session_id: str, approval_id: str, grant_id: str) -> str:
+    """A revoke's fence in the session's slot: ``grant_id`` may no longer decide ``approval_id`` (the decide script)."""
+    return f"{_session_prefix(session_id)}:grant-revoked:{approval_id}:{grant_id}"
 
 
 def trusts(session_id: str) -> str:

@@ -96,7 +96,7 @@ def grant_line(*, tool: str, arguments: str, channel_id: str, requester: str | N
 
 def grant_revoked(tool: str) -> str:
     """Told to the person who revoked a standing approval."""
-    return f"Revoked: the next {code_inline(tool)} call is asked again."
+    return f"Revoked: every {code_inline(tool)} call it has not approved yet is asked again."
 
 
 def grant_gone() -> str:

@@ -29,16 +29,16 @@ What Slack shows must match what is stored, whatever fails:
   half way (a stall) was maybe overtaken, so it shows the current state again.
 """
 
+import functools
 import logging
 import random
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
 from opentelemetry.trace import SpanKind
-from redis import Redis
+from redis import Redis, RedisError
 from slack_sdk.errors import SlackApiError
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
@@ -50,6 +50,7 @@ from bot.observe import metrics, tracing
 from bot.render.questions import request_message
 from bot.render.texts import thread_posts
 from bot.slack.outbound.home_tabs import HomeTabs
+from bot.slack.outbound.lane_runs import LaneRuns
 from bot.slack.outbound.lanes import lanes
 from bot.slack.outbound.post_once import post_once
 from bot.slack.outbound.posted_copies import PostedCopy, marker
@@ -136,8 +137,7 @@ class Deliverer:
         self._updates = updates or MessageUpdates(redis)
         self._lease_s = lease_s
         self._concurrency = concurrency
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self._runs = LaneRuns(concurrency)
         self._lanes = LaneLeases(redis, lease_s=lease_s, now_ms=outbox.now_ms)
         self._jitter = Jitter(jitter or random.Random())
         self._pauses = SlackPauses(self._lanes, now_ms=outbox.now_ms)
@@ -168,26 +168,22 @@ class Deliverer:
                 wait_s = self._jitter.spread(wait_s)
             for entry in queued:  # another delivery has the conversation, or it waits for an earlier entry
                 self._outbox.postpone(entry, delay_s=wait_s)
-        if len(ready) > 1 and self._concurrency > 1:
-            futures = [self._lane_pool().submit(self._deliver_lane, queued) for _lane, queued in ready]
-            outcomes = [future.exception() or future.result() for future in futures]
+        if self._concurrency > 1 and ready:
+            ended = self._runs.run(
+                [functools.partial(self._deliver_lane, queued) for _lane, queued in ready],
+                finish_late=lambda index, late: self._leave_late(token, ready[index][0], late),
+            )
         else:
-            outcomes = []
-            for _lane, queued in ready:
+            ended = {}
+            for index, (_lane, queued) in enumerate(ready):
                 try:
-                    outcomes.append(self._deliver_lane(queued))
+                    ended[index] = self._deliver_lane(queued)
                 except Exception as error:  # boundary: kept like a pool future's, raised once the lanes are left
-                    outcomes.append(error)
+                    ended[index] = error
         # A lane whose delivery broke off keeps its lease until it runs out, as its unsent entries keep theirs.
-        self._lanes.leave(
-            token,
-            [
-                (lane, outcome[0], outcome[1]) if outcome is not None else (lane, None, 0.0)
-                for (lane, _queued), outcome in zip(ready, outcomes, strict=True)
-                if not isinstance(outcome, BaseException)
-            ],
-        )
-        for outcome in outcomes:
+        left = [(ready[at][0], outcome) for at, outcome in ended.items() if not isinstance(outcome, BaseException)]
+        self._lanes.leave(token, [_leaving(lane, outcome) for lane, outcome in left])
+        for outcome in ended.values():
             if isinstance(outcome, BaseException):
                 raise outcome
         return len(entries)
@@ -202,18 +198,28 @@ class Deliverer:
         soonest = self._outbox.next_due_s()
         return longest_s if soonest is None else min(longest_s, soonest)
 
-    def close(self) -> None:
-        """Stop the lane threads (after the batch in progress)."""
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+    def settle(self) -> bool:
+        """Wait until the conversations an earlier batch left running are delivered; whether there were any."""
+        return self._runs.settle()
 
-    def _lane_pool(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="outbox-lane")
-            return self._pool
+    def wait_for_work(self, longest_s: float) -> None:
+        """Wait for a new entry, for at most ``idle_wait_s(longest_s)`` (a dispatcher with nothing due)."""
+        self._outbox.wait_for_work(self.idle_wait_s(longest_s))
+
+    def close(self) -> None:
+        """Stop the lane threads (after the lanes running)."""
+        self._runs.close()
+
+    def _leave_late(self, token: str, lane: str, late: "Future[tuple[str, float] | None]") -> None:
+        """A lane that ended after its batch went on leaves now (one broken off keeps its lane until its lease ends)."""
+        error = late.exception()
+        if error is not None:
+            logger.error("lane=<%s> | delivery broke off: %s", lane, error, exc_info=error)
+            return
+        try:
+            self._lanes.leave(token, [_leaving(lane, late.result())])
+        except RedisError as trouble:  # its lease runs out instead
+            logger.warning("lane=<%s> | not left: %s", lane, trouble)
 
     def _deliver_lane(self, lane: Sequence[OutboxEntry]) -> tuple[str, float] | None:
         """Deliver one conversation's entries in order; once one is put back, the rest wait behind it.
@@ -465,3 +471,8 @@ def _update_of(request: ApprovalRequest) -> OutboxEntry:
 
 def _message_of(approval: Approval) -> dict[str, Any]:
     return request_message(approval.request, decision=approval.decision, progress=approval.progress)
+
+
+def _leaving(lane: str, outcome: tuple[str, float] | None) -> tuple[str, str | None, float]:
+    """How ``lane`` is left after its delivery: held for the entry it put back (and that entry's delay), or freed."""
+    return (lane, outcome[0], outcome[1]) if outcome is not None else (lane, None, 0.0)

@@ -1,7 +1,10 @@
 """Standing approvals in Redis: made, used, listed and revoked (``bot.domain.grants`` says what one covers).
 
 A channel's grants live in one slot (``keys.grants``): using one (``USE_GRANT``, one round trip) and revoking it
-are atomic with each other, so a revoke stops the very next call. The listing's index (``keys.GRANTS_LIVE``) is
+are atomic with each other, so a revoke stops the very next call. A use decides its call later, in the session's
+slot (``RoundPublisher``): until then it is listed in flight (``keys.grant_in_flight``), and a revoke fences each
+use listed there in its session's slot (``keys.grant_revoked``) before it returns, so the decide script refuses
+the grant's decision of any call whose decision was not written by then. The listing's index (``keys.GRANTS_LIVE``) is
 written on its own and only follows the grants: a grant is live while its own record is. So does each person's
 listing (``keys.grants_of``: the grants they made or that cover their requests), which App Home reads: a page of their
 own, whatever others hold.
@@ -23,6 +26,24 @@ from state.text import as_text
 logger = logging.getLogger(__name__)
 
 _KEPT_AFTER_MS: Final = 86_400_000  # a channel's records outlive its last grant by a day (then expire)
+_FENCE_KEPT_S: Final = 86_400  # as long as a use stays listed in flight: far longer than a use may still decide
+DECIDES_WITHIN_MS: Final = 600_000
+"""A use decides its call only this soon after it (Redis' time): a publish stalled longer leaves the call to people,
+so a revoke's fences (kept a day) outlive every decision they must stop."""
+
+
+@dataclass(frozen=True)
+class GrantUse:
+    """A grant found covering a call, its use counted and listed in flight (``GrantStore.use``)."""
+
+    grant: Grant
+    used_ms: int
+    """Redis' time of the use (ms, unmoved by a sandbox's clock)."""
+
+    @property
+    def decides_until_ms(self) -> int:
+        """Redis' time after which the use decides nothing (``DECIDES_WITHIN_MS``)."""
+        return self.used_ms + DECIDES_WITHIN_MS
 
 
 @dataclass(frozen=True)
@@ -74,9 +95,10 @@ class GrantStore:
             transaction.pexpire(key, kept_ms, nx=True)  # GT leaves a key without an expiry without one
         transaction.execute()
 
-    def use(self, call: Call, *, approval_id: str, clock_offset_ms: int = 0) -> Grant | None:
-        """The live grant that covers ``call``, asked in ``approval_id`` (its use counted once), or ``None``.
+    def use(self, call: Call, *, session_id: str, approval_id: str, clock_offset_ms: int = 0) -> GrantUse | None:
+        """The live grant that covers ``call``, asked in ``approval_id`` of ``session_id``, or ``None``.
 
+        Its use is counted once per approval and listed in flight until ``decided`` (a revoke fences it meanwhile).
         One round trip; now is Redis' time plus ``clock_offset_ms`` (``bot.domain.clock.offset_ms``).
         """
         found = self._use(
@@ -85,6 +107,7 @@ class GrantStore:
                 keys.grant_calls(call.team_id, call.channel_id, call.digest),
                 keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
                 keys.grant_used_by(call.team_id, call.channel_id, approval_id),
+                keys.grant_in_flight(call.team_id, call.channel_id),
             ],
             args=[
                 clock_offset_ms,
@@ -94,9 +117,19 @@ class GrantStore:
                 call.terms,
                 call.longest_ms,
                 json.dumps(call.fields or {}) if call.pattern else "{}",
+                f"{session_id}:{approval_id}",
             ],
         )
-        return _grant_of(found)
+        if not isinstance(found, list):
+            return None
+        grant = _grant_of(found[0])
+        return GrantUse(grant, int(found[1])) if grant is not None else None
+
+    def decided(self, use: GrantUse, *, session_id: str, approval_id: str) -> None:
+        """The use's decision is written (or refused): no revoke needs to fence it any more."""
+        grant = use.grant
+        member = f"{grant.grant_id}:{session_id}:{approval_id}"
+        self._client.zrem(keys.grant_in_flight(grant.team_id, grant.channel_id), member)
 
     def now(self, *, clock_offset_ms: int = 0) -> datetime:
         """Redis' time plus ``clock_offset_ms``: when a grant is made (its expiry is checked against the same)."""
@@ -108,15 +141,31 @@ class GrantStore:
         return _grant_of(self._client.hget(keys.grants(team_id, channel_id), grant_id))
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
-        """End the grant now: the next call it would have covered is asked. The grant it was, or ``None``."""
+        """End the grant now: the next call it would have covered is asked, and so is every call it was deciding.
+
+        Every use still in flight is fenced in its session's slot before this returns: the decide script then refuses
+        the grant's decision of it. Calling it again for a grant already gone fences again (a revoke that died half
+        way). The grant it was, or ``None``.
+        """
         record_key = keys.grants(team_id, channel_id)
+        in_flight_key = keys.grant_in_flight(team_id, channel_id)
         grant = _grant_of(self._client.hget(record_key, grant_id))
-        if grant is None:
-            return None
         transaction = self._client.pipeline(transaction=True)
         transaction.hdel(record_key, grant_id, f"{grant_id}:uses")  # from here on no call is covered
-        transaction.zrem(keys.grant_calls(team_id, channel_id, _index_of(grant)), grant_id)
-        deleted, _ = transaction.execute()
+        if grant is not None:
+            transaction.zrem(keys.grant_calls(team_id, channel_id, _index_of(grant)), grant_id)
+        # Read with the delete: a use is either listed here, or comes after it and finds no grant.
+        transaction.zrangebylex(in_flight_key, f"[{grant_id}:", f"({grant_id};")
+        deleted, *_, in_flight = transaction.execute()
+        if in_flight:
+            fences = self._client.pipeline(transaction=False)
+            for member in in_flight:
+                session_id, _, approval_id = as_text(member).removeprefix(f"{grant_id}:").rpartition(":")
+                fences.set(keys.grant_revoked(session_id, approval_id, grant_id), "1", ex=_FENCE_KEPT_S)
+            fences.execute()
+            self._client.zrem(in_flight_key, *in_flight)  # fenced: a revoke tried again has nothing more to do
+        if grant is None:
+            return None
         self.unlist(grant)
         return grant if deleted else None
 
@@ -176,12 +225,15 @@ class GrantStore:
             self._client.zrem(listing, *stale)
         return found
 
-    def find(self, grant_id: str) -> Grant | None:
-        """A live grant by its id alone (operators: ``python -m bot grants revoke``), wherever it is."""
+    def place_of(self, grant_id: str) -> tuple[str, str] | None:
+        """The workspace and channel of a grant by its id alone (operators: ``python -m bot grants revoke``).
+
+        Found while listed: live, or revoked but not yet unlisted (a revoke that died half way).
+        """
         for member in self._client.zscan_iter(keys.GRANTS_LIVE, match=f"*:{grant_id}"):
             team_id, channel_id, found_id = as_text(member[0]).split(":", 2)
             if found_id == grant_id:
-                return self.get(team_id, channel_id, grant_id)
+                return team_id, channel_id
         return None
 
     def live(self, *, now_ms: int, limit: int = 200) -> list[tuple[Grant, int]]:

@@ -444,13 +444,17 @@ class ApprovalStore(ApprovalListings):
         decision: Decision,
         update: scripts.ScriptRecord,
         audit: tuple[scripts.ScriptRecord, ...],
+        answer_by_ms: int = 0,
     ) -> None:
         """``decide``, queued in the caller's transaction after what it writes (a round that decides by itself).
 
         Sent as EVAL, not EVALSHA: inside MULTI a script the server does not hold yet would fail alone while the
         rest of the transaction is applied. ``attempt`` must need nothing more (no checks, its place given).
+        ``answer_by_ms``: Redis' time (ms) after which it decides nothing (0: whenever).
         """
-        request_keys, args = keys_and_args(attempt, decision=decision, update=update, audit=audit)
+        request_keys, args = keys_and_args(
+            attempt, decision=decision, update=update, audit=audit, answer_by_ms=answer_by_ms
+        )
         # As a raw command: ClusterPipeline.eval takes no keys (it finds the slot from the command's own keys).
         pipeline.execute_command("EVAL", DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
 

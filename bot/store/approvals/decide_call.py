@@ -49,6 +49,7 @@ class Attempt:
         answer_kind: For an answer, how the question is answered: ``text``, ``choice`` (``choices``) or ``form``.
         choices: For a ``choice`` answer, the indexes of the options chosen (the script records their labels).
         check: Only judge it (the script writes nothing and answers ``allowed`` where it would go on to record it).
+        grant: The standing approval that decides it (``""``: none); refused once a revoke fenced its use.
     """
 
     session_id: str
@@ -70,6 +71,7 @@ class Attempt:
     answer_kind: str = "text"
     choices: tuple[int, ...] = ()
     check: bool = False
+    grant: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ def keys_and_args(
         keys.recent_by(shard),
         *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
+        *([keys.grant_revoked(session_id, approval_id, attempt.grant)] if attempt.grant else []),
     ]
     judged = {
         "approval_id": approval_id,
@@ -190,6 +193,7 @@ def keys_and_args(
         "choices": list(attempt.choices),
         "answer_by_ms": answer_by_ms,
         "check": attempt.check,
+        "grant": attempt.grant,
     }
     if decision is None:
         if not attempt.check:

@@ -12,16 +12,20 @@ the worker quarantines it at once instead of retrying it.
 
 A job goes on its session's shard (``bot.store.keys``): the decide script queues a resume in the same
 atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
-stream; on a cluster, whose streams live on different masters, one pipeline reads them all and an idle
-read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
+stream; on a cluster, whose streams live on different masters, each master is read on its own
+(``bot.store.queues.shard_trouble``) and an idle read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
+A read whose reply was lost (the client gave up, the server ran it later) has made its jobs this
+consumer's: the shard's next read takes them from this consumer's own history instead of leaving them
+to the claim time.
 """
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import redis
 from redis.cluster import RedisCluster
@@ -29,12 +33,15 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
-from bot.store.queues.shard_trouble import ShardRests, each_shard
+from bot.store.queues.shard_trouble import LAGGARD_S, ShardRests, each_shard, one_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
 
 CLUSTER_WAIT_MS: Final = 20
 """On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
+_READ: Final = "the job stream's read"
+_RETRIED_AFTER_S: Final = 1.0
+"""A read that took this long had an attempt time out (``REDIS_TIMEOUT_SECONDS``, at least 1 s) and sent again."""
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
 
@@ -169,6 +176,9 @@ class JobQueue:
         self._client = client
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
+        self._lock = threading.Lock()
+        self._held: dict[int, set[str]] = {}  # entry ids read or claimed here, not acknowledged or handed back yet
+        self._unsure: set[int] = set()  # shards whose last read may have lost its reply
         self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB)
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
@@ -203,38 +213,87 @@ class JobQueue:
         """New jobs for ``consumer`` from any shard: up to ``count`` per shard.
 
         Blocks up to ``block_ms`` (at most ``BLOCKING_WAIT_MAX_S``) on one server; on a cluster up to
-        ``CLUSTER_WAIT_MS`` (then the caller reads again).
+        ``CLUSTER_WAIT_MS`` (then the caller reads again). After a read whose reply may be lost (it failed, or an
+        attempt timed out and was retried), the shard's first read is of what that read handed over
+        (``_lost_jobs``): this consumer's own pending jobs, less those it holds.
         """
         block_ms = min(block_ms, int(BLOCKING_WAIT_MAX_S * 1000))
         if not self._streams_apart:
-            streams = {keys.jobs(shard): ">" for shard in keys.shards()}
-            return self._read(consumer, streams, count=count, block_ms=block_ms)
+            return self._read(consumer, list(keys.shards()), count=count, block_ms=block_ms)
         # Each master on its own: a pipeline fails whole when one does, and the jobs the others handed over would
         # wait, this consumer's, until another worker claimed them as stale.
         jobs = [
             job
-            for response in self._each_shard(
-                lambda shard: self._client.xreadgroup(keys.JOBS_GROUP, consumer, {keys.jobs(shard): ">"}, count=count),
-                what="the job stream's read",
+            for read in self._each_shard(
+                lambda shard: self._read(consumer, [shard], count=count, block_ms=None), what=_READ, missing=[]
             )
-            for job in _jobs_of(response)
+            for job in read
         ]
         if jobs:
             return jobs
         # Nothing anywhere: wait on one shard, a different one each time, briefly, so a job on another
-        # shard waits little (the caller reads again at once).
+        # shard waits little (the caller reads again at once). On its own thread: a master that went silent
+        # holds its own reply, not this loop (its answer, if any, is the next read's).
         shard = self._next_blocking = (self._next_blocking + 1) % len(keys.shards())
-        if self._rests.resting(shard):
-            return []
-        return self._read(consumer, {keys.jobs(shard): ">"}, count=count, block_ms=min(block_ms, CLUSTER_WAIT_MS))
+        wait_ms = min(block_ms, CLUSTER_WAIT_MS)
+        return cast(
+            list[Job],
+            one_shard(
+                len(keys.shards()),
+                shard,
+                lambda at: self._read(consumer, [at], count=count, block_ms=wait_ms),
+                self._rests,
+                what=_READ,
+                missing=[],
+                within_s=wait_ms / 1000 + LAGGARD_S,
+            ),
+        )
 
-    def _each_shard(self, read: Callable[[int], Any], *, what: str) -> list[Any]:
-        """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``None``."""
-        return each_shard(len(keys.shards()), read, self._rests, what=what, missing=None)
+    def _each_shard(self, read: Callable[[int], Any], *, what: str, missing: Any = None) -> list[Any]:
+        """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``missing``."""
+        return each_shard(len(keys.shards()), read, self._rests, what=what, missing=missing)
 
-    def _read(self, consumer: str, streams: dict[str, str], *, count: int, block_ms: int | None) -> list[Job]:
-        response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
-        return _jobs_of(response)  # up to count per stream: every job read is now this consumer's to handle
+    def _read(self, consumer: str, shards: list[int], *, count: int, block_ms: int | None) -> list[Job]:
+        """New jobs of ``shards`` (one command); first, of those whose last read may have lost its reply, the lost."""
+        with self._lock:
+            unsure = [shard for shard in shards if shard in self._unsure]
+        if unsure:
+            lost = self._lost_jobs(consumer, unsure, count=count)
+            if lost:
+                return lost
+        streams = {keys.jobs(shard): ">" for shard in shards}
+        started = time.monotonic()
+        try:
+            response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._unsure_of(shards)
+            raise
+        if time.monotonic() - started >= _RETRIED_AFTER_S:
+            self._unsure_of(shards)  # an attempt timed out and was sent again: the first one's reply is lost
+        return self._held_now(_jobs_of(response))  # up to count per stream: every job read is this consumer's
+
+    def _lost_jobs(self, consumer: str, shards: list[int], *, count: int) -> list[Job]:
+        """The jobs that reads whose reply was lost handed ``consumer``: its own history, less what it holds."""
+        with self._lock:
+            held = {shard: set(self._held.get(shard, ())) for shard in shards}
+        history = {keys.jobs(shard): "0" for shard in shards}  # id 0: this consumer's pending entries, not new ones
+        most = count + max(len(ids) for ids in held.values())
+        response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, history, count=most)  # type: ignore[arg-type]
+        with self._lock:
+            self._unsure.difference_update(shards)
+        lost = [job for job in _jobs_of(response) if job.entry_id not in held[job.shard]]
+        return self._held_now(lost)
+
+    def _unsure_of(self, shards: list[int]) -> None:
+        with self._lock:
+            self._unsure.update(shards)
+
+    def _held_now(self, jobs: list[Job]) -> list[Job]:
+        """``jobs``, now held by this consumer until acknowledged or handed back."""
+        with self._lock:
+            for job in jobs:
+                self._held.setdefault(job.shard, set()).add(job.entry_id)
+        return jobs
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
         """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
@@ -259,7 +318,7 @@ class JobQueue:
                     continue
                 deliveries = self._deliveries(shard, as_text(entry_id))
                 jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
-        return jobs  # up to count per shard: every job claimed is now this consumer's to handle
+        return self._held_now(jobs)  # up to count per shard: every job claimed is now this consumer's to handle
 
     def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
         """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
@@ -280,6 +339,7 @@ class JobQueue:
         """Make ``job`` look abandoned at once, so that the next worker claims it without waiting."""
         stream = keys.jobs(job.shard)
         self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
+        self._let_go(job)
 
     def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
         """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
@@ -320,6 +380,11 @@ class JobQueue:
         pipeline.xack(stream, keys.JOBS_GROUP, job.entry_id)
         pipeline.xdel(stream, job.entry_id)
         pipeline.execute()
+        self._let_go(job)
+
+    def _let_go(self, job: Job) -> None:
+        with self._lock:
+            self._held.get(job.shard, set()).discard(job.entry_id)
 
     def pending_count(self) -> int:
         """Jobs delivered but not acknowledged, on every shard."""
@@ -335,7 +400,8 @@ def _jobs_of(response: Any) -> list[Job]:
     jobs: list[Job] = []
     for stream, entries in response or []:
         shard = _shard_of_stream(as_text(stream))
-        jobs.extend(_job(shard, entry_id, fields) for entry_id, fields in entries)
+        # A history read also lists entries deleted while pending (no fields): nothing to run.
+        jobs.extend(_job(shard, entry_id, fields) for entry_id, fields in entries if fields is not None)
     return jobs
 
 

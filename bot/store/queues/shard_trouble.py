@@ -1,19 +1,22 @@
 """On a Redis Cluster, a shard whose master is in trouble (dead, paused, failing over) is left alone for a moment.
 
 Readers that visit every shard (the outbox's and the schedule's claims, the job streams, the idle waits) ask each
-master on its own there, all at once: one master in trouble then costs its own shard only. A shard that has not
-answered within ``ANSWER_WITHIN_S`` (redis-py's cluster client retries a failing master for seconds, until its
-replica takes over) or that failed is skipped for ``RESTING_S``; a late answer is kept and taken by the next read of
-the same kind. A read whose reply its client gave up on (then read again) leaves what it took to wait out its lease
-or claim time, as a dead reader's would. On one server every shard shares the server's fate, and its readers keep
-their one pipelined round trip.
+master on its own thread there, all at once: one master in trouble then costs its own shard only. Once one shard
+answered, the others get ``LAGGARD_S`` more; a shard still silent then is not asked again until that read ends, and
+its answer, if it comes, is kept for the next read of the same kind. A shard that failed, or that left the whole
+read without an answer for ``ANSWER_WITHIN_S`` (redis-py's cluster client retries a failing master for seconds, until
+its replica takes over), is skipped for ``RESTING_S``. A blocking read on one shard (``one_shard``) waits for its own
+answer only as long as it asked the server to wait, plus ``LAGGARD_S``. A read whose reply its client gave up on has
+handed its entries over all the same: the job streams read their own history after it (``bot.store.queues.jobs``); the
+outbox's and the schedule's entries wait out their lease, as a dead reader's would. On one server every shard shares
+the server's fate, and its readers keep their one pipelined round trip.
 """
 
 import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Final
 
 import redis
@@ -24,7 +27,9 @@ logger = logging.getLogger(__name__)
 RESTING_S: Final = 2.0
 """How long a shard whose master failed to answer is skipped."""
 ANSWER_WITHIN_S: Final = 1.0
-"""How long the other shards' answers wait for a shard's (a healthy master answers in a millisecond or so)."""
+"""How long a read waits for the first shard's answer (a healthy master answers in a millisecond or so)."""
+LAGGARD_S: Final = 0.1
+"""Once one shard answered, how much longer the read waits for the others' answers (a late one is kept)."""
 _THREADS_PER_SHARD: Final = 3
 """Room for reads still waiting on a troubled master while the next ones go out."""
 SHARD_TROUBLE: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError)
@@ -91,27 +96,80 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
                 asked[shard] = late  # answered since: its result is this read's
         elif not rests.resting(shard):
             asked[shard] = rests.submit(count, read, shard)
-    wait(asked.values(), timeout=ANSWER_WITHIN_S)
+    started = time.monotonic()
+    _wait_for_answers(list(asked.values()))
+    silent = time.monotonic() - started >= ANSWER_WITHIN_S  # not a laggard: no answer for a whole second
     results: list[Any] = []
     troubles: list[BaseException] = []
     for shard in range(count):
         future = asked.get(shard)
         if future is None:
             results.append(missing)
-            continue
-        if not future.done():
-            rests.keep_late(what, shard, future)
-            trouble: BaseException | None = redis.TimeoutError(f"no answer within {ANSWER_WITHIN_S} s")
+        elif not future.done():
+            rests.keep_late(what, shard, future)  # not asked again until it answers
+            if silent:
+                trouble = redis.TimeoutError(f"no answer within {ANSWER_WITHIN_S} s")
+                rests.rest(shard, trouble, what=what)
+            else:  # a laggard: not left alone
+                trouble = redis.TimeoutError(f"no answer within {LAGGARD_S} s of the others'")
+            troubles.append(trouble)
+            results.append(missing)
         else:
-            trouble = future.exception()
-            if trouble is not None and not isinstance(trouble, SHARD_TROUBLE):
-                raise trouble
-        if trouble is None:
-            results.append(future.result())
-            continue
-        rests.rest(shard, trouble, what=what)
-        troubles.append(trouble)
-        results.append(missing)
+            result, failed = _answer(future, shard, rests, what=what, missing=missing)
+            results.append(result)
+            if failed is not None:
+                troubles.append(failed)
     if troubles and len(troubles) == len(asked):
         raise troubles[0]
     return results
+
+
+def _wait_for_answers(asked: "list[Future[Any]]") -> None:
+    """Until every shard answered, or ``ANSWER_WITHIN_S`` passed, or ``LAGGARD_S`` passed since the first answer.
+
+    A shard in trouble then holds the healthy ones' answers back a moment, not a second.
+    """
+    deadline = time.monotonic() + ANSWER_WITHIN_S
+    waiting = set(asked)
+    while waiting:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        answered, waiting = wait(waiting, timeout=left, return_when=FIRST_COMPLETED)
+        if answered and len(waiting) < len(asked):
+            deadline = min(deadline, time.monotonic() + LAGGARD_S)
+
+
+def one_shard(
+    count: int, shard: int, read: Callable[[int], Any], rests: ShardRests, *, what: str, missing: Any, within_s: float
+) -> Any:
+    """``read(shard)`` of one of ``count`` shards (a blocking read), waiting up to ``within_s`` for it.
+
+    ``missing`` when the shard rests, when it has not answered an earlier read of ``what`` yet (that answer, once
+    there, is the next read's), when this one is late (kept likewise) or failed; an error that is not a master's
+    trouble is raised as it is. Never a second's wait for a shard in trouble, and nothing raised for it.
+    """
+    late = rests.late(what, shard)
+    if late is not None:
+        return _answer(late, shard, rests, what=what, missing=missing)[0] if late.done() else missing
+    if rests.resting(shard):
+        return missing
+    future = rests.submit(count, read, shard)
+    wait([future], timeout=within_s)
+    if not future.done():
+        rests.keep_late(what, shard, future)
+        return missing
+    return _answer(future, shard, rests, what=what, missing=missing)[0]
+
+
+def _answer(
+    future: "Future[Any]", shard: int, rests: ShardRests, *, what: str, missing: Any
+) -> tuple[Any, BaseException | None]:
+    """The answer of a finished read, or ``missing`` and the master's trouble (the shard then rests)."""
+    trouble = future.exception()
+    if trouble is None:
+        return future.result(), None
+    if not isinstance(trouble, SHARD_TROUBLE):
+        raise trouble
+    rests.rest(shard, trouble, what=what)
+    return missing, trouble

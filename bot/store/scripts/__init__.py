@@ -308,15 +308,16 @@ return 1
 
 # KEYS: 1 the channel's grants (hash), 2 the grants covering the exact call (zset, by expiry ms), 3 the grants on
 #       picked fields of the call's tool for its asker (zset, by expiry ms; KEYS[2] again when none may cover it),
-#       4 which grant the approval the call is asked in counted a use of.
+#       4 which grant the approval the call is asked in counted a use of, 5 the channel's uses in flight (zset).
 # ARGV: 1 how far the bot's clock is from Redis' TIME (ms: 0 but in a sandbox or a test), 2 the call's rule, 3 its
 #       requester ('' = none), 4 '1' when the rule allows self-approval, 5 the digest of who may decide under the
 #       rule now (``GrantTerms``), 6 the rule's longest duration now (ms), 7 the call's field digests (JSON object:
-#       ``field_digests``).
+#       ``field_digests``), 8 '<session id>:<approval id>' (the use's member in KEYS[5], after '<grant id>:').
 # Now is Redis' TIME (plus ARGV 1): one clock for every process that grants, uses and lists grants.
-# Returns the first live grant that covers the call (its JSON), its use counted once per approval (a publish tried
-# again counts nothing more: KEYS[4] names the grant counted, for a day); or false: one on the exact call,
-# else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
+# Returns {the first live grant that covers the call (its JSON), Redis' TIME (ms, without ARGV 1)}, its use counted
+# once per approval (a publish tried again counts nothing more: KEYS[4] names the grant counted, for a day) and
+# listed in flight until the decision is written (a revoke fences every use listed); or false: one on the exact
+# call, else one whose every picked field the call has with the same value. Expired ids and ids whose grant is gone
 # (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
 # deleted the grant, no call is covered by it.
 USE_GRANT: Final = """
@@ -353,7 +354,9 @@ for index = 2, 3 do
             redis.call('SET', KEYS[4], id, 'EX', 86400)
             redis.call('HINCRBY', KEYS[1], id .. ':uses', 1)
           end
-          return text
+          redis.call('ZADD', KEYS[5], 0, id .. ':' .. ARGV[8])
+          redis.call('EXPIRE', KEYS[5], 86400)
+          return {text, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)}
         end
       end
     end

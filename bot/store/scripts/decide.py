@@ -13,7 +13,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       9 outbox wake, 10 audit, 11 schedule due, 12 schedule entries, 13 open index, 14 the channel's open index,
 #       15 the channel's cached members, 16 the approval's edit, 17 the open-by index, 18 the recent-by index
 #       (``bot.store.approvals.approval_index``), 19.. the cached members of the user groups the attempt names,
-#       then (if the attempt carries a request signature) the signature's replay record. The shard structures and
+#       then (if the attempt carries a request signature) the signature's replay record, then (if a standing approval
+#       decides it) its revoke's fence (``keys.grant_revoked``). The shard structures and
 #       caches are the session's shard's (one slot); the channel (and its team) is the one the caller expects the
 #       request in: the script checks it.
 # ARGV: 1 the attempt (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
@@ -24,7 +25,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 #       answer carries the request too, shown: the digest of the input the person was shown, '' if none, trust:
 #       whether the approval also trusts the tool for the session, answer_kind: how an answer answers the question
 #       (text, choice, form), choices: the indexes (from 0) of the options a choice answer picks, answer_by_ms: 0, or
-#       the Redis time (unix ms) after which the caller no longer waits for the answer, check: judge only), 2 the
+#       the Redis time (unix ms) after which the caller no longer waits for the answer, check: judge only, grant: the
+#       standing approval that decides it, '' for none), 2 the
 #       decision record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and
 #       "edited_by" (the script fills them in, and the audit details' null "input_digest" and "edited_by"; for a
 #       choice answer, its null "answer" with the labels chosen, as the audit details' too), then
@@ -52,7 +54,8 @@ from bot.store.scripts.other_owners import OTHER_OWNERS
 # the question's (words for options are one only with ``other``) or choosing what it does not offer), changed (an
 # approval of an input that is no longer the one waiting: edited since it was shown, or never shown, as for a typed
 # reply), already (value: the decision), unseen (a typed reply written before the approval message was posted),
-# voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check). Every answer but
+# voted, vote (value: the count), no_round, decided (value: the decision), allowed (a check), revoked (a standing
+# approval's decision, its use fenced by a revoke: nothing written; the request waits for people). Every answer but
 # replayed, needs and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a
 # needs of the place, a check's answers, and for decided unless with_request.
 TOO_LATE: Final = "too_late"
@@ -72,6 +75,7 @@ if attempt.answer_by_ms > 0 then
   end
 end
 local replay_key = KEYS[groups_from + #attempt.groups]
+local fence_key = KEYS[groups_from + #attempt.groups + (attempt.replay and 1 or 0)]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {{'{Status.REPLAYED}', '', '', ''}} end
 -- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
 local stored = redis.call('HMGET', KEYS[1], 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
@@ -249,6 +253,11 @@ if attempt.kind == 'approve' then
   if attempt.checks and edit[2] == user and policy.edits == 'other_approver' then
     return answer('{Status.EDITOR_APPROVAL}')
   end
+end
+-- A standing approval decides only while no revoke has fenced its use: a revoke fences every use in flight before
+-- it returns, so once it has, this grant decides nothing here.
+if type(attempt.grant) == 'string' and attempt.grant ~= '' and redis.call('EXISTS', fence_key) == 1 then
+  return answer('{Status.REVOKED}')
 end
 -- Undecided but not open: its round is over (a later round replaced it). It can answer nothing.
 if redis.call('SISMEMBER', KEYS[2], attempt.approval_id) == 0 then return answer('{Status.UNKNOWN}') end

@@ -18,7 +18,7 @@ from bot.domain.clock import ManualClock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.render import action_ids as ids
 from bot.render.texts import standing_approvals
-from bot.store.access.grants import Call, GrantStore
+from bot.store.access.grants import Call, GrantStore, GrantUse
 from loopback_slack import slack_requests
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
@@ -187,7 +187,7 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
         fields=field_digests("restart_service", asked, client=None),
     )  # fmt: skip
     offset = epoch_ms(now) - epoch_ms(system_clock())  # the test's clock, as the bot's publisher passes it
-    assert store.use(call, approval_id="a-first", clock_offset_ms=offset) == grant
+    assert _grant_of(store.use(call, session_id="s1", approval_id="a-first", clock_offset_ms=offset)) == grant
     revoked_at: list[float] = []
     late_uses: list[float] = []
     stop = threading.Event()
@@ -195,7 +195,7 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     def use_until_stopped() -> None:
         while not stop.is_set():
             started = time.monotonic()
-            covered = store.use(call, approval_id=uuid.uuid4().hex, clock_offset_ms=offset) is not None
+            covered = store.use(call, session_id="s1", approval_id=uuid.uuid4().hex, clock_offset_ms=offset) is not None
             if covered and revoked_at and started > revoked_at[0]:
                 late_uses.append(started)
 
@@ -210,8 +210,12 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     for worker in workers:
         worker.join(10)
     assert late_uses == []
-    assert store.use(call, approval_id="a-last", clock_offset_ms=offset) is None
+    assert store.use(call, session_id="s1", approval_id="a-last", clock_offset_ms=offset) is None
     assert store.live(now_ms=epoch_ms(now)) == []
+
+
+def _grant_of(use: GrantUse | None) -> Grant | None:
+    return use.grant if use is not None else None
 
 
 def _exact_call(grant: Grant) -> Call:
@@ -227,7 +231,7 @@ def test_a_call_asked_again_in_the_same_approval_counts_one_use(redis_client: re
     grant = _grant(store.now())
     store.create(grant)
     for approval_id in ("a-retried", "a-retried", "a-other"):
-        assert store.use(_exact_call(grant), approval_id=approval_id) == grant
+        assert _grant_of(store.use(_exact_call(grant), session_id="s1", approval_id=approval_id)) == grant
     [(listed, uses)] = store.live(now_ms=epoch_ms(store.now()))
     assert listed == grant
     assert uses == 2
@@ -239,9 +243,10 @@ def test_a_grants_expiry_is_judged_by_redis_time_moved_only_by_a_moved_clock(red
     assert abs((made - system_clock()).total_seconds()) < 1  # Redis' TIME: one host here, one clock
     grant = _grant(made)
     store.create(grant)
-    assert store.use(_exact_call(grant), approval_id="a-now") == grant
+    assert _grant_of(store.use(_exact_call(grant), session_id="s1", approval_id="a-now")) == grant
     hour_and_a_minute = 3_660_000
-    assert store.use(_exact_call(grant), approval_id="a-later", clock_offset_ms=hour_and_a_minute) is None
+    later = store.use(_exact_call(grant), session_id="s1", approval_id="a-later", clock_offset_ms=hour_and_a_minute)
+    assert later is None
     assert store.now(clock_offset_ms=hour_and_a_minute) - made > timedelta(hours=1)
 
 

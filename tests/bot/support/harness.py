@@ -57,7 +57,7 @@ class Bot:
             jobs = self.worker.run_jobs_once(block_ms=1)
             fired = self.worker.escalator.tick() + self.worker.finish_uninstalls()
             delivered = self.worker.deliverer.deliver_due()
-            if not jobs and not fired and not delivered:
+            if not jobs and not fired and not delivered and not self.worker.deliverer.settle():
                 return
         raise AssertionError("the worker did not settle")
 

@@ -3,6 +3,7 @@
 import itertools
 import random
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -528,3 +529,25 @@ def test_a_request_made_through_the_api_is_paused_with_its_channel() -> None:
 
 def _texts_anywhere(slack: FakeSlack) -> list[str]:
     return [str(call.args["text"]) for call in slack.calls("chat.postMessage") if call.ok]
+
+
+def test_a_conversation_slow_to_send_does_not_hold_back_the_next_batch(
+    slack: FakeSlack, outbox: Outbox, deliverer: Deliverer
+) -> None:
+    # One lane of the batch takes 2 s (Slack here; a Redis master gone silent in a failover, alike): the batch
+    # leaves it running, and the next batch, of another conversation, goes out meanwhile.
+    slack.slow_next("chat.postMessage", 2.0)
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0ALPHA", "text": "C0ALPHA 0"}))
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0BRAVO", "text": "C0BRAVO 0"}))
+    started = time.monotonic()
+    assert deliverer.deliver_due() == 2
+    outbox.send_later(OutboxEntry("post_message", {"channel": "C0CHARLIE", "text": "C0CHARLIE 0"}))
+    assert deliverer.deliver_due() == 1
+    assert time.monotonic() - started < 1.5
+    assert _texts(slack, "C0CHARLIE") == ["C0CHARLIE 0"]
+    assert outbox.pending() == 1  # the slow one is still being sent
+
+    assert deliverer.settle()
+    assert outbox.pending() == 0
+    assert _texts(slack, "C0ALPHA") == ["C0ALPHA 0"]
+    assert _texts(slack, "C0BRAVO") == ["C0BRAVO 0"]

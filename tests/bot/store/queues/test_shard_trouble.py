@@ -12,7 +12,7 @@ from bot.services import connect_redis
 from bot.store import keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
 from bot.store.queues.outbox import Outbox, OutboxEntry
-from bot.store.queues.shard_trouble import RESTING_S
+from bot.store.queues.shard_trouble import LAGGARD_S, RESTING_S, ShardRests, one_shard
 from state.redis_cluster import RedisClusterServers
 
 _PAUSE_MS = 20_000
@@ -83,3 +83,27 @@ def test_the_job_streams_hand_over_the_healthy_shards_jobs_while_one_master_answ
     # reply (and read again, finding nothing new), its job waits as this worker's, claimed as stale: never lost.
     back = jobs.read("worker-1", block_ms=1, count=5) or jobs.claim_stale("worker-1", min_idle_ms=0)
     assert [job.shard for job in back] == [0]
+
+
+def test_a_blocking_read_on_a_silent_master_waits_no_longer_than_it_asked_the_server_to(
+    cluster: RedisClusterServers,
+) -> None:
+    client = _client(cluster)
+    JobQueue(client).ensure_group()
+    port = int(client.get_node_from_key(keys.jobs(0)).port)  # type: ignore[attr-defined]
+    [master] = [node for node in cluster.nodes if node.port == port]
+    rests = ShardRests()
+
+    def wait_for_jobs(shard: int) -> object:
+        return client.xreadgroup(keys.JOBS_GROUP, "worker-1", {keys.jobs(shard): ">"}, count=1, block=20)
+
+    master.pause()  # SIGSTOP, briefly (under the node timeout): it answers nothing, the client retries for seconds
+    try:
+        started = time.monotonic()
+        assert one_shard(3, 0, wait_for_jobs, rests, what="wait", missing=[], within_s=0.02 + LAGGARD_S) == []
+        assert time.monotonic() - started < 0.5  # the job loop waited on the client's retries (~1.5 s here)
+        started = time.monotonic()
+        assert one_shard(3, 0, wait_for_jobs, rests, what="wait", missing=[], within_s=0.02 + LAGGARD_S) == []
+        assert time.monotonic() - started < 0.05  # still owed an answer: not asked again
+    finally:
+        master.resume()

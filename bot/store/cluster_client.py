@@ -1,0 +1,49 @@
+"""The bot's Redis Cluster client: redis-py's, routing a stream read by the keys it names.
+
+redis-py finds the keys of a command whose keys move (``XREADGROUP``, ``XREAD``: they follow ``STREAMS``) by asking
+its default node, one master, with ``COMMAND GETKEYS`` before each such command. With that master paused or dead,
+every shard's stream reads waited the client's timeout and failed: a worker then left every shard alone a moment
+(``bot.store.queues.shard_trouble``), and the healthy shards' jobs waited seconds. The keys are read from the arguments
+here instead: no extra round trip, and a master's trouble stays its own shard's.
+"""
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
+
+from state.text import as_text
+
+_OPTIONS_FROM: Final = {"XREADGROUP": 4, "XREAD": 1}
+"""Where each stream read's options begin (``XREADGROUP GROUP <group> <consumer>`` comes first)."""
+
+
+class BotRedisCluster(RedisCluster):
+    """redis-py's cluster client; a stream read is routed by its own arguments, never by asking a node."""
+
+    def determine_slot(self, *args: Any) -> int | None:
+        """The slot of the command ``args`` (redis-py's answer for all but a stream read)."""
+        streams = stream_keys(args)
+        if streams is None:
+            slot = super().determine_slot(*args)
+            return None if slot is None else int(slot)
+        slots = {int(self.keyslot(stream)) for stream in streams}  # type: ignore[no-untyped-call]
+        if len(slots) != 1:
+            raise RedisClusterException(f"{args[0]} - all keys must map to the same key slot")
+        return slots.pop()
+
+
+def stream_keys(args: Sequence[Any]) -> Sequence[Any] | None:
+    """The streams an ``XREADGROUP`` or ``XREAD`` names (``None``: another command, or one the server would refuse)."""
+    first = _OPTIONS_FROM.get(str(args[0]).upper()) if args else None
+    if first is None:
+        return None
+    for index in range(first, len(args)):
+        # Before STREAMS come only options and their numbers (COUNT, BLOCK, NOACK, CLAIM): no name to mistake.
+        if isinstance(args[index], str | bytes) and as_text(args[index]).upper() == "STREAMS":
+            named = args[index + 1 :]
+            if not named or len(named) % 2:
+                return None
+            return named[: len(named) // 2]
+    return None

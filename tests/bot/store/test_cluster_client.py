@@ -1,0 +1,59 @@
+"""The bot's cluster client routes a stream read by the streams it names: the master redis-py asks about a command's
+keys (its default node) going silent no longer stalls every shard's job reads."""
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bot.services import connect_redis
+from bot.store import keys
+from bot.store.cluster_client import stream_keys
+from bot.store.queues.jobs import JobQueue, ResumeJob
+from state.redis_cluster import RedisClusterServers
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[RedisClusterServers]:
+    with RedisClusterServers(masters=3) as servers:
+        yield servers
+
+
+def test_the_streams_of_a_read_are_found_in_its_arguments() -> None:
+    assert stream_keys(("XREADGROUP", "GROUP", "workers", "w-1", "COUNT", 5, "STREAMS", "a", "b", ">", ">")) == (
+        "a",
+        "b",
+    )
+    assert stream_keys(("XREAD", b"BLOCK", 20, b"streams", b"a", b"0-0")) == (b"a",)
+    # A group or consumer named STREAMS is no keyword; a read the server would refuse is left to redis-py.
+    assert stream_keys(("XREADGROUP", "GROUP", "STREAMS", "STREAMS", "STREAMS", "a", ">")) == ("a",)
+    assert stream_keys(("XREADGROUP", "GROUP", "workers", "w-1", "STREAMS", "a")) is None
+    assert stream_keys(("GET", "a")) is None
+
+
+def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster: RedisClusterServers) -> None:
+    client = connect_redis(cluster.url, retry_s=0.0)
+    client.flushall(target_nodes="primaries")
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    threads = [f"T0TEAM:C0OPS:1700{index}.000100" for index in range(40)]
+    sessions = {keys.shard_of(session_id): session_id for session_id in threads}
+    for shard in keys.shards():
+        jobs.enqueue(ResumeJob(sessions[shard], 1))
+    default_port = int(client.get_default_node().port)  # type: ignore[attr-defined]
+    [silent] = [node for node in cluster.nodes if node.port == default_port]
+    [silent_shard] = [
+        shard
+        for shard in keys.shards()
+        if int(client.get_node_from_key(keys.jobs(shard)).port) == default_port  # type: ignore[attr-defined]
+    ]
+    silent.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        read = jobs.read("worker-1", block_ms=1, count=5)
+        took_s = time.monotonic() - started
+    finally:
+        silent.resume()
+    assert sorted(job.shard for job in read) == [shard for shard in keys.shards() if shard != silent_shard]
+    assert took_s < 0.5  # redis-py asked the silent master for the read's keys first: 1 s, then every shard failed
+    client.close()
