@@ -1,13 +1,13 @@
 """Lua scripts kept in ``.lua`` files, each run with a prelude that names its KEYS and ARGV (``LuaScript``).
 
 A script's body says ``approval_key``, never ``KEYS[1]``: its spec lists the names in order, generates the prelude
-(``local approval_key = KEYS[1]``, ...) and builds each call's KEYS and ARGV from the same names
-(``key_list``, ``arg_list``), so that the order is written once. A spec's ``optional_keys`` come last: a call may leave
-out a trailing run of them, and the body tests each one's presence (its local is ``nil``, or ``#KEYS``). The constants the body names (``STATUS_DENIED``)
-come from the spec's table, only those it uses. The functions other owners supply (``owners``: the top-level
-``local function`` blocks of ``owners/<owner>.lua`` next to the script) are included when the script uses them, so
-that a script never spells another owner's record. ``luacheck`` lints the scripts as Redis runs them
-(``tests.lua_lint``).
+(``local approval_key = KEYS[1]``, ...) and builds each call's KEYS and ARGV from the same names (``key_list``,
+``arg_list``), so that the order is written once. A spec's ``optional_keys`` come last: a call may leave out a
+trailing run of them, and the body tests each one's presence (its local is ``nil``, or ``#KEYS``). The constants the
+body names (``STATUS_DENIED``) come from the spec's table, only those it uses. The functions other owners supply
+(``owners``: the top-level ``local function`` blocks of ``owners/<owner>.lua`` next to the script) are included when
+the script uses them, so that a script never spells another owner's record. ``luacheck`` lints the scripts as Redis
+runs them (``tests.lua_lint``).
 """
 
 import re

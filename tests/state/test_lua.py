@@ -54,7 +54,9 @@ def test_the_script_runs_as_named(redis_client: redis.Redis) -> None:
     assert redis_client.zcard("index") == 0
 
 
-_OPTIONAL = LuaScript("state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key", "extra_key"))
+_OPTIONAL = LuaScript(
+    "state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key", "extra_key")
+)
 
 
 def test_optional_keys_follow_the_others_in_the_prelude() -> None:
@@ -79,4 +81,6 @@ def test_a_call_leaves_out_a_trailing_run_of_optional_keys() -> None:
 
 def test_optional_keys_are_refused_with_more_keys() -> None:
     with pytest.raises(ValueError, match="optional_keys and more_keys"):
-        LuaScript("state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key",), more_keys=True)
+        LuaScript(
+            "state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key",), more_keys=True
+        )
