@@ -25,7 +25,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -331,7 +331,7 @@ class SessionStore:
 
     @staticmethod
     def _run_script(
-        script: Script, session_id: str, keys: list[str], args: list[str | int | float | bytes]
+        script: Script, session_id: str, keys: list[str], args: Sequence[str | int | float | bytes]
     ) -> tuple[int, Any]:
         """Run a write script; map "the key holds something else" to ``SessionException``."""
         try:
