@@ -359,9 +359,12 @@ class JobQueue:
 
         ``count=False`` does not count a delivery (the step never reached the agent: Redis was down).
         """
+        spec = scripts.REDELIVER_JOB
         reply: Any = self._redeliver(
-            keys=[keys.jobs(job.shard)],
-            args=[keys.JOBS_GROUP, consumer, job.entry_id, "count" if count else "keep"],
+            keys=spec.key_list(stream_key=keys.jobs(job.shard)),
+            args=spec.arg_list(
+                group=keys.JOBS_GROUP, consumer=consumer, job_id=job.entry_id, mode="count" if count else "keep"
+            ),
         )
         if not reply:
             self._let_go(job, consumer)  # another consumer took it over: it is theirs now
@@ -380,14 +383,21 @@ class JobQueue:
 
     def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
         """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
+        spec = scripts.PRUNE_CONSUMERS
+        arguments = spec.arg_list(group=keys.JOBS_GROUP, idle_ms=idle_ms, keep=keep)
         removed = [
-            int(self._prune(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, idle_ms, keep])) for shard in keys.shards()
+            int(self._prune(keys=spec.key_list(stream_key=keys.jobs(shard)), args=arguments)) for shard in keys.shards()
         ]
         return max(removed)  # a worker is a consumer of every shard's group: count it once
 
     def leave(self, consumer: str) -> bool:
         """Remove ``consumer`` from every group unless it still holds jobs; return whether it is gone."""
-        left = [bool(self._leave(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, consumer])) for shard in keys.shards()]
+        spec = scripts.LEAVE_GROUP
+        arguments = spec.arg_list(group=keys.JOBS_GROUP, leaving=consumer)
+        left = [
+            bool(self._leave(keys=spec.key_list(stream_key=keys.jobs(shard)), args=arguments))
+            for shard in keys.shards()
+        ]
         return all(left)
 
     def consumers(self) -> list[str]:
