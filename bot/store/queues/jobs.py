@@ -33,15 +33,13 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import keys, scripts
-from bot.store.queues.shard_trouble import LAGGARD_S, ShardRests, each_shard, one_shard
+from bot.store.queues.shard_trouble import LAGGARD_S, RETRIED_AFTER_S, ShardRests, each_shard, one_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
 
 CLUSTER_WAIT_MS: Final = 20
 """On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
 _READ: Final = "the job stream's read"
-_RETRIED_AFTER_S: Final = 1.0
-"""A read that took this long had an attempt time out (``REDIS_TIMEOUT_SECONDS``, at least 1 s) and sent again."""
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
 
@@ -268,7 +266,7 @@ class JobQueue:
         except (redis.ConnectionError, redis.TimeoutError):
             self._unsure_of(shards)
             raise
-        if time.monotonic() - started >= _RETRIED_AFTER_S:
+        if time.monotonic() - started >= RETRIED_AFTER_S:
             self._unsure_of(shards)  # an attempt timed out and was sent again: the first one's reply is lost
         return self._held_now(_jobs_of(response))  # up to count per stream: every job read is this consumer's
 

@@ -154,6 +154,7 @@ class Outbox:
             entries_key=keys.outbox_entries,
             claims_key=keys.outbox_claims,
             now_ms=lambda: int(clock() * 1000),
+            name="outbox",
         )
         self._complete_post = client.register_script(scripts.COMPLETE_POST)
         self._want_home = client.register_script(scripts.WANT_HOME)

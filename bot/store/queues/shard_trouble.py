@@ -34,6 +34,9 @@ _THREADS_PER_SHARD: Final = 3
 """Room for reads still waiting on a troubled master while the next ones go out."""
 SHARD_TROUBLE: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError)
 """What a master in trouble answers (or what redis-py's cluster client raises for it)."""
+RETRIED_AFTER_S: Final = 1.0
+"""A call that took this long had an attempt time out (``REDIS_TIMEOUT_SECONDS``, at least 1 s) and sent again: the
+first attempt may have run, its reply lost."""
 
 
 class ShardRests:

@@ -9,14 +9,16 @@ length: a script never spells another owner's format, and nothing is JSON-encode
 again inside Redis (a click waits for both).
 Owners register the scripts they run (``client.register_script``).
 
-The decide script (a click's one round trip) is ``bot.store.scripts.decide``; the Lua functions that the scripts
-writing other owners' records start with are ``bot.store.scripts.other_owners``; every other script is here.
+The decide script (a click's one round trip) is ``bot.store.scripts.decide``; a due queue's claim is
+``bot.store.scripts.claim_due``; the Lua functions that the scripts writing other owners' records start with are
+``bot.store.scripts.other_owners``; every other script is here.
 """
 
 from collections.abc import Sequence
 from typing import Final, TypeAlias
 
 from bot.domain.status import Status
+from bot.store.scripts.claim_due import CLAIM_DUE
 from bot.store.scripts.decide import DECIDE
 from bot.store.scripts.open_entries import OPEN_ENTRIES
 from bot.store.scripts.other_owners import OTHER_OWNERS
@@ -60,26 +62,6 @@ while index <= #ARGV do
   index = index + 3 + count
 end
 return 1
-"""
-
-# KEYS: 1 due zset, 2 entries hash, [3 claims hash]. ARGV: 1 now ms, 2 lease ms, 3 limit.
-# Moves each due entry's time to now + lease (and counts the claim, with a claims hash) and returns
-# a flat list id1, entry1, claims1, id2, entry2, claims2, ... (claims 0 without a claims hash).
-CLAIM_DUE: Final = """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-local out = {}
-for _, id in ipairs(ids) do
-  local entry = redis.call('HGET', KEYS[2], id)
-  if entry then
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
-    table.insert(out, id)
-    table.insert(out, entry)
-    if KEYS[3] then table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1)) else table.insert(out, 0) end
-  else
-    redis.call('ZREM', KEYS[1], id)
-  end
-end
-return out
 """
 
 # KEYS: 1 posted record of the entry, 2 outbox due, 3 outbox entries, 4 outbox claims, [5 the caller's hash,
