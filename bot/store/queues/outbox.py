@@ -3,9 +3,10 @@
 Entries are queued in the same transaction as the change that makes them due (an approval
 round, a decision), so a crash or a Slack outage never loses one. A dispatcher claims due
 entries with a lease (``bot.store.queues.due``: a dispatcher that dies releases them when the lease runs
-out), sends them, and completes or reschedules them: with exponential backoff (jittered, capped at
-``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429, which is not a failed attempt. Delivery is at-least-once;
-senders make repeats harmless where Slack allows it.
+out; one whose claim's reply was lost takes them back at its next claim), sends them, and completes or
+reschedules them: with exponential backoff (jittered, capped at ``BACKOFF_CAP_S``), or after ``Retry-After``
+on a 429, which is not a failed attempt. Delivery is at-least-once; senders make repeats harmless where Slack
+allows it.
 
 Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing.
 Each claim is counted, so the next holder knows an earlier one may have posted
