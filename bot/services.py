@@ -37,6 +37,7 @@ from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
 from bot.slack.outbound.delivery import Deliverer
 from bot.slack.outbound.installed_clients import InstalledClients
 from bot.slack.outbound.metered_client import MeteredWebClient
+from bot.store.approvals import index_build
 from bot.store.approvals.pending_gauges import PendingGauges
 from bot.store.cluster_client import BotRedisCluster
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
@@ -115,6 +116,7 @@ class Services:
             audit=stores.audit,
             decisions=decisions,
             clients=self.clients,
+            owed=stores.owed_uninstalls,
         )
         """Carries out the uninstalls the listeners recorded (in the worker)."""
         self.escalator = Escalator(
@@ -199,10 +201,12 @@ class Services:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
         settings = self.settings
         return Worker(
-            stores=self.stores,
+            jobs=self.stores.jobs,
+            audit=self.stores.audit,
             runner=self.runner,
             deliverer=self.deliverer,
             escalator=self.escalator,
+            build_indexes=functools.partial(index_build.ensure, self.stores),
             uninstalls=self.uninstalls,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retries=JobRetries(first_s=settings.job_retry_seconds),

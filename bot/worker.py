@@ -45,10 +45,9 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.outbound.delivery import Deliverer
-from bot.store.approvals import index_build
-from bot.store.queues.jobs import Job, JobKind
+from bot.store.audit import Audit
+from bot.store.queues.jobs import Job, JobKind, JobQueue
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
-from bot.store.stores import Stores
 from state import UnstorableValueError
 
 logger = logging.getLogger(__name__)
@@ -65,15 +64,21 @@ class Worker:
     """One worker process's loops (run them in threads, or call the ``*_once`` methods in tests).
 
     Attributes:
+        jobs: The queue it reads, acknowledges and hands back jobs on.
+        audit: Where a job given up or quarantined is recorded; trimmed now and then.
+        build_indexes: Run once before the loops (``bot.store.approvals.index_build.ensure``: an upgrade lists
+            the records stored before the indexes, once per Redis, one read after).
         claim_idle_ms: How long a job may stay unacknowledged before another worker takes it.
         retries: This worker's own failed jobs and when each is retried (``retries.first_s``: the first wait).
         concurrency: How many jobs run at once (threads); never two of one session.
     """
 
-    stores: Stores
+    jobs: JobQueue
+    audit: Audit
     runner: SessionRunner
     deliverer: Deliverer
     escalator: Escalator
+    build_indexes: Callable[[], object]
     uninstalls: Uninstalls | None = None
     claim_idle_ms: int = 30_000
     retries: JobRetries = field(default_factory=JobRetries)
@@ -98,8 +103,8 @@ class Worker:
         (``bot.store.approvals.index_build``).
         Once stopped, hand back waiting retries and leave the group.
         """
-        self.stores.jobs.ensure_group()
-        index_build.ensure(self.stores)  # an upgrade lists the records stored before the indexes: once, one read after
+        self.jobs.ensure_group()
+        self.build_indexes()
         now = time.monotonic()
         self._stepped.update({"jobs": now, "outbox": now, "schedule": now})
         helpers = [
@@ -142,10 +147,10 @@ class Worker:
         jobs = self.retries.due(limit=free, redeliver=self._redeliver)
         # A job looks abandoned only after the claim time: looking four times per claim time is enough.
         if not jobs and self._time_for("claim", every_s=self.claim_idle_ms / 4000):
-            jobs = self.stores.jobs.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms, count=free)
+            jobs = self.jobs.claim_stale(self.consumer, min_idle_ms=self.claim_idle_ms, count=free)
             self._prune_consumers()
         if not jobs:
-            jobs = self.stores.jobs.read(self.consumer, block_ms=self.retries.block_ms(block_ms), count=free)
+            jobs = self.jobs.read(self.consumer, block_ms=self.retries.block_ms(block_ms), count=free)
         for job in jobs:
             self.pool.submit(job)
         return len(jobs)
@@ -158,7 +163,7 @@ class Worker:
                 size=self.concurrency,
                 handle=self._handle,
                 session_of=_session_key,
-                touch=lambda jobs: self.stores.jobs.touch(jobs, self.consumer),
+                touch=lambda jobs: self.jobs.touch(jobs, self.consumer),
                 # A third of the claim time (never a busy loop, even with a claim time of 0).
                 beat_every_s=max(self.claim_idle_ms / 3000, _MIN_BEAT_S),
             )
@@ -170,7 +175,7 @@ class Worker:
         return self.start_jobs()
 
     def _redeliver(self, retry: Retry) -> Job | None:
-        return self.stores.jobs.redeliver(retry.job, self.consumer, count=retry.counted)
+        return self.jobs.redeliver(retry.job, self.consumer, count=retry.counted)
 
     # Phase 2: run each job (on the pool's threads).
 
@@ -214,7 +219,7 @@ class Worker:
             return self._not_retried(job, error)
         except Exception as error:  # boundary: the agent's code may raise anything; the job is retried
             return self._retry_or_give_up(job, error)
-        self.stores.jobs.ack(job)
+        self.jobs.ack(job)
         self.retries.forget(job.job_id)
         return "done"
 
@@ -263,17 +268,15 @@ class Worker:
 
     def _end(self, job: Job, outcome: str, text: str | None, event: str, /, **audited: Any) -> str:
         """Acknowledge ``job``, never run again: the audit trail records ``event``, its thread is told ``text``."""
-        self.stores.audit.record(event, session_id=job.fields.get("session_id", ""), **audited)
+        self.audit.record(event, session_id=job.fields.get("session_id", ""), **audited)
         if text is not None:
             self.runner.report_failure(job, text)
-        self.stores.jobs.ack(job)
+        self.jobs.ack(job)
         self.retries.forget(job.job_id)
         return outcome
 
     def _tell_delayed(self, job: Job, text: str) -> None:
-        self.retries.tell_delayed(
-            job, text, first_notice=self.stores.jobs.first_notice, report=self.runner.report_failure
-        )
+        self.retries.tell_delayed(job, text, first_notice=self.jobs.first_notice, report=self.runner.report_failure)
 
     # Phase 4: housekeeping, on the other loops.
 
@@ -281,7 +284,7 @@ class Worker:
         """Deliver what is due; if nothing was, wait for new entries up to ``wait_s``."""
         handled = self.deliverer.deliver_due()
         if not handled:
-            self.stores.outbox.wait_for_work(self.deliverer.idle_wait_s(wait_s))
+            self.deliverer.wait_for_work(wait_s)
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
@@ -291,23 +294,14 @@ class Worker:
         """
         fired = self.escalator.tick() + self.finish_uninstalls()
         if self._time_for("trim", every_s=self.trim_every_s):
-            self.stores.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
+            self.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
         if not fired:
             self._stop.wait(idle_s)
         return fired
 
     def finish_uninstalls(self) -> int:
-        """Carry out the uninstalls Slack was answered for (``bot.store.queues.owed_uninstalls``); return how many.
-
-        One that fails stays owed: it is taken again when its lease runs out.
-        """
-        if self.uninstalls is None:
-            return 0
-        owed = self.stores.owed_uninstalls.take()
-        for owed_id, uninstall in owed:
-            self.uninstalls.carry_out(uninstall)
-            self.stores.owed_uninstalls.done(owed_id)
-        return len(owed)
+        """Carry out the uninstalls Slack was answered for (``Uninstalls.carry_out_owed``); return how many."""
+        return 0 if self.uninstalls is None else self.uninstalls.carry_out_owed()
 
     def stalled_loops(self) -> list[str]:
         """The loops of ``run_forever`` that have not finished a step within ``stall_s``."""
@@ -330,15 +324,15 @@ class Worker:
             if self.heartbeats is not None:
                 self.heartbeats.forget(self.consumer)
             for job in self.retries.take_waiting():
-                self.stores.jobs.hand_back(job, self.consumer, idle_ms=self.claim_idle_ms)
-            self.stores.jobs.leave(self.consumer)
+                self.jobs.hand_back(job, self.consumer, idle_ms=self.claim_idle_ms)
+            self.jobs.leave(self.consumer)
         except redis.RedisError:
             logger.warning("worker=<%s> | could not leave the group; another worker prunes it", self.consumer)
 
     def _prune_consumers(self) -> None:
         if not self._time_for("prune", every_s=self.claim_idle_ms / 1000):
             return
-        removed = self.stores.jobs.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
+        removed = self.jobs.prune_consumers(keep=self.consumer, idle_ms=self.claim_idle_ms)
         if removed:
             logger.info("worker=<%s> | removed %d dead consumers from the group", self.consumer, removed)
 

@@ -15,9 +15,9 @@ Key layout (every key comes from ``keys_for`` and ``interrupted_index``; Redis h
     signoff:{<shard tag>}:interrupted              zset   ids of the shard's sessions whose interrupt state
                                                           is activated, scored by when they entered it (ms)
 
-A write is one Lua script (one round trip): it compares the stored version with the writer's,
-writes the hash, sets or clears the TTL (never while interrupted), and keeps the interrupted index
-exact. Readers of the index merge every shard.
+A write is one Lua script (one round trip: ``save_session.lua``, ``delete_session.lua``, next to this module): it
+compares the stored version with the writer's, writes the hash, sets or clears the TTL (never while interrupted),
+and keeps the interrupted index exact. Readers of the index merge every shard.
 """
 
 import heapq
@@ -35,6 +35,7 @@ from redis.commands.core import Script
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from state.errors import ConflictError, SessionException, UnstorableValueError
+from state.lua import LuaScript
 from state.shapes import Message
 from state.text import as_text
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
@@ -46,79 +47,30 @@ MAX_SHARDS: Final = 1024
 _MAX_SESSION_ID_LENGTH: Final = 512
 _FORBIDDEN_IN_SESSION_ID: Final = re.compile(r"[\s{}]")
 
-# Every write script starts with this guard (_READ_VERSION, then the version check). KEYS[1] is
-# the session hash; ARGV[1] the expected version, ARGV[2] the format. Returns {0, actual_version}
-# on conflict and {-1, what} when the key holds corrupted or foreign data, which is never written
-# over nor deleted.
-_READ_VERSION: Final = """
-local raw = redis.call('HGET', KEYS[1], 'version')
-local current = 0
-if raw then
-  current = tonumber(raw)
-  if current == nil or current < 1 then return {-1, raw} end
-  if redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then return {-1, 'foreign format'} end
-elseif redis.call('EXISTS', KEYS[1]) == 1 then
-  return {-1, 'missing version'}
-end
-"""
-_GUARD: Final = (
-    _READ_VERSION
-    + """
-if current ~= tonumber(ARGV[1]) then return {0, current} end
-"""
+_KEYS: Final = ("session_key", "interrupted_key")  # every script's: the session hash, its shard's interrupted index
+_SAVE: Final = LuaScript(
+    "state",
+    "save_session",
+    keys=_KEYS,
+    args=(
+        "expected_version",
+        "format",
+        "session_id",
+        "now_ms",
+        "ttl_ms",  # 0: no expiry
+        "interrupted",  # '1' or '0'
+        "messages",
+        "agent_state",
+        "interrupt_state",
+    ),
+    owners=("session",),
 )
-
-# KEYS: session hash, interrupted index.
-# ARGV: expected version, format, session id, now ms, ttl ms (0: no expiry), interrupted (0/1),
-#       messages, agent_state, interrupt_state. Returns {1, new_version}.
-# The same write sent again (its reply was lost to a connection error and it was retried, by the
-# caller or by the client) finds its own result one version on: it is answered as written.
-_SAVE_SCRIPT: Final = (
-    _READ_VERSION
-    + """
-if current == tonumber(ARGV[1]) + 1 then
-  local stored = redis.call('HMGET', KEYS[1], 'messages', 'agent_state', 'interrupt_state')
-  if stored[1] == ARGV[7] and stored[2] == ARGV[8] and stored[3] == ARGV[9] then return {1, current} end
-end
-if current ~= tonumber(ARGV[1]) then return {0, current} end
-local new_version = current + 1
-redis.call('HSET', KEYS[1], 'version', new_version, 'format', ARGV[2], 'updated_at_ms', ARGV[4],
-  'messages', ARGV[7], 'agent_state', ARGV[8], 'interrupt_state', ARGV[9])
-if tonumber(ARGV[5]) > 0 and ARGV[6] ~= '1' then
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-else
-  redis.call('PERSIST', KEYS[1])
-end
-if ARGV[6] == '1' and current == 0 then
-  -- A new session: an index entry left by an expired namesake must not keep its old time.
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-elseif ARGV[6] == '1' then
-  redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
-else
-  redis.call('ZREM', KEYS[2], ARGV[3])
-end
-return {1, new_version}
-"""
+_DELETE: Final = LuaScript(
+    "state", "delete_session", keys=_KEYS, args=("expected_version", "format", "session_id"), owners=("session",)
 )
-
-# KEYS: session hash, interrupted index. ARGV: expected version, format, session id. Returns {1, 0}.
-_DELETE_SCRIPT: Final = (
-    _GUARD
-    + """
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[3])
-return {1, 0}
-"""
-)
-
-# KEYS: session hash, interrupted index. ARGV: session id.
-# Drops an index entry whose session expired (TTL) or was removed behind the store's back.
-_PRUNE_SCRIPT: Final = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return redis.call('ZREM', KEYS[2], ARGV[1])
-end
-return 0
-"""
+_PRUNE: Final = LuaScript("state", "prune_interrupted", keys=_KEYS, args=("session_id",))
+SCRIPTS: Final = (_SAVE, _DELETE, _PRUNE)
+"""The session store's scripts (``.lua`` files of this package)."""
 
 
 @dataclass
@@ -269,8 +221,8 @@ class SessionStore:
         self._client = client
         self._ttl_seconds = ttl_seconds
         self._clock = clock
-        self._save = client.register_script(_SAVE_SCRIPT)
-        self._delete = client.register_script(_DELETE_SCRIPT)
+        self._save = client.register_script(_SAVE.text)
+        self._delete = client.register_script(_DELETE.text)
 
     @property
     def client(self) -> redis.Redis:
@@ -419,7 +371,7 @@ class SessionStore:
             keys = keys_for(session_id)
             # EVAL, not EVALSHA: a cluster pipeline refuses EVALSHA (and its eval() method).
             pipeline.execute_command(  # type: ignore[no-untyped-call]
-                "EVAL", _PRUNE_SCRIPT, 2, keys.session, keys.interrupted_index, session_id
+                "EVAL", _PRUNE.text, 2, keys.session, keys.interrupted_index, session_id
             )
         pruned = pipeline.execute()
         return [session_id for session_id, removed in zip(ids, pruned, strict=True) if not removed]

@@ -1,12 +1,12 @@
-"""The whole suite in one command: ``python -m tests`` runs ruff, mypy and pytest.
+"""The whole suite in one command: ``python -m tests`` runs ruff, mypy, luacheck and pytest.
 
 Extra arguments go to pytest (``python -m tests -k store``). Every check runs even when an
 earlier one fails, so one run shows everything that is wrong.
 
-On a fresh Debian machine the sandbox's browser tests need Chromium, which no Python package
-ships, and an emoji font for their screenshots: run as root with ``apt-get`` at hand, this installs
-the missing ``DEBIAN_PACKAGES`` first (those ``.ci/run`` installs; ``tests/test_ci.py`` keeps the two
-alike). Elsewhere the browser tests fail with a message saying what to install.
+On a fresh Debian machine the sandbox's browser tests need Chromium, which no Python package ships, and an emoji
+font for their screenshots; the Lua lint needs ``luacheck``: run as root with ``apt-get`` at hand, this installs the
+missing ``DEBIAN_PACKAGES`` first (those ``.ci/run`` installs; ``tests/test_ci.py`` keeps the two alike). Elsewhere
+the browser tests and the Lua lint fail with a message saying what to install.
 """
 
 import os
@@ -18,9 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-DEBIAN_PACKAGES = ("chromium", "fonts-noto-color-emoji", "prometheus")
-"""What the tests need from Debian: the browser Playwright drives, emoji for its screenshots, and ``promtool``
-(in ``prometheus``) that checks the example alert rules."""
+DEBIAN_PACKAGES = ("chromium", "fonts-noto-color-emoji", "prometheus", "lua-check")
+"""What the tests need from Debian: the browser Playwright drives, emoji for its screenshots, ``promtool``
+(in ``prometheus``) that checks the example alert rules, and ``luacheck`` (in ``lua-check``) that lints the Lua
+scripts (``tests.lua_lint``)."""
 
 
 def _installed(package: str) -> bool:
@@ -40,7 +41,7 @@ def _ensure_debian_packages() -> None:
         return
     names = " ".join(missing)
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print(f"== {names}: not installed; the browser tests will say how to install them", flush=True)
+        print(f"== {names}: not installed; the checks that need them will say how to install them", flush=True)
         return
     print(f"== {names}: installing from Debian for the browser tests", flush=True)
     install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]
@@ -57,6 +58,7 @@ def main(pytest_args: list[str]) -> int:
         "ruff lint": [sys.executable, "-m", "ruff", "check", "."],
         "ruff format": [sys.executable, "-m", "ruff", "format", "--check", "."],
         "mypy": [sys.executable, "-m", "mypy"],
+        "luacheck": [sys.executable, "-m", "tests.lua_lint"],
         "pytest": [sys.executable, "-m", "pytest", *pytest_args],
     }
     failed = []

@@ -75,14 +75,14 @@ _LAYERS: dict[str, set[str]] = {
     "slack": {"flow", "store", "render", "domain", "observe"},
     # Inbound edges beside Slack: the HTTP API under /v1/, and the MCP server (a client of that API).
     "api": {"flow", "store", "render", "domain", "observe"},
-    "mcp": {"flow", "store", "render", "domain", "observe"},
+    "mcp": {"render", "domain"},  # a client of the HTTP API: it reads no record and runs no flow
 }
 # Top-level modules a layer may still read: plain settings. ``slack`` never imports the services that build it (its
-# listeners are handed the parts they use: ``bot.slack.parts``), so the two packages form no cycle.
+# listeners are handed the parts they use: ``bot.slack.parts``), so the two packages form no cycle; ``mcp`` reads
+# none (``bot.cli.mcp`` hands it its own settings).
 _SHARED = {
     "slack": {"settings", "preflight"},
     "api": {"settings", "preflight"},  # the services build it: it never imports them back
-    "mcp": {"settings", "services", "preflight"},
     "flow": {"settings"},
 }
 

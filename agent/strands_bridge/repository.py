@@ -33,49 +33,24 @@ from agent.strands_bridge.records import (
     strands_key,
     text_of,
 )
+from state.lua import LuaScript
 from state.store import SessionStore
 
 DEFAULT_AGENT_ID: Final = "default"
 """The id Strands gives an agent built without ``agent_id``."""
 
-# KEYS[1]: a versioned record's hash (an agent's, a multi-agent's). ARGV[1]: record. Returns 1, or 0 when it exists.
-_CREATE_RECORD: Final = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'version', 1, 'record', ARGV[1])
-return 1
-"""
-
-# KEYS[1]: a versioned record's hash. ARGV[1]: expected version, ARGV[2]: record.
-# Returns {1, new}, {0, actual} on conflict, {-2, 0} when missing, {-1, what} when corrupted.
-# The same update sent again (its reply was lost and it was retried) is answered as written.
-_UPDATE_RECORD: Final = """
-local raw = redis.call('HGET', KEYS[1], 'version')
-if not raw then
-  if redis.call('EXISTS', KEYS[1]) == 1 then return {-1, 'missing version'} end
-  return {-2, 0}
-end
-local current = tonumber(raw)
-if current == nil then return {-1, raw} end
-if current == tonumber(ARGV[1]) + 1 and redis.call('HGET', KEYS[1], 'record') == ARGV[2] then
-  return {1, current}
-end
-if current ~= tonumber(ARGV[1]) then return {0, current} end
-redis.call('HSET', KEYS[1], 'version', current + 1, 'record', ARGV[2])
-return {1, current + 1}
-"""
-
-# KEYS[1]: messages hash, KEYS[2]: message versions hash. ARGV[1]: message id, ARGV[2]: expected
-# version, ARGV[3]: record. Same returns as _UPDATE_RECORD.
-_UPDATE_MESSAGE: Final = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-2, 0} end
-local raw = redis.call('HGET', KEYS[2], ARGV[1]) or '1'
-local current = tonumber(raw)
-if current == nil then return {-1, raw} end
-if current ~= tonumber(ARGV[2]) then return {0, current} end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[1], current + 1)
-return {1, current + 1}
-"""
+_CREATE_RECORD: Final = LuaScript("agent.strands_bridge", "create_record", keys=("record_key",), args=("record",))
+_UPDATE_RECORD: Final = LuaScript(
+    "agent.strands_bridge", "update_record", keys=("record_key",), args=("expected_version", "record")
+)
+_UPDATE_MESSAGE: Final = LuaScript(
+    "agent.strands_bridge",
+    "update_message",
+    keys=("messages_key", "versions_key"),
+    args=("message_id", "expected_version", "record"),
+)
+SCRIPTS: Final = (_CREATE_RECORD, _UPDATE_RECORD, _UPDATE_MESSAGE)
+"""The repository's scripts (``.lua`` files of this package)."""
 
 
 class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
@@ -99,9 +74,9 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         self._client = client
         self._mirror = Mirror(mirror) if mirror is not None else None
         self._mirror_agent_id = mirror_agent_id
-        self._create_agent = client.register_script(_CREATE_RECORD)
-        self._update_agent = client.register_script(_UPDATE_RECORD)
-        self._update_message = client.register_script(_UPDATE_MESSAGE)
+        self._create_agent = client.register_script(_CREATE_RECORD.text)
+        self._update_agent = client.register_script(_UPDATE_RECORD.text)
+        self._update_message = client.register_script(_UPDATE_MESSAGE.text)
         self._multi_agents = MultiAgentRecords(
             client,
             create=self._create_agent,

@@ -117,8 +117,38 @@ CallbackUrl = Annotated[
 ]
 
 
-class ApprovalAsk(BaseModel):
-    """The body of ``POST /v1/approvals``: one tool call that needs a person's sign-off."""
+# A body's fields run in the reverse order of its bases (pydantic collects them from ``object`` down): each ask
+# names a private base with what it asks before ``AskEnvelope``, so what is asked comes first in the OpenAPI
+# document and in docs/http-api.md, then the envelope's fields, then the body's own (``respond``).
+
+
+class AskEnvelope(BaseModel):
+    """What every request made through the API carries besides what it asks: who for, where, its key, its callback."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    requester: UserId | None = None
+    """The Slack user the agent acts for, if any: an approval judges them for self-approval; a question is theirs to
+    answer, unless the matching rule names its deciders."""
+    channel: ChannelId | None = None
+    """Where to post the request; without it, the channel the policy rule matching the tool (a question: its
+    ``name``) routes to."""
+    thread_ts: MessageTs | None = None
+    """A thread of that channel to post it in."""
+    idempotency_key: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(
+        default=None, min_length=1, max_length=255
+    )
+    """The same key (per API key) never creates a second request; a retry gets the first one."""
+    callback_url: CallbackUrl | None = None
+    """Receives the outcome, the decision or the answer (POST, JSON), signed with the client's callback secret."""
+
+    def fingerprint(self) -> str:
+        """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+class _ToolCall(BaseModel):
+    """What an approval asks about (``ApprovalAsk``'s first fields)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -129,26 +159,15 @@ class ApprovalAsk(BaseModel):
     of Unicode text (no lone surrogate escape such as ``\\ud800``)."""
     reason: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(default=None, max_length=4000)
     """Why the agent wants to run it, shown with the request."""
-    requester: UserId | None = None
-    """The Slack user the agent acts for (judged for self-approval), if any."""
-    channel: ChannelId | None = None
-    """Where to post the request; without it, the channel the policy rule matching the tool routes to."""
-    thread_ts: MessageTs | None = None
-    """A thread of that channel to post it in."""
-    idempotency_key: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(
-        default=None, min_length=1, max_length=255
-    )
-    """The same key (per API key) never creates a second request; a retry gets the first one."""
-    callback_url: CallbackUrl | None = None
-    """Receives the decision (POST, JSON), signed with the client's callback secret."""
+
+
+class ApprovalAsk(AskEnvelope, _ToolCall):
+    """The body of ``POST /v1/approvals``: one tool call that needs a person's sign-off."""
+
     respond: StrictBool = False
     """Whether a person may also answer in words instead of approving or denying (LangChain's ``respond``): the
     message offers "Answer instead", and the words end the request with status ``answered`` and the text in
     ``answer`` (the tool does not run; its result is the person's words)."""
-
-    def fingerprint(self) -> str:
-        """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
 
 QUESTION_TEXT_MAX: Final = 4000
@@ -184,13 +203,44 @@ OptionGiven = Annotated[OptionAsk, BeforeValidator(_label_as_option), WithJsonSc
 """An option as a client gives it: its label alone, or ``{"label", "description"}``."""
 
 
-class QuestionAsk(BaseModel):
+class _Question(BaseModel):
+    """What a question asks (``QuestionAsk``'s first fields)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
+    """The question, shown as written (escaped; hidden characters made visible): not blank."""
+    options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
+    """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
+    distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
+    multiple: StrictBool = False
+    """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
+    other: StrictBool = False
+    """With ``options``: the person may answer in their own words instead ("Other…"); the answer is then the words,
+    a string that may be none of the labels (as Claude Code's ``AskUserQuestion`` lets a person type one)."""
+    form_schema: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        json_schema_extra={
+            "required": ["properties"],
+            "properties": {
+                "type": {"const": "object"},
+                "properties": {"type": "object", "minProperties": 1, "maxProperties": MAX_FIELDS},
+            },
+        },
+    )
+    """A JSON Schema of ``"type": "object"`` with 1 to 40 ``properties``, at most 8,000 characters as JSON: the
+    answer is the object its form is filled in with. It is checked as a JSON Schema (against its metaschema) and each
+    property must make a form field (a 422 names where it fails: ``schema.properties.replicas.minimum``). Not with
+    ``options``."""
+    name: AskedTool = DEFAULT_QUESTION_NAME
+    """The interrupt name policy rules match (``match: {interrupts: [...]}``): visible characters only."""
+
+
+class QuestionAsk(AskEnvelope, _Question):
     """The body of ``POST /v1/questions``: a question for a person, answered in words, with options, or a form."""
 
     model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        use_attribute_docstrings=True,
         validate_by_alias=True,
         validate_by_name=False,
         serialize_by_alias=True,
@@ -220,50 +270,6 @@ class QuestionAsk(BaseModel):
             ]
         },
     )
-
-    question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
-    """The question, shown as written (escaped; hidden characters made visible): not blank."""
-    options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
-    """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
-    distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
-    multiple: StrictBool = False
-    """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
-    other: StrictBool = False
-    """With ``options``: the person may answer in their own words instead ("Other…"); the answer is then the words,
-    a string that may be none of the labels (as Claude Code's ``AskUserQuestion`` lets a person type one)."""
-    form_schema: dict[str, Any] | None = Field(
-        default=None,
-        alias="schema",
-        json_schema_extra={
-            "required": ["properties"],
-            "properties": {
-                "type": {"const": "object"},
-                "properties": {"type": "object", "minProperties": 1, "maxProperties": MAX_FIELDS},
-            },
-        },
-    )
-    """A JSON Schema of ``"type": "object"`` with 1 to 40 ``properties``, at most 8,000 characters as JSON: the
-    answer is the object its form is filled in with. It is checked as a JSON Schema (against its metaschema) and each
-    property must make a form field (a 422 names where it fails: ``schema.properties.replicas.minimum``). Not with
-    ``options``."""
-    name: AskedTool = DEFAULT_QUESTION_NAME
-    """The interrupt name policy rules match (``match: {interrupts: [...]}``): visible characters only."""
-    requester: UserId | None = None
-    """The Slack user the question is asked for: they answer it, unless the matching rule names its deciders."""
-    channel: ChannelId | None = None
-    """Where to post it; without it, the channel the policy rule matching ``name`` routes to."""
-    thread_ts: MessageTs | None = None
-    """A thread of that channel to post it in."""
-    idempotency_key: Annotated[StrictStr, AfterValidator(_unicode)] | None = Field(
-        default=None, min_length=1, max_length=255
-    )
-    """The same key (per API key) never creates a second question; a retry gets the first one."""
-    callback_url: CallbackUrl | None = None
-    """Receives the outcome (POST, JSON), signed with the client's callback secret."""
-
-    def fingerprint(self) -> str:
-        """What the question asks, as a digest: a retry with the same idempotency key must ask the same."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
 
     def reason(self) -> dict[str, Any]:
         """The interrupt reason that asks this question (``agent.vended.question_of`` reads it)."""

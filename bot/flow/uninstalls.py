@@ -22,7 +22,7 @@ from bot.flow.decisions import DecisionService
 from bot.render.texts import decision_reasons
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.audit import Audit
-from bot.store.queues.owed_uninstalls import OwedUninstall
+from bot.store.queues.owed_uninstalls import OwedUninstall, OwedUninstalls
 from bot.store.workspaces.home_viewers import HomeViewers
 from bot.store.workspaces.installations import Installations
 
@@ -41,6 +41,18 @@ class Uninstalls:
     audit: Audit
     decisions: DecisionService
     clients: SlackClients
+    owed: OwedUninstalls
+
+    def carry_out_owed(self) -> int:
+        """Carry out the uninstalls Slack was answered for (``bot.store.queues.owed_uninstalls``); return how many.
+
+        One that fails stays owed: it is taken again when its lease runs out.
+        """
+        taken = self.owed.take()
+        for owed_id, owed in taken:
+            self.carry_out(owed)
+            self.owed.done(owed_id)
+        return len(taken)
 
     def carry_out(self, owed: OwedUninstall) -> int:
         """End what an uninstall event owes (``uninstalled`` or ``access_revoked``); return how many expired."""

@@ -202,6 +202,10 @@ class Deliverer:
         """Wait until the conversations an earlier batch left running are delivered; whether there were any."""
         return self._runs.settle()
 
+    def wait_for_work(self, longest_s: float) -> None:
+        """Wait for a new entry, for at most ``idle_wait_s(longest_s)`` (a dispatcher with nothing due)."""
+        self._outbox.wait_for_work(self.idle_wait_s(longest_s))
+
     def close(self) -> None:
         """Stop the lane threads (after the lanes running)."""
         self._runs.close()

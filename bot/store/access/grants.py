@@ -72,7 +72,7 @@ class GrantStore:
     def __init__(self, client: redis.Redis) -> None:
         """Register the script; nothing is sent yet."""
         self._client = client
-        self._use = client.register_script(scripts.USE_GRANT)
+        self._use = client.register_script(scripts.USE_GRANT.text)
 
     def create(self, grant: Grant) -> None:
         """Keep ``grant`` (one transaction in its channel's slot), then list it."""
@@ -102,23 +102,23 @@ class GrantStore:
         One round trip; now is Redis' time plus ``clock_offset_ms`` (``bot.domain.clock.offset_ms``).
         """
         found = self._use(
-            keys=[
-                keys.grants(call.team_id, call.channel_id),
-                keys.grant_calls(call.team_id, call.channel_id, call.digest),
-                keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
-                keys.grant_used_by(call.team_id, call.channel_id, approval_id),
-                keys.grant_in_flight(call.team_id, call.channel_id),
-            ],
-            args=[
-                clock_offset_ms,
-                call.rule,
-                call.requester or "",
-                "1" if call.self_approval else "0",
-                call.terms,
-                call.longest_ms,
-                json.dumps(call.fields or {}) if call.pattern else "{}",
-                f"{session_id}:{approval_id}",
-            ],
+            keys=scripts.USE_GRANT.key_list(
+                grants_key=keys.grants(call.team_id, call.channel_id),
+                exact_key=keys.grant_calls(call.team_id, call.channel_id, call.digest),
+                fields_key=keys.grant_calls(call.team_id, call.channel_id, call.pattern or call.digest),
+                counted_key=keys.grant_used_by(call.team_id, call.channel_id, approval_id),
+                in_flight_key=keys.grant_in_flight(call.team_id, call.channel_id),
+            ),
+            args=scripts.USE_GRANT.arg_list(
+                clock_offset_ms=clock_offset_ms,
+                rule=call.rule,
+                requester=call.requester or "",
+                self_allowed="1" if call.self_approval else "0",
+                terms=call.terms,
+                longest_ms=call.longest_ms,
+                field_digests=json.dumps(call.fields or {}) if call.pattern else "{}",
+                use_member=f"{session_id}:{approval_id}",
+            ),
         )
         if not isinstance(found, list):
             return None

@@ -59,12 +59,12 @@ class ApprovalStore(ApprovalListings):
         """Register the scripts; nothing is sent yet. ``decision_replicas``: replicas that must hold a decision."""
         self._client = client
         # A click waits for it: no pool on its path.
-        self._decide = DirectScript(client, DECIDE, replicas=decision_replicas)
+        self._decide = DirectScript(client, DECIDE.text, replicas=decision_replicas)
         self._reply_timeout_s: float | None = client.get_connection_kwargs().get("socket_timeout")
-        self._claim = client.register_script(scripts.CLAIM_APPROVAL)
-        self._index_open = client.register_script(scripts.INDEX_OPEN)
-        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL)
-        self._quarantine = client.register_script(scripts.QUARANTINE)
+        self._claim = client.register_script(scripts.CLAIM_APPROVAL.text)
+        self._index_open = client.register_script(scripts.INDEX_OPEN.text)
+        self._drop_idle_channel = client.register_script(scripts.DROP_IDLE_CHANNEL.text)
+        self._quarantine = client.register_script(scripts.QUARANTINE.text)
 
     def open_round(
         self,
@@ -229,13 +229,13 @@ class ApprovalStore(ApprovalListings):
         }
         shard = keys.shard_of(session_id)
         self._quarantine(
-            keys=[
-                keys.approval(session_id, approval_id),
-                keys.open_index(shard),
-                keys.open_by(shard),
-                keys.quarantine(shard),
-            ],
-            args=[approval_id, json.dumps(note)],
+            keys=scripts.QUARANTINE.key_list(
+                approval_key=keys.approval(session_id, approval_id),
+                open_key=keys.open_index(shard),
+                open_by_key=keys.open_by(shard),
+                notes_key=keys.quarantine(shard),
+            ),
+            args=scripts.QUARANTINE.arg_list(approval_id=approval_id, note=json.dumps(note)),
         )
 
     def quarantined(self) -> dict[str, dict[str, str]]:
@@ -456,16 +456,21 @@ class ApprovalStore(ApprovalListings):
             attempt, decision=decision, update=update, audit=audit, answer_by_ms=answer_by_ms
         )
         # As a raw command: ClusterPipeline.eval takes no keys (it finds the slot from the command's own keys).
-        pipeline.execute_command("EVAL", DECIDE, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
+        pipeline.execute_command("EVAL", DECIDE.text, len(request_keys), *request_keys, *args)  # type: ignore[no-untyped-call]
 
     def claim(self, approval: Approval, *, user: str, until: datetime) -> Status:
         """Record a claim and push the next escalation past it: ``claimed``, ``already`` or ``unknown``."""
         request = approval.request
+        claim = scripts.CLAIM_APPROVAL
         result = self._claim(
-            keys=[
-                keys.approval(request.session_id, request.approval_id),
-                keys.schedule_due(keys.shard_of(request.session_id)),
-            ],
-            args=[user, int(until.timestamp() * 1000), keys.schedule_entry(request.approval_id, "escalate")],
+            keys=claim.key_list(
+                approval_key=keys.approval(request.session_id, request.approval_id),
+                due_key=keys.schedule_due(keys.shard_of(request.session_id)),
+            ),
+            args=claim.arg_list(
+                user=user,
+                until_ms=int(until.timestamp() * 1000),
+                entry_id=keys.schedule_entry(request.approval_id, "escalate"),
+            ),
         )
         return Status(as_text(result))

@@ -17,6 +17,7 @@ from bot.store import keys, scripts
 from bot.store.approvals.approval_record import request_from
 from bot.store.queues.jobs import JobQueue
 from bot.store.queues.outbox import Outbox
+from bot.store.scripts.decide import DECIDE
 from state.text import as_text
 
 RECENT_KEPT: Final = 50
@@ -149,27 +150,27 @@ def keys_and_args(
     session_id, approval_id = attempt.session_id, attempt.approval_id
     shard = keys.shard_of(session_id)  # every key below shares the session's slot (Redis Cluster)
     decided_ms = int(decision.decided_at.timestamp() * 1000) if decision is not None else 0
-    request_keys = [
-        keys.approval(session_id, approval_id),
-        keys.open_approvals(session_id),
-        keys.round_(session_id),
-        keys.votes(session_id, approval_id),
-        keys.discussion(session_id, approval_id),
-        keys.jobs(shard),
-        *Outbox.script_keys(shard),
-        keys.audit(shard),
-        keys.schedule_due(shard),
-        keys.schedule_steps(shard),
-        keys.open_index(shard),
-        keys.channel_open(shard, attempt.team_id, attempt.channel_id),
-        keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
-        keys.approval_edit(session_id, approval_id),
-        keys.open_by(shard),
-        keys.recent_by(shard),
+    request_keys = DECIDE.key_list(
         *(keys.usergroup(attempt.team_id, group, shard=shard) for group in attempt.groups),
         *([keys.seen_signature(attempt.replay, shard=shard)] if attempt.replay is not None else []),
         *([keys.grant_revoked(session_id, approval_id, attempt.grant)] if attempt.grant else []),
-    ]
+        approval_key=keys.approval(session_id, approval_id),
+        open_set_key=keys.open_approvals(session_id),
+        round_key=keys.round_(session_id),
+        votes_key=keys.votes(session_id, approval_id),
+        discussion_key=keys.discussion(session_id, approval_id),
+        jobs_key=keys.jobs(shard),
+        **Outbox.script_named_keys(shard),
+        audit_key=keys.audit(shard),
+        schedule_due_key=keys.schedule_due(shard),
+        schedule_steps_key=keys.schedule_steps(shard),
+        open_index_key=keys.open_index(shard),
+        channel_open_key=keys.channel_open(shard, attempt.team_id, attempt.channel_id),
+        members_key=keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
+        edit_key=keys.approval_edit(session_id, approval_id),
+        open_by_key=keys.open_by(shard),
+        recent_by_key=keys.recent_by(shard),
+    )
     judged = {
         "approval_id": approval_id,
         "kind": attempt.kind,
@@ -198,16 +199,16 @@ def keys_and_args(
     if decision is None:
         if not attempt.check:
             raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
-        return request_keys, [json.dumps(judged)]
+        return request_keys, [json.dumps(judged)]  # a check: the attempt alone (decision_record unread)
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
         decision = decision.model_copy(update=filled_in)
-    args = [
-        json.dumps(judged),
-        _decision_record(decision),
+    args = DECIDE.arg_list(
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-    ]
+        attempt_json=json.dumps(judged),
+        decision_record=_decision_record(decision),
+    )
     return request_keys, args
 
 

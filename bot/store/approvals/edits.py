@@ -22,7 +22,7 @@ class EditStore:
 
     def __init__(self, client: redis.Redis) -> None:
         """Register the script; nothing is sent yet."""
-        self._edit = client.register_script(scripts.EDIT_CALL)
+        self._edit = client.register_script(scripts.EDIT_CALL.text)
 
     def edit(
         self,
@@ -49,15 +49,19 @@ class EditStore:
             "at": edit.edited_at.isoformat(),
         }
         status, digest = self._edit(
-            keys=[
-                keys.approval(session_id, approval_id),
-                keys.approval_edit(session_id, approval_id),
-                keys.votes(session_id, approval_id),
-                keys.open_approvals(session_id),
-                *Outbox.script_keys(shard),
-                keys.audit(shard),
-            ],
-            args=[json.dumps(meta), json.dumps(edit.input, ensure_ascii=False), *scripts.runs(update, audit)],
+            keys=scripts.EDIT_CALL.key_list(
+                approval_key=keys.approval(session_id, approval_id),
+                edit_key=keys.approval_edit(session_id, approval_id),
+                votes_key=keys.votes(session_id, approval_id),
+                open_set_key=keys.open_approvals(session_id),
+                **Outbox.script_named_keys(shard),
+                audit_key=keys.audit(shard),
+            ),
+            args=scripts.EDIT_CALL.arg_list(
+                *scripts.runs(update, audit),
+                edit_json=json.dumps(meta),
+                input=json.dumps(edit.input, ensure_ascii=False),
+            ),
         )
         return Status(as_text(status)), as_text(digest)
 

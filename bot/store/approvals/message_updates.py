@@ -28,8 +28,8 @@ class MessageUpdates:
     def __init__(self, client: redis.Redis) -> None:
         """Register the scripts; nothing is sent yet."""
         self._client = client
-        self._shown_if_held = client.register_script(scripts.SHOWN_IF_HELD)
-        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD)
+        self._shown_if_held = client.register_script(scripts.SHOWN_IF_HELD.text)
+        self._release_if_held = client.register_script(scripts.RELEASE_IF_HELD.text)
 
     def lease(self, session_id: str, approval_id: str, *, lease_ms: int) -> tuple[str | None, int]:
         """Take the lease for ``lease_ms`` (one round trip).

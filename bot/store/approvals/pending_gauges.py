@@ -26,7 +26,7 @@ class PendingGauges:
     def __init__(self, client: redis.Redis) -> None:
         """Register the script."""
         self._client = client
-        self._script = client.register_script(scripts.PENDING_BY_POLICY)
+        self._script = client.register_script(scripts.PENDING_BY_POLICY.text)
 
     def tally(self, now_s: float) -> PendingTally:
         """What waits now: count per (rule, age bucket) and the oldest request's time (unix s)."""

@@ -29,7 +29,6 @@ from redis.exceptions import NoScriptError
 from bot.store import keys, scripts
 from bot.store.pipelined import run_each
 from bot.store.queues.shard_trouble import RETRIED_AFTER_S, ShardRests, each_shard
-from bot.store.scripts.claim_due import CLAIM_DUE
 from state.text import bytes_of, lossless_text
 
 logger = logging.getLogger(__name__)
@@ -174,8 +173,8 @@ class DueQueue:
 
     def __post_init__(self) -> None:
         """Register the claim and fenced-writes scripts."""
-        self._claim = self.client.register_script(CLAIM_DUE)
-        self._fenced = self.client.register_script(scripts.FENCED_WRITES)
+        self._claim = self.client.register_script(scripts.CLAIM_DUE.text)
+        self._fenced = self.client.register_script(scripts.FENCED_WRITES.text)
 
     @classmethod
     def per_shard(
@@ -238,16 +237,17 @@ class DueQueue:
         with self._lock:
             self._lost = [lost for lost in self._lost if lost.until_ms > now_ms]  # the others' entries are due again
             lost = tuple(self._lost)
-        keys = [
-            self.due_key,
-            self.entries_key,
-            self.record_key(attempt.token),
+        keys = scripts.CLAIM_DUE.key_list(
             *(self.record_key(earlier.token) for earlier in lost),
             *([self.claims_key] if self.claims_key else []),
-        ]
-        args: list[str | int | bytes] = [now_ms, lease_ms, limit, len(lost)]
+            due_key=self.due_key,
+            entries_key=self.entries_key,
+            record_key=self.record_key(attempt.token),
+        )
+        handed: list[str | int | bytes] = []
         for earlier in lost:
-            args.extend([earlier.until_ms, len(earlier.handed), *(bytes_of(entry_id) for entry_id in earlier.handed)])
+            handed.extend([earlier.until_ms, len(earlier.handed), *(bytes_of(entry_id) for entry_id in earlier.handed)])
+        args = scripts.CLAIM_DUE.arg_list(*handed, now_ms=now_ms, lease_ms=lease_ms, limit=limit, lost_count=len(lost))
         return _Claim(attempt, lost, keys, args)
 
     def _script_call(self, claim: _Claim) -> tuple[Any, ...]:
@@ -403,7 +403,7 @@ def _claim_each(
     try:
         replies = run()
         if any(isinstance(reply, NoScriptError) for reply in replies):  # first use, a restart, a failover
-            client.script_load(CLAIM_DUE)
+            client.script_load(scripts.CLAIM_DUE.text)
             replies = run()
         failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:

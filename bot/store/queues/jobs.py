@@ -178,9 +178,9 @@ class JobQueue:
         self._held: dict[int, set[str]] = {}  # entry ids read or claimed here, not acknowledged or handed back yet
         self._unsure: set[int] = set()  # shards whose last read may have lost its reply
         self._next_blocking = 0
-        self._redeliver = client.register_script(scripts.REDELIVER_JOB)
-        self._prune = client.register_script(scripts.PRUNE_CONSUMERS)
-        self._leave = client.register_script(scripts.LEAVE_GROUP)
+        self._redeliver = client.register_script(scripts.REDELIVER_JOB.text)
+        self._prune = client.register_script(scripts.PRUNE_CONSUMERS.text)
+        self._leave = client.register_script(scripts.LEAVE_GROUP.text)
 
     def ensure_group(self) -> None:
         """Create every shard's stream and consumer group if they do not exist yet."""

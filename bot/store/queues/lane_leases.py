@@ -36,8 +36,8 @@ class LaneLeases:
         self._client = client
         self._lease_ms = int(lease_s * 1000)
         self._now_ms = now_ms
-        self._take = client.register_script(scripts.TAKE_LANE)
-        self._leave = client.register_script(scripts.LEAVE_LANE)
+        self._take = client.register_script(scripts.TAKE_LANE.text)
+        self._leave = client.register_script(scripts.LEAVE_LANE.text)
 
     def take(self, lanes: Sequence[tuple[str, str]]) -> tuple[str, list[float | None], list[bool]]:
         """Try to take each ``(lane, first entry id)``.

@@ -157,9 +157,9 @@ class Outbox:
             now_ms=lambda: int(clock() * 1000),
             name="outbox",
         )
-        self._complete_post = client.register_script(scripts.COMPLETE_POST)
-        self._want_home = client.register_script(scripts.WANT_HOME)
-        self._complete_home = client.register_script(scripts.COMPLETE_HOME)
+        self._complete_post = client.register_script(scripts.COMPLETE_POST.text)
+        self._want_home = client.register_script(scripts.WANT_HOME.text)
+        self._complete_home = client.register_script(scripts.COMPLETE_HOME.text)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
@@ -183,6 +183,13 @@ class Outbox:
     def script_keys(shard: int) -> list[str]:
         """The keys a script's ``queue_outbox`` takes for an entry of ``shard``, in its order (due, entries, wake)."""
         return [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_wake(shard)]
+
+    @staticmethod
+    def script_named_keys(shard: int) -> dict[str, str]:
+        """``script_keys`` by the names a script's spec gives them (``outbox_due_key``, ``outbox_entries_key``, ...)."""
+        return dict(
+            zip(("outbox_due_key", "outbox_entries_key", "outbox_wake_key"), Outbox.script_keys(shard), strict=True)
+        )
 
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""

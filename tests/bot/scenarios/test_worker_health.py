@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from bot.observe.worker_http import worker_wsgi_app
+from bot.store.approvals import index_build
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.harness import Bot
@@ -78,11 +79,13 @@ def test_a_hung_loop_stops_the_heartbeat_and_fails_the_workers_healthz(bot: Bot)
     worker = replace(bot.services.worker(), heartbeats=heartbeats, stall_s=2.0)
     application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=None)
     bot.slack.slow_next("chat.postMessage", 6.0)  # the outbox loop's next step hangs in Slack's answer
+    assert not index_build.built(bot.services.stores)
     running = threading.Thread(target=worker.run_forever)
     running.start()
     try:
         with serve_wsgi(application) as url:
             _until(lambda: worker.consumer in heartbeats.live())
+            assert index_build.built(bot.services.stores)  # the worker builds the indexes before its loops start
             assert httpx.get(f"{url}healthz", timeout=5).json() == {"status": "alive", "stalled": []}
             bot.mention("restart checkout")
             _until(lambda: worker.stalled_loops() == ["outbox"])

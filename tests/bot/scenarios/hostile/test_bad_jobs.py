@@ -69,9 +69,9 @@ def test_a_job_that_can_never_run_is_quarantined_once_not_retried(bot: Bot, redi
     """Nothing blinds: the job is acknowledged at once and the audit trail names it, for operators."""
     job_id: Any = redis_client.xadd(keys.jobs(0), BAD_JOBS["not_utf8"])  # type: ignore[arg-type]
     bot.worker.run_jobs_once(block_ms=50)
-    assert bot.worker.stores.jobs.pending_count() == 0
+    assert bot.worker.jobs.pending_count() == 0
     assert shards.jobs_queued(redis_client) == 0
-    quarantined = [entry for entry in bot.worker.stores.audit.entries() if entry.event == "quarantined"]
+    quarantined = [entry for entry in bot.worker.audit.entries() if entry.event == "quarantined"]
     assert [(entry.details["record"], entry.details["key"]) for entry in quarantined] == [
         ("job", f"0/{job_id.decode()}")
     ]

@@ -151,4 +151,4 @@ def test_a_value_no_record_can_hold_is_refused_once_with_a_clear_message(redis_c
         texts = bot.texts_posted()
         assert not [text for text in texts if "will retry" in text], texts
         assert [text for text in texts if "cannot be stored" in text and "not retried" in text], texts
-        assert bot.worker.stores.jobs.pending_count() == 0
+        assert bot.worker.jobs.pending_count() == 0

@@ -1,13 +1,9 @@
-"""The Lua function that names an approval's open-by entries from its ``indexed`` field (``OPEN_ENTRIES``).
+-- The approval indexes' reads in other owners' scripts (``bot.store.approvals.approval_index``).
 
-The field (``bot.store.approvals.approval_index.open_record``) holds the entries' time, then their prefixes: each entry
-is a prefix, the time and the approval id. A field written by an earlier version lists the entries whole: read as it is.
-"""
-
-from typing import Final
-
-# open_entries(indexed, approval_id): the open-by members the field names ({} if none or unreadable).
-OPEN_ENTRIES: Final = """
+-- open_entries(indexed, approval_id): the open-by members an approval's ``indexed`` field names ({} if none or
+-- unreadable). The field (``approval_index.open_record``) holds the entries' time, then their prefixes: each entry
+-- is a prefix, the time and the approval id. A field written by an earlier version lists the entries whole: read as
+-- it is.
 local function open_entries(indexed, approval_id)
   local read, listed = pcall(cjson.decode, indexed or '[]')
   if not read or type(listed) ~= 'table' then return {} end
@@ -23,4 +19,3 @@ local function open_entries(indexed, approval_id)
   end
   return entries
 end
-"""
