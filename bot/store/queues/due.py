@@ -6,10 +6,10 @@ pending; an entry claimed by a process that dies comes back when its lease runs 
 number of processes may claim at once, and each entry is taken by exactly one.
 
 A claim whose reply was lost (the client gave up waiting, the server ran it later) has taken its entries all the
-same: each claim lists them in a record named by a token of its own (``bot.store.scripts.claim_due``), and the
-queue's next claim in this client takes back those still carrying that claim's lease end, in the same round trip,
-instead of leaving them to wait out the lease. So does the claim after one that took a second or more (a retry may
-have sent it twice), less what its reply handed over.
+same: each claim lists them in a record named by a token of its own (``claim_due.lua`` of ``bot.store.scripts``),
+and the queue's next claim in this client takes back those still carrying that claim's lease end, in the same round
+trip, instead of leaving them to wait out the lease. So does the claim after one that took a second or more (a retry
+may have sent it twice), less what its reply handed over.
 """
 
 import logging
