@@ -53,6 +53,7 @@ Per shard (``<t>`` is ``{<shard tag>}``)::
     signoff:<t>:outbox:entries             hash    outbox entry id -> entry (JSON)
     signoff:<t>:outbox:wake                list    a token per new entry, so the dispatcher wakes at once
     signoff:<t>:outbox:claims              hash    outbox entry id -> times claimed (above 1: an earlier holder died)
+    signoff:<t>:<queue>:taken:<token>      list    the ids one claim of a due queue took (``bot.store.queues.due``; TTL)
     signoff:<t>:uninstalls:due             zset    uninstalls Slack was answered for and a worker owes, by due time
     signoff:<t>:uninstalls:owed            hash    owed uninstall id (its event's) -> what to end (JSON; shard 0 only)
     signoff:<t>:outbox:posted:<entry_id>   string  where the entry's message was posted (the copy kept; TTL)
@@ -170,10 +171,7 @@ def _prefix_with(session_id: str, shards: int) -> str:
 
 
 def approval_id(session_id: str, base_id: str) -> str:
-    """An approval id that names its session's shard (``<shard>-<base_id>``).
-
-    So a button's value finds the approval's keys without a lookup in another slot.
-    """
+    """An approval id naming its session's shard (``<shard>-<base_id>``): a button's value finds its keys at once."""
     return f"{shard_of(session_id)}-{base_id}"
 
 
@@ -275,6 +273,11 @@ def outbox_claims(shard: int) -> str:
     return f"{_shard_prefix(shard)}:outbox:claims"
 
 
+def claim_record(shard: int, queue: str, token: str) -> str:
+    """The ids one claim of a due queue took, kept a lease: the next claim takes them back if the reply was lost."""
+    return f"{_shard_prefix(shard)}:{queue}:taken:{token}"
+
+
 def outbox_dead(shard: int) -> str:
     """The shard's outbox entries that were not delivered, and why."""
     return f"{_shard_prefix(shard)}:outbox:dead"
@@ -351,10 +354,7 @@ def usergroup(team_id: str, group_id: str, *, shard: int | None = None) -> str:
 
 
 def seen_signature(signature: str, *, shard: int | None = None) -> str:
-    """Marks a request signature as used (a second request with it is a replay).
-
-    A click's is kept on the shard of the session it acts on (its script checks it in that slot).
-    """
+    """Marks a request signature as used (a replay reuses it); a click's, on its session's shard (its script's slot)."""
     return f"{_shard_prefix(shard) if shard is not None else 'signoff'}:seen-signature:{signature}"
 
 
@@ -409,10 +409,7 @@ def modal_view(external_id: str) -> str:
 
 
 def schedule_entry(approval_id: str, kind: str) -> str:
-    """The schedule's entry for one kind of step (``SCHEDULE_KINDS``) of one request.
-
-    Deterministic, so a decision or a claim finds it without reading it.
-    """
+    """The schedule's entry for one kind of step (``SCHEDULE_KINDS``) of a request: a decision finds it unread."""
     return f"{approval_id}:{kind}"
 
 

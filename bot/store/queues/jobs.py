@@ -18,7 +18,7 @@ A read whose reply may be lost has made its jobs this consumer's: the shard's ne
 consumer's own history (id 0) instead of leaving them to the claim time. A reply counts as maybe lost when the read
 raised a connection error or timeout, when the client retried an attempt of it (a failed attempt counted on the
 read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``), or when it took
-``_RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
+``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
 waits for the claim time. A job is handed to a consumer once until acknowledged, handed back or taken over: every read,
 history read and claim (a late answer too) passes ``JobQueue._hand_over``, which drops what the consumer holds.
 """
@@ -38,7 +38,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import failed_attempts, keys, scripts
-from bot.store.queues.shard_trouble import LAGGARD_S, ShardRests, each_shard, one_shard
+from bot.store.queues.shard_trouble import LAGGARD_S, RETRIED_AFTER_S, ShardRests, each_shard, one_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
 
@@ -47,8 +47,6 @@ logger = logging.getLogger(__name__)
 CLUSTER_WAIT_MS: Final = 20
 """On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
 _READ: Final = "the job stream's read"
-_RETRIED_AFTER_S: Final = 1.0
-"""A read that took this long had an attempt time out (``REDIS_TIMEOUT_SECONDS``, at least 1 s) and sent again."""
 _MAX_JOBS: Final = 100_000  # stream length bound (approximate trim); acked jobs are deleted anyway
 _TOLD_SECONDS: Final = 86_400  # a delayed job is done long before: its delay notice is remembered a day
 
@@ -287,7 +285,7 @@ class JobQueue:
             for shard in shards:
                 self._ensure_group_of(shard)
             return []
-        if failed_attempts.here() > failed or time.monotonic() - started >= _RETRIED_AFTER_S:
+        if failed_attempts.here() > failed or time.monotonic() - started >= RETRIED_AFTER_S:
             self._unsure_of(consumer, shards)  # an attempt was sent again: the first one's reply may be lost
         return self._hand_over(consumer, _jobs_of(response))  # up to count per stream
 

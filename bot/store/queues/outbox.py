@@ -1,20 +1,18 @@
 """The outbox: Slack calls the bot owes, kept in Redis until Slack has taken them.
 
-Entries are queued in the same transaction as the change that makes them due (an approval
-round, a decision), so a crash or a Slack outage never loses one. A dispatcher claims due
-entries with a lease (``bot.store.queues.due``: a dispatcher that dies releases them when the lease runs
-out), sends them, and completes or reschedules them: with exponential backoff (jittered, capped at
-``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429, which is not a failed attempt. Delivery is at-least-once;
-senders make repeats harmless where Slack allows it.
+Entries are queued in the same transaction as the change that makes them due (an approval round, a decision), so a crash
+or a Slack outage never loses one. A dispatcher claims due entries with a lease (``bot.store.queues.due``: a dispatcher
+that dies releases them when the lease runs out), sends them, and completes or reschedules them: with exponential
+backoff (jittered, capped at ``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429, which is not a failed attempt.
+Delivery is at-least-once; senders make repeats harmless where Slack allows it.
 
-Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing.
-Each claim is counted, so the next holder knows an earlier one may have posted
-(``may_have_been_sent``) and looks for that copy before posting again; ``complete_post`` records
-the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
+Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing. Each claim is counted, so
+the next holder knows an earlier one may have posted (``may_have_been_sent``) and looks for that copy first;
+``complete_post`` records the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
 
-There is one outbox per shard (``bot.store.keys``): an entry about a session is queued on the
-session's shard (``OutboxEntry.shard``, set by the functions below), so it joins that session's
-transactions and scripts; a dispatcher claims from every shard.
+There is one outbox per shard (``bot.store.keys``): an entry about a session is queued on the session's shard
+(``OutboxEntry.shard``, set by the functions below), so it joins that session's transactions and scripts; a
+dispatcher claims from every shard.
 """
 
 import json
@@ -155,6 +153,7 @@ class Outbox:
             entries_key=keys.outbox_entries,
             claims_key=keys.outbox_claims,
             now_ms=lambda: int(clock() * 1000),
+            name="outbox",
         )
         self._complete_post = client.register_script(scripts.COMPLETE_POST.text)
         self._want_home = client.register_script(scripts.WANT_HOME.text)

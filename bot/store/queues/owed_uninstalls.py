@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Final
 
 import redis
@@ -62,6 +63,7 @@ class OwedUninstalls:
             due_key=keys.uninstalls_due(_SHARD),
             entries_key=keys.uninstalls_owed(_SHARD),
             clock=lambda: int(clock() * 1000),
+            record_key=partial(keys.claim_record, _SHARD, "uninstalls"),
         )
 
     def owe(self, owed_id: str, owed: OwedUninstall) -> None:

@@ -67,7 +67,11 @@ class Schedule:
         self._clock = clock
         self._client = client
         self._queues = DueQueue.per_shard(
-            client, due_key=keys.schedule_due, entries_key=keys.schedule_steps, now_ms=lambda: epoch_ms(clock())
+            client,
+            due_key=keys.schedule_due,
+            entries_key=keys.schedule_steps,
+            now_ms=lambda: epoch_ms(clock()),
+            name="schedule",
         )
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 

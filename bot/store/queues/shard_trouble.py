@@ -8,7 +8,8 @@ read without an answer for ``ANSWER_WITHIN_S`` (redis-py's cluster client retrie
 its replica takes over), is skipped for ``RESTING_S``. A blocking read on one shard (``one_shard``) waits for its own
 answer only as long as it asked the server to wait, plus ``LAGGARD_S``. A read whose reply its client gave up on has
 handed its entries over all the same: the job streams read their own history after it (``bot.store.queues.jobs``); the
-outbox's and the schedule's entries wait out their lease, as a dead reader's would. On one server every shard shares
+outbox's and the schedule's next claim of that shard takes back what the lost one took (``bot.store.queues.due``).
+On one server every shard shares
 the server's fate, and its readers keep their one pipelined round trip.
 """
 
@@ -34,6 +35,9 @@ _THREADS_PER_SHARD: Final = 3
 """Room for reads still waiting on a troubled master while the next ones go out."""
 SHARD_TROUBLE: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError)
 """What a master in trouble answers (or what redis-py's cluster client raises for it)."""
+RETRIED_AFTER_S: Final = 1.0
+"""A call that took this long had an attempt time out (``REDIS_TIMEOUT_SECONDS``, at least 1 s) and sent again: the
+first attempt may have run, its reply lost."""
 
 
 class ShardRests:

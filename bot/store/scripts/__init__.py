@@ -38,7 +38,11 @@ FENCED_WRITES: Final = script(
     "fenced_writes", keys=("fence_key",), args=("entry_id", "lease_end_ms"), more_keys=True, more_args=True
 )
 CLAIM_DUE: Final = script(
-    "claim_due", keys=("due_key", "entries_key"), args=("now_ms", "lease_ms", "limit"), more_keys=True
+    "claim_due",
+    keys=("due_key", "entries_key", "record_key"),
+    args=("now_ms", "lease_ms", "limit", "lost_count"),
+    more_keys=True,
+    more_args=True,
 )
 COMPLETE_POST: Final = script(
     "complete_post",
