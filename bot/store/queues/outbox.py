@@ -3,16 +3,14 @@
 Entries are queued in the same transaction as the change that makes them due (an approval round, a decision), so a crash
 or a Slack outage never loses one. A dispatcher claims due entries with a lease (``bot.store.queues.due``: a dispatcher
 that dies releases them when the lease runs out), sends them, and completes or reschedules them: with exponential
-backoff (jittered, capped at ``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429, which is not a failed attempt.
-Delivery is at-least-once; senders make repeats harmless where Slack allows it.
+backoff (jittered, capped at ``BACKOFF_CAP_S``), or after ``Retry-After`` on a 429 (not a failed attempt). Delivery is
+at-least-once; senders make repeats harmless where Slack allows it.
 
-Posting is where a repeat shows: a holder can post and die (or lose Redis) before completing. Each claim is counted, so
-the next holder knows an earlier one may have posted (``may_have_been_sent``) and looks for that copy first;
-``complete_post`` records the copy kept and completes the entry in one step, and tells a late holder whose copy lost.
+Posting is where a repeat shows: a holder can post and die before completing. Each claim is counted, so the next holder
+looks for an earlier one's copy first (``may_have_been_sent``); ``complete_post`` keeps one copy in the same step.
 
 There is one outbox per shard (``bot.store.keys``): an entry about a session is queued on the session's shard
-(``OutboxEntry.shard``, set by the functions below), so it joins that session's transactions and scripts; a
-dispatcher claims from every shard.
+(``OutboxEntry.shard``), so it joins that session's transactions and scripts; a dispatcher claims from every shard.
 """
 
 import json
@@ -178,16 +176,10 @@ class Outbox:
         return (entry.entry_id, entry.to_json(), str(due_ms), _WAKE_TOKENS_TEXT)
 
     @staticmethod
-    def script_keys(shard: int) -> list[str]:
-        """The keys a script's ``queue_outbox`` takes for an entry of ``shard``, in its order (due, entries, wake)."""
-        return [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_wake(shard)]
-
-    @staticmethod
     def script_named_keys(shard: int) -> dict[str, str]:
-        """``script_keys`` by the names a script's spec gives them (``outbox_due_key``, ``outbox_entries_key``, ...)."""
-        return dict(
-            zip(("outbox_due_key", "outbox_entries_key", "outbox_wake_key"), Outbox.script_keys(shard), strict=True)
-        )
+        """The keys a script's ``queue_outbox`` takes for an entry of ``shard``, by the names the specs give them."""
+        due, entries, wake = keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_wake(shard)
+        return {"outbox_due_key": due, "outbox_entries_key": entries, "outbox_wake_key": wake}
 
     def send_later(self, entry: OutboxEntry) -> None:
         """Queue ``entry`` on its own."""
@@ -202,10 +194,18 @@ class Outbox:
         changes costs one rebuild per window. All in one round trip (one per master on a cluster). Returns how many
         were queued (the others merged).
         """
+        spec = scripts.WANT_HOME
         calls = [
             (
-                [*self.script_keys(entry.shard)[:3], _cooling_key(entry)],
-                [entry.entry_id, entry.to_json(), self.now_ms(), _WAKE_TOKENS_KEPT],
+                spec.key_list(
+                    due_key=keys.outbox_due(entry.shard),
+                    entries_key=keys.outbox_entries(entry.shard),
+                    wake_key=keys.outbox_wake(entry.shard),
+                    cooling_key=_cooling_key(entry),
+                ),
+                spec.arg_list(
+                    entry_id=entry.entry_id, entry=entry.to_json(), now_ms=self.now_ms(), wake_kept=_WAKE_TOKENS_KEPT
+                ),
             )
             for entry in entries
         ]
@@ -221,14 +221,15 @@ class Outbox:
         That change is then shown by the same entry once ``cooling_s`` has passed (no update is lost, and none is
         published sooner). Returns whether it was completed.
         """
-        shard = entry.shard
-        keys_ = [keys.outbox_due(shard), keys.outbox_entries(shard), keys.outbox_claims(shard), _cooling_key(entry)]
-        args: list[str | int] = [
-            entry.entry_id,
-            str(entry.payload.get(_CHANGE, "")),
-            self.now_ms(),
-            int(cooling_s * 1000),
-        ]
+        spec, shard = scripts.COMPLETE_HOME, entry.shard
+        keys_ = spec.key_list(
+            due_key=keys.outbox_due(shard),
+            entries_key=keys.outbox_entries(shard),
+            claims_key=keys.outbox_claims(shard),
+            cooling_key=_cooling_key(entry),
+        )
+        mark, cooling_ms = str(entry.payload.get(_CHANGE, "")), int(cooling_s * 1000)
+        args = spec.arg_list(entry_id=entry.entry_id, mark=mark, now_ms=self.now_ms(), cooling_ms=cooling_ms)
         return bool(self._complete_home(keys=keys_, args=args))
 
     def claim(self, *, lease_s: float = 30, limit: int = 20) -> list[OutboxEntry]:
@@ -299,31 +300,31 @@ class Outbox:
         Args:
             entry: The entry whose message was posted (or found posted by an earlier attempt).
             copy: What identifies that copy (e.g. its ts).
-            record_key: A hash where the caller keeps its own record of the copy, written in the
-                same step (only if the hash still exists).
-            record: Field, value pairs for ``record_key``; the first must hold ``copy`` (it is
-                checked: a different value already there means another copy is kept).
-            listing: Where ``record_key`` (an approval) lists the copy for its person, in the same step (none once
-                decided).
+            record_key: A hash where the caller keeps its record of the copy, written in the same step (if it exists).
+            record: Field, value pairs for ``record_key``; the first must hold ``copy`` (checked: a different value
+                already there means another copy is kept).
+            listing: Where ``record_key`` (an approval) lists the copy for its person, in that step (none once decided).
 
         Returns:
-            The copy kept: ``copy``, or another one an earlier attempt recorded first, in which
-            case ``copy`` is one too many and the caller removes it.
+            The copy kept: ``copy``, or another one an earlier attempt recorded first (``copy`` is then one too many).
         """
-        shard = entry.shard
-        keys_ = [
-            keys.outbox_posted(shard, entry.entry_id),
-            keys.outbox_due(shard),
-            keys.outbox_entries(shard),
-            keys.outbox_claims(shard),
-        ]
-        args: list[str | int] = [entry.entry_id, copy, _POSTED_KEPT_S]
-        args.extend([listing.prefix, listing.approval_id] if listing is not None else ["", ""])
-        if record_key is not None:
-            keys_.append(record_key)
-            if listing is not None:
-                keys_.append(listing.index)
-            args.extend(item for pair in record for item in pair)
+        spec, shard, kept = scripts.COMPLETE_POST, entry.shard, record_key is not None
+        keys_ = spec.key_list(
+            posted_key=keys.outbox_posted(shard, entry.entry_id),
+            due_key=keys.outbox_due(shard),
+            entries_key=keys.outbox_entries(shard),
+            claims_key=keys.outbox_claims(shard),
+            caller_key=record_key,
+            open_by_key=listing.index if kept and listing is not None else None,
+        )
+        args = spec.arg_list(
+            *(item for pair in record for item in pair) if kept else (),
+            entry_id=entry.entry_id,
+            copy=copy,
+            ttl_s=_POSTED_KEPT_S,
+            open_by_prefix=listing.prefix if listing is not None else "",
+            approval_id=listing.approval_id if listing is not None else "",
+        )
         return as_text(self._complete_post(keys=keys_, args=args))
 
     def reschedule(self, entry: OutboxEntry, *, delay_s: float, counted: bool = True) -> None:
