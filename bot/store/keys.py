@@ -455,7 +455,7 @@ def grants_of(team_id: str, user_id: str) -> str:
 
 
 def grants(team_id: str, channel_id: str) -> str:
-    """A channel's standing approvals (and how often each was used)."""
+    """A channel's standing approvals (how often each was used; ``<grant id>:revoking``: one whose revoke is owed)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:grants"
 
 
@@ -470,7 +470,7 @@ def grant_used_by(team_id: str, channel_id: str, approval_id: str) -> str:
 
 
 def grant_in_flight(team_id: str, channel_id: str) -> str:
-    """The channel's grant uses whose decision may not be written yet (``USE_GRANT`` adds, a publish removes)."""
+    """The channel's grant uses whose decision may still be written, by use time (``USE_GRANT`` adds, drops old)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:in-flight"
 
 

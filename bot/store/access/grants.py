@@ -7,10 +7,10 @@ the session's slot (``RoundPublisher``), and only within ``DECIDES_WITHIN_MS``: 
 there in its session's slot (``keys.grant_revoked``), so the decide script refuses the grant's decision of any call
 whose decision was not written by then. Until the fences are written (and held by ``REDIS_DECISION_REPLICAS``
 replicas) the revoke is owed: its first step keeps the grant under ``<grant id>:revoking`` in the same hash, the
-listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it. The listing's index (``keys.GRANTS_LIVE``) is
-written on its own and only follows the grants: a grant is live while its own record is. So does each person's
-listing (``keys.grants_of``: the grants they made or that cover their requests), which App Home reads: a page of their
-own, whatever others hold.
+listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it.
+The listing's index (``keys.GRANTS_LIVE``) is written on its own and only follows the grants: a grant is listed
+while its own record is (or its revoke is owed). So does each person's listing (``keys.grants_of``: the grants they
+made or that cover their requests), which App Home reads: a page of their own, whatever others hold.
 """
 
 import json
@@ -91,7 +91,7 @@ class GrantStore:
     """Reads and writes standing approvals. Thread-safe (redis-py pools connections)."""
 
     def __init__(self, client: redis.Redis, *, replicas: int = 0) -> None:
-        """Register the scripts; nothing is sent yet. ``replicas``: how many must hold a revoke before it is finished."""
+        """Register the scripts; nothing is sent yet. ``replicas``: how many must hold a revoke (to be finished)."""
         self._client = client
         self._use = client.register_script(scripts.USE_GRANT.text)
         self._revoke = DirectScript(client, scripts.REVOKE_GRANT.text, replicas=replicas)
@@ -219,7 +219,7 @@ class GrantStore:
                     return False
         except redis.RedisError as error:
             # The session's master failing over, say: the revoke stays owed and is finished when tried again.
-            logger.warning("grant=<%s> | its uses in flight could not be fenced (%s): the revoke is owed", grant_id, error)
+            logger.warning("grant=<%s> | its uses in flight could not be fenced (%s): revoke owed", grant_id, error)
             return False
         return True
 
