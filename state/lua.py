@@ -1,12 +1,13 @@
 """Lua scripts kept in ``.lua`` files, each run with a prelude that names its KEYS and ARGV (``LuaScript``).
 
 A script's body says ``approval_key``, never ``KEYS[1]``: its spec lists the names in order, generates the prelude
-(``local approval_key = KEYS[1]``, ...) and builds each call's KEYS and ARGV from the same names
-(``key_list``, ``arg_list``), so that the order is written once. The constants the body names (``STATUS_DENIED``)
-come from the spec's table, only those it uses. The functions other owners supply (``owners``: the top-level
-``local function`` blocks of ``owners/<owner>.lua`` next to the script) are included when the script uses them, so
-that a script never spells another owner's record. ``luacheck`` lints the scripts as Redis runs them
-(``tests.lua_lint``).
+(``local approval_key = KEYS[1]``, ...) and builds each call's KEYS and ARGV from the same names (``key_list``,
+``arg_list``), so that the order is written once. A spec's ``optional_keys`` come last: a call may leave out a
+trailing run of them, and the body tests each one's presence (its local is ``nil``, or ``#KEYS``). The constants the
+body names (``STATUS_DENIED``) come from the spec's table, only those it uses. The functions other owners supply
+(``owners``: the top-level ``local function`` blocks of ``owners/<owner>.lua`` next to the script) are included when
+the script uses them, so that a script never spells another owner's record. ``luacheck`` lints the scripts as Redis
+runs them (``tests.lua_lint``).
 """
 
 import re
@@ -50,6 +51,8 @@ class LuaScript:
         package: The package holding ``<name>.lua`` (and ``owners/``).
         name: The file's name without ``.lua``.
         keys: The names of its KEYS, in order (Lua names: the prelude makes each a local).
+        optional_keys: The names of the KEYS after those, in order, that a call may leave out from any one on (the
+            prelude's local of one left out is ``nil``); refused with ``more_keys``, whose index would move.
         args: The names of its ARGV, in order.
         more_keys: It takes KEYS past the named ones (from index ``KEYS_MORE`` on).
         more_args: It takes ARGV past the named ones (from index ``ARGV_MORE`` on).
@@ -60,11 +63,17 @@ class LuaScript:
     package: str
     name: str
     keys: tuple[str, ...] = ()
+    optional_keys: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     more_keys: bool = False
     more_args: bool = False
     constants: tuple[tuple[str, str | int], ...] = ()
     owners: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Refuse optional KEYS with more KEYS: where the extra ones start would depend on the call."""
+        if self.optional_keys and self.more_keys:
+            raise ValueError(f"script=<{self.name}> | optional_keys and more_keys: KEYS_MORE would move")
 
     @cached_property
     def body(self) -> str:
@@ -85,7 +94,7 @@ class LuaScript:
     @cached_property
     def prelude(self) -> str:
         """The locals naming the KEYS, the ARGV and what else the body uses (where the extra ones start, constants)."""
-        lines = [f"local {name} = KEYS[{index}]" for index, name in enumerate(self.keys, 1)]
+        lines = [f"local {name} = KEYS[{index}]" for index, name in enumerate((*self.keys, *self.optional_keys), 1)]
         lines += [f"local {name} = ARGV[{index}]" for index, name in enumerate(self.args, 1)]
         table: list[tuple[str, str | int]] = [*self.constants]
         if self.more_keys:
@@ -101,9 +110,16 @@ class LuaScript:
         """The script as Redis runs it: the owners' functions (they see none of its names), the prelude, the body."""
         return f"-- {self.package}/{self.name}.lua\n" + self.functions + self.prelude + self.body
 
-    def key_list(self, *more: str, **named: str) -> list[str]:
-        """The call's KEYS: each named one (by its name in ``keys``), then ``more``."""
-        return _in_order("keys", self.keys, named, more, takes_more=self.more_keys, script=self.name)
+    def key_list(self, *more: str, **named: str | None) -> list[str]:
+        """The call's KEYS: each named one (by its name in ``keys``), then ``more``.
+
+        An optional key may be left out, or given as ``None``: then so must every optional key after it.
+        """
+        given = [name for name in self.optional_keys if named.get(name) is not None]
+        if given != list(self.optional_keys[: len(given)]):
+            raise TypeError(f"script=<{self.name}>, given=<{given}> | optional keys are left out from one on, in order")
+        present = {name: value for name, value in named.items() if value is not None}
+        return _in_order("keys", (*self.keys, *given), present, more, takes_more=self.more_keys, script=self.name)
 
     def arg_list(self, *more: _Arg, **named: _Arg) -> list[_Arg]:
         """The call's ARGV: each named one (by its name in ``args``), then ``more``."""

@@ -25,7 +25,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -133,6 +133,11 @@ class SessionKeys:
 
     session: str
     interrupted_index: str
+
+
+def _named(keys: SessionKeys) -> dict[str, str]:
+    """``keys`` by the names every script of the store gives them (``_KEYS``)."""
+    return {"session_key": keys.session, "interrupted_key": keys.interrupted_index}
 
 
 def keys_for(session_id: str) -> SessionKeys:
@@ -300,18 +305,18 @@ class SessionStore:
         ttl = self._ttl_seconds if ttl_seconds is None else ttl_seconds
         if ttl is not None and not (math.isfinite(ttl) and ttl >= 0):
             raise ValueError(f"ttl_seconds=<{ttl}> | must be a finite, non-negative number of seconds")
-        args: list[str | int] = [
-            expected_version,
-            FORMAT,
-            session_id,
-            self._now_ms(),
+        args = _SAVE.arg_list(
+            expected_version=expected_version,
+            format=FORMAT,
+            session_id=session_id,
+            now_ms=self._now_ms(),
             # Any positive TTL expires: round up so a sub-millisecond TTL is not "never".
-            math.ceil(ttl * 1000) if ttl else 0,
-            "1" if interrupt_state.get("activated") else "0",
-            _to_json(messages, "messages", session_id),
-            _to_json(dict(agent_state), "agent_state", session_id),
-            _to_json(dict(interrupt_state), "interrupt_state", session_id),
-        ]
+            ttl_ms=math.ceil(ttl * 1000) if ttl else 0,
+            interrupted="1" if interrupt_state.get("activated") else "0",
+            messages=_to_json(messages, "messages", session_id),
+            agent_state=_to_json(dict(agent_state), "agent_state", session_id),
+            interrupt_state=_to_json(dict(interrupt_state), "interrupt_state", session_id),
+        )
         # Refuse what load() would refuse: a bad writer must not poison the session for everyone.
         try:
             check_messages(messages)
@@ -319,16 +324,18 @@ class SessionStore:
             check_interrupt_state(dict(interrupt_state))
         except ShapeError as error:
             raise ValueError(f"session_id=<{session_id}> | refusing to store: {error}") from error
-        status, value = self._run_script(self._save, session_id, keys, args)
+        status, value = self._run_script(self._save, session_id, _SAVE.key_list(**_named(keys)), args)
         if status == 0:
             raise ConflictError(session_id, expected_version, int(value))
         return int(value)
 
     @staticmethod
-    def _run_script(script: Script, session_id: str, keys: SessionKeys, args: list[str | int]) -> tuple[int, Any]:
+    def _run_script(
+        script: Script, session_id: str, keys: list[str], args: Sequence[str | int | float | bytes]
+    ) -> tuple[int, Any]:
         """Run a write script; map "the key holds something else" to ``SessionException``."""
         try:
-            status, value = script(keys=[keys.session, keys.interrupted_index], args=args)
+            status, value = script(keys=keys, args=args)
         except redis.ResponseError as error:
             raise SessionException(f"session_id=<{session_id}> | key holds something else: {error}") from error
         if status == -1:
@@ -343,7 +350,8 @@ class SessionStore:
             SessionException: The key holds corrupted or foreign data; it is left as it is.
         """
         keys = keys_for(session_id)
-        status, value = self._run_script(self._delete, session_id, keys, [expected_version, FORMAT, session_id])
+        args = _DELETE.arg_list(expected_version=expected_version, format=FORMAT, session_id=session_id)
+        status, value = self._run_script(self._delete, session_id, _DELETE.key_list(**_named(keys)), args)
         if status == 0:
             raise ConflictError(session_id, expected_version, int(value))
 
@@ -370,8 +378,9 @@ class SessionStore:
         for session_id in ids:
             keys = keys_for(session_id)
             # EVAL, not EVALSHA: a cluster pipeline refuses EVALSHA (and its eval() method).
+            call_keys = _PRUNE.key_list(**_named(keys))
             pipeline.execute_command(  # type: ignore[no-untyped-call]
-                "EVAL", _PRUNE.text, 2, keys.session, keys.interrupted_index, session_id
+                "EVAL", _PRUNE.text, len(call_keys), *call_keys, *_PRUNE.arg_list(session_id=session_id)
             )
         pruned = pipeline.execute()
         return [session_id for session_id, removed in zip(ids, pruned, strict=True) if not removed]

@@ -20,6 +20,8 @@ from strands.multiagent.base import NodeResult, Status
 
 from agent.strands_bridge.mirror import Mirror, MirrorView
 from agent.strands_bridge.records import (
+    CREATE_RECORD,
+    UPDATE_RECORD,
     RecordConflictError,
     compare_and_set,
     corrupted,
@@ -125,7 +127,11 @@ class MultiAgentRecords:
         payload = multi_agent.serialize_state()
         side = SignoffSide()
         text = encode({"state": payload, "signoff": _side_dict(side)})
-        created = guarded(session_id, record, lambda: self._create(keys=[key], args=[text]))
+        created = guarded(
+            session_id,
+            record,
+            lambda: self._create(keys=CREATE_RECORD.key_list(record_key=key), args=CREATE_RECORD.arg_list(record=text)),
+        )
         if not int(created):
             raise RecordConflictError(session_id, record, 0, 1)
         self._versions[slot] = 1
@@ -168,7 +174,10 @@ class MultiAgentRecords:
             session_id,
             record,
             expected,
-            lambda: self._update(keys=[key], args=[expected, text]),
+            lambda: self._update(
+                keys=UPDATE_RECORD.key_list(record_key=key),
+                args=UPDATE_RECORD.arg_list(expected_version=expected, record=text),
+            ),
             missing="multi-agent does not exist",
         )
         self._mirror_write(session_id, payload, side)

@@ -25,10 +25,17 @@ from strands.types.session import Session as StrandsSession
 from strands.types.session import SessionAgent, SessionMessage, SessionType
 
 from state.errors import ConflictError, SessionException
+from state.lua import LuaScript
 from state.store import keys_for
 from state.validation import ShapeError, check_agent_state, check_interrupt_state, check_messages
 
 _KINDS: Final = ("session", "agent", "messages", "message_versions", "multi_agent")
+CREATE_RECORD: Final = LuaScript("agent.strands_bridge", "create_record", keys=("record_key",), args=("record",))
+"""Creates a versioned record's hash (an agent's, a multi-agent's) at version 1."""
+UPDATE_RECORD: Final = LuaScript(
+    "agent.strands_bridge", "update_record", keys=("record_key",), args=("expected_version", "record")
+)
+"""Updates a versioned record's hash if it is still at the version expected (compare and set)."""
 _MAX_AGENT_ID_LENGTH: Final = 256
 
 

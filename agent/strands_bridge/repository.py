@@ -22,6 +22,8 @@ from strands.session.session_repository import SessionRepository
 from agent.strands_bridge.mirror import Mirror, MirrorView
 from agent.strands_bridge.multi_agent_records import MultiAgentRecords, SignoffSide
 from agent.strands_bridge.records import (
+    CREATE_RECORD,
+    UPDATE_RECORD,
     RecordConflictError,
     compare_and_set,
     corrupted,
@@ -39,17 +41,13 @@ from state.store import SessionStore
 DEFAULT_AGENT_ID: Final = "default"
 """The id Strands gives an agent built without ``agent_id``."""
 
-_CREATE_RECORD: Final = LuaScript("agent.strands_bridge", "create_record", keys=("record_key",), args=("record",))
-_UPDATE_RECORD: Final = LuaScript(
-    "agent.strands_bridge", "update_record", keys=("record_key",), args=("expected_version", "record")
-)
 _UPDATE_MESSAGE: Final = LuaScript(
     "agent.strands_bridge",
     "update_message",
     keys=("messages_key", "versions_key"),
     args=("message_id", "expected_version", "record"),
 )
-SCRIPTS: Final = (_CREATE_RECORD, _UPDATE_RECORD, _UPDATE_MESSAGE)
+SCRIPTS: Final = (CREATE_RECORD, UPDATE_RECORD, _UPDATE_MESSAGE)
 """The repository's scripts (``.lua`` files of this package)."""
 
 
@@ -74,8 +72,8 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         self._client = client
         self._mirror = Mirror(mirror) if mirror is not None else None
         self._mirror_agent_id = mirror_agent_id
-        self._create_agent = client.register_script(_CREATE_RECORD.text)
-        self._update_agent = client.register_script(_UPDATE_RECORD.text)
+        self._create_agent = client.register_script(CREATE_RECORD.text)
+        self._update_agent = client.register_script(UPDATE_RECORD.text)
         self._update_message = client.register_script(_UPDATE_MESSAGE.text)
         self._multi_agents = MultiAgentRecords(
             client,
@@ -123,7 +121,13 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
         record = f"agent:{agent_id}"
         key = strands_key(session_id, "agent", agent_id)
         text = encode(session_agent.to_dict())
-        created = guarded(session_id, record, lambda: self._create_agent(keys=[key], args=[text]))
+        created = guarded(
+            session_id,
+            record,
+            lambda: self._create_agent(
+                keys=CREATE_RECORD.key_list(record_key=key), args=CREATE_RECORD.arg_list(record=text)
+            ),
+        )
         if not int(created):
             raise RecordConflictError(session_id, record, 0, 1)
         self._agent_versions[(session_id, agent_id)] = 1
@@ -170,7 +174,10 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             session_id,
             record,
             expected,
-            lambda: self._update_agent(keys=[key], args=[expected, text]),
+            lambda: self._update_agent(
+                keys=UPDATE_RECORD.key_list(record_key=key),
+                args=UPDATE_RECORD.arg_list(expected_version=expected, record=text),
+            ),
             missing="agent does not exist",
         )
         if (mirror := self._mirror_of(agent_id)) is not None:
@@ -233,13 +240,19 @@ class RedisSessionRepository(SessionRepository):  # type: ignore[misc]
             raise corrupted(session_id, record, "message does not exist")
         session_message.created_at = self._message_created_at.get(slot, session_message.created_at)
         expected = self._message_versions[slot]
-        keys = [strands_key(session_id, "messages", agent_id), strands_key(session_id, "message_versions", agent_id)]
+        keys = _UPDATE_MESSAGE.key_list(
+            messages_key=strands_key(session_id, "messages", agent_id),
+            versions_key=strands_key(session_id, "message_versions", agent_id),
+        )
         text = encode(session_message.to_dict())
         self._message_versions[slot] = compare_and_set(
             session_id,
             record,
             expected,
-            lambda: self._update_message(keys=keys, args=[message_id, expected, text]),
+            lambda: self._update_message(
+                keys=keys,
+                args=_UPDATE_MESSAGE.arg_list(message_id=message_id, expected_version=expected, record=text),
+            ),
             missing="message does not exist",
         )
         if (mirror := self._mirror_of(agent_id)) is not None:

@@ -106,11 +106,21 @@ JOB_KINDS: Final = ("start", "resume")
 """Job kinds that get a label of their own (anything else read from the stream is counted as ``other``)."""
 
 
+_DECIDED: Final[dict[tuple[str, str], tuple[Counter, Histogram]]] = {}
+"""The children ``decided`` records into, by outcome and source (a click's answer waits for it: ``labels`` checks and
+locks on every call, a dict look-up does not). Bounded: both labels come from small fixed sets."""
+
+
 def decided(*, outcome: str, source: str, waited_s: float | None) -> None:
     """One decision recorded; ``waited_s``: how long it waited for it, when known."""
-    DECISIONS.labels(outcome=outcome, source=source).inc()
+    children = _DECIDED.get((outcome, source))
+    if children is None:
+        labelled = (DECISIONS.labels(outcome=outcome, source=source), TIME_TO_DECISION_SECONDS.labels(source=source))
+        children = _DECIDED.setdefault((outcome, source), labelled)
+    counted, waited = children
+    counted.inc()
     if waited_s is not None and waited_s >= 0:
-        TIME_TO_DECISION_SECONDS.labels(source=source).observe(waited_s)
+        waited.observe(waited_s)
 
 
 def job_handled(*, kind: str, outcome: str, took_s: float) -> None:

@@ -69,7 +69,15 @@ def span(
     trace when there is none). An exception leaving the block marks the span failed and is recorded on it
     (then raised on).
     """
-    parent_context = _propagator.extract({"traceparent": parent}) if valid_traceparent(parent) else None
+    if not valid_traceparent(parent):
+        if not enabled():
+            # Nothing to record and no context to pass on: a no-op span would carry the current span's context, so the
+            # current span stands in for it (a click's answer does not wait for a context set to what it was).
+            yield trace.get_current_span()
+            return
+        parent_context = None
+    else:
+        parent_context = _propagator.extract({"traceparent": parent})
     with _tracer.start_as_current_span(name, context=parent_context, kind=kind, attributes=attributes) as current:
         yield current
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any, Final, Literal, TextIO
 
 import redis
@@ -31,6 +32,8 @@ from state.text import as_text, shown
 ExportFormat = Literal["jsonl", "csv"]
 CSV_COLUMNS = ("id", "at", "event", "actor", "session_id", "details")
 _PAGE = 1000
+_DETAILS: Final = json.JSONEncoder(default=str, ensure_ascii=False)
+"""An event's details as JSON (made once: ``json.dumps`` with options makes an encoder on every call)."""
 TRIM_PAGE: Final = 1000
 """With ``keep_unexported``, how many of a shard's oldest exported events one trim reads, at most, to find its cut."""
 
@@ -98,7 +101,7 @@ class Audit:
         A script appends the one that happens (``bot.store.scripts``, ``add_audit``).
         """
         fields = self._fields("", session_id, actor, details)
-        return tuple(tuple(item for pair in {**fields, "event": event}.items() for item in pair) for event in events)
+        return tuple(tuple(chain.from_iterable({**fields, "event": event}.items())) for event in events)
 
     def _fields(self, event: str, session_id: str, actor: str, details: dict[str, Any]) -> dict[str, str]:
         return {
@@ -106,7 +109,7 @@ class Audit:
             "actor": actor,
             "session_id": session_id,
             "at_ms": str(int(self._clock() * 1000)),
-            "details": json.dumps(details, default=str, ensure_ascii=False),
+            "details": _DETAILS.encode(details),
         }
 
     def entries(self, *, since: datetime | None = None) -> Iterator[AuditEntry]:

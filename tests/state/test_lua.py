@@ -52,3 +52,35 @@ def test_the_script_runs_as_named(redis_client: redis.Redis) -> None:
 
     assert run(keys=_PRUNE.key_list(session_key="session", interrupted_key="index"), args=["gone"]) == 1
     assert redis_client.zcard("index") == 0
+
+
+_OPTIONAL = LuaScript(
+    "state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key", "extra_key")
+)
+
+
+def test_optional_keys_follow_the_others_in_the_prelude() -> None:
+    assert _OPTIONAL.prelude.splitlines()[:3] == [
+        "local session_key = KEYS[1]",
+        "local interrupted_key = KEYS[2]",
+        "local extra_key = KEYS[3]",
+    ]
+
+
+def test_a_call_leaves_out_a_trailing_run_of_optional_keys() -> None:
+    assert _OPTIONAL.key_list(session_key="s") == ["s"]
+    assert _OPTIONAL.key_list(session_key="s", interrupted_key="i", extra_key=None) == ["s", "i"]
+    assert _OPTIONAL.key_list(extra_key="e", interrupted_key="i", session_key="s") == ["s", "i", "e"]
+    with pytest.raises(TypeError, match=r"given=<\['extra_key'\]> \| optional keys are left out from one on"):
+        _OPTIONAL.key_list(session_key="s", extra_key="e")  # the script would read it as interrupted_key
+    with pytest.raises(TypeError, match=r"missing=<\['session_key'\]>, unknown=<\[\]>"):
+        _OPTIONAL.key_list(session_key=None, interrupted_key="i")
+    with pytest.raises(TypeError, match=r"unknown=<\['other_key'\]>"):
+        _OPTIONAL.key_list(session_key="s", other_key="o")
+
+
+def test_optional_keys_are_refused_with_more_keys() -> None:
+    with pytest.raises(ValueError, match="optional_keys and more_keys"):
+        LuaScript(
+            "state", "prune_interrupted", keys=("session_key",), optional_keys=("interrupted_key",), more_keys=True
+        )

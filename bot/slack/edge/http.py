@@ -68,17 +68,18 @@ def wsgi_app(
         except TimeoutError:
             return _answer(start_response, 408, {"error": "the request body did not arrive in time"})
         content_type = environ.get("CONTENT_TYPE", "")
-        headers = _headers(environ)
         query = environ.get("QUERY_STRING", "")
         if guard is None:
             return _dispatch(
-                app, start_response, BoltRequest(body=body.decode(errors="replace"), query=query, headers=headers)
+                app,
+                start_response,
+                BoltRequest(body=body.decode(errors="replace"), query=query, headers=_headers(environ)),
             )
         timestamp, signature = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"), environ.get("HTTP_X_SLACK_SIGNATURE")
         rejection = guard.verify(body=body, timestamp=timestamp, signature=signature)
         if rejection is not None:
             return _answer(start_response, rejection.status, {"error": rejection.message})
-        verified = _Verified(body, content_type, str(timestamp), str(signature), headers, query)
+        verified = _Verified(body, content_type, str(timestamp), str(signature), environ, query)
         with collected() as later:  # what a listener leaves until the answer has left (``after_answer``)
             answer = _serve_verified(app, guard, clicks, verified, start_response)
         return ThenAfterTheAnswer(answer, later) if later else answer
@@ -103,8 +104,13 @@ class _Verified:
     content_type: str
     timestamp: str
     signature: str
-    headers: dict[str, str | Sequence[str]]
+    environ: dict[str, Any]
     query: str
+
+    @property
+    def headers(self) -> dict[str, str | Sequence[str]]:
+        """Its headers, for Bolt (read only on its way there: an Approve click served at the edge needs none)."""
+        return _headers(self.environ)
 
 
 def _serve_verified(

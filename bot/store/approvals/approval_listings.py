@@ -13,7 +13,7 @@ from typing import Any
 import redis
 from redis.commands.core import Script
 
-from bot.store import keys
+from bot.store import keys, scripts
 from bot.store.approvals import approval_index
 from bot.store.approvals.approval_record import Approval
 from state.text import as_text
@@ -89,8 +89,11 @@ class ApprovalListings:
         for (shard, channel_id), members in zip(places, reads.execute() if places else [], strict=True):
             if not members:
                 self._drop_idle_channel(
-                    keys=[keys.open_channels(shard, team_id), keys.channel_open(shard, team_id, channel_id)],
-                    args=[channel_id],
+                    keys=scripts.DROP_IDLE_CHANNEL.key_list(
+                        channels_key=keys.open_channels(shard, team_id),
+                        channel_open_key=keys.channel_open(shard, team_id, channel_id),
+                    ),
+                    args=scripts.DROP_IDLE_CHANNEL.arg_list(channel_id=channel_id),
                 )
             scored.extend((score, member, shard, channel_id) for member, score in members)
         scored.sort(key=lambda item: (item[0], item[1]))
@@ -154,8 +157,13 @@ class ApprovalListings:
                 members = approval_index.open_members(request, copied_to=copied_to)
                 self._client.sadd(keys.open_channels(shard, request.team_id), request.channel_id)
                 added = self._index_open(
-                    keys=[keys.approval(request.session_id, request.approval_id), keys.open_by(shard)],
-                    args=[approval_index.open_record(request, copied_to=copied_to), *members],
+                    keys=scripts.INDEX_OPEN.key_list(
+                        approval_key=keys.approval(request.session_id, request.approval_id),
+                        open_by_key=keys.open_by(shard),
+                    ),
+                    args=scripts.INDEX_OPEN.arg_list(
+                        *members, indexed=approval_index.open_record(request, copied_to=copied_to)
+                    ),
                 )
                 listed += int(added) > 0
         # The latest decisions, as a version before ``recent_by`` listed them (a decision since is in recent-by):

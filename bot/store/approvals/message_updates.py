@@ -47,8 +47,16 @@ class MessageUpdates:
 
     def shown_if_leased(self, session_id: str, approval_id: str, *, token: str, version: int) -> bool:
         """Record that the messages show ``version``; ``False`` (nothing recorded) if the lease was lost."""
-        keys_ = [keys.message_shown(session_id, approval_id), keys.message_update_lease(session_id, approval_id)]
-        return bool(self._shown_if_held(keys=keys_, args=[token, version, _SHOWN_KEPT_S]))
+        shown = scripts.SHOWN_IF_HELD
+        return bool(
+            self._shown_if_held(
+                keys=shown.key_list(
+                    shown_key=keys.message_shown(session_id, approval_id),
+                    lease_key=keys.message_update_lease(session_id, approval_id),
+                ),
+                args=shown.arg_list(token=token, version=version, ttl_s=_SHOWN_KEPT_S),
+            )
+        )
 
     def forget_shown(self, session_id: str, approval_id: str) -> None:
         """The messages may show anything now (an update failed half way): the next update redraws them."""
@@ -56,4 +64,8 @@ class MessageUpdates:
 
     def release(self, session_id: str, approval_id: str, *, token: str) -> None:
         """Give the lease back (if still held)."""
-        self._release_if_held(keys=[keys.message_update_lease(session_id, approval_id)], args=[token])
+        release = scripts.RELEASE_IF_HELD
+        self._release_if_held(
+            keys=release.key_list(lease_key=keys.message_update_lease(session_id, approval_id)),
+            args=release.arg_list(token=token),
+        )

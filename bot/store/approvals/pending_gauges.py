@@ -32,7 +32,11 @@ class PendingGauges:
         """What waits now: count per (rule, age bucket) and the oldest request's time (unix s)."""
         now_ms = int(now_s * 1000)
         bounds = [f"{max(now_ms - int(bound * 1000), 0):0{_MS_DIGITS}d}" for bound, _label in AGE_BUCKETS[:-1]]
-        calls = [([keys.open_by(shard)], [POLICY_PREFIX, *bounds]) for shard in keys.shards()]
+        pending = scripts.PENDING_BY_POLICY
+        calls = [
+            (pending.key_list(open_by_key=keys.open_by(shard)), pending.arg_list(*bounds, rules_prefix=POLICY_PREFIX))
+            for shard in keys.shards()
+        ]
         counts: dict[tuple[str, str], int] = {}
         oldest_ms: int | None = None
         labels = [label for _bound, label in AGE_BUCKETS]

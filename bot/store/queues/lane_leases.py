@@ -55,8 +55,12 @@ class LaneLeases:
             return token, [], []
         now_ms = self._now_ms()
         pace_ms = int(PACE_S * 1000)
+        take = scripts.TAKE_LANE
         calls = [
-            ([keys.outbox_lane(lane), keys.outbox_channel_pause(lane)], [token, now_ms, self._lease_ms, first, pace_ms])
+            (
+                take.key_list(lane_key=keys.outbox_lane(lane), pause_key=keys.outbox_channel_pause(lane)),
+                take.arg_list(token=token, now_ms=now_ms, lease_ms=self._lease_ms, first_entry=first, pace_ms=pace_ms),
+            )
             for lane, first in lanes
         ]
         answers = run_each(self._client, self._take, calls)
@@ -72,8 +76,14 @@ class LaneLeases:
         if not lanes:
             return
         now_ms = self._now_ms()
+        leave = scripts.LEAVE_LANE
         calls = [
-            ([keys.outbox_lane(lane)], [token, put_back or "", now_ms, int(delay_s * 1000) + self._lease_ms])
+            (
+                leave.key_list(lane_key=keys.outbox_lane(lane)),
+                leave.arg_list(
+                    token=token, put_back=put_back or "", now_ms=now_ms, hold_ms=int(delay_s * 1000) + self._lease_ms
+                ),
+            )
             for lane, put_back, delay_s in lanes
         ]
         for answer in run_each(self._client, self._leave, calls):

@@ -42,7 +42,8 @@ CLAIM_DUE: Final = script(
 )
 COMPLETE_POST: Final = script(
     "complete_post",
-    keys=("posted_key", "due_key", "entries_key", "claims_key", "caller_key", "open_by_key"),
+    keys=("posted_key", "due_key", "entries_key", "claims_key"),
+    optional_keys=("caller_key", "open_by_key"),
     args=("entry_id", "copy", "ttl_s", "open_by_prefix", "approval_id"),
     more_args=True,
 )

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from opentelemetry import trace
+from opentelemetry import context, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from bot.observe import trace_export, tracing
@@ -59,6 +59,22 @@ def test_outside_a_span_nothing_travels() -> None:
     assert tracing.log_ids() == {}
     assert "traceparent" not in StartJob("T1", "C1", "1.2", "U1", "hi", "Ev1").fields()
     assert "traceparent" not in json.loads(post_message("C1", "hi", team_id="T1").to_json())
+
+
+def test_a_span_while_nothing_traces_leaves_the_context_as_it_is(in_a_span: None) -> None:
+    # Nothing to record and no parent to pass on: the block runs in the context it was given (a click's answer does
+    # not wait for a context to be set and reset), and the trace it runs in still travels.
+    before = context.get_current()
+    with tracing.span("decide approve", attributes={"signoff.decision.source": "button"}) as current:
+        assert context.get_current() is before
+        current.set_attribute("signoff.decision.status", "decided")
+        assert tracing.current_traceparent() == TRACEPARENT
+
+
+def test_a_span_given_a_parent_while_nothing_traces_passes_the_parent_on() -> None:
+    with tracing.span("decide approve", parent=TRACEPARENT):
+        assert tracing.current_traceparent() == TRACEPARENT
+    assert tracing.current_traceparent() == ""
 
 
 def test_a_job_queued_in_a_span_carries_it(in_a_span: None) -> None:

@@ -162,3 +162,21 @@ def test_a_script_writes_another_owner_s_records_only_through_that_owner_s_lua()
         writes = re.findall(r"redis\.call\('(\w+)', (\w+)", body)
 
         assert [key for command, key in writes if command in _WRITES and key.startswith(foreign)] == [], name
+
+
+def test_a_post_completes_without_its_optional_caller_and_open_by_keys(redis_client: redis.Redis) -> None:
+    redis_client.zadd("{t}due", {"e1": 1})
+    redis_client.hset("{t}entries", "e1", "{}")
+    redis_client.hset("{t}claims", "e1", "1")
+    complete = redis_client.register_script(scripts.COMPLETE_POST.text)
+
+    kept = complete(
+        keys=scripts.COMPLETE_POST.key_list(
+            posted_key="{t}posted", due_key="{t}due", entries_key="{t}entries", claims_key="{t}claims"
+        ),
+        args=scripts.COMPLETE_POST.arg_list(entry_id="e1", copy="C1:1.0", ttl_s=60, open_by_prefix="", approval_id="a"),
+    )
+
+    assert kept == b"C1:1.0"
+    assert redis_client.get("{t}posted") == b"C1:1.0"
+    assert not redis_client.exists("{t}due", "{t}entries", "{t}claims")
