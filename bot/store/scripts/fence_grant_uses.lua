@@ -2,7 +2,8 @@
 --       (``keys.grant_revoked``, one slot).
 -- ARGV: kept_s: how long each fence is kept.
 -- Writes each fence (the decide script then refuses the grant's decision of that use's call). Returns how many.
-for index = 1, #KEYS do
+redis.call('SET', fence_key, '1', 'EX', tonumber(kept_s))
+for index = KEYS_MORE, #KEYS do
   redis.call('SET', KEYS[index], '1', 'EX', tonumber(kept_s))
 end
 return #KEYS
