@@ -103,7 +103,7 @@ def grant_revoke_unfinished(tool: str) -> str:
     """Told to the person who revoked a standing approval whose calls in flight could not all be stopped yet."""
     return (
         f"Not revoked yet: it approves no new {code_inline(tool)} call, but one it was approving could not be stopped "
-        "yet. It stays on App Home until that is done: it is tried again when App Home is shown, or press Revoke again."
+        "yet. It stays on App Home until that is done: Signoff tries again on its own, or press Revoke again."
     )
 
 

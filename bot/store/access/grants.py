@@ -7,7 +7,8 @@ the session's slot (``RoundPublisher``), and only within ``DECIDES_WITHIN_MS``: 
 there in its session's slot (``keys.grant_revoked``), so the decide script refuses the grant's decision of any call
 whose decision was not written by then. Until the fences are written (and held by ``REDIS_DECISION_REPLICAS``
 replicas) the revoke is owed: its first step keeps the grant under ``<grant id>:revoking`` in the same hash, the
-listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it.
+listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it, as the workers
+do (``keys.GRANTS_REVOKING``, ``finish_owed``).
 The listing's index (``keys.GRANTS_LIVE``) is written on its own and only follows the grants: a grant is listed
 while its own record is (or its revoke is owed). So does each person's listing (``keys.grants_of``: the grants they
 made or that cover their requests), which App Home reads: a page of their own, whatever others hold.
@@ -15,6 +16,7 @@ made or that cover their requests), which App Home reads: a page of their own, w
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -190,6 +192,8 @@ class GrantStore:
         grant = _grant_of(text) if text else None
         fenced = self._fence_uses(grant_id, [as_text(member) for member in uses])  # written even if not held yet
         finished = held and fenced
+        if not finished and grant is not None:
+            self._owe(grant)
         if finished:
             forget = self._client.pipeline(transaction=True)
             forget.hdel(grants_key, _owed_field(grant_id), f"{grant_id}:uses")
@@ -201,6 +205,32 @@ class GrantStore:
         if grant is None:
             return None
         return Revoked(grant, ended_now=bool(ended), finished=finished)
+
+    def _owe(self, grant: Grant) -> None:
+        """List a revoke left owed for the workers (``finish_owed``); the listings finish it too if this fails."""
+        try:
+            self._client.zadd(keys.GRANTS_REVOKING, {_member(grant): int(time.time() * 1000)}, nx=True)
+        except redis.RedisError as error:
+            logger.warning("grant=<%s> | its owed revoke is not listed for the workers (%s)", grant.grant_id, error)
+
+    def finish_owed(self, *, limit: int = 20) -> int:
+        """Finish up to ``limit`` revokes left owed, oldest first (a worker's chore); how many are finished now.
+
+        One still unfinished stays listed for the next call.
+        """
+        finished = 0
+        listed: list[bytes] = self._client.zrange(keys.GRANTS_REVOKING, 0, limit - 1)  # type: ignore[assignment]
+        for member in listed:
+            team_id, channel_id, grant_id = as_text(member).split(":", 2)
+            try:
+                revoked = self.revoke(team_id, channel_id, grant_id)
+            except redis.RedisError as error:
+                logger.warning("grant=<%s> | its owed revoke could not be finished (%s)", grant_id, error)
+                continue
+            if revoked is None:
+                self._client.zrem(keys.GRANTS_REVOKING, member)  # gone (what it left in flight is fenced)
+            finished += revoked is not None and revoked.finished
+        return finished
 
     def _fence_uses(self, grant_id: str, uses: list[str]) -> bool:
         """Fence each use (``<grant id>:<session id>:<approval id>``), a session at a time; whether all are held."""
@@ -224,9 +254,10 @@ class GrantStore:
         return True
 
     def unlist(self, grant: Grant) -> None:
-        """Take a grant out of the listings (the everyone's and its people's), once its record is gone."""
+        """Take a grant out of the listings (everyone's, its people's, the owed revokes'), once its record is gone."""
         listing = self._client.pipeline(transaction=False)
         listing.zrem(keys.GRANTS_LIVE, _member(grant))
+        listing.zrem(keys.GRANTS_REVOKING, _member(grant))
         for person in _people(grant):
             listing.zrem(keys.grants_of(grant.team_id, person), _own_member(grant))
         listing.execute()

@@ -417,3 +417,24 @@ def test_a_round_published_again_counts_no_use_of_a_grant_made_since_it_opened(
     assert uses == 0
     assert _in_flight(bot) == 0
     bot.drain()
+
+
+def test_a_worker_finishes_an_owed_revoke_nobody_lists_or_tries_again(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grant = _granted(bot)
+    runs = _runs(bot)
+    finished: list[int] = []
+
+    def revoke_unfenced_then_a_worker_tick() -> None:
+        _revoke_unfenced(bot, monkeypatch, grant)
+        finished.append(bot.worker.finish_revokes())
+
+    _after_each_use(bot, monkeypatch, revoke_unfenced_then_a_worker_tick)
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert finished == [1]
+    assert not is_decided(asked)
+    assert _runs(bot) == runs
+    assert bot.services.publisher.grants.place_of(grant.grant_id) is None
+    assert bot.worker.finish_revokes() == 0  # nothing owed any more
