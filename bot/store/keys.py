@@ -110,22 +110,18 @@ API keys (one hash tag of their own: creating or revoking a key is one transacti
 Standing approvals (``<g>`` is ``{grants:<team>:<cid>}``: a channel's grants share one slot, so a use and a
 revoke are atomic with each other)::
 
-    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <grant id>:uses -> times used;
-                                                   <grant id>:revoking -> a grant whose revoke is owed (JSON)
+    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <id>:uses; <id>:revoking (owed)
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
     signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
                                                    counts it once; TTL a day)
-    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> by Redis' time of the use
-                                                   (ms): uses whose decision may still be written, each fenced by a
-                                                   revoke; older than DECIDES_WITHIN_MS + 1 min dropped by the next use
+    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> by use time (ms): uses that
+                                                   may decide (a revoke fences each); older ones are dropped
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
-                                                   listing's index, written alone (a revoked grant is gone from the
-                                                   hash first, the index only follows, once its revoke is finished)
-    signoff:grants:revoking                zset    <team>:<cid>:<grant id> of the revokes left owed (their uses in
-                                                   flight not all fenced), by when (ms): finished by the workers
-    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the live grants a person made or that cover their
-                                                   requests, by expiry (ms): App Home's listing, written alone as the
-                                                   one above (pruned as it is read)
+                                                   listing's index, written alone (the grant goes from the hash
+                                                   first, the index only follows, once its revoke is finished)
+    signoff:grants:revoking                zset    <team>:<cid>:<grant id> of the revokes owed, by when: for workers
+    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the grants a person made or that cover their
+                                                   requests, by expiry (ms): App Home's, as the one above
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
