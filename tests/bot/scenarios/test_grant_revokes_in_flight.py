@@ -438,3 +438,23 @@ def test_a_worker_finishes_an_owed_revoke_nobody_lists_or_tries_again(
     assert _runs(bot) == runs
     assert bot.services.publisher.grants.place_of(grant.grant_id) is None
     assert bot.worker.finish_revokes() == 0  # nothing owed any more
+
+
+def test_the_operators_revoke_that_cannot_fence_says_so_and_exits_3(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grant = _granted(bot)
+    exits: list[int] = []
+
+    def cli_revoke_unfenced() -> None:
+        monkeypatch.setenv("REDIS_URL", redis_url)
+        with monkeypatch.context() as patched:
+            patched.setattr(keys, "grant_revoked", _fences_fail)
+            exits.append(grants_command.main(["revoke", grant.grant_id]))
+
+    _after_each_use(bot, monkeypatch, cli_revoke_unfenced)
+    _ask(bot)
+    monkeypatch.undo()
+    printed = capsys.readouterr()
+    assert exits == [3]
+    assert (printed.out, printed.err.startswith(f"signoff: not revoked yet: {grant.grant_id} (")) == ("", True)
