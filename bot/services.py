@@ -37,6 +37,7 @@ from bot.settings import ClusterMode, ConfigError, Settings, how_to_get
 from bot.slack.outbound.delivery import Deliverer
 from bot.slack.outbound.installed_clients import InstalledClients
 from bot.slack.outbound.metered_client import MeteredWebClient
+from bot.store import failed_attempts
 from bot.store.approvals import index_build
 from bot.store.approvals.pending_gauges import PendingGauges
 from bot.store.cluster_client import BotRedisCluster
@@ -274,6 +275,7 @@ class _CountedRetry(Retry):
             except self._supported_errors as error:
                 failures += 1
                 metrics.redis_failed(error)
+                failed_attempts.count()
                 # The failure handler runs first: it drops the connection, whose reply may still arrive.
                 if with_failure_count:
                     fail(error, failures)

@@ -55,11 +55,17 @@ def clock() -> SecondsClock:
 
 
 @pytest.fixture
-def redis_client(redis_url: str, redis_target: str) -> Iterator[redis.Redis]:
+def cluster_client_class() -> type[RedisCluster]:
+    """The client class ``redis_client`` uses on a cluster (``tests/bot`` uses the bot's own)."""
+    return RedisCluster
+
+
+@pytest.fixture
+def redis_client(redis_url: str, redis_target: str, cluster_client_class: type[RedisCluster]) -> Iterator[redis.Redis]:
     """A client on an empty database; closed after the test."""
     if redis_target == "cluster":
         # RedisCluster is no Redis subclass, but it speaks every command the code under test sends.
-        client = cast(redis.Redis, RedisCluster.from_url(redis_url))
+        client = cast(redis.Redis, cluster_client_class.from_url(redis_url))
     else:
         client = redis.Redis.from_url(redis_url)
     client.flushdb()

@@ -79,9 +79,15 @@ class JobPool:
             return list(self._held.values())
 
     def submit(self, job: Job) -> None:
-        """Run ``job`` as soon as a thread is free and no other job of its session runs here."""
+        """Run ``job`` as soon as a thread is free and no other job of its session runs here.
+
+        A job held already (queued or running: handed over twice) is dropped: one job id runs once at a time here.
+        """
         session = self._session_of(job)
         with self._lock:
+            if job.job_id in self._held:
+                logger.warning("job_id=<%s> | submitted again while held here: dropped", job.job_id)
+                return
             self._held[job.job_id] = job
             if session in self._queued_by_session:
                 self._queued_by_session[session].append(job)  # runs when the session's current job ends

@@ -4,15 +4,22 @@ redis-py finds the keys of a command whose keys move (``XREADGROUP``, ``XREAD``:
 its default node, one master, with ``COMMAND GETKEYS`` before each such command. With that master paused or dead,
 every shard's stream reads waited the client's timeout and failed: a worker then left every shard alone a moment
 (``bot.store.queues.shard_trouble``), and the healthy shards' jobs waited seconds. The keys are read from the arguments
-here instead: no extra round trip, and a master's trouble stays its own shard's.
+here instead: no extra round trip, and a master's trouble stays its own shard's. This covers commands sent by the
+client itself; a pipeline made from it routes its commands with redis-py's own code (the bot pipelines no stream read).
+
+Every failed attempt of a command is counted on its thread (``bot.store.failed_attempts``): the cluster client retries
+an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody).
 """
 
 from collections.abc import Sequence
 from typing import Any, Final
 
 from redis.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.store import failed_attempts
 from state.text import as_text
 
 _OPTIONS_FROM: Final = {"XREADGROUP": 4, "XREAD": 1}
@@ -20,7 +27,15 @@ _OPTIONS_FROM: Final = {"XREADGROUP": 4, "XREAD": 1}
 
 
 class BotRedisCluster(RedisCluster):
-    """redis-py's cluster client; a stream read is routed by its own arguments, never by asking a node."""
+    """redis-py's cluster client; a stream read it sends is routed by its own arguments, never by asking a node."""
+
+    def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        """One attempt of a command on ``target_node`` (redis-py's), a failed one counted."""
+        try:
+            return super()._execute_command(target_node, *args, **kwargs)  # type: ignore[no-untyped-call]
+        except (RedisConnectionError, RedisTimeoutError, TimeoutError):
+            failed_attempts.count()
+            raise
 
     def determine_slot(self, *args: Any) -> int | None:
         """The slot of the command ``args`` (redis-py's answer for all but a stream read)."""

@@ -5,7 +5,7 @@ lane ended, the others get ``LANE_WAIT_S`` more. A lane whose master stopped ans
 the client's retries, seconds, and the next batch (other conversations, on healthy masters) would wait behind it. A
 lane still running then finishes on its own and leaves its lane itself, holding its thread meanwhile; the next batch
 starts at once (its lanes take the threads left). A batch of one lane is waited for, as the lanes left running are by
-``settle``.
+``settle``, until they left their lanes too.
 """
 
 import functools
@@ -28,6 +28,7 @@ class LaneRuns:
         self._size = size
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._left = threading.Condition(self._lock)  # a late lane left its lane (its ``finish_late`` returned)
         self._running_late: set[Future[Any]] = set()
 
     def run(
@@ -54,10 +55,10 @@ class LaneRuns:
         return ended
 
     def settle(self) -> bool:
-        """Wait until the lanes left running by earlier batches have ended; whether there were any."""
-        with self._lock:
+        """Wait until the lanes left running by earlier batches ended and left their lanes; whether there were any."""
+        with self._left:
             late = set(self._running_late)
-        wait(late)
+            self._left.wait_for(lambda: not late & self._running_late)
         return bool(late)
 
     def close(self) -> None:
@@ -74,6 +75,9 @@ class LaneRuns:
             return self._pool
 
     def _ended_late(self, index: int, finish_late: Callable[[int, "Future[T]"], None], done: "Future[T]") -> None:
-        with self._lock:
-            self._running_late.discard(done)
-        finish_late(index, done)
+        try:
+            finish_late(index, done)
+        finally:
+            with self._left:
+                self._running_late.discard(done)
+                self._left.notify_all()

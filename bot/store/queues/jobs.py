@@ -14,12 +14,17 @@ A job goes on its session's shard (``bot.store.keys``): the decide script queues
 atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
 stream; on a cluster, whose streams live on different masters, each master is read on its own
 (``bot.store.queues.shard_trouble``) and an idle read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
-A read whose reply was lost (the client gave up, the server ran it later) has made its jobs this
-consumer's: the shard's next read takes them from this consumer's own history instead of leaving them
-to the claim time.
+A read whose reply may be lost has made its jobs this consumer's: the shard's next read takes them from this
+consumer's own history (id 0) instead of leaving them to the claim time. A reply counts as maybe lost when the read
+raised a connection error or timeout, when the client retried an attempt of it (a failed attempt counted on the
+read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``), or when it took
+``_RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
+waits for the claim time. A job is handed to a consumer once until acknowledged, handed back or taken over: every read,
+history read and claim (a late answer too) passes ``JobQueue._hand_over``, which drops what the consumer holds.
 """
 
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,10 +37,12 @@ from redis.cluster import RedisCluster
 
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
-from bot.store import keys, scripts
+from bot.store import failed_attempts, keys, scripts
 from bot.store.queues.shard_trouble import LAGGARD_S, ShardRests, each_shard, one_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
+
+logger = logging.getLogger(__name__)
 
 CLUSTER_WAIT_MS: Final = 20
 """On a cluster, how long an idle read waits on one shard before it looks at every shard again."""
@@ -177,8 +184,10 @@ class JobQueue:
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
         self._lock = threading.Lock()
-        self._held: dict[int, set[str]] = {}  # entry ids read or claimed here, not acknowledged or handed back yet
-        self._unsure: set[int] = set()  # shards whose last read may have lost its reply
+        # By consumer (workers may share one queue): the entry ids of each shard handed over, not acknowledged, handed
+        # back or taken over yet; the shards whose last read may have lost its reply.
+        self._held: dict[str, dict[int, set[str]]] = {}
+        self._unsure: dict[str, set[int]] = {}
         self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB.text)
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS.text)
@@ -187,11 +196,14 @@ class JobQueue:
     def ensure_group(self) -> None:
         """Create every shard's stream and consumer group if they do not exist yet."""
         for shard in keys.shards():
-            try:
-                self._client.xgroup_create(keys.jobs(shard), keys.JOBS_GROUP, id="0", mkstream=True)
-            except redis.ResponseError as error:
-                if "BUSYGROUP" not in str(error):
-                    raise
+            self._ensure_group_of(shard)
+
+    def _ensure_group_of(self, shard: int) -> None:
+        try:
+            self._client.xgroup_create(keys.jobs(shard), keys.JOBS_GROUP, id="0", mkstream=True)
+        except redis.ResponseError as error:
+            if "BUSYGROUP" not in str(error):
+                raise
 
     def enqueue(self, job: JobRecord, *, pipeline: redis.client.Pipeline | None = None) -> None:
         """Queue a job on its session's shard (inside the caller's transaction, if given)."""
@@ -213,9 +225,9 @@ class JobQueue:
         """New jobs for ``consumer`` from any shard: up to ``count`` per shard.
 
         Blocks up to ``block_ms`` (at most ``BLOCKING_WAIT_MAX_S``) on one server; on a cluster up to
-        ``CLUSTER_WAIT_MS`` (then the caller reads again). After a read whose reply may be lost (it failed, or an
-        attempt timed out and was retried), the shard's first read is of what that read handed over
-        (``_lost_jobs``): this consumer's own pending jobs, less those it holds.
+        ``CLUSTER_WAIT_MS`` (then the caller reads again). After a read whose reply may be lost (it failed, or the
+        client retried it), the shard's first read is of what that read handed over (``_lost_jobs``): this consumer's
+        own pending jobs, less those it holds. A shard whose group is gone (NOGROUP: a failover lost it) gets it back.
         """
         block_ms = min(block_ms, int(BLOCKING_WAIT_MAX_S * 1000))
         if not self._streams_apart:
@@ -256,44 +268,60 @@ class JobQueue:
     def _read(self, consumer: str, shards: list[int], *, count: int, block_ms: int | None) -> list[Job]:
         """New jobs of ``shards`` (one command); first, of those whose last read may have lost its reply, the lost."""
         with self._lock:
-            unsure = [shard for shard in shards if shard in self._unsure]
+            unsure = [shard for shard in shards if shard in self._unsure.get(consumer, ())]
         if unsure:
             lost = self._lost_jobs(consumer, unsure, count=count)
             if lost:
                 return lost
         streams = {keys.jobs(shard): ">" for shard in shards}
-        started = time.monotonic()
+        started, failed = time.monotonic(), failed_attempts.here()
         try:
             response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
         except (redis.ConnectionError, redis.TimeoutError):
-            self._unsure_of(shards)
+            self._unsure_of(consumer, shards)
             raise
-        if time.monotonic() - started >= _RETRIED_AFTER_S:
-            self._unsure_of(shards)  # an attempt timed out and was sent again: the first one's reply is lost
-        return self._held_now(_jobs_of(response))  # up to count per stream: every job read is this consumer's
+        except redis.ResponseError as error:
+            if "NOGROUP" not in str(error):
+                raise
+            logger.warning("shards=<%s> | the job group is gone (a failover lost it): made again", shards)
+            for shard in shards:
+                self._ensure_group_of(shard)
+            return []
+        if failed_attempts.here() > failed or time.monotonic() - started >= _RETRIED_AFTER_S:
+            self._unsure_of(consumer, shards)  # an attempt was sent again: the first one's reply may be lost
+        return self._hand_over(consumer, _jobs_of(response))  # up to count per stream
 
     def _lost_jobs(self, consumer: str, shards: list[int], *, count: int) -> list[Job]:
         """The jobs that reads whose reply was lost handed ``consumer``: its own history, less what it holds."""
         with self._lock:
-            held = {shard: set(self._held.get(shard, ())) for shard in shards}
+            held = self._held.get(consumer, {})
+            most = count + max(len(held.get(shard, ())) for shard in shards)
         history = {keys.jobs(shard): "0" for shard in shards}  # id 0: this consumer's pending entries, not new ones
-        most = count + max(len(ids) for ids in held.values())
         response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, history, count=most)  # type: ignore[arg-type]
         with self._lock:
-            self._unsure.difference_update(shards)
-        lost = [job for job in _jobs_of(response) if job.entry_id not in held[job.shard]]
-        return self._held_now(lost)
+            self._unsure.get(consumer, set()).difference_update(shards)
+        return self._hand_over(consumer, _jobs_of(response))
 
-    def _unsure_of(self, shards: list[int]) -> None:
+    def _unsure_of(self, consumer: str, shards: list[int]) -> None:
         with self._lock:
-            self._unsure.update(shards)
+            self._unsure.setdefault(consumer, set()).update(shards)
 
-    def _held_now(self, jobs: list[Job]) -> list[Job]:
-        """``jobs``, now held by this consumer until acknowledged or handed back."""
+    def _hand_over(self, consumer: str, jobs: list[Job]) -> list[Job]:
+        """Those of ``jobs`` that ``consumer`` does not hold yet, held now until acknowledged or handed back.
+
+        The one place jobs are marked held: a job found twice (a late claim and a history read) is handed over once.
+        """
+        handed: list[Job] = []
         with self._lock:
+            held = self._held.setdefault(consumer, {})
             for job in jobs:
-                self._held.setdefault(job.shard, set()).add(job.entry_id)
-        return jobs
+                ids = held.setdefault(job.shard, set())
+                if job.entry_id in ids:
+                    logger.info("job_id=<%s>, consumer=<%s> | held already: not handed again", job.job_id, consumer)
+                    continue
+                ids.add(job.entry_id)
+                handed.append(job)
+        return handed
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
         """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
@@ -301,35 +329,45 @@ class JobQueue:
         Up to ``count`` per shard.
         """
 
-        def look(shard: int) -> Any:
-            return self._client.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+        def look(shard: int) -> list[Job]:
+            # Handed over on the shard's thread: a late answer's jobs are held before another read can find them.
+            stream = keys.jobs(shard)
+            claimed = self._client.xautoclaim(stream, keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+            return self._claimed(consumer, shard, claimed)
 
         if self._streams_apart:
-            responses = self._each_shard(look, what="the job stream's claim")
+            found = self._each_shard(look, what="the job stream's claim", missing=[])
         else:
             looks = self._client.pipeline(transaction=False)  # one round trip
             for shard in keys.shards():
                 looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
-            responses = looks.execute()
+            found = [self._claimed(consumer, *pair) for pair in zip(keys.shards(), looks.execute(), strict=True)]
+        return [job for jobs in found for job in jobs]
+
+    def _claimed(self, consumer: str, shard: int, response: Any) -> list[Job]:
+        """The jobs of ``shard``'s XAUTOCLAIM reply, handed over to ``consumer``."""
         jobs = []
-        for shard, response in zip(keys.shards(), responses, strict=True):
-            for entry_id, fields in response[1] if response else ():
-                if fields is None:  # deleted while pending
-                    continue
-                deliveries = self._deliveries(shard, as_text(entry_id))
-                jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
-        return self._held_now(jobs)  # up to count per shard: every job claimed is now this consumer's to handle
+        for entry_id, fields in response[1] if response else ():
+            if fields is None:  # deleted while pending
+                continue
+            deliveries = self._deliveries(shard, as_text(entry_id))
+            jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
+        return self._hand_over(consumer, jobs)
 
     def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
         """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
 
         ``count=False`` does not count a delivery (the step never reached the agent: Redis was down).
         """
+        spec = scripts.REDELIVER_JOB
         reply: Any = self._redeliver(
-            keys=[keys.jobs(job.shard)],
-            args=[keys.JOBS_GROUP, consumer, job.entry_id, "count" if count else "keep"],
+            keys=spec.key_list(stream_key=keys.jobs(job.shard)),
+            args=spec.arg_list(
+                group=keys.JOBS_GROUP, consumer=consumer, job_id=job.entry_id, mode="count" if count else "keep"
+            ),
         )
         if not reply:
+            self._let_go(job, consumer)  # another consumer took it over: it is theirs now
             return None
         flat, deliveries = reply
         fields = dict(zip(flat[::2], flat[1::2], strict=True))
@@ -338,19 +376,28 @@ class JobQueue:
     def hand_back(self, job: Job, consumer: str, *, idle_ms: int) -> None:
         """Make ``job`` look abandoned at once, so that the next worker claims it without waiting."""
         stream = keys.jobs(job.shard)
-        self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
-        self._let_go(job)
+        try:
+            self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
+        finally:
+            self._let_go(job, consumer)  # handed back, or left to the claim time
 
     def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
         """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
+        spec = scripts.PRUNE_CONSUMERS
+        arguments = spec.arg_list(group=keys.JOBS_GROUP, idle_ms=idle_ms, keep=keep)
         removed = [
-            int(self._prune(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, idle_ms, keep])) for shard in keys.shards()
+            int(self._prune(keys=spec.key_list(stream_key=keys.jobs(shard)), args=arguments)) for shard in keys.shards()
         ]
         return max(removed)  # a worker is a consumer of every shard's group: count it once
 
     def leave(self, consumer: str) -> bool:
         """Remove ``consumer`` from every group unless it still holds jobs; return whether it is gone."""
-        left = [bool(self._leave(keys=[keys.jobs(shard)], args=[keys.JOBS_GROUP, consumer])) for shard in keys.shards()]
+        spec = scripts.LEAVE_GROUP
+        arguments = spec.arg_list(group=keys.JOBS_GROUP, leaving=consumer)
+        left = [
+            bool(self._leave(keys=spec.key_list(stream_key=keys.jobs(shard)), args=arguments))
+            for shard in keys.shards()
+        ]
         return all(left)
 
     def consumers(self) -> list[str]:
@@ -379,12 +426,17 @@ class JobQueue:
         pipeline = self._client.pipeline(transaction=True)
         pipeline.xack(stream, keys.JOBS_GROUP, job.entry_id)
         pipeline.xdel(stream, job.entry_id)
-        pipeline.execute()
-        self._let_go(job)
+        try:
+            pipeline.execute()
+        finally:
+            self._let_go(job)  # a failed ack leaves the job pending: another delivery runs it again
 
-    def _let_go(self, job: Job) -> None:
+    def _let_go(self, job: Job, consumer: str | None = None) -> None:
+        """``job`` is no longer held by ``consumer`` (by any consumer: it is acknowledged)."""
         with self._lock:
-            self._held.get(job.shard, set()).discard(job.entry_id)
+            holders = [self._held.get(consumer, {})] if consumer is not None else list(self._held.values())
+            for held in holders:
+                held.get(job.shard, set()).discard(job.entry_id)
 
     def pending_count(self) -> int:
         """Jobs delivered but not acknowledged, on every shard."""

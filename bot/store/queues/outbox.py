@@ -64,9 +64,8 @@ class OutboxKind(StrEnum):
 
 
 def _ordered_id() -> str:
-    # Entries due at the same millisecond are claimed in id order (ZRANGEBYSCORE breaks ties by
-    # member): a time-ordered id keeps them first in, first out.
-    # Twelve random hex digits, as a uuid4's first twelve (os.urandom alone: a uuid4 costs a click 6 us more).
+    # Entries due at the same millisecond are claimed in id order (ZRANGEBYSCORE breaks ties by member): a
+    # time-ordered id keeps them first in, first out. Twelve random hex digits (a uuid4 costs a click 6 us more).
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
 
 

@@ -84,9 +84,10 @@ class ShardRests:
 def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, what: str, missing: Any) -> list[Any]:
     """``read(shard)`` of each of ``count`` shards, all at once; a resting, failing or late shard's as ``missing``.
 
-    ``what`` names the kind of read (one per call site): a late answer is kept for the next read of that kind. Raises
-    the first error only when no shard answered (the caller's loop then backs off as for a Redis outage); an error
-    that is not a master's trouble is raised as it is.
+    ``what`` names the kind of read (one per call site): a late answer is kept for the next read of that kind. An
+    error that is not a master's trouble (a bug, a lost group) is its shard's too: logged, the shard's result
+    ``missing``, the others' returned (their reads may have handed entries over). Raises the first error only when no
+    shard answered (the caller's loop then backs off as for a Redis outage).
     """
     asked: dict[int, Future[Any]] = {}
     for shard in range(count):
@@ -115,7 +116,7 @@ def each_shard(count: int, read: Callable[[int], Any], rests: ShardRests, *, wha
             troubles.append(trouble)
             results.append(missing)
         else:
-            result, failed = _answer(future, shard, rests, what=what, missing=missing)
+            result, failed = _own_answer(future, shard, rests, what=what, missing=missing)
             results.append(result)
             if failed is not None:
                 troubles.append(failed)
@@ -151,7 +152,7 @@ def one_shard(
     """
     late = rests.late(what, shard)
     if late is not None:
-        return _answer(late, shard, rests, what=what, missing=missing)[0] if late.done() else missing
+        return _raised(_answer(late, shard, rests, what=what, missing=missing)) if late.done() else missing
     if rests.resting(shard):
         return missing
     future = rests.submit(count, read, shard)
@@ -159,17 +160,34 @@ def one_shard(
     if not future.done():
         rests.keep_late(what, shard, future)
         return missing
-    return _answer(future, shard, rests, what=what, missing=missing)[0]
+    return _raised(_answer(future, shard, rests, what=what, missing=missing))
+
+
+def _raised(answer: tuple[Any, BaseException | None]) -> Any:
+    """The result of an answer; an error that is not a master's trouble raised as it is."""
+    result, failed = answer
+    if failed is not None and not isinstance(failed, SHARD_TROUBLE):
+        raise failed
+    return result
+
+
+def _own_answer(
+    future: "Future[Any]", shard: int, rests: ShardRests, *, what: str, missing: Any
+) -> tuple[Any, BaseException | None]:
+    """``_answer``, an error that is not a master's trouble logged: it is its shard's, never the whole read's."""
+    result, failed = _answer(future, shard, rests, what=what, missing=missing)
+    if failed is not None and not isinstance(failed, SHARD_TROUBLE):
+        logger.error("shard=<%s> | %s failed", shard, what, exc_info=failed)
+    return result, failed
 
 
 def _answer(
     future: "Future[Any]", shard: int, rests: ShardRests, *, what: str, missing: Any
 ) -> tuple[Any, BaseException | None]:
-    """The answer of a finished read, or ``missing`` and the master's trouble (the shard then rests)."""
-    trouble = future.exception()
-    if trouble is None:
+    """The answer of a finished read, or ``missing`` and its error (a master's trouble: the shard then rests)."""
+    failed = future.exception()
+    if failed is None:
         return future.result(), None
-    if not isinstance(trouble, SHARD_TROUBLE):
-        raise trouble
-    rests.rest(shard, trouble, what=what)
-    return missing, trouble
+    if isinstance(failed, SHARD_TROUBLE):
+        rests.rest(shard, failed, what=what)
+    return missing, failed

@@ -5,10 +5,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from bot.services import connect_redis
 from bot.store import keys
-from bot.store.cluster_client import stream_keys
+from bot.store.cluster_client import BotRedisCluster, stream_keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
 from state.redis_cluster import RedisClusterServers
 
@@ -57,3 +58,8 @@ def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster
     assert sorted(job.shard for job in read) == [shard for shard in keys.shards() if shard != silent_shard]
     assert took_s < 0.5  # redis-py asked the silent master for the read's keys first: 1 s, then every shard failed
     client.close()
+
+
+@pytest.mark.parametrize("redis_target", ["cluster"], indirect=True)
+def test_the_bots_tests_run_on_the_bots_own_cluster_client(redis_client: redis.Redis) -> None:
+    assert isinstance(redis_client, BotRedisCluster)

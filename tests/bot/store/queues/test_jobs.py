@@ -2,8 +2,11 @@
 pending: the next read of its shard reads this consumer's own history first, so the job runs at once instead of
 waiting out the claim time (it used to be found only by ``claim_stale``, 30 s later)."""
 
+import contextlib
+import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -14,6 +17,7 @@ from bot.store.queues.jobs import JobQueue, ResumeJob
 from bot.store.queues.shard_trouble import RESTING_S
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
+from state.text import as_text
 from tests.bot.support.doomed_worker import wait_until
 from tests.outage import redis_paused
 
@@ -106,3 +110,180 @@ def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after
     wait_until(read_some, "the lost job is read", timeout_s=_CLAIM_IDLE_S / 2)
     assert found == [session_id]
     assert time.monotonic() - started < RESTING_S + 1.0  # the shard rests a moment after its failed read, then
+
+
+def _pending_of(client: redis.Redis, shard: int, consumer: str) -> list[str]:
+    rows = client.xpending_range(keys.jobs(shard), keys.JOBS_GROUP, "-", "+", 100, consumername=consumer)
+    return [str(as_text(row["message_id"])) for row in rows]  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _first_job_reply_lost() -> Iterator[list[bool]]:
+    """The first reply naming a job stream is lost to a reset connection (the server ran the command)."""
+    real_read = redis.Connection.read_response
+    lost = [False]
+
+    def lose_first(self: redis.Connection, *args: Any, **kwargs: Any) -> Any:
+        answer = real_read(self, *args, **kwargs)
+        if not lost[0] and answer and ":jobs" in repr(answer):
+            lost[0] = True
+            self.disconnect()  # type: ignore[no-untyped-call]
+            raise redis.ConnectionError("Connection reset by peer")
+        return answer
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(redis.Connection, "read_response", lose_first)
+        yield lost
+
+
+def _lose_a_read(jobs: JobQueue, consumer: str) -> None:
+    """A read of ``consumer`` whose reply is lost and that the client retries at once (nothing new the second time)."""
+    with _first_job_reply_lost() as lost:
+        jobs.enqueue(ResumeJob(_session_on(0), 99))
+        started = time.monotonic()
+        assert jobs.read(consumer, block_ms=1) == []
+        assert time.monotonic() - started < 1.0
+    assert lost[0]
+
+
+def test_a_reply_lost_to_a_reset_connection_and_retried_at_once_is_handed_over_at_the_next_read(
+    own_redis: RedisServer,
+) -> None:
+    """The client's retry sent the read again at once (well under ``_RETRIED_AFTER_S``): it used to be left to the
+    claim time, as only a read that raised or took a second was suspected."""
+    client = connect_redis(own_redis.url, retry_s=2.0)  # the bot's clients retry a lost connection in place
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    _lose_a_read(jobs, "worker-1")
+    assert len(_pending_of(client, 0, "worker-1")) == 1  # worker-1's, handed over by the lost reply
+    assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["99"]
+
+
+def test_a_late_claim_and_the_history_read_hand_one_job_over_once(own_redis: RedisServer) -> None:
+    """On a cluster ``claim_stale``'s late answer is kept for the next claim; a history read meanwhile found the job
+    it claimed (this consumer's now): it used to be handed over by both."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs._streams_apart = True  # as on a cluster: each shard read on its own (each_shard / one_shard)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    client.xreadgroup(keys.JOBS_GROUP, "dead", {keys.jobs(0): ">"})  # a dead worker's, never acknowledged
+    real_autoclaim = client.xautoclaim
+    release = threading.Event()
+
+    def slow_on_shard_0(stream: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = real_autoclaim(stream, *args, **kwargs)  # ran on the server: the job is worker-1's now
+        if stream == keys.jobs(0):
+            release.wait(5)  # shard 0's master is slow to answer (it is failing over)
+        return answer
+
+    client.xautoclaim = slow_on_shard_0  # type: ignore[method-assign,assignment]
+    assert jobs.claim_stale("worker-1", min_idle_ms=0) == []  # shard 0's answer is late: kept for the next claim
+    real_read = client.xreadgroup
+    failed = [False]
+
+    def fail_once_on_shard_0(group: Any, consumer: Any, streams: Any, *args: Any, **kwargs: Any) -> Any:
+        if not failed[0] and keys.jobs(0) in streams and ">" in streams.values():
+            failed[0] = True
+            raise redis.TimeoutError("Timeout reading from socket")  # its reply may be lost: the shard rests
+        return real_read(group, consumer, streams, *args, **kwargs)
+
+    client.xreadgroup = fail_once_on_shard_0  # type: ignore[method-assign,assignment]
+    assert jobs.read("worker-1", block_ms=1) == []
+    time.sleep(RESTING_S + 0.1)
+    first = jobs.read("worker-1", block_ms=1)  # shard 0's history: the job the late claim took
+    release.set()
+    time.sleep(0.2)
+    second = jobs.claim_stale("worker-1", min_idle_ms=0)
+    handed = [job.job_id for job in first + second]
+    assert len(handed) == 1, f"one job handed to this worker twice: {handed}"
+
+
+def test_a_lost_group_on_one_shard_is_made_again_and_the_other_shards_jobs_are_handed_over(
+    own_redis: RedisServer,
+) -> None:
+    """NOGROUP on one shard's read used to be raised after the other shards' reads ran: the jobs they handed over
+    were this consumer's, held (so the history read skipped them too), and waited for the claim time."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs._streams_apart = True  # as on a cluster
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(1), 1))
+    client.delete(keys.jobs(0))  # a failover lost shard 0's stream and its group
+    real_read = client.xreadgroup
+
+    def shard_0_late(group: Any, consumer: Any, streams: Any, *args: Any, **kwargs: Any) -> Any:
+        if keys.jobs(0) in streams:
+            time.sleep(0.05)  # answers (NOGROUP) after shard 1 did
+        return real_read(group, consumer, streams, *args, **kwargs)
+
+    client.xreadgroup = shard_0_late  # type: ignore[method-assign,assignment]
+    assert [job.shard for job in jobs.read("worker-1", block_ms=1)] == [1]
+    jobs.enqueue(ResumeJob(_session_on(0), 2))
+    assert [job.shard for job in jobs.read("worker-1", block_ms=1)] == [0]  # its group is back
+
+
+def test_a_job_taken_over_by_another_consumer_of_the_same_queue_is_handed_to_it_after_a_lost_read(
+    own_redis: RedisServer,
+) -> None:
+    """Workers may share one ``JobQueue`` (the test harness's): what one holds is its own, not the other's; and a job
+    taken over from a consumer (``redeliver`` finds it gone) is no longer held by it."""
+    client = connect_redis(own_redis.url, retry_s=0.0)  # no retry: a read whose reply is lost raises
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+
+    def lose_a_read(consumer: str) -> None:
+        jobs.enqueue(ResumeJob(_session_on(0), 99))
+        with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+            jobs.read(consumer, block_ms=1)
+
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [job] = jobs.read("worker-1", block_ms=1)
+    client.xclaim(keys.jobs(0), keys.JOBS_GROUP, "worker-2", 0, [job.entry_id])  # a claim whose reply was lost
+    assert jobs.redeliver(job, "worker-1") is None  # taken over
+    lose_a_read("worker-2")
+    assert {found.fields["version"] for found in jobs.read("worker-2", block_ms=1, count=10)} == {"1", "99"}
+    client.xclaim(keys.jobs(0), keys.JOBS_GROUP, "worker-1", 0, [job.entry_id])  # and back: worker-1's again
+    lose_a_read("worker-1")
+    assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
+
+
+def test_on_a_cluster_a_reply_lost_and_retried_at_once_is_handed_over_at_the_next_read(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0)  # the cluster client retries each failed attempt itself
+    client.flushall(target_nodes="primaries")
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    _lose_a_read(jobs, "worker-1")
+    found: list[str] = []
+
+    def read_some() -> bool:  # the retried read may answer late (after the other shards): its answer is the next's
+        found.extend(job.fields["version"] for job in jobs.read("worker-1", block_ms=1))
+        return bool(found)
+
+    wait_until(read_some, "the lost job is read", timeout_s=1.0)
+    assert found == ["99"]
+
+
+def test_a_job_whose_ack_failed_is_no_longer_held_and_a_lost_read_hands_it_over_again(
+    own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It is still this consumer's, pending: it used to stay held for good (and never come back here)."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [job] = jobs.read("worker-1", block_ms=1)
+
+    def cut_off(*_args: Any, **_kwargs: Any) -> Any:
+        raise redis.ConnectionError("Connection refused")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(redis.client.Pipeline, "execute", cut_off)
+        with pytest.raises(redis.ConnectionError):
+            jobs.ack(job)
+    jobs.enqueue(ResumeJob(_session_on(0), 99))
+    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        jobs.read("worker-1", block_ms=1)
+    assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}

@@ -12,7 +12,7 @@ from bot.services import connect_redis
 from bot.store import keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
 from bot.store.queues.outbox import Outbox, OutboxEntry
-from bot.store.queues.shard_trouble import LAGGARD_S, RESTING_S, ShardRests, one_shard
+from bot.store.queues.shard_trouble import LAGGARD_S, RESTING_S, ShardRests, each_shard, one_shard
 from state.redis_cluster import RedisClusterServers
 
 _PAUSE_MS = 20_000
@@ -107,3 +107,24 @@ def test_a_blocking_read_on_a_silent_master_waits_no_longer_than_it_asked_the_se
         assert time.monotonic() - started < 0.05  # still owed an answer: not asked again
     finally:
         master.resume()
+
+
+def test_an_unexpected_error_of_one_shard_is_its_own_the_others_results_are_returned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def read(shard: int) -> str:
+        if shard == 0:
+            raise redis.ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
+        return f"shard {shard}"
+
+    results = each_shard(3, read, ShardRests(), what="a test read", missing=None)
+    assert results == [None, "shard 1", "shard 2"]
+    assert "shard=<0> | a test read failed" in caplog.text
+
+
+def test_an_unexpected_error_of_every_shard_is_raised() -> None:
+    def read(shard: int) -> str:
+        raise redis.ResponseError(f"WRONGTYPE on shard {shard}")
+
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        each_shard(3, read, ShardRests(), what="a test read", missing=None)

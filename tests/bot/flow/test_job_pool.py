@@ -1,0 +1,57 @@
+"""``JobPool`` runs one job id once at a time: a job handed to the worker twice (a queue bug, a late claim) is dropped,
+never run twice nor left to jam its session (its second copy's end used to raise ``KeyError`` in the runner)."""
+
+import threading
+import time
+
+from bot.flow.job_pool import JobPool
+from bot.store.queues.jobs import Job
+
+
+def _pool() -> tuple[JobPool, list[str], threading.Event]:
+    """A pool whose jobs run until the event is set; the ids of the jobs it ran, in order."""
+    release = threading.Event()
+    ran: list[str] = []
+
+    def handle(job: Job) -> None:
+        ran.append(job.job_id)
+        release.wait(5)
+
+    pool = JobPool(
+        size=4,
+        handle=handle,
+        session_of=lambda job: job.fields["session_id"],
+        touch=lambda _: None,
+        beat_every_s=60,
+        idle_s=0.5,
+    )
+    return pool, ran, release
+
+
+def _resume(job_id: str, version: int) -> Job:
+    return Job(job_id, {"kind": "resume", "session_id": "S", "version": str(version)})
+
+
+def test_the_same_job_submitted_twice_while_it_runs_runs_once_and_its_session_goes_on() -> None:
+    pool, ran, release = _pool()
+    job = _resume("0/1-0", 1)
+    pool.submit(job)
+    pool.submit(job)  # a late claim's copy of the same job, while it runs
+    time.sleep(0.1)
+    assert pool.free() == 3  # held once
+    release.set()
+    assert pool.wait_idle(timeout_s=2)
+    pool.submit(_resume("0/2-0", 2))  # the session's next job
+    assert pool.wait_idle(timeout_s=2), f"the session's next job never ran (ran: {ran})"
+    assert ran == ["0/1-0", "0/2-0"]
+
+
+def test_the_same_job_submitted_twice_while_it_waits_for_its_session_runs_once() -> None:
+    pool, ran, release = _pool()
+    pool.submit(_resume("0/1-0", 1))
+    waiting = _resume("0/2-0", 2)
+    pool.submit(waiting)  # queued behind its session's running job
+    pool.submit(waiting)
+    release.set()
+    assert pool.wait_idle(timeout_s=2)
+    assert ran == ["0/1-0", "0/2-0"]
