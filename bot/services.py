@@ -209,6 +209,7 @@ class Services:
             escalator=self.escalator,
             build_indexes=functools.partial(index_build.ensure, self.stores),
             uninstalls=self.uninstalls,
+            grants=self.stores.grants,
             claim_idle_ms=int(settings.job_claim_seconds * 1000) if claim_idle_ms is None else claim_idle_ms,
             retries=JobRetries(first_s=settings.job_retry_seconds),
             concurrency=settings.worker_concurrency if concurrency is None else concurrency,

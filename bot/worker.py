@@ -17,10 +17,10 @@ Its job loop reads as phases (``start_jobs``, then ``_handle_job`` on the pool's
    (``Job.problem``: not UTF-8, a field missing) is quarantined: logged with its id, recorded in the audit trail as
    ``quarantined`` and acknowledged.
 4. Housekeeping, beside the job loop: the outbox is delivered by a second thread that wakes as soon as an entry is
-   queued; a third fires due reminders, escalations and expiries, carries out owed uninstalls and trims the audit
-   trail now and then; a fourth records the worker's heartbeat (``bot.store.queues.worker_heartbeats``) while each of
-   the other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``. A worker
-   stopped cleanly hands its waiting retries to the others and leaves the group.
+   queued; a third fires due reminders, escalations and expiries, carries out owed uninstalls and revokes, and trims the
+   audit trail now and then; a fourth records the worker's heartbeat (``bot.store.queues.worker_heartbeats``) while
+   each of the other three keeps stepping, so a hung loop shows as a dead worker to ``python -m bot worker-health``.
+   A worker stopped cleanly hands its waiting retries to the others and leaves the group.
 """
 
 import logging
@@ -45,6 +45,7 @@ from bot.observe import metrics, tracing
 from bot.observe.logs import log_context
 from bot.render.texts import thread_posts
 from bot.slack.outbound.delivery import Deliverer
+from bot.store.access.grants import GrantStore
 from bot.store.audit import Audit
 from bot.store.queues.jobs import Job, JobKind, JobQueue
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
@@ -80,6 +81,7 @@ class Worker:
     escalator: Escalator
     build_indexes: Callable[[], object]
     uninstalls: Uninstalls | None = None
+    grants: GrantStore | None = None
     claim_idle_ms: int = 30_000
     retries: JobRetries = field(default_factory=JobRetries)
     audit_max_entries: int = 1_000_000
@@ -288,11 +290,11 @@ class Worker:
         return handled
 
     def tick_once(self, *, idle_s: float = 1.0) -> int:
-        """Fire due reminders, escalations and expiries, carry out owed uninstalls; trim the audit trail now and then.
+        """Fire due reminders, escalations and expiries, carry out owed uninstalls and revokes; trim the audit at times.
 
         Sleeps ``idle_s`` when nothing was due.
         """
-        fired = self.escalator.tick() + self.finish_uninstalls()
+        fired = self.escalator.tick() + self.finish_uninstalls() + self.finish_revokes()
         if self._time_for("trim", every_s=self.trim_every_s):
             self.audit.trim(max_entries=self.audit_max_entries, keep_unexported=self.audit_keep_unexported)
         if not fired:
@@ -302,6 +304,10 @@ class Worker:
     def finish_uninstalls(self) -> int:
         """Carry out the uninstalls Slack was answered for (``Uninstalls.carry_out_owed``); return how many."""
         return 0 if self.uninstalls is None else self.uninstalls.carry_out_owed()
+
+    def finish_revokes(self) -> int:
+        """Finish the revokes of standing approvals left owed (``GrantStore.finish_owed``); return how many."""
+        return 0 if self.grants is None else self.grants.finish_owed()
 
     def stalled_loops(self) -> list[str]:
         """The loops of ``run_forever`` that have not finished a step within ``stall_s``."""

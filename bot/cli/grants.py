@@ -3,7 +3,9 @@
 Needs ``REDIS_URL``.
 
 ``list`` prints each live grant: its id, what exact call it covers, where, for whom, who made it, until when and
-how often it was used. ``revoke`` ends one now (the next call it covered is asked), audited as the operator's.
+how often it was used (and finishes the revokes owed for those listed). ``revoke`` ends one now (the next call it
+covered is asked), audited as the operator's, or finishes its revoke (one that could not fence the calls it was
+deciding: the command says so, exits 3, and is run again).
 """
 
 import argparse
@@ -19,7 +21,7 @@ from bot.store.audit import Audit
 
 
 def main(argv: list[str]) -> int:
-    """Run one ``grants`` command; 0 done, 1 no such live grant, 2 for a configuration error."""
+    """Run one ``grants`` command; 0 done, 1 no such live grant, 2 for a configuration error, 3 revoke not finished."""
     parser = argparse.ArgumentParser(prog="python -m bot grants", description="Standing approvals.")
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("list", help="the live standing approvals (the default)")
@@ -28,15 +30,19 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     settings = Settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
-    grants = GrantStore(client)
+    grants = GrantStore(client, replicas=settings.redis_decision_replicas)
     if args.command == "revoke":
         place = grants.place_of(args.grant_id)  # listed until revoked in full: a revoke tried again finishes it
-        ended = None
+        revoked = None
         if place is not None:
-            ended = revoke_grant(grants, Audit(client), *place, args.grant_id, actor="operator:cli")
-        if ended is None:
+            revoked = revoke_grant(grants, Audit(client), *place, args.grant_id, actor="operator:cli")
+        if revoked is None:
             listing = "python -m bot grants lists them"
             return fail(f"no live standing approval {args.grant_id!r} ({listing})", status=1)
+        ended = revoked.grant
+        if not revoked.finished:
+            problem = "it covers no new call, but a call it was deciding could not be stopped yet: run this again"
+            return fail(f"not revoked yet: {ended.grant_id} ({problem})", status=3)
         print(f"revoked: {ended.grant_id} ({ended.tool} in {ended.channel_id})")
         return 0
     live = grants.live(now_ms=int(time.time() * 1000))

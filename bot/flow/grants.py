@@ -18,7 +18,7 @@ from bot.domain.status import Status
 from bot.flow.access import Origin
 from bot.flow.base import Flow
 from bot.flow.outcomes import Outcome
-from bot.store.access.grants import GrantStore
+from bot.store.access.grants import GrantStore, Revoked
 from bot.store.audit import Audit
 
 
@@ -147,23 +147,22 @@ class GrantFlow(Flow):
         )
         return Granted(outcome, grant, request)
 
-    def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Grant | None:
-        """End a grant now: every call it has not decided yet is asked (``GrantStore.revoke``); the grant, or None."""
+    def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Revoked | None:
+        """End a grant now: every call it has not decided yet is asked (``GrantStore.revoke``); what it did, or None."""
         return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
 
-    def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Grant | None:
-        """End a grant ``user_id`` may end from Slack (``may_revoke``).
+    def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Revoked | None:
+        """End a grant ``user_id`` may end from Slack (``may_revoke``), or finish its revoke (one not finished).
 
-        Returns the grant it was, or ``None`` if gone or not theirs to end.
+        Returns what the revoke did, or ``None`` if gone or not theirs to end.
         """
-        grant = self.grants.get(team_id, channel_id, grant_id)
+        grant = self.grants.held(team_id, channel_id, grant_id)
         if grant is None:
-            self.grants.revoke(team_id, channel_id, grant_id)  # gone: a revoke that died half way fences what it left
+            self.grants.revoke(team_id, channel_id, grant_id)  # gone: its uses still listed in flight are fenced
             return None
         if not self.may_revoke(grant, user_id):
             return None
-        self.revoke(team_id, channel_id, grant_id, actor=user_id)
-        return grant
+        return self.revoke(team_id, channel_id, grant_id, actor=user_id)
 
     def may_revoke(self, grant: Grant, user_id: str) -> bool:
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""
@@ -180,9 +179,12 @@ class GrantFlow(Flow):
 
 def revoke_grant(
     grants: GrantStore, audit: Audit, team_id: str, channel_id: str, grant_id: str, *, actor: str
-) -> Grant | None:
-    """End a grant and audit who did (from Slack, or an operator's command); the grant it was, or ``None``."""
-    grant = grants.revoke(team_id, channel_id, grant_id)
-    if grant is not None:
-        audit.record("grant_revoked", actor=actor, grant=grant_id, tool=grant.tool, channel=channel_id)
-    return grant
+) -> Revoked | None:
+    """End a grant (or finish its revoke) and audit who ended it (from Slack, or an operator's command).
+
+    What the revoke did, or ``None`` (neither live nor being revoked).
+    """
+    revoked = grants.revoke(team_id, channel_id, grant_id)
+    if revoked is not None and revoked.ended_now:
+        audit.record("grant_revoked", actor=actor, grant=grant_id, tool=revoked.grant.tool, channel=channel_id)
+    return revoked

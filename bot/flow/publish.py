@@ -149,11 +149,13 @@ class RoundPublisher:
                 self._request(session_id, version, info, interrupt, waiting, client=client, agent=agent)
                 for interrupt in result.interrupts
             ]
-            # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each.
-            covering = {request.approval_id: self._covering_grant(request) for request in requests}
             opened = self.approvals.open_round(
                 session_id=session_id, version=version, requests=requests, pipeline=transaction
             )
+            # Before the transaction (a grant lives in its channel's slot, not the session's): one round trip each,
+            # for the requests opened now only. One published before (the same round again) was decided by a grant
+            # then, or asked: a grant made since never decides it, so no use of it is counted.
+            covering = {request.approval_id: self._covering_grant(request) for request in opened}
             for request in opened:
                 if request.policy.tier == "ask":
                     # A grant's decision may be refused (revoked meanwhile): then people decide. Its decision, when
@@ -185,10 +187,6 @@ class RoundPublisher:
                 elif use is not None:
                     by_grant.append((len(transaction), request, use))  # where its answer comes back
                     self.decisions.by_grant_in(transaction, request, use)
-            # Published before (the same round again): its grant's decision was written, or refused, back then.
-            fresh = {request.approval_id for request in opened}
-            again = [request for request in requests if request.approval_id not in fresh]
-            by_grant += [(-1, request, use) for request in again if (use := covering[request.approval_id]) is not None]
         else:
             reply = str(result) or f"(stopped: {result.stop_reason})"
             # The model's words are escaped: an answer (or a tool's output it repeats) cannot ping @channel.
@@ -211,13 +209,13 @@ class RoundPublisher:
     def _settle_grants(
         self, by_grant: list[tuple[int, ApprovalRequest, GrantUse]], answers: list[Any]
     ) -> list[tuple[str, str]]:
-        """What the grants' decisions came to (place -1: none was tried now): each use leaves the in-flight list.
+        """What the grants' decisions came to: each use leaves the in-flight list.
 
         One refused is audited; the request it was asked in waits for people.
         """
         decided = []
         for place, request, use in by_grant:
-            status = as_text(answers[place][0]) if place >= 0 else ""
+            status = as_text(answers[place][0])
             if status == Status.DECIDED:
                 decided.append(("approve", "grant"))
             elif status in (Status.REVOKED, TOO_LATE):

@@ -80,8 +80,8 @@ REDIS_ERRORS: Final = Counter(
 )
 UNREPLICATED_WRITES: Final = Counter(
     "signoff_unreplicated_writes_total",
-    "Decisions recorded on the master that fewer replicas than REDIS_DECISION_REPLICAS acknowledged in time "
-    "(a failover now could lose them).",
+    "Decisions (and revokes' steps) recorded on the master that fewer replicas than REDIS_DECISION_REPLICAS "
+    "acknowledged in time (a failover now could lose them; a revoke is then reported unfinished).",
 )
 
 INSTRUMENTS: Final = (

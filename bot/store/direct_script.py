@@ -64,6 +64,10 @@ class DirectScript:
 
     def __call__(self, *, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """The script's reply for ``keys`` (all in one slot) and ``args``."""
+        return self.replicated(keys=keys, args=args)[0]
+
+    def replicated(self, *, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, bool]:
+        """The script's reply, and whether its writes are known held by ``replicas`` replicas (always, with none)."""
         node = self._node_of(keys[0])
         idle = self._idle.get(node)
         if idle is None:  # setdefault would build a deque on every call of this hot path
@@ -89,21 +93,21 @@ class DirectScript:
             # Nothing is known of the reply and the connection may hold half of one: it is dropped. The pooled call
             # retries (a click whose script did run is then answered "replayed": never a second decision).
             connection.disconnect()
-            return self._pooled(keys=list(keys), args=list(args))
+            return self._pooled(keys=list(keys), args=list(args)), not self._replicas  # sent without WAIT
         except BaseException:
             connection.disconnect()  # a script error is a whole reply, but an interrupted read is not: never reused
             raise
         idle.append(connection)
         return reply
 
-    def _send(self, connection: _Connection, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    def _send(self, connection: _Connection, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, bool]:
         # Packed by hiredis at once (redis-py's packer looks at every argument in Python first: 11 us for a
         # click's 60, against 4), and no health check: an idle connection that broke fails the send or the
         # read, and the pooled call retries.
         command = hiredis.pack_command(("EVALSHA", self._pooled.sha, len(keys), *keys, *args))
         if not self._replicas:
             connection.send_packed_command([command], check_health=False)
-            return connection.read_response()
+            return connection.read_response(), True
         wait_command: tuple[Any, ...] = ("WAIT", self._replicas, REPLICA_WAIT_MS)
         wait = hiredis.pack_command(wait_command)
         connection.send_packed_command([command, wait], check_health=False)
@@ -115,13 +119,14 @@ class DirectScript:
         acknowledged = connection.read_response()
         if int(acknowledged) < self._replicas:
             logger.warning(
-                "a decision was acknowledged by %s of %s replicas in %s ms: a failover now could lose it",
+                "a write was acknowledged by %s of %s replicas in %s ms: a failover now could lose it",
                 acknowledged,
                 self._replicas,
                 REPLICA_WAIT_MS,
             )
             metrics.unreplicated_write()
-        return reply
+            return reply, False
+        return reply, True
 
     def queue(self, pipeline: redis.client.Pipeline, *, keys: Sequence[str], args: Sequence[Any]) -> None:
         """Queue the script in ``pipeline``, by its SHA, with the reads it is sent with.

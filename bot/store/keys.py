@@ -111,18 +111,18 @@ API keys (one hash tag of their own: creating or revoking a key is one transacti
 Standing approvals (``<g>`` is ``{grants:<team>:<cid>}``: a channel's grants share one slot, so a use and a
 revoke are atomic with each other)::
 
-    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <grant id>:uses -> times used
+    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <id>:uses; <id>:revoking (owed)
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
     signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
                                                    counts it once; TTL a day)
-    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> (by lex): uses whose decision
-                                                   may not be written yet, each fenced by a revoke (TTL a day)
+    signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> by use time (ms): uses that
+                                                   may decide (a revoke fences each); older ones are dropped
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
-                                                   listing's index, written alone (a revoked grant is gone from the
-                                                   hash first, the index only follows)
-    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the live grants a person made or that cover their
-                                                   requests, by expiry (ms): App Home's listing, written alone as the
-                                                   one above (pruned as it is read)
+                                                   listing's index, written alone (the grant goes from the hash
+                                                   first, the index only follows, once its revoke is finished)
+    signoff:grants:revoking                zset    <team>:<cid>:<grant id> of the revokes owed, by when: for workers
+    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the grants a person made or that cover their
+                                                   requests, by expiry (ms): App Home's, as the one above
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
@@ -444,6 +444,7 @@ def _lane_tag(channel: str) -> str:
 
 
 GRANTS_LIVE: Final = "signoff:grants:live"
+GRANTS_REVOKING: Final = "signoff:grants:revoking"
 
 
 def grants_of(team_id: str, user_id: str) -> str:
@@ -452,7 +453,7 @@ def grants_of(team_id: str, user_id: str) -> str:
 
 
 def grants(team_id: str, channel_id: str) -> str:
-    """A channel's standing approvals (and how often each was used)."""
+    """A channel's standing approvals (how often each was used; ``<grant id>:revoking``: one whose revoke is owed)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:grants"
 
 
@@ -467,7 +468,7 @@ def grant_used_by(team_id: str, channel_id: str, approval_id: str) -> str:
 
 
 def grant_in_flight(team_id: str, channel_id: str) -> str:
-    """The channel's grant uses whose decision may not be written yet (``USE_GRANT`` adds, a publish removes)."""
+    """The channel's grant uses whose decision may still be written, by use time (``USE_GRANT`` adds, drops old)."""
     return f"signoff:{{grants:{team_id}:{channel_id}}}:in-flight"
 
 

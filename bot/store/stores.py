@@ -105,7 +105,7 @@ class Stores:
             jobs=JobQueue(client),
             audit=Audit(client, clock=seconds),
             schedule=Schedule(client, clock=clock),
-            grants=GrantStore(client),
+            grants=GrantStore(client, replicas=decision_replicas),
             edits=EditStore(client),
             trusts=TrustStore(client, kept_s=retention_s),
             threads=Threads(client),

@@ -99,6 +99,14 @@ def grant_revoked(tool: str) -> str:
     return f"Revoked: every {code_inline(tool)} call it has not approved yet is asked again."
 
 
+def grant_revoke_unfinished(tool: str) -> str:
+    """Told to the person who revoked a standing approval whose calls in flight could not all be stopped yet."""
+    return (
+        f"Not revoked yet: it approves no new {code_inline(tool)} call, but one it was approving could not be stopped "
+        "yet. It stays on App Home until that is done: Signoff tries again on its own, or press Revoke again."
+    )
+
+
 def grant_gone() -> str:
     """A Revoke click on a standing approval that ended already."""
     return "That standing approval has ended already."

@@ -56,8 +56,13 @@ def register(app: App, *, flow: GrantFlow, trusts: TrustStore, audit: Audit, out
         user = who.user
         team_id, channel_id, grant_id = ids.parse_revoke_button_value(str(action.get("value", "")))
         # Only a button of the workspace it was clicked in ends anything.
-        grant = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
-        text = standing_approvals.grant_gone() if grant is None else standing_approvals.grant_revoked(grant.tool)
+        revoked = flow.revoke_as(team_id, channel_id, grant_id, user_id=user) if team_id == who.team else None
+        if revoked is None:
+            text = standing_approvals.grant_gone()
+        elif revoked.finished:
+            text = standing_approvals.grant_revoked(revoked.grant.tool)
+        else:
+            text = standing_approvals.grant_revoke_unfinished(revoked.grant.tool)
         tell(outbox, team_id=who.team, channel=None, user=user, text=text)
         outbox.want_home(home_refresh(user, team_id=who.team))
 

@@ -1,17 +1,22 @@
 """Standing approvals in Redis: made, used, listed and revoked (``bot.domain.grants`` says what one covers).
 
 A channel's grants live in one slot (``keys.grants``): using one (``USE_GRANT``, one round trip) and revoking it
-are atomic with each other, so a revoke stops the very next call. A use decides its call later, in the session's
-slot (``RoundPublisher``): until then it is listed in flight (``keys.grant_in_flight``), and a revoke fences each
-use listed there in its session's slot (``keys.grant_revoked``) before it returns, so the decide script refuses
-the grant's decision of any call whose decision was not written by then. The listing's index (``keys.GRANTS_LIVE``) is
-written on its own and only follows the grants: a grant is live while its own record is. So does each person's
-listing (``keys.grants_of``: the grants they made or that cover their requests), which App Home reads: a page of their
-own, whatever others hold.
+(``REVOKE_GRANT``) are atomic with each other, so a revoke stops the very next call. A use decides its call later, in
+the session's slot (``RoundPublisher``), and only within ``DECIDES_WITHIN_MS``: until then it is listed in flight
+(``keys.grant_in_flight``, by Redis' time of the use; older ones are dropped). A revoke then fences each use listed
+there in its session's slot (``keys.grant_revoked``), so the decide script refuses the grant's decision of any call
+whose decision was not written by then. Until the fences are written (and held by ``REDIS_DECISION_REPLICAS``
+replicas) the revoke is owed: its first step keeps the grant under ``<grant id>:revoking`` in the same hash, the
+listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it, as the workers
+do (``keys.GRANTS_REVOKING``, ``finish_owed``).
+The listing's index (``keys.GRANTS_LIVE``) is written on its own and only follows the grants: a grant is listed
+while its own record is (or its revoke is owed). So does each person's listing (``keys.grants_of``: the grants they
+made or that cover their requests), which App Home reads: a page of their own, whatever others hold.
 """
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -21,15 +26,33 @@ from pydantic import ValidationError
 
 from bot.domain.grants import Grant
 from bot.store import keys, scripts
+from bot.store.direct_script import DirectScript
 from state.text import as_text
 
 logger = logging.getLogger(__name__)
 
 _KEPT_AFTER_MS: Final = 86_400_000  # a channel's records outlive its last grant by a day (then expire)
-_FENCE_KEPT_S: Final = 86_400  # as long as a use stays listed in flight: far longer than a use may still decide
+_FENCE_KEPT_S: Final = 86_400  # far longer than a use may still decide
 DECIDES_WITHIN_MS: Final = 600_000
 """A use decides its call only this soon after it (Redis' time): a publish stalled longer leaves the call to people,
 so a revoke's fences (kept a day) outlive every decision they must stop."""
+_CLOCKS_APART_MS: Final = 60_000
+"""How far apart the clocks of two masters (the grant's and the session's) may be: a use stays listed that much longer
+than it may decide (the decide script reads the session master's clock)."""
+
+
+@dataclass(frozen=True)
+class Revoked:
+    """What a revoke did (``GrantStore.revoke``)."""
+
+    grant: Grant
+    ended_now: bool
+    """This call ended the grant (else it was being revoked already: a revoke tried again)."""
+    finished: bool
+    """Every use it had in flight is fenced (held by the replicas asked for): no call is decided by it any more.
+
+    False: the grant covers no new call, but a call it was deciding may still be decided by it until the revoke is
+    tried again (it stays listed, as being revoked, until then)."""
 
 
 @dataclass(frozen=True)
@@ -69,10 +92,12 @@ class Call:
 class GrantStore:
     """Reads and writes standing approvals. Thread-safe (redis-py pools connections)."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        """Register the script; nothing is sent yet."""
+    def __init__(self, client: redis.Redis, *, replicas: int = 0) -> None:
+        """Register the scripts; nothing is sent yet. ``replicas``: how many must hold a revoke (to be finished)."""
         self._client = client
         self._use = client.register_script(scripts.USE_GRANT.text)
+        self._revoke = DirectScript(client, scripts.REVOKE_GRANT.text, replicas=replicas)
+        self._fence = DirectScript(client, scripts.FENCE_GRANT_USES.text, replicas=replicas)
 
     def create(self, grant: Grant) -> None:
         """Keep ``grant`` (one transaction in its channel's slot), then list it."""
@@ -118,6 +143,7 @@ class GrantStore:
                 longest_ms=call.longest_ms,
                 field_digests=json.dumps(call.fields or {}) if call.pattern else "{}",
                 use_member=f"{session_id}:{approval_id}",
+                kept_ms=_listed_in_flight_ms(),
             ),
         )
         if not isinstance(found, list):
@@ -140,39 +166,98 @@ class GrantStore:
         """One grant, live or expired; ``None`` once revoked (or unreadable)."""
         return _grant_of(self._client.hget(keys.grants(team_id, channel_id), grant_id))
 
-    def revoke(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
+    def held(self, team_id: str, channel_id: str, grant_id: str) -> Grant | None:
+        """One grant, live or expired, or being revoked (its revoke not finished); ``None`` once it is gone."""
+        record, owed = self._client.hmget(keys.grants(team_id, channel_id), [grant_id, _owed_field(grant_id)])
+        return _grant_of(record) or _grant_of(owed)
+
+    def revoke(self, team_id: str, channel_id: str, grant_id: str) -> Revoked | None:
         """End the grant now: the next call it would have covered is asked, and so is every call it was deciding.
 
-        Every use still in flight is fenced in its session's slot before this returns: the decide script then refuses
-        the grant's decision of it. Calling it again for a grant already gone fences again (a revoke that died half
-        way). The grant it was, or ``None``.
+        Its first step (``REVOKE_GRANT``) ends it and keeps it owed; then every use still in flight is fenced in its
+        session's slot (the decide script then refuses the grant's decision of it), and only then is it forgotten.
+        A failure (or too few replicas) past the first step leaves it owed: ``finished`` is False, and calling this
+        again (for a grant being revoked) finishes it. ``None``: neither live nor being revoked (its uses listed in
+        flight are fenced all the same).
         """
-        record_key = keys.grants(team_id, channel_id)
-        in_flight_key = keys.grant_in_flight(team_id, channel_id)
-        grant = _grant_of(self._client.hget(record_key, grant_id))
-        transaction = self._client.pipeline(transaction=True)
-        transaction.hdel(record_key, grant_id, f"{grant_id}:uses")  # from here on no call is covered
-        if grant is not None:
-            transaction.zrem(keys.grant_calls(team_id, channel_id, _index_of(grant)), grant_id)
-        # Read with the delete: a use is either listed here, or comes after it and finds no grant.
-        transaction.zrangebylex(in_flight_key, f"[{grant_id}:", f"({grant_id};")
-        deleted, *_, in_flight = transaction.execute()
-        if in_flight:
-            fences = self._client.pipeline(transaction=False)
-            for member in in_flight:
-                session_id, _, approval_id = as_text(member).removeprefix(f"{grant_id}:").rpartition(":")
-                fences.set(keys.grant_revoked(session_id, approval_id, grant_id), "1", ex=_FENCE_KEPT_S)
-            fences.execute()
-            self._client.zrem(in_flight_key, *in_flight)  # fenced: a revoke tried again has nothing more to do
+        grants_key = keys.grants(team_id, channel_id)
+        live = self.get(team_id, channel_id, grant_id)
+        calls_key = keys.grant_calls(team_id, channel_id, _index_of(live)) if live is not None else grants_key
+        (ended, text, uses), held = self._revoke.replicated(
+            keys=scripts.REVOKE_GRANT.key_list(
+                grants_key=grants_key, calls_key=calls_key, in_flight_key=keys.grant_in_flight(team_id, channel_id)
+            ),
+            args=scripts.REVOKE_GRANT.arg_list(grant_id=grant_id, kept_ms=_listed_in_flight_ms()),
+        )
+        grant = _grant_of(text) if text else None
+        fenced = self._fence_uses(grant_id, [as_text(member) for member in uses])  # written even if not held yet
+        finished = held and fenced
+        if not finished and grant is not None:
+            self._owe(grant)
+        if finished:
+            forget = self._client.pipeline(transaction=True)
+            forget.hdel(grants_key, _owed_field(grant_id), f"{grant_id}:uses")
+            if uses:
+                forget.zrem(keys.grant_in_flight(team_id, channel_id), *uses)  # fenced: nothing more to do
+            forget.execute()
+            if grant is not None:
+                self.unlist(grant)
         if grant is None:
             return None
-        self.unlist(grant)
-        return grant if deleted else None
+        return Revoked(grant, ended_now=bool(ended), finished=finished)
+
+    def _owe(self, grant: Grant) -> None:
+        """List a revoke left owed for the workers (``finish_owed``); the listings finish it too if this fails."""
+        try:
+            self._client.zadd(keys.GRANTS_REVOKING, {_member(grant): int(time.time() * 1000)}, nx=True)
+        except redis.RedisError as error:
+            logger.warning("grant=<%s> | its owed revoke is not listed for the workers (%s)", grant.grant_id, error)
+
+    def finish_owed(self, *, limit: int = 20) -> int:
+        """Finish up to ``limit`` revokes left owed, oldest first (a worker's chore); how many are finished now.
+
+        One still unfinished stays listed for the next call.
+        """
+        finished = 0
+        listed: list[bytes] = self._client.zrange(keys.GRANTS_REVOKING, 0, limit - 1)  # type: ignore[assignment]
+        for member in listed:
+            team_id, channel_id, grant_id = as_text(member).split(":", 2)
+            try:
+                revoked = self.revoke(team_id, channel_id, grant_id)
+            except redis.RedisError as error:
+                logger.warning("grant=<%s> | its owed revoke could not be finished (%s)", grant_id, error)
+                continue
+            if revoked is None:
+                self._client.zrem(keys.GRANTS_REVOKING, member)  # gone (what it left in flight is fenced)
+            finished += revoked is not None and revoked.finished
+        return finished
+
+    def _fence_uses(self, grant_id: str, uses: list[str]) -> bool:
+        """Fence each use (``<grant id>:<session id>:<approval id>``), a session at a time; whether all are held."""
+        by_session: dict[str, list[str]] = {}
+        for member in uses:
+            session_id, _, approval_id = member.removeprefix(f"{grant_id}:").rpartition(":")
+            by_session.setdefault(session_id, []).append(approval_id)
+        try:
+            for session_id, approval_ids in by_session.items():
+                first, *more = (keys.grant_revoked(session_id, approval_id, grant_id) for approval_id in approval_ids)
+                _, held = self._fence.replicated(
+                    keys=scripts.FENCE_GRANT_USES.key_list(*more, fence_key=first),
+                    args=scripts.FENCE_GRANT_USES.arg_list(kept_s=_FENCE_KEPT_S),
+                )
+                if not held:
+                    return False
+        except redis.RedisError as error:
+            # The session's master failing over, say: the revoke stays owed and is finished when tried again.
+            logger.warning("grant=<%s> | its uses in flight could not be fenced (%s): revoke owed", grant_id, error)
+            return False
+        return True
 
     def unlist(self, grant: Grant) -> None:
-        """Take a grant out of the listings (the everyone's and its people's), once its record is gone."""
+        """Take a grant out of the listings (everyone's, its people's, the owed revokes'), once its record is gone."""
         listing = self._client.pipeline(transaction=False)
         listing.zrem(keys.GRANTS_LIVE, _member(grant))
+        listing.zrem(keys.GRANTS_REVOKING, _member(grant))
         for person in _people(grant):
             listing.zrem(keys.grants_of(grant.team_id, person), _own_member(grant))
         listing.execute()
@@ -213,10 +298,12 @@ class GrantStore:
         places = [(channel_id, grant_id) for channel_id, _, grant_id in (as_text(m).partition(":") for m in listed)]
         records = self._client.pipeline(transaction=False)
         for channel_id, grant_id in places:
-            records.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses"])
+            records.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found, stale = [], []
-        for (channel_id, grant_id), (record, uses) in zip(places, records.execute() if places else [], strict=True):
-            grant = _grant_of(record)
+        for (channel_id, grant_id), (record, uses, owed) in zip(
+            places, records.execute() if places else [], strict=True
+        ):
+            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
             if grant is None:
                 stale.append(f"{channel_id}:{grant_id}")
                 continue
@@ -225,10 +312,21 @@ class GrantStore:
             self._client.zrem(listing, *stale)
         return found
 
+    def _owed_left(self, team_id: str, channel_id: str, grant_id: str, owed: object) -> Grant | None:
+        """A listed grant whose revoke is owed: finished now if it can be (``None``), else the grant, still listed."""
+        if owed is None:
+            return None
+        try:
+            revoked = self.revoke(team_id, channel_id, grant_id)
+        except redis.RedisError as error:
+            logger.warning("grant=<%s> | its owed revoke could not be finished (%s): still listed", grant_id, error)
+            return _grant_of(owed)
+        return None if revoked is None or revoked.finished else revoked.grant
+
     def place_of(self, grant_id: str) -> tuple[str, str] | None:
         """The workspace and channel of a grant by its id alone (operators: ``python -m bot grants revoke``).
 
-        Found while listed: live, or revoked but not yet unlisted (a revoke that died half way).
+        Found while listed: live, or being revoked (listed until its revoke is finished).
         """
         for member in self._client.zscan_iter(keys.GRANTS_LIVE, match=f"*:{grant_id}"):
             team_id, channel_id, found_id = as_text(member[0]).split(":", 2)
@@ -246,10 +344,10 @@ class GrantStore:
         for member in members:
             team_id, channel_id, grant_id = member.split(":", 2)
             places.append((team_id, channel_id, grant_id))
-            reads.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses"])
+            reads.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found = []
-        for (team_id, channel_id, grant_id), (record, uses) in zip(places, reads.execute(), strict=True):
-            grant = _grant_of(record)
+        for (team_id, channel_id, grant_id), (record, uses, owed) in zip(places, reads.execute(), strict=True):
+            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
             if grant is None:
                 self._client.zrem(keys.GRANTS_LIVE, f"{team_id}:{channel_id}:{grant_id}")
                 continue
@@ -260,6 +358,16 @@ class GrantStore:
 def _index_of(grant: Grant) -> str:
     """Which of its channel's indexes lists ``grant``: its exact call's, or its tool's grants on picked fields."""
     return grant.pattern if grant.fields and grant.pattern else grant.digest
+
+
+def _owed_field(grant_id: str) -> str:
+    """The field of the channel's grants hash that holds a grant being revoked (``REVOKE_GRANT`` writes it)."""
+    return f"{grant_id}:revoking"
+
+
+def _listed_in_flight_ms() -> int:
+    """How long a use stays listed in flight: as long as it may decide, and the masters' clocks may be apart."""
+    return max(DECIDES_WITHIN_MS, 0) + _CLOCKS_APART_MS
 
 
 def _member(grant: Grant) -> str:

@@ -76,8 +76,22 @@ LEAVE_LANE: Final = script("leave_lane", keys=("lane_key",), args=("token", "put
 USE_GRANT: Final = script(
     "use_grant",
     keys=("grants_key", "exact_key", "fields_key", "counted_key", "in_flight_key"),
-    args=("clock_offset_ms", "rule", "requester", "self_allowed", "terms", "longest_ms", "field_digests", "use_member"),
+    args=(
+        "clock_offset_ms",
+        "rule",
+        "requester",
+        "self_allowed",
+        "terms",
+        "longest_ms",
+        "field_digests",
+        "use_member",
+        "kept_ms",
+    ),
 )
+REVOKE_GRANT: Final = script(
+    "revoke_grant", keys=("grants_key", "calls_key", "in_flight_key"), args=("grant_id", "kept_ms")
+)
+FENCE_GRANT_USES: Final = script("fence_grant_uses", keys=("fence_key",), args=("kept_s",), more_keys=True)
 EDIT_CALL: Final = script(
     "edit_call",
     keys=(
@@ -121,6 +135,8 @@ EVERY_SPEC: Final = (
     TAKE_LANE,
     LEAVE_LANE,
     USE_GRANT,
+    REVOKE_GRANT,
+    FENCE_GRANT_USES,
     EDIT_CALL,
     INDEX_OPEN,
     DROP_IDLE_CHANNEL,

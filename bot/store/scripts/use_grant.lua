@@ -6,11 +6,12 @@
 --       call's, requester ('' = none), self_allowed: '1' when the rule allows self-approval, terms: the digest of
 --       who may decide under the rule now (``GrantTerms``), longest_ms: the rule's longest duration now,
 --       field_digests: the call's (JSON object: ``field_digests``), use_member: '<session id>:<approval id>' (the use's
---       member in in_flight_key, after '<grant id>:').
+--       member in in_flight_key, after '<grant id>:'), kept_ms: how long after its use a use can still decide its call.
 -- Now is Redis' TIME (plus clock_offset_ms): one clock for every process that grants, uses and lists grants.
 -- Returns {the first live grant that covers the call (its JSON), Redis' TIME (ms, without clock_offset_ms)}, its use
 -- counted once per approval (a publish tried again counts nothing more: counted_key names the grant counted, for a
--- day) and listed in flight until the decision is written (a revoke fences every use listed); or false: one on the
+-- day) and listed in flight, scored by Redis' TIME, until the decision is written (a revoke fences every use listed;
+-- uses older than kept_ms are dropped on every use: they decide nothing any more); or false: one on the
 -- exact call, else one whose every picked field the call has with the same value. Expired ids and ids whose grant is
 -- gone (revoked: the hash entry is deleted first) are dropped on the way. Atomic with a revoke: once a revoke has
 -- deleted the grant, no call is covered by it.
@@ -47,9 +48,11 @@ for index, index_key in ipairs({exact_key, fields_key}) do  -- 1: the exact call
             redis.call('SET', counted_key, id, 'EX', 86400)
             redis.call('HINCRBY', grants_key, id .. ':uses', 1)
           end
-          redis.call('ZADD', in_flight_key, 0, id .. ':' .. use_member)
-          redis.call('EXPIRE', in_flight_key, 86400)
-          return {text, tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)}
+          local used = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+          redis.call('ZREMRANGEBYSCORE', in_flight_key, '-inf', '(' .. (used - tonumber(kept_ms)))
+          redis.call('ZADD', in_flight_key, used, id .. ':' .. use_member)
+          redis.call('PEXPIRE', in_flight_key, tonumber(kept_ms))  -- every member is younger
+          return {text, used}
         end
       end
     end

@@ -9,11 +9,14 @@ from typing import Any
 import pytest
 import redis
 
+from bot.cli import grants as grants_command
 from bot.domain.clock import ManualClock
 from bot.domain.grants import Grant
 from bot.render import action_ids as ids
-from bot.store import keys
+from bot.store import keys, scripts
 from bot.store.access import grants as grant_records
+from bot.store.access.grants import GrantStore, Revoked
+from loopback_slack import slack_requests
 from tests.agent.support import WorkerDied
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
@@ -57,8 +60,9 @@ def _runs(bot: Bot) -> int:
 
 
 def _revoke(bot: Bot, grant: Grant) -> Grant | None:
-    """The Revoke button on App Home, as its listener calls it: returned means acknowledged to the person."""
-    return bot.services.grant_flow.revoke_as(grant.team_id, grant.channel_id, grant.grant_id, user_id=APPROVER)
+    """The Revoke button on App Home, as its listener calls it: returned means acknowledged to the person as done."""
+    revoked = bot.services.grant_flow.revoke_as(grant.team_id, grant.channel_id, grant.grant_id, user_id=APPROVER)
+    return revoked.grant if revoked is not None and revoked.finished else None
 
 
 def _after_each_use(bot: Bot, monkeypatch: pytest.MonkeyPatch, then: Callable[[], object]) -> None:
@@ -250,3 +254,207 @@ def test_a_call_a_grant_covers_costs_its_publish_one_round_trip_more_than_one_as
     assert is_decided(bot.approval_messages()[-2])
     assert not is_decided(bot.approval_messages()[-1])
     assert covered == asked + 1
+
+
+def _fences_fail(*_args: Any, **_kwargs: Any) -> str:
+    """The fences' write failing: on a cluster, the session's master (another than the grant's) failing over."""
+    raise redis.ConnectionError("Error 111 connecting: Connection refused")
+
+
+def _revoke_unfenced(bot: Bot, monkeypatch: pytest.MonkeyPatch, grant: Grant) -> Revoked | None:
+    """A revoke whose first step is done and whose fences cannot be written: it says so instead of failing."""
+    with monkeypatch.context() as patched:
+        patched.setattr(keys, "grant_revoked", _fences_fail)
+        return bot.services.grant_flow.revoke_as(TEAM, CHANNEL, grant.grant_id, user_id=APPROVER)
+
+
+def test_a_revoke_that_cannot_fence_stays_listed_as_owed_and_the_operators_retry_finishes_it(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reviewed (wt-review): the grant was deleted, its use in flight unfenced, and every listing then dropped it, so
+    nothing could finish the revoke; the CLI's retry said "no live standing approval" (exit 1) after fencing."""
+    grant = _granted(bot)
+    runs = _runs(bot)
+    store = bot.services.publisher.grants
+    seen: dict[str, Any] = {}
+
+    def revoke_unfenced_then_look_and_retry() -> None:
+        seen["revoked"] = _revoke_unfenced(bot, monkeypatch, grant)
+        with monkeypatch.context() as patched:  # still down: listings keep the grant, being revoked
+            patched.setattr(keys, "grant_revoked", _fences_fail)
+            seen["app_home"] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+            seen["listed"] = store.live(now_ms=0)  # what `python -m bot grants` runs
+        seen["place"] = store.place_of(grant.grant_id)
+        monkeypatch.setenv("REDIS_URL", redis_url)
+        seen["cli"] = grants_command.main(["revoke", grant.grant_id])  # up again: the operator's retry
+
+    _after_each_use(bot, monkeypatch, revoke_unfenced_then_look_and_retry)
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert seen["revoked"] == Revoked(grant, ended_now=True, finished=False)
+    assert [listed for listed, _uses in seen["app_home"]] == [grant]  # its Revoke button stays
+    assert [listed for listed, _uses in seen["listed"]] == [grant]
+    assert seen["place"] == (TEAM, CHANNEL)
+    assert seen["cli"] == 0
+    assert capsys.readouterr().out == f"revoked: {grant.grant_id} (restart_service in {CHANNEL})\n"
+    assert not is_decided(asked), "the revoke was finished before the grant's decision"
+    assert _runs(bot) == runs
+    assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == []
+    audited = [entry.event for entry in bot.services.stores.audit.entries() if entry.event.startswith("grant_rev")]
+    assert audited == ["grant_revoked"]  # ended once
+
+
+def test_the_next_app_home_listing_finishes_an_owed_revoke_before_the_grant_decides(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grant = _granted(bot)
+    runs = _runs(bot)
+    seen: dict[str, Any] = {}
+
+    def revoke_unfenced_then_app_home() -> None:
+        seen["revoked"] = _revoke_unfenced(bot, monkeypatch, grant)
+        seen["app_home"] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+
+    _after_each_use(bot, monkeypatch, revoke_unfenced_then_app_home)
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert seen == {"revoked": Revoked(grant, ended_now=True, finished=False), "app_home": []}  # finished, gone
+    assert not is_decided(asked)
+    assert _runs(bot) == runs
+    assert bot.services.publisher.grants.place_of(grant.grant_id) is None
+
+
+def test_a_person_whose_revoke_could_not_fence_is_told_it_is_not_finished(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never "Revoked" while a call it was deciding may still be decided by it; the App Home refresh finishes it."""
+    grant = _granted(bot)
+    clicked: list[int] = []
+
+    def click_revoke_unfenced() -> None:
+        click = slack_requests.block_actions(
+            action_id=ids.REVOKE_GRANT_ACTION, user_id=APPROVER, channel_id=CHANNEL, message_ts="0",
+            value=ids.revoke_button_value(TEAM, CHANNEL, grant.grant_id),
+        )  # fmt: skip
+        for key in ("channel", "message"):
+            click.pop(key, None)
+        click["container"] = {"type": "view", "view_id": "V0HOME"}
+        with monkeypatch.context() as patched:
+            patched.setattr(keys, "grant_revoked", _fences_fail)
+            clicked.append(bot.poster.post_action(click).status)
+
+    _after_each_use(bot, monkeypatch, click_revoke_unfenced)
+    _ask(bot)
+    monkeypatch.undo()
+    assert clicked == [200]
+    told = [text[: len("Not revoked yet")] for text in bot.texts_posted() if "revoked" in text.lower()]
+    assert told == ["Not revoked yet"]
+    assert bot.services.publisher.grants.place_of(grant.grant_id) is None  # App Home's refresh finished it
+
+
+def test_a_use_in_flight_is_listed_only_while_it_may_decide(bot: Bot) -> None:
+    """Reviewed (wt-review): uses were listed with score 0 and the list's day of TTL pushed back by every use, so a
+    step that died after its use and was never published again stayed listed for ever. Each is now listed by the
+    time of its use, and the next use drops those too old to decide anything."""
+    grant = _granted(bot)
+    redis_client = bot.services.stores.redis
+    in_flight = keys.grant_in_flight(TEAM, CHANNEL)
+    redis_client.zadd(in_flight, {f"{grant.grant_id}:T0TEAM:C0OPS:1.000001:dead0approval": 0})  # a died step's
+    _ask(bot)  # any later use of any grant of the channel (decided, and its own member removed)
+    assert redis_client.exists(in_flight) == 0  # emptied, so gone (a member's TTL: as long as it may decide)
+
+
+@pytest.mark.single_redis  # WAIT on a server without replicas: acknowledged by none
+def test_a_revoke_waits_for_the_decision_replicas_and_is_not_finished_without_them(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failover right after an acknowledged revoke must not lose its fences (``REDIS_DECISION_REPLICAS``)."""
+    grant = _granted(bot)
+    redis_client = bot.services.stores.redis
+    for script in (scripts.REVOKE_GRANT, scripts.FENCE_GRANT_USES):
+        redis_client.script_load(script.text)  # a script not loaded yet is sent again, with its WAIT
+    waited = _commands(redis_client, "wait")
+    unreplicated = GrantStore(redis_client, replicas=1)
+    seen: list[Revoked | None] = []
+    _after_each_use(bot, monkeypatch, lambda: seen.append(unreplicated.revoke(TEAM, CHANNEL, grant.grant_id)))
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert seen == [Revoked(grant, ended_now=True, finished=False)]  # no replica holds it: not told finished
+    assert _commands(redis_client, "wait") == waited + 2  # the first step's, and the fences'
+    assert not is_decided(asked)  # the fences stand on the master all the same
+    assert unreplicated.place_of(grant.grant_id) == (TEAM, CHANNEL)  # owed: listed until a revoke is held
+    assert GrantStore(redis_client).revoke(TEAM, CHANNEL, grant.grant_id) == Revoked(grant, False, True)
+    assert unreplicated.place_of(grant.grant_id) is None
+
+
+def _commands(redis_client: redis.Redis, name: str) -> int:
+    stats: dict[str, Any] = redis_client.info("commandstats")
+    return int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+
+
+def test_a_round_published_again_counts_no_use_of_a_grant_made_since_it_opened(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round was asked of people; "Approve + allow" on it made a grant; a second publisher of the same round (one
+    that read the round before the first one's transaction: an API request asked again) must count no use of that
+    grant: it decides nothing there."""
+    publisher = bot.services.publisher
+    publish = publisher.publish
+    published: list[tuple[Any, Any]] = []
+
+    def kept(*args: Any, **kwargs: Any) -> None:
+        published.append((args, kwargs))
+        publish(*args, **kwargs)
+
+    monkeypatch.setattr(publisher, "publish", kept)
+    _ask(bot)
+    monkeypatch.undo()
+    [button] = grant_buttons(bot.approval_messages()[-1])
+    approve_and_allow(bot, button["value"], user=APPROVER)  # the grant is made; the agent not resumed yet
+    [(args, kwargs)] = published
+    publisher.publish(*args, **kwargs)  # the same round again
+    [(_grant, uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+    assert uses == 0
+    assert _in_flight(bot) == 0
+    bot.drain()
+
+
+def test_a_worker_finishes_an_owed_revoke_nobody_lists_or_tries_again(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grant = _granted(bot)
+    runs = _runs(bot)
+    finished: list[int] = []
+
+    def revoke_unfenced_then_a_worker_tick() -> None:
+        _revoke_unfenced(bot, monkeypatch, grant)
+        finished.append(bot.worker.finish_revokes())
+
+    _after_each_use(bot, monkeypatch, revoke_unfenced_then_a_worker_tick)
+    asked = _ask(bot)
+    monkeypatch.undo()
+    assert finished == [1]
+    assert not is_decided(asked)
+    assert _runs(bot) == runs
+    assert bot.services.publisher.grants.place_of(grant.grant_id) is None
+    assert bot.worker.finish_revokes() == 0  # nothing owed any more
+
+
+def test_the_operators_revoke_that_cannot_fence_says_so_and_exits_3(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grant = _granted(bot)
+    exits: list[int] = []
+
+    def cli_revoke_unfenced() -> None:
+        monkeypatch.setenv("REDIS_URL", redis_url)
+        with monkeypatch.context() as patched:
+            patched.setattr(keys, "grant_revoked", _fences_fail)
+            exits.append(grants_command.main(["revoke", grant.grant_id]))
+
+    _after_each_use(bot, monkeypatch, cli_revoke_unfenced)
+    _ask(bot)
+    monkeypatch.undo()
+    printed = capsys.readouterr()
+    assert exits == [3]
+    assert (printed.out, printed.err.startswith(f"signoff: not revoked yet: {grant.grant_id} (")) == ("", True)

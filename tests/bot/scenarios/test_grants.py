@@ -18,7 +18,7 @@ from bot.domain.clock import ManualClock, epoch_ms, system_clock
 from bot.domain.grants import Grant, call_digest, field_digests, pattern_key
 from bot.render import action_ids as ids
 from bot.render.texts import standing_approvals
-from bot.store.access.grants import Call, GrantStore, GrantUse
+from bot.store.access.grants import Call, GrantStore, GrantUse, Revoked
 from loopback_slack import slack_requests
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
 from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
@@ -203,7 +203,7 @@ def test_a_revoke_racing_calls_stops_every_call_that_starts_after_it(redis_clien
     for worker in workers:
         worker.start()
     time.sleep(0.2)
-    assert store.revoke("T0TEST", CHANNEL, "g1") == grant
+    assert store.revoke("T0TEST", CHANNEL, "g1") == Revoked(grant, ended_now=True, finished=True)
     revoked_at.append(time.monotonic())
     time.sleep(0.2)
     stop.set()
