@@ -30,6 +30,7 @@ BOUNDARIES = {
         "bot/slack/outbound/delivery.py",
         "Deliverer._deliver",
     ): "an entry's bug or bad data parks it instead of a retry forever",
+    ("bot/store/queues/shard_trouble.py", "_own_answer"): "one shard's bug must not cost the other shards' answers",
     ("bot/cli/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",

@@ -55,3 +55,25 @@ def test_the_same_job_submitted_twice_while_it_waits_for_its_session_runs_once()
     release.set()
     assert pool.wait_idle(timeout_s=2)
     assert ran == ["0/1-0", "0/2-0"]
+
+
+def test_a_job_whose_handler_escaped_is_let_go() -> None:
+    """A handler that raised left its job neither acknowledged nor retried: the pool tells ``escaped``, so the queue
+    lets it go and a stale claim hands it over again (it used to stay held by the worker for good, never run again)."""
+    escaped: list[str] = []
+
+    def handle(job: Job) -> None:
+        raise RuntimeError("the audit trail refused the record")
+
+    pool = JobPool(
+        size=2,
+        handle=handle,
+        session_of=lambda job: job.fields["session_id"],
+        touch=lambda _: None,
+        beat_every_s=60,
+        escaped=lambda job: escaped.append(job.job_id),
+        idle_s=0.5,
+    )
+    pool.submit(_resume("0/1-0", 1))
+    assert pool.wait_idle(timeout_s=2)
+    assert escaped == ["0/1-0"]
