@@ -3,6 +3,7 @@ never run twice nor left to jam its session (its second copy's end used to raise
 
 import threading
 import time
+from collections.abc import Callable
 
 from bot.flow.job_pool import JobPool
 from bot.store.queues.jobs import Job
@@ -17,15 +18,19 @@ def _pool() -> tuple[JobPool, list[str], threading.Event]:
         ran.append(job.job_id)
         release.wait(5)
 
-    pool = JobPool(
+    return _pool_running(handle), ran, release
+
+
+def _pool_running(handle: Callable[[Job], None], *, escaped: Callable[[Job], None] = lambda _job: None) -> JobPool:
+    return JobPool(
         size=4,
         handle=handle,
         session_of=lambda job: job.fields["session_id"],
         touch=lambda _: None,
         beat_every_s=60,
+        escaped=escaped,
         idle_s=0.5,
     )
-    return pool, ran, release
 
 
 def _resume(job_id: str, version: int) -> Job:
@@ -65,15 +70,7 @@ def test_a_job_whose_handler_escaped_is_let_go() -> None:
     def handle(job: Job) -> None:
         raise RuntimeError("the audit trail refused the record")
 
-    pool = JobPool(
-        size=2,
-        handle=handle,
-        session_of=lambda job: job.fields["session_id"],
-        touch=lambda _: None,
-        beat_every_s=60,
-        escaped=lambda job: escaped.append(job.job_id),
-        idle_s=0.5,
-    )
+    pool = _pool_running(handle, escaped=lambda job: escaped.append(job.job_id))
     pool.submit(_resume("0/1-0", 1))
     assert pool.wait_idle(timeout_s=2)
     assert escaped == ["0/1-0"]
