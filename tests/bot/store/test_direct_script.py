@@ -105,3 +105,49 @@ def test_with_replicas_asked_a_reply_comes_once_a_replica_holds_the_write_or_is_
             client.script_flush()  # a NOSCRIPT reply with WAIT's after it: the connection stays in step
             assert script(keys=[KEY], args=["again"])[1] == b"again"
             assert int(client.get(KEY) or 0) == 3
+
+
+@pytest.mark.single_redis  # a master and its replica of its own
+def test_the_pooled_call_after_a_broken_connection_still_waits_for_the_replicas(tmp_path: Path) -> None:
+    """Issue #42: the fallback sent no ``WAIT``, so a write acknowledged after it may have been on the master alone."""
+    (tmp_path / "master").mkdir()
+    (tmp_path / "replica").mkdir()
+    with RedisServer(data_dir=tmp_path / "master") as master:
+        following = ("--replicaof", "127.0.0.1", str(master.port))
+        with RedisServer(data_dir=tmp_path / "replica", extra_args=following) as replica_server:
+            client = redis.Redis.from_url(master.url, socket_timeout=2)
+            replica = redis.Redis.from_url(replica_server.url)
+            deadline = time.monotonic() + 10
+            while replica.info("replication").get("master_link_status") != "up":
+                assert time.monotonic() < deadline, "the replica never caught up"
+                time.sleep(0.05)
+            script = DirectScript(client, _ECHO, replicas=1)
+            assert script.replicated(keys=[KEY], args=["direct"]) == ([KEY.encode(), b"direct"], True)
+            _kill_waiting(client)  # the script's own connection (its last command: WAIT), not the pool's
+            waits = _calls(client, "wait")
+            late = metrics.UNREPLICATED_WRITES._value.get()
+
+            assert script.replicated(keys=[KEY], args=["pooled"]) == ([KEY.encode(), b"pooled"], True)
+            assert _calls(client, "wait") == waits + 1  # the pooled call waited for the replica too
+            assert replica.get(KEY) == b"2"
+            assert metrics.UNREPLICATED_WRITES._value.get() == late
+
+            assert script.replicated(keys=[KEY], args=["direct again"])[1]  # on a new connection of its own
+            replica_server.pause()
+            try:
+                _kill_waiting(client)
+                assert script.replicated(keys=[KEY], args=["alone"]) == ([KEY.encode(), b"alone"], False)
+            finally:
+                replica_server.resume()
+            assert metrics.UNREPLICATED_WRITES._value.get() == late + 1  # counted, as the direct path counts it
+            assert int(client.get(KEY) or 0) == 4
+
+
+def _kill_waiting(client: redis.Redis) -> None:
+    [own] = [each["id"] for each in client.client_list() if each.get("cmd") == "wait"]
+    client.client_kill_filter(_id=own)
+
+
+def _calls(client: redis.Redis, command: str) -> int:
+    stats = client.info("commandstats")
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
