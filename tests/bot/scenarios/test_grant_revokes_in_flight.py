@@ -11,7 +11,7 @@ import redis
 
 from bot.cli import grants as grants_command
 from bot.domain.clock import ManualClock
-from bot.domain.grants import Grant
+from bot.domain.grants import Grant, ListedGrant
 from bot.render import action_ids as ids
 from bot.store import keys, scripts
 from bot.store.access import grants as grant_records
@@ -51,7 +51,7 @@ def _granted(bot: Bot) -> Grant:
     [button] = grant_buttons(bot.approval_messages()[-1])
     approve_and_allow(bot, button["value"], user=APPROVER)
     bot.drain()
-    [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+    [(grant, *_)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
     return grant
 
 
@@ -154,7 +154,7 @@ def test_a_worker_killed_after_the_use_before_the_decision(
     assert _runs(bot) == runs + (not revoked)
     assert _in_flight(bot) == 0
     if not revoked:
-        assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == [(grant, 1)]
+        assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == [ListedGrant(grant, 1)]
 
 
 def test_a_worker_killed_after_the_decision_before_the_use_leaves_the_in_flight_list(
@@ -413,7 +413,7 @@ def test_a_round_published_again_counts_no_use_of_a_grant_made_since_it_opened(
     approve_and_allow(bot, button["value"], user=APPROVER)  # the grant is made; the agent not resumed yet
     [(args, kwargs)] = published
     publisher.publish(*args, **kwargs)  # the same round again
-    [(_grant, uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+    [(_grant, uses, _revoking)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
     assert uses == 0
     assert _in_flight(bot) == 0
     bot.drain()
