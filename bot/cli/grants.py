@@ -15,6 +15,7 @@ import time
 
 from bot import preflight
 from bot.cli.exits import fail
+from bot.domain.grants import ListedGrant
 from bot.flow.grants import revoke_grant
 from bot.settings import Settings
 from bot.store.access.grants import GrantStore
@@ -47,14 +48,20 @@ def main(argv: list[str]) -> int:
         print(f"revoked: {ended.grant_id} ({ended.tool} in {ended.channel_id})")
         return 0
     live = grants.live(now_ms=int(time.time() * 1000))
-    for grant, uses, revoking in live:
-        arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
-        who = grant.requester or "anyone"
-        print(
-            f"{grant.grant_id}\t{grant.tool} {arguments}\tin {grant.team_id}/{grant.channel_id} for {who}"
-            f"\tby {grant.granted_by}\tuntil {grant.expires_at.isoformat(timespec='seconds')}\tused {uses}"
-            + ("\trevoking… (not finished: revoke it again, or the bot finishes it)" if revoking else "")
-        )
+    for listed in live:
+        print(listing_line(listed))
     if not live:
         print("no live standing approvals")
     return 0
+
+
+def listing_line(listed: ListedGrant) -> str:
+    """One grant as ``list`` prints it (tab-separated), marked when its revoke is not finished."""
+    grant = listed.grant
+    arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
+    who = grant.requester or "anyone"
+    line = (
+        f"{grant.grant_id}\t{grant.tool} {arguments}\tin {grant.team_id}/{grant.channel_id} for {who}"
+        f"\tby {grant.granted_by}\tuntil {grant.expires_at.isoformat(timespec='seconds')}\tused {listed.uses}"
+    )
+    return line + ("\trevoking… (not finished: revoke it again, or the bot finishes it)" if listed.revoking else "")

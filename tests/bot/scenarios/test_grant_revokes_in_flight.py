@@ -272,7 +272,8 @@ def test_a_revoke_that_cannot_fence_stays_listed_as_owed_and_the_operators_retry
     bot: Bot, monkeypatch: pytest.MonkeyPatch, redis_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Reviewed (wt-review): the grant was deleted, its use in flight unfenced, and every listing then dropped it, so
-    nothing could finish the revoke; the CLI's retry said "no live standing approval" (exit 1) after fencing."""
+    nothing could finish the revoke; the CLI's retry said "no live standing approval" (exit 1) after fencing. Issue #42:
+    the listings showed it as an ordinary live grant; they now say its revoke is not finished."""
     grant = _granted(bot)
     runs = _runs(bot)
     store = bot.services.publisher.grants
@@ -292,8 +293,11 @@ def test_a_revoke_that_cannot_fence_stays_listed_as_owed_and_the_operators_retry
     asked = _ask(bot)
     monkeypatch.undo()
     assert seen["revoked"] == Revoked(grant, ended_now=True, finished=False)
-    assert [listed for listed, _uses in seen["app_home"]] == [grant]  # its Revoke button stays
-    assert [listed for listed, _uses in seen["listed"]] == [grant]
+    assert [(listed, revoking) for listed, _uses, revoking in seen["app_home"]] == [(grant, True)]  # its Revoke stays
+    assert [(listed, revoking) for listed, _uses, revoking in seen["listed"]] == [(grant, True)]
+    assert grants_command.listing_line(seen["listed"][0]).endswith(
+        "\trevoking… (not finished: revoke it again, or the bot finishes it)"
+    )
     assert seen["place"] == (TEAM, CHANNEL)
     assert seen["cli"] == 0
     assert capsys.readouterr().out == f"revoked: {grant.grant_id} (restart_service in {CHANNEL})\n"
