@@ -11,8 +11,8 @@ call fails at once. Anything else unusual goes to the ordinary pooled call, whic
 connection that broke (it retries in place, as every command does: ``REDIS_RETRY_SECONDS``), a slot that moved or a
 cluster that is failing over (it follows the cluster's new layout). With replicas to wait for, that call is a
 pipeline of the script and its ``WAIT`` on one pooled connection of the key's node (``WAIT`` counts only its own
-connection's writes); on a cluster whose layout changed, the layout is read again first. A script the server does
-not know yet (a restart flushed its cache) is loaded on the connection and sent again.
+connection's writes); on a cluster whose layout changed, the layout is read again and the pair sent once more. A
+script the server does not know yet (a restart flushed its cache) is loaded on the connection and sent again.
 """
 
 import logging
