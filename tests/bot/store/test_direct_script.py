@@ -3,6 +3,7 @@
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
@@ -11,6 +12,7 @@ from redis.cluster import RedisCluster
 from bot.observe import metrics
 from bot.store.direct_script import REPLICA_WAIT_MS, DirectScript
 from state import RedisServer
+from state.redis_cluster import RedisClusterServers
 from tests.redis_targets import on_both
 
 pytest_generate_tests = on_both
@@ -151,3 +153,19 @@ def _kill_waiting(client: redis.Redis) -> None:
 def _calls(client: redis.Redis, command: str) -> int:
     stats = client.info("commandstats")
     return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+@pytest.mark.single_redis  # a cluster of its own: a master and its replica
+def test_on_a_cluster_the_pooled_call_waits_on_the_node_that_ran_the_script() -> None:
+    with RedisClusterServers(masters=1, replicas=1) as cluster:
+        client = cast(redis.Redis, RedisCluster.from_url(cluster.url, socket_timeout=2))
+        master = client.get_node_from_key(KEY).redis_connection
+        assert master is not None
+        script = DirectScript(client, _ECHO, replicas=1)
+        assert script.replicated(keys=[KEY], args=["direct"]) == ([KEY.encode(), b"direct"], True)
+        _kill_waiting(master)
+        waits = _calls(master, "wait")
+
+        assert script.replicated(keys=[KEY], args=["pooled"]) == ([KEY.encode(), b"pooled"], True)
+        assert _calls(master, "wait") == waits + 1  # on the script's node and connection, not every node's
+        assert int(client.get(KEY) or 0) == 2
