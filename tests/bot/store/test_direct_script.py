@@ -158,10 +158,10 @@ def _calls(client: redis.Redis, command: str) -> int:
 @pytest.mark.single_redis  # a cluster of its own: a master and its replica
 def test_on_a_cluster_the_pooled_call_waits_on_the_node_that_ran_the_script() -> None:
     with RedisClusterServers(masters=1, replicas=1) as cluster:
-        cluster_client = RedisCluster.from_url(cluster.url, socket_timeout=2)
-        master = cluster_client.get_node_from_key(KEY).redis_connection
+        client = cast(redis.Redis, RedisCluster.from_url(cluster.url, socket_timeout=2))
+        assert isinstance(client, RedisCluster)
+        master = client.get_node_from_key(KEY).redis_connection
         assert master is not None
-        client = cast(redis.Redis, cluster_client)
         script = DirectScript(client, _ECHO, replicas=1)
         assert script.replicated(keys=[KEY], args=["direct"]) == ([KEY.encode(), b"direct"], True)
         _kill_waiting(master)
