@@ -169,5 +169,5 @@ def _master_and_replica(tmp_path: Path) -> Iterator[tuple[redis.Redis, redis.Red
             while replica.info("replication").get("master_link_status") != "up":
                 assert time.monotonic() < deadline, "the replica never caught up"
                 time.sleep(0.05)
-            assert client.execute_command("WAIT", 1, 10_000) == 1  # the replica acknowledges: past its first sync
+            assert client.wait(1, 10_000) == 1  # the replica acknowledges: past its first sync
             yield client, replica, replica_server
