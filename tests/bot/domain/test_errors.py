@@ -11,6 +11,8 @@ _NOT_THE_BOTS = {"loopback_slack.calls.SlackError"}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {
+    ("bot/store/queues/due.py", "DueQueue._claim_at"): "a claim that raised may still have run: remembered, raised",
+    ("bot/store/queues/due.py", "_claim_each"): "claims that raised may still have run: remembered, raised",
     ("bot/flow/job_pool.py", "JobPool._run"): "a runner thread outlives any bug in the job it ran",
     ("bot/flow/runner.py", "SessionRunner._resume"): "the agent's code may raise anything; only its own bug is kept",
     ("bot/flow/runner.py", "SessionRunner._agent"): "the factory is the operator's code; only its own bug is kept",
