@@ -445,6 +445,14 @@ def _lane_tag(channel: str) -> str:
 
 GRANTS_LIVE: Final = "signoff:grants:live"
 GRANTS_REVOKING: Final = "signoff:grants:revoking"
+"""Owed revokes (``<team>:<channel>:<grant id>``) by when a worker tries each next (ms)."""
+GRANTS_UNREADABLE: Final = "signoff:grants:unreadable"
+"""Revokes finished whose grant record is unreadable (kept under ``<grant id>:revoking`` for inspection), by when."""
+
+
+def grant_revoke_audited(team_id: str, channel_id: str, grant_id: str) -> str:
+    """Marks a revoke audited (``grant_revoked`` once, however often it is tried): in the audit stream's slot."""
+    return f"{_shard_prefix(0)}:grant-revoke-audited:{team_id}:{channel_id}:{grant_id}"
 
 
 def grants_of(team_id: str, user_id: str) -> str:
