@@ -148,8 +148,10 @@ class GrantFlow(Flow):
         return Granted(outcome, grant, request)
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Revoked | None:
-        """End a grant now (or finish its revoke): every call it has not decided yet is asked, and it is audited once as
-        ``actor``'s (``GrantStore.revoke``); what it did, or None (neither live nor being revoked)."""
+        """End a grant now, or finish its revoke, audited once as ``actor``'s (``GrantStore.revoke``).
+
+        Every call it has not decided yet is asked; what it did, or None (neither live nor being revoked).
+        """
         return self.grants.revoke(team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Revoked | None:
@@ -176,4 +178,3 @@ class GrantFlow(Flow):
             for grant, uses in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
             if grant.team_id == team_id and self.may_revoke(grant, user_id)
         ]
-

@@ -7,8 +7,10 @@ the session's slot (``RoundPublisher``), and only within ``DECIDES_WITHIN_MS``: 
 there in its session's slot (``keys.grant_revoked``), so the decide script refuses the grant's decision of any call
 whose decision was not written by then. Until the fences are written (and held by ``REDIS_DECISION_REPLICAS``
 replicas) the revoke is owed: its first step keeps the grant under ``<grant id>:revoking`` in the same hash, the
-listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it, as the workers
-do (``keys.GRANTS_REVOKING``, ``finish_owed``).
+listings keep it (past its expiry too), and whoever lists it or tries again (App Home, ``python -m bot grants``)
+finishes it, as the workers do (``keys.GRANTS_REVOKING``, listed before the first step, by next try; ``finish_owed``).
+Whichever try gets past the first step audits it ``grant_revoked``, once (``keys.grant_revoke_audited``). One whose
+grant is unreadable is finished, then kept there with no next try (score inf) for inspection.
 The listing's index (``keys.GRANTS_LIVE``) is written on its own and only follows the grants: a grant is listed
 while its own record is (or its revoke is owed). So does each person's listing (``keys.grants_of``: the grants they
 made or that cover their requests), which App Home reads: a page of their own, whatever others hold.
@@ -100,8 +102,10 @@ class GrantStore:
     """Reads and writes standing approvals. Thread-safe (redis-py pools connections)."""
 
     def __init__(self, client: redis.Redis, *, replicas: int = 0, audit: Audit | None = None) -> None:
-        """Register the scripts; nothing is sent yet. ``replicas``: how many must hold a revoke (to be finished);
-        ``audit``: where revokes are audited (its clock)."""
+        """Register the scripts; nothing is sent yet.
+
+        ``replicas``: how many must hold a revoke (to be finished); ``audit``: where revokes are audited (its clock).
+        """
         self._client = client
         self._audit = audit or Audit(client)
         self._use = client.register_script(scripts.USE_GRANT.text)
@@ -246,7 +250,9 @@ class GrantStore:
                     return
                 transaction.multi()
                 tool = grant.tool if grant is not None else None
-                self._audit.add(transaction, "grant_revoked", actor=actor, grant=grant_id, tool=tool, channel=channel_id)
+                self._audit.add(
+                    transaction, "grant_revoked", actor=actor, grant=grant_id, tool=tool, channel=channel_id
+                )
                 transaction.set(done, "1", ex=_AUDITED_KEPT_S)
                 transaction.execute()
             except redis.WatchError:
@@ -255,16 +261,16 @@ class GrantStore:
     def _drop_owed(self, member: str, *, unreadable: bool) -> None:
         """Stop trying a revoke finished without a readable grant; one whose grant is unreadable is quarantined."""
         drop = self._client.pipeline(transaction=False)
-        drop.zrem(keys.GRANTS_REVOKING, member)
         drop.zrem(keys.GRANTS_LIVE, member)
-        if unreadable:
+        if unreadable:  # listed with no next try: operators find it (its record stays under <grant id>:revoking)
             logger.error("grant=<%s> | revoked, but its record is unreadable: quarantined for inspection", member)
-            drop.zadd(keys.GRANTS_UNREADABLE, {member: int(time.time() * 1000)})
+            drop.zadd(keys.GRANTS_REVOKING, {member: _OWED_LISTED})
+        else:
+            drop.zrem(keys.GRANTS_REVOKING, member)
         drop.execute()
 
     def finish_owed(self, *, limit: int = 20, budget_s: float = 0.5, now_ms: int | None = None) -> int:
-        """Try the revokes owed whose next try is due, oldest first, for about ``budget_s`` (a worker's chore, each
-        tick); how many are finished now.
+        """Try the owed revokes due, oldest first, for about ``budget_s`` (a worker's, each tick); how many finished.
 
         Each one tried is put back ``_OWED_RETRY_MS`` later first: one that cannot finish (replicas missing, say)
         waits while the others are tried, and one tick never holds the worker's reminders and expiries long.
