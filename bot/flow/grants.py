@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.domain.clock import epoch_ms, offset_ms
-from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, offers_similar, pattern_key
+from bot.domain.grants import (
+    Grant,
+    ListedGrant,
+    deciders_digest,
+    field_digests,
+    new_grant_id,
+    offers_similar,
+    pattern_key,
+)
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
@@ -171,10 +179,10 @@ class GrantFlow(Flow):
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""
         return user_id in (grant.granted_by, grant.requester)
 
-    def live_for(self, user_id: str, *, team_id: str) -> list[tuple[Grant, int]]:
-        """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
+    def live_for(self, user_id: str, *, team_id: str) -> list[ListedGrant]:
+        """The live grants of ``team_id`` a person made or that cover their requests (and those being revoked)."""
         return [
-            (grant, uses)
-            for grant, uses in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
-            if grant.team_id == team_id and self.may_revoke(grant, user_id)
+            listed
+            for listed in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
+            if listed.grant.team_id == team_id and self.may_revoke(listed.grant, user_id)
         ]

@@ -21,12 +21,12 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 import redis
 from pydantic import ValidationError
 
-from bot.domain.grants import Grant
+from bot.domain.grants import Grant, ListedGrant
 from bot.store import keys, scripts
 from bot.store.audit import Audit
 from bot.store.direct_script import DirectScript
@@ -346,7 +346,7 @@ class GrantStore:
                 if grant is not None:
                     listed += self.list_for(grant)
 
-    def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[tuple[Grant, int]]:
+    def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[ListedGrant]:
         """The ``limit`` live grants of a workspace a person made or that cover their requests, soonest to end first.
 
         Reads their own listing only (stale entries pruned): what others hold never pushes theirs out.
@@ -361,17 +361,26 @@ class GrantStore:
         for channel_id, grant_id in places:
             records.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found, stale = [], []
-        for (channel_id, grant_id), (record, uses, owed) in zip(
-            places, records.execute() if places else [], strict=True
-        ):
-            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
-            if grant is None:
+        for (channel_id, grant_id), read in zip(places, records.execute() if places else [], strict=True):
+            listed = self._listed(team_id, channel_id, grant_id, read)
+            if listed is None:
                 stale.append(f"{channel_id}:{grant_id}")
                 continue
-            found.append((grant, int(uses or 0)))
+            found.append(listed)
         if stale:
             self._client.zrem(listing, *stale)
         return found
+
+    def _listed(self, team_id: str, channel_id: str, grant_id: str, read: list[Any]) -> ListedGrant | None:
+        """A listed grant from its fields (record, uses, owed revoke); ``None``: gone, or its revoke finished now."""
+        record, uses, owed = read
+        grant = _grant_of(record)
+        revoking = grant is None
+        if grant is None:
+            grant = self._owed_left(team_id, channel_id, grant_id, owed)
+        if grant is None:
+            return None
+        return ListedGrant(grant, int(uses or 0), revoking)
 
     def _owed_left(self, team_id: str, channel_id: str, grant_id: str, owed: object) -> Grant | None:
         """A listed grant whose revoke is owed: finished now if it can be (``None``), else the grant, still listed."""
@@ -396,7 +405,7 @@ class GrantStore:
                     return team_id, channel_id
         return None
 
-    def live(self, *, now_ms: int, limit: int = 200) -> list[tuple[Grant, int]]:
+    def live(self, *, now_ms: int, limit: int = 200) -> list[ListedGrant]:
         """Live grants, soonest to end first, each with how often it was used (stale index entries pruned)."""
         self._client.zremrangebyscore(keys.GRANTS_LIVE, "-inf", now_ms)
         listed: list[bytes] = self._client.zrange(keys.GRANTS_LIVE, 0, limit - 1)  # type: ignore[assignment]
@@ -408,12 +417,12 @@ class GrantStore:
             places.append((team_id, channel_id, grant_id))
             reads.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found = []
-        for (team_id, channel_id, grant_id), (record, uses, owed) in zip(places, reads.execute(), strict=True):
-            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
-            if grant is None:
+        for (team_id, channel_id, grant_id), read in zip(places, reads.execute(), strict=True):
+            entry = self._listed(team_id, channel_id, grant_id, read)
+            if entry is None:
                 self._client.zrem(keys.GRANTS_LIVE, f"{team_id}:{channel_id}:{grant_id}")
                 continue
-            found.append((grant, int(uses or 0)))
+            found.append(entry)
         return found
 
 

@@ -40,7 +40,7 @@ def test_a_person_s_listing_holds_theirs_and_skips_what_lost_its_grant(redis_cli
     other_grants(redis_client, 500, expires_at=datetime.now(UTC) + timedelta(minutes=5), team_id=TEAM)
 
     for person in (LEAD, "U0REQUESTER"):  # who made it, and the requester it covers
-        assert [grant.grant_id for grant, _uses in store.live_of(TEAM, person, now_ms=0, limit=5)] == ["mine"]
+        assert [grant.grant_id for grant, *_ in store.live_of(TEAM, person, now_ms=0, limit=5)] == ["mine"]
     assert redis_client.zrange(keys.grants_of(TEAM, LEAD), 0, -1) == [b"C0OPS:mine"], "the stale entry is removed"
 
     store.revoke(TEAM, "C0OPS", "mine")
