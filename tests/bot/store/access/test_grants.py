@@ -117,8 +117,8 @@ def test_an_owed_revoke_of_a_grant_past_its_expiry_stays_listed_and_found_by_id(
     assert revoked is not None
     assert not revoked.finished
     past = grant.expires_ms + 1
-    assert [listed.grant_id for listed, _uses in store.live(now_ms=past)] == ["g1"]
-    assert [listed.grant_id for listed, _uses in store.live_of(TEAM, LEAD, now_ms=past)] == ["g1"]
+    assert [entry.grant.grant_id for entry in store.live(now_ms=past)] == ["g1"]
+    assert [entry.grant.grant_id for entry in store.live_of(TEAM, LEAD, now_ms=past)] == ["g1"]
     assert store.place_of("g1") == (TEAM, "C0OPS")
 
 
