@@ -16,10 +16,8 @@ import time
 from bot import preflight
 from bot.cli.exits import fail
 from bot.domain.grants import ListedGrant
-from bot.flow.grants import revoke_grant
 from bot.settings import Settings
 from bot.store.access.grants import GrantStore
-from bot.store.audit import Audit
 
 
 def main(argv: list[str]) -> int:
@@ -37,7 +35,7 @@ def main(argv: list[str]) -> int:
         place = grants.place_of(args.grant_id)  # listed until revoked in full: a revoke tried again finishes it
         revoked = None
         if place is not None:
-            revoked = revoke_grant(grants, Audit(client), *place, args.grant_id, actor="operator:cli")
+            revoked = grants.revoke(*place, args.grant_id, actor="operator:cli")  # audited once
         if revoked is None:
             listing = "python -m bot grants lists them"
             return fail(f"no live standing approval {args.grant_id!r} ({listing})", status=1)

@@ -429,6 +429,7 @@ def test_a_worker_finishes_an_owed_revoke_nobody_lists_or_tries_again(
     grant = _granted(bot)
     runs = _runs(bot)
     finished: list[int] = []
+    monkeypatch.setattr(grant_records, "_OWED_RETRY_MS", 0)  # the worker's next try is due at once
 
     def revoke_unfenced_then_a_worker_tick() -> None:
         _revoke_unfenced(bot, monkeypatch, grant)
