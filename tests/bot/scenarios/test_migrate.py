@@ -36,7 +36,8 @@ def _as_written_before_shards(client: redis.Redis) -> set[str]:
         if match is None:
             continue
         old = f"signoff:{match.group(1)}"
-        if old in ("signoff:open-by", "signoff:recent-by") or old.startswith("signoff:team:"):  # indexes it never had
+        never_had = old.startswith("signoff:team:") or ":taken:" in old  # a due queue's claim record
+        if old in ("signoff:open-by", "signoff:recent-by") or never_had:  # indexes and claim records it never had
             client.delete(key)
             continue
         kind = _text(client.type(key))
