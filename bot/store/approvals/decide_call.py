@@ -193,17 +193,21 @@ def keys_and_args(
     if decision is None:
         if not attempt.check:
             raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
-        return request_keys, [json.dumps(judged)]  # a check: the attempt alone (decision_record unread)
+        return request_keys, [_attempt_json(judged)]  # a check: the attempt alone (decision_record unread)
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
         decision = decision.model_copy(update=filled_in)
     args = DECIDE.arg_list(
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-        attempt_json=json.dumps(judged),
+        attempt_json=_attempt_json(judged),
         decision_record=_decision_record(decision),
     )
     return request_keys, args
+
+
+_attempt_json: Final = json.JSONEncoder(check_circular=False).encode
+"""``json.dumps`` without its check for cycles (the attempt's JSON is a dict built just before, of plain values)."""
 
 
 @lru_cache(maxsize=1024)
