@@ -112,6 +112,7 @@ def test_a_resume_that_died_before_posting_a_round_with_the_same_ids_posts_it(
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         first = bot.services.stores.approvals.find(bot.approval_id())
+        bot.worker.retries.first_s = 60  # the crashed step comes back by redelivery, never by the clock mid-drain
         crash_once(bot.services.publisher, "publish")
         _approve_last(bot)  # /tmp/a is deleted, then the call for /tmp/b stops: the same interrupt id
         assert completions(redis_client, "delete_files") == 1
@@ -142,6 +143,7 @@ def test_a_start_that_died_before_posting_a_second_batch_posts_it_on_the_next_me
         bot.drain()
         thread_ts = str(bot.approval_messages()[0]["thread_ts"])
         _approve_last(bot)
+        bot.worker.retries.first_s = 60  # the crashed step comes back by redelivery, never by the clock mid-drain
         crash_once(bot.services.publisher, "publish")
         bot.mention("delete /tmp/b", thread_ts=thread_ts)
         bot.drain()

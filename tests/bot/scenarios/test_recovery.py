@@ -22,6 +22,7 @@ from tests.bot.support.people import APPROVER, OUTSIDER, REQUESTER, SECOND_APPRO
 
 def test_a_start_that_died_before_posting_its_approvals_posts_them_on_redelivery(redis_client: redis.Redis) -> None:
     with running_bot(redis_client, agent_factory=demo_factory) as bot:
+        bot.worker.retries.first_s = 60  # the crashed step comes back by redelivery, never by the clock mid-drain
         crash_once(bot.services.publisher, "publish")
         bot.mention("restart checkout")
         bot.drain()
@@ -43,6 +44,7 @@ def test_a_resume_that_died_after_new_interrupts_posts_them_on_redelivery(redis_
         bot.mention("restart api and search")
         bot.drain()
         assert len(bot.approval_messages()) == 1  # sequential: the second call waits behind the first
+        bot.worker.retries.first_s = 60  # the crashed step comes back by redelivery, never by the clock mid-drain
         crash_once(bot.services.publisher, "publish")
         bot.click(ids.APPROVE_ACTION, bot.approval_id(0), user=APPROVER)
         bot.drain()

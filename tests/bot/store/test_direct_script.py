@@ -88,6 +88,7 @@ def test_with_replicas_asked_a_reply_comes_once_a_replica_holds_the_write_or_is_
             while replica.info("replication").get("master_link_status") != "up":
                 assert time.monotonic() < deadline, "the replica never caught up"
                 time.sleep(0.05)
+            assert client.execute_command("WAIT", 1, 10_000) == 1  # the replica acknowledges: past its first sync
             script = DirectScript(client, _ECHO, replicas=1)
             late = metrics.UNREPLICATED_WRITES._value.get()
             assert script(keys=[KEY], args=["held"])[1] == b"held"
