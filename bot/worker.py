@@ -166,6 +166,7 @@ class Worker:
                 handle=self._handle,
                 session_of=_session_key,
                 touch=lambda jobs: self.jobs.touch(jobs, self.consumer),
+                escaped=lambda job: self.jobs.let_go(job, self.consumer),
                 # A third of the claim time (never a busy loop, even with a claim time of 0).
                 beat_every_s=max(self.claim_idle_ms / 3000, _MIN_BEAT_S),
             )

@@ -3,7 +3,8 @@
 Needs ``REDIS_URL``.
 
 ``list`` prints each live grant: its id, what exact call it covers, where, for whom, who made it, until when and
-how often it was used (and finishes the revokes owed for those listed). ``revoke`` ends one now (the next call it
+how often it was used (and finishes the revokes owed for those listed; one that cannot be finished yet is listed,
+marked revoking). ``revoke`` ends one now (the next call it
 covered is asked), audited as the operator's, or finishes its revoke (one that could not fence the calls it was
 deciding: the command says so, exits 3, and is run again).
 """
@@ -14,10 +15,9 @@ import time
 
 from bot import preflight
 from bot.cli.exits import fail
-from bot.flow.grants import revoke_grant
+from bot.domain.grants import ListedGrant
 from bot.settings import Settings
 from bot.store.access.grants import GrantStore
-from bot.store.audit import Audit
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         place = grants.place_of(args.grant_id)  # listed until revoked in full: a revoke tried again finishes it
         revoked = None
         if place is not None:
-            revoked = revoke_grant(grants, Audit(client), *place, args.grant_id, actor="operator:cli")
+            revoked = grants.revoke(*place, args.grant_id, actor="operator:cli")  # audited once
         if revoked is None:
             listing = "python -m bot grants lists them"
             return fail(f"no live standing approval {args.grant_id!r} ({listing})", status=1)
@@ -46,13 +46,20 @@ def main(argv: list[str]) -> int:
         print(f"revoked: {ended.grant_id} ({ended.tool} in {ended.channel_id})")
         return 0
     live = grants.live(now_ms=int(time.time() * 1000))
-    for grant, uses in live:
-        arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
-        who = grant.requester or "anyone"
-        print(
-            f"{grant.grant_id}\t{grant.tool} {arguments}\tin {grant.team_id}/{grant.channel_id} for {who}"
-            f"\tby {grant.granted_by}\tuntil {grant.expires_at.isoformat(timespec='seconds')}\tused {uses}"
-        )
+    for listed in live:
+        print(listing_line(listed))
     if not live:
         print("no live standing approvals")
     return 0
+
+
+def listing_line(listed: ListedGrant) -> str:
+    """One grant as ``list`` prints it (tab-separated), marked when its revoke is not finished."""
+    grant = listed.grant
+    arguments = json.dumps(grant.tool_input, ensure_ascii=True, sort_keys=True)[:200]
+    who = grant.requester or "anyone"
+    line = (
+        f"{grant.grant_id}\t{grant.tool} {arguments}\tin {grant.team_id}/{grant.channel_id} for {who}"
+        f"\tby {grant.granted_by}\tuntil {grant.expires_at.isoformat(timespec='seconds')}\tused {listed.uses}"
+    )
+    return line + ("\trevoking… (not finished: revoke it again, or the bot finishes it)" if listed.revoking else "")

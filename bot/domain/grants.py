@@ -13,7 +13,7 @@ import hashlib
 import json
 import secrets
 from datetime import datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,6 +73,16 @@ class Grant(BaseModel):
     def expires_ms(self) -> int:
         """Its end, as the stores keep it."""
         return int(self.expires_at.timestamp() * 1000)
+
+
+class ListedGrant(NamedTuple):
+    """A grant as App Home and ``python -m bot grants`` list it."""
+
+    grant: Grant
+    uses: int
+    """How often it decided a call."""
+    revoking: bool = False
+    """Its revoke ended it but could not fence its uses in flight yet: listed until it is finished."""
 
 
 def call_digest(tool: str, tool_input: Any, *, client: str | None) -> str:

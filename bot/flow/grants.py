@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.domain.clock import epoch_ms, offset_ms
-from bot.domain.grants import Grant, deciders_digest, field_digests, new_grant_id, offers_similar, pattern_key
+from bot.domain.grants import (
+    Grant,
+    ListedGrant,
+    deciders_digest,
+    field_digests,
+    new_grant_id,
+    offers_similar,
+    pattern_key,
+)
 from bot.domain.records import ApprovalRequest
 from bot.domain.status import Status
 from bot.flow.access import Origin
@@ -148,8 +156,11 @@ class GrantFlow(Flow):
         return Granted(outcome, grant, request)
 
     def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str) -> Revoked | None:
-        """End a grant now: every call it has not decided yet is asked (``GrantStore.revoke``); what it did, or None."""
-        return revoke_grant(self.grants, self.audit, team_id, channel_id, grant_id, actor=actor)
+        """End a grant now, or finish its revoke, audited once as ``actor``'s (``GrantStore.revoke``).
+
+        Every call it has not decided yet is asked; what it did, or None (neither live nor being revoked).
+        """
+        return self.grants.revoke(team_id, channel_id, grant_id, actor=actor)
 
     def revoke_as(self, team_id: str, channel_id: str, grant_id: str, *, user_id: str) -> Revoked | None:
         """End a grant ``user_id`` may end from Slack (``may_revoke``), or finish its revoke (one not finished).
@@ -168,23 +179,10 @@ class GrantFlow(Flow):
         """Who may end a grant from Slack: the person who made it, or the requester it covers."""
         return user_id in (grant.granted_by, grant.requester)
 
-    def live_for(self, user_id: str, *, team_id: str) -> list[tuple[Grant, int]]:
-        """The live grants of ``team_id`` a person made or that cover their requests, with their uses."""
+    def live_for(self, user_id: str, *, team_id: str) -> list[ListedGrant]:
+        """The live grants of ``team_id`` a person made or that cover their requests (and those being revoked)."""
         return [
-            (grant, uses)
-            for grant, uses in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
-            if grant.team_id == team_id and self.may_revoke(grant, user_id)
+            listed
+            for listed in self.grants.live_of(team_id, user_id, now_ms=epoch_ms(self.clock()))
+            if listed.grant.team_id == team_id and self.may_revoke(listed.grant, user_id)
         ]
-
-
-def revoke_grant(
-    grants: GrantStore, audit: Audit, team_id: str, channel_id: str, grant_id: str, *, actor: str
-) -> Revoked | None:
-    """End a grant (or finish its revoke) and audit who ended it (from Slack, or an operator's command).
-
-    What the revoke did, or ``None`` (neither live nor being revoked).
-    """
-    revoked = grants.revoke(team_id, channel_id, grant_id)
-    if revoked is not None and revoked.ended_now:
-        audit.record("grant_revoked", actor=actor, grant=grant_id, tool=revoked.grant.tool, channel=channel_id)
-    return revoked

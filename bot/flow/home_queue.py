@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Final
 
 from bot.domain.call_errors import SLACK_CALL_ERRORS
-from bot.domain.grants import Grant
+from bot.domain.grants import ListedGrant
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.trusts import Trust
@@ -48,8 +48,8 @@ class HomeContents:
     """What they may decide now, oldest first, each with what happened to it so far."""
     recent: list[tuple[ApprovalRequest, Decision]]
     """Decisions they could see, newest first."""
-    grants: list[tuple[Grant, int]]
-    """Their standing approvals, each with how often it was used."""
+    grants: list[ListedGrant]
+    """Their standing approvals, each with how often it was used (and those being revoked)."""
     trusts: list[Trust]
     """The tools trusted for the rest of a session that they made, or that serve their requests."""
     now: datetime

@@ -31,6 +31,8 @@ class JobPool:
         handle: Runs one job to its end (it must not raise; whatever it raises is logged).
         session_of: The session a job belongs to (the key two jobs must not share while running).
         touch: Keeps the given jobs claimed (one Redis command for all).
+        escaped: Told of a job whose ``handle`` raised (it was neither acknowledged nor retried): let it go, so that a
+            claim after the claim time hands it over again.
         beat_every_s: How often held jobs are touched.
         idle_s: How long a runner thread waits for a job before it ends.
     """
@@ -43,6 +45,7 @@ class JobPool:
         session_of: Callable[[Job], str],
         touch: Callable[[list[Job]], None],
         beat_every_s: float,
+        escaped: Callable[[Job], None] = lambda _job: None,
         idle_s: float = _IDLE_S,
     ) -> None:
         """Nothing starts until the first job is submitted."""
@@ -52,6 +55,7 @@ class JobPool:
         self._handle = handle
         self._session_of = session_of
         self._touch = touch
+        self._escaped = escaped
         self._beat_every_s = beat_every_s
         self._idle_s = idle_s
         self._lock = threading.Lock()
@@ -144,6 +148,7 @@ class JobPool:
                 self._handle(job)
             except Exception:  # boundary: a runner thread outlives any bug in the job it ran
                 logger.exception("job_id=<%s> | job handler failed", job.job_id)
+                self._escaped(job)
             except BaseException as error:
                 # Not an error of the job (the process is going down): whoever waits on the pool gets it.
                 with self._lock:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from bot.domain.grants import Grant
+from bot.domain.grants import ListedGrant
 from bot.domain.progress import Progress
 from bot.domain.records import ApprovalRequest, Decision
 from bot.domain.trusts import Trust
@@ -36,7 +36,7 @@ def home_view(
     queue: Sequence[tuple[ApprovalRequest, Progress]],
     recent: Sequence[tuple[ApprovalRequest, Decision]],
     now: datetime,
-    grants: Sequence[tuple[Grant, int]] = (),
+    grants: Sequence[ListedGrant] = (),
     trusts: Sequence[Trust] = (),
 ) -> dict[str, Any]:
     """The ``views.publish`` view.
@@ -63,7 +63,7 @@ def home_view(
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_GRANTS_TITLE)})
     if not grants and not trusts:
         view_blocks.append(blocks.context(app_home.home_grants_empty()))
-    view_blocks += [_grant_entry(grant, uses) for grant, uses in grants[:GRANTS_SHOWN]]
+    view_blocks += [_grant_entry(listed) for listed in grants[:GRANTS_SHOWN]]
     if len(grants) > GRANTS_SHOWN:
         view_blocks.append(blocks.context(app_home.home_more_grants(len(grants) - GRANTS_SHOWN)))
     view_blocks += [_trust_entry(trust) for trust in trusts[:TRUSTS_SHOWN]]
@@ -112,8 +112,9 @@ def _compact_json(value: Any) -> str:
         return approval_request.UNDISPLAYABLE
 
 
-def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
-    """A standing approval on App Home: what it covers, where, until when, and a Revoke button."""
+def _grant_entry(listed: ListedGrant) -> dict[str, Any]:
+    """A standing approval on App Home: what it covers, where, until when (or that it is being revoked), and Revoke."""
+    grant = listed.grant
     arguments = safe_text.code_inline(_compact_json(grant.tool_input), safe_text.MAX_INLINE_ARGUMENTS)
     if grant.fields:
         arguments += standing_approvals.ANY_OTHER_ARGUMENTS
@@ -123,8 +124,10 @@ def _grant_entry(grant: Grant, uses: int) -> dict[str, Any]:
         channel_id=grant.channel_id,
         requester=grant.requester,
         until=grant.expires_at,
-        uses=uses,
+        uses=listed.uses,
     )
+    if listed.revoking:
+        text += standing_approvals.GRANT_REVOKING
     value = revoke_button_value(grant.team_id, grant.channel_id, grant.grant_id)
     revoke = blocks.button(REVOKE_GRANT_ACTION, standing_approvals.REVOKE_LABEL, value, "danger")
     return {**blocks.section(text), "block_id": f"{GRANT_BLOCK_PREFIX}{grant.grant_id}", "accessory": revoke}

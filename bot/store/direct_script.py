@@ -9,8 +9,10 @@ the first key's slot), takes one per call and puts it back; threads come and go,
 A reply that does not come within the clients' timeout (``REDIS_TIMEOUT_SECONDS``) is not waited for twice: the
 call fails at once. Anything else unusual goes to the ordinary pooled call, which knows how to handle it: a
 connection that broke (it retries in place, as every command does: ``REDIS_RETRY_SECONDS``), a slot that moved or a
-cluster that is failing over (it follows the cluster's new layout). A script the server does not know
-yet (a restart flushed its cache) is loaded on the connection and sent again.
+cluster that is failing over (it follows the cluster's new layout). With replicas to wait for, that call is a
+pipeline of the script and its ``WAIT`` on one pooled connection of the key's node (``WAIT`` counts only its own
+connection's writes); on a cluster whose layout changed, the layout is read again and the pair sent once more. A
+script the server does not know yet (a restart flushed its cache) is loaded on the connection and sent again.
 """
 
 import logging
@@ -93,7 +95,7 @@ class DirectScript:
             # Nothing is known of the reply and the connection may hold half of one: it is dropped. The pooled call
             # retries (a click whose script did run is then answered "replayed": never a second decision).
             connection.disconnect()
-            return self._pooled(keys=list(keys), args=list(args)), not self._replicas  # sent without WAIT
+            return self._fallback(keys, args)
         except BaseException:
             connection.disconnect()  # a script error is a whole reply, but an interrupted read is not: never reused
             raise
@@ -116,17 +118,48 @@ class DirectScript:
         except redis.ResponseError:
             connection.read_response()  # WAIT's answer too: the connection stays in step for its next use
             raise
-        acknowledged = connection.read_response()
-        if int(acknowledged) < self._replicas:
-            logger.warning(
-                "a write was acknowledged by %s of %s replicas in %s ms: a failover now could lose it",
-                acknowledged,
-                self._replicas,
-                REPLICA_WAIT_MS,
-            )
-            metrics.unreplicated_write()
-            return reply, False
-        return reply, True
+        return reply, self._held(connection.read_response())
+
+    def _fallback(self, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, bool]:
+        # The pooled call. WAIT waits for the writes of its own connection only: with replicas it is pipelined
+        # after the script on one pooled connection of the node holding the key (the pool retries the pair in place).
+        if not self._replicas:
+            return self._pooled(keys=list(keys), args=list(args)), True
+        cluster = isinstance(self._client, RedisCluster)
+        for _ in range(2 if cluster else 1):
+            try:
+                return self._pooled_with_wait(keys, args)
+            except (redis.ConnectionError, *_ELSEWHERE):
+                if not cluster:
+                    raise
+                # The slot moved or its node is failing over: the cluster's layout is read again, and tried once more.
+                cast(RedisCluster, self._client).nodes_manager.initialize()
+        # Still elsewhere: the cluster's own call follows it, but no WAIT can follow it to its connection.
+        reply = self._pooled(keys=list(keys), args=list(args))
+        return reply, self._held(0)
+
+    def _pooled_with_wait(self, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, bool]:
+        client = self._client
+        if isinstance(client, RedisCluster):
+            client = cast(redis.Redis, client.get_node_from_key(keys[0]).redis_connection)
+        with client.pipeline(transaction=False) as pipeline:
+            self._pooled(keys=list(keys), args=list(args), client=pipeline)  # loads the script first if missing
+            pipeline.wait(self._replicas, REPLICA_WAIT_MS)
+            reply, acknowledged = pipeline.execute()
+        return reply, self._held(acknowledged)
+
+    def _held(self, acknowledged: Any) -> bool:
+        # Whether WAIT's count of replicas is enough; if not, the write is logged and counted.
+        if int(acknowledged) >= self._replicas:
+            return True
+        logger.warning(
+            "a write was acknowledged by %s of %s replicas in %s ms: a failover now could lose it",
+            acknowledged,
+            self._replicas,
+            REPLICA_WAIT_MS,
+        )
+        metrics.unreplicated_write()
+        return False
 
     def queue(self, pipeline: redis.client.Pipeline, *, keys: Sequence[str], args: Sequence[Any]) -> None:
         """Queue the script in ``pipeline``, by its SHA, with the reads it is sent with.

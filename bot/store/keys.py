@@ -111,18 +111,16 @@ API keys (one hash tag of their own: creating or revoking a key is one transacti
 Standing approvals (``<g>`` is ``{grants:<team>:<cid>}``: a channel's grants share one slot, so a use and a
 revoke are atomic with each other)::
 
-    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <id>:uses; <id>:revoking (owed)
+    signoff:<g>:grants                     hash    grant id -> the grant (JSON); <id>:uses; <id>:revoking, :revoked-by
     signoff:<g>:calls:<digest>             zset    grant ids covering one exact call (tool and input), by expiry (ms)
-    signoff:<g>:used-by:<approval id>      string  the grant whose use an approval counted (a publish tried again
-                                                   counts it once; TTL a day)
+    signoff:<g>:used-by:<approval id>      string  the grant an approval's use counted (once per approval; TTL a day)
     signoff:<g>:in-flight                  zset    <grant id>:<session id>:<approval id> by use time (ms): uses that
                                                    may decide (a revoke fences each); older ones are dropped
     signoff:grants:live                    zset    <team>:<cid>:<grant id> of every live grant, by expiry (ms): the
-                                                   listing's index, written alone (the grant goes from the hash
-                                                   first, the index only follows, once its revoke is finished)
-    signoff:grants:revoking                zset    <team>:<cid>:<grant id> of the revokes owed, by when: for workers
-    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> of the grants a person made or that cover their
-                                                   requests, by expiry (ms): App Home's, as the one above
+                                                   listing's index, written alone (following the grants' records)
+    signoff:grants:revoking                zset    <team>:<cid>:<grant id> of the revokes owed, by next try (ms)
+    signoff:<t>:grant-revoke-audited:<team>:<cid>:<grant id>  string  its revoke is audited (TTL)
+    signoff:grants-of:<team>:<uid>         zset    <cid>:<grant id> by expiry: grants a person made or is covered by
 
 Members: a request's scheduled steps are ``<approval id>:<kind>`` in the schedule (``schedule_entry``).
 """
@@ -445,6 +443,11 @@ def _lane_tag(channel: str) -> str:
 
 GRANTS_LIVE: Final = "signoff:grants:live"
 GRANTS_REVOKING: Final = "signoff:grants:revoking"
+
+
+def grant_revoke_audited(team_id: str, channel_id: str, grant_id: str) -> str:
+    """Marks a revoke audited (``grant_revoked`` once, however often it is tried): in the audit stream's slot."""
+    return f"{_shard_prefix(0)}:grant-revoke-audited:{team_id}:{channel_id}:{grant_id}"
 
 
 def grants_of(team_id: str, user_id: str) -> str:

@@ -97,15 +97,16 @@ class Stores:
         def seconds() -> float:
             return clock().timestamp()
 
+        audit = Audit(client, clock=seconds)
         return cls(
             redis=client,
             sessions=SessionStore(client, ttl_seconds=retention_s),
             approvals=ApprovalStore(client, decision_replicas=decision_replicas),
             outbox=Outbox(client, clock=seconds),
             jobs=JobQueue(client),
-            audit=Audit(client, clock=seconds),
+            audit=audit,
             schedule=Schedule(client, clock=clock),
-            grants=GrantStore(client, replicas=decision_replicas),
+            grants=GrantStore(client, replicas=decision_replicas, audit=audit),
             edits=EditStore(client),
             trusts=TrustStore(client, kept_s=retention_s),
             threads=Threads(client),

@@ -94,6 +94,13 @@ def grant_line(*, tool: str, arguments: str, channel_id: str, requester: str | N
     )
 
 
+GRANT_REVOKING: Final = (
+    "\n:hourglass_flowing_sand: *Revoking…* not finished: it approves no new call, but one it was approving could not"
+    " be stopped yet. Press Revoke again, or Signoff finishes it on its own."
+)
+"""After the line of a standing approval whose revoke is not finished (App Home)."""
+
+
 def grant_revoked(tool: str) -> str:
     """Told to the person who revoked a standing approval."""
     return f"Revoked: every {code_inline(tool)} call it has not approved yet is asked again."

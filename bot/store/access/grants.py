@@ -7,8 +7,10 @@ the session's slot (``RoundPublisher``), and only within ``DECIDES_WITHIN_MS``: 
 there in its session's slot (``keys.grant_revoked``), so the decide script refuses the grant's decision of any call
 whose decision was not written by then. Until the fences are written (and held by ``REDIS_DECISION_REPLICAS``
 replicas) the revoke is owed: its first step keeps the grant under ``<grant id>:revoking`` in the same hash, the
-listings keep it, and whoever lists it or tries again (App Home, ``python -m bot grants``) finishes it, as the workers
-do (``keys.GRANTS_REVOKING``, ``finish_owed``).
+listings keep it (past its expiry too), and whoever lists it or tries again (App Home, ``python -m bot grants``)
+finishes it, as the workers do (``keys.GRANTS_REVOKING``, listed before the first step, by next try; ``finish_owed``).
+Whichever try gets past the first step audits it ``grant_revoked``, once (``keys.grant_revoke_audited``). One whose
+grant is unreadable is finished, then kept there with no next try (score inf) for inspection.
 The listing's index (``keys.GRANTS_LIVE``) is written on its own and only follows the grants: a grant is listed
 while its own record is (or its revoke is owed). So does each person's listing (``keys.grants_of``: the grants they
 made or that cover their requests), which App Home reads: a page of their own, whatever others hold.
@@ -19,13 +21,14 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 import redis
 from pydantic import ValidationError
 
-from bot.domain.grants import Grant
+from bot.domain.grants import Grant, ListedGrant
 from bot.store import keys, scripts
+from bot.store.audit import Audit
 from bot.store.direct_script import DirectScript
 from state.text import as_text
 
@@ -39,6 +42,12 @@ so a revoke's fences (kept a day) outlive every decision they must stop."""
 _CLOCKS_APART_MS: Final = 60_000
 """How far apart the clocks of two masters (the grant's and the session's) may be: a use stays listed that much longer
 than it may decide (the decide script reads the session master's clock)."""
+_OWED_RETRY_MS: Final = 15_000
+"""How soon a worker tries an owed revoke after it was last tried (by anyone)."""
+_OWED_LISTED: Final = float("inf")
+"""An owed revoke's score in the listings (by expiry): never pruned as expired until it is finished."""
+_AUDITED_KEPT_S: Final = 7 * 86_400
+"""How long a revoke's audit is remembered as done: far longer than a revoke stays owed."""
 
 
 @dataclass(frozen=True)
@@ -92,9 +101,13 @@ class Call:
 class GrantStore:
     """Reads and writes standing approvals. Thread-safe (redis-py pools connections)."""
 
-    def __init__(self, client: redis.Redis, *, replicas: int = 0) -> None:
-        """Register the scripts; nothing is sent yet. ``replicas``: how many must hold a revoke (to be finished)."""
+    def __init__(self, client: redis.Redis, *, replicas: int = 0, audit: Audit | None = None) -> None:
+        """Register the scripts; nothing is sent yet.
+
+        ``replicas``: how many must hold a revoke (to be finished); ``audit``: where revokes are audited (its clock).
+        """
         self._client = client
+        self._audit = audit or Audit(client)
         self._use = client.register_script(scripts.USE_GRANT.text)
         self._revoke = DirectScript(client, scripts.REVOKE_GRANT.text, replicas=replicas)
         self._fence = DirectScript(client, scripts.FENCE_GRANT_USES.text, replicas=replicas)
@@ -171,64 +184,112 @@ class GrantStore:
         record, owed = self._client.hmget(keys.grants(team_id, channel_id), [grant_id, _owed_field(grant_id)])
         return _grant_of(record) or _grant_of(owed)
 
-    def revoke(self, team_id: str, channel_id: str, grant_id: str) -> Revoked | None:
+    def revoke(self, team_id: str, channel_id: str, grant_id: str, *, actor: str = "") -> Revoked | None:
         """End the grant now: the next call it would have covered is asked, and so is every call it was deciding.
 
-        Its first step (``REVOKE_GRANT``) ends it and keeps it owed; then every use still in flight is fenced in its
-        session's slot (the decide script then refuses the grant's decision of it), and only then is it forgotten.
-        A failure (or too few replicas) past the first step leaves it owed: ``finished`` is False, and calling this
-        again (for a grant being revoked) finishes it. ``None``: neither live nor being revoked (its uses listed in
-        flight are fenced all the same).
+        It is listed owed first (``keys.GRANTS_REVOKING``: a worker finishes it if this call dies or fails), then its
+        first step (``REVOKE_GRANT``) ends it, then it is audited ``grant_revoked`` (once, as ``actor``'s: whoever
+        ended it first), then every use still in flight is fenced in its session's slot (the decide script then
+        refuses the grant's decision of it), and only then is it forgotten. A failure (or too few replicas) past the
+        first step leaves it owed: ``finished`` is False, and calling this again finishes it. ``None``: neither live
+        nor being revoked, or unreadable (its uses listed in flight are fenced all the same).
         """
         grants_key = keys.grants(team_id, channel_id)
         live = self.get(team_id, channel_id, grant_id)
+        if live is not None:
+            self._owe(live)
         calls_key = keys.grant_calls(team_id, channel_id, _index_of(live)) if live is not None else grants_key
-        (ended, text, uses), held = self._revoke.replicated(
+        (ended, text, uses, revoked_by), held = self._revoke.replicated(
             keys=scripts.REVOKE_GRANT.key_list(
                 grants_key=grants_key, calls_key=calls_key, in_flight_key=keys.grant_in_flight(team_id, channel_id)
             ),
-            args=scripts.REVOKE_GRANT.arg_list(grant_id=grant_id, kept_ms=_listed_in_flight_ms()),
+            args=scripts.REVOKE_GRANT.arg_list(grant_id=grant_id, kept_ms=_listed_in_flight_ms(), actor=actor),
         )
         grant = _grant_of(text) if text else None
+        if text:
+            self._audit_once(team_id, channel_id, grant_id, grant, actor=as_text(revoked_by))
         fenced = self._fence_uses(grant_id, [as_text(member) for member in uses])  # written even if not held yet
         finished = held and fenced
-        if not finished and grant is not None:
-            self._owe(grant)
         if finished:
             forget = self._client.pipeline(transaction=True)
-            forget.hdel(grants_key, _owed_field(grant_id), f"{grant_id}:uses")
+            forgotten = [f"{grant_id}:uses", f"{grant_id}:revoked-by"]
+            if grant is not None or not text:  # an unreadable one stays (quarantined, for inspection)
+                forgotten.append(_owed_field(grant_id))
+            forget.hdel(grants_key, *forgotten)
             if uses:
                 forget.zrem(keys.grant_in_flight(team_id, channel_id), *uses)  # fenced: nothing more to do
             forget.execute()
             if grant is not None:
                 self.unlist(grant)
+            else:
+                self._drop_owed(f"{team_id}:{channel_id}:{grant_id}", unreadable=bool(text))
         if grant is None:
             return None
         return Revoked(grant, ended_now=bool(ended), finished=finished)
 
     def _owe(self, grant: Grant) -> None:
-        """List a revoke left owed for the workers (``finish_owed``); the listings finish it too if this fails."""
-        try:
-            self._client.zadd(keys.GRANTS_REVOKING, {_member(grant): int(time.time() * 1000)}, nx=True)
-        except redis.RedisError as error:
-            logger.warning("grant=<%s> | its owed revoke is not listed for the workers (%s)", grant.grant_id, error)
+        """List a revoke owed for the workers (``finish_owed``), before its first step, and keep it in the listings.
 
-    def finish_owed(self, *, limit: int = 20) -> int:
-        """Finish up to ``limit`` revokes left owed, oldest first (a worker's chore); how many are finished now.
-
-        One still unfinished stays listed for the next call.
+        Listed until finished, whatever its expiry (a call it was deciding may still be decided by it): found by id,
+        shown as being revoked.
         """
-        finished = 0
-        listed: list[bytes] = self._client.zrange(keys.GRANTS_REVOKING, 0, limit - 1)  # type: ignore[assignment]
-        for member in listed:
+        listing = self._client.pipeline(transaction=False)
+        listing.zadd(keys.GRANTS_REVOKING, {_member(grant): int(time.time() * 1000) + _OWED_RETRY_MS})
+        listing.zadd(keys.GRANTS_LIVE, {_member(grant): _OWED_LISTED})
+        for person in _people(grant):
+            listing.zadd(keys.grants_of(grant.team_id, person), {_own_member(grant): _OWED_LISTED})
+        listing.execute()
+
+    def _audit_once(self, team_id: str, channel_id: str, grant_id: str, grant: Grant | None, *, actor: str) -> None:
+        """Audit ``grant_revoked`` unless done already: the event and its mark in one transaction (one slot)."""
+        done = keys.grant_revoke_audited(team_id, channel_id, grant_id)
+        with self._client.pipeline(transaction=True) as transaction:
+            try:
+                transaction.watch(done)  # type: ignore[no-untyped-call]
+                if transaction.exists(done):
+                    return
+                transaction.multi()
+                tool = grant.tool if grant is not None else None
+                self._audit.add(
+                    transaction, "grant_revoked", actor=actor, grant=grant_id, tool=tool, channel=channel_id
+                )
+                transaction.set(done, "1", ex=_AUDITED_KEPT_S)
+                transaction.execute()
+            except redis.WatchError:
+                return  # another try audited it meanwhile
+
+    def _drop_owed(self, member: str, *, unreadable: bool) -> None:
+        """Stop trying a revoke finished without a readable grant; one whose grant is unreadable is quarantined."""
+        drop = self._client.pipeline(transaction=False)
+        drop.zrem(keys.GRANTS_LIVE, member)
+        if unreadable:  # listed with no next try: operators find it (its record stays under <grant id>:revoking)
+            logger.error("grant=<%s> | revoked, but its record is unreadable: quarantined for inspection", member)
+            drop.zadd(keys.GRANTS_REVOKING, {member: _OWED_LISTED})
+        else:
+            drop.zrem(keys.GRANTS_REVOKING, member)
+        drop.execute()
+
+    def finish_owed(self, *, limit: int = 20, budget_s: float = 0.5, now_ms: int | None = None) -> int:
+        """Try the owed revokes due, oldest first, for about ``budget_s`` (a worker's, each tick); how many finished.
+
+        Each one tried is put back ``_OWED_RETRY_MS`` later first: one that cannot finish (replicas missing, say)
+        waits while the others are tried, and one tick never holds the worker's reminders and expiries long.
+        """
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        started, finished = time.monotonic(), 0
+        due: list[bytes] = self._client.zrangebyscore(  # type: ignore[assignment]
+            keys.GRANTS_REVOKING, "-inf", now_ms, start=0, num=limit
+        )
+        for member in due:
+            if time.monotonic() - started >= budget_s:
+                break
+            self._client.zadd(keys.GRANTS_REVOKING, {member: now_ms + _OWED_RETRY_MS}, xx=True)
             team_id, channel_id, grant_id = as_text(member).split(":", 2)
             try:
                 revoked = self.revoke(team_id, channel_id, grant_id)
             except redis.RedisError as error:
                 logger.warning("grant=<%s> | its owed revoke could not be finished (%s)", grant_id, error)
                 continue
-            if revoked is None:
-                self._client.zrem(keys.GRANTS_REVOKING, member)  # gone (what it left in flight is fenced)
             finished += revoked is not None and revoked.finished
         return finished
 
@@ -285,7 +346,7 @@ class GrantStore:
                 if grant is not None:
                     listed += self.list_for(grant)
 
-    def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[tuple[Grant, int]]:
+    def live_of(self, team_id: str, user_id: str, *, now_ms: int, limit: int = 50) -> list[ListedGrant]:
         """The ``limit`` live grants of a workspace a person made or that cover their requests, soonest to end first.
 
         Reads their own listing only (stale entries pruned): what others hold never pushes theirs out.
@@ -300,17 +361,26 @@ class GrantStore:
         for channel_id, grant_id in places:
             records.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found, stale = [], []
-        for (channel_id, grant_id), (record, uses, owed) in zip(
-            places, records.execute() if places else [], strict=True
-        ):
-            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
-            if grant is None:
+        for (channel_id, grant_id), read in zip(places, records.execute() if places else [], strict=True):
+            listed = self._listed(team_id, channel_id, grant_id, read)
+            if listed is None:
                 stale.append(f"{channel_id}:{grant_id}")
                 continue
-            found.append((grant, int(uses or 0)))
+            found.append(listed)
         if stale:
             self._client.zrem(listing, *stale)
         return found
+
+    def _listed(self, team_id: str, channel_id: str, grant_id: str, read: list[Any]) -> ListedGrant | None:
+        """A listed grant from its fields (record, uses, owed revoke); ``None``: gone, or its revoke finished now."""
+        record, uses, owed = read
+        grant = _grant_of(record)
+        revoking = grant is None
+        if grant is None:
+            grant = self._owed_left(team_id, channel_id, grant_id, owed)
+        if grant is None:
+            return None
+        return ListedGrant(grant, int(uses or 0), revoking)
 
     def _owed_left(self, team_id: str, channel_id: str, grant_id: str, owed: object) -> Grant | None:
         """A listed grant whose revoke is owed: finished now if it can be (``None``), else the grant, still listed."""
@@ -326,15 +396,16 @@ class GrantStore:
     def place_of(self, grant_id: str) -> tuple[str, str] | None:
         """The workspace and channel of a grant by its id alone (operators: ``python -m bot grants revoke``).
 
-        Found while listed: live, or being revoked (listed until its revoke is finished).
+        Found while listed: live, or being revoked (owed until finished, whatever its expiry).
         """
-        for member in self._client.zscan_iter(keys.GRANTS_LIVE, match=f"*:{grant_id}"):
-            team_id, channel_id, found_id = as_text(member[0]).split(":", 2)
-            if found_id == grant_id:
-                return team_id, channel_id
+        for listing in (keys.GRANTS_LIVE, keys.GRANTS_REVOKING):
+            for member in self._client.zscan_iter(listing, match=f"*:{grant_id}"):
+                team_id, channel_id, found_id = as_text(member[0]).split(":", 2)
+                if found_id == grant_id:
+                    return team_id, channel_id
         return None
 
-    def live(self, *, now_ms: int, limit: int = 200) -> list[tuple[Grant, int]]:
+    def live(self, *, now_ms: int, limit: int = 200) -> list[ListedGrant]:
         """Live grants, soonest to end first, each with how often it was used (stale index entries pruned)."""
         self._client.zremrangebyscore(keys.GRANTS_LIVE, "-inf", now_ms)
         listed: list[bytes] = self._client.zrange(keys.GRANTS_LIVE, 0, limit - 1)  # type: ignore[assignment]
@@ -346,12 +417,12 @@ class GrantStore:
             places.append((team_id, channel_id, grant_id))
             reads.hmget(keys.grants(team_id, channel_id), [grant_id, f"{grant_id}:uses", _owed_field(grant_id)])
         found = []
-        for (team_id, channel_id, grant_id), (record, uses, owed) in zip(places, reads.execute(), strict=True):
-            grant = _grant_of(record) or self._owed_left(team_id, channel_id, grant_id, owed)
-            if grant is None:
+        for (team_id, channel_id, grant_id), read in zip(places, reads.execute(), strict=True):
+            entry = self._listed(team_id, channel_id, grant_id, read)
+            if entry is None:
                 self._client.zrem(keys.GRANTS_LIVE, f"{team_id}:{channel_id}:{grant_id}")
                 continue
-            found.append((grant, int(uses or 0)))
+            found.append(entry)
         return found
 
 

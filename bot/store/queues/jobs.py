@@ -19,13 +19,13 @@ consumer's own history (id 0) instead of leaving them to the claim time. A reply
 raised a connection error or timeout, when the client retried an attempt of it (a failed attempt counted on the
 read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``), or when it took
 ``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
-waits for the claim time. A job is handed to a consumer once until acknowledged, handed back or taken over: every read,
-history read and claim (a late answer too) passes ``JobQueue._hand_over``, which drops what the consumer holds.
+waits for the claim time. A job is handed to a consumer once until acknowledged, handed back, taken over or let go (its
+handler escaped): every read, history read and claim (a late answer too) passes ``JobHolds.hand_over``
+(``bot.store.queues.job_holds``), which drops what the consumer holds and what was acknowledged lately.
 """
 
 import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +38,7 @@ from redis.cluster import RedisCluster
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
 from bot.store import failed_attempts, keys, scripts
+from bot.store.queues.job_holds import JobHolds
 from bot.store.queues.shard_trouble import LAGGARD_S, RETRIED_AFTER_S, ShardRests, each_shard, one_shard
 from bot.store.waits import BLOCKING_WAIT_MAX_S
 from state.text import as_text, shown
@@ -181,11 +182,7 @@ class JobQueue:
         self._client = client
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
-        self._lock = threading.Lock()
-        # By consumer (workers may share one queue): the entry ids of each shard handed over, not acknowledged, handed
-        # back or taken over yet; the shards whose last read may have lost its reply.
-        self._held: dict[str, dict[int, set[str]]] = {}
-        self._unsure: dict[str, set[int]] = {}
+        self._holds = JobHolds()
         self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB.text)
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS.text)
@@ -196,12 +193,21 @@ class JobQueue:
         for shard in keys.shards():
             self._ensure_group_of(shard)
 
-    def _ensure_group_of(self, shard: int) -> None:
+    def _ensure_group_of(self, shard: int) -> bool:
+        """Whether the shard's group had to be made."""
         try:
             self._client.xgroup_create(keys.jobs(shard), keys.JOBS_GROUP, id="0", mkstream=True)
         except redis.ResponseError as error:
             if "BUSYGROUP" not in str(error):
                 raise
+            return False
+        return True
+
+    def _make_lost_groups(self, shards: list[int]) -> list[int]:
+        """NOGROUP on a read of ``shards`` (a failover lost a group): make the missing ones again; return whose."""
+        made = [shard for shard in shards if self._ensure_group_of(shard)]
+        logger.warning("shards=<%s> | the job group is gone (a failover lost it): made again", made)
+        return made
 
     def enqueue(self, job: JobRecord, *, pipeline: redis.client.Pipeline | None = None) -> None:
         """Queue a job on its session's shard (inside the caller's transaction, if given)."""
@@ -265,8 +271,7 @@ class JobQueue:
 
     def _read(self, consumer: str, shards: list[int], *, count: int, block_ms: int | None) -> list[Job]:
         """New jobs of ``shards`` (one command); first, of those whose last read may have lost its reply, the lost."""
-        with self._lock:
-            unsure = [shard for shard in shards if shard in self._unsure.get(consumer, ())]
+        unsure = self._holds.unsure(consumer, shards)
         if unsure:
             lost = self._lost_jobs(consumer, unsure, count=count)
             if lost:
@@ -276,50 +281,35 @@ class JobQueue:
         try:
             response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
         except (redis.ConnectionError, redis.TimeoutError):
-            self._unsure_of(consumer, shards)
+            self._holds.mark_unsure(consumer, shards)
             raise
         except redis.ResponseError as error:
             if "NOGROUP" not in str(error):
                 raise
-            logger.warning("shards=<%s> | the job group is gone (a failover lost it): made again", shards)
-            for shard in shards:
-                self._ensure_group_of(shard)
+            self._make_lost_groups(shards)
             return []
         if failed_attempts.here() > failed or time.monotonic() - started >= RETRIED_AFTER_S:
-            self._unsure_of(consumer, shards)  # an attempt was sent again: the first one's reply may be lost
-        return self._hand_over(consumer, _jobs_of(response))  # up to count per stream
+            self._holds.mark_unsure(consumer, shards)  # an attempt was sent again: the first one's reply may be lost
+        return self._holds.hand_over(consumer, _jobs_of(response))  # up to count per stream
 
     def _lost_jobs(self, consumer: str, shards: list[int], *, count: int) -> list[Job]:
-        """The jobs that reads whose reply was lost handed ``consumer``: its own history, less what it holds."""
-        with self._lock:
-            held = self._held.get(consumer, {})
-            most = count + max(len(held.get(shard, ())) for shard in shards)
-        history = {keys.jobs(shard): "0" for shard in shards}  # id 0: this consumer's pending entries, not new ones
-        response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, history, count=most)  # type: ignore[arg-type]
-        with self._lock:
-            self._unsure.get(consumer, set()).difference_update(shards)
-        return self._hand_over(consumer, _jobs_of(response))
+        """The jobs that reads whose reply was lost handed ``consumer``: its own history, less what it holds.
 
-    def _unsure_of(self, consumer: str, shards: list[int]) -> None:
-        with self._lock:
-            self._unsure.setdefault(consumer, set()).update(shards)
-
-    def _hand_over(self, consumer: str, jobs: list[Job]) -> list[Job]:
-        """Those of ``jobs`` that ``consumer`` does not hold yet, held now until acknowledged or handed back.
-
-        The one place jobs are marked held: a job found twice (a late claim and a history read) is handed over once.
+        A shard whose group is gone (NOGROUP) gets it back, with no history to read: it is sure again, never failing
+        every later read.
         """
-        handed: list[Job] = []
-        with self._lock:
-            held = self._held.setdefault(consumer, {})
-            for job in jobs:
-                ids = held.setdefault(job.shard, set())
-                if job.entry_id in ids:
-                    logger.info("job_id=<%s>, consumer=<%s> | held already: not handed again", job.job_id, consumer)
-                    continue
-                ids.add(job.entry_id)
-                handed.append(job)
-        return handed
+        most = count + self._holds.most_held(consumer, shards)
+        history = {keys.jobs(shard): "0" for shard in shards}  # id 0: this consumer's pending entries, not new ones
+        try:
+            response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, history, count=most)  # type: ignore[arg-type]
+        except redis.ResponseError as error:
+            if "NOGROUP" not in str(error):
+                raise
+            # The shards whose group existed keep their history for the next read.
+            self._holds.mark_sure(consumer, self._make_lost_groups(shards))
+            return []
+        self._holds.mark_sure(consumer, shards)
+        return self._holds.hand_over(consumer, _jobs_of(response))
 
     def claim_stale(self, consumer: str, *, min_idle_ms: int, count: int = 10) -> list[Job]:
         """Take over jobs another consumer has held for ``min_idle_ms`` without acknowledging them.
@@ -350,7 +340,7 @@ class JobQueue:
                 continue
             deliveries = self._deliveries(shard, as_text(entry_id))
             jobs.append(_job(shard, entry_id, fields, deliveries=deliveries))
-        return self._hand_over(consumer, jobs)
+        return self._holds.hand_over(consumer, jobs)
 
     def redeliver(self, job: Job, consumer: str, *, count: bool = True) -> Job | None:
         """``job`` again for ``consumer``, if it still holds it (``None``: taken over or gone).
@@ -365,7 +355,7 @@ class JobQueue:
             ),
         )
         if not reply:
-            self._let_go(job, consumer)  # another consumer took it over: it is theirs now
+            self._holds.let_go(job, consumer)  # another consumer took it over: it is theirs now
             return None
         flat, deliveries = reply
         fields = dict(zip(flat[::2], flat[1::2], strict=True))
@@ -377,7 +367,11 @@ class JobQueue:
         try:
             self._client.xclaim(stream, keys.JOBS_GROUP, consumer, 0, [job.entry_id], idle=idle_ms, justid=True)
         finally:
-            self._let_go(job, consumer)  # handed back, or left to the claim time
+            self._holds.let_go(job, consumer)  # handed back, or left to the claim time
+
+    def let_go(self, job: Job, consumer: str) -> None:
+        """``consumer`` no longer runs ``job`` (its handler escaped): a claim after the claim time hands it again."""
+        self._holds.let_go(job, consumer)
 
     def prune_consumers(self, *, keep: str, idle_ms: int) -> int:
         """Remove consumers (dead workers) with nothing pending, idle over ``idle_ms``; return how many."""
@@ -424,17 +418,14 @@ class JobQueue:
         pipeline = self._client.pipeline(transaction=True)
         pipeline.xack(stream, keys.JOBS_GROUP, job.entry_id)
         pipeline.xdel(stream, job.entry_id)
+        done = False
         try:
             pipeline.execute()
+            done = True
         finally:
-            self._let_go(job)  # a failed ack leaves the job pending: another delivery runs it again
-
-    def _let_go(self, job: Job, consumer: str | None = None) -> None:
-        """``job`` is no longer held by ``consumer`` (by any consumer: it is acknowledged)."""
-        with self._lock:
-            holders = [self._held.get(consumer, {})] if consumer is not None else list(self._held.values())
-            for held in holders:
-                held.get(job.shard, set()).discard(job.entry_id)
+            # Done: never handed over again (a reply read before the ack may name it). A failed ack leaves the job
+            # pending: another delivery runs it again.
+            self._holds.let_go(job, acked=done)
 
     def pending_count(self) -> int:
         """Jobs delivered but not acknowledged, on every shard."""

@@ -178,11 +178,15 @@ def _raised(answer: tuple[Any, BaseException | None]) -> Any:
 def _own_answer(
     future: "Future[Any]", shard: int, rests: ShardRests, *, what: str, missing: Any
 ) -> tuple[Any, BaseException | None]:
-    """``_answer``, an error that is not a master's trouble logged: it is its shard's, never the whole read's."""
-    result, failed = _answer(future, shard, rests, what=what, missing=missing)
-    if failed is not None and not isinstance(failed, SHARD_TROUBLE):
-        logger.error("shard=<%s> | %s failed", shard, what, exc_info=failed)
-    return result, failed
+    """``_answer``; any other error (a bug, a lost group) logged with its traceback: its shard's, not the read's."""
+    try:
+        return future.result(), None
+    except SHARD_TROUBLE as failed:
+        rests.rest(shard, failed, what=what)
+        return missing, failed
+    except Exception as failed:  # boundary: one shard's bug must not cost the other shards' answers
+        logger.exception("shard=<%s> | %s failed", shard, what)
+        return missing, failed
 
 
 def _answer(

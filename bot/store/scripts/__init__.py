@@ -89,7 +89,7 @@ USE_GRANT: Final = script(
     ),
 )
 REVOKE_GRANT: Final = script(
-    "revoke_grant", keys=("grants_key", "calls_key", "in_flight_key"), args=("grant_id", "kept_ms")
+    "revoke_grant", keys=("grants_key", "calls_key", "in_flight_key"), args=("grant_id", "kept_ms", "actor")
 )
 FENCE_GRANT_USES: Final = script("fence_grant_uses", keys=("fence_key",), args=("kept_s",), more_keys=True)
 EDIT_CALL: Final = script(

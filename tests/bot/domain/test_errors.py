@@ -11,6 +11,8 @@ _NOT_THE_BOTS = {"loopback_slack.calls.SlackError"}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {
+    ("bot/store/queues/due.py", "DueQueue._claim_at"): "a claim that raised may still have run: remembered, raised",
+    ("bot/store/queues/due.py", "_claim_each"): "claims that raised may still have run: remembered, raised",
     ("bot/flow/job_pool.py", "JobPool._run"): "a runner thread outlives any bug in the job it ran",
     ("bot/flow/runner.py", "SessionRunner._resume"): "the agent's code may raise anything; only its own bug is kept",
     ("bot/flow/runner.py", "SessionRunner._agent"): "the factory is the operator's code; only its own bug is kept",
@@ -30,6 +32,7 @@ BOUNDARIES = {
         "bot/slack/outbound/delivery.py",
         "Deliverer._deliver",
     ): "an entry's bug or bad data parks it instead of a retry forever",
+    ("bot/store/queues/shard_trouble.py", "_own_answer"): "one shard's bug must not cost the other shards' answers",
     ("bot/cli/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",

@@ -3,6 +3,7 @@ never run twice nor left to jam its session (its second copy's end used to raise
 
 import threading
 import time
+from collections.abc import Callable
 
 from bot.flow.job_pool import JobPool
 from bot.store.queues.jobs import Job
@@ -17,15 +18,19 @@ def _pool() -> tuple[JobPool, list[str], threading.Event]:
         ran.append(job.job_id)
         release.wait(5)
 
-    pool = JobPool(
+    return _pool_running(handle), ran, release
+
+
+def _pool_running(handle: Callable[[Job], None], *, escaped: Callable[[Job], None] = lambda _job: None) -> JobPool:
+    return JobPool(
         size=4,
         handle=handle,
         session_of=lambda job: job.fields["session_id"],
         touch=lambda _: None,
         beat_every_s=60,
+        escaped=escaped,
         idle_s=0.5,
     )
-    return pool, ran, release
 
 
 def _resume(job_id: str, version: int) -> Job:
@@ -55,3 +60,17 @@ def test_the_same_job_submitted_twice_while_it_waits_for_its_session_runs_once()
     release.set()
     assert pool.wait_idle(timeout_s=2)
     assert ran == ["0/1-0", "0/2-0"]
+
+
+def test_a_job_whose_handler_escaped_is_let_go() -> None:
+    """A handler that raised left its job neither acknowledged nor retried: the pool tells ``escaped``, so the queue
+    lets it go and a stale claim hands it over again (it used to stay held by the worker for good, never run again)."""
+    escaped: list[str] = []
+
+    def handle(job: Job) -> None:
+        raise RuntimeError("the audit trail refused the record")
+
+    pool = _pool_running(handle, escaped=lambda job: escaped.append(job.job_id))
+    pool.submit(_resume("0/1-0", 1))
+    assert pool.wait_idle(timeout_s=2)
+    assert escaped == ["0/1-0"]

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.domain.grants import Grant
+from bot.domain.grants import Grant, ListedGrant
 from bot.domain.question_kinds import MAX_BUTTONS
 from bot.domain.records import PolicySummary, Question, QuestionOption
 from bot.domain.trusts import Trust
@@ -55,7 +55,7 @@ def test_every_button_the_bot_renders_is_declared_with_its_value() -> None:
         + _buttons(question_message(question))
         + _buttons(question_message(few))
         + _buttons(question_message(several))
-        + _buttons(home_view(queue=[], recent=[], now=NOW, grants=[(grant, 0)], trusts=[trust]))
+        + _buttons(home_view(queue=[], recent=[], now=NOW, grants=[ListedGrant(grant, 0)], trusts=[trust]))
     )
     named = {value for name, value in vars(ids).items() if name.endswith("_ACTION")} | ids.CHOOSE_BUTTONS
     older = {alias for control in controls.CONTROLS for alias in control.aliases}

@@ -11,7 +11,7 @@ import redis
 
 from bot.cli import grants as grants_command
 from bot.domain.clock import ManualClock
-from bot.domain.grants import Grant
+from bot.domain.grants import Grant, ListedGrant
 from bot.render import action_ids as ids
 from bot.store import keys, scripts
 from bot.store.access import grants as grant_records
@@ -51,7 +51,7 @@ def _granted(bot: Bot) -> Grant:
     [button] = grant_buttons(bot.approval_messages()[-1])
     approve_and_allow(bot, button["value"], user=APPROVER)
     bot.drain()
-    [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+    [(grant, *_)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
     return grant
 
 
@@ -154,7 +154,7 @@ def test_a_worker_killed_after_the_use_before_the_decision(
     assert _runs(bot) == runs + (not revoked)
     assert _in_flight(bot) == 0
     if not revoked:
-        assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == [(grant, 1)]
+        assert bot.services.grant_flow.live_for(APPROVER, team_id=TEAM) == [ListedGrant(grant, 1)]
 
 
 def test_a_worker_killed_after_the_decision_before_the_use_leaves_the_in_flight_list(
@@ -272,7 +272,8 @@ def test_a_revoke_that_cannot_fence_stays_listed_as_owed_and_the_operators_retry
     bot: Bot, monkeypatch: pytest.MonkeyPatch, redis_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Reviewed (wt-review): the grant was deleted, its use in flight unfenced, and every listing then dropped it, so
-    nothing could finish the revoke; the CLI's retry said "no live standing approval" (exit 1) after fencing."""
+    nothing could finish the revoke; the CLI's retry said "no live standing approval" (exit 1) after fencing. Issue #42:
+    the listings showed it as an ordinary live grant; they now say its revoke is not finished."""
     grant = _granted(bot)
     runs = _runs(bot)
     store = bot.services.publisher.grants
@@ -292,8 +293,11 @@ def test_a_revoke_that_cannot_fence_stays_listed_as_owed_and_the_operators_retry
     asked = _ask(bot)
     monkeypatch.undo()
     assert seen["revoked"] == Revoked(grant, ended_now=True, finished=False)
-    assert [listed for listed, _uses in seen["app_home"]] == [grant]  # its Revoke button stays
-    assert [listed for listed, _uses in seen["listed"]] == [grant]
+    assert [(listed, revoking) for listed, _uses, revoking in seen["app_home"]] == [(grant, True)]  # its Revoke stays
+    assert [(listed, revoking) for listed, _uses, revoking in seen["listed"]] == [(grant, True)]
+    assert grants_command.listing_line(seen["listed"][0]).endswith(
+        "\trevoking… (not finished: revoke it again, or the bot finishes it)"
+    )
     assert seen["place"] == (TEAM, CHANNEL)
     assert seen["cli"] == 0
     assert capsys.readouterr().out == f"revoked: {grant.grant_id} (restart_service in {CHANNEL})\n"
@@ -413,7 +417,7 @@ def test_a_round_published_again_counts_no_use_of_a_grant_made_since_it_opened(
     approve_and_allow(bot, button["value"], user=APPROVER)  # the grant is made; the agent not resumed yet
     [(args, kwargs)] = published
     publisher.publish(*args, **kwargs)  # the same round again
-    [(_grant, uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+    [(_grant, uses, _revoking)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
     assert uses == 0
     assert _in_flight(bot) == 0
     bot.drain()
@@ -425,6 +429,7 @@ def test_a_worker_finishes_an_owed_revoke_nobody_lists_or_tries_again(
     grant = _granted(bot)
     runs = _runs(bot)
     finished: list[int] = []
+    monkeypatch.setattr(grant_records, "_OWED_RETRY_MS", 0)  # the worker's next try is due at once
 
     def revoke_unfenced_then_a_worker_tick() -> None:
         _revoke_unfenced(bot, monkeypatch, grant)

@@ -232,7 +232,7 @@ def test_a_call_asked_again_in_the_same_approval_counts_one_use(redis_client: re
     store.create(grant)
     for approval_id in ("a-retried", "a-retried", "a-other"):
         assert _grant_of(store.use(_exact_call(grant), session_id="s1", approval_id=approval_id)) == grant
-    [(listed, uses)] = store.live(now_ms=epoch_ms(store.now()))
+    [(listed, uses, _revoking)] = store.live(now_ms=epoch_ms(store.now()))
     assert listed == grant
     assert uses == 2
 
@@ -284,7 +284,7 @@ def test_a_rule_can_let_a_grant_cover_anyone_in_the_channel_but_never_its_maker(
         assert "asked by anyone" in confirm
         _approve_and_allow(bot, 3600)
         bot.drain()
-        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+        [(grant, *_)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
         assert grant.requester is None  # anyone's call in the channel
 
         bot.mention("restart checkout", user=OUTSIDER)  # someone else asks the very same call: covered
@@ -349,7 +349,7 @@ def test_a_grant_on_the_fields_the_approver_picks_covers_any_value_of_the_others
         assert _submit_similar(bot, view, fields=["service"], seconds=3600).status == 200
         bot.drain()
         assert is_decided(bot.approval_messages()[-1])
-        [(grant, _uses)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
+        [(grant, *_)] = bot.services.grant_flow.live_for(APPROVER, team_id=TEAM)
         assert grant.tool_input == {"service": "checkout"}
         assert list(grant.fields or {}) == ["service"]
         assert "any other arguments" in "\n".join(bot.ephemeral_texts(APPROVER))

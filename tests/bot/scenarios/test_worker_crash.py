@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
+from bot.store import keys
 from tests.bot.support.agents import (
     HOLD_DEPLOY_KEY,
     HOLD_KEY,
@@ -93,3 +94,25 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
             assert redis_client.get(STARTED_DEPLOY_KEY) == b"1"
             assert "Not run again" in deploy_result["content"][0]["text"]
         assert bot.services.stores.jobs.pending_count() == 0
+
+
+def test_a_job_whose_handler_escaped_is_claimed_and_run_again_by_the_same_worker(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The handler raised out to the pool's boundary (the audit trail refused the quarantine's record): no ack, no
+    retry, no hand-back. It used to stay held by this worker for good, every stale claim of it dropped: never run
+    again."""
+    with running_bot(redis_client) as bot:
+        jobs = bot.services.stores.jobs
+        redis_client.xadd(keys.jobs(0), {"kind": "no such kind"})  # quarantined: audited, then acknowledged
+        worker = bot.services.worker(claim_idle_ms=0)
+        with monkeypatch.context() as patched:
+            patched.setattr(bot.services.stores.audit, "record", _audit_down)
+            assert worker.run_jobs_once(block_ms=1) == 1
+        assert jobs.pending_count() == 1
+        assert worker.run_jobs_once(block_ms=1) == 1  # claimed again (claim time 0) and quarantined this time
+        assert jobs.pending_count() == 0
+
+
+def _audit_down(*_args: object, **_kwargs: object) -> None:
+    raise RuntimeError("the audit trail refused the record")

@@ -66,7 +66,7 @@ def _views(stores: Stores) -> tuple[list[str], ...]:
         [approval.request.approval_id for approval in approvals.open_in_workspace(TEAM, limit=10)],
         [approval.request.approval_id for approval in approvals.open_for_approver(TEAM, LEAD, limit=10)],
         [approval.request.approval_id for approval in approvals.decided_in_workspace(TEAM, limit=10)],
-        [grant.grant_id for grant, _uses in stores.grants.live_of(TEAM, LEAD, now_ms=0)],
+        [grant.grant_id for grant, *_ in stores.grants.live_of(TEAM, LEAD, now_ms=0)],
         sorted(stores.installations.org_teams("E0ORG")),
     )
 

@@ -287,3 +287,99 @@ def test_a_job_whose_ack_failed_is_no_longer_held_and_a_lost_read_hands_it_over_
     with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
         jobs.read("worker-1", block_ms=1)
     assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
+
+
+def test_a_job_whose_handler_escaped_is_let_go_and_the_next_stale_claim_hands_it_over_again(
+    own_redis: RedisServer,
+) -> None:
+    """The worker's handler raised out to ``JobPool``'s boundary (``_end``'s audit or report failed): no ack, no retry,
+    no hand-back. The pool lets it go; it used to stay held by this consumer for good, every claim of it dropped (an
+    XAUTOCLAIM makes it this consumer's again and resets its idle time), so it never ran again."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [job] = jobs.read("worker-1", block_ms=1)
+    jobs.let_go(job, "worker-1")  # what JobPool's boundary does (``escaped``) once the handler raised
+    claimed = jobs.claim_stale("worker-1", min_idle_ms=0)
+    assert [found.entry_id for found in claimed] == [job.entry_id], "the abandoned job is never run here again"
+
+
+def test_a_lost_read_then_a_lost_group_makes_the_group_again_and_reads_go_on(own_redis: RedisServer) -> None:
+    """A read whose reply was lost (unsure) and then the group lost (a restart without persistence, a failover): the
+    next read's history read raised NOGROUP uncaught and the shard stayed unsure, so every later read raised the same
+    and the group was never made again by this worker."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        jobs.read("worker-1", block_ms=1)
+    for shard in keys.shards():
+        client.delete(keys.jobs(shard))  # the server came back without the streams and their group
+    jobs.enqueue(ResumeJob(_session_on(0), 2))
+    assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["2"]
+    assert client.xinfo_groups(keys.jobs(0)), "the group was never made again"
+    jobs.enqueue(ResumeJob(_session_on(0), 3))
+    assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["3"]
+
+
+def test_a_lost_group_on_one_shard_leaves_the_other_shards_history_to_the_next_read(own_redis: RedisServer) -> None:
+    """On one server one history read covers every unsure shard: NOGROUP on one of them must not drop the others'
+    lost jobs (they would wait out the claim time)."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(1), 1))
+    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        jobs.read("worker-1", block_ms=1)  # every shard unsure; shard 1's job is worker-1's now
+    client.delete(keys.jobs(0))
+    assert jobs.read("worker-1", block_ms=1) == []  # NOGROUP: shard 0's group made again
+    assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["1"]
+
+
+def test_a_job_acked_while_its_history_is_read_is_not_handed_over_again(own_redis: RedisServer) -> None:
+    """The history read's reply names a job running here; the runner acknowledges it before the reply is handed over:
+    the acknowledged, deleted job used to be handed over again and run twice."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [running] = jobs.read("worker-1", block_ms=1)
+    jobs.enqueue(ResumeJob(_session_on(0), 2))
+    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        jobs.read("worker-1", block_ms=1)
+    real_read = client.xreadgroup
+
+    def ack_meanwhile(group: Any, consumer: Any, streams: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = real_read(group, consumer, streams, *args, **kwargs)
+        if "0" in streams.values():
+            jobs.ack(running)  # the runner thread finishes the job now
+        return answer
+
+    client.xreadgroup = ack_meanwhile  # type: ignore[method-assign,assignment]
+    handed = jobs.read("worker-1", block_ms=1, count=10)
+    assert [job.fields["version"] for job in handed] == ["2"], "an acknowledged job handed over again"
+
+
+def test_a_job_acked_while_a_claim_takes_it_is_not_handed_over_again(
+    own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a stale claim: its reply names a job this consumer runs (a heartbeat was late), acknowledged
+    before the reply is handed over."""
+    client = connect_redis(own_redis.url, retry_s=0.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    [running] = jobs.read("worker-1", block_ms=1)
+    real_execute = redis.client.Pipeline.execute
+
+    def ack_meanwhile(pipeline: redis.client.Pipeline, *args: Any, **kwargs: Any) -> Any:
+        claims = any(command[0] == "XAUTOCLAIM" for command, _options in pipeline.command_stack)
+        answer = real_execute(pipeline, *args, **kwargs)
+        if claims:
+            jobs.ack(running)  # the runner thread finishes the job now
+        return answer
+
+    monkeypatch.setattr(redis.client.Pipeline, "execute", ack_meanwhile)
+    assert jobs.claim_stale("worker-1", min_idle_ms=0) == [], "an acknowledged job handed over again"

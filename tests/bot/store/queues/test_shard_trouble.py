@@ -128,3 +128,19 @@ def test_an_unexpected_error_of_every_shard_is_raised() -> None:
 
     with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
         each_shard(3, read, ShardRests(), what="a test read", missing=None)
+
+
+def test_a_bug_in_one_shards_read_is_logged_with_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    def read(shard: int) -> str:
+        if shard == 0:
+            return _hand_over_bug()
+        return f"shard {shard}"
+
+    assert each_shard(3, read, ShardRests(), what="a test read", missing=None) == [None, "shard 1", "shard 2"]
+    [record] = [record for record in caplog.records if "a test read failed" in record.getMessage()]
+    assert record.exc_text is not None or record.exc_info is not None
+    assert "_hand_over_bug" in caplog.text  # where it went wrong, not only what
+
+
+def _hand_over_bug() -> str:
+    raise KeyError("a bug after the read")
