@@ -8,7 +8,7 @@
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Final
 
 from bot.domain.records import ApprovalRequest, Decision
@@ -18,6 +18,7 @@ from bot.store.approvals.approval_record import request_from
 from bot.store.queues.jobs import JobQueue
 from bot.store.queues.outbox import Outbox
 from bot.store.scripts.decide import DECIDE
+from state.store import shard_count
 from state.text import as_text
 
 RECENT_KEPT: Final = 50
@@ -159,17 +160,10 @@ def keys_and_args(
         round_key=keys.round_(session_id),
         votes_key=keys.votes(session_id, approval_id),
         discussion_key=keys.discussion(session_id, approval_id),
-        jobs_key=keys.jobs(shard),
-        **Outbox.script_named_keys(shard),
-        audit_key=keys.audit(shard),
-        schedule_due_key=keys.schedule_due(shard),
-        schedule_steps_key=keys.schedule_steps(shard),
-        open_index_key=keys.open_index(shard),
         channel_open_key=keys.channel_open(shard, attempt.team_id, attempt.channel_id),
         members_key=keys.channel_members(attempt.team_id, attempt.channel_id, shard=shard),
         edit_key=keys.approval_edit(session_id, approval_id),
-        open_by_key=keys.open_by(shard),
-        recent_by_key=keys.recent_by(shard),
+        **_shard_keys(shard, shard_count()),
     )
     judged = {
         "approval_id": approval_id,
@@ -199,17 +193,39 @@ def keys_and_args(
     if decision is None:
         if not attempt.check:
             raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
-        return request_keys, [json.dumps(judged)]  # a check: the attempt alone (decision_record unread)
+        return request_keys, [_attempt_json(judged)]  # a check: the attempt alone (decision_record unread)
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
         decision = decision.model_copy(update=filled_in)
     args = DECIDE.arg_list(
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-        attempt_json=json.dumps(judged),
+        attempt_json=_attempt_json(judged),
         decision_record=_decision_record(decision),
     )
     return request_keys, args
+
+
+_attempt_json: Final = json.JSONEncoder(check_circular=False).encode
+"""``json.dumps`` without its check for cycles (the attempt's JSON is a dict built just before, of plain values)."""
+
+
+@lru_cache(maxsize=1024)
+def _shard_keys(shard: int, shards: int) -> dict[str, str]:
+    """The shard structures' keys, by the spec's names: the same strings for every click of the shard.
+
+    ``shards`` is part of the cache key only: a process that changes the shard count never reads a stale tag.
+    """
+    return {
+        "jobs_key": keys.jobs(shard),
+        **Outbox.script_named_keys(shard),
+        "audit_key": keys.audit(shard),
+        "schedule_due_key": keys.schedule_due(shard),
+        "schedule_steps_key": keys.schedule_steps(shard),
+        "open_index_key": keys.open_index(shard),
+        "open_by_key": keys.open_by(shard),
+        "recent_by_key": keys.recent_by(shard),
+    }
 
 
 _FILLED_IN: Final = frozenset({"approved_by", "discussion", "input_digest", "updated_input", "edited_by", "answer"})
@@ -221,8 +237,17 @@ def _decision_record(decision: Decision) -> str:
 
     Read back, a field left out takes its default again.
     """
-    kept = decision.model_dump(exclude_defaults=True).keys() | _FILLED_IN
-    return decision.model_dump_json(exclude=set(type(decision).model_fields) - kept)
+    # Serialized once: which fields hold their default is read off the record, not from a first dump of it.
+    left_out = {name for name, default in _DEFAULTS if getattr(decision, name) == default}
+    return decision.model_dump_json(exclude=left_out)
+
+
+_DEFAULTS: Final = tuple(
+    (name, field.get_default(call_default_factory=True))
+    for name, field in Decision.model_fields.items()
+    if not field.is_required() and name not in _FILLED_IN
+)
+"""The decision's fields a record leaves out at their default (pydantic's ``exclude_defaults``), and the default."""
 
 
 _TERMS: Final[dict[str, Any]] = {  # what of a request ``terms`` keeps (pydantic's include)

@@ -59,8 +59,10 @@ end
 local replay_key = KEYS[groups_from + #attempt.groups]
 local fence_key = KEYS[groups_from + #attempt.groups + (attempt.replay and 1 or 0)]
 if attempt.replay and redis.call('EXISTS', replay_key) == 1 then return {STATUS_REPLAYED, '', '', ''} end
--- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version.
-local stored = redis.call('HMGET', approval_key, 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version')
+-- One read of the approval: its terms, decision, message, the clicker's direct-message copy, its version, its
+-- open-by entries (``indexed``: dropped once decided).
+local stored = redis.call('HMGET', approval_key, 'terms', 'decision', 'message_ts', 'copy:' .. attempt.user, 'version',
+  'indexed')
 local terms_json, posted_ts = stored[1] or redis.call('HGET', approval_key, 'request') or '', stored[3] or ''
 -- A recorded decision goes back without the request (a click has no use for it); other answers speak of it (a
 -- refusal names the approvers, a vote the quorum).
@@ -306,7 +308,7 @@ redis.call('ZREM', open_index_key, attempt.approval_id)
 redis.call('ZREM', channel_open_key, attempt.approval_id)
 -- The workspace's and the named approvers' open entries go (the ones written with it: its 'indexed' field); the
 -- decision is listed for the workspace and for each person it concerns, each list trimmed to its newest.
-local indexed = redis.call('HGET', approval_key, 'indexed')
+local indexed = stored[6]  -- nothing above writes it
 if indexed then
   local members = open_entries(indexed, attempt.approval_id)
   if #members > 0 then redis.call('ZREM', open_by_key, unpack(members)) end
