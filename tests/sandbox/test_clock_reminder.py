@@ -1,6 +1,7 @@
 """The sandbox's clock control: moving time forward shows the reminder the policy asks for."""
 
 import time
+from datetime import datetime, timedelta
 
 from playwright.sync_api import Locator, Page, expect
 
@@ -21,6 +22,17 @@ def _ask_for_a_restart(sandbox: SandboxSlack, page: Page) -> Locator:
     return page.get_by_test_id("thread-messages")
 
 
+def _day_of(requested_s: float, *, now_s: float) -> str:
+    """How the page names the day of ``requested_s`` when its clock reads ``now_s`` (in this machine's time zone,
+    the browser's too): a test run near midnight crosses a day, so the name is worked out, not assumed."""
+    requested, today = datetime.fromtimestamp(requested_s).date(), datetime.fromtimestamp(now_s).date()
+    if requested == today:
+        return "Today"
+    if requested == today - timedelta(days=1):
+        return "Yesterday"
+    return f"{requested:%b} {requested.day}"
+
+
 def test_moving_the_clock_shows_a_reminder(sandbox: SandboxSlack, steps: Steps) -> None:
     page = steps.page
     thread = _ask_for_a_restart(sandbox, page)
@@ -36,7 +48,9 @@ def test_messages_are_stamped_and_dated_by_the_moved_clock(sandbox: SandboxSlack
     page = steps.page
     thread = _ask_for_a_restart(sandbox, page)
     approval = thread.locator("[data-testid=message]", has=page.locator(APPROVE)).last
-    expect(approval).to_contain_text("Requested Today")
+    expect(approval).to_be_visible()
+    requested_s = float(approval.get_attribute("data-ts") or 0)
+    expect(approval).to_contain_text(f"Requested {_day_of(requested_s, now_s=time.time())}")
 
     page.get_by_role("button", name="+1 h").click()
     reminder = thread.locator("[data-testid=message]", has_text="Still waiting for a decision").last
@@ -45,5 +59,7 @@ def test_messages_are_stamped_and_dated_by_the_moved_clock(sandbox: SandboxSlack
     assert float(reminder.get_attribute("data-ts") or 0) > time.time() + 3000
 
     page.get_by_role("button", name="+1 day").click()
-    expect(approval).to_contain_text("Requested Yesterday")
+    a_day_and_an_hour_on = time.time() + 3600 + 86400
+    assert _day_of(requested_s, now_s=a_day_and_an_hour_on) != "Today"
+    expect(approval).to_contain_text(f"Requested {_day_of(requested_s, now_s=a_day_and_an_hour_on)}")
     steps.shot("a-day-later")
