@@ -93,6 +93,8 @@ def full_coverage_warning(client: redis.Redis) -> str | None:
         answers = client.config_get(_FULL_COVERAGE, target_nodes=redis.RedisCluster.PRIMARIES)
     except redis.RedisError:
         return None
+    if _FULL_COVERAGE in answers:  # one master: redis-py hands back its answer alone, not by node
+        answers = {"its master": answers}
     requiring = sorted(node for node, answer in answers.items() if answer.get(_FULL_COVERAGE) == "yes")
     if not requiring:
         return None

@@ -54,3 +54,13 @@ def test_a_cluster_that_serves_through_a_failover_and_a_single_server_say_nothin
 ) -> None:
     assert preflight.full_coverage_warning(connect_redis(cluster.url, retry_s=1)) is None
     assert preflight.full_coverage_warning(connect_redis(redis_server.url, retry_s=1)) is None
+
+
+def test_a_cluster_of_one_master_is_asked_too() -> None:
+    with RedisClusterServers(masters=1) as single:
+        client = connect_redis(single.url, retry_s=1)
+        assert preflight.full_coverage_warning(client) is None
+        _require_full_coverage(single, "yes", nodes=1)
+        assert (preflight.full_coverage_warning(client) or "").startswith(
+            "cluster-require-full-coverage is yes on its master"
+        )
