@@ -27,7 +27,7 @@ from bot.worker import Worker
 from loopback_slack import slack_requests
 from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import SIGNING_SECRET, demo_factory, served_bot
+from tests.bot.support.harness import SIGNING_SECRET, demo_factory, jobs_once, served_bot
 from tests.bot.support.people import APPROVER, REQUESTER
 
 CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
@@ -52,7 +52,7 @@ class OAuthBot:
 
     def drain(self) -> None:
         for _ in range(50):
-            worked = self.worker.run_jobs_once(block_ms=1) + self.worker.finish_uninstalls()
+            worked = jobs_once(self.worker) + self.worker.finish_uninstalls()
             if not (worked + self.worker.deliverer.deliver_due()):
                 return
         raise AssertionError("the worker did not settle")
