@@ -5,7 +5,6 @@ the outbox, 60 s for the schedule)."""
 
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
@@ -109,12 +108,6 @@ def test_a_schedule_claim_whose_reply_was_lost_is_taken_back_and_its_writes_appl
     schedule.again(step, step.due, at=_NOW + timedelta(seconds=60))
     assert schedule.apply([step]) == [True]  # the lease end it holds is the one on the entry
     assert schedule.take(limit=10) == []
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RedisClusterServers]:
-    with RedisClusterServers(masters=3) as servers:
-        yield servers
 
 
 def test_on_a_cluster_a_shard_whose_claim_reply_was_lost_hands_its_entry_over_after_its_rest(

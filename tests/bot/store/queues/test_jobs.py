@@ -77,12 +77,6 @@ def test_the_history_read_leaves_out_the_jobs_this_consumer_holds(own_redis: Red
     assert lost.fields["version"] == "2"
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RedisClusterServers]:
-    with RedisClusterServers(masters=3) as servers:
-        yield servers
-
-
 def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after_its_rest(
     cluster: RedisClusterServers,
 ) -> None:

@@ -3,7 +3,6 @@ reads keep what the other masters handed over (a pipeline over every master used
 shards' entries then waited out their lease), and the troubled shard is left alone a moment."""
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -16,12 +15,6 @@ from bot.store.queues.shard_trouble import LAGGARD_S, RESTING_S, ShardRests, eac
 from state.redis_cluster import RedisClusterServers
 
 _PAUSE_MS = 20_000
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RedisClusterServers]:
-    with RedisClusterServers(masters=3) as servers:
-        yield servers
 
 
 def _client(cluster: RedisClusterServers) -> redis.Redis:
