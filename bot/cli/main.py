@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             return operator(arguments[1:])
         except ConfigError as error:
             return fail(error)
+        except redis.RedisError as error:  # past the start-up check: Redis stopped answering, or refused a command
+            return fail(f"REDIS_URL: Redis failed the command ({type(error).__name__}: {error}): run it again")
     command_given = arguments[0] if arguments and not arguments[0].startswith("-") else None
     parser = argparse.ArgumentParser(
         prog=f"python -m bot {command_given}" if command_given else "python -m bot",

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
@@ -231,3 +232,15 @@ def test_a_process_logging_json_refuses_to_start_in_one_json_line(command: list[
     assert refusal["level"] == "ERROR"
     assert "REDIS_URL must start with redis://" in refusal["message"]
     assert "exception" not in refusal
+
+
+@pytest.mark.parametrize("command", [["worker-health"], ["grants", "list"]])
+def test_an_operator_command_whose_redis_fails_a_command_after_the_start_check_says_so(
+    own_redis: RedisServer, command: list[str]
+) -> None:
+    # A managed Redis whose user may not read sorted sets: the start-up check (PING, the layout) passes, the read fails.
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.acl_setuser("probe", enabled=True, passwords=["+hunter2"], keys=["~*"], commands=["+@all", "-@sortedset"])
+    url = f"redis://probe:hunter2@127.0.0.1:{own_redis.port}/0"
+    said = _fails_clearly(command, "REDIS_URL: Redis failed the command (NoPermissionError", REDIS_URL=url)
+    assert "hunter2" not in said
