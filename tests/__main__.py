@@ -51,20 +51,43 @@ def _ensure_debian_packages() -> None:
             return
 
 
+PYTEST_WORKERS = "2"
+"""pytest-xdist workers: most tests wait on servers and sockets rather than compute, so two workers share 2 cores
+well. Each worker starts its own Redis servers (session fixtures); a file's tests stay on one worker
+(``--dist loadfile``), so the servers a module shares stay its own. ``-n 0`` runs them in one process."""
+
+
+def _pytest_command(pytest_args: list[str]) -> list[str]:
+    """pytest with the suite's workers, unless the arguments choose their own."""
+    chosen = any(arg == "-n" or arg.startswith(("-n", "--numprocesses", "--dist")) for arg in pytest_args)
+    workers = [] if chosen or "no:xdist" in pytest_args else ["-n", PYTEST_WORKERS, "--dist", "loadfile"]
+    return [sys.executable, "-m", "pytest", *workers, *pytest_args]
+
+
 def main(pytest_args: list[str]) -> int:
-    """Run every check; return 0 only if all passed."""
+    """Run every check; return 0 only if all passed.
+
+    The lints run beside pytest (their output is shown once pytest ends): they need a core for a minute, while the
+    tests mostly wait."""
     _ensure_debian_packages()
-    checks = {
+    lints = {
         "ruff lint": [sys.executable, "-m", "ruff", "check", "."],
         "ruff format": [sys.executable, "-m", "ruff", "format", "--check", "."],
         "mypy": [sys.executable, "-m", "mypy"],
         "luacheck": [sys.executable, "-m", "tests.lua_lint"],
-        "pytest": [sys.executable, "-m", "pytest", *pytest_args],
     }
-    failed = []
-    for name, command in checks.items():
-        print(f"== {name}: {' '.join(command[2:])}", flush=True)
-        if subprocess.run(command, cwd=ROOT, check=False).returncode != 0:
+    running = {
+        name: subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for name, command in lints.items()
+    }
+    pytest = _pytest_command(pytest_args)
+    print(f"== pytest: {' '.join(pytest[2:])}", flush=True)
+    failed = [] if subprocess.run(pytest, cwd=ROOT, check=False).returncode == 0 else ["pytest"]
+    for name, process in running.items():
+        output, _ = process.communicate()
+        print(f"== {name}: {' '.join(lints[name][2:])}", flush=True)
+        print(output, end="", flush=True)
+        if process.returncode != 0:
             failed.append(name)
     print(f"== failed: {', '.join(failed)}" if failed else "== all checks passed", flush=True)
     return 1 if failed else 0

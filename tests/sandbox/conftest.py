@@ -26,9 +26,12 @@ def sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[SandboxSlack]:
         yield slack
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator["Browser"]:
-    """Debian's Chromium, headless, through Playwright. Missing either is a failure, not a skip."""
+    """Debian's Chromium, headless, through Playwright. Missing either is a failure, not a skip.
+
+    One per module: Playwright's sync API keeps an event loop running in this thread while it is open, and a later
+    module on the same pytest-xdist worker that runs its own loop (``asyncio.run``) would find it running."""
     from playwright import sync_api
 
     from tests.sandbox.browser import CHROMIUM, CHROMIUM_ARGS

@@ -52,6 +52,18 @@ def jobs_once(worker: Worker) -> int:
     return jobs
 
 
+def drain(worker: Worker, *, rounds: int = 50) -> None:
+    """Run ``worker``'s jobs, fire what its schedule has due and deliver its outbox, until all are idle (the lanes a
+    batch left running included: a drain that returned before them would read a post not yet made)."""
+    for _ in range(rounds):
+        jobs = jobs_once(worker)
+        fired = worker.escalator.tick() + worker.finish_uninstalls()
+        delivered = worker.deliverer.deliver_due()
+        if not jobs and not fired and not delivered and not worker.deliverer.settle():
+            return
+    raise AssertionError("the worker did not settle")
+
+
 @dataclass
 class Bot:
     """A running bot and the handles a scenario needs."""
@@ -66,13 +78,7 @@ class Bot:
 
     def drain(self, *, rounds: int = 50) -> None:
         """Run jobs, fire what the schedule has due and deliver the outbox, until all are idle."""
-        for _ in range(rounds):
-            jobs = jobs_once(self.worker)
-            fired = self.worker.escalator.tick() + self.worker.finish_uninstalls()
-            delivered = self.worker.deliverer.deliver_due()
-            if not jobs and not fired and not delivered and not self.worker.deliverer.settle():
-                return
-        raise AssertionError("the worker did not settle")
+        drain(self.worker, rounds=rounds)
 
     def deliverer_through(self, client: WebClient) -> Deliverer:
         """A second worker's deliverer of this bot's outbox, sending through ``client`` (one that stalls, or fails)."""

@@ -27,7 +27,7 @@ from bot.worker import Worker
 from loopback_slack import slack_requests
 from loopback_slack.slack_requests import SignedPoster
 from tests.bot.support.fake_slack import FakeSlack
-from tests.bot.support.harness import SIGNING_SECRET, demo_factory, jobs_once, served_bot
+from tests.bot.support.harness import SIGNING_SECRET, demo_factory, drain, served_bot
 from tests.bot.support.people import APPROVER, REQUESTER
 
 CLIENT_ID, CLIENT_SECRET = "111.222", "oauth-client-secret"
@@ -51,11 +51,7 @@ class OAuthBot:
     org_of: dict[str, str] = field(default_factory=dict)
 
     def drain(self) -> None:
-        for _ in range(50):
-            worked = jobs_once(self.worker) + self.worker.finish_uninstalls()
-            if not (worked + self.worker.deliverer.deliver_due()):
-                return
-        raise AssertionError("the worker did not settle")
+        drain(self.worker)
 
     def get(self, path: str, *, cookie: str | None = None) -> tuple[int, dict[str, str], str]:
         request = urllib.request.Request(self.url.rstrip("/") + path, headers={"Cookie": cookie} if cookie else {})

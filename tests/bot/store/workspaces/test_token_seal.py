@@ -43,6 +43,7 @@ def test_a_damaged_sealed_value_opens_nothing() -> None:
 @pytest.mark.parametrize(
     ("keys", "named"),
     [(" , ", "INSTALLATION_KEYS is blank"), ("not-a-key", "key 1 of 1"), (f"{new_key()},short", "key 2 of 2")],
+    ids=["blank", "not-a-key", "second-short"],  # a fresh key in an id differs per collection (pytest-xdist's workers)
 )
 def test_a_key_that_is_not_one_is_named_by_its_place(keys: str, named: str) -> None:
     problem = key_problem(keys)
