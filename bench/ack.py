@@ -129,7 +129,7 @@ def gunicorn(
         stop([process], grace_s=10)
 
 
-def _pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0) -> list[ApprovalRequest]:
+def pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0) -> list[ApprovalRequest]:
     store = ApprovalStore(client)
     now = datetime.now(UTC)
     policy = PolicySummary(name="default")
@@ -146,7 +146,7 @@ def _pending_approvals(client: redis.Redis, count: int, *, input_bytes: int = 0)
 _TEAM = slack_requests.Team(team_id="T0BENCH", team_domain="bench", app_id="A0BENCH")
 
 
-def _click_body(request: ApprovalRequest) -> bytes:
+def click_body(request: ApprovalRequest) -> bytes:
     """A signed-to-be Approve click on ``request``'s message, its button's value as the bot rendered it.
 
     Built (and encoded) before the load, so that the clients' measured time is the request's alone.
@@ -264,16 +264,16 @@ def main() -> None:
 
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
-        requests = _pending_approvals(client, len(apps) * per_app + counted, input_bytes=args.input_kb * 1024)
+        requests = pending_approvals(client, len(apps) * per_app + counted, input_bytes=args.input_kb * 1024)
         bodies: dict[str, list[list[bytes]]] = {name: [] for name in apps}
         position = 0
         for name in apps:
             for _count in client_counts:
                 for size in chunks:
-                    bodies[name].append([_click_body(request) for request in requests[position : position + size]])
+                    bodies[name].append([click_body(request) for request in requests[position : position + size]])
                     position += size
             bodies[name].reverse()  # popped in order
-        count_bodies = [_click_body(request) for request in requests[position:]]
+        count_bodies = [click_body(request) for request in requests[position:]]
         with (
             slack_api() as api_url,
             loopback(_CollectorHandler) as collector_url,
