@@ -47,7 +47,7 @@ class BotRedisCluster(RedisCluster):
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         """redis-py's, its attempts bounded by time (see ``_execute_command``)."""
         self._command_started.at = time.monotonic()
-        return super().execute_command(*args, **kwargs)
+        return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
         """One attempt of a command on ``target_node`` (redis-py's), a failed one counted."""
@@ -68,7 +68,7 @@ class BotRedisCluster(RedisCluster):
         started = getattr(self._command_started, "at", None)
         if budget_s is None or timeout_s is None or started is None:
             return False
-        return time.monotonic() - started + timeout_s > budget_s
+        return bool(time.monotonic() - started + timeout_s > budget_s)
 
     def determine_slot(self, *args: Any) -> int | None:
         """The slot of the command ``args`` (redis-py's answer for all but a stream read)."""

@@ -40,8 +40,13 @@ SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 
 
 def jobs_once(worker: Worker) -> int:
-    """One read of a drain's jobs: every job it took, run to its end; how many."""
-    return worker.run_jobs_once(block_ms=1)
+    """One read of a drain's jobs: every job it took, run to its end; how many. A shard's read that answered too late
+    (this machine busy) counts as work left: its jobs are the next read's, and a drain that stopped would miss them."""
+    taken = worker.run_jobs_once(block_ms=1)
+    if taken == 0 and worker.jobs.reads_owed():
+        time.sleep(0.02)
+        return 1
+    return taken
 
 
 def drain(worker: Worker, *, rounds: int = 50) -> None:
