@@ -12,8 +12,8 @@ an attempt that lost its connection, whose reply may be lost (a stream read's en
 
 A pipeline outside a transaction (``BotClusterPipeline``) is bounded by the same retry time: redis-py sends it in one
 round trip, sends each command that failed again on its own with the client's retries, then the whole pipeline again
-(by count: two reads on a paused master cost 19.6 s). A transaction retries with the client's own ``Retry``, bounded
-already (``bot.services.redis_retry``).
+(by count: the worker's three-command heartbeat on a paused master took 26 s). A transaction retries with the
+client's own ``Retry``, bounded already (``bot.services.redis_retry``).
 """
 
 import sys
