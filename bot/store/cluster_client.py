@@ -144,8 +144,25 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
         )
         if isinstance(failure, RedisTimeoutError | RedisConnectionError):
             failed_attempts.count()  # the command was sent: its reply may be lost
-            self._give_up_without_time(failure)
+            try:
+                self._give_up_without_time(failure)
+            except FinalTimeout:
+                self._ask_last(args)
+                raise
         return super()._internal_execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    def _ask_last(self, args: tuple[Any, ...]) -> None:
+        """Have the next topology refresh ask the node of the command ``args`` last, as after a command's attempt.
+
+        redis-py's attempt of a command on its own does so; the pipeline's round trip does not, so a refresh that
+        asked the silent node first cost the next call of the client another timeout.
+        """
+        slot = self.determine_slot(*args)
+        if slot is None:  # no key: sent to no one node
+            return
+        node = self.nodes_manager.get_node_from_slot(slot)
+        self.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
+        self.nodes_manager._request_refresh(last_failed_node_name=node.name)
 
     def _retry_backoff_delay(self, retry: Any, failures: int) -> float:  # type: ignore[override]
         """The pause before another attempt of the pipeline or of a command sent again (redis-py's).

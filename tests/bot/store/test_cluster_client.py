@@ -11,6 +11,7 @@ from bot.services import connect_redis
 from bot.store import failed_attempts, keys
 from bot.store.cluster_client import BotClusterPipeline, BotRedisCluster, stream_keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
+from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 
 
@@ -85,15 +86,7 @@ def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_com
     cluster: RedisClusterServers,
 ) -> None:
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
-    client.set("paused-key", "1")
-    paused_port = int(client.get_node_from_key("paused-key").port)  # type: ignore[attr-defined]
-    [paused] = [node for node in cluster.nodes if node.port == paused_port]
-    healthy_key = next(
-        key
-        for key in (f"healthy-key-{index}" for index in range(100))
-        if int(client.get_node_from_key(key).port) != paused_port  # type: ignore[attr-defined]
-    )
-    client.set(healthy_key, "2")
+    paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
     took_s, failed = [], []
     paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
     try:
@@ -114,6 +107,41 @@ def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_com
     assert max(took_s) < 1.5
     assert failed[0] > 0  # the reads were sent: a reply may be lost
     client.close()
+
+
+def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paused(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
+    pipeline = client.pipeline(transaction=False)
+    pipeline.get(healthy_key)
+    pipeline.get("paused-key")
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        healthy, timed_out = pipeline.execute(raise_on_error=False)
+        took_s = time.monotonic() - started
+    finally:
+        paused.resume()
+    assert healthy == b"2"
+    assert isinstance(timed_out, redis.TimeoutError)
+    assert took_s < 1.5
+    client.close()
+
+
+def _paused_key_and_a_healthy_one(client: redis.Redis, cluster: RedisClusterServers) -> tuple[RedisServer, str]:
+    """The master of ``paused-key`` (set to 1), to pause, and a key of another master (set to 2)."""
+    client.set("paused-key", "1")
+    paused_port = int(client.get_node_from_key("paused-key").port)  # type: ignore[attr-defined]
+    [paused] = [node for node in cluster.nodes if node.port == paused_port]
+    healthy_key = next(
+        key
+        for key in (f"healthy-key-{index}" for index in range(100))
+        if int(client.get_node_from_key(key).port) != paused_port  # type: ignore[attr-defined]
+    )
+    client.set(healthy_key, "2")
+    return paused, healthy_key
 
 
 def test_a_pipeline_to_healthy_masters_answers_as_redis_pys(cluster: RedisClusterServers) -> None:
