@@ -52,7 +52,7 @@ _LAYERS: Final = (
     ("bot.store.approvals.approvals", "ApprovalStore.decide"),
     ("bot.store.approvals.approvals", "keys_and_args"),
     ("bot.store.approvals.decide_call", "_decision_record"),
-    ("bot.store.approvals.decide_call", "_attempt_json"),
+    ("bot.store.approvals.decide_call", "_attempt_args"),
     ("bot.flow.decisions", "DecisionService._outcome"),
     ("bot.observe.metrics", "decided"),
     ("bot.observe.tracing", "enabled"),
@@ -60,8 +60,8 @@ _LAYERS: Final = (
 """The layers of a click's Python, timed with their callees: ``(module, attribute path)`` as the caller looks it up."""
 
 _PARTS: Final = (
-    ("", "local attempt = cjson.decode(attempt_json)"),
-    ("judge: decode the attempt", "local update_run, vote_run"),
+    ("", "local attempt = {"),
+    ("judge: the attempt from its arguments", "local update_run, vote_run"),
     ("judge: read the runs, the time limit", "local replay_key = "),
     ("judge: replay EXISTS, approval HMGET", "if terms_json == '' then return answer(STATUS_UNKNOWN) end"),
     ("judge: decode the terms", "local policy = terms.policy"),
