@@ -71,7 +71,7 @@ _PARTS: Final = (
     ("decision: HSET, SREM from the open set", "drop_steps(schedule_due_key"),
     ("schedule: drop the steps", "redis.call('ZREM', open_index_key"),
     ("index: open index, channel's open index", "local indexed = stored[6]"),
-    ("index: open-by entries", "local function list_recent"),
+    ("index: open-by entries", "-- Listed in one ZADD"),
     ("index: recent-by (workspace, people)", "queue_update_and_audit(decision_run)\n"),
     ("outbox: the message update", "  add_audit(audit_key, event_run, with_input)"),
     ("audit: the decision's event", "if redis.call('SCARD', open_set_key) == 0 then queue_job"),

@@ -327,17 +327,9 @@ if indexed then
   if #members > 0 then redis.call('ZREM', open_by_key, unpack(members)) end
   redis.call('HDEL', approval_key, 'indexed')
 end
-local function list_recent(prefix)
-  redis.call('ZADD', recent_by_key, 0, prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id)
-  local low, high = '[' .. prefix, '(' .. prefix .. '\255'
-  if redis.call('ZLEXCOUNT', recent_by_key, low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
-    local cut = redis.call('ZRANGE', recent_by_key, high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
-    if cut[1] then redis.call('ZREMRANGEBYLEX', recent_by_key, low, '[' .. cut[1]) end
-  end
-end
+-- Listed in one ZADD (a call and an AOF line, not one per list), then each list trimmed: their ranges are apart.
 local team = text(terms.team_id)
-list_recent('w:' .. team .. ':')
-local concerned, listed = {}, {}
+local prefixes, concerned, listed = {'w:' .. team .. ':'}, {}, {}
 if attempt.checks then concerned[#concerned + 1] = user end
 if approved_by ~= '[]' then
   for _, voter in ipairs(cjson.decode(approved_by)) do concerned[#concerned + 1] = voter end
@@ -346,7 +338,20 @@ concerned[#concerned + 1] = text(terms.requested_by)
 for _, person in ipairs(concerned) do
   if person ~= '' and not listed[person] then
     listed[person] = true
-    list_recent('p:' .. team .. ':' .. person .. ':')
+    prefixes[#prefixes + 1] = 'p:' .. team .. ':' .. person .. ':'
+  end
+end
+local entries = {}
+for _, prefix in ipairs(prefixes) do
+  entries[#entries + 1] = 0
+  entries[#entries + 1] = prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id
+end
+redis.call('ZADD', recent_by_key, unpack(entries))
+for _, prefix in ipairs(prefixes) do
+  local low, high = '[' .. prefix, '(' .. prefix .. '\255'
+  if redis.call('ZLEXCOUNT', recent_by_key, low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
+    local cut = redis.call('ZRANGE', recent_by_key, high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
+    if cut[1] then redis.call('ZREMRANGEBYLEX', recent_by_key, low, '[' .. cut[1]) end
   end
 end
 queue_update_and_audit(decision_run)
