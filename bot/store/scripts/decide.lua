@@ -274,13 +274,18 @@ local function filled(record, name, empty, value)
   return string.sub(record, 1, at + #name + 2) .. value .. string.sub(record, at + #name + 3 + #empty)
 end
 -- The audit's details (JSON with spaces: Audit.script_events) name the input approved, and its editor; or the
--- options a choice answer picked.
-local function with_input(details)
-  if chosen then return filled(details, 'answer', ' null', ' ' .. chosen) end
-  if attempt.kind ~= 'approve' or current == '' then return details end
-  details = filled(details, 'input_digest', ' null', ' ' .. cjson.encode(current))
-  if edit[2] then details = filled(details, 'edited_by', ' null', ' ' .. cjson.encode(edit[2])) end
-  return details
+-- options a choice answer picked. What fills them is worked out once, not for each of the event's values; nil when
+-- there is nothing to fill (the event is added as it came).
+local with_input = nil
+if chosen then
+  with_input = function(details) return filled(details, 'answer', ' null', ' ' .. chosen) end
+elseif attempt.kind == 'approve' and current ~= '' then
+  local digest, editor = ' ' .. cjson.encode(current), edit[2] and ' ' .. cjson.encode(edit[2])
+  with_input = function(details)
+    details = filled(details, 'input_digest', ' null', digest)
+    if editor then details = filled(details, 'edited_by', ' null', editor) end
+    return details
+  end
 end
 -- Each change bumps the approval's version: the update queued with it shows this version or a later one.
 local next_version = (tonumber(stored[5]) or 0) + 1
