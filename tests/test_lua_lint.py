@@ -48,9 +48,7 @@ def test_luacheck_finds_nothing_in_the_scripts() -> None:
 
 def test_luacheck_finds_an_undeclared_name_and_an_unused_key() -> None:
     [decide] = [script for script in lua_lint.every_script() if script.name == "decide"]
-    planted = decide.text.replace(
-        "kind = attempt_kind,", "kind = attmept_kind,"
-    )
+    planted = decide.text.replace("kind = attempt_kind,", "kind = attmept_kind,")
 
     verdict = lua_lint.lint([("planted", planted)])
 
