@@ -222,7 +222,7 @@ _RECENT_KEPT_ARG: Final = str(RECENT_KEPT)
 
 
 def _json_list(values: tuple[str, ...] | tuple[int, ...]) -> str:
-    """A short list as JSON (most are empty: no JSON encoder for them)."""
+    """A short list as JSON (most are empty: ``"[]"`` without the encoder)."""
     return json.dumps(list(values)) if values else "[]"
 
 

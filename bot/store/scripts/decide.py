@@ -32,8 +32,8 @@ DECIDE: Final = script(
         "open_by_key",
         "recent_by_key",
     ),
-    # The attempt, one argument per field (``decide_call.attempt_args``: flags "1" or "0", lists as JSON), then the
-    # decision record: plain arguments, where one JSON object cost the script a decode of every field (15 us).
+    # The attempt, a field an argument (``decide_call._attempt_args``: flags "1" or "0", lists as JSON), then the
+    # decision record: no JSON object made in Python only for the script to decode it whole on every click.
     args=(
         "attempt_approval_id",
         "attempt_kind",
