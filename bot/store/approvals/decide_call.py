@@ -182,42 +182,45 @@ def keys_and_args(
     return request_keys, args
 
 
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
-
-
 def _attempt_args(attempt: Attempt, *, decided_ms: int, answer_by_ms: int) -> dict[str, str]:
-    """The attempt as the script's arguments, by the spec's names (``decide.lua`` builds its ``attempt`` of them)."""
-    origin = attempt.origin or {}
+    """The attempt as the script's arguments, by the spec's names (``decide.lua`` builds its ``attempt`` of them).
+
+    Flags are ``"1"`` or ``"0"``; an origin's missing field (the clock has none) is ``""``.
+    """
+    origin = attempt.origin or _NO_ORIGIN
     return {
         "attempt_approval_id": attempt.approval_id,
         "attempt_kind": attempt.kind,
         "attempt_user": attempt.user,
         "attempt_team_id": attempt.team_id,
         "attempt_channel_id": attempt.channel_id,
-        "attempt_checks": _flag(attempt.origin is not None),
-        **{f"origin_{name}": origin.get(name, "") for name in _ORIGIN_FIELDS},
-        "attempt_reason_given": _flag(attempt.reason_given),
+        "attempt_checks": "1" if attempt.origin is not None else "0",
+        "origin_surface": origin.get("surface", ""),
+        "origin_team_id": origin.get("team_id", ""),
+        "origin_user_team_id": origin.get("user_team_id", ""),
+        "origin_channel_id": origin.get("channel_id", ""),
+        "origin_ts": origin.get("ts", ""),
+        "origin_thread_ts": origin.get("thread_ts", ""),
+        "attempt_reason_given": "1" if attempt.reason_given else "0",
         "attempt_written_at": attempt.written_at,
         "attempt_quorum": str(attempt.quorum),
         "attempt_groups": _json_list(attempt.groups),
-        "attempt_replay": _flag(attempt.replay is not None),
+        "attempt_replay": "1" if attempt.replay is not None else "0",
         "attempt_replay_ttl_s": str(attempt.replay_ttl_s),
         "attempt_recent_kept": _RECENT_KEPT_ARG,
         "attempt_decided_stamp": f"{decided_ms:013d}",
-        "attempt_with_request": _flag(attempt.with_request),
+        "attempt_with_request": "1" if attempt.with_request else "0",
         "attempt_shown": attempt.shown,
-        "attempt_trust": _flag(attempt.trust),
+        "attempt_trust": "1" if attempt.trust else "0",
         "attempt_answer_kind": attempt.answer_kind,
         "attempt_choices": _json_list(attempt.choices),
         "attempt_answer_by_ms": str(answer_by_ms),
-        "attempt_check": _flag(attempt.check),
+        "attempt_check": "1" if attempt.check else "0",
         "attempt_grant": attempt.grant,
     }
 
 
-_ORIGIN_FIELDS: Final = ("surface", "team_id", "user_team_id", "channel_id", "ts", "thread_ts")
-"""An origin's fields, each an argument ``origin_<field>`` (``""`` where it has none, and for the clock)."""
+_NO_ORIGIN: Final[dict[str, str]] = {}
 _RECENT_KEPT_ARG: Final = str(RECENT_KEPT)
 
 
