@@ -43,7 +43,12 @@ def how_to_get(variable: str) -> str:
 
 def redis_url_problem(url: str) -> str | None:
     """Why ``url`` is not a Redis URL redis-py can use, or ``None``."""
-    split = urlsplit(url)
+    try:
+        split = urlsplit(url)
+        split.port  # noqa: B018 read for its check: a port out of range or not a number raises
+    except ValueError:
+        # Never urllib's words: they quote a piece of the URL, which a password with a '/' or '[' ends up in.
+        return f"REDIS_URL is not a well-formed URL (its host or port cannot be read): it is {how_to_get('REDIS_URL')}."
     if split.scheme not in _REDIS_SCHEMES:
         given = (
             f"{split.scheme}:// given" if split.scheme else "no scheme given"
@@ -244,6 +249,15 @@ def load_policy_defaults() -> PolicyDefaults:
         ConfigError: Naming the variable that is malformed.
     """
     return _read(PolicyDefaults)
+
+
+def read_settings() -> Settings:
+    """Every setting as the environment gives it (an operator command's; ``load_settings`` checks a mode's needs too).
+
+    Raises:
+        ConfigError: Naming every variable that is malformed.
+    """
+    return _read(Settings)
 
 
 def _token_problems(settings: Settings, mode: Mode) -> list[str]:

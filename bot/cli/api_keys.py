@@ -12,7 +12,7 @@ from bot import preflight
 from bot.cli.exits import fail
 from bot.domain.api_requests import client_name_problem
 from bot.domain.slack_ids import team_id_problem
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.access.api_keys import ApiKeys
 
 
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         return fail(f"--name: {problem}")
     if args.command == "create" and args.team and (problem := team_id_problem(args.team)):
         return fail(f"--team: {problem}")
-    settings = Settings()
+    settings = read_settings()
     keys = ApiKeys(preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis"))
     if args.command == "create":
         issued = keys.create(args.name, team_id=args.team)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import preflight
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.audit import Audit
 
 
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
     export.add_argument("--output", type=Path, help="file to write (default: standard output)")
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = read_settings()
     unset = "REDIS_URL is not set: the audit trail lives in the bot's Redis; point REDIS_URL at it"
     audit = Audit(preflight.operator_redis(settings, unset=unset))
     if args.output is None:

@@ -16,7 +16,7 @@ import time
 from bot import preflight
 from bot.cli.exits import fail
 from bot.domain.grants import ListedGrant
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.access.grants import GrantStore
 
 
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     revoke = commands.add_parser("revoke", help="end one now: the next call it covered is asked")
     revoke.add_argument("grant_id", help="its id, as list prints it")
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = read_settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     grants = GrantStore(client, replicas=settings.redis_decision_replicas)
     if args.command == "revoke":

@@ -17,6 +17,7 @@ live gauges dropped.
 
 import logging
 import os
+import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -49,6 +50,11 @@ def on_starting(server: Any) -> None:
         sys.exit(status if status > 0 else 1)  # a child ended by a signal has a negative status
     settings = load_settings("http")  # the child has built the app from these: they load
     if settings.metrics_port is not None:
+        problem = _unbindable(settings.host, settings.metrics_port)
+        if problem is not None:
+            # gunicorn would try five times, then end with status 1 and no word of METRICS_PORT.
+            logger.error("cannot start: HOST, METRICS_PORT: cannot listen on %s:%d (%s)", *problem)
+            sys.exit(2)
         # Each worker serves both listeners; the app answers each port with its own routes (http.probes_apart).
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         server.cfg.set("bind", [*server.cfg.bind, f"{host}:{settings.metrics_port}"])
@@ -67,6 +73,18 @@ def child_exit(_server: Any, worker: Any) -> None:
 def worker_exit(_server: Any, _worker: Any) -> None:
     """A worker ending: send the spans it still holds (its batch would wait for the next export otherwise)."""
     trace_export.flush()
+
+
+def _unbindable(host: str, port: int) -> tuple[str, int, OSError] | None:
+    """``(host, port, why)`` when nothing can listen there (taken, or no such address), else ``None``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds: a port in TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            return host, port, error
+    return None
 
 
 def _built_in_a_child() -> int:

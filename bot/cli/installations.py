@@ -10,7 +10,7 @@ import argparse
 from bot import preflight
 from bot.cli.exits import fail
 from bot.services import installation_seal
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.workspaces.installations import Installations
 from bot.store.workspaces.token_seal import new_key
 
@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     if args.command == "new-key":
         print(new_key())
         return 0
-    settings = Settings()
+    settings = read_settings()
     seal = installation_seal(settings)
     if seal is None:
         return fail("INSTALLATION_KEYS is not set: the keys to seal with (python -m bot installations new-key)")

@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             return operator(arguments[1:])
         except ConfigError as error:
             return fail(error)
+        except redis.RedisError as error:  # past the start-up check: Redis stopped answering, or refused a command
+            return fail(f"REDIS_URL: Redis failed the command ({type(error).__name__}: {error}): run it again")
     command_given = arguments[0] if arguments and not arguments[0].startswith("-") else None
     parser = argparse.ArgumentParser(
         prog=f"python -m bot {command_given}" if command_given else "python -m bot",
@@ -162,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         with _redis(settings) as (client, embedded):
             return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
     except (ConfigError, PolicyError, RedisServerError) as error:
+        if log_settings.log_format == "json":  # a log pipeline reads this stderr: the refusal is one JSON line too
+            logger.error("cannot start: %s", error)
+            return 2
         return fail(error)
 
 
@@ -225,11 +230,16 @@ def _run(mode: Mode, settings: Settings, client: redis.Redis, *, in_process_work
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     if mode == "worker":
+        probes = None
         if settings.metrics_port is not None:
+            # Bound before the loops start: a port that is taken ends the worker here, naming METRICS_PORT.
             application = worker_wsgi_app(stalled_loops=worker.stalled_loops, state=services.state_metrics)
-            serve_on = {"host": settings.host, "port": settings.metrics_port, "stop": stop}
-            threading.Thread(target=serve, args=(application,), kwargs=serve_on, name="metrics", daemon=True).start()
-        worker.run_forever()
+            probes = listen(application, host=settings.host, port=settings.metrics_port, port_variable="METRICS_PORT")
+        try:
+            worker.run_forever()
+        finally:
+            if probes is not None:
+                close(probes)
         return 0
     if in_process_worker:
         threading.Thread(target=worker.run_forever, name="worker", daemon=True).start()

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from bot import preflight
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.approvals import index_build
 from bot.store.shard_migration import migrate
 from bot.store.stores import Stores
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         "safe while the bot runs)",
     )
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = read_settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     if args.indexes:
         listed = index_build.build(Stores.on(client))

@@ -19,7 +19,7 @@ import redis
 from bot import preflight
 from bot.cli.exits import fail
 from bot.render import safe_text
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.approvals.approval_record import ApprovalDataError
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.queues.jobs import JobQueue, ResumeJob
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     resume = commands.add_parser("resume", help="queue the resume of a fully decided session")
     resume.add_argument("session_id")
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = read_settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")
     if args.command == "pending":
         return _pending(client)

@@ -10,7 +10,7 @@ import socket
 
 from bot import preflight
 from bot.cli.exits import fail
-from bot.settings import Settings
+from bot.settings import read_settings
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
 
 
@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
         help="seconds since a worker's last beat (default: three times WORKER_HEARTBEAT_SECONDS)",
     )
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = read_settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the workers' Redis")
     heartbeats = WorkerHeartbeats(client, beat_every_s=settings.worker_heartbeat_seconds)
     live = heartbeats.live(max_age_s=args.max_age)

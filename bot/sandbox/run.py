@@ -21,14 +21,14 @@ from email.message import Message
 from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 
 from bot import preflight
 from bot.render.texts import sandbox_cli
 from bot.sandbox.people import POLICY_FILE
 from bot.sandbox.workspace import SandboxSlack
 from bot.services import DEFAULT_RETRY_S, Services, connect_configured_redis, connect_redis
-from bot.settings import ConfigError, Settings
+from bot.settings import Settings, read_settings
 from bot.slack.edge.http import guarded_wsgi_app
 from bot.store.access.api_keys import new_key
 from bot.store.offset_clock import OffsetClock
@@ -63,11 +63,7 @@ def sandbox_settings(*, token: str, signing_secret: str, api_url: str) -> Settin
     Raises:
         ConfigError: A variable that is set is malformed.
     """
-    try:
-        settings = Settings()
-    except ValidationError as error:
-        problems = [f"{'.'.join(str(part) for part in item['loc']).upper()}: {item['msg']}" for item in error.errors()]
-        raise ConfigError("invalid settings:\n  " + "\n  ".join(problems)) from error
+    settings = read_settings()
     return settings.model_copy(
         update={
             "slack_bot_token": SecretStr(token),

@@ -11,6 +11,8 @@ Every failed attempt of a command is counted on its thread (``bot.store.failed_a
 an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody).
 """
 
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -26,16 +28,47 @@ _OPTIONS_FROM: Final = {"XREADGROUP": 4, "XREAD": 1}
 """Where each stream read's options begin (``XREADGROUP GROUP <group> <consumer>`` comes first)."""
 
 
+class FinalTimeout(RedisTimeoutError):
+    """An attempt that timed out with no time left for another: redis-py retries only its own exact error types."""
+
+
+FinalTimeout.__name__ = "TimeoutError"  # what readiness, metrics and messages name: a timeout like any other
+
+
 class BotRedisCluster(RedisCluster):
-    """redis-py's cluster client; a stream read it sends is routed by its own arguments, never by asking a node."""
+    """redis-py's cluster client; a stream read it sends is routed by its own arguments, never by asking a node.
+
+    A command retries a lost connection for at most ``retry.budget_s`` (``REDIS_RETRY_SECONDS``), as on one server:
+    redis-py's cluster retries by count alone, so a paused master cost every attempt's timeout (6.5 s by default).
+    """
+
+    _command_started = threading.local()
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """redis-py's, its attempts bounded by time (see ``_execute_command``)."""
+        self._command_started.at = time.monotonic()
+        return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
         """One attempt of a command on ``target_node`` (redis-py's), a failed one counted."""
         try:
             return super()._execute_command(target_node, *args, **kwargs)  # type: ignore[no-untyped-call]
-        except (RedisConnectionError, RedisTimeoutError, TimeoutError):
+        except (RedisTimeoutError, TimeoutError) as error:
+            failed_attempts.count()
+            if self._no_time_for_another():
+                raise FinalTimeout(*error.args) from error
+            raise
+        except RedisConnectionError:
             failed_attempts.count()
             raise
+
+    def _no_time_for_another(self) -> bool:
+        """Whether another attempt, timing out too, would end past the retry budget (as ``bot.services`` bounds one)."""
+        budget_s, timeout_s = getattr(self.retry, "budget_s", None), getattr(self.retry, "timeout_s", None)
+        started = getattr(self._command_started, "at", None)
+        if budget_s is None or timeout_s is None or started is None:
+            return False
+        return bool(time.monotonic() - started + timeout_s > budget_s)
 
     def determine_slot(self, *args: Any) -> int | None:
         """The slot of the command ``args`` (redis-py's answer for all but a stream read)."""

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, NamedTuple
 
 import celpy
+import re2  # type: ignore[import-untyped]  # cel-python's regex engine: matches runs on it
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, base_functions
@@ -130,11 +131,37 @@ def _check_calls(tree: Tree[Any]) -> None:
             if len(given) != macro.arguments or any(_bare_name(each) is None for each in given[: macro.variables]):
                 raise _misused(called, macro)
         elif called in FUNCTIONS:
+            if called == "matches":
+                _check_pattern(given[0] if after_a_value else given[1] if len(given) > 1 else None)
             continue
         elif macro is not None:
             raise _misused(called, macro)  # written in the other place: ``exists(list, x, ...)``, ``x.has()``
         else:
             raise _unknown_function(called)
+
+
+def _check_pattern(argument: Tree[Any] | Token | None) -> None:
+    """Refuse a pattern written in the condition that RE2 (``matches``' engine) cannot read: no call would match."""
+    literal = _string_literal(argument)
+    if literal is None:
+        return  # a pattern read from the call: its error is that call's alone
+    pattern = str(_environment().program(_environment().compile(literal)).evaluate({}))
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own line on stderr, outside the log's format
+    try:
+        re2.compile(pattern, options)
+    except re2.error as error:
+        why = error.args[0].decode("utf-8", "replace") if error.args and isinstance(error.args[0], bytes) else ""
+        raise PydanticCustomError(
+            "condition", "matches: {pattern} is no pattern RE2 reads ({why})", {"pattern": literal, "why": why}
+        ) from None
+
+
+def _string_literal(tree: Tree[Any] | Token | None) -> str | None:
+    """The CEL text of ``tree`` if it is nothing but a string literal, else None."""
+    while isinstance(tree, Tree) and len(tree.children) == 1:
+        tree = tree.children[0]
+    return str(tree) if isinstance(tree, Token) and tree.type == "STRING_LIT" else None
 
 
 def _misused(called: str, macro: Macro) -> PydanticCustomError:

@@ -265,6 +265,10 @@ class JobQueue:
             ),
         )
 
+    def reads_owed(self) -> bool:
+        """Whether a shard's read of new jobs answered too late for its own call: its jobs are the next read's."""
+        return self._rests.owed(_READ)
+
     def _each_shard(self, read: Callable[[int], Any], *, what: str, missing: Any = None) -> list[Any]:
         """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``missing``."""
         return each_shard(len(keys.shards()), read, self._rests, what=what, missing=missing)

@@ -4,6 +4,7 @@ with one message naming ``LOG_FORMAT`` (exit 2)."""
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -138,3 +139,20 @@ def test_gunicorn_refuses_what_its_workers_would_refuse_in_json_lines_before_bin
     assert named in refusals[0]["message"]
     assert not any("exception" in line for line in lines)  # no traceback, not even inside a JSON line
     assert not any(line["message"].startswith(("Listening at", "Booting worker")) for line in lines)
+
+
+@pytest.mark.single_redis  # the app is built against a Redis that answers; the layout is not what is tested
+def test_gunicorn_refuses_a_taken_metrics_port_in_one_json_line_naming_it(redis_url: str) -> None:
+    with FakeSlack() as slack, socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = bot_settings(slack, redis_url, LOG_FORMAT="json", HOST="127.0.0.1", METRICS_PORT=str(port))
+        ran = _run(web_command(free_port()), settings)
+
+    assert ran.returncode == 2, ran.stderr
+    lines = _parsed(ran.stdout + ran.stderr, "gunicorn's output")
+    refusals = [line for line in lines if line["level"] == "ERROR"]
+    assert [line["message"] for line in refusals] == [
+        f"cannot start: HOST, METRICS_PORT: cannot listen on 127.0.0.1:{port} ([Errno 98] Address already in use)"
+    ]

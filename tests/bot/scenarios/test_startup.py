@@ -1,5 +1,6 @@
 """Startup as a real process: a setting Redis or Slack cannot use ends with one message naming it (exit 2)."""
 
+import json
 import os
 import signal
 import socket
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
@@ -160,3 +162,85 @@ def test_the_sandbox_and_the_demo_name_an_unusable_redis_url_in_one_message(comm
     [line] = ran.stderr.strip().splitlines()
     assert line.startswith("signoff: REDIS_URL")
     assert "Traceback" not in ran.stderr
+
+
+@pytest.mark.parametrize("command", [["worker"], ["serve"], ["pending"], ["worker-health"]])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:hunter2@127.0.0.1:99999/0",  # a port out of range
+        "redis://:hunter2@127.0.0.1:six/0",  # a port that is not a number
+        "redis://:hun/ter2@127.0.0.1:6379/0",  # a '/' in the password: urllib reads part of it as the port
+        "redis://:hun[ter2@127.0.0.1:6379/0",  # a '[' in the password: urllib reads an IPv6 host
+    ],
+)
+def test_a_redis_url_whose_host_or_port_cannot_be_read_is_named_without_its_password(
+    command: list[str], url: str
+) -> None:
+    said = _fails_clearly(
+        command, "REDIS_URL is not a well-formed URL", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s", REDIS_URL=url
+    )
+    assert "hun" not in said
+
+
+@pytest.mark.parametrize(
+    ("command", "variable", "value"),
+    [
+        (["worker-health"], "WORKER_HEARTBEAT_SECONDS", "often"),
+        (["pending"], "REDIS_SHARDS", "0"),
+        (["grants", "list"], "REDIS_CLUSTER", "maybe"),
+        (["audit", "export", "--since", "2026-11-01"], "REDIS_TIMEOUT_SECONDS", "soon"),
+        (["api-key", "list"], "REDIS_RETRY_SECONDS", "-1"),
+        (["installations", "rotate"], "REDIS_SHARDS", "many"),
+        (["migrate"], "REDIS_CLUSTER", "maybe"),
+    ],
+)
+def test_an_operator_command_names_a_malformed_setting(
+    redis_server: RedisServer, command: list[str], variable: str, value: str
+) -> None:
+    ran = run_bot(command, REDIS_URL=redis_server.url, **{variable: value})
+    assert ran.returncode == 2, ran.stderr
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert ran.stderr.startswith("signoff: invalid settings:")
+    assert f"\n  {variable}: " in ran.stderr
+
+
+def test_a_worker_whose_metrics_port_is_taken_names_it_and_does_not_start(
+    redis_server: RedisServer, slack: FakeSlack
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        _fails_clearly(
+            ["worker"],
+            f"HOST, METRICS_PORT: cannot listen on 127.0.0.1:{port}",
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_API_URL=slack.url,
+            REDIS_URL=redis_server.url,
+            HOST="127.0.0.1",
+            METRICS_PORT=str(port),
+        )
+
+
+@pytest.mark.parametrize("command", [["worker"], ["serve"]])
+def test_a_process_logging_json_refuses_to_start_in_one_json_line(command: list[str]) -> None:
+    ran = run_bot(command, LOG_FORMAT="json", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s", REDIS_URL="notaurl")
+    assert ran.returncode == 2
+    [line] = ran.stderr.strip().splitlines()
+    refusal = json.loads(line)
+    assert refusal["level"] == "ERROR"
+    assert "REDIS_URL must start with redis://" in refusal["message"]
+    assert "exception" not in refusal
+
+
+@pytest.mark.parametrize("command", [["worker-health"], ["grants", "list"]])
+def test_an_operator_command_whose_redis_fails_a_command_after_the_start_check_says_so(
+    own_redis: RedisServer, command: list[str]
+) -> None:
+    # A managed Redis whose user may not read sorted sets: the start-up check (PING, the layout) passes, the read fails.
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.acl_setuser("probe", enabled=True, passwords=["+hunter2"], keys=["~*"], commands=["+@all", "-@sortedset"])
+    url = f"redis://probe:hunter2@127.0.0.1:{own_redis.port}/0"
+    said = _fails_clearly(command, "REDIS_URL: Redis failed the command (NoPermissionError", REDIS_URL=url)
+    assert "hunter2" not in said

@@ -60,6 +60,27 @@ def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster
     client.close()
 
 
+def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_server(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    client.set("paused-key", "1")
+    [paused] = [node for node in cluster.nodes if node.port == int(client.get_node_from_key("paused-key").port)]  # type: ignore[attr-defined]
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        with pytest.raises(redis.TimeoutError) as raised:
+            client.get("paused-key")
+        took_s = time.monotonic() - started
+    finally:
+        paused.resume()
+    # One 1 s attempt: a second could not end within the 2 s (redis-py's cluster retried 4 times: 6.5 s).
+    assert took_s < 2.0
+    assert type(raised.value).__name__ == "TimeoutError"  # as readiness and the metrics name it
+    assert client.get("paused-key") == b"1"  # the client serves on once the master answers
+    client.close()
+
+
 @pytest.mark.parametrize("redis_target", ["cluster"], indirect=True)
 def test_the_bots_tests_run_on_the_bots_own_cluster_client(redis_client: redis.Redis) -> None:
     assert isinstance(redis_client, BotRedisCluster)

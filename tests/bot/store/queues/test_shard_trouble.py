@@ -2,6 +2,9 @@
 reads keep what the other masters handed over (a pipeline over every master used to fail whole, and the other
 shards' entries then waited out their lease), and the troubled shard is left alone a moment."""
 
+import ctypes
+import functools
+import threading
 import time
 
 import pytest
@@ -11,7 +14,14 @@ from bot.services import connect_redis
 from bot.store import keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
 from bot.store.queues.outbox import Outbox, OutboxEntry
-from bot.store.queues.shard_trouble import LAGGARD_S, RESTING_S, ShardRests, each_shard, one_shard
+from bot.store.queues.shard_trouble import (
+    _THREADS_PER_SHARD,
+    LAGGARD_S,
+    RESTING_S,
+    ShardRests,
+    each_shard,
+    one_shard,
+)
 from state.redis_cluster import RedisClusterServers
 
 _PAUSE_MS = 20_000
@@ -137,3 +147,51 @@ def test_a_bug_in_one_shards_read_is_logged_with_its_traceback(caplog: pytest.Lo
 
 def _hand_over_bug() -> str:
     raise KeyError("a bug after the read")
+
+
+def _waiting_on(client: redis.Redis, shard: int, seconds: float) -> object:
+    """An idle wait on ``shard``'s master: healthy, it answers once ``seconds`` passed (nothing wakes it)."""
+    return client.blpop([keys.outbox_wake(shard)], timeout=seconds)
+
+
+def _waiting_client(cluster: RedisClusterServers) -> redis.Redis:
+    """A client whose replies may take a few seconds (an idle wait's, here longer than the bot's)."""
+    return connect_redis(cluster.url, retry_s=0.5, timeout_s=5)
+
+
+def test_idle_waits_still_blocking_on_every_shard_hold_up_no_read(cluster: RedisClusterServers) -> None:
+    client, waiting = _client(cluster), _waiting_client(cluster)
+    rests = ShardRests()
+    for kind in range(4):  # each kind of read's idle wait, still blocking: kept late, its thread held
+        for shard in keys.shards():
+            wait_a_while = functools.partial(_waiting_on, waiting, seconds=1.5)
+            assert one_shard(3, shard, wait_a_while, rests, what=f"wait {kind}", missing=None, within_s=0.01) is None
+    started = time.monotonic()
+    assert each_shard(3, lambda shard: client.ping(), rests, what="a read", missing=None) == [True, True, True]
+    assert time.monotonic() - started < 0.5  # they had threads of their own: their masters answered at once
+    assert not any(rests.resting(shard) for shard in keys.shards())
+
+
+def test_a_read_waiting_for_this_readers_threads_rests_no_shard(cluster: RedisClusterServers) -> None:
+    client, waiting = _client(cluster), _waiting_client(cluster)
+    rests = ShardRests()
+    for index in range(3 * _THREADS_PER_SHARD):  # every thread held by a healthy master's idle wait
+        rests.submit(3, functools.partial(_waiting_on, waiting, seconds=1.5), index % 3)
+    with pytest.raises(redis.TimeoutError):  # nothing sent within the second: as a silent read, backed off
+        each_shard(3, lambda shard: client.ping(), rests, what="a read", missing=None)
+    assert not any(rests.resting(shard) for shard in keys.shards())  # the masters were never asked: not theirs
+    time.sleep(1)
+    assert each_shard(3, lambda shard: client.ping(), rests, what="a read", missing=None) == [True, True, True]
+
+
+def test_a_stall_of_this_process_rests_no_healthy_shard(cluster: RedisClusterServers) -> None:
+    client = _client(cluster)
+    holding_the_gil = ctypes.PyDLL(None)  # PyDLL keeps the GIL through the call, as a long garbage collection does
+    for _ in range(5):  # before the answers were read after a stall, most tries left one shard or more resting
+        rests = ShardRests()
+        stall = threading.Timer(0.01, holding_the_gil.usleep, args=(1_050_000,))  # every thread stopped 1.05 s
+        stall.start()
+        answers = each_shard(3, functools.partial(_waiting_on, client, seconds=0.02), rests, what="a wait", missing=1)
+        stall.join()
+        assert answers == [None, None, None]  # each master answered (nothing woke it) while this process stood still
+        assert not any(rests.resting(shard) for shard in keys.shards())
