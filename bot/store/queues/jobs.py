@@ -188,6 +188,10 @@ class JobQueue:
         self._prune = client.register_script(scripts.PRUNE_CONSUMERS.text)
         self._leave = client.register_script(scripts.LEAVE_GROUP.text)
 
+    def close(self) -> None:
+        """Stop the threads that read each shard of a cluster."""
+        self._rests.close()
+
     def ensure_group(self) -> None:
         """Create every shard's stream and consumer group if they do not exist yet."""
         for shard in keys.shards():

@@ -159,6 +159,10 @@ class Outbox:
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
+    def close(self) -> None:
+        """Stop the threads that read each shard of a cluster."""
+        self._rests.close()
+
     @property
     def _queue(self) -> DueQueue:
         return self._queues[0]  # the clock, which every shard's queue shares

@@ -75,6 +75,10 @@ class Schedule:
         )
         self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
+    def close(self) -> None:
+        """Stop the threads that read each shard of a cluster."""
+        self._rests.close()
+
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
         policy = request.policy
