@@ -52,7 +52,7 @@ _LAYERS: Final = (
     ("bot.store.approvals.approvals", "ApprovalStore.decide"),
     ("bot.store.approvals.approvals", "keys_and_args"),
     ("bot.store.approvals.decide_call", "_decision_record"),
-    ("bot.store.approvals.decide_call", "_attempt_json"),
+    ("bot.store.approvals.decide_call", "_attempt_args"),
     ("bot.flow.decisions", "DecisionService._outcome"),
     ("bot.observe.metrics", "decided"),
     ("bot.observe.tracing", "enabled"),
@@ -60,8 +60,8 @@ _LAYERS: Final = (
 """The layers of a click's Python, timed with their callees: ``(module, attribute path)`` as the caller looks it up."""
 
 _PARTS: Final = (
-    ("", "local attempt = cjson.decode(attempt_json)"),
-    ("judge: decode the attempt", "local update_run, vote_run"),
+    ("", "local attempt = {"),
+    ("judge: the attempt from its arguments", "local update_run, vote_run"),
     ("judge: read the runs, the time limit", "local replay_key = "),
     ("judge: replay EXISTS, approval HMGET", "if terms_json == '' then return answer(STATUS_UNKNOWN) end"),
     ("judge: decode the terms", "local policy = terms.policy"),
@@ -71,7 +71,7 @@ _PARTS: Final = (
     ("decision: HSET, SREM from the open set", "drop_steps(schedule_due_key"),
     ("schedule: drop the steps", "redis.call('ZREM', open_index_key"),
     ("index: open index, channel's open index", "local indexed = stored[6]"),
-    ("index: open-by entries", "local function list_recent"),
+    ("index: open-by entries", "-- Listed in one ZADD"),
     ("index: recent-by (workspace, people)", "queue_update_and_audit(decision_run)\n"),
     ("outbox: the message update", "  add_audit(audit_key, event_run, with_input)"),
     ("audit: the decision's event", "if redis.call('SCARD', open_set_key) == 0 then queue_job"),

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 KEYS_MORE: Final = "KEYS_MORE"
 """The prelude's name for the index of the first KEYS past the named ones (when the spec takes ``more_keys``)."""
@@ -118,21 +118,50 @@ class LuaScript:
         given = [name for name in self.optional_keys if named.get(name) is not None]
         if given != list(self.optional_keys[: len(given)]):
             raise TypeError(f"script=<{self.name}>, given=<{given}> | optional keys are left out from one on, in order")
-        present = {name: value for name, value in named.items() if value is not None}
-        return _in_order("keys", (*self.keys, *given), present, more, takes_more=self.more_keys, script=self.name)
+        present: Mapping[str, str | None] = named
+        if None in named.values():
+            present = {name: value for name, value in named.items() if value is not None}
+        names, expected = (
+            ((*self.keys, *given), frozenset(given).union(self.keys)) if given else (self.keys, self._key_names)
+        )
+        listed = _in_order("keys", names, present, more, takes_more=self.more_keys, script=self.name, expected=expected)
+        return cast(list[str], listed)  # every None left out above
 
     def arg_list(self, *more: _Arg, **named: _Arg) -> list[_Arg]:
         """The call's ARGV: each named one (by its name in ``args``), then ``more``."""
-        return _in_order("args", self.args, named, more, takes_more=self.more_args, script=self.name)
+        return _in_order(
+            "args", self.args, named, more, takes_more=self.more_args, script=self.name, expected=self._arg_names
+        )
+
+    # The names as sets, made once: a call (a click's, among others) only compares its own names with them.
+    @cached_property
+    def _key_names(self) -> frozenset[str]:
+        return frozenset(self.keys)
+
+    @cached_property
+    def _arg_names(self) -> frozenset[str]:
+        return frozenset(self.args)
 
 
 def _in_order(
-    what: str, names: tuple[str, ...], named: Mapping[str, _T], more: tuple[_T, ...], *, takes_more: bool, script: str
+    what: str,
+    names: tuple[str, ...],
+    named: Mapping[str, _T],
+    more: tuple[_T, ...],
+    *,
+    takes_more: bool,
+    script: str,
+    expected: frozenset[str],
 ) -> list[_T]:
-    """``named`` in the order of ``names``, then ``more`` (refused unless ``takes_more``)."""
-    if named.keys() != set(names):
+    """``named`` in the order of ``names`` (``expected``: the same names as a set, made once), then ``more``.
+
+    Refuses ``more`` unless ``takes_more``.
+    """
+    if named.keys() != expected:
         missing, unknown = sorted(set(names) - named.keys()), sorted(named.keys() - set(names))
         raise TypeError(f"script=<{script}>, missing=<{missing}>, unknown=<{unknown}> | {what} not as the spec names")
     if more and not takes_more:
         raise TypeError(f"script=<{script}> | takes no {what} past its named ones")
-    return [*(named[name] for name in names), *more]
+    listed = [named[name] for name in names]
+    listed += more
+    return listed

@@ -48,15 +48,13 @@ def test_luacheck_finds_nothing_in_the_scripts() -> None:
 
 def test_luacheck_finds_an_undeclared_name_and_an_unused_key() -> None:
     [decide] = [script for script in lua_lint.every_script() if script.name == "decide"]
-    planted = decide.text.replace(
-        "local attempt = cjson.decode(attempt_json)", "local attempt = cjson.decode(attmept_json)"
-    )
+    planted = decide.text.replace("kind = attempt_kind,", "kind = attmept_kind,")
 
     verdict = lua_lint.lint([("planted", planted)])
 
     assert verdict.returncode != 0
-    assert "accessing undefined variable 'attmept_json'" in verdict.stdout.replace("\x1b", "")
-    assert "unused variable 'attempt_json'" in verdict.stdout
+    assert "accessing undefined variable 'attmept_kind'" in verdict.stdout.replace("\x1b", "")
+    assert "unused variable 'attempt_kind'" in verdict.stdout
 
 
 def test_the_check_says_to_install_lua_check_when_luacheck_is_missing(

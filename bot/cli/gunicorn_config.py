@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bot.cli.exits import fail_logging
 from bot.domain.policy.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.settings import ConfigError, load_log_settings, load_settings
@@ -36,8 +37,7 @@ os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(_metrics_dir)
 try:
     _log_settings = load_log_settings()
 except ConfigError as _error:
-    print(f"signoff: {_error}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(fail_logging(_error))
 
 logconfig_dict = logs.logging_config(_log_settings.log_format, _log_settings.log_level)
 

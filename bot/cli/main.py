@@ -39,7 +39,7 @@ from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
-from bot.cli.exits import fail
+from bot.cli.exits import fail, fail_logging
 from bot.domain.policy.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log_settings = load_log_settings()
     except ConfigError as error:
-        return fail(error)
+        return fail_logging(error)
     logs.configure(log_settings.log_format, log_settings.log_level)
     command = args.command or _default_command()
     if log_settings.traces and command != "demo":

@@ -130,6 +130,8 @@ def _check_calls(tree: Tree[Any]) -> None:
         if macro is not None and macro.after_a_value == after_a_value:
             if len(given) != macro.arguments or any(_bare_name(each) is None for each in given[: macro.variables]):
                 raise _misused(called, macro)
+            if called == "has" and not _is_field(given[0]):
+                raise _misused(called, macro)  # CEL's has() tests a field; the evaluator takes ``has(args)`` as true
         elif called in FUNCTIONS:
             if called == "matches":
                 _check_pattern(given[0] if after_a_value else given[1] if len(given) > 1 else None)
@@ -192,6 +194,13 @@ def _bare_name(tree: Tree[Any] | Token) -> str | None:
     if isinstance(tree, Tree) and tree.data == "ident":
         return str(tree.children[0])
     return None
+
+
+def _is_field(tree: Tree[Any] | Token) -> bool:
+    """Whether ``tree`` is nothing but a field of a value (``args.path``, ``args.a.b``)."""
+    while isinstance(tree, Tree) and tree.data != "member_dot" and len(tree.children) == 1:
+        tree = tree.children[0]
+    return isinstance(tree, Tree) and tree.data == "member_dot"
 
 
 def _names_in(tree: Tree[Any]) -> set[str]:

@@ -165,49 +165,68 @@ def keys_and_args(
         edit_key=keys.approval_edit(session_id, approval_id),
         **_shard_keys(shard, shard_count()),
     )
-    judged = {
-        "approval_id": approval_id,
-        "kind": attempt.kind,
-        "user": attempt.user,
-        "team_id": attempt.team_id,
-        "channel_id": attempt.channel_id,
-        "checks": attempt.origin is not None,
-        "origin": attempt.origin or {"surface": ""},
-        "reason_given": attempt.reason_given,
-        "written_at": attempt.written_at,
-        "quorum": attempt.quorum,
-        "groups": list(attempt.groups),
-        "replay": attempt.replay is not None,
-        "replay_ttl_s": attempt.replay_ttl_s,
-        "recent_kept": RECENT_KEPT,
-        "decided_stamp": f"{decided_ms:013d}",
-        "with_request": attempt.with_request,
-        "shown": attempt.shown,
-        "trust": attempt.trust,
-        "answer_kind": attempt.answer_kind,
-        "choices": list(attempt.choices),
-        "answer_by_ms": answer_by_ms,
-        "check": attempt.check,
-        "grant": attempt.grant,
-    }
+    attempt_args = _attempt_args(attempt, decided_ms=decided_ms, answer_by_ms=answer_by_ms)
     if decision is None:
         if not attempt.check:
             raise ValueError(f"approval_id=<{approval_id}> | only a check is judged without a decision to record")
-        return request_keys, [_attempt_json(judged)]  # a check: the attempt alone (decision_record unread)
+        return request_keys, DECIDE.arg_list(**attempt_args, decision_record="")  # a check: the attempt alone
     filled_in = {"approved_by": (), "discussion": (), "input_digest": None, "updated_input": None}
     filled_in["edited_by"] = None
     if any(getattr(decision, name) != empty for name, empty in filled_in.items()):  # the script fills them in
         decision = decision.model_copy(update=filled_in)
     args = DECIDE.arg_list(
         *scripts.runs(update, *audit, JobQueue.script_resume(session_id), keys.schedule_entries(approval_id)),
-        attempt_json=_attempt_json(judged),
+        **attempt_args,
         decision_record=_decision_record(decision),
     )
     return request_keys, args
 
 
-_attempt_json: Final = json.JSONEncoder(check_circular=False).encode
-"""``json.dumps`` without its check for cycles (the attempt's JSON is a dict built just before, of plain values)."""
+def _attempt_args(attempt: Attempt, *, decided_ms: int, answer_by_ms: int) -> dict[str, str]:
+    """The attempt as the script's arguments, by the spec's names (``decide.lua`` builds its ``attempt`` of them).
+
+    Flags are ``"1"`` or ``"0"``; an origin's missing field (the clock has none) is ``""``.
+    """
+    origin = attempt.origin or _NO_ORIGIN
+    return {
+        "attempt_approval_id": attempt.approval_id,
+        "attempt_kind": attempt.kind,
+        "attempt_user": attempt.user,
+        "attempt_team_id": attempt.team_id,
+        "attempt_channel_id": attempt.channel_id,
+        "attempt_checks": "1" if attempt.origin is not None else "0",
+        "origin_surface": origin.get("surface", ""),
+        "origin_team_id": origin.get("team_id", ""),
+        "origin_user_team_id": origin.get("user_team_id", ""),
+        "origin_channel_id": origin.get("channel_id", ""),
+        "origin_ts": origin.get("ts", ""),
+        "origin_thread_ts": origin.get("thread_ts", ""),
+        "attempt_reason_given": "1" if attempt.reason_given else "0",
+        "attempt_written_at": attempt.written_at,
+        "attempt_quorum": str(attempt.quorum),
+        "attempt_groups": _json_list(attempt.groups),
+        "attempt_replay": "1" if attempt.replay is not None else "0",
+        "attempt_replay_ttl_s": str(attempt.replay_ttl_s),
+        "attempt_recent_kept": _RECENT_KEPT_ARG,
+        "attempt_decided_stamp": f"{decided_ms:013d}",
+        "attempt_with_request": "1" if attempt.with_request else "0",
+        "attempt_shown": attempt.shown,
+        "attempt_trust": "1" if attempt.trust else "0",
+        "attempt_answer_kind": attempt.answer_kind,
+        "attempt_choices": _json_list(attempt.choices),
+        "attempt_answer_by_ms": str(answer_by_ms),
+        "attempt_check": "1" if attempt.check else "0",
+        "attempt_grant": attempt.grant,
+    }
+
+
+_NO_ORIGIN: Final[dict[str, str]] = {}
+_RECENT_KEPT_ARG: Final = str(RECENT_KEPT)
+
+
+def _json_list(values: tuple[str, ...] | tuple[int, ...]) -> str:
+    """A short list as JSON (most are empty: ``"[]"`` without the encoder)."""
+    return json.dumps(list(values)) if values else "[]"
 
 
 @lru_cache(maxsize=1024)

@@ -28,7 +28,11 @@ ScriptRecord: TypeAlias = tuple[str, ...]
 
 def runs(*records: Sequence[str]) -> list[str]:
     """``records`` as a script reads them (``owners/runs.lua``'s ``runs_from``): each its length, then its arguments."""
-    return [item for record in records for item in (str(len(record)), *record)]
+    listed: list[str] = []
+    for record in records:  # a list extended: no tuple made for each record (a click's 60 arguments)
+        listed.append(str(len(record)))
+        listed += record
+    return listed
 
 
 CLAIM_APPROVAL: Final = script(

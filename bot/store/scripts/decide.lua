@@ -7,29 +7,30 @@
 --       standing approval decides it) its revoke's fence (``keys.grant_revoked``). The shard structures and caches
 --       are the session's shard's (one slot); the channel (and its team) is the one the caller expects the request
 --       in: the script checks it.
--- ARGV: attempt_json (JSON: approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id,
---       user_team_id, channel_id, ts, thread_ts}, reason_given, written_at, quorum (0: the policy's), groups, replay,
---       replay_ttl_s, recent_kept: how many recent decisions are kept at least (trimmed in batches, at most twice that;
---       per workspace and person in recent-by), decided_stamp: the decision's time (ms) as 13 digits, its place among
---       the recent ones, with_request: whether a decided answer carries the request too, shown: the digest of the input
---       the person was shown, '' if none, trust: whether the approval also trusts the tool for the session,
---       answer_kind: how an answer answers the question (text, choice, form), choices: the indexes (from 0) of the
---       options a choice answer picks, answer_by_ms: 0, or the Redis time (unix ms) after which the caller no longer
---       waits for the answer, check: judge only, grant: the standing approval that decides it, '' for none),
---       decision_record: the decision record with empty "approved_by" and
---       "discussion" and null "input_digest", "updated_input" and "edited_by" (the script fills them in, and the audit
---       details' null "input_digest" and "edited_by"; for a choice answer, its null "answer" with the labels chosen, as
---       the audit details' too), then from ARGV_MORE five runs (each its length, then its arguments): the message
---       update (Outbox.script_entry), the audit events of a vote and of a decision (Audit.script_events), the resume
---       job (JobQueue.script_resume; the script adds the round's version), the request's schedule entry ids.
+-- ARGV: the attempt, a field an argument (attempt_*, and origin_* for its origin; flags '1' or '0', lists JSON):
+--       approval_id, kind, user, team_id, channel_id, checks, origin {surface, team_id, user_team_id, channel_id, ts,
+--       thread_ts}, reason_given, written_at, quorum (0: the policy's), groups, replay, replay_ttl_s, recent_kept: how
+--       many recent decisions are kept at least (trimmed in batches, at most twice that; per workspace and person in
+--       recent-by), decided_stamp: the decision's time (ms) as 13 digits, its place among the recent ones,
+--       with_request: whether a decided answer carries the request too, shown: the digest of the input the person was
+--       shown, '' if none, trust: whether the approval also trusts the tool for the session, answer_kind: how an
+--       answer answers the question (text, choice, form), choices: the indexes (from 0) of the options a choice answer
+--       picks, answer_by_ms: 0, or the Redis time (unix ms) after which the caller no longer waits for the answer,
+--       check: judge only, grant: the standing approval that decides it, '' for none; decision_record: the decision
+--       record with empty "approved_by" and "discussion" and null "input_digest", "updated_input" and "edited_by" (the
+--       script fills them in, and the audit details' null "input_digest" and "edited_by"; for a choice answer, its
+--       null "answer" with the labels chosen, as the audit details' too), then from ARGV_MORE five runs (each its
+--       length, then its arguments): the message update (Outbox.script_entry), the audit events of a vote and of a
+--       decision (Audit.script_events), the resume job (JobQueue.script_resume; the script adds the round's version),
+--       the request's schedule entry ids.
 -- With checks, the attempt is judged as ``bot.flow.decisions`` describes: where it comes from, a decision already
 -- standing, channel membership, the policy stored with the request (approvers, user groups, self-approval), a
 -- reason when one is required. Without (the clock), only the record's own rules apply.
--- A check (``check``; ARGV is attempt_json alone) is the one judge of everything that decides nothing (a claim, a
--- form opened, App Home): judged as the same attempt would be, it writes nothing, not even the signature, and
--- answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its kind may
--- also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could see
--- the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
+-- A check (``check``; ARGV is the attempt alone, decision_record '') is the one judge of everything that decides
+-- nothing (a claim, a form opened, App Home): judged as the same attempt would be, it writes nothing, not even the
+-- signature, and answers ``allowed`` where the attempt would go on to be recorded (a deny's reason not yet asked). Its
+-- kind may also be ``decide`` (whichever the request takes: an answer or an approval) or ``discuss``: anyone who could
+-- see the request, decided or not (in its channel, sent a copy, its asker, a voter or decider).
 -- The attempt is judged by the request's terms (``bot.store.approvals.decide_call.terms``: its place, asker and
 -- policy), never by the whole request: a click costs the same whatever the tool's input weighs. An approval stored
 -- before the terms were kept apart has none: its request is read in their place.
@@ -47,7 +48,19 @@
 -- approval's decision, its use fenced by a revoke: nothing written; the request waits for people). Every answer but
 -- replayed, needs and unreadable records the signature as used. The request JSON is '' for replayed, unreadable, a
 -- needs of the place, a check's answers, and for decided unless with_request.
-local attempt = cjson.decode(attempt_json)
+-- The attempt, from its arguments (flags are '1' or '0', numbers digits, lists JSON).
+local attempt = {
+  approval_id = attempt_approval_id, kind = attempt_kind, user = attempt_user, team_id = attempt_team_id,
+  channel_id = attempt_channel_id, checks = attempt_checks == '1',
+  origin = {surface = origin_surface, team_id = origin_team_id, user_team_id = origin_user_team_id,
+    channel_id = origin_channel_id, ts = origin_ts, thread_ts = origin_thread_ts},
+  reason_given = attempt_reason_given == '1', written_at = attempt_written_at, quorum = tonumber(attempt_quorum),
+  groups = cjson.decode(attempt_groups), replay = attempt_replay == '1', replay_ttl_s = attempt_replay_ttl_s,
+  recent_kept = tonumber(attempt_recent_kept), decided_stamp = attempt_decided_stamp,
+  with_request = attempt_with_request == '1', shown = attempt_shown, trust = attempt_trust == '1',
+  answer_kind = attempt_answer_kind, choices = cjson.decode(attempt_choices),
+  answer_by_ms = tonumber(attempt_answer_by_ms), check = attempt_check == '1', grant = attempt_grant,
+}
 local update_run, vote_run, decision_run, job_run, schedule_run = unpack(runs_from(ARGV_MORE))
 local groups_from = KEYS_MORE
 if attempt.answer_by_ms > 0 then
@@ -261,13 +274,18 @@ local function filled(record, name, empty, value)
   return string.sub(record, 1, at + #name + 2) .. value .. string.sub(record, at + #name + 3 + #empty)
 end
 -- The audit's details (JSON with spaces: Audit.script_events) name the input approved, and its editor; or the
--- options a choice answer picked.
-local function with_input(details)
-  if chosen then return filled(details, 'answer', ' null', ' ' .. chosen) end
-  if attempt.kind ~= 'approve' or current == '' then return details end
-  details = filled(details, 'input_digest', ' null', ' ' .. cjson.encode(current))
-  if edit[2] then details = filled(details, 'edited_by', ' null', ' ' .. cjson.encode(edit[2])) end
-  return details
+-- options a choice answer picked. What fills them is worked out once, not for each of the event's values; nil when
+-- there is nothing to fill (the event is added as it came).
+local with_input = nil
+if chosen then
+  with_input = function(details) return filled(details, 'answer', ' null', ' ' .. chosen) end
+elseif attempt.kind == 'approve' and current ~= '' then
+  local digest, editor = ' ' .. cjson.encode(current), edit[2] and ' ' .. cjson.encode(edit[2])
+  with_input = function(details)
+    details = filled(details, 'input_digest', ' null', digest)
+    if editor then details = filled(details, 'edited_by', ' null', editor) end
+    return details
+  end
 end
 -- Each change bumps the approval's version: the update queued with it shows this version or a later one.
 local next_version = (tonumber(stored[5]) or 0) + 1
@@ -314,17 +332,9 @@ if indexed then
   if #members > 0 then redis.call('ZREM', open_by_key, unpack(members)) end
   redis.call('HDEL', approval_key, 'indexed')
 end
-local function list_recent(prefix)
-  redis.call('ZADD', recent_by_key, 0, prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id)
-  local low, high = '[' .. prefix, '(' .. prefix .. '\255'
-  if redis.call('ZLEXCOUNT', recent_by_key, low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
-    local cut = redis.call('ZRANGE', recent_by_key, high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
-    if cut[1] then redis.call('ZREMRANGEBYLEX', recent_by_key, low, '[' .. cut[1]) end
-  end
-end
+-- Listed in one ZADD (a call and an AOF line, not one per list), then each list trimmed: their ranges are apart.
 local team = text(terms.team_id)
-list_recent('w:' .. team .. ':')
-local concerned, listed = {}, {}
+local prefixes, concerned, listed = {'w:' .. team .. ':'}, {}, {}
 if attempt.checks then concerned[#concerned + 1] = user end
 if approved_by ~= '[]' then
   for _, voter in ipairs(cjson.decode(approved_by)) do concerned[#concerned + 1] = voter end
@@ -333,7 +343,20 @@ concerned[#concerned + 1] = text(terms.requested_by)
 for _, person in ipairs(concerned) do
   if person ~= '' and not listed[person] then
     listed[person] = true
-    list_recent('p:' .. team .. ':' .. person .. ':')
+    prefixes[#prefixes + 1] = 'p:' .. team .. ':' .. person .. ':'
+  end
+end
+local entries = {}
+for _, prefix in ipairs(prefixes) do
+  entries[#entries + 1] = 0
+  entries[#entries + 1] = prefix .. attempt.decided_stamp .. ':' .. attempt.approval_id
+end
+redis.call('ZADD', recent_by_key, unpack(entries))
+for _, prefix in ipairs(prefixes) do
+  local low, high = '[' .. prefix, '(' .. prefix .. '\255'
+  if redis.call('ZLEXCOUNT', recent_by_key, low, high) >= 2 * attempt.recent_kept then  -- trimmed in batches
+    local cut = redis.call('ZRANGE', recent_by_key, high, low, 'BYLEX', 'REV', 'LIMIT', attempt.recent_kept, 1)
+    if cut[1] then redis.call('ZREMRANGEBYLEX', recent_by_key, low, '[' .. cut[1]) end
   end
 end
 queue_update_and_audit(decision_run)

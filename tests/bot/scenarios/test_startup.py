@@ -234,6 +234,16 @@ def test_a_process_logging_json_refuses_to_start_in_one_json_line(command: list[
     assert "exception" not in refusal
 
 
+@pytest.mark.parametrize("command", [["worker"], ["serve"]])
+def test_a_malformed_log_level_is_refused_in_one_json_line_when_json_is_asked_for(command: list[str]) -> None:
+    ran = run_bot(command, LOG_FORMAT="json", LOG_LEVEL="LOUD", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s")
+    assert ran.returncode == 2
+    [line] = ran.stderr.strip().splitlines()
+    refusal = json.loads(line)
+    assert refusal["level"] == "ERROR"
+    assert "LOG_LEVEL" in refusal["message"]
+
+
 @pytest.mark.parametrize("command", [["worker-health"], ["grants", "list"]])
 def test_an_operator_command_whose_redis_fails_a_command_after_the_start_check_says_so(
     own_redis: RedisServer, command: list[str]
