@@ -123,4 +123,4 @@ class Stores:
     def close(self) -> None:
         """Stop the threads the queues read a cluster's shards on (the client is the caller's to close)."""
         for queue in (self.outbox, self.jobs, self.schedule):
-            queue.close()
+            queue.rests.close()
