@@ -8,9 +8,10 @@ import pytest
 import redis
 
 from bot.services import connect_redis
-from bot.store import keys
-from bot.store.cluster_client import BotRedisCluster, stream_keys
+from bot.store import failed_attempts, keys
+from bot.store.cluster_client import BotClusterPipeline, BotRedisCluster, stream_keys
 from bot.store.queues.jobs import JobQueue, ResumeJob
+from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 
 
@@ -78,6 +79,91 @@ def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_s
     assert took_s < 2.0
     assert type(raised.value).__name__ == "TimeoutError"  # as readiness and the metrics name it
     assert client.get("paused-key") == b"1"  # the client serves on once the master answers
+    client.close()
+
+
+def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_command(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
+    took_s, failed = [], []
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        # The first finds its connection to the paused master open; the next one opens one (its handshake times out).
+        for _ in range(2):
+            pipeline = client.pipeline(transaction=False)
+            pipeline.get(healthy_key)
+            pipeline.get("paused-key")
+            failed_before, started = failed_attempts.here(), time.monotonic()
+            with pytest.raises(redis.TimeoutError) as raised:
+                pipeline.execute()
+            took_s.append(time.monotonic() - started)
+            failed.append(failed_attempts.here() - failed_before)
+            assert type(raised.value).__name__ == "TimeoutError"  # as readiness and the metrics name it
+    finally:
+        paused.resume()
+    # One 1 s attempt each (redis-py sent the command again on its own, then the pipeline: 13 s, then 6.5 s).
+    assert max(took_s) < 1.5
+    assert failed[0] > 0  # the reads were sent: a reply may be lost
+    client.close()
+
+
+def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paused(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
+    pipeline = client.pipeline(transaction=False)
+    pipeline.get(healthy_key)
+    pipeline.get("paused-key")
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        healthy, timed_out = pipeline.execute(raise_on_error=False)
+        took_s = time.monotonic() - started
+    finally:
+        paused.resume()
+    assert healthy == b"2"
+    assert isinstance(timed_out, redis.TimeoutError)
+    assert took_s < 1.5
+    client.close()
+
+
+def _paused_key_and_a_healthy_one(client: redis.Redis, cluster: RedisClusterServers) -> tuple[RedisServer, str]:
+    """The master of ``paused-key`` (set to 1), to pause, and a key of another master (set to 2)."""
+    client.set("paused-key", "1")
+    paused_port = int(client.get_node_from_key("paused-key").port)  # type: ignore[attr-defined]
+    [paused] = [node for node in cluster.nodes if node.port == paused_port]
+    healthy_key = next(
+        key
+        for key in (f"healthy-key-{index}" for index in range(100))
+        if int(client.get_node_from_key(key).port) != paused_port  # type: ignore[attr-defined]
+    )
+    client.set(healthy_key, "2")
+    return paused, healthy_key
+
+
+def test_a_pipeline_to_healthy_masters_answers_as_redis_pys(cluster: RedisClusterServers) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    client.flushall(target_nodes="primaries")
+    names = [f"pipelined-{index}" for index in range(12)]  # on every master
+    assert len({client.get_node_from_key(name).port for name in names}) == 3  # type: ignore[attr-defined]
+    writes = client.pipeline()
+    assert isinstance(writes, BotClusterPipeline)
+    for index, name in enumerate(names):
+        writes.set(name, index)
+    assert writes.execute() == [True] * len(names)
+    reads = client.pipeline(transaction=False)
+    for name in names:
+        reads.get(name)
+    reads.hget(names[0], "field")  # a string: the error stays in its place
+    *values, wrong_type = reads.execute(raise_on_error=False)
+    assert values == [str(index).encode() for index in range(len(names))]
+    assert isinstance(wrong_type, redis.ResponseError)
+    assert not isinstance(
+        client.pipeline(transaction=True), BotClusterPipeline
+    )  # a transaction retries by time already
     client.close()
 
 
