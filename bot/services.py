@@ -198,6 +198,11 @@ class Services:
         }
         """The inbound edges served beside ``/slack/events``, by path prefix (the HTTP API at ``/v1/``)."""
 
+    def close(self) -> None:
+        """Stop the threads these services started (the deliverer's lanes, the queues' shard reads)."""
+        self.deliverer.close()
+        self.stores.close()
+
     def worker(self, *, claim_idle_ms: int | None = None, concurrency: int | None = None) -> Worker:
         """A worker over these services (claim time and concurrency from the settings unless given)."""
         settings = self.settings

@@ -119,3 +119,8 @@ class Stores:
             modal_views=ModalViews(client),
             owed_uninstalls=OwedUninstalls(client, clock=seconds),
         )
+
+    def close(self) -> None:
+        """Stop the threads the queues read a cluster's shards on (the client is the caller's to close)."""
+        for queue in (self.outbox, self.jobs, self.schedule):
+            queue.rests.close()

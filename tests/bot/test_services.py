@@ -1,4 +1,7 @@
-"""Which client the bot builds for ``REDIS_URL``: a cluster is detected from any node, or forced by setting."""
+"""Which client the bot builds for ``REDIS_URL``: a cluster is detected from any node, or forced by setting. A bot
+closed ends the threads it started."""
+
+import threading
 
 import pytest
 import redis
@@ -8,6 +11,7 @@ from bot.services import connect_redis
 from bot.settings import ConfigError, load_settings
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
+from tests.bot.support.harness import demo_factory, running_bot
 
 
 def test_a_url_naming_any_cluster_node_gets_a_cluster_client(redis_cluster: RedisClusterServers) -> None:
@@ -45,3 +49,21 @@ def test_bad_cluster_settings_are_named(monkeypatch: pytest.MonkeyPatch, variabl
 
     with pytest.raises(ConfigError, match=variable):
         load_settings("worker")
+
+
+_OWN_THREADS = ("shard", "outbox-lane")
+"""The prefixes of the threads the bot's queues read shards on and its deliverer runs lanes on."""
+
+
+@pytest.mark.parametrize("redis_target", ["cluster"], indirect=True)  # on one server, neither kind is started
+def test_a_bot_closed_ends_its_shard_and_lane_threads(redis_client: redis.Redis) -> None:
+    # Left running, a test run's bots kept theirs (and every object they hold) until a full garbage collection,
+    # which then stopped the whole process for up to a second.
+    before = set(threading.enumerate())
+    with running_bot(redis_client, agent_factory=demo_factory) as bot:  # closes its services on leaving
+        bot.ask()
+        started = [thread for thread in set(threading.enumerate()) - before if thread.name.startswith(_OWN_THREADS)]
+    assert started  # the bot did start some: the test sees what it checks
+    for thread in started:
+        thread.join(timeout=2)
+        assert not thread.is_alive(), thread.name

@@ -181,7 +181,7 @@ class JobQueue:
         """Remember the client; call ``ensure_group`` once before reading."""
         self._client = client
         self._streams_apart = isinstance(client, RedisCluster)  # one XREADGROUP cannot span the masters
-        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
+        self.rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
         self._holds = JobHolds()
         self._next_blocking = 0
         self._redeliver = client.register_script(scripts.REDELIVER_JOB.text)
@@ -258,7 +258,7 @@ class JobQueue:
                 len(keys.shards()),
                 shard,
                 lambda at: self._read(consumer, [at], count=count, block_ms=wait_ms),
-                self._rests,
+                self.rests,
                 what=_READ,
                 missing=[],
                 within_s=wait_ms / 1000 + LAGGARD_S,
@@ -267,11 +267,11 @@ class JobQueue:
 
     def reads_owed(self) -> bool:
         """Whether a shard's read of new jobs answered too late for its own call: its jobs are the next read's."""
-        return self._rests.owed(_READ)
+        return self.rests.owed(_READ)
 
     def _each_shard(self, read: Callable[[int], Any], *, what: str, missing: Any = None) -> list[Any]:
         """``read(shard)`` of each shard on its own (``each_shard``); a resting or failing one's as ``missing``."""
-        return each_shard(len(keys.shards()), read, self._rests, what=what, missing=missing)
+        return each_shard(len(keys.shards()), read, self.rests, what=what, missing=missing)
 
     def _read(self, consumer: str, shards: list[int], *, count: int, block_ms: int | None) -> list[Job]:
         """New jobs of ``shards`` (one command); first, of those whose last read may have lost its reply, the lost."""

@@ -157,7 +157,7 @@ class Outbox:
         self._want_home = client.register_script(scripts.WANT_HOME.text)
         self._complete_home = client.register_script(scripts.COMPLETE_HOME.text)
         self._wakes_apart = isinstance(client, RedisCluster)  # one BLPOP cannot span the masters
-        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
+        self.rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
     @property
     def _queue(self) -> DueQueue:
@@ -238,7 +238,7 @@ class Outbox:
         One per master on a cluster: a dispatcher woken by a new entry asks once, not once per shard.
         """
         claimed: list[OutboxEntry] = []
-        every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit, rests=self._rests)
+        every_shard = claim_counted_each(self._client, self._queues, lease_s=lease_s, limit=limit, rests=self.rests)
         for shard, entries in enumerate(every_shard):
             for entry_id, text, claims in entries:
                 try:
@@ -365,7 +365,7 @@ class Outbox:
 
     def next_due_s(self) -> float | None:
         """Seconds until the soonest entry is due, on any shard (0: one is due now; ``None``: none waits)."""
-        return soonest_due_s(self._client, self._queues, rests=self._rests)
+        return soonest_due_s(self._client, self._queues, rests=self.rests)
 
     def now_ms(self) -> int:
         """The outbox's current time (its leases and due times run on it)."""
@@ -384,7 +384,7 @@ class Outbox:
             woken = each_shard(
                 len(keys.shards()),
                 lambda shard: self._client.blpop([keys.outbox_wake(shard)], timeout=_CLUSTER_WAIT_S),
-                self._rests,
+                self.rests,
                 what="the outbox's wait",
                 missing=None,
             )

@@ -73,7 +73,7 @@ class Schedule:
             now_ms=lambda: epoch_ms(clock()),
             name="schedule",
         )
-        self._rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
+        self.rests = ShardRests()  # a cluster's master in trouble: its shard is skipped a moment
 
     def plan(self, pipeline: redis.client.Pipeline, request: ApprovalRequest) -> None:
         """Queue a new request's first reminder, first rung and expiry (inside the caller's transaction)."""
@@ -98,7 +98,7 @@ class Schedule:
 
         Each entry goes to one caller.
         """
-        leases = lease_each(self._client, self._queues, lease_s=self.lease_s, limit=limit, rests=self._rests)
+        leases = lease_each(self._client, self._queues, lease_s=self.lease_s, limit=limit, rests=self.rests)
         return [
             Step(Due.from_json(text), queue.fenced(entry_id, lease_until_ms=leased.until_ms))
             for queue, leased in zip(self._queues, leases, strict=True)

@@ -96,6 +96,13 @@ class ShardRests:
             pool = self._pool
         return ShardRead(pool, read, shard)
 
+    def close(self) -> None:
+        """Let this reader's threads end: at once when idle, else when their read ends (a troubled master's may not)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def resting(self, shard: int) -> bool:
         """Whether ``shard``'s master failed to answer less than ``RESTING_S`` ago."""
         with self._lock:

@@ -7,7 +7,7 @@ without sleeping.
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -370,7 +370,8 @@ def running_bot(
             settings = settings.model_copy(update={"api_max_waits": api_max_waits})
         extra = {"clock": clock} if clock is not None else {}
         services = Services(settings, redis_client=redis_client, agent_factory=agent_factory, **extra)
-        with served_bot(settings, services, TamperingPoster) as served:
+        # Closed after the test: its shard-read and lane threads would otherwise outlive it (the heap with them).
+        with closing(services), served_bot(settings, services, TamperingPoster) as served:
             yield Bot(slack, services, served.poster, served.worker, served.url, served.api)
 
 

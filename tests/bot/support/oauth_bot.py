@@ -10,7 +10,7 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -159,5 +159,5 @@ def oauth_bot(redis_client: redis.Redis, slack: FakeSlack, channels: Mapping[str
     assert settings.oauth
     services = Services(settings, redis_client=redis_client, agent_factory=demo_factory)
     # OAuth mode's own answer (403: a key naming no workspace) is checked against the document too.
-    with served_bot(settings, services, SignedPoster) as served:
+    with closing(services), served_bot(settings, services, SignedPoster) as served:
         yield OAuthBot(slack, services, served.poster, served.worker, served.url, channels)

@@ -195,3 +195,22 @@ def test_a_stall_of_this_process_rests_no_healthy_shard(cluster: RedisClusterSer
         stall.join()
         assert answers == [None, None, None]  # each master answered (nothing woke it) while this process stood still
         assert not any(rests.resting(shard) for shard in keys.shards())
+
+
+def test_a_closed_reader_ends_its_threads_an_idle_one_at_once_a_busy_one_when_its_read_ends(
+    cluster: RedisClusterServers,
+) -> None:
+    client, waiting = _client(cluster), _waiting_client(cluster)
+    rests = ShardRests()
+    before = set(threading.enumerate())
+    assert each_shard(3, lambda shard: client.ping(), rests, what="a read", missing=None) == [True, True, True]
+    busy = rests.submit(3, functools.partial(_waiting_on, waiting, seconds=0.5), 0)
+    started = set(threading.enumerate()) - before
+    assert started
+    closing = time.monotonic()
+    rests.close()
+    assert time.monotonic() - closing < 0.1  # a read still out is not waited for
+    for thread in started:
+        thread.join(timeout=2)
+        assert not thread.is_alive()
+    assert busy.answer.done()
