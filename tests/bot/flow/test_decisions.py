@@ -17,6 +17,7 @@ reason flag, person and kind) on the approval's own message; and where from (eve
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -163,14 +164,15 @@ def slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def services(slack: FakeSlack, redis_client: redis.Redis) -> Services:
+def services(slack: FakeSlack, redis_client: redis.Redis) -> Iterator[Services]:
     """The bot's services over the loopback Slack (no HTTP app, no worker: the judge is asked directly)."""
     settings = Settings(
         slack_bot_token=SecretStr(slack.token),
         slack_signing_secret=SecretStr(SIGNING_SECRET),
         slack_api_url=slack.url,
     )
-    return Services(settings, redis_client=redis_client, agent_factory=demo_factory)
+    with closing(Services(settings, redis_client=redis_client, agent_factory=demo_factory)) as services:
+        yield services
 
 
 def _open(

@@ -133,6 +133,7 @@ def socket_bot(redis_client: redis.Redis) -> Iterator[SocketBot]:
             yield SocketBot(slack, services, handler, services.worker(claim_idle_ms=60_000))
         finally:
             close_handler(handler, slack.socket_mode)
+            services.close()
 
 
 @pytest.fixture
