@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from redis.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException
+from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.store import failed_attempts
@@ -156,9 +156,14 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
 
         redis-py's attempt of a command on its own does so; the pipeline's round trip does not, so a refresh that
         asked the silent node first cost the next call of the client another timeout.
+        A command without a key (its node is not found by its arguments) is left to the next refresh as it is.
         """
-        slot = self.determine_slot(*args)
-        if slot is None:  # no key: sent to no one node
+        try:
+            slot = self.determine_slot(*args)
+        except (RedisClusterException, RedisError):
+            # A hint only: the caller is owed the timeout, not a "missing key" or a failed COMMAND GETKEYS.
+            return
+        if slot is None:
             return
         node = self.nodes_manager.get_node_from_slot(slot)
         self.nodes_manager.move_node_to_end_of_cached_nodes(node.name)

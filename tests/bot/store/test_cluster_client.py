@@ -130,6 +130,26 @@ def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paus
     client.close()
 
 
+def test_a_pipelined_command_without_a_key_times_out_on_a_paused_master_as_any_other(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    paused, _healthy_key = _paused_key_and_a_healthy_one(client, cluster)
+    node = client.get_node_from_key("paused-key")  # type: ignore[attr-defined]
+    pipeline = client.pipeline(transaction=False)
+    pipeline.execute_command("PING", target_nodes=node)  # type: ignore[no-untyped-call]
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        with pytest.raises(redis.TimeoutError):  # was "Missing key": its node was looked up by its keys
+            pipeline.execute()
+        took_s = time.monotonic() - started
+    finally:
+        paused.resume()
+    assert took_s < 1.5
+    client.close()
+
+
 def _paused_key_and_a_healthy_one(client: redis.Redis, cluster: RedisClusterServers) -> tuple[RedisServer, str]:
     """The master of ``paused-key`` (set to 1), to pause, and a key of another master (set to 2)."""
     client.set("paused-key", "1")
