@@ -16,12 +16,13 @@ stream; on a cluster, whose streams live on different masters, each master is re
 (``bot.store.queues.shard_trouble``) and an idle read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
 A read whose reply may be lost has made its jobs this consumer's: the shard's next read takes them from this
 consumer's own history (id 0) instead of leaving them to the claim time. A reply counts as maybe lost when the read
-raised a connection error or timeout, when the client retried an attempt of it (a failed attempt counted on the
-read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``), or when it took
-``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
-waits for the claim time. A job is handed to a consumer once until acknowledged, handed back, taken over or let go (its
-handler escaped): every read, history read and claim (a late answer too) passes ``JobHolds.hand_over``
-(``bot.store.queues.job_holds``), which drops what the consumer holds and what was acknowledged lately.
+raised a connection error or timeout, when an attempt of it failed (retried, or given up after: a failed attempt
+counted on the read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``),
+or when it took ``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's
+silent retry) still waits for the claim time. A job is handed to a consumer once until acknowledged, handed back,
+taken over or let go (its handler escaped): every read, history read and claim (a late answer too) passes
+``JobHolds.hand_over`` (``bot.store.queues.job_holds``), which drops what the consumer holds and what was acknowledged
+lately.
 """
 
 import dataclasses
@@ -284,11 +285,12 @@ class JobQueue:
         started, failed = time.monotonic(), failed_attempts.here()
         try:
             response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
-        except (redis.ConnectionError, redis.TimeoutError):
-            self._holds.mark_unsure(consumer, shards)
-            raise
-        except redis.ResponseError as error:
-            if "NOGROUP" not in str(error):
+        except Exception as error:
+            # After a failed attempt any error may follow (redis-py's cluster client gives up with
+            # RedisClusterUnreachableError when its layout refresh reaches no node): that attempt's reply is lost.
+            if isinstance(error, redis.ConnectionError | redis.TimeoutError) or failed_attempts.here() > failed:
+                self._holds.mark_unsure(consumer, shards)
+            if not isinstance(error, redis.ResponseError) or "NOGROUP" not in str(error):
                 raise
             self._make_lost_groups(shards)
             return []

@@ -13,7 +13,7 @@ import redis
 
 from bot.services import connect_redis
 from bot.store import keys
-from bot.store.queues.jobs import JobQueue, ResumeJob
+from bot.store.queues.jobs import _READ, JobQueue, ResumeJob
 from bot.store.queues.shard_trouble import RESTING_S
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
@@ -104,6 +104,45 @@ def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after
     wait_until(read_some, "the lost job is read", timeout_s=_CLAIM_IDLE_S / 2)
     assert found == [session_id]
     assert time.monotonic() - started < RESTING_S + 1.0  # the shard rests a moment after its failed read, then
+
+
+def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_its_job_over_at_the_next_read(
+    cluster: RedisClusterServers,
+) -> None:
+    """redis-py's cluster client refreshes its layout before a second attempt; reaching no node, it gives up with
+    ``RedisClusterUnreachableError`` (no connection error): the first attempt's reply was lost all the same."""
+    client = connect_redis(cluster.url, retry_s=5.0, timeout_s=_TIMEOUT_S)  # time for a second attempt
+    client.flushall(target_nodes="primaries")
+    observer = connect_redis(cluster.url, retry_s=1.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    session_id = _session_on(0)
+    jobs.enqueue(ResumeJob(session_id, 1))
+    time.sleep(1.0)  # the client's next layout refresh is due (one a second at most)
+    for node in cluster.nodes:
+        node.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        with pytest.raises(redis.TimeoutError):  # no shard answered in time: each read is kept for the next
+            jobs.read("worker-1", block_ms=1)
+        shard_read = jobs.rests.late(_READ, 0)
+        assert shard_read is not None
+        with pytest.raises(redis.RedisClusterException):
+            shard_read.answer.result(timeout=10)  # the layout refresh reached no node
+    finally:
+        for node in cluster.nodes:
+            node.resume()
+    wait_until(lambda: _pending(observer, 0) == 1, "the paused read ran")
+    found: list[str] = []
+
+    def read_some() -> bool:
+        try:
+            found.extend(job.fields["session_id"] for job in jobs.read("worker-1", block_ms=1))
+        except redis.RedisClusterException:  # the kept reads' errors, every shard's: the worker reads again
+            return False
+        return bool(found)
+
+    wait_until(read_some, "the lost job is read", timeout_s=RESTING_S + 2.0)  # it used to wait for the claim time
+    assert found == [session_id]
 
 
 def _pending_of(client: redis.Redis, shard: int, consumer: str) -> list[str]:
