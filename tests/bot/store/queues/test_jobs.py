@@ -192,6 +192,37 @@ def test_a_reply_lost_to_a_reset_connection_and_retried_at_once_is_handed_over_a
     assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["99"]
 
 
+def test_a_claim_whose_reply_was_lost_and_sent_again_at_once_hands_its_job_over_at_the_next_read(
+    own_redis: RedisServer,
+) -> None:
+    """The first XAUTOCLAIM made the job this consumer's (its idle time starts again); the retry found nothing idle
+    enough: the job used to wait for the next claim of a stale job, the claim time later."""
+    client = connect_redis(own_redis.url, retry_s=2.0)  # the bot's clients retry a lost connection in place
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    read: Any = client.xreadgroup(keys.JOBS_GROUP, "dead", {keys.jobs(0): ">"})  # a dead worker's, never acknowledged
+    entry_id = str(as_text(read[0][1][0][0]))
+    time.sleep(0.6)
+    real_read = redis.Connection.read_response
+    lost = [False]
+
+    def lose_first_claim(self: redis.Connection, *args: Any, **kwargs: Any) -> Any:
+        answer = real_read(self, *args, **kwargs)
+        if not lost[0] and entry_id in repr(answer):
+            lost[0] = True
+            self.disconnect()  # type: ignore[no-untyped-call]
+            raise redis.ConnectionError("Connection reset by peer")
+        return answer
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(redis.Connection, "read_response", lose_first_claim)
+        assert jobs.claim_stale("worker-1", min_idle_ms=500) == []  # sent again at once: not idle enough now
+    assert lost[0]
+    assert _pending_of(client, 0, "worker-1") == [entry_id]
+    assert [job.entry_id for job in jobs.read("worker-1", block_ms=1)] == [entry_id]
+
+
 def test_a_late_claim_and_the_history_read_hand_one_job_over_once(own_redis: RedisServer) -> None:
     """On a cluster ``claim_stale``'s late answer is kept for the next claim; a history read meanwhile found the job
     it claimed (this consumer's now): it used to be handed over by both."""
