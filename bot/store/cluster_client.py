@@ -8,7 +8,8 @@ here instead: no extra round trip, and a master's trouble stays its own shard's.
 client itself; a pipeline made from it routes its commands with redis-py's own code (the bot pipelines no stream read).
 
 Every failed attempt of a command is counted on its thread (``bot.store.failed_attempts``): the cluster client retries
-an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody).
+an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody). It is
+counted in ``signoff_redis_errors_total`` too, as on one server.
 
 A pipeline outside a transaction (``BotClusterPipeline``) is bounded by the same retry time: redis-py sends it in one
 round trip, sends each command that failed again on its own with the client's retries, then the whole pipeline again
@@ -27,6 +28,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.observe import metrics
 from bot.store import failed_attempts
 from state.text import as_text
 
@@ -60,11 +62,11 @@ class _BoundedAttempts:
         try:
             return super()._execute_command(target_node, *args, **kwargs)  # type: ignore[misc]
         except (RedisTimeoutError, TimeoutError) as error:
-            failed_attempts.count()
+            _count_failed(error)
             self._give_up_without_time(error)
             raise
-        except RedisConnectionError:
-            failed_attempts.count()
+        except RedisConnectionError as error:
+            _count_failed(error)
             raise
 
     def _give_up_without_time(self, error: BaseException | None) -> None:
@@ -143,7 +145,7 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
             None,
         )
         if isinstance(failure, RedisTimeoutError | RedisConnectionError):
-            failed_attempts.count()  # the command was sent: its reply may be lost
+            _count_failed(failure)  # the command was sent: its reply may be lost
             try:
                 self._give_up_without_time(failure)
             except FinalTimeout:
@@ -176,6 +178,16 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
         """
         self._give_up_without_time(sys.exception())
         return float(super()._retry_backoff_delay(retry, failures))
+
+
+def _count_failed(error: BaseException) -> None:
+    """One failed attempt: on its thread, for a reader's lost replies, and in ``signoff_redis_errors_total``.
+
+    The cluster's nodes retry nothing (redis-py's cluster retries above them), so the bot's counting ``Retry``
+    (``bot.services.redis_retry``) never sees a cluster's failed attempt.
+    """
+    failed_attempts.count()
+    metrics.redis_failed(error)
 
 
 def stream_keys(args: Sequence[Any]) -> Sequence[Any] | None:
