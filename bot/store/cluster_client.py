@@ -162,12 +162,12 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
         """
         try:
             slot = self.determine_slot(*args)
+            node = None if slot is None else self.nodes_manager.get_node_from_slot(slot)
         except (RedisClusterException, RedisError):
-            # A hint only: the caller is owed the timeout, not a "missing key" or a failed COMMAND GETKEYS.
+            # A hint only: the caller is owed the timeout, not a "missing key", an uncovered slot or a failed lookup.
             return
-        if slot is None:
+        if node is None:
             return
-        node = self.nodes_manager.get_node_from_slot(slot)
         self.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
         self.nodes_manager._request_refresh(last_failed_node_name=node.name)
 
