@@ -8,7 +8,8 @@ here instead: no extra round trip, and a master's trouble stays its own shard's.
 client itself; a pipeline made from it routes its commands with redis-py's own code (the bot pipelines no stream read).
 
 Every failed attempt of a command is counted on its thread (``bot.store.failed_attempts``): the cluster client retries
-an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody).
+an attempt that lost its connection, whose reply may be lost (a stream read's entries then handed to nobody). It is
+counted in ``signoff_redis_errors_total`` too, as on one server.
 
 A pipeline outside a transaction (``BotClusterPipeline``) is bounded by the same retry time: redis-py sends it in one
 round trip, sends each command that failed again on its own with the client's retries, then the whole pipeline again
@@ -24,9 +25,10 @@ from typing import Any, Final
 
 from redis.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException
+from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.observe import metrics
 from bot.store import failed_attempts
 from state.text import as_text
 
@@ -60,11 +62,11 @@ class _BoundedAttempts:
         try:
             return super()._execute_command(target_node, *args, **kwargs)  # type: ignore[misc]
         except (RedisTimeoutError, TimeoutError) as error:
-            failed_attempts.count()
+            _count_failed(error)
             self._give_up_without_time(error)
             raise
-        except RedisConnectionError:
-            failed_attempts.count()
+        except RedisConnectionError as error:
+            _count_failed(error)
             raise
 
     def _give_up_without_time(self, error: BaseException | None) -> None:
@@ -143,7 +145,7 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
             None,
         )
         if isinstance(failure, RedisTimeoutError | RedisConnectionError):
-            failed_attempts.count()  # the command was sent: its reply may be lost
+            _count_failed(failure)  # the command was sent: its reply may be lost
             try:
                 self._give_up_without_time(failure)
             except FinalTimeout:
@@ -156,11 +158,16 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
 
         redis-py's attempt of a command on its own does so; the pipeline's round trip does not, so a refresh that
         asked the silent node first cost the next call of the client another timeout.
+        A command without a key (its node is not found by its arguments) is left to the next refresh as it is.
         """
-        slot = self.determine_slot(*args)
-        if slot is None:  # no key: sent to no one node
+        try:
+            slot = self.determine_slot(*args)
+            node = None if slot is None else self.nodes_manager.get_node_from_slot(slot)
+        except (RedisClusterException, RedisError):
+            # A hint only: the caller is owed the timeout, not a "missing key", an uncovered slot or a failed lookup.
             return
-        node = self.nodes_manager.get_node_from_slot(slot)
+        if node is None:
+            return
         self.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
         self.nodes_manager._request_refresh(last_failed_node_name=node.name)
 
@@ -171,6 +178,16 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
         """
         self._give_up_without_time(sys.exception())
         return float(super()._retry_backoff_delay(retry, failures))
+
+
+def _count_failed(error: BaseException) -> None:
+    """One failed attempt: on its thread, for a reader's lost replies, and in ``signoff_redis_errors_total``.
+
+    The cluster's nodes retry nothing (redis-py's cluster retries above them), so the bot's counting ``Retry``
+    (``bot.services.redis_retry``) never sees a cluster's failed attempt.
+    """
+    failed_attempts.count()
+    metrics.redis_failed(error)
 
 
 def stream_keys(args: Sequence[Any]) -> Sequence[Any] | None:

@@ -14,14 +14,15 @@ A job goes on its session's shard (``bot.store.keys``): the decide script queues
 atomic step as the decision. Workers read every shard: on one server one XREADGROUP covers every
 stream; on a cluster, whose streams live on different masters, each master is read on its own
 (``bot.store.queues.shard_trouble``) and an idle read waits on each shard in turn, briefly (``CLUSTER_WAIT_MS``).
-A read whose reply may be lost has made its jobs this consumer's: the shard's next read takes them from this
-consumer's own history (id 0) instead of leaving them to the claim time. A reply counts as maybe lost when the read
-raised a connection error or timeout, when the client retried an attempt of it (a failed attempt counted on the
-read's thread, ``bot.store.failed_attempts``: the bot's clients from ``bot.services.connect_redis``), or when it took
-``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost otherwise (another client's silent retry) still
-waits for the claim time. A job is handed to a consumer once until acknowledged, handed back, taken over or let go (its
-handler escaped): every read, history read and claim (a late answer too) passes ``JobHolds.hand_over``
-(``bot.store.queues.job_holds``), which drops what the consumer holds and what was acknowledged lately.
+A read (or a claim of stale jobs) whose reply may be lost has made its jobs this consumer's: the shard's next read takes
+them from this consumer's own history (id 0) instead of leaving them to the claim time. A reply counts as maybe lost
+when the call raised a connection error or timeout, when an attempt of it failed (retried, or given up after: a failed
+attempt counted on the read's thread, ``bot.store.failed_attempts``: the bot's clients from
+``bot.services.connect_redis``), or when it took ``RETRIED_AFTER_S`` (an attempt timed out: any client). A reply lost
+otherwise (another client's silent retry) still waits for the claim time. A job is handed to a consumer once until
+acknowledged, handed back, taken over or let go (its handler escaped): every read, history read and claim (a late answer
+too) passes ``JobHolds.hand_over`` (``bot.store.queues.job_holds``), which drops what the consumer holds and what was
+acknowledged lately.
 """
 
 import dataclasses
@@ -281,20 +282,37 @@ class JobQueue:
             if lost:
                 return lost
         streams = {keys.jobs(shard): ">" for shard in shards}
-        started, failed = time.monotonic(), failed_attempts.here()
         try:
-            response: Any = self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms)  # type: ignore[arg-type]
-        except (redis.ConnectionError, redis.TimeoutError):
-            self._holds.mark_unsure(consumer, shards)
-            raise
+            response: Any = self._unsure_if_lost(
+                consumer,
+                shards,
+                lambda: self._client.xreadgroup(keys.JOBS_GROUP, consumer, streams, count=count, block=block_ms),  # type: ignore[arg-type]
+            )
         except redis.ResponseError as error:
             if "NOGROUP" not in str(error):
                 raise
             self._make_lost_groups(shards)
             return []
+        return self._holds.hand_over(consumer, _jobs_of(response))  # up to count per stream
+
+    def _unsure_if_lost(self, consumer: str, shards: list[int], take: Callable[[], Any]) -> Any:
+        """``take()``, a read or claim of jobs for ``consumer``; ``shards`` marked unsure when its reply may be lost.
+
+        Its jobs are this consumer's then, read from its history by the shard's next read. A reply may be lost when the
+        call raised a connection error or timeout, when an attempt of it failed (retried, or given up after: redis-py's
+        cluster client raises ``RedisClusterUnreachableError`` when its layout refresh then reaches no node), or when
+        it took ``RETRIED_AFTER_S``.
+        """
+        started, failed = time.monotonic(), failed_attempts.here()
+        try:
+            answer = take()
+        except Exception as error:
+            if isinstance(error, redis.ConnectionError | redis.TimeoutError) or failed_attempts.here() > failed:
+                self._holds.mark_unsure(consumer, shards)
+            raise
         if failed_attempts.here() > failed or time.monotonic() - started >= RETRIED_AFTER_S:
             self._holds.mark_unsure(consumer, shards)  # an attempt was sent again: the first one's reply may be lost
-        return self._holds.hand_over(consumer, _jobs_of(response))  # up to count per stream
+        return answer
 
     def _lost_jobs(self, consumer: str, shards: list[int], *, count: int) -> list[Job]:
         """The jobs that reads whose reply was lost handed ``consumer``: its own history, less what it holds.
@@ -324,7 +342,11 @@ class JobQueue:
         def look(shard: int) -> list[Job]:
             # Handed over on the shard's thread: a late answer's jobs are held before another read can find them.
             stream = keys.jobs(shard)
-            claimed = self._client.xautoclaim(stream, keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
+            claimed = self._unsure_if_lost(
+                consumer,
+                [shard],
+                lambda: self._client.xautoclaim(stream, keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count),
+            )
             return self._claimed(consumer, shard, claimed)
 
         if self._streams_apart:
@@ -333,7 +355,8 @@ class JobQueue:
             looks = self._client.pipeline(transaction=False)  # one round trip
             for shard in keys.shards():
                 looks.xautoclaim(keys.jobs(shard), keys.JOBS_GROUP, consumer, min_idle_ms, "0-0", count=count)
-            found = [self._claimed(consumer, *pair) for pair in zip(keys.shards(), looks.execute(), strict=True)]
+            answers = self._unsure_if_lost(consumer, list(keys.shards()), looks.execute)
+            found = [self._claimed(consumer, *pair) for pair in zip(keys.shards(), answers, strict=True)]
         return [job for jobs in found for job in jobs]
 
     def _claimed(self, consumer: str, shard: int, response: Any) -> list[Job]:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from prometheus_client import REGISTRY
 
 from bot.services import connect_redis
 from bot.store import failed_attempts, keys
@@ -67,6 +68,7 @@ def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_s
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
     client.set("paused-key", "1")
     [paused] = [node for node in cluster.nodes if node.port == int(client.get_node_from_key("paused-key").port)]  # type: ignore[attr-defined]
+    errors_before = _timeouts_counted()
     paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
     try:
         started = time.monotonic()
@@ -75,6 +77,7 @@ def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_s
         took_s = time.monotonic() - started
     finally:
         paused.resume()
+    assert _timeouts_counted() == errors_before + 1  # signoff_redis_errors_total, as on one server
     # One 1 s attempt: a second could not end within the 2 s (redis-py's cluster retried 4 times: 6.5 s).
     assert took_s < 2.0
     assert type(raised.value).__name__ == "TimeoutError"  # as readiness and the metrics name it
@@ -128,6 +131,31 @@ def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paus
     assert isinstance(timed_out, redis.TimeoutError)
     assert took_s < 1.5
     client.close()
+
+
+def test_a_pipelined_command_without_a_key_times_out_on_a_paused_master_as_any_other(
+    cluster: RedisClusterServers,
+) -> None:
+    client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
+    paused, _healthy_key = _paused_key_and_a_healthy_one(client, cluster)
+    node = client.get_node_from_key("paused-key")  # type: ignore[attr-defined]
+    pipeline = client.pipeline(transaction=False)
+    pipeline.execute_command("PING", target_nodes=node)  # type: ignore[no-untyped-call]
+    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        started = time.monotonic()
+        with pytest.raises(redis.TimeoutError):  # was "Missing key": its node was looked up by its keys
+            pipeline.execute()
+        took_s = time.monotonic() - started
+    finally:
+        paused.resume()
+    assert took_s < 1.5
+    client.close()
+
+
+def _timeouts_counted() -> float:
+    """``signoff_redis_errors_total{error="TimeoutError"}`` of this process."""
+    return REGISTRY.get_sample_value("signoff_redis_errors_total", {"error": "TimeoutError"}) or 0.0
 
 
 def _paused_key_and_a_healthy_one(client: redis.Redis, cluster: RedisClusterServers) -> tuple[RedisServer, str]:

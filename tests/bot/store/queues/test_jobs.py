@@ -13,7 +13,7 @@ import redis
 
 from bot.services import connect_redis
 from bot.store import keys
-from bot.store.queues.jobs import JobQueue, ResumeJob
+from bot.store.queues.jobs import _READ, JobQueue, ResumeJob
 from bot.store.queues.shard_trouble import RESTING_S
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
@@ -106,6 +106,45 @@ def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after
     assert time.monotonic() - started < RESTING_S + 1.0  # the shard rests a moment after its failed read, then
 
 
+def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_its_job_over_at_the_next_read(
+    cluster: RedisClusterServers,
+) -> None:
+    """redis-py's cluster client refreshes its layout before a second attempt; reaching no node, it gives up with
+    ``RedisClusterUnreachableError`` (no connection error): the first attempt's reply was lost all the same."""
+    client = connect_redis(cluster.url, retry_s=5.0, timeout_s=_TIMEOUT_S)  # time for a second attempt
+    client.flushall(target_nodes="primaries")
+    observer = connect_redis(cluster.url, retry_s=1.0)
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    session_id = _session_on(0)
+    jobs.enqueue(ResumeJob(session_id, 1))
+    time.sleep(1.0)  # the client's next layout refresh is due (one a second at most)
+    for node in cluster.nodes:
+        node.pause()  # briefly: under the cluster's node timeout, nothing fails over
+    try:
+        with pytest.raises(redis.TimeoutError):  # no shard answered in time: each read is kept for the next
+            jobs.read("worker-1", block_ms=1)
+        shard_read = jobs.rests.late(_READ, 0)
+        assert shard_read is not None
+        with pytest.raises(redis.RedisClusterException):
+            shard_read.answer.result(timeout=10)  # the layout refresh reached no node
+    finally:
+        for node in cluster.nodes:
+            node.resume()
+    wait_until(lambda: _pending(observer, 0) == 1, "the paused read ran")
+    found: list[str] = []
+
+    def read_some() -> bool:
+        try:
+            found.extend(job.fields["session_id"] for job in jobs.read("worker-1", block_ms=1))
+        except redis.RedisClusterException:  # the kept reads' errors, every shard's: the worker reads again
+            return False
+        return bool(found)
+
+    wait_until(read_some, "the lost job is read", timeout_s=RESTING_S + 2.0)  # it used to wait for the claim time
+    assert found == [session_id]
+
+
 def _pending_of(client: redis.Redis, shard: int, consumer: str) -> list[str]:
     rows = client.xpending_range(keys.jobs(shard), keys.JOBS_GROUP, "-", "+", 100, consumername=consumer)
     return [str(as_text(row["message_id"])) for row in rows]  # type: ignore[arg-type]
@@ -151,6 +190,37 @@ def test_a_reply_lost_to_a_reset_connection_and_retried_at_once_is_handed_over_a
     _lose_a_read(jobs, "worker-1")
     assert len(_pending_of(client, 0, "worker-1")) == 1  # worker-1's, handed over by the lost reply
     assert [job.fields["version"] for job in jobs.read("worker-1", block_ms=1)] == ["99"]
+
+
+def test_a_claim_whose_reply_was_lost_and_sent_again_at_once_hands_its_job_over_at_the_next_read(
+    own_redis: RedisServer,
+) -> None:
+    """The first XAUTOCLAIM made the job this consumer's (its idle time starts again); the retry found nothing idle
+    enough: the job used to wait for the next claim of a stale job, the claim time later."""
+    client = connect_redis(own_redis.url, retry_s=2.0)  # the bot's clients retry a lost connection in place
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    jobs.enqueue(ResumeJob(_session_on(0), 1))
+    read: Any = client.xreadgroup(keys.JOBS_GROUP, "dead", {keys.jobs(0): ">"})  # a dead worker's, never acknowledged
+    entry_id = str(as_text(read[0][1][0][0]))
+    time.sleep(0.6)
+    real_read = redis.Connection.read_response
+    lost = [False]
+
+    def lose_first_claim(self: redis.Connection, *args: Any, **kwargs: Any) -> Any:
+        answer = real_read(self, *args, **kwargs)
+        if not lost[0] and entry_id in repr(answer):
+            lost[0] = True
+            self.disconnect()  # type: ignore[no-untyped-call]
+            raise redis.ConnectionError("Connection reset by peer")
+        return answer
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(redis.Connection, "read_response", lose_first_claim)
+        assert jobs.claim_stale("worker-1", min_idle_ms=500) == []  # sent again at once: not idle enough now
+    assert lost[0]
+    assert _pending_of(client, 0, "worker-1") == [entry_id]
+    assert [job.entry_id for job in jobs.read("worker-1", block_ms=1)] == [entry_id]
 
 
 def test_a_late_claim_and_the_history_read_hand_one_job_over_once(own_redis: RedisServer) -> None:
