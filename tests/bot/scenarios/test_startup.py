@@ -224,24 +224,21 @@ def test_a_worker_whose_metrics_port_is_taken_names_it_and_does_not_start(
 
 
 @pytest.mark.parametrize("command", [["worker"], ["serve"]])
-def test_a_process_logging_json_refuses_to_start_in_one_json_line(command: list[str]) -> None:
-    ran = run_bot(command, LOG_FORMAT="json", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s", REDIS_URL="notaurl")
+@pytest.mark.parametrize(
+    ("malformed", "named"),
+    [({"REDIS_URL": "notaurl"}, "REDIS_URL must start with redis://"), ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL")],
+    ids=["redis-url", "log-level"],
+)
+def test_a_process_logging_json_refuses_to_start_in_one_json_line(
+    command: list[str], malformed: dict[str, str], named: str
+) -> None:
+    ran = run_bot(command, LOG_FORMAT="json", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s", **malformed)
     assert ran.returncode == 2
     [line] = ran.stderr.strip().splitlines()
     refusal = json.loads(line)
     assert refusal["level"] == "ERROR"
-    assert "REDIS_URL must start with redis://" in refusal["message"]
+    assert named in refusal["message"]
     assert "exception" not in refusal
-
-
-@pytest.mark.parametrize("command", [["worker"], ["serve"]])
-def test_a_malformed_log_level_is_refused_in_one_json_line_when_json_is_asked_for(command: list[str]) -> None:
-    ran = run_bot(command, LOG_FORMAT="json", LOG_LEVEL="LOUD", SLACK_BOT_TOKEN="xoxb-1", SLACK_SIGNING_SECRET="s")
-    assert ran.returncode == 2
-    [line] = ran.stderr.strip().splitlines()
-    refusal = json.loads(line)
-    assert refusal["level"] == "ERROR"
-    assert "LOG_LEVEL" in refusal["message"]
 
 
 @pytest.mark.parametrize("command", [["worker-health"], ["grants", "list"]])
