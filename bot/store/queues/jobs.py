@@ -35,6 +35,7 @@ from typing import Any, Final, cast
 
 import redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 
 from bot.domain.records import session_id_for
 from bot.observe.tracing import TRACE_FIELD, current_traceparent, valid_traceparent
@@ -306,7 +307,7 @@ class JobQueue:
         started, failed = time.monotonic(), failed_attempts.here()
         try:
             answer = take()
-        except Exception as error:
+        except (redis.RedisError, RedisClusterException) as error:
             if isinstance(error, redis.ConnectionError | redis.TimeoutError) or failed_attempts.here() > failed:
                 self._holds.mark_unsure(consumer, shards)
             raise
