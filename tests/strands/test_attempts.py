@@ -25,7 +25,7 @@ from bot.render import action_ids as ids
 from state import RedisServer, SessionStore
 from tests.agent.support import WorkerDied, the_rerun_question
 from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool
-from tests.bot.support.harness import is_decided, running_bot
+from tests.bot.support.harness import is_decided, running_bot, take_over
 from tests.bot.support.people import APPROVER
 from tests.outage import StopRedisAfterTool, TimedOutage
 from tests.strands.agents import (
@@ -150,7 +150,7 @@ def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_app
             agent_factory=f"{AGENTS}:strands_operations_agent",
         )
 
-        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)  # the job, redelivered
+        take_over(bot.services.worker(claim_idle_ms=0))  # the job, redelivered
         bot.drain()
 
         assert redis_client.get(STARTED_RESTART_KEY) == b"1"  # not run again

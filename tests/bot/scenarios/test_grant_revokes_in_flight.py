@@ -19,7 +19,7 @@ from bot.store.access.grants import GrantStore, Revoked
 from loopback_slack import slack_requests
 from tests.agent.support import WorkerDied
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
-from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot
+from tests.bot.support.harness import Bot, demo_factory, is_decided, running_bot, take_over
 from tests.bot.support.people import APPROVER, CHANNEL, TEAM
 from tests.bot.support.policy_files import write
 
@@ -148,7 +148,7 @@ def test_a_worker_killed_after_the_use_before_the_decision(
     monkeypatch.undo()
     if revoked:
         assert _revoke(bot, grant) == grant
-    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)  # another worker takes the job over
+    take_over(bot.services.worker(claim_idle_ms=0))  # another worker takes the job over
     bot.drain()
     assert is_decided(bot.approval_messages()[-1]) is not revoked
     assert _runs(bot) == runs + (not revoked)
@@ -174,7 +174,7 @@ def test_a_worker_killed_after_the_decision_before_the_use_leaves_the_in_flight_
         bot.drain()
     monkeypatch.undo()
     assert _in_flight(bot) == 1
-    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+    take_over(bot.services.worker(claim_idle_ms=0))
     bot.drain()
     assert is_decided(bot.approval_messages()[-1])
     assert _runs(bot) == runs + 1

@@ -18,7 +18,7 @@ from tests.agent.support import WorkerDied
 from tests.bot.support.agents import counting_agent, one_gated_call
 from tests.bot.support.api_client import api_caller
 from tests.bot.support.grant_clicks import approve_and_allow, grant_buttons
-from tests.bot.support.harness import Bot, is_decided, running_bot
+from tests.bot.support.harness import Bot, is_decided, running_bot, take_over
 from tests.bot.support.people import APPROVER, CHANNEL, SECOND_APPROVER
 
 
@@ -85,7 +85,7 @@ def test_a_call_that_may_have_run_is_asked_again_never_answered_by_a_rule_or_a_g
             _approve_and_allow(bot)
         with pytest.raises(WorkerDied):
             bot.drain()
-        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)  # another worker takes the job over
+        take_over(bot.services.worker(claim_idle_ms=0))  # another worker takes the job over
         bot.drain()
         rerun = bot.approval_messages()[-1]
         assert not is_decided(rerun), "the question whether to run again was answered for a person"

@@ -17,7 +17,7 @@ from bot.services import connect_redis
 from state import SessionStore
 from tests.agent.support import WorkerDied
 from tests.bot.support.agents import completions, counting_agent
-from tests.bot.support.harness import is_decided, running_bot
+from tests.bot.support.harness import is_decided, running_bot, take_over
 from tests.bot.support.people import APPROVER
 from tests.outage import StopRedisAfterTool, TimedOutage
 
@@ -79,7 +79,7 @@ def test_a_rerun_question_never_expires_into_an_approval(redis_client: redis.Red
         bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER)
         with pytest.raises(WorkerDied):
             bot.drain()
-        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+        take_over(bot.services.worker(claim_idle_ms=0))
         bot.drain()
         assert len(bot.approval_messages()) == 2
 

@@ -20,7 +20,7 @@ from tests.bot.support.agents import (
     counting_agent,
 )
 from tests.bot.support.doomed_worker import approve_and_kill_the_worker_in_the_tool, kill_a_worker_once_it_sets
-from tests.bot.support.harness import is_decided, running_bot, thread_session
+from tests.bot.support.harness import is_decided, running_bot, take_over, thread_session
 from tests.bot.support.people import APPROVER
 
 
@@ -43,7 +43,7 @@ def test_a_killed_worker_leaves_the_job_to_another_and_no_tool_runs_twice(
 
         redis_client.delete(HOLD_KEY)
         survivor = bot.services.worker(claim_idle_ms=0)
-        survivor.run_jobs_once(block_ms=1)
+        take_over(survivor)
         bot.drain()
 
         assert completions(redis_client, "deploy") == 1
@@ -62,7 +62,7 @@ def test_a_worker_killed_inside_an_approved_tool_makes_the_next_one_ask_before_r
             bot, redis_client, redis_url, "deploy api", hold_key=HOLD_DEPLOY_KEY, started_key=STARTED_DEPLOY_KEY
         )
 
-        bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+        take_over(bot.services.worker(claim_idle_ms=0))
         bot.drain()
 
         assert redis_client.get(STARTED_DEPLOY_KEY) == b"1"  # not run again by the survivor

@@ -4,7 +4,7 @@ acknowledged, so it comes back), and another worker picks it up."""
 from collections.abc import Callable
 from typing import Any
 
-from tests.bot.support.harness import Bot
+from tests.bot.support.harness import Bot, take_over
 
 
 class Crash(Exception):
@@ -27,5 +27,5 @@ def crash_once(part: object, method: str) -> None:
 
 def redeliver(bot: Bot) -> None:
     """Another worker picks up whatever the crashed one left unacknowledged."""
-    bot.services.worker(claim_idle_ms=0).run_jobs_once(block_ms=1)
+    take_over(bot.services.worker(claim_idle_ms=0))
     bot.drain()

@@ -49,6 +49,16 @@ def jobs_once(worker: Worker) -> int:
     return taken
 
 
+def take_over(worker: Worker, *, within_s: float = 5.0) -> int:
+    """``worker`` (another, with a claim time of 0) takes a dead worker's jobs over: it reads until it has taken one,
+    for at most ``within_s``; how many it took. On a busy machine a shard's claim may answer after its read has
+    returned: its jobs are then the next read's."""
+    deadline = time.monotonic() + within_s
+    while not (taken := worker.run_jobs_once(block_ms=1)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return taken
+
+
 def drain(worker: Worker, *, rounds: int = 50) -> None:
     """Run ``worker``'s jobs, fire what its schedule has due and deliver its outbox, until all are idle (the lanes a
     batch left running included: a drain that returned before them would read a post not yet made)."""
