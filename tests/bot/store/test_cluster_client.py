@@ -3,6 +3,7 @@ keys (its default node) going silent no longer stalls every shard's job reads.""
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import redis
@@ -50,13 +51,10 @@ def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster
         for shard in keys.shards()
         if int(client.get_node_from_key(keys.jobs(shard)).port) == default_port  # type: ignore[attr-defined]
     ]
-    silent.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with _paused(silent):
         started = time.monotonic()
         read = jobs.read("worker-1", block_ms=1, count=5)
         took_s = time.monotonic() - started
-    finally:
-        silent.resume()
     assert sorted(job.shard for job in read) == [shard for shard in keys.shards() if shard != silent_shard]
     assert took_s < 0.5  # redis-py asked the silent master for the read's keys first: 1 s, then every shard failed
     client.close()
@@ -66,17 +64,13 @@ def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_s
     cluster: RedisClusterServers,
 ) -> None:
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
-    client.set("paused-key", "1")
-    [paused] = [node for node in cluster.nodes if node.port == int(client.get_node_from_key("paused-key").port)]  # type: ignore[attr-defined]
+    paused, _healthy_key = _paused_key_and_a_healthy_one(client, cluster)
     errors_before = _timeouts_counted()
-    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with _paused(paused):
         started = time.monotonic()
         with pytest.raises(redis.TimeoutError) as raised:
             client.get("paused-key")
         took_s = time.monotonic() - started
-    finally:
-        paused.resume()
     assert _timeouts_counted() == errors_before + 1  # signoff_redis_errors_total, as on one server
     # One 1 s attempt: a second could not end within the 2 s (redis-py's cluster retried 4 times: 6.5 s).
     assert took_s < 2.0
@@ -91,8 +85,7 @@ def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_com
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
     paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
     took_s, failed = [], []
-    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with _paused(paused):
         # The first finds its connection to the paused master open; the next one opens one (its handshake times out).
         for _ in range(2):
             pipeline = client.pipeline(transaction=False)
@@ -104,8 +97,6 @@ def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_com
             took_s.append(time.monotonic() - started)
             failed.append(failed_attempts.here() - failed_before)
             assert type(raised.value).__name__ == "TimeoutError"  # as readiness and the metrics name it
-    finally:
-        paused.resume()
     # One 1 s attempt each (redis-py sent the command again on its own, then the pipeline: 13 s, then 6.5 s).
     assert max(took_s) < 1.5
     assert failed[0] > 0  # the reads were sent: a reply may be lost
@@ -120,13 +111,10 @@ def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paus
     pipeline = client.pipeline(transaction=False)
     pipeline.get(healthy_key)
     pipeline.get("paused-key")
-    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with _paused(paused):
         started = time.monotonic()
         healthy, timed_out = pipeline.execute(raise_on_error=False)
         took_s = time.monotonic() - started
-    finally:
-        paused.resume()
     assert healthy == b"2"
     assert isinstance(timed_out, redis.TimeoutError)
     assert took_s < 1.5
@@ -141,16 +129,23 @@ def test_a_pipelined_command_without_a_key_times_out_on_a_paused_master_as_any_o
     node = client.get_node_from_key("paused-key")  # type: ignore[attr-defined]
     pipeline = client.pipeline(transaction=False)
     pipeline.execute_command("PING", target_nodes=node)  # type: ignore[no-untyped-call]
-    paused.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with _paused(paused):
         started = time.monotonic()
         with pytest.raises(redis.TimeoutError):  # was "Missing key": its node was looked up by its keys
             pipeline.execute()
         took_s = time.monotonic() - started
-    finally:
-        paused.resume()
     assert took_s < 1.5
     client.close()
+
+
+@contextmanager
+def _paused(server: RedisServer) -> Iterator[None]:
+    """``server`` paused while the block runs: briefly, under the cluster's node timeout, so nothing fails over."""
+    server.pause()
+    try:
+        yield
+    finally:
+        server.resume()
 
 
 def _timeouts_counted() -> float:

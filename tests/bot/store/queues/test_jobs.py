@@ -151,14 +151,15 @@ def _pending_of(client: redis.Redis, shard: int, consumer: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def _first_job_reply_lost() -> Iterator[list[bool]]:
-    """The first reply naming a job stream is lost to a reset connection (the server ran the command)."""
+def _first_reply_lost(naming: str = ":jobs") -> Iterator[list[bool]]:
+    """The first reply naming ``naming`` (a job stream, unless told) is lost to a reset connection (the server ran the
+    command)."""
     real_read = redis.Connection.read_response
     lost = [False]
 
     def lose_first(self: redis.Connection, *args: Any, **kwargs: Any) -> Any:
         answer = real_read(self, *args, **kwargs)
-        if not lost[0] and answer and ":jobs" in repr(answer):
+        if not lost[0] and answer and naming in repr(answer):
             lost[0] = True
             self.disconnect()  # type: ignore[no-untyped-call]
             raise redis.ConnectionError("Connection reset by peer")
@@ -171,7 +172,7 @@ def _first_job_reply_lost() -> Iterator[list[bool]]:
 
 def _lose_a_read(jobs: JobQueue, consumer: str) -> None:
     """A read of ``consumer`` whose reply is lost and that the client retries at once (nothing new the second time)."""
-    with _first_job_reply_lost() as lost:
+    with _first_reply_lost() as lost:
         jobs.enqueue(ResumeJob(_session_on(0), 99))
         started = time.monotonic()
         assert jobs.read(consumer, block_ms=1) == []
@@ -204,19 +205,7 @@ def test_a_claim_whose_reply_was_lost_and_sent_again_at_once_hands_its_job_over_
     read: Any = client.xreadgroup(keys.JOBS_GROUP, "dead", {keys.jobs(0): ">"})  # a dead worker's, never acknowledged
     entry_id = str(as_text(read[0][1][0][0]))
     time.sleep(0.6)
-    real_read = redis.Connection.read_response
-    lost = [False]
-
-    def lose_first_claim(self: redis.Connection, *args: Any, **kwargs: Any) -> Any:
-        answer = real_read(self, *args, **kwargs)
-        if not lost[0] and entry_id in repr(answer):
-            lost[0] = True
-            self.disconnect()  # type: ignore[no-untyped-call]
-            raise redis.ConnectionError("Connection reset by peer")
-        return answer
-
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(redis.Connection, "read_response", lose_first_claim)
+    with _first_reply_lost(entry_id) as lost:
         assert jobs.claim_stale("worker-1", min_idle_ms=500) == []  # sent again at once: not idle enough now
     assert lost[0]
     assert _pending_of(client, 0, "worker-1") == [entry_id]
@@ -298,7 +287,7 @@ def test_a_job_taken_over_by_another_consumer_of_the_same_queue_is_handed_to_it_
 
     def lose_a_read(consumer: str) -> None:
         jobs.enqueue(ResumeJob(_session_on(0), 99))
-        with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+        with _first_reply_lost(), pytest.raises(redis.ConnectionError):
             jobs.read(consumer, block_ms=1)
 
     jobs.enqueue(ResumeJob(_session_on(0), 1))
@@ -348,7 +337,7 @@ def test_a_job_whose_ack_failed_is_no_longer_held_and_a_lost_read_hands_it_over_
         with pytest.raises(redis.ConnectionError):
             jobs.ack(job)
     jobs.enqueue(ResumeJob(_session_on(0), 99))
-    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+    with _first_reply_lost(), pytest.raises(redis.ConnectionError):
         jobs.read("worker-1", block_ms=1)
     assert {found.fields["version"] for found in jobs.read("worker-1", block_ms=1, count=10)} == {"1", "99"}
 
@@ -377,7 +366,7 @@ def test_a_lost_read_then_a_lost_group_makes_the_group_again_and_reads_go_on(own
     jobs = JobQueue(client)
     jobs.ensure_group()
     jobs.enqueue(ResumeJob(_session_on(0), 1))
-    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+    with _first_reply_lost(), pytest.raises(redis.ConnectionError):
         jobs.read("worker-1", block_ms=1)
     for shard in keys.shards():
         client.delete(keys.jobs(shard))  # the server came back without the streams and their group
@@ -395,7 +384,7 @@ def test_a_lost_group_on_one_shard_leaves_the_other_shards_history_to_the_next_r
     jobs = JobQueue(client)
     jobs.ensure_group()
     jobs.enqueue(ResumeJob(_session_on(1), 1))
-    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+    with _first_reply_lost(), pytest.raises(redis.ConnectionError):
         jobs.read("worker-1", block_ms=1)  # every shard unsure; shard 1's job is worker-1's now
     client.delete(keys.jobs(0))
     assert jobs.read("worker-1", block_ms=1) == []  # NOGROUP: shard 0's group made again
@@ -411,7 +400,7 @@ def test_a_job_acked_while_its_history_is_read_is_not_handed_over_again(own_redi
     jobs.enqueue(ResumeJob(_session_on(0), 1))
     [running] = jobs.read("worker-1", block_ms=1)
     jobs.enqueue(ResumeJob(_session_on(0), 2))
-    with _first_job_reply_lost(), pytest.raises(redis.ConnectionError):
+    with _first_reply_lost(), pytest.raises(redis.ConnectionError):
         jobs.read("worker-1", block_ms=1)
     real_read = client.xreadgroup
 
