@@ -19,13 +19,23 @@ def fail(problem: object, *, status: int = 2) -> int:
     return status
 
 
-def fail_logging(problem: object) -> int:
-    """``fail`` for a malformed ``LOG_FORMAT`` or ``LOG_LEVEL``, in one JSON line when ``LOG_FORMAT`` asks for JSON.
+def fail_start(problem: object, *, as_json: bool) -> int:
+    """A process that cannot start: ``fail``'s line, or one JSON log line when the logs are JSON; status 2.
 
-    A log pipeline reads this stderr: a bad ``LOG_LEVEL`` must not turn its one refusal into text.
+    A log pipeline reads this stderr: nothing but JSON may reach it.
     """
-    if os.environ.get("LOG_FORMAT", "").strip().lower() != "json":
+    if not as_json:
         return fail(problem)
-    logs.configure("json")
     logging.getLogger("bot").error("cannot start: %s", problem)
     return 2
+
+
+def fail_logging(problem: object) -> int:
+    """``fail_start`` for a malformed ``LOG_FORMAT`` or ``LOG_LEVEL``, in JSON when ``LOG_FORMAT`` asks for it.
+
+    A bad ``LOG_LEVEL`` must not turn the one refusal into text.
+    """
+    as_json = os.environ.get("LOG_FORMAT", "").strip().lower() == "json"
+    if as_json:
+        logs.configure("json")
+    return fail_start(problem, as_json=as_json)

@@ -39,7 +39,7 @@ from bot.cli import migrate as migrate_cli
 from bot.cli import ops as ops_cli
 from bot.cli import policy_check as policy_cli
 from bot.cli import worker_health as worker_health_cli
-from bot.cli.exits import fail, fail_logging
+from bot.cli.exits import fail, fail_logging, fail_start
 from bot.domain.policy.policy_file import PolicyError
 from bot.observe import logs, trace_export
 from bot.observe.worker_http import worker_wsgi_app
@@ -164,10 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         with _redis(settings) as (client, embedded):
             return _run(mode, settings, client, in_process_worker=embedded or mode == "worker")
     except (ConfigError, PolicyError, RedisServerError) as error:
-        if log_settings.log_format == "json":  # a log pipeline reads this stderr: the refusal is one JSON line too
-            logger.error("cannot start: %s", error)
-            return 2
-        return fail(error)
+        return fail_start(error, as_json=log_settings.log_format == "json")
 
 
 def _default_command() -> str:
