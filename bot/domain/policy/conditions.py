@@ -187,20 +187,22 @@ def _unknown_function(called: str) -> PydanticCustomError:
     )
 
 
+def _sole(tree: Tree[Any] | Token, kind: str) -> Tree[Any] | None:
+    """The node of ``kind`` that ``tree`` is nothing but (the grammar wraps an expression in one-child nodes)."""
+    while isinstance(tree, Tree) and tree.data != kind and len(tree.children) == 1:
+        tree = tree.children[0]
+    return tree if isinstance(tree, Tree) and tree.data == kind else None
+
+
 def _bare_name(tree: Tree[Any] | Token) -> str | None:
     """The name ``tree`` is if it is nothing but a name (a macro's variable), else None."""
-    while isinstance(tree, Tree) and tree.data != "ident" and len(tree.children) == 1:
-        tree = tree.children[0]
-    if isinstance(tree, Tree) and tree.data == "ident":
-        return str(tree.children[0])
-    return None
+    name = _sole(tree, "ident")
+    return None if name is None else str(name.children[0])
 
 
 def _is_field(tree: Tree[Any] | Token) -> bool:
     """Whether ``tree`` is nothing but a field of a value (``args.path``, ``args.a.b``)."""
-    while isinstance(tree, Tree) and tree.data != "member_dot" and len(tree.children) == 1:
-        tree = tree.children[0]
-    return isinstance(tree, Tree) and tree.data == "member_dot"
+    return _sole(tree, "member_dot") is not None
 
 
 def _names_in(tree: Tree[Any]) -> set[str]:
