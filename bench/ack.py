@@ -8,9 +8,11 @@ same number of correctly signed ``block_actions`` requests. Every click of ours 
 different pending approval on a real Redis (authorization, the atomic decision write with its
 outbox entry, the audit record). A third app, ``bare+rt``, is the bare one plus one Redis round trip of
 a script that does nothing: the part of a recorded click no code of ours can remove, so that what is left
-above it is ours to answer for. The runs alternate in short rounds (bare, bare+rt, ours, bare, ...:
-``--rounds``) so drift on a noisy machine hits all three; the figure to read is the ratio ours/bare at p50
-and p99, at each client count. With ``--traces`` a fourth app runs in the rounds: ours again, with traces on
+above it is ours to answer for. A fourth, ``ours-py``, is ours with its decide script's reply canned (each click
+runs all of our Python, and Redis nothing): ``ratio ours-py/bare`` is our code's own cost, and what ours costs
+above ours-py is the decision's work in Redis. The runs alternate in short rounds (bare, bare+rt, ours, ours-py,
+bare, ...: ``--rounds``) so drift on a noisy machine hits them all; the figure to read is the ratio ours/bare+rt
+at p50 and p99, at each client count. With ``--traces`` one more app runs in the rounds: ours again, with traces on
 (``OTEL_EXPORTER_OTLP_ENDPOINT`` at a loopback collector that takes every export), and ``ratio traced/ours``
 is what recording a click's spans costs (the decision's span, and the read of its approval's trace first).
 Then it counts the Redis round trips of a click for real: every
@@ -48,7 +50,8 @@ SECRET = "bench-signing-secret"
 APPROVER = "U0APPROVER"
 MESSAGE_TS = "1700000000.000200"  # where every approval's message is, as far as the clicks say
 _WARMUP = 100
-_APPS = ("bare", "bare+rt", "ours")  # bare+rt: bare plus one round trip of a script that does nothing
+# bare+rt: bare plus one round trip of a script that does nothing; ours-py: ours, its script's reply canned
+_APPS = ("bare", "bare+rt", "ours", "ours-py")
 _TRACED = "traced"  # --traces: ours, sending spans
 
 
@@ -266,11 +269,13 @@ def main() -> None:
         client = redis.Redis.from_url(server.url)
         requests = pending_approvals(client, len(apps) * per_app + counted, input_bytes=args.input_kb * 1024)
         bodies: dict[str, list[list[bytes]]] = {name: [] for name in apps}
+        given: dict[str, list[ApprovalRequest]] = {name: [] for name in apps}
         position = 0
         for name in apps:
             for _count in client_counts:
                 for size in chunks:
-                    bodies[name].append([click_body(request) for request in requests[position : position + size]])
+                    given[name] += requests[position : position + size]
+                    bodies[name].append([click_body(request) for request in given[name][-size:]])
                     position += size
             bodies[name].reverse()  # popped in order
         count_bodies = [click_body(request) for request in requests[position:]]
@@ -280,6 +285,7 @@ def main() -> None:
             gunicorn("bare", workers=args.workers, redis_url=server.url, api_url=api_url) as bare_port,
             gunicorn("bare_round_trip", workers=args.workers, redis_url=server.url, api_url=api_url) as rt_port,
             gunicorn("ours", workers=args.workers, redis_url=server.url, api_url=api_url) as ours_port,
+            gunicorn("ours_python", workers=args.workers, redis_url=server.url, api_url=api_url) as python_port,
             (
                 gunicorn(
                     "ours",
@@ -292,12 +298,13 @@ def main() -> None:
                 else nullcontext(0)
             ) as traced_port,
         ):
-            ports = {"bare": bare_port, "bare+rt": rt_port, "ours": ours_port}
+            ports = {"bare": bare_port, "bare+rt": rt_port, "ours": ours_port, "ours-py": python_port}
             if args.traces:
                 ports[_TRACED] = traced_port
             runs = {clients: _measure(clients, bodies, ports, rounds=args.rounds) for clients in client_counts}
             round_trips = _round_trips_per_click(client, ours_port, count_bodies)
-        recorded = _recorded_decisions(client, requests)
+        recording = [*given["ours"], *given.get(_TRACED, []), *requests[position:]]
+        recorded = _recorded_decisions(client, recording)
 
     print(
         f"ack bench: {per_round * args.rounds} signed approve clicks per app and client count in {args.rounds} rounds"
@@ -313,7 +320,7 @@ def main() -> None:
                 f"  {name:7} p50 {_percentile(values, 0.5) * 1000:7.2f} ms"
                 f"   p99 {_percentile(values, 0.99) * 1000:7.2f} ms   mean {statistics.fmean(values) * 1000:7.2f} ms"
             )
-        compared = [("ours", "bare"), ("bare+rt", "bare"), ("ours", "bare+rt")]
+        compared = [("ours", "bare"), ("bare+rt", "bare"), ("ours", "bare+rt"), ("ours-py", "bare")]
         for over, under in [*compared, *([(_TRACED, "ours")] if args.traces else [])]:
             p50 = _percentile(results[over], 0.5) / _percentile(results[under], 0.5)
             p99 = _percentile(results[over], 0.99) / _percentile(results[under], 0.99)

@@ -1,11 +1,14 @@
-"""The two WSGI apps ``bench/ack.py`` compares, as gunicorn factories (configured by environment).
+"""The WSGI apps ``bench/ack.py`` compares, as gunicorn factories (configured by environment).
 
-Both are Bolt apps in the fastest mode either could use (``process_before_response=True``),
-served by the same gunicorn: ``bare()`` only acks the approve action; ``ours()`` is the real
-bot (request guard, decision checks, the atomic decision write and its outbox entry).
+All are served by the same gunicorn, the Bolt ones in the fastest mode either could use
+(``process_before_response=True``): ``bare()`` only acks the approve action; ``bare_round_trip()`` also sends one
+no-op script; ``ours()`` is the real bot (request guard, decision checks, the atomic decision write and its outbox
+entry); ``ours_python()`` is the bot with its decide script's reply canned: our own code without the decision's
+work in Redis.
 """
 
 import os
+from typing import Any
 
 import redis
 from pydantic import SecretStr
@@ -77,3 +80,22 @@ def ours() -> WsgiApp:
         trace_export.install("web")
     services = Services(settings, redis_client=redis.Redis.from_url(os.environ["REDIS_URL"]))
     return guarded_wsgi_app(settings, services, token_verification=False)
+
+
+def ours_python() -> WsgiApp:
+    """``ours()`` with every script's reply the first one's: each click runs all of our code, and Redis only once.
+
+    What ours costs above bare is then our Python alone; what ``ours()`` costs above this is the decision's work in
+    Redis (the script's run, its writes' AOF, its longer command). A process's first click is decided for real.
+    """
+    app = ours()
+    send = DirectScript._send
+    first: list[Any] = []
+
+    def canned(script: DirectScript, *args: Any) -> Any:
+        if not first:
+            first.append(send(script, *args))
+        return first[0]
+
+    DirectScript._send = canned  # type: ignore[method-assign,assignment]  # this process serves this app alone
+    return app
