@@ -15,22 +15,33 @@ A pipeline outside a transaction (``BotClusterPipeline``) is bounded by the same
 round trip, sends each command that failed again on its own with the client's retries, then the whole pipeline again
 (by count: the worker's three-command heartbeat on a paused master took 26 s). A transaction retries with the
 client's own ``Retry``, bounded already (``bot.services.redis_retry``).
+
+A cluster that no node of answers fails like one server that does not: with a ``redis.ConnectionError``
+(``ClusterUnreachable``, redis-py's error chained as its cause), which every caller handles already. redis-py raises
+its ``RedisClusterUnreachableError`` (or ``SlotNotCoveredError``), no ``RedisError``: a click was answered as a bug,
+``/readyz`` and ``/metrics`` with a 500, and the worker's heartbeat thread died. A refresh of the cluster's layout
+that an error asked for is waited for within the retry time too (``BotNodesManager``): redis-py asks each node in turn,
+a whole timeout each while they answer nothing (3 s on 3 paused masters, before every command).
 """
 
+import logging
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Final
 
-from redis.cluster import ClusterPipeline, RedisCluster
+from redis.cluster import ClusterPipeline, NodesManager, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import RedisClusterException, RedisClusterUnreachableError, RedisError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.observe import metrics
 from bot.store import failed_attempts
 from state.text import as_text
+
+logger = logging.getLogger(__name__)
 
 _OPTIONS_FROM: Final = {"XREADGROUP": 4, "XREAD": 1}
 """Where each stream read's options begin (``XREADGROUP GROUP <group> <consumer>`` comes first)."""
@@ -43,6 +54,43 @@ class FinalTimeout(RedisTimeoutError):
 FinalTimeout.__name__ = "TimeoutError"  # what readiness, metrics and messages name: a timeout like any other
 
 
+class ClusterUnreachable(RedisConnectionError):
+    """No node of the cluster answered a refresh of its layout, or no node serves a command's slot (the cause)."""
+
+
+ClusterUnreachable.__name__ = "ConnectionError"  # what readiness, metrics and messages name: a lost connection
+
+_UNREACHABLE: Final = (RedisClusterUnreachableError, SlotNotCoveredError)
+"""What redis-py's cluster client raises, outside ``RedisError``, when it cannot reach the node a command needs."""
+
+
+@contextmanager
+def reaching() -> Iterator[None]:
+    """Raise redis-py's errors of a cluster it cannot reach as ``ClusterUnreachable``, theirs chained as the cause."""
+    try:
+        yield
+    except _UNREACHABLE as error:
+        raise ClusterUnreachable(*error.args) from error
+
+
+_call_started = threading.local()
+"""When the call this thread runs on a cluster client began (its retry budget counts from then)."""
+
+
+def _start_call() -> None:
+    """The retry budget of the call this thread starts now begins."""
+    _call_started.at = time.monotonic()
+
+
+def _time_left(retry: Any, *, keep_s: float = 0.0) -> float | None:
+    """What is left of this thread's call's retry budget, less ``keep_s`` (``None``: not bounded by time)."""
+    budget_s = getattr(retry, "budget_s", None)
+    started = getattr(_call_started, "at", None)
+    if budget_s is None or started is None:
+        return None
+    return float(started + budget_s - keep_s - time.monotonic())
+
+
 class _BoundedAttempts:
     """A call's attempts on a cluster (a command's, or a pipeline's), bounded by the retry budget.
 
@@ -51,11 +99,6 @@ class _BoundedAttempts:
     """
 
     retry: Any
-    _call_started = threading.local()
-
-    def _start_call(self) -> None:
-        """The retry budget of the call this thread starts now begins."""
-        self._call_started.at = time.monotonic()
 
     def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
         """One attempt of a command on ``target_node`` (redis-py's), a failed one counted."""
@@ -79,11 +122,9 @@ class _BoundedAttempts:
 
     def _no_time_for_another(self) -> bool:
         """Whether another attempt, timing out too, would end past the retry budget (as ``bot.services`` bounds one)."""
-        budget_s, timeout_s = getattr(self.retry, "budget_s", None), getattr(self.retry, "timeout_s", None)
-        started = getattr(self._call_started, "at", None)
-        if budget_s is None or timeout_s is None or started is None:
-            return False
-        return bool(time.monotonic() - started + timeout_s > budget_s)
+        timeout_s = getattr(self.retry, "timeout_s", None)
+        left_s = None if timeout_s is None else _time_left(self.retry, keep_s=timeout_s)
+        return left_s is not None and left_s < 0
 
 
 class BotRedisCluster(_BoundedAttempts, RedisCluster):
@@ -93,17 +134,29 @@ class BotRedisCluster(_BoundedAttempts, RedisCluster):
     redis-py's cluster retries by count alone, so a paused master cost every attempt's timeout (6.5 s by default).
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """redis-py's, its layout read from the cluster now (``ClusterUnreachable`` when no node answers)."""
+        with reaching():
+            super().__init__(*args, **kwargs)
+        # redis-py builds it (its many arguments stay its own); the subclass adds methods only.
+        self.nodes_manager.__class__ = BotNodesManager
+
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         """redis-py's, its attempts bounded by time (see ``_execute_command``)."""
-        self._start_call()
-        return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
+        _start_call()
+        with reaching():
+            return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    def get_node_from_key(self, key: Any, replica: bool = False) -> Any:
+        """redis-py's (``ClusterUnreachable`` when no node serves the key's slot)."""
+        with reaching():
+            return super().get_node_from_key(key, replica)  # type: ignore[no-untyped-call]
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
-        """redis-py's pipeline; outside a transaction, a ``BotClusterPipeline``."""
+        """redis-py's pipeline: a ``BotClusterPipeline``, or in a transaction a ``BotClusterTransaction``."""
         pipeline = super().pipeline(transaction, shard_hint)  # type: ignore[no-untyped-call]
-        if not transaction:
-            # redis-py builds it (its many arguments stay its own); the subclass adds methods only, no state.
-            pipeline.__class__ = BotClusterPipeline
+        # redis-py builds it (its many arguments stay its own); the subclasses add methods only, no state.
+        pipeline.__class__ = BotClusterTransaction if transaction else BotClusterPipeline
         return pipeline
 
     def determine_slot(self, *args: Any) -> int | None:
@@ -127,8 +180,9 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
 
     def execute(self, raise_on_error: bool = True) -> Any:
         """redis-py's; the retry budget covers the round trip and every attempt after it."""
-        self._start_call()
-        return super().execute(raise_on_error)
+        _start_call()
+        with reaching():
+            return super().execute(raise_on_error)
 
     def _internal_execute_command(self, *args: Any, **kwargs: Any) -> Any:
         """A command the round trip failed, sent again on its own (redis-py's), unless that attempt timed out too late.
@@ -178,6 +232,50 @@ class BotClusterPipeline(_BoundedAttempts, ClusterPipeline):
         """
         self._give_up_without_time(sys.exception())
         return float(super()._retry_backoff_delay(retry, failures))
+
+
+class BotClusterTransaction(ClusterPipeline):
+    """redis-py's transaction (it retries with the client's bounded ``Retry``), failing as a lost connection too."""
+
+    def execute(self, raise_on_error: bool = True) -> Any:
+        """redis-py's; a refresh of the layout it runs is waited for within the retry time (``BotNodesManager``)."""
+        _start_call()
+        with reaching():
+            return super().execute(raise_on_error)
+
+
+class BotNodesManager(NodesManager):
+    """redis-py's map of the cluster, whose refresh after an error is waited for within the calling call's retry time.
+
+    The refresh runs on a thread of its own, waited for while the call could still make an attempt after it. redis-py
+    runs it in the caller's attempt, asking the nodes one by one: every node paused cost a whole timeout each,
+    before every call (4 s for ``/readyz`` on 3 paused masters). Not waited for to its end, it goes on by itself; the
+    call makes its attempt on the layout it has (a healthy node still answers it). A refresh whose first node answers
+    ends in a millisecond or so, as before: a failover is followed as soon.
+    """
+
+    _refresh: threading.Thread | None = None
+    _refresh_lock: Final = threading.Lock()
+
+    def _run_requested_refresh(self, retry: Any = None) -> None:
+        """redis-py's, on the refresh thread; this thread waits for it until one attempt's time is left of its call."""
+        if not self._refresh_requested or not self._refresh_due(retry):
+            return
+        with self._refresh_lock:
+            refresh = self._refresh
+            if refresh is None or not refresh.is_alive():
+                refresh = self._refresh = threading.Thread(
+                    target=self._refresh_layout, args=(retry,), name="cluster-layout", daemon=True
+                )
+                refresh.start()
+        left_s = _time_left(retry, keep_s=getattr(retry, "timeout_s", 0.0))
+        refresh.join(None if left_s is None else max(left_s, 0.0))
+
+    def _refresh_layout(self, retry: Any) -> None:
+        try:
+            super()._run_requested_refresh(retry)  # logs a refresh that reached no node, and asks for another
+        except Exception:  # boundary: a thread of its own, whose error no caller would see
+            logger.exception("the refresh of the cluster's layout failed")
 
 
 def _count_failed(error: BaseException) -> None:

@@ -26,6 +26,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import AskError, ClusterDownError, MovedError, NoScriptError, TryAgainError
 
 from bot.observe import metrics
+from bot.store.cluster_client import reaching
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,8 @@ class DirectScript:
                 if not cluster:
                     raise
                 # The slot moved or its node is failing over: the cluster's layout is read again, and tried once more.
-                cast(RedisCluster, self._client).nodes_manager.initialize()
+                with reaching():
+                    cast(RedisCluster, self._client).nodes_manager.initialize()
         # Still elsewhere: the cluster's own call follows it, but no WAIT can follow it to its connection.
         reply = self._pooled(keys=list(keys), args=list(args))
         return reply, self._held(0)
