@@ -36,10 +36,23 @@ def operator_redis(settings: Settings, *, unset: str) -> redis.Redis:
     problem = redis_url_problem(settings.redis_url)
     if problem is not None:
         raise ConfigError(problem)
-    client = connect_configured_redis(settings)
     use_shards(settings.redis_shards)
-    check_redis(client, url=settings.redis_url)
+    client = answering_redis(settings, url=settings.redis_url)
     check_shards(client, settings.redis_shards)
+    return client
+
+
+def answering_redis(settings: Settings, *, url: str) -> redis.Redis:
+    """A client of ``url`` (``REDIS_URL``) with the settings' retry and timeout, once Redis answers a PING there.
+
+    Raises:
+        ConfigError: Naming ``REDIS_URL``: nothing answers there (a cluster client asks for the layout at once).
+    """
+    try:
+        client = connect_configured_redis(settings)
+    except _UNUSABLE as error:
+        raise _unusable(url, error) from None
+    check_redis(client, url=url)
     return client
 
 
@@ -47,11 +60,19 @@ def check_redis(client: redis.Redis, *, url: str) -> None:
     """Raise ``ConfigError`` naming ``REDIS_URL`` unless Redis at ``url`` answers a PING."""
     try:
         client.ping()
-    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as error:
-        raise ConfigError(
-            f"REDIS_URL: cannot use Redis at {_without_password(url)} ({type(error).__name__}: {error}): "
-            f"it is {how_to_get('REDIS_URL')}."
-        ) from None
+    except _UNUSABLE as error:
+        raise _unusable(url, error) from None
+
+
+_UNUSABLE: Final = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
+"""What a Redis that cannot be used answers: refused or silent (a cluster's nodes too), or a command refused."""
+
+
+def _unusable(url: str, error: Exception) -> ConfigError:
+    return ConfigError(
+        f"REDIS_URL: cannot use Redis at {_without_password(url)} ({type(error).__name__}: {error}): "
+        f"it is {how_to_get('REDIS_URL')}."
+    )
 
 
 def reachable_redis(url: str) -> redis.Redis:

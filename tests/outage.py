@@ -1,5 +1,5 @@
 """Redis stopped for one step (the same server, shut down cleanly and started again on its port with its data), or
-paused (it keeps every connection and answers nothing, as a partition looks)."""
+paused (it keeps every connection and answers nothing, as a partition looks); a whole cluster likewise."""
 
 import threading
 from collections.abc import Iterator
@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from state import RedisServer
+from state.redis_cluster import RedisClusterServers
+from state.redis_server import control_client
 
 
 @contextmanager
@@ -27,6 +29,37 @@ def redis_paused(server: RedisServer) -> Iterator[None]:
         yield
     finally:
         server.resume()
+
+
+@contextmanager
+def cluster_paused(cluster: RedisClusterServers) -> Iterator[None]:
+    """No node of ``cluster`` answers inside the block (each paused: none is refused) and they run on after it."""
+    for node in cluster.nodes:
+        node.pause()
+    try:
+        yield
+    finally:
+        for node in cluster.nodes:
+            node.resume()
+
+
+@contextmanager
+def cluster_down(cluster: RedisClusterServers) -> Iterator[None]:
+    """Every node of ``cluster`` is killed inside the block (connections refused) and back after it, with its data
+    (saved first) and its place in the cluster (its ``nodes.conf``), on its port."""
+    for node in cluster.nodes:
+        client = control_client(node.port, timeout=5)
+        try:
+            client.save()
+        finally:
+            client.close()
+        node.kill()
+    try:
+        yield
+    finally:
+        for node in cluster.nodes:
+            node.start()
+        cluster.wait_served(0)
 
 
 class TimedOutage:

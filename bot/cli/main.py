@@ -202,8 +202,7 @@ def _loopback(host: str) -> bool:
 @contextmanager
 def _redis(settings: Settings) -> Iterator[tuple[redis.Redis, bool]]:
     if settings.redis_url:
-        client = connect_configured_redis(settings)
-        preflight.check_redis(client, url=settings.redis_url)
+        client = preflight.answering_redis(settings, url=settings.redis_url)
         preflight.check_shards(client, settings.redis_shards)
         preflight.warn_on_full_coverage(client)
         yield client, False

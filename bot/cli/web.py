@@ -3,7 +3,7 @@
 from bot import preflight
 from bot.observe import trace_export
 from bot.observe.exposition import WsgiApp
-from bot.services import Services, connect_configured_redis
+from bot.services import Services
 from bot.settings import ConfigError, Settings, load_settings
 from bot.slack.edge.http import guarded_wsgi_app
 
@@ -25,8 +25,7 @@ def web_app(settings: Settings) -> WsgiApp:
     """
     if not settings.redis_url:
         raise ConfigError("REDIS_URL is not set: under gunicorn the web and worker processes must share a Redis")
-    client = connect_configured_redis(settings)
-    preflight.check_redis(client, url=settings.redis_url)
+    client = preflight.answering_redis(settings, url=settings.redis_url)
     preflight.check_shards(client, settings.redis_shards)
     preflight.warn_on_full_coverage(client)
     services = Services(settings, redis_client=client)
