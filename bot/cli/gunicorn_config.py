@@ -6,6 +6,9 @@ once with one message naming it (exit 2), before any worker boots. So does what 
 setting, ``REDIS_URL`` unset or not answering, the policy file, a token Slack refuses), before the port is
 bound: one log line in ``LOG_FORMAT``, not each worker's traceback and gunicorn's exit status 3.
 
+An address of its own gunicorn cannot listen on (``--bind``, or ``PORT``: taken, or no such address) ends it the same
+way, naming ``PORT`` when the port is ``PORT``'s: gunicorn would try five times, then exit 1 in words of its own.
+
 With ``METRICS_PORT`` set, gunicorn listens there too (on ``HOST``), and ``/metrics`` and ``/readyz`` are served there
 only. (A ``SIGHUP`` reload rebinds the command line's addresses alone: restart instead.)
 
@@ -22,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from gunicorn.util import parse_address  # type: ignore[import-untyped]
 
 from bot.cli.exits import fail_logging
 from bot.domain.policy.policy_file import PolicyError
@@ -45,6 +50,7 @@ logconfig_dict = logs.logging_config(_log_settings.log_format, _log_settings.log
 def on_starting(server: Any) -> None:
     """Refuse, before binding, what every worker would refuse; bind ``METRICS_PORT`` too; start from no counts."""
     _metrics_dir.mkdir(parents=True, exist_ok=True)
+    _refuse_a_taken_bind(server.cfg)
     status = _built_in_a_child()
     if status != 0:
         sys.exit(status if status > 0 else 1)  # a child ended by a signal has a negative status
@@ -75,11 +81,35 @@ def worker_exit(_server: Any, _worker: Any) -> None:
     trace_export.flush()
 
 
-def _unbindable(host: str, port: int) -> tuple[str, int, OSError] | None:
+def _refuse_a_taken_bind(cfg: Any) -> None:
+    """End gunicorn (status 2) with one line when it cannot listen on an address it was given (``cfg.bind``).
+
+    Named ``PORT`` when the port is ``PORT``'s (the Procfile's ``--bind 0.0.0.0:$PORT``, or gunicorn's default with
+    ``PORT`` set), else ``--bind``. A socket path and an inherited descriptor are gunicorn's to check, and so are the
+    listeners a new master inherits (``GUNICORN_FD`` on a ``USR2`` upgrade, ``LISTEN_FDS`` from systemd): taken by
+    the old master, as they should be.
+    """
+    if os.environ.get("GUNICORN_FD") or os.environ.get("LISTEN_FDS"):
+        return
+    for address in cfg.bind:
+        parsed = parse_address(address)
+        if not isinstance(parsed, tuple):
+            continue
+        host, port = parsed
+        problem = _unbindable(host, int(port), reuse_port=bool(cfg.reuse_port))
+        if problem is not None:
+            named = "PORT" if os.environ.get("PORT", "").strip() == str(port) else "--bind"
+            logger.error("cannot start: %s: cannot listen on %s (%s)", named, address, problem[2])
+            sys.exit(2)
+
+
+def _unbindable(host: str, port: int, *, reuse_port: bool = False) -> tuple[str, int, OSError] | None:
     """``(host, port, why)`` when nothing can listen there (taken, or no such address), else ``None``."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds: a port in TIME_WAIT is free
+        if reuse_port:  # gunicorn's --reuse-port: a port others listen on with it too is shared, not taken
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             probe.bind((host, port))
         except OSError as error:

@@ -156,3 +156,35 @@ def test_gunicorn_refuses_a_taken_metrics_port_in_one_json_line_naming_it(redis_
     assert [line["message"] for line in refusals] == [
         f"cannot start: HOST, METRICS_PORT: cannot listen on 127.0.0.1:{port} ([Errno 98] Address already in use)"
     ]
+
+
+@pytest.mark.single_redis  # the port is refused before the app is built; the layout is not what is tested
+@pytest.mark.parametrize(
+    ("log_format", "port_setting"), [("json", True), ("text", False)], ids=["json-PORT", "text-bind"]
+)
+def test_gunicorn_refuses_its_own_taken_port_in_one_line_naming_it(
+    redis_url: str, log_format: str, port_setting: bool
+) -> None:
+    with FakeSlack() as slack, socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # The Procfile's --bind 0.0.0.0:$PORT, with PORT set as the platform sets it (or the port given by hand).
+        named = {"PORT": str(port)} if port_setting else {}
+        settings = bot_settings(slack, redis_url, LOG_FORMAT=log_format, **named)
+        ran = _run(web_command(port), settings)
+
+    output = ran.stdout + ran.stderr
+    assert ran.returncode == 2, output
+    said = f"cannot start: {'PORT' if port_setting else '--bind'}: cannot listen on 127.0.0.1:{port}"
+    said += " ([Errno 98] Address already in use)"
+    if log_format == "json":
+        lines = _parsed(output, "gunicorn's output")
+        assert [line["message"] for line in lines if line["level"] == "ERROR"] == [said]
+        assert not any("exception" in line for line in lines)
+    else:
+        [refusal] = [line for line in output.splitlines() if "ERROR" in line]
+        assert refusal.endswith(said), refusal
+    # Not gunicorn's five tries and its own words, exit 1.
+    assert "Retrying in 1 second" not in output
+    assert "Connection in use" not in output
