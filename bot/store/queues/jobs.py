@@ -300,8 +300,8 @@ class JobQueue:
         """``take()``, a read or claim of jobs for ``consumer``; ``shards`` marked unsure when its reply may be lost.
 
         Its jobs are this consumer's then, read from its history by the shard's next read. A reply may be lost when the
-        call raised a connection error or timeout, when an attempt of it failed (retried, or given up after: redis-py's
-        cluster client raises ``RedisClusterUnreachableError`` when its layout refresh then reaches no node), or when
+        call raised a connection error or timeout, when an attempt of it failed (retried, or given up after: the
+        cluster client's layout refresh then reached no node, ``bot.store.cluster_client.ClusterUnreachable``), or when
         it took ``RETRIED_AFTER_S``.
         """
         started, failed = time.monotonic(), failed_attempts.here()

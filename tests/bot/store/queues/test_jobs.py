@@ -13,6 +13,7 @@ import redis
 
 from bot.services import connect_redis
 from bot.store import keys
+from bot.store.cluster_client import ClusterUnreachable
 from bot.store.queues.jobs import _READ, JobQueue, ResumeJob
 from bot.store.queues.shard_trouble import RESTING_S
 from state import RedisServer
@@ -109,8 +110,9 @@ def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after
 def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_its_job_over_at_the_next_read(
     cluster: RedisClusterServers,
 ) -> None:
-    """redis-py's cluster client refreshes its layout before a second attempt; reaching no node, it gives up with
-    ``RedisClusterUnreachableError`` (no connection error): the first attempt's reply was lost all the same."""
+    """redis-py's cluster client refreshes its layout before a second attempt; reaching no node, it gives up (with
+    ``RedisClusterUnreachableError``, raised as ``ClusterUnreachable``): the first attempt's reply was lost all the
+    same."""
     client = connect_redis(cluster.url, retry_s=5.0, timeout_s=_TIMEOUT_S)  # time for a second attempt
     client.flushall(target_nodes="primaries")
     observer = connect_redis(cluster.url, retry_s=1.0)
@@ -126,7 +128,7 @@ def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_it
             jobs.read("worker-1", block_ms=1)
         shard_read = jobs.rests.late(_READ, 0)
         assert shard_read is not None
-        with pytest.raises(redis.RedisClusterException):
+        with pytest.raises(ClusterUnreachable):
             shard_read.answer.result(timeout=10)  # the layout refresh reached no node
     finally:
         for node in cluster.nodes:
@@ -137,7 +139,7 @@ def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_it
     def read_some() -> bool:
         try:
             found.extend(job.fields["session_id"] for job in jobs.read("worker-1", block_ms=1))
-        except redis.RedisClusterException:  # the kept reads' errors, every shard's: the worker reads again
+        except ClusterUnreachable:  # the kept reads' errors, every shard's: the worker reads again
             return False
         return bool(found)
 
