@@ -324,7 +324,7 @@ def main() -> None:
         for over, under in [*compared, *([(_TRACED, "ours")] if args.traces else [])]:
             p50 = _percentile(results[over], 0.5) / _percentile(results[under], 0.5)
             p99 = _percentile(results[over], 0.99) / _percentile(results[under], 0.99)
-            print(f"  ratio {over}/{under}: p50 {p50:.2f}x, p99 {p99:.2f}x")
+            print(f"ratio {over}/{under} ({clients} clients): p50 {p50:.2f}x, p99 {p99:.2f}x")
     shown = f"{round_trips:.0f}" if round_trips == int(round_trips) else f"{round_trips:.2f}"
     print(f"round trips per click: {shown} (Redis MONITOR over {counted} clicks)")
     ours = (per_app * 2 if args.traces else per_app) + counted

@@ -188,7 +188,7 @@ def _python(apps: dict[str, WsgiApp], bodies: Iterator[bytes], clicks: int) -> N
         print(f"  {name}: {wholes[name]:7.1f}")
         for _module, path in _LAYERS if name == "ours" else ():
             print(f"    {path:40} {_median_us(row.get(path, 0) for row in times):7.1f}")
-    print(f"  ratio ours/bare+rt (python): {wholes['ours'] / wholes['bare+rt']:.2f}x")
+    print(f"ratio ours/bare+rt (python): {wholes['ours'] / wholes['bare+rt']:.2f}x")
 
 
 def _stamped(text: str) -> str:

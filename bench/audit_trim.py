@@ -94,9 +94,9 @@ def main() -> None:
     for name in ("trim", "trim keeping unexported"):
         median = statistics.median(timings[name])
         print(f"  {name:<24}: median {median * 1000:7.3f} ms, dropped {min(dropped[name])}-{max(dropped[name])}")
-        print(f"  ratio {name}/XLEN: {median / floor:.1f}x")
+        print(f"ratio {name}/XLEN: {median / floor:.1f}x")
     print(f"the read the trim before this one did: {old_read * 1000:.0f} ms, {peak / 2**20:.0f} MiB in the worker")
-    print(f"  ratio that read/trim: {old_read / statistics.median(timings['trim']):.0f}x")
+    print(f"ratio that read/trim: {old_read / statistics.median(timings['trim']):.0f}x")
 
 
 if __name__ == "__main__":

@@ -311,7 +311,7 @@ def main() -> None:
     for line in lines:
         print(line)
     print(f"  time to recover after the last fault: {max(recovered_s, 0.0):.1f} s")
-    print(f"  ratio sessions finished/started: {done / max(len(sessions), 1):.3f}x")
+    print(f"ratio sessions finished/started: {done / max(len(sessions), 1):.3f}x")
     sys.exit(0 if healthy else 1)
 
 

@@ -72,7 +72,7 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in rates.items()}
     print(f"  one server:           {medians['single']:.1f} sessions/s (rounds: {_list(rates['single'])})")
     print(f"  3-master cluster:     {medians['cluster']:.1f} sessions/s (rounds: {_list(rates['cluster'])})")
-    print(f"  ratio cluster/single sessions/s: {medians['cluster'] / medians['single']:.2f}x")
+    print(f"ratio cluster/single sessions/s: {medians['cluster'] / medians['single']:.2f}x")
 
 
 def _list(values: list[float]) -> str:

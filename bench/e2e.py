@@ -682,7 +682,7 @@ def main() -> None:
             f"  floor: the same Redis and Slack calls, serial, one thread: {floor:.1f} sessions/s "
             f"(before {floor_before:.1f}, after {floor_after:.1f})"
         )
-        print(f"  ratio ours/floor sessions/s: {ours / floor:.2f}x")
+        print(f"ratio ours/floor sessions/s: {ours / floor:.2f}x")
 
         slow_reaction_s = args.slow_reaction_ms / 1000
         print(
@@ -700,7 +700,7 @@ def main() -> None:
             )
         _report("ours", outcome, elapsed)
         p50 = _percentile(outcome.click_to_reply_s, 0.5)
-        print(f"  ratio click->reply p50/model time: {p50 / args.model_delay:.2f}x (goal <= 1.5x)")
+        print(f"ratio click->reply p50/model time: {p50 / args.model_delay:.2f}x (goal <= 1.5x)")
 
 
 def _capture_one_session(port: int, slack: BenchSlack, server: RedisServer, *, reaction_s: float) -> SessionWork:

@@ -122,7 +122,7 @@ def main() -> None:
     print(f"escalation tick: {args.due} due reminders per tick, {args.rounds} rounds, one real Redis")
     print(f"  {pending['small']:>7} pending: median {small * 1000:7.2f} ms per tick (fired {set(fired['small'])})")
     print(f"  {pending['large']:>7} pending: median {large * 1000:7.2f} ms per tick (fired {set(fired['large'])})")
-    print(f"  ratio large/small: {large / small:.2f}x")
+    print(f"ratio large/small: {large / small:.2f}x")
     per_tick = round_trips["small"] + round_trips["large"]
     shown = f"{min(per_tick)}" if min(per_tick) == max(per_tick) else f"{min(per_tick)}-{max(per_tick)}"
     print(f"round trips per tick: {shown} ({args.due} due reminders, counted on the client's connections)")

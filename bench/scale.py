@@ -179,7 +179,7 @@ def _e2e(*, elsewhere: int, viewers: int, people: int, sessions: int) -> None:
     print(f"e2e: {elsewhere:,} open approvals elsewhere, {people} people at once, {sessions} sessions per run")
     print(f"  no App Home viewer: {without:.1f} sessions/s ({', '.join(f'{rate:.1f}' for rate in rates['none'])})")
     print(f"  {viewers} viewers: {with_viewers:.1f} sessions/s ({published:,} Slack calls in all runs)")
-    print(f"  ratio e2e sessions/s viewers/none: {with_viewers / without:.2f}x (goal >= 0.9x)")
+    print(f"ratio e2e sessions/s viewers/none: {with_viewers / without:.2f}x (goal >= 0.9x)")
 
 
 def main() -> None:
@@ -242,7 +242,7 @@ def main() -> None:
                 f"  {step:<9} {args.small:>6} elsewhere: {small * 1000:8.2f} ms, {shown['small']} round trips; "
                 f"{args.large:>6}: {large * 1000:8.2f} ms, {shown['large']} round trips"
             )
-            print(f"  ratio {step} large/small: {large / small:.2f}x (goal <= {_GOAL}x)")
+            print(f"ratio {step} large/small: {large / small:.2f}x (goal <= {_GOAL}x)")
         pending_b, decided_b = _bytes_per_approval(f"{base}/2", clock, slack, args.sample)
         print(f"  bytes per pending approval: {pending_b:,.0f}; per decided approval: {decided_b:,.0f}")
     _e2e(elsewhere=args.e2e_elsewhere, viewers=args.viewers, people=args.people, sessions=args.sessions)
