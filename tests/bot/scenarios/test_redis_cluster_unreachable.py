@@ -10,6 +10,7 @@ cluster by asking each node in turn, a whole timeout each: ``bot.store.cluster_c
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from typing import cast
 
 import httpx
 import pytest
@@ -47,7 +48,7 @@ def cluster() -> Iterator[RedisClusterServers]:
 def bot(cluster: RedisClusterServers) -> Iterator[Bot]:
     """The bot on the cluster, its client built as a deployment's (the settings' retry and timeout)."""
     client = connect_redis(cluster.url, retry_s=DEFAULT_RETRY_S)
-    client.flushall(target_nodes="primaries")  # type: ignore[call-arg]
+    client.flushall(target_nodes="primaries")
     with running_bot(client, agent_factory=demo_factory) as running:
         yield running
     client.close()
@@ -143,7 +144,9 @@ def test_a_worker_process_lives_through_it_and_answers_the_next_mention(
 
 def _beats(bot: Bot) -> list[float]:
     """When each worker last beat (unix seconds)."""
-    beats = bot.services.stores.redis.zrange(keys.WORKER_HEARTBEATS, 0, -1, withscores=True)
+    beats = cast(
+        list[tuple[bytes, float]], bot.services.stores.redis.zrange(keys.WORKER_HEARTBEATS, 0, -1, withscores=True)
+    )
     return [score / 1000 for _member, score in beats]
 
 
