@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import redis
 
@@ -21,10 +22,11 @@ COUNTING_AGENT = "tests.bot.support.agents:counting_agent"
 
 @contextmanager
 def worker_process(
-    bot: Bot, redis_url: str, *, capture_stderr: bool = False, **settings: str
+    bot: Bot, redis_url: str, *, capture_stderr: bool = False, stderr_to: Path | None = None, **settings: str
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``python -m bot worker`` on the bot's Slack and Redis, with ``settings`` (e.g. ``AGENT_FACTORY``) in its
-    environment; killed if the test leaves it running."""
+    environment; killed if the test leaves it running. Its stderr is piped (``capture_stderr``: a worker that logs
+    much blocks once the pipe is full, unless it is read) or written to ``stderr_to``."""
     environment = {
         **os.environ,
         "SLACK_BOT_TOKEN": bot.slack.token,
@@ -33,11 +35,12 @@ def worker_process(
         "LOG_LEVEL": "WARNING",
         **settings,
     }
+    log = stderr_to.open("wb") if stderr_to is not None else None
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "worker"],
         cwd=ROOT,
         env=environment,
-        stderr=subprocess.PIPE if capture_stderr else None,
+        stderr=log if log is not None else subprocess.PIPE if capture_stderr else None,
     )
     try:
         yield process
@@ -45,6 +48,8 @@ def worker_process(
         if process.poll() is None:
             process.kill()
         process.wait(10)
+        if log is not None:
+            log.close()
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
