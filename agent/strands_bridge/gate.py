@@ -17,12 +17,13 @@ of running it again.
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import Any, Final, cast
 
-from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
+from strands.hooks import AfterInvocationEvent, AfterToolCallEvent, BeforeToolCallEvent, HookOrder, MessageAddedEvent
 from strands.types._events import ToolResultEvent
 from strands.types.tools import AgentTool
 
 from agent import attempts
 from agent.approval import APPROVAL_INTERRUPT, approved_input, describe_call, edit_note, parse_decision, refusal_text
+from agent.guarded import guarded_calls, waiting_calls
 from agent.session import retrying
 from state.shapes import ToolUse
 
@@ -112,6 +113,10 @@ class SignoffGate:
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
         registry.add_callback(AfterToolCallEvent, self.note_edit)  # first: the result recorded carries the note
         if self.checkpoint_results:
+            # Last before a call: it is marked started only once every hook and intervention let it run.
+            registry.add_callback(BeforeToolCallEvent, self.start_call, order=HookOrder.SDK_LAST)
+            # First at the end: before the session manager saves the stop.
+            registry.add_callback(AfterInvocationEvent, self.release_asking_tools, order=HookOrder.SDK_FIRST)
             registry.add_callback(AfterToolCallEvent, self.after_tool_call)
             registry.add_callback(MessageAddedEvent, self.message_added)
 
@@ -150,10 +155,43 @@ class SignoffGate:
             note = edit_note(decision)
             if note is not None:  # an approver edited the call: it runs as they left it, and the model is told
                 self._edited[tool_use["toolUseId"]] = note
-                tool_use = cast(ToolUse, {**tool_use, "input": runs})
-                event.tool_use = tool_use
-        if self.checkpoint_results and event.selected_tool is not None and tool_use["name"] not in self.idempotent:
-            self._start(event, tool_use)
+                event.tool_use = cast(ToolUse, {**tool_use, "input": runs})
+
+    def start_call(self, event: Any) -> None:
+        """Mark a call about to run started (see ``checkpoint_results``), unless it is not about to run.
+
+        Another hook or intervention may have cancelled it, or be asking a person about it (Strands runs every
+        callback of the event even after one raised an interrupt): it has not started.
+        """
+        tool_use = cast(ToolUse, event.tool_use)
+        runs = event.selected_tool is not None and not isinstance(event.selected_tool, _RecordedResult)
+        if event.cancel_tool or not runs or tool_use["name"] in self.idempotent:
+            return
+        asking = event.agent._interrupt_state.interrupts.values()
+        if any(interrupt.response is None and guarded_calls(interrupt.id, [tool_use]) for interrupt in asking):
+            return
+        self._start(event, tool_use)
+
+    def release_asking_tools(self, event: Any) -> None:
+        """The agent stopped on interrupts: a started call whose tool asks a person stopped there, not mid-run.
+
+        Strands runs such a tool again on resume, and its ``interrupt`` then returns the answer; only an attempt
+        that gets past its questions may have taken effect. A call asked whether to run again keeps its mark.
+        """
+        interrupt_state = event.agent._interrupt_state
+        started = event.agent.state.get(attempts.STARTED_CALLS)
+        if not interrupt_state.activated or not started:
+            return
+        asking = [
+            interrupt
+            for interrupt in interrupt_state.interrupts.values()
+            if interrupt.response is None and not attempts.is_rerun_interrupt(interrupt.name)
+        ]
+        stopped = [call for call in waiting_calls(interrupt_state) if call["toolUseId"] in started]
+        attempts.clear_started(
+            event.agent.state,
+            [call["toolUseId"] for call in stopped if any(guarded_calls(each.id, [call]) for each in asking)],
+        )
 
     def _start(self, event: Any, tool_use: ToolUse) -> None:
         """Mark the call started and save it before it runs; a call that may have run asks a human first."""
