@@ -5,6 +5,9 @@ docs write it: a tool's ``tool_context.interrupt``, a ``BeforeToolCallEvent`` ho
 ``HumanInTheLoop``. Such a call has not run while a person is asked about it. Before, the gate marked it started
 anyway (Strands runs every hook even after one asked; a tool that asks stops with no after-call event), so the
 person's answer was followed by a second question, "a previous attempt may have run", for a call that never ran.
+
+Without ``SignoffGate`` (Strands' own human-in-the-loop, as our docs show it), the bot's runner gives the agent the
+same at-most-once rules: before, a worker that died inside an approved call ran it again on the redelivered job.
 """
 
 import contextlib
@@ -44,9 +47,10 @@ class ApprovalHook(HookProvider):  # type: ignore[misc]
 class _Deletions:
     """An agent with the docs' ``SignoffGate`` on ``restart_service`` and a ``delete_files`` asked about otherwise."""
 
-    def __init__(self, store: SessionStore, asker: str) -> None:
+    def __init__(self, store: SessionStore, asker: str, *, gated: bool) -> None:
         self.store = store
         self.asker = asker
+        self.gated = gated
         self.runs = 0
         self.die_next = False
 
@@ -77,7 +81,7 @@ class _Deletions:
             """
             return f"{service}: restarted"
 
-        hooks: list[Any] = [SignoffGate({"restart_service": "production-changes"})]
+        hooks: list[Any] = [SignoffGate({"restart_service": "production-changes"})] if self.gated else []
         if self.asker == "hook":
             hooks.append(ApprovalHook())  # after the gate: Strands runs the gate's callback first
         agent = strands.Agent(
@@ -103,13 +107,15 @@ class _Deletions:
 
 
 ASKERS = pytest.mark.parametrize("asker", ["tool", "hook", "hitl"])
+GATED = pytest.mark.parametrize("gated", [True, False], ids=["with-gate", "without-gate"])
 
 
 @ASKERS
+@GATED
 def test_a_call_a_person_is_asked_about_runs_once_on_the_answer_without_a_second_question(
-    store: SessionStore, asker: str
+    store: SessionStore, asker: str, gated: bool
 ) -> None:
-    deletions = _Deletions(store, asker)
+    deletions = _Deletions(store, asker, gated=gated)
     answer = deletions.asked()
 
     result = deletions.runnable()(answer)  # a fresh worker, as the bot's resume job
@@ -121,8 +127,12 @@ def test_a_call_a_person_is_asked_about_runs_once_on_the_answer_without_a_second
 
 
 @ASKERS
-def test_a_call_that_died_after_the_answer_is_asked_about_again_not_rerun(store: SessionStore, asker: str) -> None:
-    deletions = _Deletions(store, asker)
+@GATED
+def test_a_call_that_died_after_the_answer_is_asked_about_again_not_rerun(
+    store: SessionStore, asker: str, gated: bool
+) -> None:
+    # Without a gate too: the bot's runner keeps the agent's calls at most once (before, an approved call ran again).
+    deletions = _Deletions(store, asker, gated=gated)
     answer = deletions.asked()
     deletions.die_next = True
     with contextlib.suppress(WorkerDied):
