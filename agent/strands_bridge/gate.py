@@ -14,11 +14,13 @@ run that finds a call started but not recorded asks a human (the ``rerun`` inter
 of running it again.
 """
 
+import json
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import Any, Final, cast
 
 from strands.hooks import AfterInvocationEvent, AfterToolCallEvent, BeforeToolCallEvent, HookOrder, MessageAddedEvent
 from strands.types._events import ToolResultEvent
+from strands.types.session import decode_bytes_values, encode_bytes_values
 from strands.types.tools import AgentTool
 
 from agent import attempts
@@ -33,10 +35,18 @@ PolicyFor = Callable[[str], str | None]
 UNREADABLE_RESPONSE = "Not executed: the approval response was not understood. Do not retry automatically."
 
 COMPLETED_CALLS: Final = "signoff_completed_calls"
-"""Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result)."""
+"""Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result as JSON text, its
+bytes in Strands' form for them: an agent's state holds JSON only, and Strands turns that form back into bytes when
+it reads the state, which the state then refuses)."""
 _COMPLETED_KEPT: Final = 50
 SAVE_RETRY_S: Final = 10.0
 """How long saving a call's start or result is retried while Redis is unreachable."""
+
+
+def _replayed(recorded: Any) -> dict[str, Any]:
+    """A result recorded in ``COMPLETED_CALLS`` as it was (a dict: recorded before results were kept as text)."""
+    result: dict[str, Any] = decode_bytes_values(json.loads(recorded)) if isinstance(recorded, str) else recorded
+    return result
 
 
 class _RecordedResult(AgentTool):  # type: ignore[misc]
@@ -135,7 +145,7 @@ class SignoffGate:
         tool_use = cast(ToolUse, event.tool_use)
         recorded = (event.agent.state.get(COMPLETED_CALLS) or {}).get(tool_use["toolUseId"])
         if self.checkpoint_results and recorded is not None:
-            event.selected_tool = _RecordedResult(event.selected_tool, recorded)
+            event.selected_tool = _RecordedResult(event.selected_tool, _replayed(recorded))
             return
         spec = getattr(event.selected_tool, "tool_spec", None)
         reason = self.reason_for(tool_use, input_schema=spec.get("inputSchema") if isinstance(spec, dict) else None)
@@ -248,7 +258,7 @@ class SignoffGate:
             interrupt_state.set_pending_tool_results([*kept, result])
         else:
             completed = dict(agent.state.get(COMPLETED_CALLS) or {})
-            completed[result["toolUseId"]] = dict(result)
+            completed[result["toolUseId"]] = json.dumps(encode_bytes_values(dict(result)))
             agent.state.set(COMPLETED_CALLS, dict(list(completed.items())[-_COMPLETED_KEPT:]))
         attempts.clear_started(agent.state, [result["toolUseId"]])
         self._save(agent)
