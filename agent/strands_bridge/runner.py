@@ -11,13 +11,13 @@ from typing import Any, Protocol
 
 import redis
 from strands import Agent as StrandsAgent
-from strands.hooks import AfterToolCallEvent
+from strands.hooks import AfterToolCallEvent, BeforeInvocationEvent
 from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls, waiting_interrupts
 from agent.strands_bridge.gate import SignoffGate
-from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust
+from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust, remember_asked
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
 from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
@@ -59,6 +59,7 @@ class StrandsRunnable:
         self.agent = agent
         self._refusals = RefusalAccounts()
         agent.hooks.add_callback(AfterToolCallEvent, self._refusals.rewrite)
+        agent.hooks.add_callback(BeforeInvocationEvent, remember_asked)
         if not _has_gate(agent):
             # Calls a person approved some other way (HumanInTheLoop, a hook, the tool itself) run at most once too.
             SignoffGate(()).register_hooks(agent.hooks)
