@@ -19,7 +19,7 @@ from agent.guarded import waiting_calls, waiting_interrupts
 from agent.strands_bridge.gate import SignoffGate
 from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust, remember_asked
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
-from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
+from agent.vended import HANDOFF_TOOL, HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
@@ -62,7 +62,7 @@ class StrandsRunnable:
         agent.hooks.add_callback(BeforeInvocationEvent, remember_asked)
         if not _has_gate(agent):
             # Calls a person approved some other way (HumanInTheLoop, a hook, the tool itself) run at most once too.
-            SignoffGate(()).register_hooks(agent.hooks)
+            SignoffGate((), idempotent=[HANDOFF_TOOL]).register_hooks(agent.hooks)  # it only returns the answer
 
     @property
     def interrupted(self) -> bool:

@@ -19,9 +19,11 @@ from strands import ToolContext
 from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.tools.executors import SequentialToolExecutor
 from strands.vended_interventions.hitl import HumanInTheLoop
+from strands.vended_tools import handoff_to_user
 
-from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS
-from agent.models.scripted import tool_turn
+from agent import ScriptedModel
+from agent.attempts import RERUN_INTERRUPT, STARTED_CALLS, mark_started
+from agent.models.scripted import text_turn, tool_turn
 from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_manager
 from state import SessionStore
 from tests.agent.support import WorkerDied
@@ -143,3 +145,51 @@ def test_a_call_that_died_after_the_answer_is_asked_about_again_not_rerun(
     assert deletions.runs == 1
     [question] = stopped.interrupts
     assert (question.name, question.reason["toolUseId"]) == (RERUN_INTERRUPT, "t1")
+
+
+def test_a_handoff_answered_and_lost_with_its_worker_is_answered_again_not_asked_about(store: SessionStore) -> None:
+    # Strands' handoff_to_user only returns the person's answer: running it again is harmless, so a worker that died
+    # in it leaves no "may have run" question about it.
+    deploys: list[str] = []
+
+    def runnable() -> StrandsRunnable:
+        @strands.tool
+        def deploy(region: str) -> str:
+            """Deploy the service.
+
+            Args:
+                region: Where to.
+            """
+            deploys.append(region)
+            return f"deployed to {region}"
+
+        def ask_then_deploy(messages: list[Any]) -> Any:
+            answers = [
+                content["text"]
+                for message in messages
+                for block in message["content"]
+                if "toolResult" in block
+                for content in block["toolResult"]["content"]
+            ]
+            if not answers:
+                return tool_turn(("h1", "handoff_to_user", {"message": "Which region?"}))
+            return tool_turn(("d1", "deploy", {"region": answers[0]})) if len(answers) == 1 else text_turn(answers[-1])
+
+        return StrandsRunnable(
+            strands.Agent(
+                model=StrandsScriptedModel(ScriptedModel(ask_then_deploy)),
+                tools=[handoff_to_user, deploy],
+                session_manager=signoff_session_manager(SID, store),
+                callback_handler=None,
+            )
+        )
+
+    [question] = runnable()("deploy").interrupts
+    answer = [{"interruptResponse": {"interruptId": question.id, "response": "eu-west-1"}}]
+    dying = runnable().agent  # what a worker killed inside the tool leaves: the call started, no result recorded
+    mark_started(dying.state, "h1")
+    dying._session_manager.sync_agent(dying)
+
+    result = runnable()(answer)  # the job, redelivered
+
+    assert (result.stop_reason, str(result), deploys) == ("end_turn", "deployed to eu-west-1", ["eu-west-1"])
