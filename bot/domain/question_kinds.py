@@ -127,7 +127,17 @@ def _schema(given: Any) -> dict[str, Any]:
     form = edit_form({}, given)
     if form is None or any(each.name == WHOLE_INPUT for each in form.fields):
         raise QuestionError("schema.properties: no form can be made of them")
+    for each in form.fields:  # Slack opens no form whose number field's min_value is above its max_value
+        if each.minimum is not None and each.maximum is not None and each.minimum > each.maximum:
+            raise QuestionError(
+                f"schema.properties.{each.name}.minimum: {_bound(each.minimum)} is above the maximum, "
+                f"{_bound(each.maximum)}: no number fits"
+            )
     return given
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def _short(message: str) -> str:

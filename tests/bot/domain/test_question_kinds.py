@@ -56,6 +56,11 @@ def test_options_slack_cannot_show_are_refused_naming_the_field(
             "schema.properties: at most 40",
         ),
         ({"type": "object", "properties": {"n": {"type": "string", "description": "d" * 9000}}}, "schema: longer than"),
+        # Valid JSON Schema, but no number fits it, and Slack refuses a number field whose min_value is above max_value.
+        (
+            {"type": "object", "properties": {"n": {"type": "integer", "minimum": 9, "maximum": 1}}},
+            "schema.properties.n.minimum: 9 is above the maximum, 1: no number fits",
+        ),
     ],
 )
 def test_a_schema_the_edit_form_cannot_make_fields_of_is_refused_naming_the_field(schema: Any, named: str) -> None:

@@ -36,6 +36,9 @@ FORM = {
     "required": ["replicas"],
 }
 
+CROSSED = {"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 9, "maximum": 1}}}
+"""A valid JSON Schema no answer fits: Slack refuses to open its form (a number field's min_value above max_value)."""
+
 
 @pytest.fixture
 def api(bot: Bot) -> Iterator[ApiCaller]:
@@ -164,6 +167,7 @@ BAD_QUESTIONS = [
     ({"question": "q", "channel": CHANNEL, "schema": {"type": "array"}}, "schema.type"),
     ({"question": "q", "channel": CHANNEL, "schema": {"type": "object", "properties": {}}}, "schema.properties"),
     ({"question": "q", "channel": CHANNEL, "schema": {"properties": {"a": {"type": 5}}}}, "schema.properties.a.type"),
+    ({"question": "q", "channel": CHANNEL, "schema": CROSSED}, "schema.properties.replicas.minimum"),  # unanswerable
     ({**REGION, "name": "two words"}, "name"),
     ({**REGION, "channel": "general"}, "channel"),
     ({**REGION, "callback_url": "file:///etc/passwd"}, "callback_url"),
