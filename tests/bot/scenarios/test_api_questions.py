@@ -310,3 +310,24 @@ def test_a_question_for_nobody_in_a_thread_is_answered_there_by_anyone_in_the_ch
     assert api.get_question(asked["id"], wait="5s").json()["answer"] == "Dana"
     bot.drain()
     assert "Dana" in _answered(bot, asked["message_ts"])  # the answer, on the message in the thread
+
+
+def test_a_forms_choices_show_their_hidden_characters_so_alike_looking_ones_are_told_apart(
+    bot: Bot, api: ApiCaller
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "env": {"type": "string", "enum": ["prod", "prod\u200b"]},  # the second ends with a zero-width space
+            "drop\u202e": {"type": "boolean"},  # a checkbox's own text is its property's name
+        },
+        "required": ["env"],
+    }
+    asked = _asked(bot, api, {"question": "Where?", "schema": schema, "channel": CHANNEL, "requester": REQUESTER})
+    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)
+    select, checkbox = (block["element"] for block in view["blocks"] if block["type"] == "input")
+    assert [option["text"]["text"] for option in select["options"]] == ["prod", "prod⟨U+200B⟩"]
+    assert [option["text"]["text"] for option in checkbox["options"]] == ["drop⟨U+202E⟩"]
+
+    assert bot.submit_answer_form(view, user=REQUESTER, changes={"env": "prod\u200b"}).status == 200
+    assert api.get_question(asked["id"], wait="5s").json()["answer"] == {"env": "prod\u200b", "drop\u202e": False}
