@@ -108,8 +108,10 @@ def _text(value: Any, where: str, limit: int) -> str:
 def _schema(given: Any) -> dict[str, Any]:
     if not isinstance(given, dict):
         raise QuestionError("schema: must be a JSON Schema object")
+    if _has_lone_surrogate(given):
+        raise QuestionError("schema: holds a lone surrogate (\\ud800 to \\udfff): not Unicode text")
     if bounded_json(given, max_chars=MAX_SCHEMA_CHARS) != given:
-        raise QuestionError(f"schema: longer than {MAX_SCHEMA_CHARS} characters as JSON")
+        raise QuestionError(f"schema: longer than {MAX_SCHEMA_CHARS} characters as JSON, or nested too deeply")
     if given.get("type", "object") != "object":
         raise QuestionError('schema.type: must be "object" (the answer is an object, one field per property)')
     try:
@@ -138,6 +140,17 @@ def _schema(given: Any) -> dict[str, Any]:
 
 def _bound(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a text of ``value`` (a key too) holds a lone surrogate: JSON can spell one, no UTF-8 text holds it."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    except RecursionError:  # nested past what any check walks: bounded_json says so next
+        return False
+    return False
 
 
 def _short(message: str) -> str:

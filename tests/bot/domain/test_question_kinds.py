@@ -56,6 +56,8 @@ def test_options_slack_cannot_show_are_refused_naming_the_field(
             "schema.properties: at most 40",
         ),
         ({"type": "object", "properties": {"n": {"type": "string", "description": "d" * 9000}}}, "schema: longer than"),
+        # Short, but JSON can spell what no UTF-8 text holds: said as such, not as "longer than".
+        ({"type": "object", "properties": {"n\ud800": {"type": "string"}}}, "schema: holds a lone surrogate"),
         # Valid JSON Schema, but no number fits it, and Slack refuses a number field whose min_value is above max_value.
         (
             {"type": "object", "properties": {"n": {"type": "integer", "minimum": 9, "maximum": 1}}},
