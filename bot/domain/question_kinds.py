@@ -15,6 +15,7 @@ import jsonschema
 from agent.vended import AskedQuestion
 from bot.domain.edit_form import MAX_FIELDS, WHOLE_INPUT, EditForm, edit_form
 from bot.domain.errors import SignoffError
+from bot.domain.hidden_characters import reveal
 from bot.domain.records import Question, QuestionOption
 from bot.domain.storable_json import bounded_json
 
@@ -88,6 +89,11 @@ def _options(given: Any) -> tuple[QuestionOption, ...]:
         if description is not None:
             description = _text(description, f"{where}.description", MAX_DESCRIPTION)
         label = _text(each.get("label"), f"{where}.label", MAX_LABEL)
+        if len(shown := reveal(label)) > MAX_LABEL:  # cut to fit, two labels could look the same
+            raise QuestionError(
+                f"{where}.label: at most {MAX_LABEL} characters as shown (hidden characters spelled out, as "
+                f"⟨U+200B⟩), got {len(shown)}"
+            )
         options.append(QuestionOption(label=label, description=description))
     seen: set[str] = set()
     for index, option in enumerate(options):

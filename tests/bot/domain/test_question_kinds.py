@@ -28,6 +28,8 @@ def test_a_question_without_options_or_schema_is_asked_in_words() -> None:
         (["eu", 3], False, None, "options[1]: must be a label"),
         (["eu", "  "], False, None, "options[1].label: must be a non-blank string"),
         (["eu", "x" * 76], False, None, "options[1].label: at most 75 characters (Slack's limit), got 76"),
+        # Shown with its hidden character spelled out (⟨U+200B⟩), it is 78 long: cut, it would look like another.
+        (["eu", "x" * 70 + "\u200b"], False, None, "options[1].label: at most 75 characters as shown (hidden"),
         ([{"label": "eu", "description": "d" * 76}], False, None, "options[0].description: at most 75"),
         ([{"label": "eu", "extra": 1}], False, None, "options[0]: must be a label, or an object"),
         (["eu", "us", "eu"], False, None, 'options[2].label: "eu" is offered twice'),

@@ -158,6 +158,7 @@ BAD_QUESTIONS = [
     ({**REGION, "options": [f"o{index}" for index in range(101)]}, "options"),
     ({**REGION, "options": ["a", {"label": " "}]}, "options[1].label"),
     ({**REGION, "options": ["a", {"label": "b" * 76}]}, "options[1].label"),
+    ({**REGION, "options": ["a" * 70 + "\u200bx", "a" * 70 + "\u200by"]}, "options[0].label"),  # cut, alike
     ({**REGION, "options": ["a", {"label": "b", "description": "d" * 76}]}, "options[1].description"),
     ({**REGION, "options": ["a", {"label": "b", "colour": "red"}]}, "options[1].colour"),
     ({**REGION, "options": ["a", 7]}, "options[1]"),
@@ -331,3 +332,14 @@ def test_a_forms_choices_show_their_hidden_characters_so_alike_looking_ones_are_
 
     assert bot.submit_answer_form(view, user=REQUESTER, changes={"env": "prod\u200b"}).status == 200
     assert api.get_question(asked["id"], wait="5s").json()["answer"] == {"env": "prod\u200b", "drop\u202e": False}
+
+
+def test_a_forms_choices_that_would_look_alike_once_cut_to_fit_are_typed_instead(bot: Bot, api: ApiCaller) -> None:
+    alike = ["a" * 70 + "\u200bx", "a" * 70 + "\u200by"]  # spelled out, each is 79 long: cut to 75, the same
+    schema = {"type": "object", "properties": {"pick": {"type": "string", "enum": alike}}, "required": ["pick"]}
+    asked = _asked(bot, api, {"question": "Which?", "schema": schema, "channel": CHANNEL, "requester": REQUESTER})
+    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)
+    [field] = [block["element"] for block in view["blocks"] if block["type"] == "input"]
+    assert field["type"] == "plain_text_input"  # not a select of two options that read the same
+    assert bot.submit_answer_form(view, user=REQUESTER, changes={"pick": alike[1]}).status == 200
+    assert api.get_question(asked["id"], wait="5s").json()["answer"] == {"pick": alike[1]}
