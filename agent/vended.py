@@ -16,6 +16,9 @@ HUMAN_IN_THE_LOOP_INTERRUPT: Final = "strands:human-in-the-loop"
 
 HANDOFF_INTERRUPT: Final = "strands:handoff-to-user"
 """``strands.vended_tools.handoff_to_user``: the reason is a question, the response the person's words."""
+HANDOFF_TOOL: Final = "handoff_to_user"
+"""The tool's name (unless renamed with ``make_handoff_to_user(name=...)``): it returns the person's answer, nothing
+else, so running it again is harmless."""
 
 CONFIRMATION_FAILED_PREFIX: Final = "CONFIRMATION_FAILED:"
 """How Strands begins the result of a call its ``HumanInTheLoop`` refused (the model is told the prompt only)."""

@@ -14,15 +14,18 @@ run that finds a call started but not recorded asks a human (the ``rerun`` inter
 of running it again.
 """
 
+import json
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import Any, Final, cast
 
-from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, MessageAddedEvent
+from strands.hooks import AfterInvocationEvent, AfterToolCallEvent, BeforeToolCallEvent, HookOrder, MessageAddedEvent
 from strands.types._events import ToolResultEvent
+from strands.types.session import decode_bytes_values, encode_bytes_values
 from strands.types.tools import AgentTool
 
 from agent import attempts
 from agent.approval import APPROVAL_INTERRUPT, approved_input, describe_call, edit_note, parse_decision, refusal_text
+from agent.guarded import guarded_calls, waiting_calls
 from agent.session import retrying
 from state.shapes import ToolUse
 
@@ -32,10 +35,18 @@ PolicyFor = Callable[[str], str | None]
 UNREADABLE_RESPONSE = "Not executed: the approval response was not understood. Do not retry automatically."
 
 COMPLETED_CALLS: Final = "signoff_completed_calls"
-"""Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result)."""
+"""Agent-state key: results of calls that finished in a batch not yet answered (toolUseId -> result as JSON text, its
+bytes in Strands' form for them: an agent's state holds JSON only, and Strands turns that form back into bytes when
+it reads the state, which the state then refuses)."""
 _COMPLETED_KEPT: Final = 50
 SAVE_RETRY_S: Final = 10.0
 """How long saving a call's start or result is retried while Redis is unreachable."""
+
+
+def _replayed(recorded: Any) -> dict[str, Any]:
+    """A result recorded in ``COMPLETED_CALLS`` as it was (a dict: recorded before results were kept as text)."""
+    result: dict[str, Any] = decode_bytes_values(json.loads(recorded)) if isinstance(recorded, str) else recorded
+    return result
 
 
 class _RecordedResult(AgentTool):  # type: ignore[misc]
@@ -112,6 +123,10 @@ class SignoffGate:
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
         registry.add_callback(AfterToolCallEvent, self.note_edit)  # first: the result recorded carries the note
         if self.checkpoint_results:
+            # Last before a call: it is marked started only once every hook and intervention let it run.
+            registry.add_callback(BeforeToolCallEvent, self.start_call, order=HookOrder.SDK_LAST)
+            # First at the end: before the session manager saves the stop.
+            registry.add_callback(AfterInvocationEvent, self.release_asking_tools, order=HookOrder.SDK_FIRST)
             registry.add_callback(AfterToolCallEvent, self.after_tool_call)
             registry.add_callback(MessageAddedEvent, self.message_added)
 
@@ -130,7 +145,7 @@ class SignoffGate:
         tool_use = cast(ToolUse, event.tool_use)
         recorded = (event.agent.state.get(COMPLETED_CALLS) or {}).get(tool_use["toolUseId"])
         if self.checkpoint_results and recorded is not None:
-            event.selected_tool = _RecordedResult(event.selected_tool, recorded)
+            event.selected_tool = _RecordedResult(event.selected_tool, _replayed(recorded))
             return
         spec = getattr(event.selected_tool, "tool_spec", None)
         reason = self.reason_for(tool_use, input_schema=spec.get("inputSchema") if isinstance(spec, dict) else None)
@@ -150,10 +165,43 @@ class SignoffGate:
             note = edit_note(decision)
             if note is not None:  # an approver edited the call: it runs as they left it, and the model is told
                 self._edited[tool_use["toolUseId"]] = note
-                tool_use = cast(ToolUse, {**tool_use, "input": runs})
-                event.tool_use = tool_use
-        if self.checkpoint_results and event.selected_tool is not None and tool_use["name"] not in self.idempotent:
-            self._start(event, tool_use)
+                event.tool_use = cast(ToolUse, {**tool_use, "input": runs})
+
+    def start_call(self, event: Any) -> None:
+        """Mark a call about to run started (see ``checkpoint_results``), unless it is not about to run.
+
+        Another hook or intervention may have cancelled it, or be asking a person about it (Strands runs every
+        callback of the event even after one raised an interrupt): it has not started.
+        """
+        tool_use = cast(ToolUse, event.tool_use)
+        runs = event.selected_tool is not None and not isinstance(event.selected_tool, _RecordedResult)
+        if event.cancel_tool or not runs or tool_use["name"] in self.idempotent:
+            return
+        asking = event.agent._interrupt_state.interrupts.values()
+        if any(interrupt.response is None and guarded_calls(interrupt.id, [tool_use]) for interrupt in asking):
+            return
+        self._start(event, tool_use)
+
+    def release_asking_tools(self, event: Any) -> None:
+        """The agent stopped on interrupts: a started call whose tool asks a person stopped there, not mid-run.
+
+        Strands runs such a tool again on resume, and its ``interrupt`` then returns the answer; only an attempt
+        that gets past its questions may have taken effect. A call asked whether to run again keeps its mark.
+        """
+        interrupt_state = event.agent._interrupt_state
+        started = event.agent.state.get(attempts.STARTED_CALLS)
+        if not interrupt_state.activated or not started:
+            return
+        asking = [
+            interrupt
+            for interrupt in interrupt_state.interrupts.values()
+            if interrupt.response is None and not attempts.is_rerun_interrupt(interrupt.name)
+        ]
+        stopped = [call for call in waiting_calls(interrupt_state) if call["toolUseId"] in started]
+        attempts.clear_started(
+            event.agent.state,
+            [call["toolUseId"] for call in stopped if any(guarded_calls(each.id, [call]) for each in asking)],
+        )
 
     def _start(self, event: Any, tool_use: ToolUse) -> None:
         """Mark the call started and save it before it runs; a call that may have run asks a human first."""
@@ -210,7 +258,7 @@ class SignoffGate:
             interrupt_state.set_pending_tool_results([*kept, result])
         else:
             completed = dict(agent.state.get(COMPLETED_CALLS) or {})
-            completed[result["toolUseId"]] = dict(result)
+            completed[result["toolUseId"]] = json.dumps(encode_bytes_values(dict(result)))
             agent.state.set(COMPLETED_CALLS, dict(list(completed.items())[-_COMPLETED_KEPT:]))
         attempts.clear_started(agent.state, [result["toolUseId"]])
         self._save(agent)

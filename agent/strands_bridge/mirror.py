@@ -9,6 +9,8 @@ repository writes this view with the store's own compare-and-set, so the bot's v
 from dataclasses import dataclass, field
 from typing import Any
 
+from strands.types.session import encode_bytes_values
+
 from state.errors import ConflictError
 from state.shapes import Message
 from state.store import SessionStore
@@ -41,6 +43,8 @@ class Mirror:
     def write(self, session_id: str, view: MirrorView) -> None:
         """Save the view with the store's compare-and-set on the version it was read at.
 
+        Bytes (an image or document block) are written in Strands' JSON form for them, as in its own records.
+
         Raises:
             ConflictError: The session changed since; the view is dropped, so the next write reads it again.
         """
@@ -48,9 +52,9 @@ class Mirror:
             view.version = self.store.save(
                 session_id,
                 expected_version=view.version,
-                messages=[view.messages[message_id] for message_id in sorted(view.messages)],
+                messages=encode_bytes_values([view.messages[message_id] for message_id in sorted(view.messages)]),
                 agent_state=view.agent_state,
-                interrupt_state=view.interrupt_state,
+                interrupt_state=encode_bytes_values(view.interrupt_state),
             )
         except ConflictError:
             self.views.pop(session_id, None)  # re-read on the next write; this one is lost to the caller

@@ -43,7 +43,7 @@ from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls, waiting_interrupts
-from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust
+from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust, remember_asked
 from agent.strands_bridge.multi_agent_records import SignoffSide
 from agent.strands_bridge.repository import RedisSessionRepository
 from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
@@ -104,6 +104,7 @@ class MultiAgentRunnable:
         for agent in _node_agents(orchestrator).values():
             agent.hooks.add_callback(AfterToolCallEvent, self._refusals.rewrite)
             agent.hooks.add_callback(BeforeInvocationEvent, self._give_trusts)
+            agent.hooks.add_callback(BeforeInvocationEvent, remember_asked)
         # First at the end of an invocation, so the session manager's sync right after writes the final output.
         orchestrator.add_hook(self._record_outcome, AfterMultiAgentInvocationEvent, order=HookOrder.SDK_FIRST)
         # Last before a node, to see what the user's hooks decided (a Swarm keeps no result of a cancelled node).

@@ -11,14 +11,15 @@ from typing import Any, Protocol
 
 import redis
 from strands import Agent as StrandsAgent
-from strands.hooks import AfterToolCallEvent
+from strands.hooks import AfterToolCallEvent, BeforeInvocationEvent
 from strands.session import RepositorySessionManager
 
 from agent.agent import AgentResult, Prompt
 from agent.guarded import waiting_calls, waiting_interrupts
-from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust
+from agent.strands_bridge.gate import SignoffGate
+from agent.strands_bridge.hitl import TRUSTED_TOOLS_KEY, RefusalAccounts, may_trust, remember_asked
 from agent.strands_bridge.repository import DEFAULT_AGENT_ID, RedisSessionRepository
-from agent.vended import HUMAN_IN_THE_LOOP_INTERRUPT
+from agent.vended import HANDOFF_TOOL, HUMAN_IN_THE_LOOP_INTERRUPT
 from state.interrupt import Interrupt
 from state.shapes import Message, ToolUse
 from state.store import SessionStore
@@ -42,6 +43,10 @@ def is_strands_agent(candidate: object) -> bool:
 class StrandsRunnable:
     """A ``strands.Agent`` behind the bot's runner interface.
 
+    An agent without a ``SignoffGate`` gets one that gates nothing, for its at-most-once rules (see
+    ``agent.attempts``): a call a person approved through ``HumanInTheLoop``, a hook or the tool itself
+    never runs again silently after its worker died.
+
     Args:
         agent: The Strands agent; give it a session manager (``signoff_session_manager``) so a
             worker in another process can resume it.
@@ -54,6 +59,10 @@ class StrandsRunnable:
         self.agent = agent
         self._refusals = RefusalAccounts()
         agent.hooks.add_callback(AfterToolCallEvent, self._refusals.rewrite)
+        agent.hooks.add_callback(BeforeInvocationEvent, remember_asked)
+        if not _has_gate(agent):
+            # Calls a person approved some other way (HumanInTheLoop, a hook, the tool itself) run at most once too.
+            SignoffGate((), idempotent=[HANDOFF_TOOL]).register_hooks(agent.hooks)  # it only returns the answer
 
     @property
     def interrupted(self) -> bool:
@@ -109,6 +118,12 @@ class StrandsRunnable:
         """
         strands_prompt = prompt if prompt is None or isinstance(prompt, str) else list(prompt)
         return to_agent_result(self.agent(strands_prompt))
+
+
+def _has_gate(agent: Any) -> bool:
+    """Whether a ``SignoffGate`` is among the agent's hooks (it keeps the agent's calls at most once)."""
+    entries = agent.hooks._registered_callbacks.values()
+    return any(isinstance(getattr(entry.callback, "__self__", None), SignoffGate) for each in entries for entry in each)
 
 
 def to_agent_result(result: Any) -> AgentResult:

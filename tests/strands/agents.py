@@ -20,6 +20,7 @@ import redis
 import strands
 from strands.models import Model as StrandsModel
 from strands.tools.executors import SequentialToolExecutor
+from strands.vended_interventions.hitl import HumanInTheLoop
 
 from agent import Agent, ApprovalGate, ScriptedModel, tool
 from agent.demo import RISKY_TOOLS, default_inventory, operations_model, operations_tools
@@ -97,6 +98,7 @@ def native_agent(
     session: tuple[str, SessionStore] | None = None,
     sequential: bool = False,
     system_prompt: str | None = None,
+    interventions: Sequence[Any] = (),
 ) -> strands.Agent:
     """A real ``strands.Agent`` on ``model``'s turns, as a team would build one.
 
@@ -107,6 +109,7 @@ def native_agent(
         session: ``(session_id, store)``: persisted with ``signoff_session_manager``.
         sequential: One tool at a time, so a death inside a tool ends the run as a killed process would.
         system_prompt: The agent's system prompt.
+        interventions: Strands intervention handlers (``HumanInTheLoop``...).
     """
     options: dict[str, Any] = {}
     if session is not None:
@@ -117,6 +120,7 @@ def native_agent(
         model=StrandsScriptedModel(model),
         tools=tools,
         hooks=list(hooks),
+        interventions=list(interventions),
         system_prompt=system_prompt,
         callback_handler=None,
         **options,
@@ -131,8 +135,14 @@ def _client(store: SessionStore) -> redis.Redis:
 # --- the demonstration agent, written for Strands -----------------------------------------------
 
 
-def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
-    """The demonstration operations agent as a Strands agent: same requests, tools and replies."""
+def strands_operations_agent(*, session_id: str, store: SessionStore, hitl: bool = False) -> Any:
+    """The demonstration operations agent as a Strands agent: same requests, tools and replies.
+
+    Args:
+        session_id: The bot's session id.
+        store: The bot's session store.
+        hitl: Ask with Strands' ``HumanInTheLoop`` (only ``read_logs`` runs freely), not ``SignoffGate``.
+    """
     inventory = default_inventory()
     counter = _client(store)
 
@@ -188,10 +198,16 @@ def strands_operations_agent(*, session_id: str, store: SessionStore) -> Any:
     return native_agent(
         operations_model(sorted(inventory)),
         [read_logs, restart_service, scale_service, rollback_deploy],
-        hooks=[SignoffGate(RISKY_TOOLS)],
+        hooks=[] if hitl else [SignoffGate(RISKY_TOOLS)],
+        interventions=[HumanInTheLoop(allowed_tools=["read_logs"])] if hitl else [],
         session=(session_id, store),
         system_prompt=SYSTEM_PROMPT,
     )
+
+
+def strands_hitl_operations_agent(*, session_id: str, store: SessionStore) -> Any:
+    """The Strands operations agent behind Strands' own ``HumanInTheLoop``: nothing of Signoff but its session."""
+    return strands_operations_agent(session_id=session_id, store=store, hitl=True)
 
 
 def signoff_operations_agent(*, session_id: str, store: SessionStore) -> Agent:

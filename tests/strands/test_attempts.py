@@ -34,6 +34,7 @@ from tests.strands.agents import (
     completions,
     native_agent,
     once_then,
+    strands_hitl_operations_agent,
     strands_operations_agent,
 )
 
@@ -136,10 +137,12 @@ def test_a_result_lost_to_a_redis_blip_is_saved_once_redis_is_back_and_the_tool_
     assert deploys.runnable().interrupted is False
 
 
+@pytest.mark.parametrize("factory", [strands_operations_agent, strands_hitl_operations_agent], ids=["gate", "hitl"])
 def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_approval_round(
-    redis_client: redis.Redis, redis_server: RedisServer
+    redis_client: redis.Redis, redis_server: RedisServer, factory: Any
 ) -> None:
-    with running_bot(redis_client, agent_factory=strands_operations_agent) as bot:
+    # With Strands' own HumanInTheLoop and no SignoffGate too: before, the redelivered job restarted checkout again.
+    with running_bot(redis_client, agent_factory=factory) as bot:
         thread_ts = approve_and_kill_the_worker_in_the_tool(
             bot,
             redis_client,
@@ -147,7 +150,7 @@ def test_through_the_bot_a_worker_killed_inside_a_strands_tool_becomes_a_new_app
             "restart checkout",
             hold_key=HOLD_RESTART_KEY,
             started_key=STARTED_RESTART_KEY,
-            agent_factory=f"{AGENTS}:strands_operations_agent",
+            agent_factory=f"{AGENTS}:{factory.__name__}",
         )
 
         take_over(bot.services.worker(claim_idle_ms=0))  # the job, redelivered
