@@ -15,6 +15,8 @@ from typing import Any, Final, Literal
 import jsonschema
 from referencing.exceptions import Unresolvable
 
+from bot.domain.hidden_characters import reveal
+
 MAX_FIELDS: Final = 40
 """A modal holds 100 blocks; a form of more keys is one JSON field."""
 MAX_TEXT: Final = 3000
@@ -158,7 +160,8 @@ def _field(name: str, value: Any, spec: Any, required: bool, *, present: bool) -
 def _select_options(enum: list[Any]) -> tuple[str, ...] | None:
     if not 0 < len(enum) <= MAX_OPTIONS or not all(isinstance(each, str) for each in enum):
         return None
-    if any(not each or len(each) > MAX_OPTION_CHARS or len(each) > MAX_OPTION_VALUE for each in enum):
+    # An option's text is shown with its hidden characters spelled out: cut to fit, two could read the same.
+    if any(not each or len(reveal(each)) > MAX_OPTION_CHARS or len(each) > MAX_OPTION_VALUE for each in enum):
         return None
     return tuple(dict.fromkeys(enum))
 
