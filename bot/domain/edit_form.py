@@ -139,14 +139,18 @@ def _field(name: str, value: Any, spec: Any, required: bool, *, present: bool) -
     if declared in ("number", "integer") or (declared is None and _is_number(value)):
         integer = declared == "integer" or (declared is None and isinstance(value, int))
         if value is None or _is_number(value):
+            minimum, maximum = _bound(spec.get("minimum")), _bound(spec.get("maximum"))
+            if minimum is not None and maximum is not None and minimum > maximum:
+                # Slack opens no form holding such a field: it is shown unbounded (the schema check still refuses).
+                minimum = maximum = None
             return FormField(
                 name,
                 "integer" if integer else "number",
                 required,
                 None if value is None else _number_text(value),
                 description,
-                minimum=_bound(spec.get("minimum")),
-                maximum=_bound(spec.get("maximum")),
+                minimum=minimum,
+                maximum=maximum,
             )
     if (declared == "string" or declared is None) and (isinstance(value, str) or (value is None and declared)):
         limit = spec.get("maxLength")
