@@ -78,10 +78,10 @@ class ShardRests:
                 del self._late[(what, shard)]
             return late
 
-    def owed(self, what: str) -> bool:
-        """Whether a read of ``what`` that had not answered in time is kept for a later one (its entries not taken)."""
+    def owed(self, what: str | None = None) -> bool:
+        """Whether a read of ``what`` (any: ``None``) that answered late is kept for a later one (entries untaken)."""
         with self._lock:
-            return any(kind == what for kind, _shard in self._late)
+            return any(what in (None, kind) for kind, _shard in self._late)
 
     def keep_late(self, what: str, shard: int, late: ShardRead) -> None:
         """Keep a read that has not answered in time, for the next read of ``what`` on ``shard`` to take."""
