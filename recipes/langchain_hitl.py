@@ -175,6 +175,12 @@ def answered(question: dict[str, Any], allowed: list[DecisionType]) -> Decision:
     if question["status"] == "answered":
         answer = question["answer"]
         return {"type": "respond", "message": answer if isinstance(answer, str) else json.dumps(answer)}
+    if question["status"] == "refused":  # nobody was asked: a rule of tier deny matched the question's name
+        rule = question.get("policy")
+        return _no(
+            f"Not asked: Signoff's rule `{rule}` refuses this question. Do not assume an answer; tell the user.",
+            allowed,
+        )
     return _no("No answer: nobody answered the question in time. Do not assume an answer; tell the user.", allowed)
 
 

@@ -43,7 +43,7 @@ def _ask_and_wait(api_url: str, api_key: str, path: str, body: dict[str, Any], t
     while request["status"] == "pending":
         left = int(deadline - time.monotonic())
         if left <= 0:
-            return _call(api_url, api_key, "POST", f"{path}/{request['id']}/cancel")
+            return _withdraw(api_url, api_key, f"{path}/{request['id']}")
         try:
             request = _call(api_url, api_key, "GET", f"{path}/{request['id']}?wait={min(left, 30)}s")
         except urllib.error.HTTPError as error:
@@ -53,6 +53,16 @@ def _ask_and_wait(api_url: str, api_key: str, path: str, body: dict[str, Any], t
         except (urllib.error.URLError, ConnectionError):
             time.sleep(1)  # the web process restarts: the request is kept, ask again
     return request
+
+
+def _withdraw(api_url: str, api_key: str, at: str) -> dict[str, Any]:
+    """Withdraw the request at ``at``; one decided (answered) just before is returned as it is (409 to withdraw)."""
+    try:
+        return _call(api_url, api_key, "POST", f"{at}/cancel")
+    except urllib.error.HTTPError as error:
+        if error.code != 409:
+            raise
+    return _call(api_url, api_key, "GET", at)
 
 
 def _retry_after(error: urllib.error.HTTPError) -> float:

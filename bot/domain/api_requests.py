@@ -184,7 +184,8 @@ class OptionAsk(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     label: NonBlank = Field(max_length=MAX_LABEL)
-    """The answer, as shown and as received (distinct among the options; at most 75 characters: Slack's limit)."""
+    """The answer, as shown and as received (distinct among the options; at most 75 characters, also once its hidden
+    characters are spelled out as shown: Slack's limit)."""
     description: NonBlank | None = Field(default=None, max_length=MAX_DESCRIPTION)
     """Shown beside the label (at most 75 characters)."""
 
@@ -211,8 +212,9 @@ class _Question(BaseModel):
     question: NonBlank = Field(max_length=QUESTION_TEXT_MAX)
     """The question, shown as written (escaped; hidden characters made visible): not blank."""
     options: tuple[OptionGiven, ...] | None = Field(default=None, min_length=1, max_length=MAX_OPTIONS)
-    """1 to 100 answers to choose from: each a label (at most 75 characters) or ``{"label", "description"}``; labels
-    distinct (a 422 names the second of two alike). Without them (and without ``schema``) the answer is words."""
+    """1 to 100 answers to choose from: each a label (at most 75 characters, also as shown: a hidden character counts
+    as its spelling, ``⟨U+200B⟩``) or ``{"label", "description"}``; labels distinct (a 422 names the second of two
+    alike). Without them (and without ``schema``) the answer is words."""
     multiple: StrictBool = False
     """With ``options``: several may be chosen (the answer is then the list of labels, in the options' order)."""
     other: StrictBool = False

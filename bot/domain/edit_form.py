@@ -15,6 +15,8 @@ from typing import Any, Final, Literal
 import jsonschema
 from referencing.exceptions import Unresolvable
 
+from bot.domain.hidden_characters import reveal
+
 MAX_FIELDS: Final = 40
 """A modal holds 100 blocks; a form of more keys is one JSON field."""
 MAX_TEXT: Final = 3000
@@ -137,14 +139,18 @@ def _field(name: str, value: Any, spec: Any, required: bool, *, present: bool) -
     if declared in ("number", "integer") or (declared is None and _is_number(value)):
         integer = declared == "integer" or (declared is None and isinstance(value, int))
         if value is None or _is_number(value):
+            minimum, maximum = _bound(spec.get("minimum")), _bound(spec.get("maximum"))
+            if minimum is not None and maximum is not None and minimum > maximum:
+                # Slack opens no form holding such a field: it is shown unbounded (the schema check still refuses).
+                minimum = maximum = None
             return FormField(
                 name,
                 "integer" if integer else "number",
                 required,
                 None if value is None else _number_text(value),
                 description,
-                minimum=_bound(spec.get("minimum")),
-                maximum=_bound(spec.get("maximum")),
+                minimum=minimum,
+                maximum=maximum,
             )
     if (declared == "string" or declared is None) and (isinstance(value, str) or (value is None and declared)):
         limit = spec.get("maxLength")
@@ -158,7 +164,8 @@ def _field(name: str, value: Any, spec: Any, required: bool, *, present: bool) -
 def _select_options(enum: list[Any]) -> tuple[str, ...] | None:
     if not 0 < len(enum) <= MAX_OPTIONS or not all(isinstance(each, str) for each in enum):
         return None
-    if any(not each or len(each) > MAX_OPTION_CHARS or len(each) > MAX_OPTION_VALUE for each in enum):
+    # An option's text is shown with its hidden characters spelled out: cut to fit, two could read the same.
+    if any(not each or len(reveal(each)) > MAX_OPTION_CHARS or len(each) > MAX_OPTION_VALUE for each in enum):
         return None
     return tuple(dict.fromkeys(enum))
 

@@ -15,6 +15,7 @@ import jsonschema
 from agent.vended import AskedQuestion
 from bot.domain.edit_form import MAX_FIELDS, WHOLE_INPUT, EditForm, edit_form
 from bot.domain.errors import SignoffError
+from bot.domain.hidden_characters import reveal
 from bot.domain.records import Question, QuestionOption
 from bot.domain.storable_json import bounded_json
 
@@ -88,6 +89,11 @@ def _options(given: Any) -> tuple[QuestionOption, ...]:
         if description is not None:
             description = _text(description, f"{where}.description", MAX_DESCRIPTION)
         label = _text(each.get("label"), f"{where}.label", MAX_LABEL)
+        if len(shown := reveal(label)) > MAX_LABEL:  # cut to fit, two labels could look the same
+            raise QuestionError(
+                f"{where}.label: at most {MAX_LABEL} characters as shown (hidden characters spelled out, as "
+                f"⟨U+200B⟩), got {len(shown)}"
+            )
         options.append(QuestionOption(label=label, description=description))
     seen: set[str] = set()
     for index, option in enumerate(options):
@@ -108,8 +114,10 @@ def _text(value: Any, where: str, limit: int) -> str:
 def _schema(given: Any) -> dict[str, Any]:
     if not isinstance(given, dict):
         raise QuestionError("schema: must be a JSON Schema object")
+    if _has_lone_surrogate(given):
+        raise QuestionError("schema: holds a lone surrogate (\\ud800 to \\udfff): not Unicode text")
     if bounded_json(given, max_chars=MAX_SCHEMA_CHARS) != given:
-        raise QuestionError(f"schema: longer than {MAX_SCHEMA_CHARS} characters as JSON")
+        raise QuestionError(f"schema: longer than {MAX_SCHEMA_CHARS} characters as JSON, or nested too deeply")
     if given.get("type", "object") != "object":
         raise QuestionError('schema.type: must be "object" (the answer is an object, one field per property)')
     try:
@@ -127,7 +135,39 @@ def _schema(given: Any) -> dict[str, Any]:
     form = edit_form({}, given)
     if form is None or any(each.name == WHOLE_INPUT for each in form.fields):
         raise QuestionError("schema.properties: no form can be made of them")
+    for each in form.fields:  # the form shows such a field unbounded, but no answer would fit the schema
+        crossed = _crossed_bounds(properties.get(each.name)) if each.kind in ("integer", "number") else None
+        if crossed is not None:
+            raise QuestionError(
+                f"schema.properties.{each.name}.minimum: {_bound(crossed[0])} is above the maximum, "
+                f"{_bound(crossed[1])}: no number fits"
+            )
     return given
+
+
+def _crossed_bounds(spec: object) -> tuple[float, float] | None:
+    """A number property's minimum and maximum when the minimum is above the maximum, else ``None``."""
+    if not isinstance(spec, dict):
+        return None
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if isinstance(low, bool) or isinstance(high, bool) or not isinstance(low, int | float):
+        return None
+    return (float(low), float(high)) if isinstance(high, int | float) and low > high else None
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a text of ``value`` (a key too) holds a lone surrogate: JSON can spell one, no UTF-8 text holds it."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    except RecursionError:  # nested past what any check walks: bounded_json says so next
+        return False
+    return False
 
 
 def _short(message: str) -> str:

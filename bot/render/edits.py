@@ -7,7 +7,7 @@ names the field the person typed in. The Edit button: ``bot.render.controls``; t
 
 from typing import Any, Final
 
-from bot.domain.edit_form import WHOLE_INPUT, EditForm, FormField
+from bot.domain.edit_form import MAX_OPTION_CHARS, WHOLE_INPUT, EditForm, FormField
 from bot.domain.records import ApprovalRequest
 from bot.render import blocks, safe_text
 from bot.render.action_ids import (
@@ -74,12 +74,12 @@ def _input_block(index: int, each: FormField) -> dict[str, Any]:
 def _element(each: FormField) -> dict[str, Any]:
     element: dict[str, Any]
     if each.kind == "checkbox":
-        option = {"text": blocks.plain_text(each.name[:75] or editing.CHECKBOX_YES), "value": CHECKED}
+        option = {"text": blocks.plain_text(_option_text(each.name) or editing.CHECKBOX_YES), "value": CHECKED}
         element = {"type": "checkboxes", "options": [option]}
         if each.initial is True:
             element["initial_options"] = [option]
     elif each.kind == "select":
-        options = [{"text": blocks.plain_text(value), "value": value} for value in each.options]
+        options = [{"text": blocks.plain_text(_option_text(value)), "value": value} for value in each.options]
         element = {"type": "static_select", "options": options}
         chosen = [option for option in options if option["value"] == each.initial]
         if chosen:
@@ -96,6 +96,11 @@ def _element(each: FormField) -> dict[str, Any]:
         element["initial_value"] = each.initial
     element["action_id"] = EDIT_FIELD_INPUT
     return element
+
+
+def _option_text(text: str) -> str:
+    """A choice's text as shown: its hidden characters spelled out, so two that look alike are told apart."""
+    return safe_text.clip_plain(text, MAX_OPTION_CHARS)
 
 
 def _number_text(bound: float, *, whole: bool) -> str:

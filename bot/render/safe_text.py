@@ -6,11 +6,10 @@ argument such as ``<!channel>`` is shown, never executed; invisible and text-dir
 names are clipped so no text can grow past Block Kit's limits. Every text of ``bot.render.texts`` is built from these.
 """
 
-import re
 import unicodedata
 from typing import Final
 
-from bot.domain.hidden_characters import hidden_at, surely_visible
+from bot.domain.hidden_characters import reveal as reveal  # noqa: PLC0414  # re-exported: every text shown uses it
 from bot.domain.storable_json import ELLIPSIS, truncation_marker
 
 MAX_ID = 64  # Slack ids are ~11 characters; anything longer is clipped, never trusted to be short.
@@ -20,34 +19,12 @@ MAX_SUMMARY = 500  # error summaries
 
 _ESCAPES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
-_FLAG_SEQUENCE: Final = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")  # 🏴 + tags: a region's flag
 _REVEALED_MAX: Final = len("⟨U+10FFFF⟩")
 
 
 def escape(text: str) -> str:
     """Escape the three characters mrkdwn gives meaning to: mentions and links stay inert text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def reveal(text: str) -> str:
-    """``text`` with every invisible, control or text-direction character shown as ``⟨U+202E⟩``.
-
-    A person must read exactly what they approve: ``cat report_\u202egpj.sh`` would display as
-    ``cat report_hs.jpg``. Newlines, tabs and the joiners inside emoji and flags stay as they are.
-    """
-    if surely_visible(text):
-        return text  # the common case: no control, format or separator character at all
-    flags = {match.start(): match.end() for match in _FLAG_SEQUENCE.finditer(text)} if "\U0001f3f4" in text else {}
-    shown: list[str] = []
-    index = 0
-    while index < len(text):
-        if index in flags:
-            shown.append(text[index : flags[index]])
-            index = flags[index]
-            continue
-        shown.append(f"⟨U+{ord(text[index]):04X}⟩" if hidden_at(text, index) else text[index])
-        index += 1
-    return "".join(shown)
 
 
 def has_hidden(text: str) -> bool:

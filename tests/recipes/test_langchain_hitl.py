@@ -267,3 +267,9 @@ def test_a_question_nobody_answered_is_no_answer_never_an_empty_one() -> None:
     expired = {"status": "expired", "answer": None}
     assert answered(expired, ["respond"]) == {"type": "respond", "message": no_answer}
     assert answered(expired, ["respond", "reject"]) == {"type": "reject", "message": no_answer}
+
+
+def test_a_question_a_rule_refused_to_ask_is_said_so_not_as_nobody_answering() -> None:
+    refused = {"status": "refused", "policy": "no-polls", "answer": None}
+    not_asked = "Not asked: Signoff's rule `no-polls` refuses this question. Do not assume an answer; tell the user."
+    assert answered(refused, ["respond", "reject"]) == {"type": "reject", "message": not_asked}

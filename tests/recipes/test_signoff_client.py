@@ -1,7 +1,9 @@
 """The recipes' client (``recipes/signoff_client.py``) against a web process that refuses its first wait (429);
 questions through it and through the MCP server's client (``bot.mcp.api_client``)."""
 
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -70,3 +72,36 @@ def test_a_question_nobody_answers_in_time_is_withdrawn_and_so_is_one_through_th
     assert not_an_approval.value.status == 404
     assert api.cancel(asked["id"], kind="question")["status"] == "cancelled"
     assert api.cancel(asked["id"], kind="question")["status"] == "cancelled"  # a second withdrawal reads it
+
+
+class _ActsBeforeWithdrawing(urllib.request.BaseHandler):
+    """Lets the person act as the client's withdrawal is on its way: they answered just before it arrived."""
+
+    def __init__(self, act: Callable[[], Any]) -> None:
+        self.act = act
+
+    def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
+        if request.get_method() == "POST" and request.full_url.endswith("/cancel"):
+            self.act()
+        return request
+
+
+@contextmanager
+def _acting_before_withdrawals(act: Callable[[], Any]) -> Iterator[None]:
+    urllib.request.install_opener(urllib.request.build_opener(_ActsBeforeWithdrawing(act)))
+    try:
+        yield
+    finally:
+        urllib.request.install_opener(None)  # None: urlopen makes its own opener again
+
+
+def test_an_answer_given_as_the_wait_runs_out_is_returned_not_raised_as_a_refused_withdrawal(
+    bot: Bot, api_key: str
+) -> None:
+    def answer_it() -> None:
+        bot.drain()
+        assert bot.submit_answer(bot.approval_id(-1), user=REQUESTER, answer="eu-west-1").status == 200
+
+    with _acting_before_withdrawals(answer_it):  # the wait ran out (timeout 0): the answer beat the withdrawal
+        answered = ask_question_and_wait(bot.url, api_key, WORDS, timeout_s=0)
+    assert (answered["status"], answered["answer"], answered["answered_by"]) == ("answered", "eu-west-1", REQUESTER)

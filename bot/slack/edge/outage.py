@@ -43,13 +43,31 @@ def answer(body: bytes, content_type: str) -> OutageAnswer:
     if request is None or request.get("type") == "event_callback":
         return OutageAnswer(503, {"error": answers.store_unreachable()})
     if request.get("type") == "view_submission":
-        return OutageAnswer(200, blocks.modal_errors(answers.store_unreachable()))
+        return OutageAnswer(200, _under_its_input(request, answers.store_unreachable()))
     response_url = request.get("response_url")
     if isinstance(response_url, str) and response_url:
         threading.Thread(target=_tell, args=(response_url,), name="tell-not-recorded", daemon=True).start()
     else:
         logger.warning("type=<%s> | Redis unreachable and no response_url: the person is not told", request.get("type"))
     return OutageAnswer(200, None)
+
+
+def _under_its_input(submission: dict[str, Any], text: str) -> dict[str, Any]:
+    """The modal's errors answer with ``text`` under the submitted view's first input (any form: deny, answer, edit).
+
+    Slack shows a submission's errors only under input blocks of that view: keyed to another form's block, the person
+    would read Slack's generic failure, not that nothing was recorded.
+    """
+    view: Any = submission.get("view")
+    shown: Any = view.get("blocks") if isinstance(view, dict) else None
+    state: Any = view.get("state") if isinstance(view, dict) else None
+    filled: Any = state.get("values") if isinstance(state, dict) else None
+    inputs = [each.get("block_id") for each in shown or () if isinstance(each, dict) and each.get("type") == "input"]
+    named = [*inputs, *(filled if isinstance(filled, dict) else ())]  # its blocks in order, else its inputs' state
+    first = next((each for each in named if isinstance(each, str) and each), None)
+    if first is None:
+        return blocks.modal_errors(text)
+    return {"response_action": "errors", "errors": {first: blocks.modal_error_text(text)}}
 
 
 def _tell(response_url: str) -> None:

@@ -119,3 +119,11 @@ def test_a_button_names_the_input_it_shows_and_older_buttons_still_parse() -> No
         "T:C:1.2",
         digest,
     )
+
+
+def test_crossed_bounds_are_left_off_the_field_slack_would_refuse_to_open() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 9, "maximum": 1}}}
+    form = edit_form({"n": 3}, schema)
+    assert form is not None
+    (n,) = form.fields
+    assert (n.kind, n.minimum, n.maximum) == ("integer", None, None)

@@ -28,6 +28,8 @@ def test_a_question_without_options_or_schema_is_asked_in_words() -> None:
         (["eu", 3], False, None, "options[1]: must be a label"),
         (["eu", "  "], False, None, "options[1].label: must be a non-blank string"),
         (["eu", "x" * 76], False, None, "options[1].label: at most 75 characters (Slack's limit), got 76"),
+        # Shown with its hidden character spelled out (⟨U+200B⟩), it is 78 long: cut, it would look like another.
+        (["eu", "x" * 70 + "\u200b"], False, None, "options[1].label: at most 75 characters as shown (hidden"),
         ([{"label": "eu", "description": "d" * 76}], False, None, "options[0].description: at most 75"),
         ([{"label": "eu", "extra": 1}], False, None, "options[0]: must be a label, or an object"),
         (["eu", "us", "eu"], False, None, 'options[2].label: "eu" is offered twice'),
@@ -56,6 +58,13 @@ def test_options_slack_cannot_show_are_refused_naming_the_field(
             "schema.properties: at most 40",
         ),
         ({"type": "object", "properties": {"n": {"type": "string", "description": "d" * 9000}}}, "schema: longer than"),
+        # Short, but JSON can spell what no UTF-8 text holds: said as such, not as "longer than".
+        ({"type": "object", "properties": {"n\ud800": {"type": "string"}}}, "schema: holds a lone surrogate"),
+        # Valid JSON Schema, but no number fits it, and Slack refuses a number field whose min_value is above max_value.
+        (
+            {"type": "object", "properties": {"n": {"type": "integer", "minimum": 9, "maximum": 1}}},
+            "schema.properties.n.minimum: 9 is above the maximum, 1: no number fits",
+        ),
     ],
 )
 def test_a_schema_the_edit_form_cannot_make_fields_of_is_refused_naming_the_field(schema: Any, named: str) -> None:

@@ -36,6 +36,9 @@ FORM = {
     "required": ["replicas"],
 }
 
+CROSSED = {"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 9, "maximum": 1}}}
+"""A valid JSON Schema no answer fits: Slack refuses to open its form (a number field's min_value above max_value)."""
+
 
 @pytest.fixture
 def api(bot: Bot) -> Iterator[ApiCaller]:
@@ -155,6 +158,7 @@ BAD_QUESTIONS = [
     ({**REGION, "options": [f"o{index}" for index in range(101)]}, "options"),
     ({**REGION, "options": ["a", {"label": " "}]}, "options[1].label"),
     ({**REGION, "options": ["a", {"label": "b" * 76}]}, "options[1].label"),
+    ({**REGION, "options": ["a" * 70 + "\u200bx", "a" * 70 + "\u200by"]}, "options[0].label"),  # cut, alike
     ({**REGION, "options": ["a", {"label": "b", "description": "d" * 76}]}, "options[1].description"),
     ({**REGION, "options": ["a", {"label": "b", "colour": "red"}]}, "options[1].colour"),
     ({**REGION, "options": ["a", 7]}, "options[1]"),
@@ -164,6 +168,7 @@ BAD_QUESTIONS = [
     ({"question": "q", "channel": CHANNEL, "schema": {"type": "array"}}, "schema.type"),
     ({"question": "q", "channel": CHANNEL, "schema": {"type": "object", "properties": {}}}, "schema.properties"),
     ({"question": "q", "channel": CHANNEL, "schema": {"properties": {"a": {"type": 5}}}}, "schema.properties.a.type"),
+    ({"question": "q", "channel": CHANNEL, "schema": CROSSED}, "schema.properties.replicas.minimum"),  # unanswerable
     ({**REGION, "name": "two words"}, "name"),
     ({**REGION, "channel": "general"}, "channel"),
     ({**REGION, "callback_url": "file:///etc/passwd"}, "callback_url"),
@@ -306,3 +311,35 @@ def test_a_question_for_nobody_in_a_thread_is_answered_there_by_anyone_in_the_ch
     assert api.get_question(asked["id"], wait="5s").json()["answer"] == "Dana"
     bot.drain()
     assert "Dana" in _answered(bot, asked["message_ts"])  # the answer, on the message in the thread
+
+
+def test_a_forms_choices_show_their_hidden_characters_so_alike_looking_ones_are_told_apart(
+    bot: Bot, api: ApiCaller
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "env": {"type": "string", "enum": ["prod", "prod\u200b"]},  # the second ends with a zero-width space
+            "drop\u202e": {"type": "boolean"},  # a checkbox's own text is its property's name
+        },
+        "required": ["env"],
+    }
+    asked = _asked(bot, api, {"question": "Where?", "schema": schema, "channel": CHANNEL, "requester": REQUESTER})
+    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)
+    select, checkbox = (block["element"] for block in view["blocks"] if block["type"] == "input")
+    assert [option["text"]["text"] for option in select["options"]] == ["prod", "prod⟨U+200B⟩"]
+    assert [option["text"]["text"] for option in checkbox["options"]] == ["drop⟨U+202E⟩"]
+
+    assert bot.submit_answer_form(view, user=REQUESTER, changes={"env": "prod\u200b"}).status == 200
+    assert api.get_question(asked["id"], wait="5s").json()["answer"] == {"env": "prod\u200b", "drop\u202e": False}
+
+
+def test_a_forms_choices_that_would_look_alike_once_cut_to_fit_are_typed_instead(bot: Bot, api: ApiCaller) -> None:
+    alike = ["a" * 70 + "\u200bx", "a" * 70 + "\u200by"]  # spelled out, each is 79 long: cut to 75, the same
+    schema = {"type": "object", "properties": {"pick": {"type": "string", "enum": alike}}, "required": ["pick"]}
+    asked = _asked(bot, api, {"question": "Which?", "schema": schema, "channel": CHANNEL, "requester": REQUESTER})
+    view = bot.open_answer(bot.approval_id(-1), user=REQUESTER)
+    [field] = [block["element"] for block in view["blocks"] if block["type"] == "input"]
+    assert field["type"] == "plain_text_input"  # not a select of two options that read the same
+    assert bot.submit_answer_form(view, user=REQUESTER, changes={"pick": alike[1]}).status == 200
+    assert api.get_question(asked["id"], wait="5s").json()["answer"] == {"pick": alike[1]}

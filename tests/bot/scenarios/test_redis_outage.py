@@ -1,7 +1,9 @@
 """Requests that arrive while Redis is down: a clear "not recorded" answer, never a 500, and nothing recorded."""
 
 import json
+from typing import Any
 
+import httpx
 import redis
 
 from bot.render import action_ids as ids
@@ -76,3 +78,32 @@ def test_a_command_a_modal_and_an_event_while_redis_is_down_get_answers_not_erro
         assert bot.poster.post_event(mention, retry_num=1).status == 200  # Slack's redelivery, Redis back
         bot.drain()
         assert len(bot.approval_messages()) == 2
+
+
+def _input_blocks(view: dict[str, Any]) -> set[str]:
+    return {block["block_id"] for block in view["blocks"] if block["type"] == "input"}
+
+
+def test_an_answer_form_submitted_while_redis_is_down_is_told_so_under_its_own_field(own_redis: RedisServer) -> None:
+    """Slack shows a view submission's errors only under the view's own input blocks (the deny form's are not there)."""
+    form = {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+    with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
+        api = bot.services.stores.api_keys.create("ci-runner")
+        assert api is not None
+        headers = {"Authorization": f"Bearer {api.key}"}
+        views = []
+        for asked in ({"question": "Why?"}, {"question": "How many?", "schema": form}):
+            body = {**asked, "channel": CHANNEL, "requester": REQUESTER}
+            assert httpx.post(f"{bot.url}/v1/questions", json=body, headers=headers).status_code == 201
+            bot.drain()
+            views.append(bot.open_answer(bot.approval_id(-1), user=REQUESTER))
+        words, filled_in = views
+
+        with redis_stopped(own_redis):
+            typed = bot.submit_answer("", user=REQUESTER, answer="because", view=words)
+            filled = bot.submit_answer_form(filled_in, user=REQUESTER, changes={"replicas": "3"})
+            for view, modal in ((words, typed), (filled_in, filled)):
+                assert modal.status == 200
+                errors = modal.json()["errors"]
+                assert _NOT_RECORDED in json.dumps(errors)
+                assert set(errors) <= _input_blocks(view), (errors, _input_blocks(view))

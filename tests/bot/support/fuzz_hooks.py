@@ -6,8 +6,9 @@ shortened to one, and a hook call without one gets one: the wait is still taken 
 invalid value the fuzzer draws is sent as drawn.
 
 A question's form (``schema``) must itself be a JSON Schema the form generator can make fields of, and its options'
-labels must be distinct: neither is a JSON Schema of the body can state (the document says so in words). A question
-drawn as valid gets a form that is one and its labels made distinct; one drawn as invalid is sent as drawn.
+labels must be distinct and fit Slack's 75 characters as shown (hidden characters spelled out): none is a JSON Schema
+of the body can state (the document says so in words). A question drawn as valid gets a form that is one and labels
+that are distinct and fit; one drawn as invalid is sent as drawn.
 """
 
 import re
@@ -18,6 +19,8 @@ from schemathesis.generation import GenerationMode
 
 from bot.api.openapi import WAIT_PATTERN
 from bot.domain.claude_hooks import WAIT_PATTERN as HOOK_WAIT_PATTERN
+from bot.domain.hidden_characters import reveal
+from bot.domain.question_kinds import MAX_LABEL
 
 _VALID_WAIT = re.compile(WAIT_PATTERN)
 _VALID_HOOK_WAIT = re.compile(HOOK_WAIT_PATTERN)
@@ -42,7 +45,7 @@ def map_query(ctx: Any, query: dict[str, Any] | None) -> dict[str, Any] | None:
 
 @schemathesis.hook
 def before_call(ctx: Any, case: Any, kwargs: dict[str, Any]) -> None:
-    """A question drawn as valid: a form that is one, and distinct labels (what the document states in words)."""
+    """A question drawn as valid: a form that is one, and labels distinct that fit (the document says so in words)."""
     body = case.body
     if case.path != _QUESTIONS_PATH or case.meta is None or not isinstance(body, dict):
         return
@@ -52,6 +55,7 @@ def before_call(ctx: Any, case: Any, kwargs: dict[str, Any]) -> None:
         body["schema"] = _A_FORM
     options = body.get("options")
     if isinstance(options, list):
-        labels = [option if isinstance(option, str) else option.get("label") for option in options]
-        if len(set(map(str, labels))) != len(labels):
+        labels = [str(option if isinstance(option, str) else option.get("label")) for option in options]
+        too_long_shown = any(len(reveal(label)) > MAX_LABEL for label in labels)
+        if len(set(labels)) != len(labels) or too_long_shown:
             body["options"] = [f"option {index}" for index in range(len(options))]
