@@ -2,19 +2,19 @@
 
 import http.client
 import json
-import socket
 import subprocess
 import time
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from state.redis_server import free_loopback_port
+
 
 def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on now, for a server started on it (never one the kernel may hand out meanwhile:
+    ``state.redis_server.free_loopback_port``)."""
+    return free_loopback_port()
 
 
 def wait_healthy(

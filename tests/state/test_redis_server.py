@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from state import RedisServer, RedisServerError, find_server_binary
+from state.redis_server import free_loopback_port
 
 
 @pytest.fixture
@@ -202,20 +203,45 @@ def test_a_paused_server_takes_connections_answers_nothing_then_answers_what_it_
         assert after.get("sent-while-paused") == b"1"
 
 
-# --- ports for cluster nodes ----------------------------------------------------------------------
+# --- ports -----------------------------------------------------------------------------------------
+
+
+def _ephemeral_ports_from() -> int:
+    return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+
+
+def test_a_server_listens_under_the_kernels_ephemeral_range(tmp_path: Path) -> None:
+    """Its port is free between the draw and the server's bind, and again while it is stopped for an outage: no kernel
+    pick (another test worker's bind to port 0, the local end of a connection) may take it then."""
+    with RedisServer(data_dir=tmp_path) as server:
+        assert server.port < _ephemeral_ports_from()
+    assert free_loopback_port() < _ephemeral_ports_from()
+
+
+def test_a_drawn_port_something_listens_on_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    from state import redis_server
+
+    free = free_loopback_port()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        drawn = iter([holder.getsockname()[1], free])
+        monkeypatch.setattr(redis_server._PORT_DRAW, "randint", lambda low, high: next(drawn))
+        assert free_loopback_port() == free
 
 
 def test_a_cluster_node_gets_a_port_whose_bus_port_exists_and_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
     """A node refuses a port over 55,535 (its bus port is +10,000): the kernel's own pick can be one."""
     from state import redis_server
 
+    free = free_loopback_port(cluster_bus=True)  # a pair free now (a fixed one may be another worker's node)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         taken_bus = holder.getsockname()[1]
-        drawn = iter([taken_bus - 10_000, 12_345])
+        drawn = iter([taken_bus - 10_000, free])
         monkeypatch.setattr(redis_server._PORT_DRAW, "randint", lambda low, high: next(drawn))
         # The first draw's bus port is held open here, so the pair after it is taken.
-        assert redis_server._free_loopback_port(cluster_bus=True) == 12_345
+        assert free_loopback_port(cluster_bus=True) == free
 
 
 def test_a_started_cluster_node_listens_on_its_port_and_its_bus_port(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
+from bench.serving import free_port
 from bot.render import action_ids as ids
 from bot.services import connect_redis
 from bot.slack.edge.http import serve
@@ -133,9 +134,7 @@ def _ok(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
 
 def test_serve_drops_connections_that_never_finish_their_request() -> None:
     stop = threading.Event()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     server = threading.Thread(
         target=serve, args=(_ok,), kwargs={"port": port, "stop": stop, "host": "127.0.0.1", "request_timeout_s": 0.3}
     )

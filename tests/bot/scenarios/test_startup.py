@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from bench.serving import free_port
 from state import RedisServer
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.processes import ROOT, bot_environment, run_bot
@@ -23,9 +24,7 @@ def slack() -> Iterator[FakeSlack]:
 
 
 def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])  # closed again on return: nothing listens there
+    return free_port()  # nothing listens there, nor will meanwhile
 
 
 def _fails_clearly(args: list[str], *named: str, **values: str) -> str:

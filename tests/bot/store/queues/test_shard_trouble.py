@@ -184,14 +184,36 @@ def test_a_read_waiting_for_this_readers_threads_rests_no_shard(cluster: RedisCl
     assert each_shard(3, lambda shard: client.ping(), rests, what="a read", missing=None) == [True, True, True]
 
 
+def _sent_then_answered(client: redis.Redis, sent: threading.Barrier, shard: int) -> object:
+    """``_waiting_on`` for 20 ms, in two steps: the wait is sent to ``shard``'s master, ``sent`` is passed, then the
+    answer is read."""
+    master: redis.Redis = client.get_node_from_key(keys.outbox_wake(shard)).redis_connection  # type: ignore[attr-defined]
+    connection = master.connection_pool.get_connection()
+    try:
+        connection.send_command("BLPOP", keys.outbox_wake(shard), 0.02)  # type: ignore[no-untyped-call]
+        sent.wait(timeout=10)
+        return connection.read_response()
+    finally:
+        master.connection_pool.release(connection)
+
+
+def _stall_once_passed(sent: threading.Barrier) -> None:
+    """Once ``sent`` is passed, stop every thread of this process for 1.05 s (``PyDLL`` keeps the GIL through the
+    call, as a long garbage collection does)."""
+    sent.wait(timeout=10)
+    ctypes.PyDLL(None).usleep(1_050_000)
+
+
 def test_a_stall_of_this_process_rests_no_healthy_shard(cluster: RedisClusterServers) -> None:
     client = _client(cluster)
-    holding_the_gil = ctypes.PyDLL(None)  # PyDLL keeps the GIL through the call, as a long garbage collection does
     for _ in range(5):  # before the answers were read after a stall, most tries left one shard or more resting
         rests = ShardRests()
-        stall = threading.Timer(0.01, holding_the_gil.usleep, args=(1_050_000,))  # every thread stopped 1.05 s
+        # The stall begins once every wait has left: a timer could fire before a busy machine ran a read's thread, and
+        # a wait sent after the stall is one no master could answer during it (its shard then counted as late).
+        sent = threading.Barrier(4)
+        stall = threading.Thread(target=_stall_once_passed, args=(sent,))
         stall.start()
-        answers = each_shard(3, functools.partial(_waiting_on, client, seconds=0.02), rests, what="a wait", missing=1)
+        answers = each_shard(3, functools.partial(_sent_then_answered, client, sent), rests, what="a wait", missing=1)
         stall.join()
         assert answers == [None, None, None]  # each master answered (nothing woke it) while this process stood still
         assert not any(rests.resting(shard) for shard in keys.shards())
