@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import strands
 from strands import ToolContext
-from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.tools.executors import SequentialToolExecutor
 from strands.vended_interventions.hitl import HumanInTheLoop
 from strands.vended_tools import handoff_to_user
@@ -28,22 +27,9 @@ from agent.strands_bridge import SignoffGate, StrandsRunnable, signoff_session_m
 from state import SessionStore
 from tests.agent.support import WorkerDied
 from tests.strands.agents import StrandsScriptedModel, once_then
+from tests.strands.multi_agents import ApprovalHook
 
 SID = "T0TEST:C0OPS:1700000000.000500"
-
-
-class ApprovalHook(HookProvider):  # type: ignore[misc]
-    """The Strands docs' hook: ``delete_files`` asks for ``"y"``."""
-
-    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
-        registry.add_callback(BeforeToolCallEvent, self.approve)
-
-    def approve(self, event: BeforeToolCallEvent) -> None:
-        if event.tool_use["name"] != "delete_files":
-            return
-        approval = event.interrupt("files-approval", reason={"paths": event.tool_use["input"]["paths"]})
-        if approval.lower() != "y":
-            event.cancel_tool = "User denied permission to delete files"
 
 
 class _Deletions:

@@ -20,11 +20,10 @@ from bot.render import action_ids as ids
 from bot.services import DEFAULT_RETRY_S, DEFAULT_TIMEOUT_S, connect_redis
 from bot.store import keys
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
-from bot.store.workspaces.directory import Directory
 from state.redis_cluster import RedisClusterServers
 from tests.bot.support.doomed_worker import wait_until, worker_process
-from tests.bot.support.harness import Bot, demo_factory, running_bot
-from tests.bot.support.people import APPROVER, CHANNEL, TEAM
+from tests.bot.support.harness import Bot, demo_factory, running_bot, waiting_on_a_warm_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import run_bot
 from tests.bot.support.scrapes import Scrape
 from tests.outage import cluster_down, cluster_paused
@@ -55,17 +54,6 @@ def bot(cluster: RedisClusterServers) -> Iterator[Bot]:
     client.close()
 
 
-def _warm(bot: Bot) -> tuple[str, str]:
-    """An approval waiting in a channel whose members the bot knows, on a bot that has clicked before."""
-    approval_id, session_id = bot.ask()
-    directory = Directory(clients=bot.services.clients, redis_client=bot.services.stores.redis)
-    assert directory.in_channel(TEAM, CHANNEL, APPROVER, shard=keys.shard_of(session_id))
-    other_id, _other_session = bot.ask("restart search")
-    assert bot.click(ids.APPROVE_ACTION, other_id, user=APPROVER).status == 200
-    bot.drain()
-    return approval_id, session_id
-
-
 def _get(bot: Bot, path: str) -> tuple[httpx.Response, float]:
     started = time.monotonic()
     answer = httpx.get(bot.url.rstrip("/") + path, timeout=30)
@@ -76,7 +64,7 @@ def _get(bot: Bot, path: str) -> tuple[httpx.Response, float]:
 def test_a_click_while_no_node_answers_is_told_in_time_that_nothing_was_recorded(
     bot: Bot, cluster: RedisClusterServers, outage: Outage
 ) -> None:
-    approval_id, session_id = _warm(bot)
+    approval_id, session_id = waiting_on_a_warm_bot(bot)
     with outage(cluster):
         for attempt in range(2):  # the second finds the refresh of the cluster's layout the first asked for
             started = time.monotonic()

@@ -12,13 +12,11 @@ import redis
 
 from bot.render import action_ids as ids
 from bot.services import DEFAULT_RETRY_S, DEFAULT_TIMEOUT_S, connect_redis
-from bot.store import keys
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
-from bot.store.workspaces.directory import Directory
 from state import RedisServer
 from tests.bot.support.doomed_worker import wait_until, worker_process
-from tests.bot.support.harness import Bot, demo_factory, running_bot
-from tests.bot.support.people import APPROVER, CHANNEL, TEAM
+from tests.bot.support.harness import Bot, demo_factory, running_bot, waiting_on_a_warm_bot
+from tests.bot.support.people import APPROVER
 from tests.bot.support.processes import run_bot
 from tests.bot.support.scrapes import Scrape
 from tests.outage import redis_paused
@@ -32,18 +30,6 @@ _NOT_RECORDED = "Not recorded"
 
 def _bot_client(server: RedisServer) -> redis.Redis:
     return connect_redis(server.url, retry_s=DEFAULT_RETRY_S)  # the settings' defaults, as a deployment runs
-
-
-def _warm(bot: Bot) -> tuple[str, str]:
-    """An approval waiting in a channel whose members the bot knows already, on a bot that has clicked before (its
-    connections are open), so a click sends its one script at once: the script is what the paused server holds."""
-    approval_id, session_id = bot.ask()
-    directory = Directory(clients=bot.services.clients, redis_client=bot.services.stores.redis)
-    assert directory.in_channel(TEAM, CHANNEL, APPROVER, shard=keys.shard_of(session_id))
-    other_id, _other_session = bot.ask("restart search")
-    assert bot.click(ids.APPROVE_ACTION, other_id, user=APPROVER).status == 200
-    bot.drain()
-    return approval_id, session_id
 
 
 def _assert_nothing_recorded(bot: Bot, approval_id: str, session_id: str) -> None:
@@ -64,7 +50,7 @@ def test_a_click_while_redis_answers_nothing_is_told_in_time_and_the_server_runs
     own_redis: RedisServer,
 ) -> None:
     with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
-        approval_id, session_id = _warm(bot)
+        approval_id, session_id = waiting_on_a_warm_bot(bot)
         with redis_paused(own_redis):
             started = time.monotonic()
             click = bot.click(ids.APPROVE_ACTION, approval_id, user=APPROVER)
@@ -86,7 +72,7 @@ def test_a_deny_form_submitted_while_redis_answers_nothing_is_refused_in_time_an
     own_redis: RedisServer,
 ) -> None:
     with running_bot(_bot_client(own_redis), agent_factory=demo_factory) as bot:
-        approval_id, session_id = _warm(bot)
+        approval_id, session_id = waiting_on_a_warm_bot(bot)
         opened = bot.open_deny(approval_id, user=APPROVER)
         with redis_paused(own_redis):
             started = time.monotonic()

@@ -27,13 +27,14 @@ from bot.settings import Settings
 from bot.slack.edge.http import guarded_wsgi_app
 from bot.slack.outbound.delivery import Deliverer
 from bot.store import keys
+from bot.store.workspaces.directory import Directory
 from bot.worker import Worker
 from loopback_slack import slack_requests
 from loopback_slack.slack_requests import PostResult, SignedPoster
 from tests.bot.support.api_conformance import ApiConformance
 from tests.bot.support.fake_slack import FakeSlack
 from tests.bot.support.http_server import serve_wsgi
-from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER
+from tests.bot.support.people import APPROVER, CHANNEL, CHANNEL_MEMBERS, PEOPLE, REQUESTER, TEAM
 from tests.bot.support.tampering import TamperingPoster
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -425,3 +426,15 @@ def served_bot(settings: Settings, services: Services, poster: type[PosterT]) ->
 def demo_factory(*, session_id: str, store: Any) -> Agent:
     """The demonstration operations agent (the bot's default)."""
     return build_operations_agent(session_id=session_id, store=store)
+
+
+def waiting_on_a_warm_bot(bot: Bot) -> tuple[str, str]:
+    """An approval waiting (its id and session) in a channel whose members the bot knows already, on a bot that has
+    clicked before (its connections are open), so a click sends its one script at once: an outage's tests hold that."""
+    approval_id, session_id = bot.ask()
+    directory = Directory(clients=bot.services.clients, redis_client=bot.services.stores.redis)
+    assert directory.in_channel(TEAM, CHANNEL, APPROVER, shard=keys.shard_of(session_id))
+    other_id, _other_session = bot.ask("restart search")
+    assert bot.click(ids.APPROVE_ACTION, other_id, user=APPROVER).status == 200
+    bot.drain()
+    return approval_id, session_id
