@@ -135,3 +135,45 @@ def test_a_forged_trust_click_where_none_is_offered_records_nothing(redis_client
         bot.drain()
         assert not is_decided(bot.approval_messages()[0])
         assert completions(redis_client, "delete_files") == 0
+
+
+_CONDITIONAL_RULES = """\
+rules:
+  - name: system-files
+    match: {tools: [delete_files], when: 'args.paths.exists(p, p.startsWith("/etc"))'}
+    tier: deny
+    message: Never delete system files.
+  - name: deletions
+    match: {tools: [delete_files]}
+"""
+
+
+def test_no_trust_is_offered_for_a_tool_whose_calls_other_rules_may_take(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    # A trust skips every later call of the tool in the session (the agent asks nobody, so no rule is weighed):
+    # trusting delete_files for /tmp/a must not let /etc/passwd past the rule that refuses it.
+    policy = tmp_path / "policy.yml"
+    policy.write_text(_CONDITIONAL_RULES)
+    with running_bot(redis_client, agent_factory=trusting_agent, policy_path=policy) as bot:
+        bot.mention("delete /tmp/a")
+        bot.drain()
+        message = bot.approval_messages()[0]
+        assert ids.TRUST_ACTION not in _buttons(message)
+        payload = slack_requests.block_actions(  # a trust click crafted by hand is refused as well
+            action_id=ids.TRUST_ACTION,
+            user_id=APPROVER,
+            channel_id=CHANNEL,
+            message_ts=str(message["ts"]),
+            value=next(e["value"] for e in message["blocks"][-1]["elements"] if e["action_id"] == ids.APPROVE_ACTION),
+            thread_ts=str(message["thread_ts"]),
+        )
+        assert bot.poster.post_action(payload).status == 200
+        bot.drain()
+        assert not is_decided(bot.approval_messages()[0])
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200
+        bot.drain()
+        bot.mention("delete /etc/passwd", thread_ts=str(message["thread_ts"]))
+        bot.drain()
+        assert "Never delete system files." in json.dumps(bot.approval_messages()[-1]["blocks"])
+        assert completions(redis_client, "delete_files") == 1

@@ -122,12 +122,14 @@ class PolicyBook(PolicyModel):
             batch_inputs: The inputs of the batch's calls, in its order (empty: not known).
         """
         if tool is not None:
-            calls = [(tool, tool_input)]
-        else:
-            inputs = list(batch_inputs) if len(batch_inputs) == len(batch) else [None] * len(batch)
-            calls = list(
-                {(name, _key_of(given)): (name, given) for name, given in zip(batch, inputs, strict=True)}.values()
-            )
+            policy = self.rule_for(tool, tool_input) or self._for_interrupt_name(interrupt_name)
+            # A trust lets every later call of the tool run unasked, so no rule is weighed for them: offered only
+            # where one rule takes every call of the tool, never where a call could fall to a stricter one.
+            return policy if self._one_rule_for(tool) else policy.model_copy(update={"trust": False})
+        inputs = list(batch_inputs) if len(batch_inputs) == len(batch) else [None] * len(batch)
+        calls = list(
+            {(name, _key_of(given)): (name, given) for name, given in zip(batch, inputs, strict=True)}.values()
+        )
         by_name = self._for_interrupt_name(interrupt_name)
         if not calls:
             return by_name
@@ -172,6 +174,11 @@ class PolicyBook(PolicyModel):
             if held is None or held is True:
                 break
         return weighed
+
+    def _one_rule_for(self, tool: str) -> bool:
+        """Whether every call of ``tool`` gets one rule: the first listing it has no condition, or none lists it."""
+        first = next((rule for rule in self.rules if tool in rule.match.tools), None)
+        return first is None or first.match.when is None
 
     def _for_interrupt_name(self, interrupt_name: str) -> Policy:
         found = next((rule for rule in self.rules if interrupt_name in rule.match.interrupts), None)

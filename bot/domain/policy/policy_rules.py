@@ -126,7 +126,8 @@ class PolicySettings(PolicyModel):
     """Whether an approver may edit the call before approving it (``other_approver``: someone else approves it)."""
     trust: StrictBool = True
     """Whether "Approve and trust <tool> for this session" is offered where the agent lets a person trust a tool
-    (Strands' ``HumanInTheLoop(enable_trust=True)``); ``false``: every call of the tool is asked."""
+    (Strands' ``HumanInTheLoop(enable_trust=True)``); ``false``: every call of the tool is asked. Never offered for a
+    tool whose first rule has a condition (a trusted tool's calls are weighed by no rule)."""
     channel: ChannelId | None = None
     """Where a request made through the HTTP API for a matching tool is posted when it names no channel."""
     escalation: Escalation | None = None
