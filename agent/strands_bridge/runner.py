@@ -100,12 +100,15 @@ class StrandsRunnable:
         return interrupt.name == HUMAN_IN_THE_LOOP_INTERRUPT and may_trust(self.agent, tool)
 
     def keep_trusted(self, tools: Collection[str]) -> None:
-        """Drop from ``HumanInTheLoop``'s trusted tools every one not in ``tools`` (a trust revoked in Slack)."""
+        """Make ``HumanInTheLoop``'s trusted tools ``tools`` (those it may trust), and no other.
+
+        Gone: a trust revoked in Slack, or one made on another requester's request (theirs again when they ask).
+        """
         trusted = self.agent.state.get(TRUSTED_TOOLS_KEY)
-        if not isinstance(trusted, list):
-            return
-        kept = [tool for tool in trusted if tool in tools]
-        if kept != trusted:
+        held = trusted if isinstance(trusted, list) else []
+        kept = [tool for tool in held if tool in tools]
+        kept += sorted(tool for tool in tools if tool not in held and may_trust(self.agent, tool))
+        if kept != held:
             self.agent.state.set(TRUSTED_TOOLS_KEY, kept)
 
     def __call__(self, prompt: Prompt = None) -> AgentResult:

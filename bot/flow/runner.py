@@ -136,7 +136,7 @@ class SessionRunner:
     def _start(self, job: StartJob) -> None:
         info = _thread_of(job)
         session_id = session_id_for(info.team_id, info.channel_id, info.thread_ts)
-        agent = self._agent(session_id)
+        agent = self._agent(session_id, requester=info.requested_by)
         if agent.interrupted:
             self._while_interrupted(session_id, info, agent)
             return
@@ -157,8 +157,11 @@ class SessionRunner:
             result = _run(agent, job.text)
         self._publisher.publish(session_id, info, agent, result)
 
-    def _agent(self, session_id: str) -> Runnable:
-        """The session's agent from ``AGENT_FACTORY``.
+    def _agent(self, session_id: str, *, requester: str) -> Runnable:
+        """The session's agent from ``AGENT_FACTORY``, trusting only the tools trusted on ``requester``'s requests.
+
+        Whoever mentions the bot in a thread becomes its requester: a trust made on another person's request (by
+        the approver now asking, say) must not let their calls run unasked.
 
         Raises:
             AgentSetupError: The factory raised a programming error, or returned something the bot cannot run.
@@ -172,7 +175,7 @@ class SessionRunner:
             raise AgentSetupError(cause) from error
         if isinstance(agent, TrustsTools):
             # A trust revoked since the agent last ran ends before it runs again (the agent keeps its own list).
-            agent.keep_trusted(self._trusts.tools(session_id))
+            agent.keep_trusted(self._trusts.tools(session_id, requester=requester))
         return agent
 
     def _while_interrupted(self, session_id: str, info: ThreadInfo, agent: Runnable) -> None:
@@ -201,7 +204,7 @@ class SessionRunner:
             return
         info = self._thread_info(session_id)
         self._record_trusts(approvals)  # before the agent is built: it keeps only the trusts Signoff holds
-        agent = self._agent(session_id)
+        agent = self._agent(session_id, requester=info.requested_by)
         unpublished = self._unpublished(session_id, agent, approvals)
         if agent.interrupted and unpublished:
             # A worker resumed this round, the agent stopped again, and the worker died before posting.

@@ -177,3 +177,25 @@ def test_no_trust_is_offered_for_a_tool_whose_calls_other_rules_may_take(
         bot.drain()
         assert "Never delete system files." in json.dumps(bot.approval_messages()[-1]["blocks"])
         assert completions(redis_client, "delete_files") == 1
+
+
+def test_a_trust_serves_only_the_requester_it_was_made_for(redis_client: redis.Redis) -> None:
+    # Whoever mentions the bot in the thread becomes its requester: the approver who trusted the tool for the
+    # requester's calls must not then run their own calls unasked (self-approval), nor may anyone else; the
+    # requester's next call still runs on the trust.
+    with running_bot(redis_client, agent_factory=trusting_agent) as bot:
+        thread_ts = _trust_delete(bot)
+        bot.mention("delete /tmp/b", user=APPROVER, thread_ts=thread_ts)
+        bot.drain()
+        assert len(bot.approval_messages()) == 2  # asked
+        assert not is_decided(bot.approval_messages()[-1])
+        assert completions(redis_client, "delete_files") == 1
+        assert bot.click(ids.APPROVE_ACTION, bot.approval_id(-1), user=REQUESTER).status == 200  # someone else
+        bot.drain()
+        assert completions(redis_client, "delete_files") == 2
+
+        bot.mention("delete /tmp/c", thread_ts=thread_ts)
+        bot.drain()
+        assert len(bot.approval_messages()) == 2  # the requester's call: not asked again
+        assert bot.texts_posted()[-1] == "deleted /tmp/c"
+        assert completions(redis_client, "delete_files") == 3

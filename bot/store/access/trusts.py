@@ -43,10 +43,14 @@ class TrustStore:
                 pipeline.expire(listing, self._kept_s)
                 pipeline.execute()
 
-    def tools(self, session_id: str) -> set[str]:
-        """The tools trusted in ``session_id`` now (an unreadable record is not a trust: ``get`` says so too)."""
+    def tools(self, session_id: str, *, requester: str | None = None) -> set[str]:
+        """The tools trusted in ``session_id`` now (an unreadable record is not a trust: ``get`` says so too).
+
+        ``requester``: only those trusted on that person's requests (whom the session's next turn serves).
+        """
         found: dict[bytes, bytes] = self._client.hgetall(keys.trusts(session_id))  # type: ignore[assignment]
-        return {as_text(tool) for tool, raw in found.items() if _read(raw, session_id, as_text(tool)) is not None}
+        trusts = [_read(raw, session_id, as_text(tool)) for tool, raw in found.items()]
+        return {trust.tool for trust in trusts if trust is not None and requester in (None, trust.requester)}
 
     def get(self, session_id: str, tool: str) -> Trust | None:
         """One trust, or ``None`` (gone, or unreadable: logged, and treated as gone, so it is never in force)."""
