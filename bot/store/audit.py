@@ -142,6 +142,7 @@ class Audit:
                 out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
             last[entry.shard] = entry.id
+        out.flush()  # a write that fails (a full disk) must fail before anything counts as exported
         for shard, entry_id in last.items():
             self._mark_exported(shard, entry_id)
         return count
