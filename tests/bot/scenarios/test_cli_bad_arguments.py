@@ -63,3 +63,14 @@ def test_an_export_into_a_closed_pipe_says_so_and_marks_nothing(redis_url: str, 
     assert "Traceback" not in stderr
     assert "standard output" in stderr
     assert [redis_client.get(keys.audit_exported(shard)) for shard in keys.shards()] == [None] * len(keys.shards())
+
+
+@pytest.mark.parametrize("since", ["0001-01-01", "1969-12-31T23:59:59Z"])
+def test_an_export_since_before_1970_exports_everything(redis_url: str, redis_client: Any, since: str) -> None:
+    """No stream id is older than the epoch: such a ``--since`` keeps every event, it is no Redis failure."""
+    audit = Audit(redis_client)
+    for n in range(3):
+        audit.record("decision", session_id=f"s{n}", actor="U1")
+    completed = run_bot(["audit", "export", "--since", since], REDIS_URL=redis_url)
+    assert completed.returncode == 0, completed.stderr
+    assert len(completed.stdout.splitlines()) == 3
