@@ -55,6 +55,15 @@ _OLD_AUDIT_EXPORTED: Final = "signoff:audit:exported"
 _DROPPED: Final = ("signoff:outbox:wake", "signoff:job:*:told")
 
 
+def _tag_of(key: str) -> str:
+    return key.partition("{")[2].partition("}")[0]
+
+
+_API_KEYS_TAG: Final = _tag_of(keys.API_CLIENTS)
+_GRANTS_TAG_PREFIX: Final = _tag_of(keys.grants("", "")).removesuffix(":")  # ``grants:<team>:<channel>``
+"""The live layout's own hash tags (the API keys', each channel's grants'): ``signoff:{*}:*`` matches them too."""
+
+
 def migrate(client: redis.Redis) -> dict[str, int]:
     """Move every record of the layout before shards to its shard; return how many of each kind moved."""
     session_keys = _sessions(client)
@@ -90,6 +99,8 @@ def _sessions(client: redis.Redis) -> int:
         key = _text(raw)
         session_id, _, rest = key.removeprefix("signoff:{").partition("}:")
         if session_id in tags:  # a key of the sharded layout (moved already)
+            continue
+        if session_id == _API_KEYS_TAG or session_id.startswith(_GRANTS_TAG_PREFIX):  # live keys, no session's
             continue
         try:
             new_prefix = keys_for(session_id).session.removesuffix(":session")
