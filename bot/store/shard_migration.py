@@ -18,7 +18,8 @@ What moves, and how:
   session they name (shard 0 for the rest: the parts of one long answer stay together);
 - the audit stream is split by session, keeping every entry's id (so its time and order), and the
   last export mark applies to every shard;
-- wake-up tokens and delayed-job notices are dropped (they only hurry or quiet a running worker).
+- wake-up tokens and delayed-job notices are dropped (they only hurry or quiet a running worker);
+- the live layout's own tagged keys (``{api-keys}``, ``{grants:<team>:<channel>}``) stay as they are.
 
 Approval ids minted before shards do not name a shard: buttons already posted keep working, the
 approval is looked up in every shard.
