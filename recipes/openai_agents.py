@@ -14,11 +14,19 @@ from recipes.signoff_client import ask_and_wait
 
 
 async def run_with_signoff(
-    agent: Agent[Any], prompt: str, *, api_url: str, api_key: str, channel: str, run_id: str
+    agent: Agent[Any],
+    prompt: str,
+    *,
+    api_url: str,
+    api_key: str,
+    channel: str,
+    run_id: str,
+    timeout_s: float = 3600,
 ) -> RunResult:
     """Run ``agent`` on ``prompt``; every tool call that needs approval is decided in Slack before the run goes on.
 
     ``run_id`` makes each call's idempotency key (``<run_id>:<call id>``): a retried run asks nothing twice.
+    A call nobody decides within ``timeout_s`` is withdrawn in Slack and rejected.
     """
     result = await Runner.run(agent, prompt)
     while result.interruptions:
@@ -34,6 +42,7 @@ async def run_with_signoff(
                     "channel": channel,
                     "idempotency_key": f"{run_id}:{pending.call_id}",
                 },
+                timeout_s=timeout_s,
             )
             if decided["status"] == "approved":
                 state.approve(pending)
@@ -44,9 +53,12 @@ async def run_with_signoff(
 
 
 def refusal(decided: dict[str, Any]) -> str:
-    """What the model is told about a call that was not approved (an expiry is not a human denial)."""
+    """What the model is told about a call that was not approved (an expiry or a withdrawal is not a human denial)."""
+    decision = decided.get("decision") or {}
     if decided["status"] == "expired":
         return "Not run: the approval request expired without a decision. Do not retry automatically."
-    decision = decided.get("decision") or {}
+    if decided["status"] == "cancelled":
+        why = decision.get("reason") or "no reason given"
+        return f"Not run: the approval request was withdrawn before anyone decided ({why}). Do not retry automatically."
     who = decision.get("decided_by") or "an approver"
     return f"Not run: {decided['status']} by {who}: {decision.get('reason') or 'no reason given'}."

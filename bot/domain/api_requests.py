@@ -7,6 +7,7 @@ request names the same session and never creates a second message.
 """
 
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
@@ -143,8 +144,13 @@ class AskEnvelope(BaseModel):
     """Receives the outcome, the decision or the answer (POST, JSON), signed with the client's callback secret."""
 
     def fingerprint(self) -> str:
-        """What the request asks, as a digest: a retry with the same idempotency key must ask the same."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+        """What the request asks, as a digest: a retry with the same idempotency key must ask the same.
+
+        Objects' keys are sorted: a client's JSON library picks their order, and a retry serialized anew is no other
+        request.
+        """
+        asked = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(asked.encode()).hexdigest()
 
 
 class _ToolCall(BaseModel):

@@ -51,6 +51,10 @@ async def answer_questions(
     except ApiError as error:
         await _withdraw(poll, asked)
         return {"behavior": "deny", "message": asked_person.could_not_ask(error)}
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):  # the client gave up: nobody waits for the other answers either
+            await _withdraw(poll, asked)
+        raise
     return {"behavior": "allow", "updatedInput": {**tool_input, "answers": answers}}
 
 

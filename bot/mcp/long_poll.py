@@ -8,6 +8,7 @@ request (nobody answers what nobody waits for any more).
 
 import functools
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -19,6 +20,7 @@ from bot.mcp.api_client import ApiError, SignoffApi
 from bot.render.texts import waiting
 
 _POLL_S: Final = 20
+_WITHDRAW_ON_CANCEL_S: Final = 10
 _RETRYABLE: Final = (0, 429, 502, 503, 504)  # unreachable, restarting, or holding its most waits: ask again
 
 
@@ -34,9 +36,21 @@ class LongPoll:
     async def settled(self, request: dict[str, Any], *, kind: RequestKind) -> dict[str, Any]:
         """``request`` (as the API showed it) once no longer pending: decided, answered, expired or withdrawn.
 
+        A call its client abandons (cancelled: Claude Code's tool timeout, Esc) withdraws the request too: nobody
+        waits for its decision any more, and a person's click must not seem to decide anything.
+
         Raises:
             ApiError: The API refused the wait for good (not a restart, not a 429).
         """
+        try:
+            return await self._waited(request, kind=kind)
+        except anyio.get_cancelled_exc_class():
+            # Decided meanwhile (409), or unreachable: its expiry ends it.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_WITHDRAW_ON_CANCEL_S), suppress(ApiError):
+                await self.withdraw(request["id"], kind=kind, abandon_on_cancel=True)
+            raise
+
+    async def _waited(self, request: dict[str, Any], *, kind: RequestKind) -> dict[str, Any]:
         while request["status"] == "pending":
             waited = time.monotonic() - self.started
             if waited >= self.timeout_s:
@@ -53,6 +67,7 @@ class LongPoll:
                 await anyio.sleep(error.retry_after_s or 1)
         return request
 
-    async def withdraw(self, request_id: str, *, kind: RequestKind) -> dict[str, Any]:
+    async def withdraw(self, request_id: str, *, kind: RequestKind, abandon_on_cancel: bool = False) -> dict[str, Any]:
         """Cancel the request; one settled meanwhile is returned as it is."""
-        return await anyio.to_thread.run_sync(functools.partial(self.api.cancel, request_id, kind=kind))
+        cancel = functools.partial(self.api.cancel, request_id, kind=kind)
+        return await anyio.to_thread.run_sync(cancel, abandon_on_cancel=abandon_on_cancel)

@@ -75,3 +75,24 @@ def test_a_denied_call_never_runs_and_the_model_is_told_why(bot: Bot, api_key: s
         item for item in model.calls[-1].input if isinstance(item, dict) and item.get("type") == "function_call_output"
     ]
     assert told[-1]["output"] == f"Not run: denied by {APPROVER}: peak traffic."
+
+
+def test_a_call_nobody_decided_in_time_is_withdrawn_and_the_model_is_not_told_a_person_refused_it(
+    bot: Bot, api_key: str
+) -> None:
+    ran: list[str] = []
+    agent, model = _agent(ran)
+    result = asyncio.run(
+        run_with_signoff(
+            agent, "restart checkout", api_url=bot.url, api_key=api_key, channel=CHANNEL, run_id="r3", timeout_s=1
+        )
+    )
+    assert ran == []
+    assert result.final_output == "done"
+    told = [
+        item for item in model.calls[-1].input if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+    assert told[-1]["output"] == (
+        "Not run: the approval request was withdrawn before anyone decided "
+        "(withdrawn through the API by recipe-agent). Do not retry automatically."
+    )

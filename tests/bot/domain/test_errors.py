@@ -7,9 +7,14 @@ from pathlib import Path
 from tests.bot.support.processes import ROOT, run_python
 
 # The loopback Slack's own error (it answers the bot as Slack would): not an error of the bot. The cluster client's
-# last timeout is redis-py's TimeoutError on purpose: every handler of Redis trouble must take it as one, and none
-# that catches the bot's own errors (answered as the person's or the operator's mistake) may.
-_NOT_THE_BOTS = {"loopback_slack.calls.SlackError", "bot.store.cluster_client.FinalTimeout"}
+# last timeout is redis-py's TimeoutError on purpose, and a cluster no node of which answers its ConnectionError:
+# every handler of Redis trouble must take them as such, and none that catches the bot's own errors (answered as the
+# person's or the operator's mistake) may.
+_NOT_THE_BOTS = {
+    "loopback_slack.calls.SlackError",
+    "bot.store.cluster_client.FinalTimeout",
+    "bot.store.cluster_client.ClusterUnreachable",
+}
 
 # Where a catch-all is the point, by (file, enclosing function): everything else names what it catches.
 BOUNDARIES = {
@@ -35,6 +40,10 @@ BOUNDARIES = {
         "Deliverer._deliver",
     ): "an entry's bug or bad data parks it instead of a retry forever",
     ("bot/store/queues/shard_trouble.py", "_own_answer"): "one shard's bug must not cost the other shards' answers",
+    (
+        "bot/store/cluster_client.py",
+        "BotNodesManager._refresh_layout",
+    ): "a refresh on a thread of its own, whose error no caller would see: logged",
     ("bot/cli/gunicorn_config.py", "_built_in_a_child"): "a fork of gunicorn's master ends there, whatever failed",
     ("agent/agent.py", "Agent._save"): "memory is rolled back whatever failed the save, and the error raised",
     ("agent/tools.py", "AgentTool.invoke"): "a tool's failure, whatever it is, is reported to the model",
