@@ -5,11 +5,13 @@ entry it wrote, so trimming with ``AUDIT_KEEP_UNEXPORTED`` never drops anything 
 """
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import preflight
+from bot.cli.exits import fail
 from bot.settings import read_settings
 from bot.store.audit import Audit
 
@@ -37,9 +39,21 @@ def main(argv: list[str]) -> int:
     unset = "REDIS_URL is not set: the audit trail lives in the bot's Redis; point REDIS_URL at it"
     audit = Audit(preflight.operator_redis(settings, unset=unset))
     if args.output is None:
-        count = audit.export(sys.stdout, since=args.since, fmt=args.format)
+        try:
+            count = audit.export(sys.stdout, since=args.since, fmt=args.format)
+        except OSError as error:  # a closed pipe (`| head`): what was read was not all written, so none is marked
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # or the exit's flush fails again
+            return fail(f"cannot write standard output: {error.strerror}; nothing was marked exported", status=1)
     else:
-        with args.output.open("w", encoding="utf-8", newline="") as out:
-            count = audit.export(out, since=args.since, fmt=args.format)
+        try:
+            out = args.output.open("w", encoding="utf-8", newline="")
+        except OSError as error:
+            return fail(f"--output: cannot open {args.output}: {error.strerror}")
+        try:
+            with out:
+                count = audit.export(out, since=args.since, fmt=args.format)
+        except OSError as error:
+            problem = f"--output: cannot write {args.output}: {error.strerror}; nothing was marked exported"
+            return fail(problem, status=1)
     print(f"exported {count} audit events", file=sys.stderr)
     return 0

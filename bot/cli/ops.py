@@ -23,7 +23,16 @@ from bot.settings import read_settings
 from bot.store.approvals.approval_record import ApprovalDataError
 from bot.store.approvals.approvals import ApprovalStore
 from bot.store.queues.jobs import JobQueue, ResumeJob
-from state.store import SessionStore
+from state.store import SessionStore, keys_for
+
+
+def _session_id(text: str) -> str:
+    """A session id the store can name: refused before Redis is asked, not as a traceback from the key builder."""
+    try:
+        keys_for(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a session id: {error}") from None
+    return text
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +41,7 @@ def main(argv: list[str]) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("pending", help="list the sessions waiting for approvals")
     resume = commands.add_parser("resume", help="queue the resume of a fully decided session")
-    resume.add_argument("session_id")
+    resume.add_argument("session_id", type=_session_id)
     args = parser.parse_args(argv)
     settings = read_settings()
     client = preflight.operator_redis(settings, unset="REDIS_URL is not set: point it at the bot's Redis")

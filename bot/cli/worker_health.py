@@ -6,12 +6,24 @@ worker of the deployment. A platform runs it as an exec probe in the worker's co
 """
 
 import argparse
+import math
 import socket
 
 from bot import preflight
 from bot.cli.exits import fail
 from bot.settings import read_settings
 from bot.store.queues.worker_heartbeats import WorkerHeartbeats
+
+
+def _seconds(text: str) -> float:
+    """``--max-age``: a finite number of seconds above 0 (NaN or infinity cannot bound a heartbeat's age)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"--max-age must be a number of seconds above 0, got {text!r}")
+    return seconds
 
 
 def main(argv: list[str]) -> int:
@@ -22,7 +34,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--all", action="store_true", help="any worker of the deployment, not only this host's")
     parser.add_argument(
         "--max-age",
-        type=float,
+        type=_seconds,
         default=None,
         help="seconds since a worker's last beat (default: three times WORKER_HEARTBEAT_SECONDS)",
     )

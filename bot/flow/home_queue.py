@@ -54,6 +54,8 @@ class HomeContents:
     """The tools trusted for the rest of a session that they made, or that serve their requests."""
     now: datetime
     """When it was gathered (how long each request has waited)."""
+    queue_read_whole: bool = True
+    """``False`` when an index held more than was read (``OPEN_READ``): more may wait than ``queue`` holds."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,14 +84,15 @@ class HomeQueue(Flow):
             if self._in(team_id, channel_id, user_id)
         }
         seen: Seen = {}  # an approval two pages list is read once
-        waiting = _by_id(
-            [
-                *approvals.open_for_approver(team_id, user_id, limit=OPEN_READ, seen=seen),
-                *approvals.open_copied_to(team_id, user_id, limit=OPEN_READ, seen=seen),
-                *approvals.open_in_channels(team_id, channels, limit=OPEN_READ, seen=seen),
-                *approvals.open_in_workspace(team_id, limit=OPEN_READ, seen=seen),
-            ]
-        )
+        pages = [
+            approvals.open_for_approver(team_id, user_id, limit=OPEN_READ, seen=seen),
+            approvals.open_copied_to(team_id, user_id, limit=OPEN_READ, seen=seen),
+            approvals.open_in_channels(team_id, channels, limit=OPEN_READ, seen=seen),
+            approvals.open_in_workspace(team_id, limit=OPEN_READ, seen=seen),
+        ]
+        # A full page may have left more unread: the tab's count of the rest is then a floor, not a total.
+        read_whole = all(len(page) < OPEN_READ for page in pages)
+        waiting = _by_id([approval for page in pages for approval in page])
         waiting.sort(key=lambda approval: approval.request.created_at)
         decided = [
             approval
@@ -111,7 +114,9 @@ class HomeQueue(Flow):
         recent = recent[:RECENT_SHOWN]
         grants = self.grants.live_for(user_id, team_id=team_id)
         trusts = self.trusts.of_user(team_id, user_id)
-        return HomeContents(queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock())
+        return HomeContents(
+            queue=queue, recent=recent, grants=grants, trusts=trusts, now=self.clock(), queue_read_whole=read_whole
+        )
 
     def viewers_of(self, approval: Approval) -> list[str]:
         """Who, of those who opened App Home lately in the approval's workspace, may find it on their tab.

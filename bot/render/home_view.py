@@ -38,6 +38,7 @@ def home_view(
     now: datetime,
     grants: Sequence[ListedGrant] = (),
     trusts: Sequence[Trust] = (),
+    queue_read_whole: bool = True,
 ) -> dict[str, Any]:
     """The ``views.publish`` view.
 
@@ -47,6 +48,7 @@ def home_view(
         now: When the view is built (how long each request has waited).
         grants: The viewer's standing approvals, each with how often it was used.
         trusts: The tools trusted for the rest of a session that the viewer made, or that serve their requests.
+        queue_read_whole: ``False`` when ``queue`` is only the oldest of more: the count of the rest is a floor.
     """
     view_blocks: list[dict[str, Any]] = [{"type": "header", "text": blocks.plain_text(app_home.HOME_QUEUE_TITLE)}]
     if not queue:
@@ -59,7 +61,8 @@ def home_view(
         view_blocks += entry
         shown, used = shown + 1, used + len(entry)
     if len(queue) > shown:
-        view_blocks.append(blocks.context(app_home.home_more(len(queue) - shown)))
+        hidden = app_home.home_more(len(queue) - shown, at_least=not queue_read_whole)
+        view_blocks.append(blocks.context(hidden))
     view_blocks.append({"type": "header", "text": blocks.plain_text(app_home.HOME_GRANTS_TITLE)})
     if not grants and not trusts:
         view_blocks.append(blocks.context(app_home.home_grants_empty()))

@@ -118,7 +118,8 @@ class Audit:
         return heapq.merge(*streams, key=lambda entry: (_stream_id(entry.id), entry.shard))
 
     def _shard_entries(self, shard: int, *, since: datetime | None) -> Iterator[AuditEntry]:
-        start = f"{int(since.timestamp() * 1000)}-0" if since is not None else "-"
+        # Stream ids count from the epoch: a ``since`` before it keeps everything (a negative id is a Redis error).
+        start = f"{max(0, int(since.timestamp() * 1000))}-0" if since is not None else "-"
         while True:
             page: Any = self._client.xrange(keys.audit(shard), min=start, count=_PAGE)
             for entry_id, fields in page:
@@ -142,6 +143,7 @@ class Audit:
                 out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
             last[entry.shard] = entry.id
+        out.flush()  # a write that fails (a full disk) must fail before anything counts as exported
         for shard, entry_id in last.items():
             self._mark_exported(shard, entry_id)
         return count

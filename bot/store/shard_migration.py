@@ -18,7 +18,8 @@ What moves, and how:
   session they name (shard 0 for the rest: the parts of one long answer stay together);
 - the audit stream is split by session, keeping every entry's id (so its time and order), and the
   last export mark applies to every shard;
-- wake-up tokens and delayed-job notices are dropped (they only hurry or quiet a running worker).
+- wake-up tokens and delayed-job notices are dropped (they only hurry or quiet a running worker);
+- the live layout's own tagged keys (``{api-keys}``, ``{grants:<team>:<channel>}``) stay as they are.
 
 Approval ids minted before shards do not name a shard: buttons already posted keep working, the
 approval is looked up in every shard.
@@ -53,6 +54,15 @@ _OLD_OUTBOX_POSTED: Final = "signoff:outbox:posted:*"
 _OLD_AUDIT: Final = "signoff:audit"
 _OLD_AUDIT_EXPORTED: Final = "signoff:audit:exported"
 _DROPPED: Final = ("signoff:outbox:wake", "signoff:job:*:told")
+
+
+def _tag_of(key: str) -> str:
+    return key.partition("{")[2].partition("}")[0]
+
+
+_API_KEYS_TAG: Final = _tag_of(keys.API_CLIENTS)
+_GRANTS_TAG_PREFIX: Final = _tag_of(keys.grants("", "")).removesuffix(":")  # ``grants:<team>:<channel>``
+"""The live layout's own hash tags (the API keys', each channel's grants'): ``signoff:{*}:*`` matches them too."""
 
 
 def migrate(client: redis.Redis) -> dict[str, int]:
@@ -90,6 +100,8 @@ def _sessions(client: redis.Redis) -> int:
         key = _text(raw)
         session_id, _, rest = key.removeprefix("signoff:{").partition("}:")
         if session_id in tags:  # a key of the sharded layout (moved already)
+            continue
+        if session_id == _API_KEYS_TAG or session_id.startswith(_GRANTS_TAG_PREFIX):  # live keys, no session's
             continue
         try:
             new_prefix = keys_for(session_id).session.removesuffix(":session")

@@ -34,9 +34,9 @@ def home_recent_empty() -> str:
     return "No decisions yet."
 
 
-def home_more(hidden: int) -> str:
-    """More requests than the tab shows."""
-    return f"…and {hidden} more, oldest first above."
+def home_more(hidden: int, *, at_least: bool = False) -> str:
+    """More requests than the tab shows (``at_least``: more still, beyond what was read)."""
+    return f"…and {hidden}{'+' if at_least else ''} more, oldest first above."
 
 
 def home_item_status(request: ApprovalRequest, *, now: datetime, level: int, taken_by: str | None) -> str:

@@ -27,7 +27,14 @@ class HomeTabs:
         """Build and publish the tab ``entry`` names, then complete the entry (or keep it for a later change)."""
         user, slack = entry.payload["user"], self.clients.for_team(entry.team_id)
         home = self.home_queue.contents_for(user, team_id=entry.team_id)
-        view = home_view(queue=home.queue, recent=home.recent, now=home.now, grants=home.grants, trusts=home.trusts)
+        view = home_view(
+            queue=home.queue,
+            recent=home.recent,
+            now=home.now,
+            grants=home.grants,
+            trusts=home.trusts,
+            queue_read_whole=home.queue_read_whole,
+        )
         slack.views_publish(user_id=user, view=view)
         self.outbox.complete_home(entry, cooling_s=self.cooling_s)
         return True  # settled here: the deliverer must not complete it again

@@ -10,6 +10,8 @@ import pytest
 import redis
 
 from bot.render import action_ids as ids
+from bot.store import keys
+from bot.store.access.api_keys import ApiKeys
 from bot.store.shard_migration import migrate
 from tests.bot.support.harness import demo_factory, running_bot
 from tests.bot.support.people import APPROVER
@@ -108,3 +110,19 @@ def _names(client: redis.Redis) -> list[str]:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def test_migrate_leaves_the_api_keys_and_grants_where_the_bot_reads_them(redis_client: redis.Redis) -> None:
+    """Their hash tags (``{api-keys}``, ``{grants:<team>:<channel>}``) are no session ids: nothing of them moves."""
+    issued = ApiKeys(redis_client).create("ci", team_id="T0TEST")
+    assert issued is not None
+    grants_key = keys.grants("T0TEST", "C0OPS")
+    redis_client.hset(grants_key, "g1", "{}")
+    before = set(_names(redis_client))
+
+    migrate(redis_client)
+
+    assert ApiKeys(redis_client).authenticate(issued.key) is not None, "the client's key still works"
+    assert [client.name for client in ApiKeys(redis_client).all()] == ["ci"]
+    assert redis_client.hget(grants_key, "g1") == b"{}"
+    assert before <= set(_names(redis_client))

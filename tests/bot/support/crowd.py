@@ -27,8 +27,12 @@ def other_approvals(
     decided_at: datetime | None = None,
     team_id: str = OTHER_TEAM,
     channel_id: str = OTHER_CHANNEL,
+    approver: str = "U0SOMEONE",
 ) -> list[str]:
-    """``count`` approvals of another workspace (or channel), open (or decided at ``decided_at``), over every shard."""
+    """``count`` approvals of another workspace (or channel), open (or decided at ``decided_at``), over every shard.
+
+    Asked by ``U0SOMEONE``; ``approver`` is the one person their rule names.
+    """
     created = datetime(2026, 11, 1, tzinfo=UTC)  # older than any test's own: they come first in a scan
     writes = client.pipeline(transaction=False)
     ids = []
@@ -45,7 +49,7 @@ def other_approvals(
             thread_ts=f"1700000000.{index:06d}",
             requested_by="U0SOMEONE",
             tool="restart_service",
-            policy=PolicySummary(name="default", approver_users=("U0SOMEONE",)),
+            policy=PolicySummary(name="default", approver_users=(approver,)),
             created_at=created + timedelta(seconds=index),
         )
         approval_key = keys.approval(session_id, request.approval_id)
