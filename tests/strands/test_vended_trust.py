@@ -24,6 +24,21 @@ pytest_generate_tests = on_both  # every case on one server and on a cluster
 TRUST_LABEL = "Approve and trust delete_files for this session"
 
 
+def _forged_trust_click(bot: Bot, message: dict[str, Any]) -> int:
+    """An "Approve and trust" click crafted from ``message``'s Approve button, where no trust button is shown; its
+    HTTP status."""
+    approve = next(e["value"] for e in message["blocks"][-1]["elements"] if e["action_id"] == ids.APPROVE_ACTION)
+    payload = slack_requests.block_actions(
+        action_id=ids.TRUST_ACTION,
+        user_id=APPROVER,
+        channel_id=CHANNEL,
+        message_ts=str(message["ts"]),
+        value=approve,
+        thread_ts=str(message["thread_ts"]),
+    )
+    return bot.poster.post_action(payload).status
+
+
 def _buttons(message: dict[str, Any]) -> dict[str, str]:
     return {element["action_id"]: element["text"]["text"] for element in message["blocks"][-1]["elements"]}
 
@@ -123,15 +138,7 @@ def test_a_forged_trust_click_where_none_is_offered_records_nothing(redis_client
         bot.mention("delete /tmp/a")
         bot.drain()
         message = bot.approval_messages()[0]
-        payload = slack_requests.block_actions(
-            action_id=ids.TRUST_ACTION,
-            user_id=APPROVER,
-            channel_id=CHANNEL,
-            message_ts=str(message["ts"]),
-            value=next(e["value"] for e in message["blocks"][-1]["elements"] if e["action_id"] == ids.APPROVE_ACTION),
-            thread_ts=str(message["thread_ts"]),
-        )
-        assert bot.poster.post_action(payload).status == 200
+        assert _forged_trust_click(bot, message) == 200
         bot.drain()
         assert not is_decided(bot.approval_messages()[0])
         assert completions(redis_client, "delete_files") == 0
@@ -160,15 +167,7 @@ def test_no_trust_is_offered_for_a_tool_whose_calls_other_rules_may_take(
         bot.drain()
         message = bot.approval_messages()[0]
         assert ids.TRUST_ACTION not in _buttons(message)
-        payload = slack_requests.block_actions(  # a trust click crafted by hand is refused as well
-            action_id=ids.TRUST_ACTION,
-            user_id=APPROVER,
-            channel_id=CHANNEL,
-            message_ts=str(message["ts"]),
-            value=next(e["value"] for e in message["blocks"][-1]["elements"] if e["action_id"] == ids.APPROVE_ACTION),
-            thread_ts=str(message["thread_ts"]),
-        )
-        assert bot.poster.post_action(payload).status == 200
+        assert _forged_trust_click(bot, message) == 200  # a trust click crafted by hand is refused as well
         bot.drain()
         assert not is_decided(bot.approval_messages()[0])
         assert bot.click(ids.APPROVE_ACTION, bot.approval_id(), user=APPROVER).status == 200

@@ -3,7 +3,6 @@ keys (its default node) going silent no longer stalls every shard's job reads.""
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 import redis
@@ -16,6 +15,7 @@ from bot.store.queues.jobs import Job, JobQueue, ResumeJob
 from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 from tests.bot.support.doomed_worker import wait_until
+from tests.outage import redis_paused
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_a_silent_default_master_leaves_the_other_shards_job_reads_alone(cluster
         for shard in keys.shards()
         if int(client.get_node_from_key(keys.jobs(shard)).port) == default_port  # type: ignore[attr-defined]
     ]
-    with _paused(silent):
+    with redis_paused(silent):
         started = time.monotonic()
         read = jobs.read("worker-1", block_ms=1, count=5)
         took_s = time.monotonic() - started
@@ -77,7 +77,7 @@ def test_a_command_to_a_paused_master_gives_up_within_the_retry_time_as_on_one_s
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
     paused, _healthy_key = _paused_key_and_a_healthy_one(client, cluster)
     errors_before = _timeouts_counted()
-    with _paused(paused):
+    with redis_paused(paused):
         started = time.monotonic()
         with pytest.raises(redis.TimeoutError) as raised:
             client.get("paused-key")
@@ -96,7 +96,7 @@ def test_a_pipeline_to_a_paused_master_gives_up_within_the_retry_time_as_one_com
     client = connect_redis(cluster.url, retry_s=2.0, timeout_s=1.0)
     paused, healthy_key = _paused_key_and_a_healthy_one(client, cluster)
     took_s, failed = [], []
-    with _paused(paused):
+    with redis_paused(paused):
         # The first finds its connection to the paused master open; the next one opens one (its handshake times out).
         for _ in range(2):
             pipeline = client.pipeline(transaction=False)
@@ -122,7 +122,7 @@ def test_a_pipeline_keeps_a_healthy_masters_replies_while_another_master_is_paus
     pipeline = client.pipeline(transaction=False)
     pipeline.get(healthy_key)
     pipeline.get("paused-key")
-    with _paused(paused):
+    with redis_paused(paused):
         started = time.monotonic()
         healthy, timed_out = pipeline.execute(raise_on_error=False)
         took_s = time.monotonic() - started
@@ -140,23 +140,13 @@ def test_a_pipelined_command_without_a_key_times_out_on_a_paused_master_as_any_o
     node = client.get_node_from_key("paused-key")  # type: ignore[attr-defined]
     pipeline = client.pipeline(transaction=False)
     pipeline.execute_command("PING", target_nodes=node)  # type: ignore[no-untyped-call]
-    with _paused(paused):
+    with redis_paused(paused):
         started = time.monotonic()
         with pytest.raises(redis.TimeoutError):  # was "Missing key": its node was looked up by its keys
             pipeline.execute()
         took_s = time.monotonic() - started
     assert took_s < 1.5
     client.close()
-
-
-@contextmanager
-def _paused(server: RedisServer) -> Iterator[None]:
-    """``server`` paused while the block runs: briefly, under the cluster's node timeout, so nothing fails over."""
-    server.pause()
-    try:
-        yield
-    finally:
-        server.resume()
 
 
 def _timeouts_counted() -> float:

@@ -20,7 +20,7 @@ from state import RedisServer
 from state.redis_cluster import RedisClusterServers
 from state.text import as_text
 from tests.bot.support.doomed_worker import wait_until
-from tests.outage import redis_paused
+from tests.outage import cluster_paused, redis_paused
 
 _CLAIM_IDLE_S = 30.0  # the worker's claim time: a lost job used to wait this long
 _TIMEOUT_S = 0.3  # the client gives up on a reply after this (no retry): the paused server's reply is lost
@@ -36,6 +36,20 @@ def _session_on(shard: int) -> str:
 
 def _pending(client: redis.Redis, shard: int) -> int:
     return int(client.xpending(keys.jobs(shard), keys.JOBS_GROUP)["pending"])
+
+
+def _a_job_on_shard_0(
+    cluster: RedisClusterServers, *, retry_s: float
+) -> tuple[redis.Redis, redis.Redis, JobQueue, str]:
+    """A flushed cluster holding one resume job on shard 0: the client (``retry_s``, short timeouts), an observer,
+    the job queue and the job's session."""
+    client = connect_redis(cluster.url, retry_s=retry_s, timeout_s=_TIMEOUT_S)
+    client.flushall(target_nodes="primaries")
+    jobs = JobQueue(client)
+    jobs.ensure_group()
+    session_id = _session_on(0)
+    jobs.enqueue(ResumeJob(session_id, 1))
+    return client, connect_redis(cluster.url, retry_s=1.0), jobs, session_id
 
 
 def test_a_read_whose_reply_was_lost_hands_its_job_over_at_the_next_read(own_redis: RedisServer) -> None:
@@ -81,13 +95,7 @@ def test_the_history_read_leaves_out_the_jobs_this_consumer_holds(own_redis: Red
 def test_on_a_cluster_a_shard_whose_read_reply_was_lost_hands_its_job_over_after_its_rest(
     cluster: RedisClusterServers,
 ) -> None:
-    client = connect_redis(cluster.url, retry_s=0.0, timeout_s=_TIMEOUT_S)
-    client.flushall(target_nodes="primaries")
-    observer = connect_redis(cluster.url, retry_s=1.0)
-    jobs = JobQueue(client)
-    jobs.ensure_group()
-    session_id = _session_on(0)
-    jobs.enqueue(ResumeJob(session_id, 1))
+    client, observer, jobs, session_id = _a_job_on_shard_0(cluster, retry_s=0.0)
     port = int(client.get_node_from_key(keys.jobs(0)).port)  # type: ignore[attr-defined]
     [master] = [node for node in cluster.nodes if node.port == port]
     with redis_paused(master):
@@ -113,26 +121,15 @@ def test_on_a_cluster_a_read_whose_attempt_timed_out_then_found_no_node_hands_it
     """redis-py's cluster client refreshes its layout before a second attempt; reaching no node, it gives up (with
     ``RedisClusterUnreachableError``, raised as ``ClusterUnreachable``): the first attempt's reply was lost all the
     same."""
-    client = connect_redis(cluster.url, retry_s=5.0, timeout_s=_TIMEOUT_S)  # time for a second attempt
-    client.flushall(target_nodes="primaries")
-    observer = connect_redis(cluster.url, retry_s=1.0)
-    jobs = JobQueue(client)
-    jobs.ensure_group()
-    session_id = _session_on(0)
-    jobs.enqueue(ResumeJob(session_id, 1))
+    _client, observer, jobs, session_id = _a_job_on_shard_0(cluster, retry_s=5.0)  # time for a second attempt
     time.sleep(1.0)  # the client's next layout refresh is due (one a second at most)
-    for node in cluster.nodes:
-        node.pause()  # briefly: under the cluster's node timeout, nothing fails over
-    try:
+    with cluster_paused(cluster):  # briefly: under the cluster's node timeout, nothing fails over
         with pytest.raises(redis.TimeoutError):  # no shard answered in time: each read is kept for the next
             jobs.read("worker-1", block_ms=1)
         shard_read = jobs.rests.late(_READ, 0)
         assert shard_read is not None
         with pytest.raises(ClusterUnreachable):
             shard_read.answer.result(timeout=10)  # the layout refresh reached no node
-    finally:
-        for node in cluster.nodes:
-            node.resume()
     wait_until(lambda: _pending(observer, 0) == 1, "the paused read ran")
     found: list[str] = []
 
