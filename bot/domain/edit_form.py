@@ -139,10 +139,11 @@ def _field(name: str, value: Any, spec: Any, required: bool, *, present: bool) -
     if declared in ("number", "integer") or (declared is None and _is_number(value)):
         integer = declared == "integer" or (declared is None and isinstance(value, int))
         if value is None or _is_number(value):
-            minimum, maximum = _bound(spec.get("minimum")), _bound(spec.get("maximum"))
-            if minimum is not None and maximum is not None and minimum > maximum:
-                # Slack opens no form holding such a field: it is shown unbounded (the schema check still refuses).
-                minimum = maximum = None
+            # Slack opens no form holding a field of crossed bounds: it is shown unbounded (the schema check still
+            # refuses every value).
+            crossed = crossed_bounds(spec) is not None
+            minimum = None if crossed else _bound(spec.get("minimum"))
+            maximum = None if crossed else _bound(spec.get("maximum"))
             return FormField(
                 name,
                 "integer" if integer else "number",
@@ -184,6 +185,19 @@ def _number_text(value: int | float) -> str:
 
 def _bound(value: Any) -> float | None:
     return float(value) if _is_number(value) else None
+
+
+def crossed_bounds(spec: Any) -> tuple[float, float] | None:
+    """A number property's ``minimum`` and ``maximum`` when the minimum is above the maximum (no number fits)."""
+    if not isinstance(spec, dict):
+        return None
+    low, high = _real(spec.get("minimum")), _real(spec.get("maximum"))
+    return (low, high) if low is not None and high is not None and low > high else None
+
+
+def _real(value: Any) -> float | None:
+    """``value`` as a float when JSON would read it as a number (infinities too: no number fits above one)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _json_text(value: Any) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Final
 import jsonschema
 
 from agent.vended import AskedQuestion
-from bot.domain.edit_form import MAX_FIELDS, WHOLE_INPUT, EditForm, edit_form
+from bot.domain.edit_form import MAX_FIELDS, WHOLE_INPUT, EditForm, crossed_bounds, edit_form
 from bot.domain.errors import SignoffError
 from bot.domain.hidden_characters import reveal
 from bot.domain.records import Question, QuestionOption
@@ -136,23 +136,13 @@ def _schema(given: Any) -> dict[str, Any]:
     if form is None or any(each.name == WHOLE_INPUT for each in form.fields):
         raise QuestionError("schema.properties: no form can be made of them")
     for each in form.fields:  # the form shows such a field unbounded, but no answer would fit the schema
-        crossed = _crossed_bounds(properties.get(each.name)) if each.kind in ("integer", "number") else None
+        crossed = crossed_bounds(properties.get(each.name)) if each.kind in ("integer", "number") else None
         if crossed is not None:
             raise QuestionError(
                 f"schema.properties.{each.name}.minimum: {_bound(crossed[0])} is above the maximum, "
                 f"{_bound(crossed[1])}: no number fits"
             )
     return given
-
-
-def _crossed_bounds(spec: object) -> tuple[float, float] | None:
-    """A number property's minimum and maximum when the minimum is above the maximum, else ``None``."""
-    if not isinstance(spec, dict):
-        return None
-    low, high = spec.get("minimum"), spec.get("maximum")
-    if isinstance(low, bool) or isinstance(high, bool) or not isinstance(low, int | float):
-        return None
-    return (float(low), float(high)) if isinstance(high, int | float) and low > high else None
 
 
 def _bound(value: float) -> str:
